@@ -1,0 +1,35 @@
+"""numba-gpux: compile Python kernels with Numba, run them on CUDA, OpenCL and Metal GPUs.
+
+Importing this package loads no GPU driver, no OpenCL loader, no LLVM target
+and parses no library; all of that happens on first use.
+"""
+
+from __future__ import annotations
+
+__version__ = "0.1.0"
+
+from .dispatcher import jit, GpuxFunction, LaunchConfig  # noqa: E402
+from .language import (  # noqa: E402
+    grid, gridsize, thread_idx, block_idx, block_dim, grid_dim, barrier,
+)
+from .memory import (  # noqa: E402
+    DeviceArray, to_device, device_array, device_array_like, is_device_array,
+)
+from .devices import Device, devices, default_device, select_device, targets  # noqa: E402
+from .api import compile, synchronize  # noqa: E402
+from .errors import (  # noqa: E402
+    GpuxUserError, LaunchError, DeviceNotFoundError, ValidationError, UnsupportedError,
+    InternalCompilerError, ToolchainError,
+)
+from .launch import NumpyArgumentWarning  # noqa: E402
+
+__all__ = [
+    "__version__",
+    "jit", "GpuxFunction", "LaunchConfig",
+    "grid", "gridsize", "thread_idx", "block_idx", "block_dim", "grid_dim", "barrier",
+    "DeviceArray", "to_device", "device_array", "device_array_like", "is_device_array",
+    "Device", "devices", "default_device", "select_device", "targets",
+    "compile", "synchronize",
+    "GpuxUserError", "LaunchError", "DeviceNotFoundError", "ValidationError",
+    "UnsupportedError", "InternalCompilerError", "ToolchainError", "NumpyArgumentWarning",
+]

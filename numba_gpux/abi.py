@@ -1,0 +1,59 @@
+"""The kernel argument ABI, shared by the device-side wrapper and the host-side shims.
+
+Every kernel argument is flattened into scalars and buffers:
+
+* an array becomes ``(buffer, byte_offset, shape[0..n), strides[0..n))``
+  where the buffer is a pointer in the neutral *global* address space and
+  shape and strides (in bytes) are ``i64``;
+* a bool becomes ``i8``; integers and floats stay themselves;
+* a complex number becomes ``(real, imag)``; tuples are flattened in order.
+"""
+
+from __future__ import annotations
+
+from numba.core import types
+
+from .errors import GpuxUserError
+
+__all__ = ["Param", "flatten_type", "ARRAY", "SCALAR", "BOOL"]
+
+ARRAY, SCALAR, BOOL = "array", "scalar", "bool"
+
+
+class Param:
+    """One flattened leaf of an argument type: (kind, numba type)."""
+
+    __slots__ = ("kind", "ty")
+
+    def __init__(self, kind: str, ty):
+        self.kind = kind
+        self.ty = ty
+
+    def __repr__(self):
+        return f"Param({self.kind}, {self.ty})"
+
+
+def flatten_type(ty, where: str = "argument") -> list[Param]:
+    """The leaves of a kernel argument type, in ABI order."""
+    if isinstance(ty, types.Array):
+        if isinstance(ty.dtype, (types.Array,)) or not isinstance(
+                ty.dtype, (types.Number, types.Boolean, types.Record)):
+            raise GpuxUserError(f"{where}: arrays of {ty.dtype} cannot be passed to a kernel")
+        return [Param(ARRAY, ty)]
+    if isinstance(ty, types.Boolean):
+        return [Param(BOOL, ty)]
+    if isinstance(ty, types.Complex):
+        return [Param(SCALAR, ty.underlying_float), Param(SCALAR, ty.underlying_float)]
+    if isinstance(ty, (types.Integer, types.Float)):
+        return [Param(SCALAR, ty)]
+    if isinstance(ty, types.BaseTuple):
+        out: list[Param] = []
+        for i, t in enumerate(ty.types):
+            out.extend(flatten_type(t, f"{where}[{i}]"))
+        return out
+    if isinstance(ty, (types.EnumMember, types.IntEnumMember)):
+        return flatten_type(ty.dtype, where)
+    raise GpuxUserError(
+        f"{where} of type {ty} cannot be passed to a kernel; kernels take arrays, "
+        f"numbers, booleans and tuples of those"
+    )

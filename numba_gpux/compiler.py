@@ -1,0 +1,388 @@
+"""The compiler: stages as an ordered list of named steps.
+
+Target-neutral (once per (function, argument types, options)):
+    translate -> type -> lower            (Numba's front end, ``compile_neutral``)
+    + the kernel entry wrapper             (``wrap_kernel``)
+Per target (``TARGET_STAGES``, each enterable from its input):
+    map_ir -> mark_kernels -> parse -> link -> internalize -> finish
+    -> optimize -> validate -> emit
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from dataclasses import dataclass, field
+
+from llvmlite import binding as ll
+from llvmlite import ir
+from numba.core import compiler, cgutils, types
+from numba.core import errors as numba_errors
+from numba.core.compiler_lock import global_compiler_lock
+from numba.core.target_extension import target_override
+
+from . import abi, irtext
+from .errors import InternalCompilerError, GpuxUserError, ValidationError
+from .interface import Artifact, Target
+
+__all__ = ["Options", "Job", "TARGET_STAGES", "compile_neutral", "wrap_kernel",
+           "run_target_stages", "default_emit", "NeutralResult"]
+
+
+@dataclass(frozen=True)
+class Options:
+    """Caller options; hashed into every cache key."""
+
+    opt: int = 3
+    fastmath: bool = False
+    debug: bool = False
+    inline: bool = False
+    lineinfo: bool = False
+
+    def __post_init__(self):
+        if self.opt not in (0, 1, 2, 3):
+            raise GpuxUserError(f"opt must be 0, 1, 2 or 3, not {self.opt!r}")
+
+
+@dataclass(eq=False)
+class NeutralResult:
+    """The target-neutral outcome of typing and lowering one signature."""
+
+    cres: object
+    argtypes: tuple
+    return_type: object
+    library: object
+    fndesc: object
+
+
+# --------------------------------------------------------------------------- front end
+
+def _flags(options: Options):
+    from numba.core.cpu import FastMathOptions
+
+    flags = compiler.Flags()
+    flags.no_compile = True
+    flags.no_cpython_wrapper = True
+    flags.no_cfunc_wrapper = True
+    flags.nrt = False
+    flags.debuginfo = False
+    flags.boundscheck = options.debug
+    flags.forceinline = options.inline
+    flags.error_model = "python" if options.debug else "numpy"
+    if options.fastmath:
+        flags.fastmath = FastMathOptions(True)
+    return flags
+
+
+def compile_neutral(pyfunc, argtypes, options: Options, return_type=None) -> NeutralResult:
+    """translate -> type -> lower, in the shared context."""
+    from .context import TARGET_NAME, target_context, typing_context
+
+    tctx, cctx = typing_context(), target_context()
+    with global_compiler_lock, target_override(TARGET_NAME):
+        cres = compiler.compile_extra(
+            tctx, cctx, pyfunc, tuple(argtypes), return_type, _flags(options), locals={},
+        )
+    return NeutralResult(cres, tuple(cres.signature.args), cres.signature.return_type,
+                         cres.library, cres.fndesc)
+
+
+def kernel_symbol(pyfunc, argtypes) -> str:
+    """A readable, unique, C-identifier name for a kernel entry point."""
+    base = re.sub(r"\W", "_", pyfunc.__name__)
+    sig = "_".join(re.sub(r"\W", "", str(t)) for t in argtypes)
+    h = abs(hash((pyfunc.__qualname__, pyfunc.__module__, tuple(map(str, argtypes))))) % 10**8
+    return f"{base}__{sig[:40]}_{h}" if sig else f"{base}_{h}"
+
+
+def wrap_kernel(neutral: NeutralResult, name: str) -> str:
+    """The neutral module of a kernel: its lowered code plus an entry point ``name``
+    that takes the flattened ABI (see ``abi.py``) and calls it."""
+    from .context import target_context
+
+    context = target_context()
+    if neutral.return_type not in (types.none, types.void):
+        raise GpuxUserError(
+            f"kernel {neutral.fndesc.qualname!r} returns {neutral.return_type}; "
+            f"kernels must not return a value (write results into an array argument)"
+        )
+    module = context.create_module(f"{name}.entry")
+    params: list[ir.Type] = []
+    layout: list[tuple] = []  # per argument: list of leaf slots
+    for i, ty in enumerate(neutral.argtypes):
+        leaves = abi.flatten_type(ty, f"argument {i}")
+        for leaf in leaves:
+            if leaf.kind == abi.ARRAY:
+                n = leaf.ty.ndim
+                params.append(ir.PointerType(addrspace=1))
+                params.extend([ir.IntType(64)] * (1 + 2 * n))
+            elif leaf.kind == abi.BOOL:
+                params.append(ir.IntType(8))
+            else:
+                params.append(context.get_value_type(leaf.ty))
+        layout.append(leaves)
+    fnty = ir.FunctionType(ir.VoidType(), params)
+    fn = ir.Function(module, fnty, name)
+    builder = ir.IRBuilder(fn.append_basic_block("entry"))
+    pos = 0
+
+    def take(k):
+        nonlocal pos
+        vals = fn.args[pos:pos + k]
+        pos += k
+        return list(vals)
+
+    def build(ty):
+        if isinstance(ty, types.Array):
+            n = ty.ndim
+            buf, off, *rest = take(2 + 2 * n)
+            shapes, strides = rest[:n], rest[n:]
+            generic = builder.addrspacecast(buf, ir.PointerType())
+            data = builder.gep(generic, [off], inbounds=True, source_etype=ir.IntType(8))
+            ary = context.make_array(ty)(context, builder)
+            itemsize = context.get_abi_sizeof(context.get_data_type(ty.dtype))
+            context.populate_array(
+                ary, data=data,
+                shape=cgutils.pack_array(builder, shapes),
+                strides=cgutils.pack_array(builder, strides),
+                itemsize=context.get_constant(types.intp, itemsize),
+                meminfo=None,
+            )
+            return ary._getvalue()
+        if isinstance(ty, types.Boolean):
+            (v,) = take(1)
+            return builder.icmp_unsigned("!=", v, ir.Constant(v.type, 0))
+        if isinstance(ty, types.Complex):
+            re_, im = take(2)
+            cplx = context.make_complex(builder, ty)
+            cplx.real, cplx.imag = re_, im
+            return cplx._getvalue()
+        if isinstance(ty, (types.Integer, types.Float)):
+            return take(1)[0]
+        if isinstance(ty, (types.EnumMember, types.IntEnumMember)):
+            return take(1)[0]
+        if isinstance(ty, types.BaseTuple):
+            return context.make_tuple(builder, ty, [build(t) for t in ty.types])
+        raise InternalCompilerError("wrap", f"unhandled argument type {ty}")
+
+    args = [build(ty) for ty in neutral.argtypes]
+    callee_ty = context.call_conv.get_function_type(types.void, neutral.argtypes)
+    callee = cgutils.get_or_insert_function(module, callee_ty, neutral.fndesc.llvm_func_name)
+    context.call_conv.call_function(builder, callee, types.void, neutral.argtypes, args)
+    builder.ret_void()
+
+    lib = context.codegen().create_library(name)
+    lib.add_ir_module(module)
+    lib.add_linking_library(neutral.library)
+    return lib.neutral_ir()
+
+
+# --------------------------------------------------------------------------- per target
+
+@dataclass
+class Job:
+    """The state that flows through the per-target stages."""
+
+    target: Target
+    options: Options
+    kernels: tuple[str, ...]
+    text: str | None = None
+    #: non-kernel symbols that stay visible (``compile(..., device=True)``)
+    exports: tuple[str, ...] = ()
+    module: object = None
+    artifact: Artifact | None = None
+    name: str = "module"
+    history: dict = field(default_factory=dict)
+    keep_ir: bool = False
+
+
+def _stage_map_ir(job: Job):
+    job.text = job.target.map_ir(job.text)
+
+
+def _stage_mark_kernels(job: Job):
+    job.text = irtext.mark_kernels(job.text, job.kernels, job.target.kernel_cc)
+
+
+def _stage_parse(job: Job):
+    try:
+        job.module = ll.parse_assembly(job.text)
+    except RuntimeError as e:
+        raise InternalCompilerError("parse", str(e), job.text) from None
+    job.module.triple = job.target.triple
+    job.module.data_layout = job.target.data_layout
+
+
+def _declared(module, prefix: str = "") -> set[str]:
+    return {f.name for f in module.functions if f.is_declaration and f.name.startswith(prefix)}
+
+
+def _stage_link(job: Job):
+    stack = job.target.overlays()
+    done: set[str] = set()
+    while True:
+        wanted = {n for n in _declared(job.module) if stack.provides(n)} - done
+        if not wanted:
+            break
+        text, _missing = stack.module_text(wanted)
+        try:
+            ovl = ll.parse_assembly(text)
+        except RuntimeError as e:
+            raise InternalCompilerError("link", f"overlay definitions for {job.target.name} "
+                                        f"do not parse: {e}", text) from None
+        ovl.triple = job.target.triple
+        ovl.data_layout = job.target.data_layout
+        job.module.link_in(ovl)
+        done |= wanted
+
+
+def _stage_internalize(job: Job):
+    keep = set(job.kernels) | set(job.exports)
+    for f in job.module.functions:
+        if not f.is_declaration and f.name not in keep:
+            f.linkage = "internal"
+    for g in job.module.global_variables:
+        if not g.is_declaration:
+            g.linkage = "internal"
+
+
+def _stage_finish(job: Job):
+    job.target.finish_module(job.module, job.kernels)
+
+
+_tm_cache: dict = {}
+_tm_lock = threading.Lock()
+_llvm_targets_ready = False
+
+
+def _init_llvm_targets():
+    """LLVM's back ends are initialized on first use, never at import."""
+    global _llvm_targets_ready
+    if not _llvm_targets_ready:
+        ll.initialize_all_targets()
+        ll.initialize_all_asmprinters()
+        _llvm_targets_ready = True
+
+
+def target_machine(target: Target, opt: int):
+    key = (target.fingerprint, opt)
+    tm = _tm_cache.get(key)
+    if tm is None:
+        with _tm_lock:
+            _init_llvm_targets()
+            ll_target = ll.Target.from_triple(target.triple)
+            tm = ll_target.create_target_machine(
+                cpu=target.cpu, features=target.llvm_features, opt=max(opt, 0),
+                reloc="default", codemodel="default",
+            )
+            _tm_cache[key] = tm
+    return tm
+
+
+def _stage_optimize(job: Job):
+    tm = target_machine(job.target, job.options.opt)
+    pto = ll.create_pipeline_tuning_options(speed_level=job.options.opt)
+    pb = ll.create_pass_builder(tm, pto)
+    mpm = pb.getModulePassManager()
+    mpm.run(job.module, pb)
+
+
+_HOST_OK = re.compile(r"^llvm\.")
+
+
+def _stage_validate(job: Job):
+    problems: list[str] = []
+    stack = job.target.overlays()
+    allowed = tuple(job.target.option("extern_prefixes", ()))
+    for name in sorted(_declared(job.module)):
+        if name.startswith("__gpux_"):
+            problems.append(
+                f"uses the portable intrinsic {name}, which target {job.target.name!r} does not "
+                f"define (its overlay registries: "
+                f"{', '.join(r.name for r in stack.registries)})")
+        elif not (_HOST_OK.match(name) or name.startswith(allowed)):
+            problems.append(f"calls {name!r}, which is not available on the device "
+                            f"(a host function or an unsupported library call)")
+    defined = {f.name: f for f in job.module.functions if not f.is_declaration}
+    calls: dict[str, set[str]] = {}
+    for name, f in defined.items():
+        callees = set()
+        for b in f.blocks:
+            for ins in b.instructions:
+                if ins.opcode == "call":
+                    ops = list(ins.operands)
+                    if ops and ops[-1].name in defined:
+                        callees.add(ops[-1].name)
+        calls[name] = callees
+    # recursion: a cycle in the call graph among defined functions
+    state: dict[str, int] = {}
+
+    def visit(n, path):
+        state[n] = 1
+        for c in calls.get(n, ()):
+            if state.get(c) == 1:
+                problems.append(f"recursion is not supported on GPUs: {' -> '.join(path + [c])}")
+            elif c not in state:
+                visit(c, path + [c])
+        state[n] = 2
+
+    for n in defined:
+        if n not in state:
+            visit(n, [n])
+    if not job.target.has("fp64") and re.search(r"\bdouble\b", str(job.module)):
+        problems.append("uses float64 (double precision), which this device does not support; "
+                        "use float32 values and arrays")
+    problems.extend(job.target.validate(job.module, job.kernels))
+    if problems:
+        raise ValidationError(job.name, job.target.name, problems)
+
+
+def default_emit(target: Target, module, kernels, tm) -> Artifact:
+    if target.emit_kind == "assembly":
+        text = tm.emit_assembly(module)
+        return Artifact(target.artifact_kind, None, text, tuple(kernels))
+    binary = tm.emit_object(module)
+    try:
+        text = tm.emit_assembly(module)
+    except Exception:  # some back ends cannot print assembly
+        text = None
+    return Artifact(target.artifact_kind, binary, text, tuple(kernels))
+
+
+def _stage_emit(job: Job):
+    tm = target_machine(job.target, job.options.opt)
+    job.artifact = job.target.emit(job.module, job.kernels, tm)
+
+
+TARGET_STAGES: list[tuple[str, object]] = [
+    ("map_ir", _stage_map_ir),
+    ("mark_kernels", _stage_mark_kernels),
+    ("parse", _stage_parse),
+    ("link", _stage_link),
+    ("internalize", _stage_internalize),
+    ("finish", _stage_finish),
+    ("optimize", _stage_optimize),
+    ("validate", _stage_validate),
+    ("emit", _stage_emit),
+]
+STAGE_NAMES = [n for n, _ in TARGET_STAGES]
+
+
+def run_target_stages(job: Job, start: str = "map_ir", stop: str | None = None) -> Job:
+    """Run the per-target stages from *start* through *stop* (inclusive)."""
+    i = STAGE_NAMES.index(start)
+    j = STAGE_NAMES.index(stop) if stop else len(STAGE_NAMES) - 1
+    for name, fn in TARGET_STAGES[i:j + 1]:
+        try:
+            fn(job)
+        except (GpuxUserError, InternalCompilerError, numba_errors.NumbaError):
+            raise
+        except Exception as e:  # a bug in a stage: say which, with the IR
+            ir_now = job.text if job.module is None else str(job.module)
+            raise InternalCompilerError(name, f"{type(e).__name__}: {e}", ir_now) from e
+        if job.keep_ir:
+            job.history[name] = job.text if job.module is None else str(job.module)
+    if job.artifact is not None and job.module is not None:
+        job.artifact = Artifact(job.artifact.kind, job.artifact.binary, job.artifact.text,
+                                job.artifact.kernels, llvm_ir=str(job.module))
+    return job

@@ -1,0 +1,31 @@
+"""Every environment variable numba-gpux reads, read in this one place."""
+
+from __future__ import annotations
+
+import os
+
+__all__ = ["device_spec", "cache_dir", "debug_ir", "opencl_vendor_override"]
+
+
+def device_spec() -> str | None:
+    """``NUMBA_GPUX_DEVICE``: the default device, e.g. ``opencl:cpu:0`` or ``cuda:0``."""
+    return os.environ.get("NUMBA_GPUX_DEVICE") or None
+
+
+def cache_dir() -> str:
+    """``NUMBA_GPUX_CACHE_DIR``: where on-disk caches live."""
+    base = os.environ.get("NUMBA_GPUX_CACHE_DIR")
+    if base:
+        return base
+    xdg = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(xdg, "numba_gpux")
+
+
+def debug_ir() -> bool:
+    """``NUMBA_GPUX_DEBUG_IR=1``: keep the IR of every stage on compile results."""
+    return os.environ.get("NUMBA_GPUX_DEBUG_IR", "") not in ("", "0")
+
+
+def opencl_vendor_override() -> str | None:
+    """``OCL_ICD_VENDORS`` as the user set it; when set it is respected as is."""
+    return os.environ.get("OCL_ICD_VENDORS") or None

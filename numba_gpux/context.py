@@ -1,0 +1,268 @@
+"""The one shared typing and lowering context for every GPU target.
+
+Built lazily on the first compile.  Targets never subclass these classes: what
+differs between targets happens after lowering, on the neutral module, driven
+by the Target's data and overlay registry.
+"""
+
+from __future__ import annotations
+
+import threading
+
+from llvmlite import ir
+from llvmlite import binding as ll
+from numba.core import callconv, types
+from numba.core.base import BaseContext
+from numba.core.target_extension import GPU, dispatcher_registry, jit_registry, target_registry
+from numba.core.typing import BaseContext as TypingBaseContext
+
+__all__ = ["typing_context", "target_context", "GpuxTypingContext", "GpuxTargetContext",
+           "NeutralLibrary", "NEUTRAL_DATA_LAYOUT", "TARGET_NAME"]
+
+TARGET_NAME = "gpux"
+#: a 64-bit layout every GPU target agrees with on scalar sizes and alignments
+NEUTRAL_DATA_LAYOUT = "e-i64:64-i128:128-v16:16-v32:32-n16:32:64"
+
+
+class Gpux(GPU):
+    """Numba target-extension marker: ``@overload(..., target="gpux")``."""
+
+
+target_registry[TARGET_NAME] = Gpux
+
+
+class _TargetDescriptor:
+    """What Numba's extension machinery asks of a target: its two contexts."""
+
+    @property
+    def typing_context(self):
+        return typing_context()
+
+    @property
+    def target_context(self):
+        return target_context()
+
+
+class _OverloadDispatcherMarker:
+    """Numba looks up ``dispatcher_registry[target].targetdescr`` for @overload."""
+
+    targetdescr = _TargetDescriptor()
+
+
+def _overload_jit(*args, **options):
+    """The jit Numba uses to compile ``@overload`` implementations for this target."""
+    from .compiler import Options
+    from .dispatcher import GpuxFunction
+
+    def wrap(fn):
+        return GpuxFunction(fn, device=True, options=Options(inline=True))
+
+    if args and callable(args[0]):
+        return wrap(args[0])
+    return wrap
+
+
+dispatcher_registry[Gpux] = _OverloadDispatcherMarker
+jit_registry[Gpux] = _overload_jit
+
+
+class GpuxTypingContext(TypingBaseContext):
+    def load_additional_registries(self):
+        from numba.core.typing import cmathdecl, enumdecl, mathdecl, npydecl
+
+        from .language import typing as gpux_typing
+
+        self.install_registry(gpux_typing.registry)
+        self.install_registry(mathdecl.registry)
+        self.install_registry(cmathdecl.registry)
+        self.install_registry(npydecl.registry)
+        self.install_registry(enumdecl.registry)
+        for reg in _extra_typing_registries:
+            self.install_registry(reg)
+
+    def resolve_value_type(self, val):
+        from .dispatcher import GpuxFunction
+
+        if isinstance(val, GpuxFunction):
+            return val._numba_type_
+        return super().resolve_value_type(val)
+
+
+class NeutralLibrary:
+    """Collects the LLVM modules Numba lowers for one function (plus the
+    libraries it links against).  It never generates machine code: the per
+    target tail does that from :meth:`neutral_ir`."""
+
+    def __init__(self, codegen: "NeutralCodegen", name: str):
+        self.codegen = codegen
+        self.name = name
+        self._modules: list[ir.Module] = []
+        self._linking: list[NeutralLibrary] = []
+        self._reload_init: set = set()
+        self.recorded_timings = None
+        self._neutral: str | None = None
+
+    # -- the surface Numba's lowering uses ----------------------------------
+    def create_ir_module(self, name: str) -> ir.Module:
+        return self.codegen.create_ir_module(name)
+
+    def add_ir_module(self, module: ir.Module) -> None:
+        self._modules.append(module)
+        self._neutral = None
+
+    def add_linking_library(self, library: "NeutralLibrary") -> None:
+        if library is not self and library not in self._linking:
+            self._linking.append(library)
+            self._neutral = None
+
+    def enable_object_caching(self) -> None:
+        pass
+
+    def finalize(self) -> None:
+        pass
+
+    # -- ours -----------------------------------------------------------------
+    def _all_texts(self, seen: set) -> list[str]:
+        if id(self) in seen:
+            return []
+        seen.add(id(self))
+        out = [str(m) for m in self._modules]
+        for lib in self._linking:
+            out.extend(lib._all_texts(seen))
+        return out
+
+    def neutral_ir(self) -> str:
+        """This function and everything it calls, linked into one neutral module."""
+        if self._neutral is None:
+            texts = self._all_texts(set())
+            main = ll.parse_assembly(texts[0])
+            for t in texts[1:]:
+                main.link_in(ll.parse_assembly(t))
+            self._neutral = str(main)
+        return self._neutral
+
+
+class NeutralCodegen:
+    def __init__(self):
+        self._data_layout = NEUTRAL_DATA_LAYOUT
+        self._target_data = ll.create_target_data(NEUTRAL_DATA_LAYOUT)
+
+    def create_library(self, name: str, **kwargs) -> NeutralLibrary:
+        return NeutralLibrary(self, name)
+
+    def create_ir_module(self, name: str) -> ir.Module:
+        mod = ir.Module(name)
+        mod.data_layout = NEUTRAL_DATA_LAYOUT
+        return mod
+
+    @property
+    def target_data(self):
+        return self._target_data
+
+
+class GpuxTargetContext(BaseContext):
+    implement_powi_as_math_call = True
+    strict_alignment = True
+    allow_dynamic_globals = False
+
+    def __init__(self, typingctx):
+        super().__init__(typingctx, TARGET_NAME)
+
+    def init(self):
+        self._codegen = NeutralCodegen()
+
+    @property
+    def enable_nrt(self):
+        return False
+
+    def load_additional_registries(self):
+        # Implementations Numba registers by import into its builtin registry
+        # (installed by BaseContext.refresh) -- only what kernels need.
+        from numba.cpython import (  # noqa: F401
+            builtins, charseq, enumimpl, iterators, numbers, rangeobj, slicing, tupleobj,
+        )
+        from numba.np import arrayobj  # noqa: F401
+
+        from .language import lowering as gpux_lowering
+
+        self.install_registry(gpux_lowering.registry)
+        for reg in _extra_lowering_registries:
+            self.install_registry(reg)
+
+    @property
+    def nonconst_module_attrs(self):
+        # thread_idx.x and friends are values read at run time, not module constants
+        from .language import stubs
+
+        dims = (stubs.thread_idx, stubs.block_idx, stubs.block_dim, stubs.grid_dim)
+        return tuple((types.Module(s), a) for s in dims for a in "xyz") + _extra_nonconst
+
+    def codegen(self):
+        return self._codegen
+
+    @property
+    def target_data(self):
+        return self._codegen.target_data
+
+    @property
+    def call_conv(self):
+        return callconv.MinimalCallConv(self)
+
+    def create_module(self, name):
+        return self._codegen.create_ir_module(name)
+
+    def mangler(self, name, argtypes, *, abi_tags=(), uid=None):
+        from numba.core.itanium_mangler import mangle
+
+        return mangle(name, argtypes, abi_tags=abi_tags, uid=uid)
+
+    def get_executable(self, library, fndesc, env):
+        raise NotImplementedError("GPU functions are never executed on the host")
+
+
+# Registries added by extensions (overlay typing etc.) before the context is built.
+_extra_typing_registries: list = []
+_extra_lowering_registries: list = []
+
+_extra_nonconst: tuple = ()
+_lock = threading.RLock()
+_typing: GpuxTypingContext | None = None
+_target: GpuxTargetContext | None = None
+
+
+def _build():
+    global _typing, _target
+    with _lock:
+        if _target is None:
+            t = GpuxTypingContext()
+            c = GpuxTargetContext(t)
+            c.refresh()
+            _typing, _target = t, c
+
+
+def typing_context() -> GpuxTypingContext:
+    if _typing is None:
+        _build()
+    return _typing
+
+
+def target_context() -> GpuxTargetContext:
+    if _target is None:
+        _build()
+    return _target
+
+
+def add_registries(typing_registry=None, lowering_registry=None) -> None:
+    """Install extension registries into the shared context (now, or when it is built)."""
+    with _lock:
+        if typing_registry is not None:
+            _extra_typing_registries.append(typing_registry)
+            if _typing is not None:
+                _typing.install_registry(typing_registry)
+        if lowering_registry is not None:
+            _extra_lowering_registries.append(lowering_registry)
+            if _target is not None:
+                _target.install_registry(lowering_registry)
+
+
+_ = types  # re-exported for extensions that build types against this context

@@ -1,0 +1,202 @@
+"""Target discovery (entry points) and device selection."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from importlib import metadata
+
+from . import config
+from .errors import DeviceNotFoundError, GpuxUserError
+
+__all__ = ["Device", "devices", "default_device", "select_device", "current_device",
+           "targets", "get_target_entry", "resolve_target"]
+
+ENTRY_POINT_GROUP = "numba_gpux.targets"
+_KIND_ORDER = {"gpu": 0, "accelerator": 1, "cpu": 2}
+
+
+@dataclass(eq=False)
+class Device:
+    """One device of one target.
+
+    ``runtime`` is the target's driver binding for this device; shared code
+    uses only the methods documented in ``launch.py`` (``Runtime``).
+    """
+
+    target_name: str
+    index: int
+    name: str
+    kind: str
+    vendor: str
+    runtime: object = field(repr=False)
+    limits: dict = field(default_factory=dict, repr=False)
+    target_features: frozenset = field(default_factory=frozenset, repr=False)
+    platform: str = ""
+    kind_index: int = 0
+    _target: object = field(default=None, repr=False)
+
+    @property
+    def spec(self) -> str:
+        """``target:kind:index``, accepted by :func:`select_device` and ``NUMBA_GPUX_DEVICE``."""
+        return f"{self.target_name}:{self.kind}:{self.kind_index}"
+
+    @property
+    def target(self):
+        """The Target description for code running on this device."""
+        if self._target is None:
+            self._target = get_target_entry(self.target_name).make_target(self)
+        return self._target
+
+    @property
+    def max_threads_per_block(self) -> int:
+        return int(self.limits.get("max_threads_per_block", 1024))
+
+    def __repr__(self) -> str:
+        return f"<Device {self.spec} {self.name!r} ({self.vendor})>"
+
+    def __str__(self) -> str:
+        return f"{self.spec}: {self.name}"
+
+
+_lock = threading.RLock()
+_entries: dict | None = None
+_devices: list | None = None
+_selected: Device | None = None
+
+
+def targets() -> dict:
+    """Registered targets by name (loading each entry point once)."""
+    global _entries
+    if _entries is None:
+        with _lock:
+            if _entries is None:
+                found = {}
+                for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
+                    try:
+                        entry = ep.load()()
+                    except Exception as e:  # a broken plug-in must not break the others
+                        import warnings
+
+                        warnings.warn(f"numba_gpux: target {ep.name!r} failed to load: {e}")
+                        continue
+                    found[entry.name] = entry
+                _entries = found
+    return _entries
+
+
+def register_target(entry) -> None:
+    """Register a target entry by hand (an entry point does the same on install)."""
+    global _devices
+    with _lock:
+        targets()[entry.name] = entry
+        _devices = None
+
+
+def get_target_entry(name: str):
+    try:
+        return targets()[name]
+    except KeyError:
+        raise GpuxUserError(
+            f"unknown target {name!r}; installed targets: {', '.join(sorted(targets())) or 'none'}"
+        ) from None
+
+
+def resolve_target(target, **kw):
+    """A Target description from a name, a Device or a Target."""
+    from .interface import Target
+
+    if isinstance(target, Target):
+        return target
+    if isinstance(target, Device):
+        return target.target
+    if isinstance(target, str):
+        return get_target_entry(target).make_target(None, **kw)
+    raise GpuxUserError(f"target must be a name, a Device or a Target, not {target!r}")
+
+
+def devices(refresh: bool = False) -> list[Device]:
+    """Every usable device of every installed target, best first (GPUs before CPUs)."""
+    global _devices
+    if _devices is None or refresh:
+        with _lock:
+            found: list[Device] = []
+            for name, entry in targets().items():
+                try:
+                    devs = list(entry.discover())
+                except Exception:  # discovery must not raise; treat as no devices
+                    devs = []
+                found.extend((d, entry.priority) for d in devs)
+            found.sort(key=lambda dp: (_KIND_ORDER.get(dp[0].kind, 3), -dp[1], dp[0].index))
+            _devices = [d for d, _ in found]
+    return list(_devices)
+
+
+def _no_device_message(spec: str | None) -> str:
+    names = ", ".join(sorted(targets())) or "none"
+    what = f"matching {spec!r} " if spec else ""
+    return (
+        f"no usable GPU device {what}was found.\n"
+        f"Looked for devices of the installed targets ({names}).\n"
+        f"Found: {', '.join(d.spec for d in devices()) or 'nothing'}.\n"
+        f"To run on this machine's CPU through OpenCL, install the SPIR-V capable CPU driver:\n"
+        f"    pip install 'numba-gpux[cpu]'   (pyopencl, intel-opencl-rt, intel-cmplr-lib-rt)\n"
+        f"`python -m numba_gpux info` lists what was found."
+    )
+
+
+def _match(spec: str) -> Device:
+    parts = [p for p in spec.strip().lower().split(":") if p != ""]
+    if not parts:
+        raise GpuxUserError("empty device spec; use e.g. 'opencl:cpu:0' or 'cuda:0'")
+    tname, rest = parts[0], parts[1:]
+    if tname not in targets():
+        raise DeviceNotFoundError(
+            f"unknown target {tname!r} in device spec {spec!r}; installed: "
+            f"{', '.join(sorted(targets())) or 'none'}")
+    cands = [d for d in devices() if d.target_name == tname]
+    kind = None
+    idx = 0
+    if rest and not rest[0].isdigit():
+        kind = rest[0]
+        rest = rest[1:]
+        cands = [d for d in cands if d.kind == kind]
+    if rest:
+        if not rest[0].isdigit() or len(rest) > 1:
+            raise GpuxUserError(f"bad device spec {spec!r}; use target[:kind][:index]")
+        idx = int(rest[0])
+    if kind is None:
+        cands.sort(key=lambda d: d.index)
+    if idx >= len(cands):
+        raise DeviceNotFoundError(_no_device_message(spec))
+    return cands[idx]
+
+
+def select_device(spec) -> Device:
+    """Make *spec* (a Device, ``'opencl:cpu:0'``, ``'cuda:0'``, ``'opencl'``) the default device."""
+    global _selected
+    dev = spec if isinstance(spec, Device) else _match(str(spec))
+    _selected = dev
+    return dev
+
+
+def default_device() -> Device:
+    """The device kernels run on when none is given: the selected one, else
+    ``NUMBA_GPUX_DEVICE``, else the best device found."""
+    global _selected
+    if _selected is not None:
+        return _selected
+    with _lock:
+        if _selected is None:
+            spec = config.device_spec()
+            if spec:
+                _selected = _match(spec)
+            else:
+                devs = devices()
+                if not devs:
+                    raise DeviceNotFoundError(_no_device_message(None))
+                _selected = devs[0]
+    return _selected
+
+
+current_device = default_device

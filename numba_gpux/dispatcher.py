@@ -1,0 +1,279 @@
+"""The kernel object: specializations per signature, launch configuration.
+
+A :class:`GpuxFunction` is both what ``@jit`` returns for kernels and for
+device functions.  It keeps, per argument signature, the target-neutral
+result (computed once) and, per (signature, target), the finished code.
+"""
+
+from __future__ import annotations
+
+import threading
+
+from numba.core import sigutils, types, typing, utils
+from numba.core.typing.typeof import Purpose, typeof
+
+from .compiler import Options, compile_neutral, kernel_symbol, wrap_kernel
+from .errors import GpuxUserError, LaunchError
+
+__all__ = ["GpuxFunction", "LaunchConfig", "jit", "normalize_dims"]
+
+
+def normalize_dims(value, what: str) -> tuple[int, int, int]:
+    """An int or a 1-3 tuple of positive ints -> a 3-tuple."""
+    if isinstance(value, (list, tuple)):
+        dims = tuple(value)
+    else:
+        dims = (value,)
+    if not 1 <= len(dims) <= 3:
+        raise LaunchError(f"{what} must be an int or a tuple of 1 to 3 ints, not {value!r}")
+    out = []
+    for d in dims:
+        try:
+            import operator
+
+            d = operator.index(d)
+        except TypeError:
+            raise LaunchError(f"{what} must contain ints, not {value!r}") from None
+        if d < 1:
+            raise LaunchError(f"{what} must be positive, not {value!r}")
+        out.append(d)
+    while len(out) < 3:
+        out.append(1)
+    return tuple(out)
+
+
+class GpuxFunctionType(types.Dispatcher):
+    """The Numba type of a jitted device function referenced from a kernel."""
+
+
+class LaunchConfig:
+    """``kernel[griddim, blockdim, queue, dynamic_shared_bytes]``; call it to launch."""
+
+    __slots__ = ("dispatcher", "griddim", "blockdim", "queue", "shared_bytes", "ndim")
+
+    def __init__(self, dispatcher, griddim, blockdim, queue=None, shared_bytes=0):
+        self.dispatcher = dispatcher
+        self.griddim = normalize_dims(griddim, "griddim")
+        self.blockdim = normalize_dims(blockdim, "blockdim")
+        nd = max(len(griddim) if isinstance(griddim, (tuple, list)) else 1,
+                 len(blockdim) if isinstance(blockdim, (tuple, list)) else 1)
+        self.ndim = nd
+        self.queue = queue
+        if not isinstance(shared_bytes, int) or shared_bytes < 0:
+            raise LaunchError(f"dynamic shared memory must be a non-negative int of bytes, "
+                              f"not {shared_bytes!r}")
+        self.shared_bytes = shared_bytes
+
+    def __call__(self, *args):
+        from .launch import launch
+
+        return launch(self.dispatcher, self, args)
+
+    def __repr__(self):
+        return f"<launch {self.dispatcher.__name__}[{self.griddim}, {self.blockdim}]>"
+
+
+class GpuxFunction:
+    """A jitted kernel or device function."""
+
+    def __init__(self, py_func, *, device: bool = False, options: Options | None = None,
+                 cache: bool = False, signatures=None, extra: dict | None = None):
+        self.py_func = py_func
+        self.__name__ = getattr(py_func, "__name__", "kernel")
+        self.__qualname__ = getattr(py_func, "__qualname__", self.__name__)
+        self.__doc__ = getattr(py_func, "__doc__", None)
+        self.__wrapped__ = py_func
+        self.is_device = device
+        self.options = options or Options()
+        self.cache = cache
+        self.extra = dict(extra or {})
+        self._lock = threading.RLock()
+        self._neutral: dict[tuple, object] = {}     # argtypes -> NeutralResult
+        self._kernel_ir: dict[tuple, tuple] = {}    # argtypes -> (symbol, neutral text)
+        self._code: dict[tuple, object] = {}        # (argtypes, target fingerprint) -> Artifact
+        self._loaded: dict[tuple, object] = {}      # (argtypes, device) -> driver kernel
+        self._shims: dict = {}                      # launch key -> Shim
+        self._numba_type_ = GpuxFunctionType(self)
+        self._compiling = 0
+        self.stats = {"neutral_compiles": 0, "target_compiles": 0}
+        self._pysig = utils.pysignature(py_func)
+        self._nparams = len(self._pysig.parameters)
+        if signatures:
+            for sig in signatures:
+                self.compile_neutral_sig(sig)
+
+    # ------------------------------------------------------------------ typing
+    def compile_neutral_sig(self, sig):
+        args, ret = sigutils.normalize_signature(sig)
+        if not self.is_device and ret not in (None, types.none, types.void):
+            raise GpuxUserError(f"kernel signatures must return void, not {ret}")
+        res = self.neutral(tuple(args), None if self.is_device is False else ret)
+        if not self.is_device:
+            self.kernel_ir(res.argtypes)
+        return res
+
+    def neutral(self, argtypes: tuple, return_type=None):
+        """The target-neutral typed and lowered result for *argtypes* (cached)."""
+        argtypes = tuple(argtypes)
+        res = self._neutral.get(argtypes)
+        if res is None:
+            with self._lock:
+                res = self._neutral.get(argtypes)
+                if res is None:
+                    self._compiling += 1
+                    try:
+                        res = compile_neutral(self.py_func, argtypes, self.options, return_type)
+                    finally:
+                        self._compiling -= 1
+                    self.stats["neutral_compiles"] += 1
+                    self._neutral[argtypes] = res
+                    self._neutral[res.argtypes] = res
+                    if self.is_device:
+                        from .context import target_context
+
+                        target_context().insert_user_function(res, res.fndesc, [res.library])
+        return res
+
+    def kernel_ir(self, argtypes: tuple) -> tuple[str, str]:
+        """(entry point symbol, neutral module text with the entry wrapper)."""
+        got = self._kernel_ir.get(argtypes)
+        if got is None:
+            res = self.neutral(argtypes)
+            sym = kernel_symbol(self.py_func, res.argtypes)
+            got = (sym, wrap_kernel(res, sym))
+            self._kernel_ir[argtypes] = got
+            self._kernel_ir[res.argtypes] = got
+        return got
+
+    # numba's Dispatcher-type protocol: how kernels call device functions
+    @property
+    def is_compiling(self) -> bool:
+        return self._compiling > 0
+
+    def get_call_template(self, args, kws):
+        if kws:
+            raise GpuxUserError(f"device function {self.__name__} does not take keyword arguments")
+        if not self.is_device:
+            raise GpuxUserError(
+                f"{self.__name__} is a kernel and cannot be called from device code; "
+                f"declare it with @jit(device=True)")
+        args = tuple(types.unliteral(a) for a in args)
+        self.neutral(args)
+        name = f"CallTemplate({self.__name__})"
+        template = typing.make_concrete_template(name, key=self.__name__,
+                                                 signatures=self.nopython_signatures)
+        return template, self._pysig, args, kws
+
+    @property
+    def nopython_signatures(self):
+        return [typing.signature(r.return_type, *r.argtypes)
+                for k, r in self._neutral.items() if k == r.argtypes]
+
+    def get_overload(self, argtypes):
+        return self._neutral[tuple(argtypes)]
+
+    @property
+    def signatures(self):
+        return [r.argtypes for k, r in self._neutral.items() if k == r.argtypes]
+
+    @property
+    def overloads(self):
+        return {r.argtypes: r for k, r in self._neutral.items() if k == r.argtypes}
+
+    # ------------------------------------------------------------------ code
+    def code_for(self, argtypes: tuple, target):
+        """Finished code (an Artifact) of this kernel for *target*."""
+        key = (argtypes, target.fingerprint)
+        art = self._code.get(key)
+        if art is None:
+            from .cache import compile_target
+
+            with self._lock:
+                art = self._code.get(key)
+                if art is None:
+                    sym, text = self.kernel_ir(argtypes)
+                    art = compile_target(text, (sym,), target, self.options, name=self.__name__)
+                    self.stats["target_compiles"] += 1
+                    self._code[key] = art
+        return art
+
+    def typeof_args(self, args) -> tuple:
+        try:
+            return tuple(typeof(a, Purpose.argument) for a in args)
+        except ValueError as e:
+            raise GpuxUserError(f"{self.__name__}: cannot pass {e}") from None
+
+    # ------------------------------------------------------------------ launch
+    def __getitem__(self, config):
+        if self.is_device:
+            raise GpuxUserError(f"{self.__name__} is a device function; only kernels are launched")
+        if not isinstance(config, tuple) or not 2 <= len(config) <= 4:
+            raise LaunchError("launch configuration must be [griddim, blockdim] or "
+                              "[griddim, blockdim, queue] or [griddim, blockdim, queue, shared_bytes]")
+        return LaunchConfig(self, *config)
+
+    def forall(self, ntasks: int, tpb: int = 0, queue=None, shared_bytes: int = 0):
+        """A 1-D configuration covering *ntasks* threads."""
+        from .devices import default_device
+
+        if tpb <= 0:
+            tpb = min(256, default_device().max_threads_per_block)
+        blocks = max(1, (int(ntasks) + tpb - 1) // tpb)
+        return LaunchConfig(self, blocks, tpb, queue, shared_bytes)
+
+    def __call__(self, *args, **kwargs):
+        if self.is_device:
+            raise GpuxUserError(
+                f"{self.__name__} is a device function: call it from a kernel, not from the host")
+        raise LaunchError(
+            f"kernel {self.__name__} was called without a launch configuration; launch it as "
+            f"{self.__name__}[griddim, blockdim](...)")
+
+    def __repr__(self):
+        kind = "device function" if self.is_device else "kernel"
+        return f"<numba_gpux {kind} {self.__qualname__}>"
+
+    def specialize(self, *args):
+        """A kernel restricted to the types of *args* (compiled now)."""
+        argtypes = self.typeof_args(args)
+        k = GpuxFunction(self.py_func, device=self.is_device, options=self.options,
+                         cache=self.cache, extra=self.extra)
+        k.compile_neutral_sig(typing.signature(types.void, *argtypes))
+        k._specialized = argtypes
+        return k
+
+    def inspect_types(self):
+        return {k: r.cres.type_annotation for k, r in self._neutral.items()}
+
+
+def jit(func_or_sig=None, *, device: bool = False, fastmath: bool = False, opt: int | bool = 3,
+        debug: bool = False, inline: bool | str = False, cache: bool = False,
+        lineinfo: bool = False, **extra):
+    """Compile a Python function as a GPU kernel (or, with ``device=True``, a device function).
+
+    Use bare (``@jit``), with options (``@jit(fastmath=True)``) or with an eager
+    signature, numba style (``@jit("void(float32[::1], float32)")``).
+    """
+    unknown = set(extra) - {"link", "max_registers", "boundscheck", "forceinline", "nopython"}
+    if unknown:
+        raise GpuxUserError(f"jit() got unexpected options: {', '.join(sorted(unknown))}")
+    if opt is True:
+        opt = 3
+    elif opt is False:
+        opt = 0
+    inline_flag = inline not in (False, "never", None)
+    options = Options(opt=int(opt), fastmath=bool(fastmath), debug=bool(debug),
+                      inline=inline_flag, lineinfo=bool(lineinfo))
+
+    def decorate(fn, sigs=None):
+        if not callable(fn):
+            raise GpuxUserError(f"@jit decorates a Python function, not {fn!r}")
+        return GpuxFunction(fn, device=device, options=options, cache=cache,
+                            signatures=sigs, extra=extra)
+
+    if func_or_sig is None:
+        return decorate
+    if isinstance(func_or_sig, (str, list, tuple)) or sigutils.is_signature(func_or_sig):
+        sigs = list(func_or_sig) if isinstance(func_or_sig, list) else [func_or_sig]
+        return lambda fn: decorate(fn, sigs)
+    return decorate(func_or_sig)

@@ -1,0 +1,85 @@
+"""The two kinds of error numba-gpux raises.
+
+* :class:`GpuxUserError` and its subclasses: the user's code or launch is at
+  fault.  The message names the kernel's Python source location where there is
+  one, and says what to do.
+* :class:`InternalCompilerError`: the compiler failed on input it should have
+  handled.  The message names the stage and carries the IR it was working on.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "GpuxUserError",
+    "UnsupportedError",
+    "LaunchError",
+    "DeviceNotFoundError",
+    "ValidationError",
+    "InternalCompilerError",
+    "ToolchainError",
+]
+
+
+class GpuxUserError(Exception):
+    """An error the user's code or call caused."""
+
+
+class UnsupportedError(GpuxUserError):
+    """A construct the compiler cannot handle for a kernel."""
+
+    def __init__(self, message: str, loc=None):
+        self.loc = loc
+        if loc is not None:
+            message = f"{message}\n\n{format_loc(loc)}"
+        super().__init__(message)
+
+
+class LaunchError(GpuxUserError, ValueError):
+    """A kernel launch was rejected before anything ran."""
+
+
+class DeviceNotFoundError(GpuxUserError, RuntimeError):
+    """No usable device matched the request."""
+
+
+class ValidationError(GpuxUserError):
+    """The finished kernel breaks a rule of its target; all problems are listed."""
+
+    def __init__(self, kernel: str, target: str, problems: list[str]):
+        self.problems = list(problems)
+        lines = "\n".join(f"  - {p}" for p in self.problems)
+        super().__init__(f"kernel {kernel!r} cannot be compiled for {target}:\n{lines}")
+
+
+class ToolchainError(GpuxUserError, RuntimeError):
+    """A tool or library a target needs (ptxas, libdevice, a driver) is missing."""
+
+
+class InternalCompilerError(RuntimeError):
+    """A bug in numba-gpux: a stage failed on input it should have handled."""
+
+    def __init__(self, stage: str, message: str, ir: str | None = None):
+        self.stage = stage
+        self.ir = ir
+        text = f"internal compiler error in stage {stage!r}: {message}"
+        if ir:
+            snippet = ir if len(ir) < 4000 else ir[:4000] + "\n... (truncated)"
+            text += f"\n--- IR ---\n{snippet}"
+        text += "\nPlease report this with the kernel that triggered it."
+        super().__init__(text)
+
+
+def format_loc(loc) -> str:
+    """Render a numba ``ir.Loc`` (or anything with filename/line) as a source pointer."""
+    filename = getattr(loc, "filename", "<unknown>")
+    line = getattr(loc, "line", None)
+    text = f'File "{filename}", line {line}'
+    try:
+        import linecache
+
+        src = linecache.getline(filename, line).rstrip() if line else ""
+        if src:
+            text += f"\n    {src.strip()}"
+    except Exception:  # pragma: no cover - best effort only
+        pass
+    return text

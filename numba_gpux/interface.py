@@ -1,0 +1,146 @@
+"""The Target contract.
+
+A target is *data* (a frozen, hashable :class:`Target`) plus a handful of hooks
+with one-line defaults, listed here in pipeline order.  Shared code never asks
+which target it is working for; it reads fields and calls hooks.
+
+Pipeline (see ``compiler.py``)::
+
+    translate -> type -> lower            (target-neutral, once per signature)
+    -> map_ir      (runs on the neutral IR *text*, before parsing)
+    -> link        (overlay definitions linked into the parsed module)
+    -> wrap        (kernel entry points marked with the target's ABI)
+    -> internalize (only kernels stay visible)
+    -> finish      (runs after internalize, before optimize)
+    -> optimize -> validate -> emit
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+__all__ = ["AddressSpaces", "Target", "TargetEntry", "NEUTRAL_ADDRSPACES", "Artifact"]
+
+
+@dataclass(frozen=True)
+class AddressSpaces:
+    """Address-space numbers as one target spells them."""
+
+    generic: int
+    global_: int
+    shared: int
+    constant: int
+    private: int
+
+    def as_dict(self) -> dict[str, int]:
+        return dataclasses.asdict(self)
+
+
+#: The neutral IR's fixed convention (it happens to be NVPTX's numbering):
+#: Numba lowers every pointer in address space 0, which the neutral IR reads
+#: as *generic*.
+NEUTRAL_ADDRSPACES = AddressSpaces(generic=0, global_=1, shared=3, constant=4, private=5)
+
+
+@dataclass(frozen=True)
+class Artifact:
+    """What a target emits for one module: binary and/or text, and its kernels."""
+
+    kind: str  # "spirv", "ptx", "cubin", "msl", "opencl-c", ...
+    binary: bytes | None
+    text: str | None
+    kernels: tuple[str, ...]
+    llvm_ir: str | None = None
+
+    @property
+    def asm(self) -> str | None:
+        """The human-readable form (disassembly or source)."""
+        return self.text
+
+
+@dataclass(frozen=True)
+class Target:
+    """An immutable description of a compilation target.
+
+    Fields are data; the methods below are the hooks, in pipeline order.  A
+    subclass overrides only the hooks it needs.  ``fingerprint`` hashes the
+    class and every field, so two descriptions that could produce different
+    code never share a cache entry.
+    """
+
+    name: str
+    #: overlay families searched after the target's own registry, e.g. ("spirv",)
+    families: tuple[str, ...]
+    triple: str
+    data_layout: str
+    addrspaces: AddressSpaces
+    #: text inserted after ``define`` on kernel entry points ("spir_kernel")
+    kernel_cc: str = ""
+    #: what ``emit`` produces: "object" (binary from the LLVM target machine) or "assembly"
+    emit_kind: str = "object"
+    artifact_kind: str = "object"
+    cpu: str = ""
+    llvm_features: str = ""
+    #: capabilities: "fp64", "fp16", "int64_atomics", "float_atomics", ...
+    features: frozenset = frozenset()
+    #: extra knobs, as one mapping (key -> hashable value); downstream code adds keys freely
+    options: tuple = ()
+    #: the neutral ``addrspace(N)`` that module-level variables default to
+    globals_addrspace: int = 1
+
+    # -- derived ---------------------------------------------------------
+    @property
+    def fingerprint(self) -> str:
+        cls = type(self)
+        h = hashlib.sha256(f"{cls.__module__}.{cls.__qualname__}|{self!r}".encode())
+        return h.hexdigest()[:20]
+
+    def option(self, key: str, default: Any = None) -> Any:
+        return dict(self.options).get(key, default)
+
+    def has(self, feature: str) -> bool:
+        return feature in self.features
+
+    # -- hooks, in pipeline order -------------------------------------------
+    def overlays(self):
+        """Runs when: before linking.  The overlay registry stack for this target."""
+        from .overlays import registry_stack
+
+        return registry_stack(self.name, self.families)
+
+    def map_ir(self, text: str) -> str:
+        """Runs when: on the neutral IR text, before parsing.  Default: remap address spaces."""
+        from .irtext import remap_address_spaces
+
+        return remap_address_spaces(text, NEUTRAL_ADDRSPACES, self.addrspaces, self.globals_addrspace)
+
+    def finish_module(self, module, kernels: tuple[str, ...]) -> None:
+        """Runs when: after link, wrap and internalize, before optimize (libraries, annotations)."""
+
+    def validate(self, module, kernels: tuple[str, ...]) -> list[str]:
+        """Runs when: after optimize.  Extra problems this target finds (the shared checks run too)."""
+        return []
+
+    def emit(self, module, kernels: tuple[str, ...], target_machine) -> Artifact:
+        """Runs when: last.  Turn the optimized module into the artifact the driver loads."""
+        from .compiler import default_emit
+
+        return default_emit(self, module, kernels, target_machine)
+
+
+@dataclass(frozen=True)
+class TargetEntry:
+    """What a target package registers under the ``numba_gpux.targets`` entry point."""
+
+    name: str
+    #: returns the Target description; ``device`` may refine it (capabilities)
+    make_target: Any
+    #: returns a list of :class:`numba_gpux.devices.Device`; must not raise
+    discover: Any
+    #: kernels' preferred order among devices of equal kind (higher first)
+    priority: int = 0
+    doc: str = ""
+    extra: Mapping[str, Any] = field(default_factory=dict)

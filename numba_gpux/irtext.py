@@ -1,0 +1,116 @@
+"""Transformations on LLVM IR *text*.
+
+llvmlite's binding layer can read IR but not rewrite instructions, so every
+change that must happen inside instructions (address spaces, kernel calling
+conventions) is made here, on the text, before the module is parsed.  This is
+the one module that does so (ARCHITECTURE.md, "Known technical facts").
+"""
+
+from __future__ import annotations
+
+import re
+
+from .interface import AddressSpaces
+
+__all__ = ["remap_address_spaces", "mark_kernels", "global_variable_names"]
+
+# a bare `ptr` type token (not part of a name, not already qualified)
+_BARE_PTR = re.compile(r'(?<![\w.%@"$\-])ptr(?![\w.$\-])(?! addrspace\()')
+_EXPLICIT_AS = re.compile(r"addrspace\((\d+)\)")
+_ALLOCA = re.compile(r'^(\s*)(%(?:"[^"]*"|[\w.$\-]+)) = alloca (.*)$', re.M)
+_GLOBAL_DEF = re.compile(
+    r'^(@(?:"[^"]*"|[\w.$\-]+)) = ((?:[a-z_]+ )*?)(global|constant) ', re.M
+)
+_INTRINSIC_NAME = re.compile(r"@llvm\.[\w.]+")
+_MANGLED_AS = re.compile(r"\.p(\d+)(?=\.|$|i\d|f\d)")
+
+
+def global_variable_names(text: str) -> list[str]:
+    """Names (with ``@``) of module-level variables defined or declared in *text*."""
+    return [m.group(1) for m in _GLOBAL_DEF.finditer(text)]
+
+
+def _asmap(src: AddressSpaces, dst: AddressSpaces) -> dict[int, int]:
+    s, d = src.as_dict(), dst.as_dict()
+    return {s[k]: d[k] for k in s}
+
+
+def remap_address_spaces(text: str, src: AddressSpaces, dst: AddressSpaces,
+                         globals_addrspace: int) -> str:
+    """Rewrite IR written in the *src* convention into the *dst* convention.
+
+    * explicit ``addrspace(N)`` qualifiers are mapped number for number;
+    * bare ``ptr`` (generic in the neutral IR) becomes ``ptr addrspace(G)``;
+    * every ``alloca`` keeps the target's private address space and is cast
+      to generic right after, so its users see the pointer they expect;
+    * module variables without an address space move to *globals_addrspace*
+      (a neutral number), and their uses are cast to generic;
+    * overloaded intrinsic names (``llvm.memcpy.p0.p0.i64``) are re-mangled.
+    """
+    amap = _asmap(src, dst)
+    if all(k == v for k, v in amap.items()):
+        return text
+    gen = dst.generic
+    priv = dst.private
+    gvar_as = amap[globals_addrspace]
+
+    # 1. explicit qualifiers, mapped in one pass (no chains)
+    text = _EXPLICIT_AS.sub(lambda m: f"addrspace({amap.get(int(m.group(1)), int(m.group(1)))})", text)
+    # 2. bare pointers are generic
+    if gen != 0:
+        text = _BARE_PTR.sub(f"ptr addrspace({gen})", text)
+
+    # 3. allocas: keep them private, cast to generic for their users
+    def _alloca(m: re.Match) -> str:
+        indent, name, rest = m.groups()
+        if "addrspace(" in rest.split(",", 1)[-1] and ", addrspace(" in rest:
+            return m.group(0)
+        priv_name = (name[:-1] + '.gpux.priv"') if name.endswith('"') else name + ".gpux.priv"
+        return (f"{indent}{priv_name} = alloca {rest}\n"
+                f"{indent}{name} = addrspacecast ptr addrspace({priv}) {priv_name} "
+                f"to ptr addrspace({gen})")
+
+    if gen != priv:
+        text = _ALLOCA.sub(_alloca, text)
+
+    # 4. module variables without an address space
+    moved: list[str] = []
+
+    def _gdef(m: re.Match) -> str:
+        name, prefix, kind = m.groups()
+        if "addrspace(" in prefix:
+            return m.group(0)
+        moved.append(name)
+        return f"{name} = {prefix}addrspace({gvar_as}) {kind} "
+
+    text = _GLOBAL_DEF.sub(_gdef, text)
+    if moved:
+        names = "|".join(re.escape(n) for n in sorted(moved, key=len, reverse=True))
+        use = re.compile(rf"ptr addrspace\({gen}\) ({names})(?![\w.$\-\"])")
+        text = use.sub(
+            lambda m: f"ptr addrspace({gen}) addrspacecast (ptr addrspace({gvar_as}) {m.group(1)} "
+                      f"to ptr addrspace({gen}))",
+            text,
+        )
+        # the definitions themselves must not be rewritten as uses
+    # 5. re-mangle overloaded intrinsics
+    full = dict(amap)
+    full[src.generic] = gen
+
+    def _intr(m: re.Match) -> str:
+        return _MANGLED_AS.sub(lambda k: f".p{full.get(int(k.group(1)), int(k.group(1)))}", m.group(0))
+
+    text = _INTRINSIC_NAME.sub(_intr, text)
+    return text
+
+
+def mark_kernels(text: str, kernels, calling_convention: str) -> str:
+    """Put *calling_convention* on the ``define`` line of each kernel entry point."""
+    if not calling_convention:
+        return text
+    for name in kernels:
+        pat = re.compile(r'^define ((?:[a-z_]+ )*?)void (@"?' + re.escape(name) + r'"?\()', re.M)
+        text, n = pat.subn(lambda m: f"define {m.group(1)}{calling_convention} void {m.group(2)}", text)
+        if n != 1:
+            raise ValueError(f"kernel entry point {name!r} not found exactly once")
+    return text

@@ -1,0 +1,164 @@
+"""Lowering of the kernel language to portable ``__gpux_*`` intrinsic calls."""
+
+from __future__ import annotations
+
+import math
+
+from llvmlite import ir
+from numba.core import types, cgutils
+from numba.core.imputils import Registry
+
+from . import stubs
+from .intrinsics import call, math_name
+
+__all__ = ["registry"]
+
+registry = Registry("numba_gpux.language")
+lower = registry.lower
+lower_getattr = registry.lower_getattr
+lower_constant = registry.lower_constant
+
+I32 = ir.IntType(32)
+
+
+def _dim(builder, name, d):
+    return call(builder, name, ir.Constant(I32, d))
+
+
+def _global_id(builder, d):
+    tid = _dim(builder, "__gpux_thread_idx", d)
+    bid = _dim(builder, "__gpux_block_idx", d)
+    bdim = _dim(builder, "__gpux_block_dim", d)
+    return builder.add(builder.mul(bid, bdim), tid)
+
+
+def _global_size(builder, d):
+    return builder.mul(_dim(builder, "__gpux_block_dim", d), _dim(builder, "__gpux_grid_dim", d))
+
+
+def _tuple_or_scalar(context, builder, sig, values):
+    if len(values) == 1:
+        return values[0]
+    return context.make_tuple(builder, sig.return_type, values)
+
+
+@lower(stubs.grid, types.IntegerLiteral)
+def grid_impl(context, builder, sig, args):
+    n = sig.args[0].literal_value
+    return _tuple_or_scalar(context, builder, sig, [_global_id(builder, d) for d in range(n)])
+
+
+@lower(stubs.gridsize, types.IntegerLiteral)
+def gridsize_impl(context, builder, sig, args):
+    n = sig.args[0].literal_value
+    return _tuple_or_scalar(context, builder, sig, [_global_size(builder, d) for d in range(n)])
+
+
+@lower(stubs.barrier)
+def barrier_impl(context, builder, sig, args):
+    call(builder, "__gpux_barrier")
+    return context.get_dummy_value()
+
+
+def _register_dim3(stub):
+    for d, attr in enumerate("xyz"):
+        def impl(context, builder, typ, value, _d=d):
+            return _dim(builder, stub._intrinsic, _d)
+
+        lower_getattr(types.Module(stub), attr)(impl)
+
+
+for _stub in (stubs.thread_idx, stubs.block_idx, stubs.block_dim, stubs.grid_dim):
+    _register_dim3(_stub)
+
+
+# --------------------------------------------------------------------- math
+#: Python function -> portable intrinsic base name
+MATH_FUNCS = {
+    math.sin: "sin", math.cos: "cos", math.tan: "tan", math.asin: "asin",
+    math.acos: "acos", math.atan: "atan", math.sinh: "sinh", math.cosh: "cosh",
+    math.tanh: "tanh", math.asinh: "asinh", math.acosh: "acosh", math.atanh: "atanh",
+    math.exp: "exp", math.expm1: "expm1", math.log: "log", math.log2: "log2",
+    math.log10: "log10", math.log1p: "log1p", math.sqrt: "sqrt", math.fabs: "fabs",
+    math.floor: "floor", math.ceil: "ceil", math.trunc: "trunc", math.erf: "erf",
+    math.erfc: "erfc", math.gamma: "tgamma", math.lgamma: "lgamma",
+    math.pow: "pow", math.atan2: "atan2", math.hypot: "hypot", math.fmod: "fmod",
+    math.copysign: "copysign",
+}
+if hasattr(math, "exp2"):
+    MATH_FUNCS[math.exp2] = "exp2"
+if hasattr(math, "cbrt"):
+    MATH_FUNCS[math.cbrt] = "cbrt"
+
+
+def _compute_type(sig):
+    return types.float32 if all(a == types.float32 for a in sig.args) else types.float64
+
+
+def _make_math_impl(base):
+    def impl(context, builder, sig, args):
+        ft = _compute_type(sig)
+        fargs = [context.cast(builder, v, t, ft) for v, t in zip(args, sig.args)]
+        res = call(builder, math_name(base, context.get_value_type(ft)), *fargs)
+        return context.cast(builder, res, ft, sig.return_type)
+
+    return impl
+
+
+for _fn, _base in MATH_FUNCS.items():
+    _impl = _make_math_impl(_base)
+    n = 2 if _base in ("pow", "atan2", "hypot", "fmod", "copysign") else 1
+    lower(_fn, *([types.Number] * n))(_impl)
+
+
+@lower(math.isnan, types.Float)
+def isnan_impl(context, builder, sig, args):
+    return builder.fcmp_unordered("uno", args[0], args[0])
+
+
+@lower(math.isinf, types.Float)
+def isinf_impl(context, builder, sig, args):
+    (x,) = args
+    fabs = builder.module.declare_intrinsic("llvm.fabs", [x.type])
+    return builder.fcmp_ordered("==", builder.call(fabs, [x]), ir.Constant(x.type, float("inf")))
+
+
+@lower(math.isfinite, types.Float)
+def isfinite_impl(context, builder, sig, args):
+    (x,) = args
+    fabs = builder.module.declare_intrinsic("llvm.fabs", [x.type])
+    return builder.fcmp_ordered("<", builder.call(fabs, [x]), ir.Constant(x.type, float("inf")))
+
+
+@lower(math.isnan, types.Integer)
+@lower(math.isinf, types.Integer)
+def int_isnan_impl(context, builder, sig, args):
+    return cgutils.false_bit
+
+
+@lower(math.isfinite, types.Integer)
+def int_isfinite_impl(context, builder, sig, args):
+    return cgutils.true_bit
+
+
+@lower(math.radians, types.Float)
+def radians_impl(context, builder, sig, args):
+    return builder.fmul(args[0], ir.Constant(args[0].type, math.pi / 180.0))
+
+
+@lower(math.degrees, types.Float)
+def degrees_impl(context, builder, sig, args):
+    return builder.fmul(args[0], ir.Constant(args[0].type, 180.0 / math.pi))
+
+
+def _register_function_constant():
+    # A device function named in a kernel is a compile-time constant: its
+    # value is never used at run time (calls are resolved statically).
+    from ..dispatcher import GpuxFunctionType
+
+    @lower_constant(GpuxFunctionType)
+    def device_function_constant(context, builder, ty, pyval):
+        return context.get_dummy_value()
+
+
+_register_function_constant()

@@ -1,0 +1,100 @@
+"""Typing of the kernel language, installed only into the shared GPU typing context."""
+
+from __future__ import annotations
+
+import math
+
+from numba.core import types
+from numba.core.typing.templates import (
+    AbstractTemplate, AttributeTemplate, ConcreteTemplate, Registry, signature,
+)
+
+from . import stubs
+
+__all__ = ["registry"]
+
+registry = Registry()
+register = registry.register
+register_attr = registry.register_attr
+register_global = registry.register_global
+
+INDEX = types.int64
+
+
+class _GridLike(AbstractTemplate):
+    prefer_literal = True
+
+    def generic(self, args, kws):
+        if kws or len(args) != 1:
+            return None
+        (n,) = args
+        if isinstance(n, types.IntegerLiteral) and n.literal_value in (1, 2, 3):
+            v = n.literal_value
+            ret = INDEX if v == 1 else types.UniTuple(INDEX, v)
+            return signature(ret, n)
+        return None
+
+
+@register
+class Grid(_GridLike):
+    key = stubs.grid
+
+
+@register
+class GridSize(_GridLike):
+    key = stubs.gridsize
+
+
+register_global(stubs.grid, types.Function(Grid))
+register_global(stubs.gridsize, types.Function(GridSize))
+
+
+@register
+class Barrier(ConcreteTemplate):
+    key = stubs.barrier
+    cases = [signature(types.none)]
+
+
+register_global(stubs.barrier, types.Function(Barrier))
+
+
+def _dim3_template(stub):
+    class Dim3Attrs(AttributeTemplate):
+        key = types.Module(stub)
+
+        def resolve_x(self, mod):
+            return INDEX
+
+        resolve_y = resolve_z = resolve_x
+
+    Dim3Attrs.__name__ = f"Dim3Attrs_{stub._name}"
+    return Dim3Attrs
+
+
+for _stub in (stubs.thread_idx, stubs.block_idx, stubs.block_dim, stubs.grid_dim):
+    register_attr(_dim3_template(_stub))
+    register_global(_stub, types.Module(_stub))
+
+
+# math functions Numba's mathdecl does not type for us
+@register
+class MathFmod(ConcreteTemplate):
+    key = math.fmod
+    cases = [signature(types.float32, types.float32, types.float32),
+             signature(types.float64, types.float64, types.float64),
+             signature(types.float64, types.int64, types.int64)]
+
+
+register_global(math.fmod, types.Function(MathFmod))
+
+
+@register
+class MathCbrt(ConcreteTemplate):
+    key = getattr(math, "cbrt", None)
+    cases = [signature(types.float32, types.float32),
+             signature(types.float64, types.float64),
+             signature(types.float64, types.int64)]
+
+
+if MathCbrt.key is not None:
+    register_global(math.cbrt, types.Function(MathCbrt))

@@ -1,0 +1,263 @@
+"""Per-signature launch shims over one generic launch path.
+
+A launch computes the argument types (cheap for device arrays, which carry
+their Numba type), does one dictionary lookup to find the shim for
+(types, device), and calls it.  The shim is a small generated function that
+flattens the arguments into the kernel ABI (``abi.py``); everything else
+(limits, the driver call) is :func:`generic_launch`, shared by all kernels.
+
+A target's runtime (``Device.runtime``) provides::
+
+    alloc(nbytes) -> handle           free(handle)
+    write(handle, offset, host, queue)  read(host, handle, offset, queue)
+    load(artifact) -> program         kernel(program, name) -> kernel
+    prepare(kernel, params) -> None   # once per shim: the ABI's leaf kinds
+    launch(kernel, griddim, blockdim, flat_args, shared_bytes, queue)
+    synchronize(queue=None)
+"""
+
+from __future__ import annotations
+
+import threading
+import warnings
+
+import numpy as np
+from numba.core import types
+from numba.core.typing.typeof import Purpose, typeof
+
+from . import abi
+from .errors import GpuxUserError, LaunchError
+from .memory import DeviceArray, to_device
+
+__all__ = ["launch", "generic_launch", "Shim", "NumpyArgumentWarning"]
+
+
+class NumpyArgumentWarning(UserWarning):
+    """A host array was passed to a kernel and copied both ways."""
+
+
+_warned_numpy = False
+_I64 = types.int64
+_F64 = types.float64
+_FAST_TYPES = {
+    int: lambda v: _I64 if -(2**63) <= v < 2**63 else typeof(v, Purpose.argument),
+    float: lambda v: _F64,
+    bool: lambda v: types.boolean,
+    DeviceArray: lambda v: v._numba_type_,
+}
+
+
+def _typeof(v):
+    f = _FAST_TYPES.get(type(v))
+    if f is not None:
+        return f(v)
+    t = getattr(v, "_numba_type_", None)
+    if t is not None:
+        return t
+    try:
+        return typeof(v, Purpose.argument)
+    except ValueError:
+        raise GpuxUserError(f"cannot pass an argument of type {type(v).__name__} to a kernel; "
+                            f"kernels take arrays, numbers, booleans and tuples of those") from None
+
+
+class Shim:
+    """Flattens one argument signature into the kernel ABI and remembers the driver kernel."""
+
+    __slots__ = ("kernel", "flatten", "host_arrays", "device", "argtypes", "nflat")
+
+    def __init__(self, kernel, flatten, host_arrays, device, argtypes, nflat):
+        self.kernel = kernel
+        self.flatten = flatten
+        self.host_arrays = host_arrays
+        self.device = device
+        self.argtypes = argtypes
+        self.nflat = nflat
+
+
+def _np_scalar(ty):
+    return np.dtype(str(ty)).type
+
+
+def _build_flatten(argtypes):
+    """Generate ``flatten(args) -> list`` for *argtypes*, plus the leaf parameter list."""
+    lines = ["def flatten(a):", "    return ["]
+    env: dict = {}
+    params: list = []
+
+    def emit(expr: str, ty):
+        nonlocal lines
+        if isinstance(ty, types.Array):
+            params.append(("buffer", ty))
+            params.append(("i64", None))
+            parts = [f"{expr}._alloc.handle", f"{expr}.offset"]
+            for d in range(ty.ndim):
+                parts.append(f"{expr}.shape[{d}]")
+                params.append(("i64", None))
+            for d in range(ty.ndim):
+                parts.append(f"{expr}.strides[{d}]")
+                params.append(("i64", None))
+            lines.append("        " + ", ".join(parts) + ",")
+        elif isinstance(ty, types.Boolean):
+            params.append(("i8", np.int8))
+            lines.append(f"        1 if {expr} else 0,")
+        elif isinstance(ty, types.Complex):
+            ft = _np_scalar(ty.underlying_float)
+            params.extend([("scalar", ft), ("scalar", ft)])
+            lines.append(f"        {expr}.real, {expr}.imag,")
+        elif isinstance(ty, (types.Integer, types.Float)):
+            params.append(("scalar", _np_scalar(ty)))
+            lines.append(f"        {expr},")
+        elif isinstance(ty, (types.EnumMember, types.IntEnumMember)):
+            params.append(("scalar", _np_scalar(ty.dtype)))
+            lines.append(f"        {expr}.value,")
+        elif isinstance(ty, types.BaseTuple):
+            for i, t in enumerate(ty.types):
+                emit(f"{expr}[{i}]", t)
+        else:
+            abi.flatten_type(ty)  # raises the user-facing error
+            raise GpuxUserError(f"unsupported kernel argument type {ty}")
+
+    for i, ty in enumerate(argtypes):
+        emit(f"a[{i}]", ty)
+    lines.append("    ]")
+    exec("\n".join(lines), env)  # noqa: S102 - generated from types only
+    return env["flatten"], params
+
+
+_shim_lock = threading.Lock()
+
+
+def _device_for(cfg):
+    from .devices import default_device
+
+    q = cfg.queue
+    if q is not None and hasattr(q, "gpux_device"):
+        return q.gpux_device
+    return default_device()
+
+
+def _build_shim(dispatcher, argtypes, device) -> Shim:
+    spec = getattr(dispatcher, "_specialized", None)
+    if spec is not None and tuple(spec) != tuple(argtypes):
+        raise GpuxUserError(f"{dispatcher.__name__} was specialized for {spec}; got {argtypes}")
+    # host arrays are launched as device arrays of the same type
+    dev_types = []
+    host_arrays = []
+    for i, t in enumerate(argtypes):
+        if isinstance(t, types.Array) and not t.mutable:
+            t = t.copy(readonly=False)
+        dev_types.append(t)
+    dev_types = tuple(dev_types)
+    art = dispatcher.code_for(dev_types, device.target)
+    program = _load(device, art)
+    kernel = device.runtime.kernel(program, art.kernels[0])
+    flatten, params = _build_flatten(dev_types)
+    device.runtime.prepare(kernel, params)
+    return Shim(kernel, flatten, host_arrays, device, dev_types, len(params))
+
+
+_programs: dict = {}
+
+
+def _load(device, art):
+    key = (id(device), id(art))
+    prog = _programs.get(key)
+    if prog is None:
+        prog = device.runtime.load(art)
+        _programs[key] = (prog, art)  # keep art alive so its id stays unique
+        return prog
+    return prog[0]
+
+
+def launch(dispatcher, cfg, args):
+    """Launch *dispatcher* with the configuration *cfg* on *args*."""
+    if len(args) != dispatcher._nparams:
+        raise LaunchError(f"kernel {dispatcher.__name__} takes {dispatcher._nparams} "
+                          f"argument(s) but {len(args)} were given")
+    device = _device_for(cfg)
+    host = None
+    for i, a in enumerate(args):
+        if isinstance(a, np.ndarray):
+            host = host or []
+            host.append(i)
+    if host is not None:
+        return _launch_with_host_arrays(dispatcher, cfg, args, host, device)
+    argtypes = tuple(map(_typeof, args))
+    key = (argtypes, device)
+    shim = dispatcher._shims.get(key)
+    if shim is None:
+        shim = _build_shim(dispatcher, argtypes, device)
+        dispatcher._shims[key] = shim
+    generic_launch(shim, cfg, shim.flatten(args))
+    return None
+
+
+def _launch_with_host_arrays(dispatcher, cfg, args, host, device):
+    global _warned_numpy
+    if not _warned_numpy:
+        _warned_numpy = True
+        warnings.warn(
+            f"kernel {dispatcher.__name__}: NumPy arrays passed to a kernel are copied to the "
+            f"device and back after every launch; use numba_gpux.to_device() to keep data on "
+            f"the device", NumpyArgumentWarning, stacklevel=3)
+    args = list(args)
+    pairs = []
+    for i in host:
+        h = args[i]
+        d = to_device(h, device=device)
+        args[i] = d
+        pairs.append((h, d))
+    argtypes = tuple(map(_typeof, args))
+    key = (argtypes, device)
+    shim = dispatcher._shims.get(key)
+    if shim is None:
+        shim = _build_shim(dispatcher, argtypes, device)
+        dispatcher._shims[key] = shim
+    generic_launch(shim, cfg, shim.flatten(args))
+    for h, d in pairs:
+        if h.flags.writeable:
+            if h.flags.c_contiguous or h.flags.f_contiguous:
+                d.copy_to_host(h)
+            else:
+                h[...] = d.copy_to_host()
+    return None
+
+
+def check_config(device, griddim, blockdim, shared_bytes):
+    lim = device.limits
+    total = blockdim[0] * blockdim[1] * blockdim[2]
+    maxt = lim.get("max_threads_per_block")
+    if maxt is not None and total > maxt:
+        raise LaunchError(f"block of {blockdim[0]}x{blockdim[1]}x{blockdim[2]} = {total} threads "
+                          f"exceeds the {maxt} threads per block that {device.spec} allows")
+    dims = lim.get("max_block_dims")
+    if dims:
+        for axis, (b, m) in enumerate(zip(blockdim, dims)):
+            if b > m:
+                raise LaunchError(f"block dimension {'xyz'[axis]} = {b} exceeds the maximum "
+                                  f"{m} of {device.spec}")
+    gd = lim.get("max_grid_dims")
+    if gd:
+        for axis, (g, m) in enumerate(zip(griddim, gd)):
+            if g > m:
+                raise LaunchError(f"grid dimension {'xyz'[axis]} = {g} exceeds the maximum "
+                                  f"{m} of {device.spec}")
+    ms = lim.get("max_shared_bytes")
+    if ms is not None and shared_bytes > ms:
+        raise LaunchError(f"{shared_bytes} bytes of dynamic shared memory exceed the {ms} "
+                          f"bytes of {device.spec}")
+
+
+_checked: set = set()
+
+
+def generic_launch(shim: Shim, cfg, flat_args) -> None:
+    """The one launch path every kernel shares."""
+    device = shim.device
+    ck = (id(device), cfg.griddim, cfg.blockdim, cfg.shared_bytes)
+    if ck not in _checked:
+        check_config(device, cfg.griddim, cfg.blockdim, cfg.shared_bytes)
+        _checked.add(ck)
+    device.runtime.launch(shim.kernel, cfg.griddim, cfg.blockdim, flat_args,
+                          cfg.shared_bytes, cfg.queue)

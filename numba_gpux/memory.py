@@ -1,0 +1,356 @@
+"""Device arrays, transfers and array interop.
+
+A :class:`DeviceArray` is a view (shape, strides in bytes, byte offset) on
+an allocation made by a device's runtime.  Slicing gives a strided view
+without copying.
+"""
+
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+from numba.core import types
+from numba.np.numpy_support import from_dtype
+from numba.core.typing.typeof import typeof_impl
+
+from .errors import GpuxUserError
+
+__all__ = ["DeviceArray", "to_device", "device_array", "device_array_like", "is_device_array"]
+
+
+class Allocation:
+    """One allocation; the runtime's handle is released with this object."""
+
+    __slots__ = ("device", "handle", "nbytes", "__weakref__")
+
+    def __init__(self, device, nbytes: int):
+        self.device = device
+        self.nbytes = int(nbytes)
+        self.handle = device.runtime.alloc(max(self.nbytes, 1))
+
+    def __del__(self):
+        try:
+            self.device.runtime.free(self.handle)
+        except Exception:
+            pass
+
+
+def _layout(shape, strides, itemsize) -> str:
+    c = f = True
+    expect = itemsize
+    for n, s in zip(reversed(shape), reversed(strides)):
+        if n > 1 and s != expect:
+            c = False
+        expect *= n
+    expect = itemsize
+    for n, s in zip(shape, strides):
+        if n > 1 and s != expect:
+            f = False
+        expect *= n
+    if c:
+        return "C"
+    if f:
+        return "F"
+    return "A"
+
+
+def _c_strides(shape, itemsize):
+    strides = []
+    acc = itemsize
+    for n in reversed(shape):
+        strides.append(acc)
+        acc *= max(n, 1)
+    return tuple(reversed(strides))
+
+
+class DeviceArray:
+    """An array in device memory."""
+
+    __array_priority__ = 1000
+
+    def __init__(self, shape, strides, dtype, alloc: Allocation, offset: int = 0):
+        self.shape = tuple(int(s) for s in shape)
+        self.dtype = np.dtype(dtype)
+        self.strides = tuple(int(s) for s in strides)
+        self._alloc = alloc
+        self.offset = int(offset)
+        self.ndim = len(self.shape)
+        size = 1
+        for n in self.shape:
+            size *= n
+        self.size = size
+        self.layout = _layout(self.shape, self.strides, self.dtype.itemsize)
+        if self.ndim == 0 or self.size == 0:
+            self.layout = "C"
+        dt = from_dtype(self.dtype)
+        self._numba_type_ = types.Array(dt, self.ndim, self.layout)
+
+    # -- properties -----------------------------------------------------------
+    @property
+    def device(self):
+        return self._alloc.device
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * self.dtype.itemsize
+
+    @property
+    def itemsize(self) -> int:
+        return self.dtype.itemsize
+
+    @property
+    def is_c_contiguous(self) -> bool:
+        return self.layout == "C"
+
+    @property
+    def is_f_contiguous(self) -> bool:
+        return self.layout == "F" or (self.ndim <= 1 and self.layout == "C")
+
+    @property
+    def handle(self):
+        return self._alloc.handle
+
+    def __len__(self) -> int:
+        if self.ndim == 0:
+            raise TypeError("len() of a 0-d device array")
+        return self.shape[0]
+
+    def __repr__(self) -> str:
+        return (f"<DeviceArray shape={self.shape} dtype={self.dtype} layout={self.layout} "
+                f"on {self.device.spec}>")
+
+    # -- extent ---------------------------------------------------------------
+    def _extent(self) -> tuple[int, int]:
+        """[lo, hi) byte range (relative to the allocation) that this view touches."""
+        if self.size == 0:
+            return self.offset, self.offset
+        lo = hi = self.offset
+        for n, s in zip(self.shape, self.strides):
+            if s >= 0:
+                hi += (n - 1) * s
+            else:
+                lo += (n - 1) * s
+        return lo, hi + self.dtype.itemsize
+
+    def _contiguous_order(self):
+        if self.layout == "C":
+            return "C"
+        if self.layout == "F":
+            return "F"
+        return None
+
+    # -- transfers ----------------------------------------------------------
+    def copy_to_host(self, ary: np.ndarray | None = None, stream=None) -> np.ndarray:
+        """Copy to a new (or the given) host array and return it."""
+        rt = self.device.runtime
+        if ary is not None:
+            if ary.shape != self.shape or ary.dtype != self.dtype:
+                raise GpuxUserError(f"copy_to_host: host array is {ary.shape} {ary.dtype}, "
+                                    f"device array is {self.shape} {self.dtype}")
+        if self.size == 0:
+            return ary if ary is not None else np.empty(self.shape, self.dtype)
+        order = self._contiguous_order()
+        if order is not None:
+            out = np.empty(self.shape, self.dtype, order=order)
+            rt.read(out, self.handle, self.offset, stream)
+        else:
+            lo, hi = self._extent()
+            raw = np.empty(hi - lo, np.uint8)
+            rt.read(raw, self.handle, lo, stream)
+            view = np.lib.stride_tricks.as_strided(
+                raw[self.offset - lo:].view(self.dtype) if (self.offset - lo) % self.itemsize == 0
+                else np.frombuffer(raw.tobytes()[self.offset - lo:], self.dtype),
+                shape=self.shape, strides=self.strides)
+            out = np.array(view)
+        if ary is not None:
+            ary[...] = out
+            return ary
+        return out
+
+    def copy_to_device(self, ary, stream=None) -> None:
+        """Copy a host array (or another device array) of the same shape into this one."""
+        if isinstance(ary, DeviceArray):
+            ary = ary.copy_to_host()
+        ary = np.asarray(ary)
+        if ary.shape != self.shape:
+            try:
+                ary = np.broadcast_to(ary, self.shape)
+            except ValueError:
+                raise GpuxUserError(f"copy_to_device: cannot copy shape {ary.shape} into "
+                                    f"{self.shape}") from None
+        ary = ary.astype(self.dtype, copy=False)
+        if self.size == 0:
+            return
+        rt = self.device.runtime
+        order = self._contiguous_order()
+        if order is not None:
+            src = np.require(ary, requirements=[order])
+            rt.write(self.handle, self.offset, src, stream)
+            return
+        # strided destination: read the covered range, patch it, write it back
+        lo, hi = self._extent()
+        raw = np.empty(hi - lo, np.uint8)
+        rt.read(raw, self.handle, lo, stream)
+        view = np.lib.stride_tricks.as_strided(
+            raw[self.offset - lo:].view(self.dtype), shape=self.shape, strides=self.strides)
+        view[...] = ary
+        rt.write(self.handle, lo, raw, stream)
+
+    # -- views ----------------------------------------------------------------
+    def __getitem__(self, index):
+        view = _index_view(self, index)
+        if view.ndim == 0:
+            return view.copy_to_host()[()]
+        return view
+
+    def __setitem__(self, index, value):
+        view = _index_view(self, index)
+        view.copy_to_device(np.asarray(value, dtype=self.dtype))
+
+    def view_as(self, shape, strides, offset) -> "DeviceArray":
+        return DeviceArray(shape, strides, self.dtype, self._alloc, offset)
+
+    def reshape(self, *newshape, order: str = "C") -> "DeviceArray":
+        if len(newshape) == 1 and isinstance(newshape[0], (tuple, list)):
+            newshape = tuple(newshape[0])
+        newshape = list(newshape)
+        if newshape.count(-1) > 1:
+            raise GpuxUserError("reshape: only one dimension can be -1")
+        if -1 in newshape:
+            known = int(np.prod([n for n in newshape if n != -1]))
+            newshape[newshape.index(-1)] = self.size // known if known else 0
+        if int(np.prod(newshape)) != self.size:
+            raise GpuxUserError(f"cannot reshape array of size {self.size} into {tuple(newshape)}")
+        if order not in "CF":
+            raise GpuxUserError("reshape: order must be 'C' or 'F'")
+        mine = self._contiguous_order()
+        if mine is None or (mine != order and self.ndim > 1 and self.size > 1):
+            raise NotImplementedError("reshape needs a contiguous array in the same order")
+        s = _c_strides(newshape, self.itemsize)
+        if order == "F":
+            s = tuple(reversed(_c_strides(list(reversed(newshape)), self.itemsize)))
+        return self.view_as(newshape, s, self.offset)
+
+    def ravel(self, order: str = "C") -> "DeviceArray":
+        return self.reshape(self.size, order=order)
+
+    def split(self, section: int) -> list["DeviceArray"]:
+        if self.ndim != 1:
+            raise NotImplementedError("split works on 1-D arrays")
+        return [self[i:i + section] for i in range(0, self.size, section)]
+
+    @property
+    def T(self) -> "DeviceArray":
+        return self.view_as(tuple(reversed(self.shape)), tuple(reversed(self.strides)), self.offset)
+
+    def copy(self) -> "DeviceArray":
+        return to_device(self.copy_to_host(), device=self.device)
+
+    def __array__(self, dtype=None, copy=None):
+        out = self.copy_to_host()
+        return out if dtype is None else out.astype(dtype)
+
+
+def _index_view(a: DeviceArray, index) -> DeviceArray:
+    if not isinstance(index, tuple):
+        index = (index,)
+    if any(i is Ellipsis for i in index):
+        k = index.index(Ellipsis)
+        fill = a.ndim - (len(index) - 1 - sum(i is None for i in index))
+        index = index[:k] + (slice(None),) * fill + index[k + 1:]
+    shape, strides = [], []
+    offset = a.offset
+    dim = 0
+    for i in index:
+        if i is None:
+            shape.append(1)
+            strides.append(0)
+            continue
+        if dim >= a.ndim:
+            raise IndexError(f"too many indices for a {a.ndim}-d device array")
+        n, s = a.shape[dim], a.strides[dim]
+        if isinstance(i, slice):
+            start, stop, step = i.indices(n)
+            count = len(range(start, stop, step))
+            offset += start * s
+            shape.append(count)
+            strides.append(s * step)
+        else:
+            try:
+                k = operator.index(i)
+            except TypeError:
+                raise IndexError(f"device arrays take ints, slices, None and ..., not {i!r}") from None
+            if k < 0:
+                k += n
+            if not 0 <= k < n:
+                raise IndexError(f"index {i} is out of bounds for axis {dim} with size {n}")
+            offset += k * s
+        dim += 1
+    shape.extend(a.shape[dim:])
+    strides.extend(a.strides[dim:])
+    return a.view_as(shape, strides, offset)
+
+
+@typeof_impl.register(DeviceArray)
+def _typeof_device_array(val, c):
+    return val._numba_type_
+
+
+def is_device_array(obj) -> bool:
+    return isinstance(obj, DeviceArray)
+
+
+def _device(device):
+    from .devices import default_device, select_device, Device
+
+    if device is None:
+        return default_device()
+    if isinstance(device, Device):
+        return device
+    from .devices import _match
+
+    return _match(str(device))
+
+
+def device_array(shape, dtype=np.float64, order: str = "C", device=None, stream=None) -> DeviceArray:
+    """An uninitialized device array."""
+    if isinstance(shape, (int, np.integer)):
+        shape = (int(shape),)
+    shape = tuple(int(s) for s in shape)
+    if any(s < 0 for s in shape):
+        raise GpuxUserError(f"negative dimensions are not allowed: {shape}")
+    dtype = np.dtype(dtype)
+    dev = _device(device)
+    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize if shape else dtype.itemsize
+    strides = _c_strides(shape, dtype.itemsize)
+    if order == "F":
+        strides = tuple(reversed(_c_strides(tuple(reversed(shape)), dtype.itemsize)))
+    return DeviceArray(shape, strides, dtype, Allocation(dev, nbytes), 0)
+
+
+def device_array_like(ary, device=None, stream=None) -> DeviceArray:
+    """An uninitialized device array with the shape, dtype and order of *ary*."""
+    order = "F" if (getattr(ary, "flags", None) is not None and ary.flags.f_contiguous
+                    and not ary.flags.c_contiguous) else "C"
+    if isinstance(ary, DeviceArray):
+        order = "F" if ary.layout == "F" else "C"
+    return device_array(ary.shape, ary.dtype, order=order, device=device)
+
+
+def to_device(ary, device=None, stream=None, copy: bool = True, to=None) -> DeviceArray:
+    """Copy a host array to the device (a device array is returned as is)."""
+    if isinstance(ary, DeviceArray):
+        return ary
+    host = np.asarray(ary)
+    if host.dtype == object:
+        raise GpuxUserError("object arrays cannot be copied to a device")
+    if not (host.flags.c_contiguous or host.flags.f_contiguous):
+        host = np.ascontiguousarray(host)
+    if to is not None:
+        to.copy_to_device(host)
+        return to
+    d = device_array_like(host, device=device)
+    if host.size:
+        d._alloc.device.runtime.write(d.handle, 0, host, stream)
+    return d

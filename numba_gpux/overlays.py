@@ -1,0 +1,117 @@
+"""Overlay registries: per-target definitions of portable intrinsics.
+
+A registry maps a function name (a ``__gpux_*`` intrinsic, or any function a
+target wants to replace) to LLVM IR text that defines it, written in that
+target's own address spaces.  Registries stack: a target's own registry is
+searched first, then its families' (``spirv``), then the shared defaults.
+How deep the stack is changes nothing but the target's own fingerprint.
+
+Definitions should be ``alwaysinline`` and externally visible (a plain
+``define``): linking resolves the kernel's declarations against them, and the
+internalize stage then makes them internal.  A definition may ``declare``
+what it calls.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from typing import Callable, Iterable
+
+__all__ = ["OverlayRegistry", "OverlayStack", "registry", "registry_stack", "SHARED"]
+
+_DECL = re.compile(r"^declare .*$", re.M)
+_DEF_NAME = re.compile(r'^define [^@]*@"?([^"(]+)"?\(', re.M)
+
+
+class OverlayRegistry:
+    """Named definitions; ``define`` adds or replaces one."""
+
+    def __init__(self, name: str):
+        self.name = name
+        self._defs: dict[str, str | Callable[[], str]] = {}
+        self._lock = threading.Lock()
+        self.version = 0
+
+    def define(self, name: str, ir_text: str | Callable[[], str]) -> None:
+        """Register IR text (or a callable returning it) that defines *name*."""
+        with self._lock:
+            self._defs[name] = ir_text
+            self.version += 1
+
+    def define_many(self, defs: dict[str, str]) -> None:
+        for k, v in defs.items():
+            self.define(k, v)
+
+    def get(self, name: str) -> str | None:
+        d = self._defs.get(name)
+        if d is None:
+            return None
+        return d() if callable(d) else d
+
+    def names(self) -> set[str]:
+        return set(self._defs)
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._defs
+
+    def __repr__(self):
+        return f"<OverlayRegistry {self.name!r}: {len(self._defs)} definitions>"
+
+
+_registries: dict[str, OverlayRegistry] = {}
+_reg_lock = threading.Lock()
+
+#: the shared defaults, searched last by every target
+SHARED = "shared"
+
+
+def registry(name: str) -> OverlayRegistry:
+    """The registry called *name* (a target, a family such as ``spirv``, or ``shared``)."""
+    with _reg_lock:
+        reg = _registries.get(name)
+        if reg is None:
+            reg = _registries[name] = OverlayRegistry(name)
+        return reg
+
+
+class OverlayStack:
+    """Registries searched in order: target, families, shared."""
+
+    def __init__(self, regs: Iterable[OverlayRegistry]):
+        self.registries = tuple(regs)
+
+    def lookup(self, name: str) -> str | None:
+        for reg in self.registries:
+            text = reg.get(name)
+            if text is not None:
+                return text
+        return None
+
+    def provides(self, name: str) -> bool:
+        return any(name in reg for reg in self.registries)
+
+    def module_text(self, names: Iterable[str]) -> tuple[str, set[str]]:
+        """IR text defining every name it can, and the set of names it could not."""
+        bodies: list[str] = []
+        decls: dict[str, None] = {}
+        missing: set[str] = set()
+        defined: set[str] = set()
+        for n in sorted(set(names)):
+            text = self.lookup(n)
+            if text is None:
+                missing.add(n)
+                continue
+            for d in _DECL.findall(text):
+                decls[d] = None
+            body = _DECL.sub("", text).strip()
+            for m in _DEF_NAME.finditer(body):
+                defined.add(m.group(1))
+            bodies.append(body)
+        # a definition's helper declares must not clash with another's definition
+        kept = [d for d in decls if not any(f"@{x}(" in d or f'@"{x}"(' in d for x in defined)]
+        return "\n".join(kept) + "\n\n" + "\n\n".join(bodies) + "\n", missing
+
+
+def registry_stack(target_name: str, families: tuple[str, ...]) -> OverlayStack:
+    return OverlayStack([registry(target_name), *(registry(f) for f in families), registry(SHARED)])

@@ -1,0 +1,260 @@
+"""OpenCL runtime binding (pyopencl): discovery, memory, programs, launches.
+
+Finds every SPIR-V capable device on every platform.  A pip-installed
+OpenCL driver in the active environment (``intel-opencl-rt``) is found
+without the user setting anything, and the system's own drivers
+(``/etc/OpenCL/vendors``) stay visible.
+"""
+
+from __future__ import annotations
+
+import glob
+import hashlib
+import os
+import sys
+import threading
+
+import numpy as np
+
+from numba_gpux import config
+from numba_gpux.devices import Device
+
+__all__ = ["discover", "OpenCLRuntime", "ensure_icd_vendors"]
+
+SYSTEM_VENDORS = "/etc/OpenCL/vendors"
+_icd_lock = threading.Lock()
+_icd_done = False
+
+
+def _env_vendor_dirs() -> list[str]:
+    prefixes = {sys.prefix, sys.exec_prefix, getattr(sys, "base_prefix", sys.prefix)}
+    return [os.path.join(p, "etc", "OpenCL", "vendors") for p in prefixes]
+
+
+def _fix_library_path(lib: str, prefix: str) -> str | None:
+    """ICD files shipped in wheels name the library with a build-time prefix
+    (e.g. a conda placeholder); find the library in this environment instead."""
+    if os.path.isabs(lib) and os.path.exists(lib):
+        return lib
+    base = os.path.basename(lib)
+    for cand in (os.path.join(prefix, "lib", base), os.path.join(prefix, "lib64", base)):
+        if os.path.exists(cand):
+            return cand
+    return None
+
+
+def ensure_icd_vendors() -> None:
+    """Point the ICD loader at the system's drivers plus this environment's.
+
+    Does nothing when ``OCL_ICD_VENDORS`` is already set (the user's choice
+    wins) or when the environment ships no driver.
+    """
+    global _icd_done
+    if _icd_done:
+        return
+    with _icd_lock:
+        if _icd_done:
+            return
+        _icd_done = True
+        if config.opencl_vendor_override():
+            return
+        entries: dict[str, str] = {}
+        for d in _env_vendor_dirs():
+            prefix = os.path.dirname(os.path.dirname(os.path.dirname(d)))
+            for icd in sorted(glob.glob(os.path.join(d, "*.icd"))):
+                try:
+                    lib = open(icd).read().strip()
+                except OSError:
+                    continue
+                fixed = _fix_library_path(lib, prefix)
+                if fixed and os.path.basename(fixed) not in {os.path.basename(v) for v in entries.values()}:
+                    entries["env-" + os.path.basename(icd)] = fixed
+        if not entries:
+            return
+        for icd in sorted(glob.glob(os.path.join(SYSTEM_VENDORS, "*.icd"))):
+            try:
+                entries["sys-" + os.path.basename(icd)] = open(icd).read().strip()
+            except OSError:
+                continue
+        digest = hashlib.sha256(repr(sorted(entries.items())).encode()).hexdigest()[:16]
+        out = os.path.join(config.cache_dir(), "opencl-vendors", digest)
+        try:
+            os.makedirs(out, exist_ok=True)
+            for name, lib in entries.items():
+                path = os.path.join(out, name)
+                if not os.path.exists(path):
+                    tmp = f"{path}.{os.getpid()}"
+                    with open(tmp, "w") as f:
+                        f.write(lib + "\n")
+                    os.replace(tmp, path)
+        except OSError:
+            return
+        os.environ["OCL_ICD_VENDORS"] = out
+
+
+def _kind(cl, dev) -> str:
+    t = dev.type
+    if t & cl.device_type.GPU:
+        return "gpu"
+    if t & cl.device_type.CPU:
+        return "cpu"
+    return "accelerator"
+
+
+def _features(dev) -> frozenset:
+    ext = set(dev.extensions.split())
+    feats = set()
+    if dev.double_fp_config:
+        feats.add("fp64")
+    if "cl_khr_fp16" in ext:
+        feats.add("fp16")
+    if {"cl_khr_int64_base_atomics", "cl_khr_int64_extended_atomics"} <= ext:
+        feats.add("int64_atomics")
+    if "cl_ext_float_atomics" in ext:
+        feats.add("float_atomics")
+    if "cl_khr_subgroups" in ext or "cl_intel_subgroups" in ext or "cl_khr_subgroup_shuffle" in ext:
+        feats.add("subgroups")
+    return frozenset(feats)
+
+
+def discover() -> list[Device]:
+    ensure_icd_vendors()
+    try:
+        import pyopencl as cl
+    except ImportError:
+        return []
+    try:
+        platforms = cl.get_platforms()
+    except Exception:
+        return []
+    found: list[Device] = []
+    kind_counts: dict[str, int] = {}
+    for plat in platforms:
+        try:
+            devs = plat.get_devices()
+        except Exception:
+            continue
+        for dev in devs:
+            try:
+                il = dev.il_version or ""
+            except Exception:
+                il = ""
+            if "SPIR-V" not in il:
+                continue
+            kind = _kind(cl, dev)
+            k = kind_counts.get(kind, 0)
+            kind_counts[kind] = k + 1
+            limits = {
+                "max_threads_per_block": int(dev.max_work_group_size),
+                "max_block_dims": tuple(int(x) for x in dev.max_work_item_sizes),
+                "max_shared_bytes": int(dev.local_mem_size),
+                "compute_units": int(dev.max_compute_units),
+                "global_mem_bytes": int(dev.global_mem_size),
+                "max_alloc_bytes": int(dev.max_mem_alloc_size),
+                "il_version": il,
+                "opencl_version": dev.version,
+                "driver_version": dev.driver_version,
+            }
+            found.append(Device(
+                target_name="opencl", index=len(found), name=dev.name.strip(), kind=kind,
+                vendor=dev.vendor.strip(), runtime=OpenCLRuntime(dev),
+                limits=limits, target_features=_features(dev), platform=plat.name.strip(),
+                kind_index=k,
+            ))
+    return found
+
+
+class OpenCLRuntime:
+    """One device's context and default in-order queue."""
+
+    def __init__(self, cl_device):
+        self.cl_device = cl_device
+        self._ctx = None
+        self._queue = None
+        self._lock = threading.Lock()
+
+    def _init(self):
+        import pyopencl as cl
+
+        with self._lock:
+            if self._ctx is None:
+                self._ctx = cl.Context([self.cl_device])
+                self._queue = cl.CommandQueue(self._ctx)
+
+    @property
+    def context(self):
+        if self._ctx is None:
+            self._init()
+        return self._ctx
+
+    @property
+    def queue(self):
+        if self._queue is None:
+            self._init()
+        return self._queue
+
+    def _q(self, queue):
+        return self.queue if queue is None or queue == 0 else getattr(queue, "cl_queue", queue)
+
+    # -- memory ---------------------------------------------------------------
+    def alloc(self, nbytes: int):
+        import pyopencl as cl
+
+        return cl.Buffer(self.context, cl.mem_flags.READ_WRITE, int(nbytes))
+
+    def free(self, handle) -> None:
+        try:
+            handle.release()
+        except Exception:
+            pass
+
+    def write(self, handle, offset: int, host: np.ndarray, queue=None) -> None:
+        import pyopencl as cl
+
+        cl.enqueue_copy(self._q(queue), handle, host, dst_offset=int(offset), is_blocking=True)
+
+    def read(self, host: np.ndarray, handle, offset: int, queue=None) -> None:
+        import pyopencl as cl
+
+        cl.enqueue_copy(self._q(queue), host, handle, src_offset=int(offset), is_blocking=True)
+
+    # -- code -----------------------------------------------------------------
+    def load(self, artifact):
+        import pyopencl as cl
+        import warnings
+
+        if artifact.binary is None:
+            raise ValueError(f"OpenCL cannot load a {artifact.kind} artifact without a binary")
+        prg = cl.Program(self.context, artifact.binary)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", cl.CompilerWarning)
+            try:
+                return prg.build()
+            except cl.RuntimeError as e:  # the driver rejected our SPIR-V
+                from numba_gpux.errors import InternalCompilerError
+
+                raise InternalCompilerError("load", f"the OpenCL driver rejected the program: {e}",
+                                            artifact.text) from None
+
+    def kernel(self, program, name: str):
+        import pyopencl as cl
+
+        return cl.Kernel(program, name)
+
+    def prepare(self, kernel, params) -> None:
+        dtypes = []
+        for kind, t in params:
+            if kind == "buffer":
+                dtypes.append(None)
+            elif kind == "i64":
+                dtypes.append(np.int64)
+            else:
+                dtypes.append(t)
+        kernel.set_scalar_arg_dtypes(dtypes)
+
+    def launch(self, kernel, griddim, blockdim, args, shared_bytes, queue) -> None:
+        gsize = (griddim[0] * blockdim[0], griddim[1] * blockdim[1], griddim[2] * blockdim[2])
+        kernel(self._q(queue), gsize, blockdim, *args)
+
+    def synchronize(self, queue=None) -> None:
+        self._q(queue).finish()

@@ -1,0 +1,56 @@
+"""Definitions of the portable intrinsics for SPIR-V (OpenCL environment).
+
+They call OpenCL C builtins by their Itanium-mangled names, which LLVM's
+SPIR-V back end turns into SPIR-V built-in variables, OpExtInst of the
+OpenCL.std set, and OpControlBarrier.  Written in SPIR-V address spaces.
+"""
+
+from __future__ import annotations
+
+from numba_gpux.language.intrinsics import MATH_BINARY, MATH_UNARY
+from numba_gpux.overlays import registry
+
+__all__ = ["SPIRV", "OPENCL"]
+
+SPIRV = registry("spirv")
+OPENCL = registry("opencl")
+
+_ATTR = "alwaysinline nounwind"
+
+
+def _index(name: str, builtin: str) -> str:
+    mangled = f"_Z{len(builtin)}{builtin}j"
+    return (f"declare i64 @{mangled}(i32)\n"
+            f"define i64 @{name}(i32 %d) {_ATTR} {{\n"
+            f"  %r = call i64 @{mangled}(i32 %d)\n  ret i64 %r\n}}")
+
+
+SPIRV.define("__gpux_thread_idx", _index("__gpux_thread_idx", "get_local_id"))
+SPIRV.define("__gpux_block_idx", _index("__gpux_block_idx", "get_group_id"))
+SPIRV.define("__gpux_block_dim", _index("__gpux_block_dim", "get_local_size"))
+SPIRV.define("__gpux_grid_dim", _index("__gpux_grid_dim", "get_num_groups"))
+# CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE
+SPIRV.define("__gpux_barrier", (
+    "declare void @_Z7barrierj(i32) convergent\n"
+    f"define void @__gpux_barrier() {_ATTR} convergent {{\n"
+    "  call void @_Z7barrierj(i32 3)\n  ret void\n}"))
+
+_FT = {"f32": ("float", "f"), "f64": ("double", "d")}
+
+
+def _math(fn: str, sfx: str, nargs: int) -> str:
+    llty, code = _FT[sfx]
+    mangled = f"_Z{len(fn)}{fn}{code * nargs}"
+    params = ", ".join(f"{llty} %a{i}" for i in range(nargs))
+    args = ", ".join(f"{llty} %a{i}" for i in range(nargs))
+    return (f"declare {llty} @{mangled}({', '.join([llty] * nargs)})\n"
+            f"define {llty} @__gpux_{fn}_{sfx}({params}) {_ATTR} {{\n"
+            f"  %r = call {llty} @{mangled}({args})\n  ret {llty} %r\n}}")
+
+
+for _fn in MATH_UNARY:
+    for _sfx in _FT:
+        SPIRV.define(f"__gpux_{_fn}_{_sfx}", _math(_fn, _sfx, 1))
+for _fn in MATH_BINARY:
+    for _sfx in _FT:
+        SPIRV.define(f"__gpux_{_fn}_{_sfx}", _math(_fn, _sfx, 2))
