@@ -91,7 +91,10 @@ def kernel_symbol(pyfunc, argtypes) -> str:
     """A readable, unique, C-identifier name for a kernel entry point."""
     base = re.sub(r"\W", "_", pyfunc.__name__)
     sig = "_".join(re.sub(r"\W", "", str(t)) for t in argtypes)
-    h = abs(hash((pyfunc.__qualname__, pyfunc.__module__, tuple(map(str, argtypes))))) % 10**8
+    import hashlib
+
+    key = f"{pyfunc.__module__}.{pyfunc.__qualname__}({', '.join(map(str, argtypes))})"
+    h = hashlib.sha1(key.encode()).hexdigest()[:8]
     return f"{base}__{sig[:40]}_{h}" if sig else f"{base}_{h}"
 
 
@@ -337,21 +340,46 @@ def _stage_validate(job: Job):
         raise ValidationError(job.name, job.target.name, problems)
 
 
-def default_emit(target: Target, module, kernels, tm) -> Artifact:
+def fresh_target_machine(target: Target, opt: int):
+    """A target machine used for exactly one emission.
+
+    LLVM 22's SPIR-V back end keeps a per-target-machine registry of emitted
+    types that points into machine functions freed after emission; a second
+    emission through the same target machine can read freed memory and abort
+    (seen: SPIRVIRMapping::findMI assertion).  Code generation therefore never
+    reuses a target machine.  Creating one costs well under a millisecond.
+    """
+    _init_llvm_targets()
+    return ll.Target.from_triple(target.triple).create_target_machine(
+        cpu=target.cpu, features=target.llvm_features, opt=max(opt, 0),
+        reloc="default", codemodel="default")
+
+
+class _AsmFromIR:
+    """Produces the assembly text of a module later, from its IR (picklable)."""
+
+    def __init__(self, target: Target, opt: int, ir_text: str):
+        self.target, self.opt, self.ir_text = target, opt, ir_text
+
+    def __call__(self) -> str | None:
+        try:
+            mod = ll.parse_assembly(self.ir_text)
+            return fresh_target_machine(self.target, self.opt).emit_assembly(mod)
+        except Exception:  # some back ends cannot print assembly
+            return None
+
+
+def default_emit(target: Target, module, kernels, opt: int) -> Artifact:
+    tm = fresh_target_machine(target, opt)
     if target.emit_kind == "assembly":
-        text = tm.emit_assembly(module)
-        return Artifact(target.artifact_kind, None, text, tuple(kernels))
+        return Artifact(target.artifact_kind, None, tm.emit_assembly(module), tuple(kernels))
+    ir_text = str(module)
     binary = tm.emit_object(module)
-    try:
-        text = tm.emit_assembly(module)
-    except Exception:  # some back ends cannot print assembly
-        text = None
-    return Artifact(target.artifact_kind, binary, text, tuple(kernels))
+    return Artifact(target.artifact_kind, binary, _AsmFromIR(target, opt, ir_text), tuple(kernels))
 
 
 def _stage_emit(job: Job):
-    tm = target_machine(job.target, job.options.opt)
-    job.artifact = job.target.emit(job.module, job.kernels, tm)
+    job.artifact = job.target.emit(job.module, job.kernels, job.options.opt)
 
 
 TARGET_STAGES: list[tuple[str, object]] = [
@@ -382,7 +410,6 @@ def run_target_stages(job: Job, start: str = "map_ir", stop: str | None = None) 
             raise InternalCompilerError(name, f"{type(e).__name__}: {e}", ir_now) from e
         if job.keep_ir:
             job.history[name] = job.text if job.module is None else str(job.module)
-    if job.artifact is not None and job.module is not None:
-        job.artifact = Artifact(job.artifact.kind, job.artifact.binary, job.artifact.text,
-                                job.artifact.kernels, llvm_ir=str(job.module))
+    if job.artifact is not None and job.module is not None and job.artifact.llvm_ir is None:
+        job.artifact = job.artifact.with_ir(str(job.module))
     return job

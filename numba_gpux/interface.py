@@ -45,20 +45,52 @@ class AddressSpaces:
 NEUTRAL_ADDRSPACES = AddressSpaces(generic=0, global_=1, shared=3, constant=4, private=5)
 
 
-@dataclass(frozen=True)
 class Artifact:
-    """What a target emits for one module: binary and/or text, and its kernels."""
+    """What a target emits for one module: binary and/or text, and its kernels.
 
-    kind: str  # "spirv", "ptx", "cubin", "msl", "opencl-c", ...
-    binary: bytes | None
-    text: str | None
-    kernels: tuple[str, ...]
-    llvm_ir: str | None = None
+    ``text`` may be produced lazily (a SPIR-V disassembly costs a second code
+    generation, so it is made only when someone reads it).
+    """
+
+    __slots__ = ("kind", "binary", "_text", "_make_text", "kernels", "llvm_ir", "info")
+
+    def __init__(self, kind: str, binary: bytes | None, text, kernels, llvm_ir: str | None = None,
+                 info: dict | None = None):
+        self.kind = kind  # "spirv", "ptx", "cubin", "msl", "opencl-c", ...
+        self.binary = binary
+        if callable(text):
+            self._text, self._make_text = None, text
+        else:
+            self._text, self._make_text = text, None
+        self.kernels = tuple(kernels)
+        self.llvm_ir = llvm_ir
+        self.info = dict(info or {})
 
     @property
-    def asm(self) -> str | None:
-        """The human-readable form (disassembly or source)."""
-        return self.text
+    def text(self) -> str | None:
+        """The human-readable form (disassembly, PTX or source)."""
+        if self._text is None and self._make_text is not None:
+            self._text = self._make_text()
+            self._make_text = None
+        return self._text
+
+    asm = text
+
+    def __getstate__(self):
+        return {"kind": self.kind, "binary": self.binary, "text": self.text,
+                "kernels": self.kernels, "llvm_ir": self.llvm_ir, "info": self.info}
+
+    def __setstate__(self, st):
+        self.__init__(st["kind"], st["binary"], st["text"], st["kernels"], st["llvm_ir"], st["info"])
+
+    def with_ir(self, llvm_ir: str) -> "Artifact":
+        a = Artifact(self.kind, self.binary, None, self.kernels, llvm_ir, self.info)
+        a._text, a._make_text = self._text, self._make_text
+        return a
+
+    def __repr__(self):
+        size = len(self.binary) if self.binary else len(self._text or "")
+        return f"<Artifact {self.kind} kernels={list(self.kernels)} {size} bytes>"
 
 
 @dataclass(frozen=True)
@@ -124,11 +156,11 @@ class Target:
         """Runs when: after optimize.  Extra problems this target finds (the shared checks run too)."""
         return []
 
-    def emit(self, module, kernels: tuple[str, ...], target_machine) -> Artifact:
+    def emit(self, module, kernels: tuple[str, ...], opt: int) -> Artifact:
         """Runs when: last.  Turn the optimized module into the artifact the driver loads."""
         from .compiler import default_emit
 
-        return default_emit(self, module, kernels, target_machine)
+        return default_emit(self, module, kernels, opt)
 
 
 @dataclass(frozen=True)

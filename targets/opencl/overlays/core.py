@@ -10,10 +10,7 @@ from __future__ import annotations
 from numba_gpux.language.intrinsics import MATH_BINARY, MATH_UNARY
 from numba_gpux.overlays import registry
 
-__all__ = ["SPIRV", "OPENCL"]
-
 SPIRV = registry("spirv")
-OPENCL = registry("opencl")
 
 _ATTR = "alwaysinline nounwind"
 

@@ -1,0 +1,86 @@
+"""Shared fixtures: devices by target, skipping with a reason where hardware is absent."""
+
+from __future__ import annotations
+
+import shutil
+
+import numpy as np
+import pytest
+
+import numba_gpux as gpux
+
+
+def _devices_of(target: str):
+    return [d for d in gpux.devices() if d.target_name == target]
+
+
+def all_devices():
+    """Every available device, for parameterizing conformance tests."""
+    return gpux.devices()
+
+
+def device_params():
+    devs = all_devices()
+    if not devs:
+        return [pytest.param(None, marks=pytest.mark.skip(
+            reason="no GPU-capable device found (install numba-gpux[cpu] for the OpenCL CPU driver)"))]
+    return [pytest.param(d, id=d.spec) for d in devs]
+
+
+@pytest.fixture(params=device_params())
+def device(request):
+    """Each available device in turn, selected as the default."""
+    dev = request.param
+    from numba_gpux import devices as devmod
+
+    prev = devmod._selected
+    devmod.select_device(dev)
+    yield dev
+    devmod._selected = prev
+
+
+@pytest.fixture
+def opencl_device():
+    devs = _devices_of("opencl")
+    if not devs:
+        pytest.skip("no SPIR-V capable OpenCL device (pip install 'numba-gpux[cpu]')")
+    from numba_gpux import devices as devmod
+
+    prev = devmod._selected
+    devmod.select_device(devs[0])
+    yield devs[0]
+    devmod._selected = prev
+
+
+@pytest.fixture
+def cuda_device():
+    devs = _devices_of("cuda")
+    if not devs:
+        pytest.skip("no NVIDIA GPU with cuda-python available")
+    from numba_gpux import devices as devmod
+
+    prev = devmod._selected
+    devmod.select_device(devs[0])
+    yield devs[0]
+    devmod._selected = prev
+
+
+@pytest.fixture
+def ptxas():
+    path = shutil.which("ptxas")
+    if path is None:
+        pytest.skip("ptxas (CUDA toolkit) is not installed")
+    return path
+
+
+@pytest.fixture
+def spirv_val():
+    path = shutil.which("spirv-val")
+    if path is None:
+        pytest.skip("spirv-val is not installed (Debian package spirv-tools)")
+    return path
+
+
+@pytest.fixture
+def rng():
+    return np.random.default_rng(12345)
