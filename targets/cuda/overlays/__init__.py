@@ -1,0 +1,23 @@
+"""Overlay definitions for NVPTX / CUDA, one module per feature area.
+
+Each module fills ``registry("cuda")`` (or a family registry such as
+``"nvptx"``) with LLVM IR definitions of the portable ``__gpux_*``
+intrinsics, in NVPTX address-space numbering (generic 0, global 1,
+shared 3, constant 4, local 5) -- the same numbering as the neutral IR.
+"""
+
+from numba_gpux.overlays import registry
+
+CUDA = registry("cuda")
+NVPTX = registry("nvptx")
+
+# feature modules register themselves by being imported here (one line each);
+# a module that is not written yet is skipped so the others keep working.
+import importlib as _importlib  # noqa: E402
+
+for _name in ("core", "memory", "atomics", "bits", "subgroups", "types", "printing", "debug"):
+    try:
+        _importlib.import_module(f"{__name__}.{_name}")
+    except ModuleNotFoundError as _e:
+        if _e.name != f"{__name__}.{_name}":
+            raise
