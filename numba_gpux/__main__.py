@@ -1,0 +1,125 @@
+"""Command line: ``python -m numba_gpux info | demo | compile``."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import shutil
+import sys
+import time
+
+__all__ = ["main"]
+
+
+def _cmd_info(args) -> int:
+    import llvmlite
+    import numba
+
+    import numba_gpux as gpux
+    from numba_gpux.devices import targets
+
+    print(f"numba-gpux {gpux.__version__}  (numba {numba.__version__}, llvmlite {llvmlite.__version__}, "
+          f"Python {sys.version.split()[0]})")
+    print("\nTargets:")
+    for name, entry in sorted(targets().items()):
+        print(f"  {name:8s} {entry.doc}")
+    print("\nDevices (best first):")
+    devs = gpux.devices()
+    if not devs:
+        print("  none found. For the OpenCL CPU driver: pip install 'numba-gpux[cpu]'")
+    for d in devs:
+        print(f"  {d.spec:16s} {d.name} [{d.vendor}; {d.platform}]")
+        lim = d.limits
+        keys = ("max_threads_per_block", "max_block_dims", "max_shared_bytes", "compute_units",
+                "global_mem_bytes", "il_version", "compute_capability")
+        for k in keys:
+            if k in lim:
+                print(f"      {k:22s} {lim[k]}")
+        print(f"      {'features':22s} {', '.join(sorted(d.target_features)) or '-'}")
+    try:
+        print(f"\nDefault device: {gpux.default_device().spec}")
+    except gpux.DeviceNotFoundError:
+        print("\nDefault device: none")
+    print("\nToolchains:")
+    for tool in ("ptxas", "nvcc", "spirv-val", "spirv-dis"):
+        print(f"  {tool:10s} {shutil.which(tool) or 'not found'}")
+    for mod in ("pyopencl", "cuda.bindings", "Metal"):
+        try:
+            importlib.import_module(mod)
+            state = "installed"
+        except Exception:
+            state = "not installed"
+        print(f"  {mod:14s} {state}")
+    return 0
+
+
+def _cmd_demo(args) -> int:
+    from .demo import run_demo
+
+    return run_demo(args.device)
+
+
+def _cmd_compile(args) -> int:
+    import runpy
+
+    import numba_gpux as gpux
+
+    if ":" not in args.spec:
+        print("compile: expected FILE:FUNC", file=sys.stderr)
+        return 2
+    path, func = args.spec.rsplit(":", 1)
+    if not os.path.exists(path):
+        print(f"compile: no such file: {path}", file=sys.stderr)
+        return 2
+    ns = runpy.run_path(path, run_name="__gpux_compile__")
+    if func not in ns:
+        print(f"compile: {path} defines no {func!r}", file=sys.stderr)
+        return 2
+    obj = ns[func]
+    try:
+        art = gpux.compile(obj, args.sig, target=args.target, device=args.device_function)
+    except gpux.GpuxUserError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    except Exception as e:  # typing errors from Numba carry the source location
+        print(f"error: {type(e).__name__}: {e}", file=sys.stderr)
+        return 1
+    if args.emit == "llvm":
+        sys.stdout.write(art.llvm_ir or "")
+    elif args.emit == "binary":
+        if art.binary is None:
+            print(f"compile: target {args.target} produces no binary here", file=sys.stderr)
+            return 1
+        out = args.output or "-"
+        if out == "-":
+            sys.stdout.buffer.write(art.binary)
+        else:
+            with open(out, "wb") as f:
+                f.write(art.binary)
+    else:
+        sys.stdout.write(art.text or "")
+    return 0
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="python -m numba_gpux",
+                                description="numba-gpux: Python kernels on CUDA, OpenCL and Metal GPUs")
+    sub = p.add_subparsers(dest="cmd", required=True)
+    sub.add_parser("info", help="version, targets, devices and their limits, toolchains")
+    d = sub.add_parser("demo", help="run a few kernels on the default device, checked against NumPy")
+    d.add_argument("--device", default=None, help="device spec, e.g. opencl:cpu:0")
+    c = sub.add_parser("compile", help="print the LLVM IR or the target code of a kernel")
+    c.add_argument("spec", help="FILE:FUNC (FUNC may be a @jit kernel or a plain function)")
+    c.add_argument("--sig", required=True, help='signature, e.g. "void(float32[::1], float32)"')
+    c.add_argument("--target", default="opencl")
+    c.add_argument("--emit", choices=("asm", "llvm", "binary"), default="asm",
+                   help="asm: PTX / SPIR-V disassembly / MSL; llvm: optimized LLVM IR; binary")
+    c.add_argument("--device-function", action="store_true", help="compile as a device function")
+    c.add_argument("-o", "--output", default=None)
+    args = p.parse_args(argv)
+    return {"info": _cmd_info, "demo": _cmd_demo, "compile": _cmd_compile}[args.cmd](args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
