@@ -94,7 +94,7 @@ class GpuxFunction:
         self._loaded: dict[tuple, object] = {}      # (argtypes, device) -> driver kernel
         self._shims: dict = {}                      # launch key -> Shim
         self._numba_type_ = GpuxFunctionType(self)
-        self._compiling = 0
+        self._in_progress: set = set()
         self.stats = {"neutral_compiles": 0, "target_compiles": 0}
         self._pysig = utils.pysignature(py_func)
         self._nparams = len(self._pysig.parameters)
@@ -120,11 +120,18 @@ class GpuxFunction:
             with self._lock:
                 res = self._neutral.get(argtypes)
                 if res is None:
-                    self._compiling += 1
+                    if argtypes in self._in_progress:
+                        from numba.core.errors import TypingError
+
+                        raise TypingError(
+                            f"recursion is not supported on GPUs: {self.__name__}"
+                            f"{tuple(map(str, argtypes))} calls itself, directly or through "
+                            f"other device functions")
+                    self._in_progress.add(argtypes)
                     try:
                         res = compile_neutral(self.py_func, argtypes, self.options, return_type)
                     finally:
-                        self._compiling -= 1
+                        self._in_progress.discard(argtypes)
                     self.stats["neutral_compiles"] += 1
                     self._neutral[argtypes] = res
                     self._neutral[res.argtypes] = res
@@ -148,7 +155,9 @@ class GpuxFunction:
     # numba's Dispatcher-type protocol: how kernels call device functions
     @property
     def is_compiling(self) -> bool:
-        return self._compiling > 0
+        # Never report "compiling" to Numba: it would type a self-call as a
+        # RecursiveCall; recursion is caught (and rejected) in ``neutral``.
+        return False
 
     def get_call_template(self, args, kws):
         if kws:

@@ -1,0 +1,60 @@
+"""IR text transformations, IR in and IR out (no device)."""
+
+import llvmlite.binding as ll
+import pytest
+
+from numba_gpux.interface import NEUTRAL_ADDRSPACES, AddressSpaces
+from numba_gpux.irtext import mark_kernels, remap_address_spaces
+
+SPIRV = AddressSpaces(generic=4, global_=1, shared=3, constant=2, private=0)
+
+NEUTRAL = r'''
+@g = internal global [4 x i32] zeroinitializer
+@sh = internal addrspace(3) global [8 x float] undef
+declare void @llvm.memset.p0.i64(ptr, i8, i64, i1)
+define void @"k"(ptr addrspace(1) %a, i64 %n) {
+entry:
+  %tmp = alloca i64, align 8
+  %"named x" = alloca [2 x double], align 8
+  store i64 %n, ptr %tmp
+  %ga = addrspacecast ptr addrspace(1) %a to ptr
+  %p = getelementptr i32, ptr @g, i64 1
+  %v = load i32, ptr %p
+  %s = addrspacecast ptr addrspace(3) @sh to ptr
+  store float 1.0, ptr %s
+  call void @llvm.memset.p0.i64(ptr %"named x", i8 0, i64 16, i1 false)
+  store i32 %v, ptr %ga
+  ret void
+}
+'''
+
+
+def test_identity_mapping_leaves_text_alone():
+    assert remap_address_spaces(NEUTRAL, NEUTRAL_ADDRSPACES, NEUTRAL_ADDRSPACES, 1) == NEUTRAL
+
+
+def test_spirv_mapping_parses_and_verifies():
+    out = remap_address_spaces(NEUTRAL, NEUTRAL_ADDRSPACES, SPIRV, 1)
+    mod = ll.parse_assembly(out)
+    mod.verify()
+    text = str(mod)
+    # generic pointers are addrspace(4), allocas stay private and are cast
+    assert "alloca i64" in text and "addrspacecast ptr %tmp.gpux.priv to ptr addrspace(4)" in text
+    assert '%"named x.gpux.priv" = alloca' in text
+    # module variables move to the global address space, uses are cast
+    assert "@g = internal addrspace(1) global" in text
+    assert "@llvm.memset.p4.i64" in text
+    # explicit address spaces are mapped number for number (shared stays 3)
+    assert "@sh = internal addrspace(3) global" in text
+    # the only pointers left in address space 0 (SPIR-V private) are the allocas' own
+    import re
+
+    bare = re.findall(r'\bptr (?!addrspace)(%"[^"]*"|\S+)', text)
+    assert sorted(bare) == ['%"named x.gpux.priv"', "%tmp.gpux.priv"], bare
+
+
+def test_mark_kernels_sets_calling_convention():
+    out = mark_kernels(NEUTRAL, ["k"], "spir_kernel")
+    assert 'define spir_kernel void @"k"(' in out
+    with pytest.raises(ValueError):
+        mark_kernels(NEUTRAL, ["missing"], "spir_kernel")
