@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-__all__ = ["device_spec", "cache_dir", "debug_ir", "opencl_vendor_override"]
+__all__ = ["device_spec", "cache_dir", "debug_ir", "opencl_vendor_override", "cuda_home_dirs"]
 
 
 def device_spec() -> str | None:
@@ -29,3 +29,8 @@ def debug_ir() -> bool:
 def opencl_vendor_override() -> str | None:
     """``OCL_ICD_VENDORS`` as the user set it; when set it is respected as is."""
     return os.environ.get("OCL_ICD_VENDORS") or None
+
+
+def cuda_home_dirs() -> list[str]:
+    """``CUDA_HOME`` then ``CUDA_PATH``: CUDA toolkit roots the user named (may be empty)."""
+    return [v for v in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH")) if v]
