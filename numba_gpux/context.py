@@ -230,24 +230,42 @@ _typing: GpuxTypingContext | None = None
 _target: GpuxTargetContext | None = None
 
 
+_ready = False
+
+
 def _build():
-    global _typing, _target
+    # Refresh under this target: Numba's @overload templates, instantiated while
+    # registries install, look up "the current target's" lowering context
+    # (templates._get_target_registry) and filter registrations by target.  Under
+    # the default target that builds (and re-refreshes, once per template) the
+    # whole CPU context: most of a first compile's time (issue 7).  The contexts
+    # are published before the refresh so those re-entrant look-ups find them.
+    global _typing, _target, _ready
     with _lock:
-        if _target is None:
-            t = GpuxTypingContext()
-            c = GpuxTargetContext(t)
-            c.refresh()
-            _typing, _target = t, c
+        if _ready or _target is not None:  # built, or being built by this thread
+            return
+        from numba.core.target_extension import target_override
+
+        t = GpuxTypingContext()
+        c = GpuxTargetContext(t)
+        _typing, _target = t, c
+        try:
+            with target_override(TARGET_NAME):
+                c.refresh()
+        except BaseException:
+            _typing = _target = None
+            raise
+        _ready = True
 
 
 def typing_context() -> GpuxTypingContext:
-    if _typing is None:
+    if not _ready:
         _build()
     return _typing
 
 
 def target_context() -> GpuxTargetContext:
-    if _target is None:
+    if not _ready:
         _build()
     return _target
 
