@@ -100,7 +100,9 @@ class Target:
     Fields are data; the methods below are the hooks, in pipeline order.  A
     subclass overrides only the hooks it needs.  ``fingerprint`` hashes the
     class and every field, so two descriptions that could produce different
-    code never share a cache entry.
+    code never share a cache entry.  It also hashes the content of the
+    target's overlay registry stack, so adding or replacing an overlay
+    (``numba_gpux.extending.overlay``) changes the fingerprint.
     """
 
     name: str
@@ -127,7 +129,8 @@ class Target:
     @property
     def fingerprint(self) -> str:
         cls = type(self)
-        h = hashlib.sha256(f"{cls.__module__}.{cls.__qualname__}|{self!r}".encode())
+        h = hashlib.sha256(f"{cls.__module__}.{cls.__qualname__}|{self!r}|"
+                           f"{self.overlays().digest}".encode())
         return h.hexdigest()[:20]
 
     def option(self, key: str, default: Any = None) -> Any:

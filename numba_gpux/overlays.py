@@ -6,6 +6,12 @@ target's own address spaces.  Registries stack: a target's own registry is
 searched first, then its families' (``spirv``), then the shared defaults.
 How deep the stack is changes nothing but the target's own fingerprint.
 
+Every registry keeps a content digest of its definitions; a stack's digest
+enters the fingerprint of the Target that uses it, so code compiled before an
+overlay was added or replaced is never reused after (``Target.fingerprint``).
+``epoch`` counts changes to any registry, for caches that must notice them
+cheaply (the launch path's per-signature shims).
+
 Definitions should be ``alwaysinline`` and externally visible (a plain
 ``define``): linking resolves the kernel's declarations against them, and the
 internalize stage then makes them internal.  A definition may ``declare``
@@ -14,11 +20,15 @@ what it calls.
 
 from __future__ import annotations
 
+import hashlib
 import re
 import threading
 from typing import Callable, Iterable
 
-__all__ = ["OverlayRegistry", "OverlayStack", "registry", "registry_stack", "SHARED"]
+__all__ = ["OverlayRegistry", "OverlayStack", "registry", "registry_stack", "SHARED", "epoch"]
+
+#: bumped by every ``define`` in any registry
+epoch = 0
 
 _DECL = re.compile(r"^declare .*$", re.M)
 _DEF_NAME = re.compile(r'^define [^@]*@"?([^"(]+)"?\(', re.M)
@@ -30,14 +40,43 @@ class OverlayRegistry:
     def __init__(self, name: str):
         self.name = name
         self._defs: dict[str, str | Callable[[], str]] = {}
+        self._tokens: dict[str, str] = {}
+        self._digest: str | None = None
         self._lock = threading.Lock()
         self.version = 0
 
-    def define(self, name: str, ir_text: str | Callable[[], str]) -> None:
-        """Register IR text (or a callable returning it) that defines *name*."""
+    def define(self, name: str, ir_text: str | Callable[[], str], token: str | None = None) -> None:
+        """Register IR text (or a callable returning it) that defines *name*.
+
+        *token* identifies the definition's content in cache keys; by default
+        it is a hash of the text, or for a callable its ``cache_token``
+        attribute or its qualified name.
+        """
+        global epoch
+        if token is None:
+            if callable(ir_text):
+                token = getattr(ir_text, "cache_token", None) or \
+                    f"{getattr(ir_text, '__module__', '')}.{getattr(ir_text, '__qualname__', repr(ir_text))}"
+            else:
+                token = hashlib.sha1(ir_text.encode()).hexdigest()
         with self._lock:
             self._defs[name] = ir_text
+            self._tokens[name] = str(token)
+            self._digest = None
             self.version += 1
+            epoch += 1
+
+    @property
+    def digest(self) -> str:
+        """A hash of every definition's name and content token."""
+        d = self._digest
+        if d is None:
+            with self._lock:
+                h = hashlib.sha1(self.name.encode())
+                for k in sorted(self._tokens):
+                    h.update(f"|{k}={self._tokens[k]}".encode())
+                d = self._digest = h.hexdigest()
+        return d
 
     def define_many(self, defs: dict[str, str]) -> None:
         for k, v in defs.items():
@@ -87,6 +126,11 @@ class OverlayStack:
             if text is not None:
                 return text
         return None
+
+    @property
+    def digest(self) -> str:
+        """The registries' digests combined: part of the fingerprint of a Target using this stack."""
+        return hashlib.sha1("|".join(r.digest for r in self.registries).encode()).hexdigest()[:20]
 
     def provides(self, name: str) -> bool:
         return any(name in reg for reg in self.registries)

@@ -1,0 +1,271 @@
+"""Tuning hooks: declared knobs looked up on the host, behind an inference barrier.
+
+A hook is a named question with a declared result type ("how many threads per
+block for a reduction of float32 on this device?").  Library authors
+:func:`declare` it once and :func:`implement` it per target (and optionally per
+device kind, such as ``"cpu"`` or ``"gpu"``); :func:`tuning` answers it on the
+host, at run time, for one target or device and one dtype.
+
+Compiled code never sees a hook.  A hook's value reaches a kernel only as an
+ordinary argument or as a compile-time constant that the caller makes part of
+the kernel explicitly (for example a closure constant of a kernel built per
+value).  So declaring, implementing, replacing or importing hook
+implementations changes no compiled kernel, no target fingerprint and no cache
+key: it costs zero recompilations.
+
+Example::
+
+    from numba_gpux import hooks
+
+    BLOCK = hooks.declare("mylib.block_size", int, "threads per block for mylib.op")
+
+    @hooks.implement("mylib.block_size")                  # the default
+    def _(q):
+        return 256
+
+    @hooks.implement("mylib.block_size", target="opencl", device_kind="cpu")
+    def _(q):
+        return 64 if q.dtype.itemsize >= 8 else 128
+
+    bs = gpux.tuning("mylib.block_size", device, np.float32)
+"""
+
+from __future__ import annotations
+
+import operator
+import threading
+import typing
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+from .errors import GpuxUserError
+
+__all__ = ["Hook", "HookError", "TuningQuery", "declare", "implement", "tuning", "get_hook",
+           "declared", "DEFAULT"]
+
+#: the target name that means "any target" in :func:`implement`
+DEFAULT = "default"
+
+
+class HookError(GpuxUserError):
+    """A hook was misused: unknown name, bad implementation, or a result of the wrong type."""
+
+
+@dataclass(frozen=True)
+class TuningQuery:
+    """What an implementation is asked about: passed as its only argument.
+
+    ``device`` is None when :func:`tuning` was given a target name or a
+    Target rather than a device; ``kind`` is then None too.
+    """
+
+    hook: str
+    target: str
+    kind: str | None
+    device: Any
+    dtype: np.dtype | None
+
+    def limit(self, key: str, default=None):
+        """A device limit (``max_threads_per_block``, ``compute_units``, ...) or *default*."""
+        if self.device is None:
+            return default
+        return self.device.limits.get(key, default)
+
+
+@dataclass
+class Hook:
+    """A declared hook: its name, declared result type, doc and implementations."""
+
+    name: str
+    result_type: Any
+    doc: str = ""
+    #: (target or DEFAULT, device kind or None) -> implementation
+    impls: dict = field(default_factory=dict, repr=False)
+
+    def check(self, value, where: str):
+        """*value* converted to the declared type, or a HookError saying what is wrong."""
+        try:
+            return _convert(value, self.result_type)
+        except (TypeError, ValueError) as e:
+            raise HookError(
+                f"hook {self.name!r}: the implementation {where} returned {value!r}, "
+                f"which is not a {_type_name(self.result_type)} ({e})") from None
+
+    def lookup(self, target: str, kind: str | None) -> tuple[Callable, str]:
+        """The most specific implementation: target+kind, target, default+kind, default."""
+        for key in ((target, kind), (target, None), (DEFAULT, kind), (DEFAULT, None)):
+            fn = self.impls.get(key)
+            if fn is not None:
+                return fn, _describe(key)
+        have = ", ".join(sorted(_describe(k) for k in self.impls)) or "none"
+        raise HookError(f"hook {self.name!r} has no implementation for target {target!r}"
+                        f"{f' (device kind {kind!r})' if kind else ''} and no default; "
+                        f"implementations: {have}")
+
+
+_hooks: dict[str, Hook] = {}
+_lock = threading.Lock()
+
+
+def _describe(key) -> str:
+    t, k = key
+    return f"{t}:{k}" if k else t
+
+
+def _type_name(spec) -> str:
+    if isinstance(spec, type):
+        return spec.__name__
+    if isinstance(spec, tuple):
+        if len(spec) == 2 and spec[1] is Ellipsis:
+            return f"tuple of {_type_name(spec[0])}"
+        return "(" + ", ".join(_type_name(s) for s in spec) + ")"
+    return str(spec)
+
+
+def _normalize_spec(spec):
+    """Accept ``int``, ``(int, int)``, ``(int, ...)``, ``tuple[int, ...]``, ``tuple[int, str]``."""
+    origin = typing.get_origin(spec)
+    if origin is tuple:
+        args = typing.get_args(spec)
+        return tuple(_normalize_spec(a) if a is not Ellipsis else a for a in args)
+    if isinstance(spec, tuple):
+        if not spec:
+            raise HookError("a hook's result type cannot be an empty tuple")
+        return tuple(_normalize_spec(a) if a is not Ellipsis else a for a in spec)
+    if isinstance(spec, type):
+        return spec
+    raise HookError(f"a hook's result type must be a type (int, float, str, bool), a tuple of "
+                    f"those, or (T, ...); not {spec!r}")
+
+
+def _convert(value, spec):
+    if isinstance(spec, tuple):
+        if not isinstance(value, (tuple, list)):
+            raise TypeError("expected a tuple")
+        if len(spec) == 2 and spec[1] is Ellipsis:
+            return tuple(_convert(v, spec[0]) for v in value)
+        if len(value) != len(spec):
+            raise ValueError(f"expected {len(spec)} items, got {len(value)}")
+        return tuple(_convert(v, s) for v, s in zip(value, spec))
+    if spec is int:
+        if isinstance(value, (bool, np.bool_)):
+            raise TypeError("a bool is not an int")
+        return operator.index(value)
+    if spec is float:
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.number)):
+            raise TypeError("expected a number")
+        return float(value)
+    if spec is bool:
+        if not isinstance(value, (bool, np.bool_)):
+            raise TypeError("expected a bool")
+        return bool(value)
+    if not isinstance(value, spec):
+        raise TypeError(f"got {type(value).__name__}")
+    return value
+
+
+def declare(name: str, result_type, doc: str = "") -> Hook:
+    """Declare the hook *name* with its result type (``int``, ``(int, int)``, ``(int, ...)``, ``str``...).
+
+    Declaring the same name again with the same type returns the existing hook
+    (so a module may be re-imported); a different type is an error.
+    """
+    if not isinstance(name, str) or not name:
+        raise HookError(f"a hook name must be a non-empty string, not {name!r}")
+    spec = _normalize_spec(result_type)
+    with _lock:
+        hook = _hooks.get(name)
+        if hook is not None:
+            if hook.result_type != spec:
+                raise HookError(f"hook {name!r} is already declared with result type "
+                                f"{_type_name(hook.result_type)}, not {_type_name(spec)}")
+            if doc and not hook.doc:
+                hook.doc = doc
+            return hook
+        hook = _hooks[name] = Hook(name, spec, doc)
+        return hook
+
+
+def get_hook(name) -> Hook:
+    """The declared hook *name* (or *name* itself when it is a Hook)."""
+    if isinstance(name, Hook):
+        return name
+    hook = _hooks.get(name)
+    if hook is None:
+        raise HookError(f"no hook named {name!r} is declared; declared hooks: "
+                        f"{', '.join(sorted(_hooks)) or 'none'}")
+    return hook
+
+
+def declared() -> dict[str, Hook]:
+    """Every declared hook, by name."""
+    return dict(_hooks)
+
+
+def implement(name, target: str = DEFAULT, device_kind: str | None = None, fn: Callable | None = None):
+    """Register *fn* as the implementation of hook *name* for *target* (and *device_kind*).
+
+    Use as a decorator (``@implement("lib.block", target="cuda")``) or call it
+    with ``fn=``.  *target* ``"default"`` (the default) applies to every target
+    without its own implementation.  A later registration for the same
+    (target, kind) replaces the earlier one.  *fn* takes one
+    :class:`TuningQuery` and returns a value of the hook's declared type; it
+    may also be a plain constant.  Registering never touches compiled code.
+    """
+    hook = get_hook(name)
+    if not isinstance(target, str) or not target:
+        raise HookError(f"implement(): target must be a target name or 'default', not {target!r}")
+    if device_kind is not None and not isinstance(device_kind, str):
+        raise HookError(f"implement(): device_kind must be a string such as 'gpu' or 'cpu', "
+                        f"not {device_kind!r}")
+
+    def register(f):
+        impl = f if callable(f) else (lambda q, _v=hook.check(f, "given"): _v)
+        with _lock:
+            hook.impls[(target, device_kind)] = impl
+        return f
+
+    if fn is not None:
+        return register(fn)
+    return register
+
+
+def _target_and_device(target_or_device):
+    from .devices import Device
+    from .interface import Target
+
+    if isinstance(target_or_device, Device):
+        return target_or_device.target_name, target_or_device.kind, target_or_device
+    if isinstance(target_or_device, Target):
+        return target_or_device.name, None, None
+    if isinstance(target_or_device, str):
+        return target_or_device, None, None
+    if target_or_device is None:
+        from .devices import default_device
+
+        d = default_device()
+        return d.target_name, d.kind, d
+    raise HookError(f"tuning(): expected a Device, a Target or a target name, "
+                    f"not {target_or_device!r}")
+
+
+def tuning(hook, target_or_device=None, dtype=None):
+    """The value of *hook* for *target_or_device* (default: the current device) and *dtype*.
+
+    Looks up the most specific implementation (target and device kind, then
+    target, then the default for that kind, then the default), calls it with a
+    :class:`TuningQuery`, and checks the result against the declared type.
+    """
+    h = get_hook(hook)
+    tname, kind, dev = _target_and_device(target_or_device)
+    dt = None
+    if dtype is not None:
+        try:
+            dt = np.dtype(dtype)
+        except TypeError:
+            raise HookError(f"tuning({h.name!r}): {dtype!r} is not a dtype") from None
+    fn, where = h.lookup(tname, kind)
+    value = fn(TuningQuery(h.name, tname, kind, dev, dt))
+    return h.check(value, f"for {where}")
