@@ -73,6 +73,11 @@ class GpuxTypingContext(TypingBaseContext):
         from .language import typing as gpux_typing
 
         self.install_registry(gpux_typing.registry)
+        from .language import subgroups, types as gpux_types, printing, debug  # issue 3
+        self.install_registry(subgroups.typing_registry)
+        self.install_registry(gpux_types.typing_registry)
+        self.install_registry(printing.typing_registry)
+        self.install_registry(debug.typing_registry)
         self.install_registry(mathdecl.registry)
         self.install_registry(cmathdecl.registry)
         self.install_registry(npydecl.registry)
@@ -186,6 +191,11 @@ class GpuxTargetContext(BaseContext):
         from .language import lowering as gpux_lowering
 
         self.install_registry(gpux_lowering.registry)
+        from .language import subgroups, types as gpux_types, printing, debug  # issue 3
+        self.install_registry(subgroups.lowering_registry)
+        self.install_registry(gpux_types.lowering_registry)
+        self.install_registry(printing.lowering_registry)
+        self.install_registry(debug.lowering_registry)
         for reg in _extra_lowering_registries:
             self.install_registry(reg)
 
@@ -206,7 +216,9 @@ class GpuxTargetContext(BaseContext):
 
     @property
     def call_conv(self):
-        return callconv.MinimalCallConv(self)
+        from .language.debug import GpuxCallConv  # process-wide user exception ids
+
+        return GpuxCallConv(self)
 
     def create_module(self, name):
         return self._codegen.create_ir_module(name)

@@ -86,3 +86,93 @@ def declare(module: ir.Module, name: str) -> ir.Function:
 def call(builder: ir.IRBuilder, name: str, *args):
     """Emit a call to the portable intrinsic *name*."""
     return builder.call(declare(builder.module, name), list(args))
+
+
+# ------------------------------------------------- sub-groups, types, printing, debug
+# (issue 3, items 4-7; lowered by language/{subgroups,types,printing}.py)
+I1 = ir.IntType(1)
+F16 = ir.HalfType()
+_SG_SHUFFLE_T = {"i32": I32, "i64": I64, "f32": ir.FloatType(), "f64": ir.DoubleType()}
+_SG_REDUCE_T = {"i32": I32, "u32": I32, "i64": I64, "u64": I64,
+                "f32": ir.FloatType(), "f64": ir.DoubleType()}
+#: sub-group reductions; the bitwise ones exist for integer suffixes only
+SG_REDUCE_OPS = ("add", "mul", "min", "max", "and", "or", "xor")
+
+_add("__gpux_sg_lane_id", I32, [],
+     "Index of the work-item within its sub-group (warp), 0 <= lane < size; OpenCL "
+     "get_sub_group_local_id, CUDA %laneid.")
+_add("__gpux_sg_size", I32, [],
+     "Number of work-items in the caller's sub-group (never assume 32); OpenCL "
+     "get_sub_group_size, CUDA warpSize (or fewer in a partial last warp).")
+_add("__gpux_sg_id", I32, [],
+     "Index of the caller's sub-group within its work-group; OpenCL get_sub_group_id, CUDA "
+     "linear thread index / warpSize.")
+_add("__gpux_sg_count", I32, [],
+     "Number of sub-groups in the work-group; OpenCL get_num_sub_groups, CUDA "
+     "ceil(threads per block / warpSize).")
+for _sfx, _t in _SG_SHUFFLE_T.items():
+    _add(f"__gpux_sg_shuffle_{_sfx}", _t, [_t, I32],
+         "The value held by lane `lane` of the caller's sub-group (lane must be in [0, size)); "
+         "every lane of the sub-group must call it.  OpenCL sub_group_shuffle, CUDA shfl.sync.idx.")
+    _add(f"__gpux_sg_shuffle_up_{_sfx}", _t, [_t, I32],
+         "The value of lane (lane_id - delta); lanes with lane_id < delta get their own value. "
+         "OpenCL sub_group_shuffle_up + select, CUDA shfl.sync.up.")
+    _add(f"__gpux_sg_shuffle_down_{_sfx}", _t, [_t, I32],
+         "The value of lane (lane_id + delta); lanes whose source lies outside the sub-group get "
+         "their own value.  OpenCL sub_group_shuffle_down + select, CUDA shfl.sync.down.")
+    _add(f"__gpux_sg_shuffle_xor_{_sfx}", _t, [_t, I32],
+         "The value of lane (lane_id ^ mask); a source outside the sub-group gives the caller's "
+         "own value.  OpenCL sub_group_shuffle_xor + select, CUDA shfl.sync.bfly.")
+_add("__gpux_sg_all", I32, [I32],
+     "1 if the predicate (non-zero) holds on every active lane of the sub-group, else 0; "
+     "OpenCL sub_group_all, CUDA vote.sync.all.")
+_add("__gpux_sg_any", I32, [I32],
+     "1 if the predicate holds on any active lane of the sub-group, else 0; OpenCL "
+     "sub_group_any, CUDA vote.sync.any.")
+_add("__gpux_sg_ballot", I64, [I32],
+     "Bit i set when the predicate holds on lane i (lanes 0..63; wider sub-groups lose the "
+     "upper lanes); OpenCL sub_group_ballot (low 64 bits), CUDA vote.sync.ballot (zero-extended).")
+for _op in SG_REDUCE_OPS:
+    for _sfx, _t in _SG_REDUCE_T.items():
+        if _op in ("and", "or", "xor") and _sfx[0] == "f":
+            continue
+        _add(f"__gpux_sg_reduce_{_op}_{_sfx}", _t, [_t],
+             f"The {_op} of the value over every lane of the sub-group, returned to every lane "
+             f"({_sfx[0] == 'u' and 'unsigned' or 'signed'} for integers); OpenCL "
+             f"sub_group_(non_uniform_)reduce_{_op}, CUDA a shfl.sync.bfly butterfly.")
+
+for _fn in MATH_UNARY:
+    _add(f"__gpux_{_fn}_f16", F16, [F16],
+         f"C99 {_fn} on float16.  The shared registry computes it through __gpux_{_fn}_f32; a "
+         f"target with half-precision math (OpenCL cl_khr_fp16) overrides it.")
+for _fn in MATH_BINARY:
+    _add(f"__gpux_{_fn}_f16", F16, [F16, F16],
+         f"C99 {_fn} on float16, computed through float32 unless the target overrides it.")
+
+#: print(): one intrinsic per argument list, named __gpux_printf_<codes>, each code
+#: 'l' (an i64) or 'd' (a double), at most PRINTF_MAX_ARGS values
+PRINTF_MAX_ARGS = 8
+
+
+def printf_name(codes: str) -> str:
+    """The portable printf intrinsic for argument codes such as ``"ld"``."""
+    name = f"__gpux_printf_{codes}"
+    if name not in INTRINSICS:
+        _add(name, I32, [ir.PointerType(addrspace=4)] + [I64 if c == "l" else ir.DoubleType()
+                                                        for c in codes],
+             "C printf with a format string in the constant address space (neutral 4) and the "
+             "given i64 ('l') / double ('d') values; output reaches the host's stdout after the "
+             "launch completes.  OpenCL printf (OpenCL.std ext-inst), CUDA vprintf.")
+    return name
+
+
+def _printf_names(n):
+    if n == 0:
+        return [""]
+    return [p + c for p in _printf_names(n - 1) for c in "ld"]
+
+
+for _n in range(PRINTF_MAX_ARGS + 1):
+    for _codes in _printf_names(_n):
+        printf_name(_codes)
+

@@ -1,0 +1,173 @@
+"""Device-side errors: ``raise``, ``assert`` and out-of-bounds indexing in kernels.
+
+Numba's MinimalCallConv returns a status code from every function; a user
+exception is a code >= 1 that indexes a per-function table.  Device functions
+propagate their callee's code unchanged, so per-function tables would collide.
+:class:`GpuxCallConv` therefore numbers user exceptions process-wide
+(:data:`EXCEPTIONS`), with the source location of the raising statement.
+
+With ``debug=True`` the kernel entry wrapper takes one hidden global buffer
+(:class:`ErrorBuffer`, int32[8]: flag, code, thread x y z, block x y z).  The
+first work-item whose call returns an error claims slot 0 with a
+compare-and-swap and records its code and indices; the launch path reads the
+buffer after the launch and raises the Python exception, naming the kernel,
+the source line and the thread and block.  Without ``debug`` the wrapper
+ignores the status: no buffer, no atomics, no bounds checks.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+
+import numpy as np
+from llvmlite import ir
+from numba.core import callconv
+from numba.core.imputils import Registry as LoweringRegistry
+from numba.core.typing.templates import Registry
+
+from .intrinsics import call
+
+__all__ = ["GpuxCallConv", "EXCEPTIONS", "ErrorBuffer", "emit_error_record",
+           "ERROR_SLOTS", "typing_registry", "lowering_registry", "DeviceError"]
+
+typing_registry = Registry()
+lowering_registry = LoweringRegistry("numba_gpux.debug")
+
+#: int32 slots of the hidden error buffer
+ERROR_SLOTS = 8
+I32 = ir.IntType(32)
+
+
+class DeviceError(Exception):
+    """A status code from a kernel that names no known exception."""
+
+
+class _ExceptionTable:
+    """Process-wide user exception ids: id -> (class, args, (function, file, line))."""
+
+    def __init__(self):
+        self._by_id: dict[int, tuple] = {}
+        self._by_key: dict[tuple, int] = {}
+        self._lock = threading.Lock()
+
+    def add(self, exc, exc_args, locinfo) -> int:
+        key = (exc, repr(exc_args), locinfo)
+        with self._lock:
+            got = self._by_key.get(key)
+            if got is None:
+                got = len(self._by_id) + callconv.FIRST_USEREXC
+                self._by_id[got] = (exc, exc_args, locinfo)
+                self._by_key[key] = got
+            return got
+
+    def get(self, code: int):
+        return self._by_id.get(code)
+
+    def __len__(self):
+        return len(self._by_id)
+
+
+EXCEPTIONS = _ExceptionTable()
+
+
+def _current_lowering_loc():
+    """The source location Numba is lowering now (bounds checks pass none)."""
+    from numba.core.lowering import BaseLower
+
+    f = sys._getframe(2)
+    while f is not None:
+        obj = f.f_locals.get("self")
+        if isinstance(obj, BaseLower):
+            return getattr(obj, "loc", None), obj.fndesc.qualname
+        f = f.f_back
+    return None, None
+
+
+class GpuxCallConv(callconv.MinimalCallConv):
+    """MinimalCallConv with process-wide exception ids and source locations."""
+
+    def return_user_exc(self, builder, exc, exc_args=None, loc=None, func_name=None):
+        if exc is not None and not issubclass(exc, BaseException):
+            raise TypeError(f"exc should be None or an exception class, got {exc!r}")
+        low_name = None
+        if loc is None:
+            loc, low_name = _current_lowering_loc()
+        locinfo = None
+        if loc is not None:
+            fname = loc._raw_function_name() or func_name or low_name
+            locinfo = (fname, loc.filename, loc.line)
+        code = EXCEPTIONS.add(exc, exc_args, locinfo)
+        self._return_errcode_raw(builder, callconv._const_int(code))
+
+
+def emit_error_record(builder: ir.IRBuilder, buf, status) -> None:
+    """In a debug kernel's wrapper: record a failing *status* in the error buffer *buf*
+    (a global ``ptr addrspace(1)``).  The first failing work-item wins."""
+    with builder.if_then(status.is_error, likely=False):
+        code = status.code
+        old = builder.cmpxchg(buf, ir.Constant(I32, 0), ir.Constant(I32, 1), "monotonic",
+                              "monotonic")
+        won = builder.icmp_unsigned("==", builder.extract_value(old, 0), ir.Constant(I32, 0))
+        with builder.if_then(won):
+            vals = [code]
+            for intr in ("__gpux_thread_idx", "__gpux_block_idx"):
+                for d in range(3):
+                    vals.append(builder.trunc(call(builder, intr, ir.Constant(I32, d)), I32))
+            for i, v in enumerate(vals, start=1):
+                ptr = builder.gep(buf, [ir.Constant(I32, i)], inbounds=True, source_etype=I32)
+                builder.store(v, ptr)
+
+
+def _message(kernel: str, code: int, slots) -> BaseException:
+    tid = tuple(int(x) for x in slots[2:5])
+    bid = tuple(int(x) for x in slots[5:8])
+    where = f"thread_idx={tid}, block_idx={bid}"
+    info = EXCEPTIONS.get(code)
+    if info is None:
+        if code == -1:
+            return DeviceError(f"kernel {kernel!r} failed in {where} (a Python-level error)")
+        return DeviceError(f"kernel {kernel!r} failed with status {code} in {where}")
+    exc, args, loc = info
+    exc = exc or DeviceError
+    if loc is not None:
+        func, filename, line = loc
+        src = f"{filename}:{line} (in {func})"
+    else:
+        src = "an unknown line"
+    detail = f"in kernel {kernel!r}, at {src}, {where}"
+    args = tuple(args or ())
+    if args and isinstance(args[0], str):
+        args = (f"{args[0]} [{detail}]",) + args[1:]
+    elif not args:
+        args = (f"[{detail}]",)
+    else:
+        args = args + (detail,)
+    try:
+        return exc(*args)
+    except Exception:
+        return DeviceError(f"{exc.__name__}{args!r}")
+
+
+class ErrorBuffer:
+    """The hidden per-launch error buffer of a debug kernel on one device."""
+
+    __slots__ = ("array", "zeros", "kernel")
+
+    def __init__(self, device, kernel_name: str):
+        from ..memory import device_array
+
+        self.zeros = np.zeros(ERROR_SLOTS, np.int32)
+        self.array = device_array(ERROR_SLOTS, np.int32, device=device)
+        self.kernel = kernel_name
+
+    def arm(self, queue=None):
+        """Clear the buffer; returns the handle to pass as the hidden argument."""
+        self.array.copy_to_device(self.zeros)
+        return self.array._alloc.handle
+
+    def check(self) -> None:
+        """After a launch: raise the exception the kernel reported, if any."""
+        slots = self.array.copy_to_host()
+        if slots[0]:
+            raise _message(self.kernel, int(slots[1]), slots)

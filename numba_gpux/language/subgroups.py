@@ -1,0 +1,221 @@
+"""Sub-groups (CUDA warps, OpenCL sub-groups): ``gpux.subgroup.<op>``.
+
+Typing and lowering to the ``__gpux_sg_*`` intrinsics (see ``intrinsics.py``
+for what a target must provide).  Nothing here assumes a sub-group width:
+kernels read it with ``subgroup.size()``.
+
+Values of any integer, float or bool type can be shuffled (they travel as
+i32/i64/f32/f64 and are converted back); reductions take ``op`` as a string
+literal: ``"add"``, ``"mul"``, ``"min"``, ``"max"``, and for integers also
+``"and"``, ``"or"``, ``"xor"``.
+"""
+
+from __future__ import annotations
+
+from llvmlite import ir
+from numba.core import types
+from numba.core.imputils import Registry as LoweringRegistry
+from numba.core.typing.templates import AbstractTemplate, Registry, signature
+
+from .intrinsics import SG_REDUCE_OPS, call
+from .stubs import Stub
+
+__all__ = ["subgroup", "typing_registry", "lowering_registry"]
+
+I32 = ir.IntType(32)
+I64 = ir.IntType(64)
+
+
+class _Namespace(Stub):
+    """A namespace of kernel intrinsics (``gpux.subgroup``)."""
+
+    def __init__(self, name, description, members):
+        super().__init__(name, description)
+        for k, v in members.items():
+            setattr(self, k, v)
+
+    def __call__(self, *a, **k):
+        raise TypeError(f"{self._name} is a namespace; call one of its functions")
+
+
+def _stub(name, doc):
+    return Stub(f"subgroup.{name}", doc)
+
+
+subgroup = _Namespace("subgroup", "Sub-group (warp) intrinsics; never assume a width of 32.", {
+    "lane_id": _stub("lane_id", "lane_id() -> int32: index of this work-item in its sub-group."),
+    "size": _stub("size", "size() -> int32: number of work-items in this sub-group."),
+    "id": _stub("id", "id() -> int32: index of this sub-group within the work-group."),
+    "count": _stub("count", "count() -> int32: number of sub-groups in the work-group."),
+    "shuffle": _stub("shuffle", "shuffle(value, lane): the value held by `lane`."),
+    "shuffle_up": _stub("shuffle_up", "shuffle_up(value, delta): the value of lane_id - delta "
+                                      "(own value where that is below 0)."),
+    "shuffle_down": _stub("shuffle_down", "shuffle_down(value, delta): the value of lane_id + "
+                                          "delta (own value where that is outside the sub-group)."),
+    "shuffle_xor": _stub("shuffle_xor", "shuffle_xor(value, mask): the value of lane_id ^ mask."),
+    "all": _stub("all", "all(pred) -> bool: pred holds on every lane."),
+    "any": _stub("any", "any(pred) -> bool: pred holds on some lane."),
+    "ballot": _stub("ballot", "ballot(pred) -> uint64: bit i set where pred holds on lane i "
+                              "(lanes 0-63)."),
+    "reduce": _stub("reduce", "reduce(value, op) -> value's type: op ('add', 'mul', 'min', "
+                              "'max', 'and', 'or', 'xor') over every lane of the sub-group."),
+})
+
+typing_registry = Registry()
+lowering_registry = LoweringRegistry("numba_gpux.subgroups")
+_lower = lowering_registry.lower
+
+typing_registry.register_global(subgroup, types.Module(subgroup))
+
+_VALUE = (types.Integer, types.Float, types.Boolean)
+
+
+def _template(stub, resolver):
+    class T(AbstractTemplate):
+        key = stub
+        prefer_literal = True
+
+        def generic(self, args, kws):
+            if kws:
+                return None
+            return resolver(*args)
+
+    T.__name__ = f"Subgroup_{stub._name.split('.')[-1]}"
+    typing_registry.register(T)
+    typing_registry.register_global(stub, types.Function(T))
+    return T
+
+
+def _nullary(ret):
+    return lambda *args: signature(ret) if not args else None
+
+
+def _shuffle_sig(*args):
+    if len(args) != 2:
+        return None
+    val, lane = args
+    val = types.unliteral(val)
+    if isinstance(val, _VALUE) and isinstance(lane, types.Integer):
+        return signature(val, val, types.int32)
+    return None
+
+
+def _vote_sig(ret):
+    def resolve(*args):
+        if len(args) == 1 and isinstance(types.unliteral(args[0]), _VALUE):
+            return signature(ret, types.boolean)
+        return None
+    return resolve
+
+
+def _reduce_sig(*args):
+    if len(args) != 2:
+        return None
+    val, op = args
+    val = types.unliteral(val)
+    if not isinstance(op, types.StringLiteral) or not isinstance(val, (types.Integer, types.Float)):
+        return None
+    if op.literal_value not in SG_REDUCE_OPS:
+        raise types.errors.TypingError(
+            f"subgroup.reduce: op must be one of {', '.join(map(repr, SG_REDUCE_OPS))}, "
+            f"not {op.literal_value!r}")
+    if isinstance(val, types.Float) and op.literal_value in ("and", "or", "xor"):
+        raise types.errors.TypingError(
+            f"subgroup.reduce: {op.literal_value!r} needs integers, not {val}")
+    if isinstance(val, types.Float) and val.bitwidth < 32:
+        val = types.float32
+    return signature(val, val, op)
+
+
+for _name, _ret in (("lane_id", types.int32), ("size", types.int32), ("id", types.int32),
+                    ("count", types.int32)):
+    _template(getattr(subgroup, _name), _nullary(_ret))
+for _name in ("shuffle", "shuffle_up", "shuffle_down", "shuffle_xor"):
+    _template(getattr(subgroup, _name), _shuffle_sig)
+_template(subgroup.all, _vote_sig(types.boolean))
+_template(subgroup.any, _vote_sig(types.boolean))
+_template(subgroup.ballot, _vote_sig(types.uint64))
+_template(subgroup.reduce, _reduce_sig)
+
+
+# ------------------------------------------------------------------ lowering
+
+def _nullary_impl(intrinsic):
+    def impl(context, builder, sig, args):
+        return call(builder, intrinsic)
+    return impl
+
+
+for _name, _intr in (("lane_id", "__gpux_sg_lane_id"), ("size", "__gpux_sg_size"),
+                     ("id", "__gpux_sg_id"), ("count", "__gpux_sg_count")):
+    _lower(getattr(subgroup, _name))(_nullary_impl(_intr))
+
+
+def _to_carrier(builder, ty, v):
+    """(carrier suffix, carrier value) for a value of Numba type *ty*."""
+    if isinstance(ty, types.Boolean):
+        return "i32", builder.zext(v, I32)
+    if isinstance(ty, types.Integer):
+        if ty.bitwidth == 64:
+            return "i64", v
+        ext = builder.sext if ty.signed else builder.zext
+        return "i32", ext(v, I32) if ty.bitwidth < 32 else v
+    if ty.bitwidth == 16:  # float16 travels as its bits
+        return "i32", builder.zext(builder.bitcast(v, ir.IntType(16)), I32)
+    return ("f32" if ty.bitwidth == 32 else "f64"), v
+
+
+def _from_carrier(builder, ty, v, llty):
+    if isinstance(ty, types.Boolean):
+        return builder.icmp_unsigned("!=", v, ir.Constant(I32, 0))
+    if isinstance(ty, types.Float) and ty.bitwidth == 16:
+        return builder.bitcast(builder.trunc(v, ir.IntType(16)), llty)
+    if v.type != llty:
+        return builder.trunc(v, llty)
+    return v
+
+
+def _shuffle_impl(kind):
+    def impl(context, builder, sig, args):
+        ty = sig.args[0]
+        val, lane = args
+        lane = context.cast(builder, lane, sig.args[1], types.int32)
+        sfx, carrier = _to_carrier(builder, ty, val)
+        res = call(builder, f"__gpux_sg_{kind}_{sfx}", carrier, lane)
+        return _from_carrier(builder, ty, res, context.get_value_type(ty))
+    return impl
+
+
+for _kind in ("shuffle", "shuffle_up", "shuffle_down", "shuffle_xor"):
+    _lower(getattr(subgroup, _kind), types.Any, types.Any)(_shuffle_impl(_kind))
+
+
+def _vote_impl(intrinsic):
+    def impl(context, builder, sig, args):
+        pred = context.cast(builder, args[0], sig.args[0], types.boolean)
+        res = call(builder, intrinsic, builder.zext(pred, I32))
+        if sig.return_type == types.boolean:
+            return builder.icmp_unsigned("!=", res, ir.Constant(I32, 0))
+        return res
+    return impl
+
+
+_lower(subgroup.all, types.Any)(_vote_impl("__gpux_sg_all"))
+_lower(subgroup.any, types.Any)(_vote_impl("__gpux_sg_any"))
+_lower(subgroup.ballot, types.Any)(_vote_impl("__gpux_sg_ballot"))
+
+
+@_lower(subgroup.reduce, types.Any, types.StringLiteral)
+def _reduce_impl(context, builder, sig, args):
+    ty = sig.args[0]
+    op = sig.args[1].literal_value
+    val = args[0]
+    if isinstance(ty, types.Integer):
+        width = 64 if ty.bitwidth == 64 else 32
+        sfx = f"{'i' if ty.signed else 'u'}{width}"
+        if ty.bitwidth < 32:
+            val = (builder.sext if ty.signed else builder.zext)(val, I32)
+        res = call(builder, f"__gpux_sg_reduce_{op}_{sfx}", val)
+        return builder.trunc(res, context.get_value_type(ty)) if ty.bitwidth < 32 else res
+    sfx = "f32" if ty.bitwidth == 32 else "f64"
+    return call(builder, f"__gpux_sg_reduce_{op}_{sfx}", val)
