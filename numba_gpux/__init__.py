@@ -22,6 +22,7 @@ from .errors import (  # noqa: E402
     InternalCompilerError, ToolchainError,
 )
 from .launch import NumpyArgumentWarning  # noqa: E402
+from .language.subgroups import subgroup  # noqa: E402
 
 __all__ = [
     "__version__",
@@ -32,4 +33,5 @@ __all__ = [
     "compile", "synchronize",
     "GpuxUserError", "LaunchError", "DeviceNotFoundError", "ValidationError",
     "UnsupportedError", "InternalCompilerError", "ToolchainError", "NumpyArgumentWarning",
+    "subgroup",
 ]
