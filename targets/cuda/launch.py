@@ -1,0 +1,368 @@
+"""CUDA runtime binding on cuda-python's driver API (``cuda.bindings.driver``).
+
+Discovery returns ``[]`` when cuda-python, the driver or a GPU is missing.
+One primary context per device, made current lazily on each thread that uses
+it.  Allocations are plain ``cuMemAlloc`` device pointers (ints), so the
+launch shim packs them like any other 64-bit value.  Implements the runtime
+protocol of :mod:`numba_gpux.launch`.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import struct
+import threading
+
+import numpy as np
+
+from numba_gpux.devices import Device
+from numba_gpux.errors import GpuxUserError, LaunchError
+
+__all__ = ["discover", "CUDARuntime", "CUDAError"]
+
+
+class CUDAError(RuntimeError):
+    """A CUDA driver call failed."""
+
+
+_drv = None
+
+
+def _driver():
+    global _drv
+    if _drv is None:
+        from cuda.bindings import driver
+
+        _drv = driver
+    return _drv
+
+
+def _check(result):
+    """cuda-python returns (CUresult, values...); raise on an error, return the values."""
+    err, *rest = result if isinstance(result, tuple) else (result,)
+    drv = _driver()
+    if err != drv.CUresult.CUDA_SUCCESS:
+        _, name = drv.cuGetErrorName(err)
+        _, text = drv.cuGetErrorString(err)
+        name = name.decode() if isinstance(name, bytes) else str(name)
+        text = text.decode() if isinstance(text, bytes) else str(text)
+        raise CUDAError(f"{name}: {text}")
+    if not rest:
+        return None
+    return rest[0] if len(rest) == 1 else tuple(rest)
+
+
+_ATTRS = {
+    "max_threads_per_block": "CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK",
+    "max_block_dim_x": "CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X",
+    "max_block_dim_y": "CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y",
+    "max_block_dim_z": "CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z",
+    "max_grid_dim_x": "CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X",
+    "max_grid_dim_y": "CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y",
+    "max_grid_dim_z": "CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z",
+    "max_shared_bytes": "CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN",
+    "default_shared_bytes": "CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK",
+    "compute_units": "CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT",
+    "warp_size": "CU_DEVICE_ATTRIBUTE_WARP_SIZE",
+    "cc_major": "CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR",
+    "cc_minor": "CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR",
+}
+
+
+def _attributes(drv, dev) -> dict:
+    out = {}
+    for key, name in _ATTRS.items():
+        out[key] = int(_check(drv.cuDeviceGetAttribute(getattr(drv.CUdevice_attribute, name), dev)))
+    return out
+
+
+def discover() -> list[Device]:
+    """Every CUDA GPU, or [] without cuda-python, a driver or a GPU (never raises)."""
+    try:
+        drv = _driver()
+        _check(drv.cuInit(0))
+        count = int(_check(drv.cuDeviceGetCount()))
+    except Exception:
+        return []
+    found: list[Device] = []
+    for i in range(count):
+        try:
+            dev = _check(drv.cuDeviceGet(i))
+            raw = _check(drv.cuDeviceGetName(256, dev))
+            name = raw.split(b"\0", 1)[0].decode(errors="replace").strip()
+            a = _attributes(drv, dev)
+            total = int(_check(drv.cuDeviceTotalMem(dev)))
+            version = int(_check(drv.cuDriverGetVersion()))
+        except Exception:
+            continue
+        cc = (a["cc_major"], a["cc_minor"])
+        limits = {
+            "compute_capability": cc,
+            "max_threads_per_block": a["max_threads_per_block"],
+            "max_block_dims": (a["max_block_dim_x"], a["max_block_dim_y"], a["max_block_dim_z"]),
+            "max_grid_dims": (a["max_grid_dim_x"], a["max_grid_dim_y"], a["max_grid_dim_z"]),
+            "max_shared_bytes": a["max_shared_bytes"],
+            "default_shared_bytes": a["default_shared_bytes"],
+            "compute_units": a["compute_units"],
+            "warp_size": a["warp_size"],
+            "global_mem_bytes": total,
+            "driver_version": f"{version // 1000}.{version % 1000 // 10}",
+        }
+        feats = frozenset({"fp64", "int64_atomics", "float_atomics", "subgroups"}
+                          | ({"fp16"} if cc >= (5, 3) else set()))
+        found.append(Device(
+            target_name="cuda", index=len(found), name=name, kind="gpu", vendor="NVIDIA",
+            runtime=CUDARuntime(i, dev, limits), limits=limits, target_features=feats,
+            platform="CUDA", kind_index=len(found)))
+    return found
+
+
+# struct formats of one 8-byte kernel-parameter slot per ABI leaf
+_SLOT = {np.dtype(np.float32): "f4x", np.dtype(np.float64): "d", np.dtype(np.int8): "b7x",
+         np.dtype(np.uint8): "B7x", np.dtype(np.int16): "h6x", np.dtype(np.uint16): "H6x",
+         np.dtype(np.int32): "i4x", np.dtype(np.uint32): "I4x", np.dtype(np.int64): "q",
+         np.dtype(np.uint64): "Q", np.dtype(np.float16): "e6x", np.dtype(np.bool_): "?7x"}
+
+
+class _Kernel:
+    """A loaded CUfunction and how to pack its parameters."""
+
+    __slots__ = ("function", "name", "module", "packer", "buffer", "pointers", "lock",
+                 "shared_set")
+
+    def __init__(self, function, name, module):
+        self.function = function
+        self.name = name
+        self.module = module  # keeps the module loaded while the kernel lives
+        self.packer = None
+        self.buffer = None
+        self.pointers = 0
+        self.lock = threading.Lock()
+        self.shared_set = 0
+
+
+class CUDARuntime:
+    """One CUDA device: its primary context, default stream, memory, modules and launches."""
+
+    def __init__(self, ordinal: int, cu_device, limits: dict):
+        self.ordinal = ordinal
+        self.cu_device = cu_device
+        self.limits = limits
+        self._ctx = None
+        self._lock = threading.Lock()
+        self._tls = threading.local()
+
+    # -- context --------------------------------------------------------------
+    def _current(self):
+        """Make this device's primary context current on the calling thread."""
+        if getattr(self._tls, "ctx", None) is None:
+            drv = _driver()
+            with self._lock:
+                if self._ctx is None:
+                    self._ctx = _check(drv.cuDevicePrimaryCtxRetain(self.cu_device))
+            _check(drv.cuCtxSetCurrent(self._ctx))
+            self._tls.ctx = self._ctx
+        return self._ctx
+
+    @staticmethod
+    def _stream(queue) -> int:
+        """The CUstream handle (an int; 0 = the default stream) of *queue*: one of
+        ours, an object carrying one as ``.gpux_queue``, or a foreign stream object
+        (PyTorch's ``.cuda_stream``, CuPy's ``.ptr``)."""
+        if queue is None or queue == 0:
+            return 0
+        q = getattr(queue, "gpux_queue", queue)
+        if q is None:
+            return 0
+        for attr in ("cuda_stream", "ptr"):
+            v = getattr(q, attr, None)
+            if isinstance(v, int):
+                return v
+        return int(q)
+
+    # -- memory ---------------------------------------------------------------
+    def alloc(self, nbytes: int) -> int:
+        self._current()
+        drv = _driver()
+        try:
+            return int(_check(drv.cuMemAlloc(int(nbytes))))
+        except CUDAError as e:
+            raise GpuxUserError(f"cannot allocate {nbytes} bytes on CUDA device "
+                                f"{self.ordinal}: {e}") from None
+
+    def free(self, handle) -> None:
+        if handle:
+            drv = _driver()
+            self._current()
+            drv.cuMemFree(drv.CUdeviceptr(int(handle)))
+
+    def write(self, handle, offset: int, host: np.ndarray, queue=None) -> None:
+        self._current()
+        drv = _driver()
+        host = np.ascontiguousarray(host) if not (host.flags.c_contiguous or
+                                                  host.flags.f_contiguous) else host
+        s = self._stream(queue)
+        _check(drv.cuMemcpyHtoDAsync(drv.CUdeviceptr(int(handle) + int(offset)),
+                                     host.ctypes.data, host.nbytes, s))
+        _check(drv.cuStreamSynchronize(s))
+
+    def read(self, host: np.ndarray, handle, offset: int, queue=None) -> None:
+        self._current()
+        drv = _driver()
+        s = self._stream(queue)
+        _check(drv.cuMemcpyDtoHAsync(host.ctypes.data,
+                                     drv.CUdeviceptr(int(handle) + int(offset)), host.nbytes, s))
+        _check(drv.cuStreamSynchronize(s))
+
+    def copy(self, dst, dst_offset: int, src, src_offset: int, nbytes: int, queue=None) -> None:
+        """Device-to-device copy (ordered on *queue*)."""
+        self._current()
+        drv = _driver()
+        _check(drv.cuMemcpyDtoDAsync(drv.CUdeviceptr(int(dst) + int(dst_offset)),
+                                     drv.CUdeviceptr(int(src) + int(src_offset)),
+                                     int(nbytes), self._stream(queue)))
+
+    # -- code -----------------------------------------------------------------
+    def load(self, artifact):
+        """A CUmodule from the artifact's cubin (if it loads) or else its PTX (driver JIT)."""
+        self._current()
+        drv = _driver()
+        errors = []
+        if artifact.binary:
+            try:
+                return _check(drv.cuModuleLoadData(artifact.binary))
+            except CUDAError as e:  # e.g. a cubin from a newer ptxas than the driver
+                errors.append(f"cubin: {e}")
+        ptx = artifact.text
+        if ptx is None:
+            raise LaunchError(f"CUDA cannot load a {artifact.kind} artifact without PTX")
+        try:
+            return _check(drv.cuModuleLoadData(ptx.encode() + b"\0"))
+        except CUDAError as e:
+            from numba_gpux.errors import InternalCompilerError
+
+            errors.append(f"PTX: {e}")
+            raise InternalCompilerError("load", "the CUDA driver rejected the module ("
+                                        + "; ".join(errors) + ")", ptx) from None
+
+    def kernel(self, program, name: str) -> _Kernel:
+        self._current()
+        fn = _check(_driver().cuModuleGetFunction(program, name.encode()))
+        return _Kernel(fn, name, program)
+
+    def prepare(self, kernel: _Kernel, params) -> None:
+        """Build the parameter packer: one 8-byte slot per ABI leaf, pointers fixed."""
+        fmt = ["<"]
+        for kind, t in params:
+            if kind in ("buffer", "i64"):
+                fmt.append("q" if kind == "i64" else "Q")
+            elif kind == "i8":
+                fmt.append("b7x")
+            else:
+                fmt.append(_SLOT[np.dtype(t)])
+        n = len(params)
+        kernel.packer = struct.Struct("".join(fmt))
+        kernel.buffer = ctypes.create_string_buffer(max(8 * n, 8))
+        base = ctypes.addressof(kernel.buffer)
+        ptrs = (ctypes.c_void_p * max(n, 1))(*[base + 8 * i for i in range(n)])
+        kernel.pointers = ptrs
+        kernel.shared_set = self.limits.get("default_shared_bytes", 48 * 1024)
+
+    def launch(self, kernel: _Kernel, griddim, blockdim, args, shared_bytes, queue) -> None:
+        self._current()
+        drv = _driver()
+        if shared_bytes > kernel.shared_set:  # above 48 KiB: opt in per kernel
+            _check(drv.cuFuncSetAttribute(
+                kernel.function,
+                drv.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                int(shared_bytes)))
+            kernel.shared_set = int(shared_bytes)
+        with kernel.lock:  # the driver copies the parameters before cuLaunchKernel returns
+            kernel.packer.pack_into(kernel.buffer, 0, *args)
+            _check(drv.cuLaunchKernel(
+                kernel.function, griddim[0], griddim[1], griddim[2],
+                blockdim[0], blockdim[1], blockdim[2], int(shared_bytes),
+                self._stream(queue), ctypes.addressof(kernel.pointers), 0))
+
+    def synchronize(self, queue=None) -> None:
+        self._current()
+        drv = _driver()
+        s = self._stream(queue)
+        if s == 0:
+            _check(drv.cuCtxSynchronize())
+        else:
+            _check(drv.cuStreamSynchronize(s))
+
+    # -- queues and events ------------------------------------------------------
+    def new_queue(self):
+        """A new non-blocking stream on this device."""
+        self._current()
+        drv = _driver()
+        return _check(drv.cuStreamCreate(drv.CUstream_flags.CU_STREAM_NON_BLOCKING.value))
+
+    def record_event(self, queue=None):
+        self._current()
+        drv = _driver()
+        ev = _check(drv.cuEventCreate(drv.CUevent_flags.CU_EVENT_DEFAULT.value))
+        _check(drv.cuEventRecord(ev, self._stream(queue)))
+        return ev
+
+    def event_query(self, event) -> bool:
+        drv = _driver()
+        err = drv.cuEventQuery(event)[0]
+        if err == drv.CUresult.CUDA_ERROR_NOT_READY:
+            return False
+        _check((err,))
+        return True
+
+    def event_synchronize(self, event) -> None:
+        _check(_driver().cuEventSynchronize(event))
+
+    def event_wait(self, event, queue=None) -> None:
+        self._current()
+        _check(_driver().cuStreamWaitEvent(self._stream(queue), event, 0))
+
+    def event_elapsed_ms(self, start, end) -> float:
+        return float(_check(_driver().cuEventElapsedTime(start, end)))
+
+    # -- interop ------------------------------------------------------------------
+    def array_interface(self, handle, offset, shape, strides, dtype, readonly=False,
+                        queue=None) -> dict:
+        """``__cuda_array_interface__`` (version 3) of a view on one of our allocations."""
+        c_strides = None
+        expect = np.dtype(dtype).itemsize
+        for n, s in zip(reversed(shape), reversed(strides)):
+            if n > 1 and s != expect:
+                c_strides = tuple(strides)
+                break
+            expect *= n
+        stream = self._stream(queue)
+        return {"shape": tuple(shape), "strides": c_strides, "typestr": np.dtype(dtype).str,
+                "data": (int(handle) + int(offset), bool(readonly)), "version": 3,
+                "stream": int(stream) if stream else None}
+
+    def foreign_array(self, obj):
+        """(pointer, shape, strides in bytes, dtype, owner) of an object exposing
+        ``__cuda_array_interface__``, or None when *obj* has none."""
+        cai = getattr(obj, "__cuda_array_interface__", None)
+        if cai is None:
+            return None
+        dtype = np.dtype(cai["typestr"]) if not cai.get("descr") or len(cai["descr"]) == 1 \
+            else np.dtype(cai["descr"])
+        shape = tuple(int(s) for s in cai["shape"])
+        strides = cai.get("strides")
+        if strides is None:
+            acc, st = dtype.itemsize, []
+            for n in reversed(shape):
+                st.append(acc)
+                acc *= max(n, 1)
+            strides = tuple(reversed(st))
+        if cai.get("mask") is not None:
+            raise GpuxUserError("masked __cuda_array_interface__ arrays are not supported")
+        ptr = int(cai["data"][0] or 0)
+        stream = cai.get("stream")
+        if stream not in (None, 0, 1, 2):
+            # the producer's work on its stream must finish before ours reads the data
+            self._current()
+            _check(_driver().cuStreamSynchronize(int(stream)))
+        return ptr, shape, tuple(int(s) for s in strides), dtype, obj

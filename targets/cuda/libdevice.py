@@ -1,0 +1,196 @@
+"""libdevice: NVIDIA's math library as LLVM bitcode, found, parsed once, linked by need.
+
+libdevice is one bitcode file (``libdevice.10.bc``) shipped with the CUDA
+toolkit (``$CUDA_HOME/nvvm/libdevice``) and with NVIDIA's pip wheels
+(``nvidia/cuda_nvcc/nvvm/libdevice``, ``nvidia/cu13/nvvm/libdevice``, ...).
+Parsing it takes about 0.1 s and optimizing all of its ~350 functions much
+longer, so the first kernel that calls a ``__nv_*`` function parses it once
+and splits its text into top-level entities; every later kernel links a small
+module holding only the functions it calls and their dependencies.
+
+``__nvvm_reflect`` calls inside libdevice are resolved by LLVM's NVVMReflect
+pass (part of the NVPTX pass pipeline) from the module flag
+``nvvm-reflect-ftz`` (0: no flush-to-zero) and the target's ``sm_XX``.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import re
+import sys
+import threading
+
+from numba_gpux import config
+from numba_gpux.errors import ToolchainError
+
+__all__ = ["find_libdevice", "LibDevice", "get", "link_needed", "LIBDEVICE_HINT"]
+
+LIBDEVICE_HINT = (
+    "libdevice (libdevice.10.bc) was not found. It ships with the CUDA toolkit "
+    "($CUDA_HOME/nvvm/libdevice/libdevice.10.bc) and with NVIDIA's pip wheels: "
+    "install one of them, e.g. `pip install nvidia-cuda-nvcc` (CUDA 13: also "
+    "`pip install nvidia-nvvm`), or set CUDA_HOME to the toolkit's directory.")
+
+#: libdevice's helpers marked noinline (slow paths such as the Payne-Hanek
+#: trigonometric reduction); they are inlined too, so a kernel is one .entry
+_NOINLINE = re.compile(r"\bnoinline\b ?")
+
+
+def _candidate_dirs() -> list[str]:
+    dirs = []
+    for home in config.cuda_home_dirs():
+        dirs.append(os.path.join(home, "nvvm", "libdevice"))
+    # NVIDIA's wheels, in this environment's site-packages
+    roots = {p for p in sys.path if p and os.path.isdir(p)}
+    for root in sorted(roots):
+        nv = os.path.join(root, "nvidia")
+        if os.path.isdir(nv):
+            dirs.extend(sorted(glob.glob(os.path.join(nv, "*", "nvvm", "libdevice"))))
+            dirs.extend(sorted(glob.glob(os.path.join(nv, "*", "*", "nvvm", "libdevice"))))
+    dirs.append("/usr/local/cuda/nvvm/libdevice")
+    dirs.append("/usr/lib/nvidia-cuda-toolkit/libdevice")
+    dirs.extend(sorted(glob.glob("/usr/local/cuda-*/nvvm/libdevice"), reverse=True))
+    return dirs
+
+
+def find_libdevice() -> str | None:
+    """The path of libdevice.10.bc, or None."""
+    for d in _candidate_dirs():
+        p = os.path.join(d, "libdevice.10.bc")
+        if os.path.isfile(p):
+            return p
+    return None
+
+
+_DEFINE = re.compile(r"^define [^@]*@([\w.$]+)\(", re.M)
+_REF = re.compile(r"@([\w.$]+)")
+
+
+class LibDevice:
+    """libdevice split into top-level entities, with each function's dependencies."""
+
+    def __init__(self, path: str):
+        from llvmlite import binding as ll
+
+        with open(path, "rb") as f:
+            mod = ll.parse_bitcode(f.read())
+        self.path = path
+        text = str(mod)
+        self.types: list[str] = []
+        self.globals: dict[str, str] = {}
+        self.declares: dict[str, str] = {}
+        self.defines: dict[str, str] = {}
+        self.attributes: list[str] = []
+        self.metadata: list[str] = []
+        lines = text.splitlines()
+        i = 0
+        while i < len(lines):
+            line = lines[i]
+            if line.startswith("define "):
+                j = i
+                while lines[j] != "}":
+                    j += 1
+                name = _DEFINE.match(line).group(1)
+                self.defines[name] = "\n".join(lines[i:j + 1])
+                i = j + 1
+                continue
+            if line.startswith("declare "):
+                name = _REF.search(line).group(1)
+                self.declares[name] = line
+            elif line.startswith("@"):
+                name = _REF.match(line).group(1)
+                self.globals[name] = line
+            elif line.startswith("%") and " = type " in line:
+                self.types.append(line)
+            elif line.startswith("attributes #"):
+                self.attributes.append(_NOINLINE.sub("", line))
+            elif re.match(r"^!\d+ = ", line):
+                self.metadata.append(line)
+            i += 1
+        self.next_md = 1 + max((int(m[1:].split(" ")[0]) for m in self.metadata), default=-1)
+        self._deps: dict[str, frozenset] = {}
+        for name, body in self.defines.items():
+            head, _, rest = body.partition("{")
+            self._deps[name] = frozenset(_REF.findall(rest)) - {name}
+
+    def provides(self, name: str) -> bool:
+        return name in self.defines
+
+    def closure(self, names) -> set[str]:
+        """Every libdevice symbol (function, declaration, global) *names* reach."""
+        todo = [n for n in names if n in self.defines]
+        seen: set[str] = set()
+        while todo:
+            n = todo.pop()
+            if n in seen:
+                continue
+            seen.add(n)
+            for d in self._deps.get(n, ()):
+                if d not in seen:
+                    if d in self.defines:
+                        todo.append(d)
+                    elif d in self.globals or d in self.declares:
+                        seen.add(d)
+        return seen
+
+    def module_text(self, names) -> str:
+        """IR text defining the libdevice functions *names* and what they use."""
+        need = self.closure(names)
+        parts = list(self.types)
+        parts.extend(self.globals[n] for n in sorted(need) if n in self.globals)
+        parts.extend(self.declares[n] for n in sorted(need) if n in self.declares)
+        for n in sorted(need):
+            body = self.defines.get(n)
+            if body is not None:
+                parts.append(body.replace("define internal ", "define ", 1))
+        parts.extend(self.attributes)
+        parts.extend(self.metadata)
+        # no flush-to-zero: NVVMReflect folds __nvvm_reflect("__CUDA_FTZ") to this
+        parts.append('!llvm.module.flags = !{!gpux.ftz}'.replace("gpux.ftz", str(self.next_md)))
+        parts.append(f'!{self.next_md} = !{{i32 4, !"nvvm-reflect-ftz", i32 0}}')
+        return "\n".join(parts) + "\n"
+
+
+_lock = threading.Lock()
+_cached: LibDevice | None = None
+
+
+def get() -> LibDevice:
+    """The process's parsed libdevice (parsed on first call)."""
+    global _cached
+    if _cached is None:
+        with _lock:
+            if _cached is None:
+                path = find_libdevice()
+                if path is None:
+                    raise ToolchainError(LIBDEVICE_HINT)
+                _cached = LibDevice(path)
+    return _cached
+
+
+def link_needed(module, triple: str, data_layout: str) -> set[str]:
+    """Link into *module* the libdevice functions it declares (``__nv_*``); they become
+    internal.  Returns the names linked."""
+    from llvmlite import binding as ll
+
+    wanted = {f.name for f in module.functions if f.is_declaration and f.name.startswith("__nv_")}
+    if not wanted:
+        return set()
+    lib = get()
+    unknown = sorted(n for n in wanted if not lib.provides(n))
+    if unknown:
+        from numba_gpux.errors import InternalCompilerError
+
+        raise InternalCompilerError("finish", f"libdevice ({lib.path}) does not define "
+                                    f"{', '.join(unknown)}")
+    text = lib.module_text(wanted)
+    sub = ll.parse_assembly(text)
+    sub.triple = triple
+    sub.data_layout = data_layout
+    defined = {f.name for f in sub.functions if not f.is_declaration}
+    module.link_in(sub)
+    for f in module.functions:
+        if f.name in defined:
+            f.linkage = "internal"
+    return defined

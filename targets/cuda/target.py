@@ -1,0 +1,127 @@
+"""CUDA target data: NVPTX 64-bit, compute capability -> sm_XX and PTX ISA version.
+
+The neutral IR's address spaces are NVPTX's, so ``map_ir`` changes nothing.
+Code generation is LLVM's NVPTX back end (through llvmlite); ``ptxas``, when
+installed, turns the PTX into a cubin for the same ``sm_XX``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from numba_gpux.errors import GpuxUserError
+from numba_gpux.interface import NEUTRAL_ADDRSPACES, Artifact, Target
+
+from . import overlays  # noqa: F401  (fills the "nvptx" and "cuda" registries)
+
+__all__ = ["CUDATarget", "make_target", "TRIPLE", "DATA_LAYOUT", "DEFAULT_CC",
+           "ptx_isa_for", "LLVM_MAX_PTX"]
+
+TRIPLE = "nvptx64-nvidia-cuda"
+DATA_LAYOUT = "e-p6:32:32-i64:64-i128:128-i256:256-v16:16-v32:32-n16:32:64"
+#: compute capability used when no device is given (the oldest that CUDA 13's ptxas accepts)
+DEFAULT_CC = (7, 5)
+#: the newest PTX ISA version LLVM 22's NVPTX back end emits
+LLVM_MAX_PTX = (9, 0)
+
+#: the first PTX ISA version that knows each sm_XX (PTX ISA manual, "Release notes")
+_MIN_PTX = {
+    (5, 0): (4, 0), (5, 2): (4, 1), (5, 3): (4, 2), (6, 0): (5, 0), (6, 1): (5, 0),
+    (6, 2): (5, 0), (7, 0): (6, 0), (7, 2): (6, 1), (7, 5): (6, 3), (8, 0): (7, 0),
+    (8, 6): (7, 1), (8, 7): (7, 4), (8, 9): (7, 8), (9, 0): (7, 8), (10, 0): (8, 6),
+    (10, 1): (8, 6), (10, 3): (8, 8), (11, 0): (9, 0), (12, 0): (8, 7), (12, 1): (8, 8),
+}
+
+#: symbols a finished CUDA module may still declare (resolved by ptxas or the driver)
+_EXTERN_PREFIXES = ("__nv_", "vprintf", "__assertfail", "malloc", "free")
+
+
+def ptx_isa_for(cc: tuple[int, int]) -> tuple[int, int]:
+    """The oldest PTX ISA version that supports *cc*: the widest range of drivers
+    can JIT it.  (The NVPTX back end raises it where an instruction needs more.)"""
+    if cc in _MIN_PTX:
+        return _MIN_PTX[cc]
+    if cc < min(_MIN_PTX):
+        raise GpuxUserError(f"compute capability {cc[0]}.{cc[1]} is too old; numba-gpux "
+                            f"supports 5.0 and newer")
+    # a capability newer than this table: the newest PTX ISA LLVM can write
+    return max(_MIN_PTX[max(k for k in _MIN_PTX if k <= cc)], LLVM_MAX_PTX)
+
+
+def _parse_cc(cc) -> tuple[int, int]:
+    if isinstance(cc, str):
+        s = cc.lower().removeprefix("sm_").removeprefix("compute_")
+        cc = (int(s[:-1]), int(s[-1])) if "." not in s else tuple(int(x) for x in s.split("."))
+    try:
+        major, minor = (int(x) for x in cc)
+    except (TypeError, ValueError):
+        raise GpuxUserError(f"cc must be (major, minor), e.g. cc=(9, 0), not {cc!r}") from None
+    return major, minor
+
+
+@dataclass(frozen=True)
+class CUDATarget(Target):
+    """NVPTX code for one compute capability."""
+
+    cc: tuple = DEFAULT_CC
+    ptx_version: tuple = (6, 3)
+
+    def map_ir(self, text: str) -> str:
+        """Identity: the neutral address spaces are NVPTX's."""
+        return text
+
+    def finish_module(self, module, kernels) -> None:
+        """Link the libdevice functions the module calls (with the module flag
+        ``nvvm-reflect-ftz`` = 0, read by the NVVMReflect pass during optimize)."""
+        from . import libdevice
+
+        libdevice.link_needed(module, self.triple, self.data_layout)
+
+    def validate(self, module, kernels) -> list[str]:
+        problems = []
+        for f in module.functions:
+            if f.is_declaration and f.name == "__nvvm_reflect":
+                problems.append("__nvvm_reflect is still called after optimization")
+        return problems
+
+    def emit(self, module, kernels, opt: int) -> Artifact:
+        """PTX from LLVM's NVPTX back end; a cubin from ptxas where it is installed."""
+        from numba_gpux.compiler import fresh_target_machine
+
+        from . import toolkit
+
+        ptx = fresh_target_machine(self, opt).emit_assembly(module)
+        cubin = toolkit.ptxas_cubin(ptx, self.cc, opt) if self.option("cubin", True) else None
+        info = {"cc": self.cc, "sm": self.cpu, "ptx_version": self.ptx_version}
+        return Artifact(self.artifact_kind, cubin, ptx, tuple(kernels), info=info)
+
+
+def make_target(device=None, *, cc=None, ptx_version=None, cubin: bool = True) -> CUDATarget:
+    """The CUDA target for *device*'s compute capability, or for *cc* (e.g. ``(9, 0)``)."""
+    if cc is None:
+        cc = getattr(device, "limits", {}).get("compute_capability") if device is not None else None
+    cc = _parse_cc(cc) if cc is not None else DEFAULT_CC
+    ptx = tuple(ptx_version) if ptx_version is not None else ptx_isa_for(cc)
+    if ptx > LLVM_MAX_PTX:
+        raise GpuxUserError(f"PTX ISA {ptx[0]}.{ptx[1]} is newer than LLVM's NVPTX back end "
+                            f"emits (at most {LLVM_MAX_PTX[0]}.{LLVM_MAX_PTX[1]})")
+    features = {"fp64", "int64_atomics", "float_atomics", "subgroups"}
+    if cc >= (5, 3):
+        features.add("fp16")
+    return CUDATarget(
+        name="cuda",
+        families=("nvptx",),
+        triple=TRIPLE,
+        data_layout=DATA_LAYOUT,
+        addrspaces=NEUTRAL_ADDRSPACES,
+        kernel_cc="ptx_kernel",
+        emit_kind="assembly",
+        artifact_kind="ptx",
+        cpu=f"sm_{cc[0]}{cc[1]}",
+        llvm_features=f"+ptx{ptx[0]}{ptx[1]}",
+        features=frozenset(features),
+        options=(("extern_prefixes", _EXTERN_PREFIXES), ("cubin", bool(cubin))),
+        globals_addrspace=1,
+        cc=cc,
+        ptx_version=ptx,
+    )

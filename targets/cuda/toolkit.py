@@ -1,0 +1,119 @@
+"""The CUDA toolkit's ``ptxas``: optional, never required.
+
+Found on PATH, under ``CUDA_HOME``/``CUDA_PATH``, ``/usr/local/cuda`` or in
+NVIDIA's pip wheels (``nvidia/cuda_nvcc/bin``).  Used to turn PTX into a
+cubin and, by tests and benchmarks, to check PTX and read register counts.
+"""
+
+from __future__ import annotations
+
+import functools
+import glob
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+from numba_gpux import config
+
+__all__ = ["find_ptxas", "ptxas_cubin", "ptxas_check", "ptxas_supports", "ptxas_resources"]
+
+
+@functools.lru_cache(maxsize=1)
+def find_ptxas() -> str | None:
+    """The path of ``ptxas``, or None."""
+    path = shutil.which("ptxas")
+    if path:
+        return path
+    cands = [os.path.join(h, "bin", "ptxas") for h in config.cuda_home_dirs()]
+    cands.append("/usr/local/cuda/bin/ptxas")
+    for root in sys.path:
+        if root and os.path.isdir(os.path.join(root, "nvidia")):
+            cands.extend(sorted(glob.glob(os.path.join(root, "nvidia", "*", "bin", "ptxas"))))
+            cands.extend(sorted(glob.glob(os.path.join(root, "nvidia", "*", "*", "bin", "ptxas"))))
+    for c in cands:
+        if os.path.isfile(c) and os.access(c, os.X_OK):
+            return c
+    return None
+
+
+def _run(ptx: str, args: list[str], want_output: bool):
+    exe = find_ptxas()
+    if exe is None:
+        return None
+    with tempfile.TemporaryDirectory(prefix="gpux-ptxas-") as d:
+        src = os.path.join(d, "k.ptx")
+        out = os.path.join(d, "k.cubin")
+        with open(src, "w") as f:
+            f.write(ptx)
+        proc = subprocess.run([exe, *args, src, "-o", out], capture_output=True, text=True)
+        data = None
+        if proc.returncode == 0 and want_output and os.path.exists(out):
+            with open(out, "rb") as f:
+                data = f.read()
+        return proc, data
+
+
+@functools.lru_cache(maxsize=None)
+def ptxas_supports(cc: tuple[int, int]) -> bool:
+    """Whether the installed ptxas knows ``sm_XX`` (CUDA 13 dropped sm_70 and older)."""
+    exe = find_ptxas()
+    if exe is None:
+        return False
+    proc = subprocess.run([exe, "--help"], capture_output=True, text=True)
+    return f"sm_{cc[0]}{cc[1]}" in proc.stdout
+
+
+def ptxas_cubin(ptx: str, cc: tuple[int, int], opt: int = 3) -> bytes | None:
+    """A cubin for ``sm_XX``, or None when ptxas is missing, does not know *cc*, or fails."""
+    if find_ptxas() is None or not ptxas_supports(tuple(cc)):
+        return None
+    got = _run(ptx, [f"--gpu-name=sm_{cc[0]}{cc[1]}", f"-O{min(max(opt, 0), 3)}"], True)
+    return None if got is None else got[1]
+
+
+def ptxas_check(ptx: str, cc: tuple[int, int]) -> tuple[bool, str]:
+    """(accepted, ptxas's messages) for *ptx* compiled for ``sm_XX``."""
+    got = _run(ptx, [f"--gpu-name=sm_{cc[0]}{cc[1]}"], False)
+    if got is None:
+        raise FileNotFoundError("ptxas is not installed")
+    proc = got[0]
+    return proc.returncode == 0, proc.stdout + proc.stderr
+
+
+_FUNC = re.compile(r"Compiling entry function '([^']+)'|Function properties for (\S+)")
+_REGS = re.compile(r"Used (\d+) registers")
+_SPILL = re.compile(r"(\d+) bytes spill stores, (\d+) bytes spill loads")
+_STACK = re.compile(r"(\d+) bytes stack frame")
+
+
+def ptxas_resources(ptx: str, cc: tuple[int, int]) -> dict[str, dict]:
+    """Per entry function: registers, spill bytes and stack frame, from ``ptxas -v``."""
+    got = _run(ptx, [f"--gpu-name=sm_{cc[0]}{cc[1]}", "-v"], False)
+    if got is None:
+        raise FileNotFoundError("ptxas is not installed")
+    proc = got[0]
+    if proc.returncode != 0:
+        raise RuntimeError(f"ptxas rejected the PTX:\n{proc.stderr}")
+    out: dict[str, dict] = {}
+    cur = None
+    for line in (proc.stdout + proc.stderr).splitlines():
+        m = _FUNC.search(line)
+        if m:
+            name = m.group(1) or m.group(2)
+            cur = out.setdefault(name, {"registers": 0, "spill_stores": 0, "spill_loads": 0,
+                                        "stack": 0, "entry": bool(m.group(1))})
+            if m.group(1):
+                cur["entry"] = True
+            continue
+        if cur is None:
+            continue
+        if (m := _REGS.search(line)):
+            cur["registers"] = int(m.group(1))
+        if (m := _SPILL.search(line)):
+            cur["spill_stores"], cur["spill_loads"] = int(m.group(1)), int(m.group(2))
+        if (m := _STACK.search(line)):
+            cur["stack"] = int(m.group(1))
+    return {k: v for k, v in out.items() if v["entry"]}
