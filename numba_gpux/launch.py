@@ -14,6 +14,18 @@ A target's runtime (``Device.runtime``) provides::
     prepare(kernel, params) -> None   # once per shim: the ABI's leaf kinds
     launch(kernel, griddim, blockdim, flat_args, shared_bytes, queue)
     synchronize(queue=None)
+
+Queues (streams) and events, used by ``numba_gpux.cuda``'s streams::
+
+    new_queue() -> queue              # another in-order queue on the same device
+    record_event(queue=None) -> event # a marker after the work queued so far
+    event_query(event) -> bool        event_synchronize(event)
+    event_wait(event, queue=None)     # later work on queue waits for event
+    event_elapsed_ms(start, end) -> float
+
+Every ``queue`` argument is None or 0 (the device's default queue), a queue
+from ``new_queue()``, or an object carrying one as ``.gpux_queue``; an object
+that also carries ``.gpux_device`` makes launches on it use that device.
 """
 
 from __future__ import annotations
@@ -27,7 +39,7 @@ from numba.core.typing.typeof import Purpose, typeof
 
 from . import abi
 from .errors import GpuxUserError, LaunchError
-from .memory import DeviceArray, to_device
+from .memory import DeviceArray, HostArg, device_array_like, to_device
 
 __all__ = ["launch", "generic_launch", "Shim", "NumpyArgumentWarning"]
 
@@ -178,7 +190,7 @@ def launch(dispatcher, cfg, args):
     device = _device_for(cfg)
     host = None
     for i, a in enumerate(args):
-        if isinstance(a, np.ndarray):
+        if isinstance(a, (np.ndarray, HostArg)):
             host = host or []
             host.append(i)
     if host is not None:
@@ -195,7 +207,7 @@ def launch(dispatcher, cfg, args):
 
 def _launch_with_host_arrays(dispatcher, cfg, args, host, device):
     global _warned_numpy
-    if not _warned_numpy:
+    if not _warned_numpy and any(isinstance(args[i], np.ndarray) for i in host):
         _warned_numpy = True
         warnings.warn(
             f"kernel {dispatcher.__name__}: NumPy arrays passed to a kernel are copied to the "
@@ -205,9 +217,18 @@ def _launch_with_host_arrays(dispatcher, cfg, args, host, device):
     pairs = []
     for i in host:
         h = args[i]
-        d = to_device(h, device=device)
+        copy_in = copy_out = True
+        if isinstance(h, HostArg):  # In / Out / InOut say which way to copy
+            h, copy_in, copy_out = h.ary, h.copy_in, h.copy_out
+            if isinstance(h, DeviceArray):
+                args[i] = h
+                continue
+            h = np.asarray(h)
+        d = (to_device(h, device=device, stream=cfg.queue) if copy_in
+             else device_array_like(h, device=device))
         args[i] = d
-        pairs.append((h, d))
+        if copy_out:
+            pairs.append((h, d))
     argtypes = tuple(map(_typeof, args))
     key = (argtypes, device)
     shim = dispatcher._shims.get(key)
@@ -218,9 +239,9 @@ def _launch_with_host_arrays(dispatcher, cfg, args, host, device):
     for h, d in pairs:
         if h.flags.writeable:
             if h.flags.c_contiguous or h.flags.f_contiguous:
-                d.copy_to_host(h)
+                d.copy_to_host(h, stream=cfg.queue)
             else:
-                h[...] = d.copy_to_host()
+                h[...] = d.copy_to_host(stream=cfg.queue)
     return None
 
 

@@ -16,7 +16,11 @@ from numba.core.typing.typeof import typeof_impl
 
 from .errors import GpuxUserError
 
-__all__ = ["DeviceArray", "to_device", "device_array", "device_array_like", "is_device_array"]
+__all__ = ["DeviceArray", "to_device", "device_array", "device_array_like", "is_device_array",
+           "HostArg", "In", "Out", "InOut"]
+
+
+_live_bytes: dict = {}  # id(device) -> bytes held by live allocations
 
 
 class Allocation:
@@ -28,12 +32,19 @@ class Allocation:
         self.device = device
         self.nbytes = int(nbytes)
         self.handle = device.runtime.alloc(max(self.nbytes, 1))
+        _live_bytes[id(device)] = _live_bytes.get(id(device), 0) + self.nbytes
 
     def __del__(self):
         try:
+            _live_bytes[id(self.device)] -= self.nbytes
             self.device.runtime.free(self.handle)
         except Exception:
             pass
+
+
+def allocated_bytes(device) -> int:
+    """Bytes numba_gpux currently holds allocated on *device*."""
+    return _live_bytes.get(id(device), 0)
 
 
 def _layout(shape, strides, itemsize) -> str:
@@ -99,13 +110,15 @@ class DeviceArray:
     def itemsize(self) -> int:
         return self.dtype.itemsize
 
-    @property
     def is_c_contiguous(self) -> bool:
         return self.layout == "C"
 
-    @property
     def is_f_contiguous(self) -> bool:
         return self.layout == "F" or (self.ndim <= 1 and self.layout == "C")
+
+    @property
+    def flags(self) -> dict:
+        return {"C_CONTIGUOUS": self.is_c_contiguous(), "F_CONTIGUOUS": self.is_f_contiguous()}
 
     @property
     def handle(self):
@@ -232,10 +245,10 @@ class DeviceArray:
             s = tuple(reversed(_c_strides(list(reversed(newshape)), self.itemsize)))
         return self.view_as(newshape, s, self.offset)
 
-    def ravel(self, order: str = "C") -> "DeviceArray":
+    def ravel(self, order: str = "C", stream=None) -> "DeviceArray":
         return self.reshape(self.size, order=order)
 
-    def split(self, section: int) -> list["DeviceArray"]:
+    def split(self, section: int, stream=None) -> list["DeviceArray"]:
         if self.ndim != 1:
             raise NotImplementedError("split works on 1-D arrays")
         return [self[i:i + section] for i in range(0, self.size, section)]
@@ -290,6 +303,35 @@ def _index_view(a: DeviceArray, index) -> DeviceArray:
     shape.extend(a.shape[dim:])
     strides.extend(a.strides[dim:])
     return a.view_as(shape, strides, offset)
+
+
+class HostArg:
+    """A host array passed to a kernel with an explicit direction of copy
+    (numba.cuda's ``In``/``Out``/``InOut``); the launch copies it to the
+    device before and/or back after the kernel."""
+
+    __slots__ = ("ary",)
+    copy_in = True
+    copy_out = True
+
+    def __init__(self, ary):
+        self.ary = ary
+
+
+class In(HostArg):
+    """Copied to the device before the launch, not back."""
+
+    copy_out = False
+
+
+class Out(HostArg):
+    """Copied back to the host after the launch, not to the device before it."""
+
+    copy_in = False
+
+
+class InOut(HostArg):
+    """Copied to the device before and back after the launch (as a bare host array is)."""
 
 
 @typeof_impl.register(DeviceArray)

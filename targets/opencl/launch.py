@@ -194,7 +194,10 @@ class OpenCLRuntime:
         return self._queue
 
     def _q(self, queue):
-        return self.queue if queue is None or queue == 0 else getattr(queue, "cl_queue", queue)
+        queue = getattr(queue, "gpux_queue", queue)  # a numba_gpux.cuda stream
+        if queue is None or queue == 0:  # 0: numba.cuda's name for the default stream
+            return self.queue
+        return queue
 
     # -- memory ---------------------------------------------------------------
     def alloc(self, nbytes: int):
@@ -258,3 +261,72 @@ class OpenCLRuntime:
 
     def synchronize(self, queue=None) -> None:
         self._q(queue).finish()
+
+    # -- queues and events ----------------------------------------------------
+    def new_queue(self):
+        """Another in-order queue on this device's context (profiling enabled, for events)."""
+        import pyopencl as cl
+
+        return cl.CommandQueue(self.context,
+                               properties=cl.command_queue_properties.PROFILING_ENABLE)
+
+    def record_event(self, queue=None):
+        """A marker after everything enqueued so far on *queue*."""
+        import pyopencl as cl
+
+        q = self._q(queue)
+        ev = _Event(cl.enqueue_marker(q))
+        if not q.properties & cl.command_queue_properties.PROFILING_ENABLE:
+            # no device timestamps on this queue: take the host's clock on completion
+            ev.event.set_callback(cl.command_execution_status.COMPLETE, ev.completed)
+        return ev
+
+    def event_query(self, event) -> bool:
+        import pyopencl as cl
+
+        return event.event.command_execution_status == cl.command_execution_status.COMPLETE
+
+    def event_synchronize(self, event) -> None:
+        event.event.wait()
+
+    def event_wait(self, event, queue=None) -> None:
+        """Work enqueued on *queue* after this call waits for *event*."""
+        import pyopencl as cl
+
+        cl.enqueue_barrier(self._q(queue), wait_for=[event.event])
+
+    def event_elapsed_ms(self, start, end) -> float:
+        start.event.wait()
+        end.event.wait()
+        return (end.timestamp_ns() - start.timestamp_ns()) / 1e6
+
+
+class _Event:
+    """A marker event; its time is the device's profiling clock where the queue
+    has one, else the host's clock when the driver reported completion."""
+
+    __slots__ = ("event", "_host_ns")
+
+    def __init__(self, event):
+        self.event = event
+        self._host_ns = None
+
+    def completed(self, status) -> None:
+        import time
+
+        self._host_ns = time.perf_counter_ns()
+
+    def timestamp_ns(self) -> int:
+        if self._host_ns is None:
+            try:
+                return int(self.event.profile.end)
+            except Exception:  # no profiling info and the callback has not run yet
+                import time
+
+                for _ in range(1000):
+                    if self._host_ns is not None:
+                        break
+                    time.sleep(0.001)
+                if self._host_ns is None:
+                    self._host_ns = time.perf_counter_ns()
+        return self._host_ns
