@@ -282,9 +282,15 @@ def target_context() -> GpuxTargetContext:
     return _target
 
 
-def add_registries(typing_registry=None, lowering_registry=None) -> None:
-    """Install extension registries into the shared context (now, or when it is built)."""
+def add_registries(typing_registry=None, lowering_registry=None, nonconst_attrs=()) -> None:
+    """Install extension registries into the shared context (now, or when it is built).
+
+    *nonconst_attrs*: ``(types.Module(obj), "attr")`` pairs read at run time in a
+    kernel (lowered by a ``lower_getattr``), not folded as module constants.
+    """
+    global _extra_nonconst
     with _lock:
+        _extra_nonconst = _extra_nonconst + tuple(nonconst_attrs)
         if typing_registry is not None:
             _extra_typing_registries.append(typing_registry)
             if _typing is not None:
