@@ -12,7 +12,7 @@ import re
 
 from .interface import AddressSpaces
 
-__all__ = ["remap_address_spaces", "mark_kernels", "global_variable_names"]
+__all__ = ["remap_address_spaces", "mark_kernels", "global_variable_names", "definitions_only"]
 
 # a bare `ptr` type token (not part of a name, not already qualified)
 _BARE_PTR = re.compile(r'(?<![\w.%@"$\-])ptr(?![\w.$\-])(?! addrspace\()')
@@ -114,3 +114,20 @@ def mark_kernels(text: str, kernels, calling_convention: str) -> str:
         if n != 1:
             raise ValueError(f"kernel entry point {name!r} not found exactly once")
     return text
+
+
+_HEADER_LINE = re.compile(r"^(?:; ModuleID = .*|source_filename = .*|target (?:datalayout|triple) = .*"
+                          r"|attributes #\d+ = .*|![\w.]+ = .*|!\d+ = .*)$", re.M)
+_ATTR_REF = re.compile(r" #\d+\b")
+_MD_ATTACH = re.compile(r",? ![\w.]+ !\d+")
+
+
+def definitions_only(text: str) -> str:
+    """A module's text reduced to what can be pasted into another module:
+    its globals, declarations and definitions, without the module header,
+    attribute groups or metadata (used for overlay definitions compiled from
+    Python functions)."""
+    text = _HEADER_LINE.sub("", text)
+    text = _ATTR_REF.sub("", text)
+    text = _MD_ATTACH.sub("", text)
+    return text.strip() + "\n"

@@ -66,6 +66,17 @@ class OverlayRegistry:
             self.version += 1
             epoch += 1
 
+    def remove(self, names: Iterable[str]) -> None:
+        """Remove the definitions of *names* (those present) from this registry."""
+        global epoch
+        with self._lock:
+            for n in names:
+                if self._defs.pop(n, None) is not None:
+                    self._tokens.pop(n, None)
+                    self._digest = None
+                    self.version += 1
+                    epoch += 1
+
     @property
     def digest(self) -> str:
         """A hash of every definition's name and content token."""
