@@ -22,6 +22,9 @@ from .errors import (  # noqa: E402
     InternalCompilerError, ToolchainError,
 )
 from .launch import NumpyArgumentWarning  # noqa: E402
+from . import hooks  # noqa: E402
+from .hooks import tuning  # noqa: E402
+from .extending import overlay  # noqa: E402
 from .language.subgroups import subgroup  # noqa: E402
 
 __all__ = [
@@ -33,5 +36,6 @@ __all__ = [
     "compile", "synchronize",
     "GpuxUserError", "LaunchError", "DeviceNotFoundError", "ValidationError",
     "UnsupportedError", "InternalCompilerError", "ToolchainError", "NumpyArgumentWarning",
+    "hooks", "tuning", "overlay",
     "subgroup",
 ]
