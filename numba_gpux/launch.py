@@ -39,7 +39,7 @@ from numba.core.typing.typeof import Purpose, typeof
 
 from . import abi
 from .errors import GpuxUserError, LaunchError
-from .memory import DeviceArray, HostArg, device_array_like, to_device
+from .memory import DeviceArray, HostArg, device_array_like, from_foreign, to_device
 
 __all__ = ["launch", "generic_launch", "Shim", "NumpyArgumentWarning"]
 
@@ -57,6 +57,8 @@ _FAST_TYPES = {
     bool: lambda v: types.boolean,
     DeviceArray: lambda v: v._numba_type_,
 }
+
+_PLAIN_ARGS = (np.generic, tuple, complex, DeviceArray)
 
 
 def _typeof(v):
@@ -193,6 +195,12 @@ def launch(dispatcher, cfg, args):
         if isinstance(a, (np.ndarray, HostArg)):
             host = host or []
             host.append(i)
+        elif type(a) not in _FAST_TYPES and not isinstance(a, _PLAIN_ARGS):
+            # another library's device array, if the runtime can share its memory
+            wrapped = from_foreign(a, device)
+            if wrapped is not None:
+                args = list(args)
+                args[i] = wrapped
     if host is not None:
         return _launch_with_host_arrays(dispatcher, cfg, args, host, device)
     argtypes = tuple(map(_typeof, args))

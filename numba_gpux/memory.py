@@ -17,7 +17,7 @@ from numba.core.typing.typeof import typeof_impl
 from .errors import GpuxUserError
 
 __all__ = ["DeviceArray", "to_device", "device_array", "device_array_like", "is_device_array",
-           "HostArg", "In", "Out", "InOut"]
+           "HostArg", "In", "Out", "InOut", "from_foreign"]
 
 
 _live_bytes: dict = {}  # id(device) -> bytes held by live allocations
@@ -26,15 +26,25 @@ _live_bytes: dict = {}  # id(device) -> bytes held by live allocations
 class Allocation:
     """One allocation; the runtime's handle is released with this object."""
 
-    __slots__ = ("device", "handle", "nbytes", "__weakref__")
+    __slots__ = ("device", "handle", "nbytes", "owner", "__weakref__")
 
     def __init__(self, device, nbytes: int):
         self.device = device
         self.nbytes = int(nbytes)
+        self.owner = None
         self.handle = device.runtime.alloc(max(self.nbytes, 1))
         _live_bytes[id(device)] = _live_bytes.get(id(device), 0) + self.nbytes
 
+    @classmethod
+    def borrowed(cls, device, handle, nbytes: int, owner) -> "Allocation":
+        """Memory another library allocated; *owner* is kept alive and nothing is freed."""
+        a = cls.__new__(cls)
+        a.device, a.handle, a.nbytes, a.owner = device, handle, int(nbytes), owner
+        return a
+
     def __del__(self):
+        if self.owner is not None:
+            return
         try:
             _live_bytes[id(self.device)] -= self.nbytes
             self.device.runtime.free(self.handle)
@@ -96,6 +106,15 @@ class DeviceArray:
             self.layout = "C"
         dt = from_dtype(self.dtype)
         self._numba_type_ = types.Array(dt, self.ndim, self.layout)
+
+    def __getattr__(self, name: str):
+        # array protocols a runtime provides (e.g. a driver's array-interface
+        # dunders): ``runtime.array_attribute(array, name)`` or AttributeError
+        alloc = self.__dict__.get("_alloc")
+        hook = getattr(alloc.device.runtime, "array_attribute", None) if alloc is not None else None
+        if hook is None or not name.startswith("__"):
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        return hook(self, name)
 
     # -- properties -----------------------------------------------------------
     @property
@@ -341,6 +360,28 @@ def _typeof_device_array(val, c):
 
 def is_device_array(obj) -> bool:
     return isinstance(obj, DeviceArray)
+
+
+def from_foreign(obj, device=None) -> DeviceArray | None:
+    """A :class:`DeviceArray` view (no copy) on another library's device array, or None.
+
+    The device's runtime recognizes the objects it can share memory with
+    (``runtime.foreign_array(obj)`` -> (handle, byte offset, shape, strides in
+    bytes, dtype, owner) or None); runtimes without that hook share nothing.
+    """
+    if isinstance(obj, DeviceArray):
+        return obj
+    dev = _device(device)
+    hook = getattr(dev.runtime, "foreign_array", None)
+    got = hook(obj) if hook is not None else None
+    if got is None:
+        return None
+    handle, offset, shape, strides, dtype, owner = got
+    dtype = np.dtype(dtype)
+    nbytes = offset + dtype.itemsize + sum((n - 1) * s for n, s in zip(shape, strides)
+                                           if n > 0 and s > 0)
+    return DeviceArray(shape, strides, dtype, Allocation.borrowed(dev, handle, nbytes, owner),
+                       offset)
 
 
 def _device(device):
