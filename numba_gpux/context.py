@@ -175,6 +175,9 @@ class GpuxTargetContext(BaseContext):
 
     def init(self):
         self._codegen = NeutralCodegen()
+        from .language.types import data_model_manager  # float16 as LLVM half
+
+        self.data_model_manager = data_model_manager()
 
     @property
     def enable_nrt(self):
