@@ -342,13 +342,18 @@ class CUDARuntime:
                 "stream": int(stream) if stream else None}
 
     def foreign_array(self, obj):
-        """(pointer, shape, strides in bytes, dtype, owner) of an object exposing
-        ``__cuda_array_interface__``, or None when *obj* has none."""
+        """(pointer, byte offset, shape, strides in bytes, dtype, owner) of an object
+        exposing ``__cuda_array_interface__`` (CuPy, PyTorch, Numba, JAX...) or
+        ``__dlpack__`` on a CUDA device; None for anything else."""
         cai = getattr(obj, "__cuda_array_interface__", None)
         if cai is None:
-            return None
-        dtype = np.dtype(cai["typestr"]) if not cai.get("descr") or len(cai["descr"]) == 1 \
-            else np.dtype(cai["descr"])
+            from .interop import from_dlpack
+
+            return from_dlpack(obj)
+        if cai.get("mask") is not None:
+            raise GpuxUserError("masked __cuda_array_interface__ arrays are not supported")
+        descr = cai.get("descr")
+        dtype = np.dtype(descr) if descr and len(descr) > 1 else np.dtype(cai["typestr"])
         shape = tuple(int(s) for s in cai["shape"])
         strides = cai.get("strides")
         if strides is None:
@@ -357,12 +362,24 @@ class CUDARuntime:
                 st.append(acc)
                 acc *= max(n, 1)
             strides = tuple(reversed(st))
-        if cai.get("mask") is not None:
-            raise GpuxUserError("masked __cuda_array_interface__ arrays are not supported")
+        strides = tuple(int(s) for s in strides)
         ptr = int(cai["data"][0] or 0)
         stream = cai.get("stream")
         if stream not in (None, 0, 1, 2):
             # the producer's work on its stream must finish before ours reads the data
             self._current()
             _check(_driver().cuStreamSynchronize(int(stream)))
-        return ptr, shape, tuple(int(s) for s in strides), dtype, obj
+        low = sum((n - 1) * s for n, s in zip(shape, strides) if n > 0 and s < 0)
+        return ptr + low, -low, shape, strides, dtype, obj
+
+    def array_attribute(self, array, name: str):
+        """``__cuda_array_interface__``, ``__dlpack__`` and ``__dlpack_device__`` of
+        our device arrays."""
+        if name == "__cuda_array_interface__":
+            return self.array_interface(array.handle, array.offset, array.shape, array.strides,
+                                        array.dtype)
+        if name in ("__dlpack__", "__dlpack_device__"):
+            from . import interop
+
+            return getattr(interop, name.strip("_"))(self, array)
+        raise AttributeError(f"'DeviceArray' object has no attribute {name!r}")
