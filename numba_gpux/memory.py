@@ -136,8 +136,12 @@ class DeviceArray:
         return self.layout == "F" or (self.ndim <= 1 and self.layout == "C")
 
     @property
-    def flags(self) -> dict:
-        return {"C_CONTIGUOUS": self.is_c_contiguous(), "F_CONTIGUOUS": self.is_f_contiguous()}
+    def flags(self):
+        """NumPy's flags for this shape and strides (``flags.c_contiguous``,
+        ``flags['C_CONTIGUOUS']``), from a never-read strided dummy."""
+        dummy = np.lib.stride_tricks.as_strided(np.empty(1, self.dtype), self.shape,
+                                                self.strides, writeable=False)
+        return dummy.flags
 
     @property
     def handle(self):

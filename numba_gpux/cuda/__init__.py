@@ -1,0 +1,78 @@
+"""``numba_gpux.cuda``: a drop-in replacement for ``numba.cuda`` on every target.
+
+Change one import::
+
+    from numba_gpux import cuda      # instead of: from numba import cuda
+
+and numba.cuda code runs on an NVIDIA GPU through the CUDA target, and
+elsewhere through OpenCL (for example on a CPU with Intel's OpenCL driver).
+This is a thin facade: ``cuda.jit`` is :func:`numba_gpux.jit`, the kernel
+language names are numba_gpux's own, device arrays are numba_gpux's.
+``docs/migration.md`` lists every numba.cuda name and how it is supported.
+"""
+
+from __future__ import annotations
+
+from numba.core.types import *  # noqa: F401,F403 - numba.cuda re-exports the type names
+from numba.core.errors import TypingError  # noqa: F401
+from numba.misc.special import literal_unroll  # noqa: F401
+
+from . import types  # noqa: F401
+from .decorators import jit, declare_device
+from .intrinsics import (
+    grid, gridsize, threadIdx, blockIdx, blockDim, gridDim, laneid, warpsize,
+    shared, local, const, syncthreads, syncthreads_count, syncthreads_and, syncthreads_or,
+    threadfence, threadfence_block, threadfence_system, syncwarp, atomic,
+    shfl_sync, shfl_up_sync, shfl_down_sync, shfl_xor_sync, all_sync, any_sync, eq_sync,
+    ballot_sync, activemask, lanemask_lt, match_any_sync, match_all_sync,
+    popc, clz, ffs, brev, fma, cbrt, selp, nanosleep,
+    ldca, ldcg, ldcs, ldlu, ldcv, stcg, stcs, stwb, stwt,
+)
+from .api import (
+    to_device, device_array, device_array_like, pinned_array, pinned_array_like,
+    mapped_array, mapped_array_like, managed_array, pinned, mapped,
+    is_cuda_array, as_cuda_array, from_cuda_array_interface,
+    stream, default_stream, legacy_default_stream, per_thread_default_stream,
+    external_stream, event, event_elapsed_time, synchronize,
+    gpus, select_device, get_current_device, list_devices, current_context, require_context,
+    close, detect, is_available, is_supported_version, cuda_error,
+    is_float16_supported, is_bfloat16_supported, is_fp8_supported, defer_cleanup,
+    profile_start, profile_stop, profiling, CudaSupportError, MemoryInfo,
+)
+from ..memory import In, Out, InOut, DeviceArray as DeviceNDArray
+from .reduction import Reduce, reduce
+from .compiler import (
+    compile, compile_ptx, compile_for_current_device, compile_ptx_for_current_device,
+    compile_all,
+)
+from ..errors import LaunchError as KernelRuntimeError
+from . import fp16, random  # noqa: E402,F401
+from .intrinsics import _install as _install_registries
+
+_install_registries()
+del _install_registries
+
+implementation = "numba_gpux"
+
+__all__ = [
+    "jit", "declare_device", "types", "TypingError", "literal_unroll",
+    "grid", "gridsize", "threadIdx", "blockIdx", "blockDim", "gridDim", "laneid", "warpsize",
+    "shared", "local", "const", "syncthreads", "syncthreads_count", "syncthreads_and",
+    "syncthreads_or", "threadfence", "threadfence_block", "threadfence_system", "syncwarp",
+    "atomic", "shfl_sync", "shfl_up_sync", "shfl_down_sync", "shfl_xor_sync", "all_sync",
+    "any_sync", "eq_sync", "ballot_sync", "activemask", "lanemask_lt", "match_any_sync",
+    "match_all_sync", "popc", "clz", "ffs", "brev", "fma", "cbrt", "selp", "nanosleep",
+    "ldca", "ldcg", "ldcs", "ldlu", "ldcv", "stcg", "stcs", "stwb", "stwt",
+    "to_device", "device_array", "device_array_like", "pinned_array", "pinned_array_like",
+    "mapped_array", "mapped_array_like", "managed_array", "pinned", "mapped",
+    "is_cuda_array", "as_cuda_array", "from_cuda_array_interface",
+    "stream", "default_stream", "legacy_default_stream", "per_thread_default_stream",
+    "external_stream", "event", "event_elapsed_time", "synchronize",
+    "gpus", "select_device", "get_current_device", "list_devices", "current_context",
+    "require_context", "close", "detect", "is_available", "is_supported_version", "cuda_error",
+    "is_float16_supported", "is_bfloat16_supported", "is_fp8_supported", "defer_cleanup",
+    "profile_start", "profile_stop", "profiling", "CudaSupportError", "MemoryInfo",
+    "In", "Out", "InOut", "DeviceNDArray", "Reduce", "reduce",
+    "compile", "compile_ptx", "compile_for_current_device", "compile_ptx_for_current_device",
+    "compile_all", "KernelRuntimeError", "fp16", "random", "implementation",
+]

@@ -1,0 +1,56 @@
+"""``cuda.jit``: numba.cuda's decorator, mapped onto :func:`numba_gpux.jit`.
+
+The result is an ordinary :class:`numba_gpux.GpuxFunction`: the same
+compiler, caches and launch path as ``@numba_gpux.jit``.
+"""
+
+from __future__ import annotations
+
+from ..dispatcher import GpuxFunction
+from ..dispatcher import jit as _gpux_jit
+from ..errors import UnsupportedError
+
+__all__ = ["jit", "declare_device"]
+
+
+def jit(func_or_sig=None, device: bool = False, inline="never", forceinline: bool = False,
+        link=(), debug=None, opt=None, lineinfo: bool = False, cache: bool = False,
+        launch_bounds=None, lto: bool = False, boundscheck=None, fastmath: bool = False,
+        max_registers=None, extensions=None, **kws) -> GpuxFunction:
+    """Compile a kernel (or, with ``device=True``, a device function), as numba.cuda does.
+
+    Accepted as in numba.cuda: a signature or list of signatures (eager
+    compilation), ``device``, ``inline``, ``forceinline``, ``debug``, ``opt``,
+    ``fastmath``, ``lineinfo``, ``cache``, ``boundscheck``, ``max_registers``,
+    ``launch_bounds``, ``lto``.  ``link`` (CUDA C/PTX files) and
+    ``extensions`` are not supported.
+    """
+    if link:
+        raise UnsupportedError("cuda.jit(link=...): linking CUDA C, PTX or LTO-IR files is not "
+                               "supported by numba_gpux (kernels must be Python)")
+    if extensions:
+        raise UnsupportedError("cuda.jit(extensions=...) is not supported by numba_gpux")
+    argtypes = kws.pop("argtypes", None)
+    restype = kws.pop("restype", None)
+    kws.pop("nopython", None)
+    if kws:
+        raise TypeError(f"cuda.jit() got unexpected keyword argument(s): {', '.join(sorted(kws))}")
+    if argtypes is not None and func_or_sig is None:
+        from numba.core import types, typing
+
+        func_or_sig = typing.signature(restype or types.void, *argtypes)
+    options = dict(device=device, fastmath=fastmath, debug=bool(debug),
+                   opt=3 if opt is None else opt, inline=inline, cache=cache,
+                   lineinfo=lineinfo, forceinline=forceinline)
+    if boundscheck is not None:
+        options["boundscheck"] = boundscheck
+    if max_registers is not None:
+        options["max_registers"] = max_registers
+    if func_or_sig is None:
+        return lambda fn: _gpux_jit(fn, **options)
+    return _gpux_jit(func_or_sig, **options)
+
+
+def declare_device(name, sig, link=None, use_cooperative=False):
+    raise UnsupportedError(f"cuda.declare_device({name!r}): external device functions written "
+                           f"in CUDA C are not supported by numba_gpux")

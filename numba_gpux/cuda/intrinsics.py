@@ -1,0 +1,280 @@
+"""Kernel-side names of the numba.cuda facade.
+
+Most are the very objects of ``numba_gpux``'s kernel language (so their typing
+and lowering are the shared ones).  Where numba.cuda's name has a different
+shape (``shfl_sync(mask, value, lane)`` takes a mask, ``cuda.laneid`` is read
+like a variable), a small device function written in the portable kernel
+language, or a few lines of typing and lowering to the same portable
+``__gpux_*`` intrinsics, adapts it.  Nothing here knows which target runs.
+
+A numba.cuda name whose underlying feature numba_gpux does not have resolves
+to a placeholder: using it in a kernel is a TypingError that says so.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+
+from numba.core import types
+from numba.core.errors import TypingError
+from numba.core.imputils import Registry as LoweringRegistry
+from numba.core.typing.templates import AbstractTemplate, AttributeTemplate, Registry
+
+import numba_gpux as _gpux
+
+from ..context import add_registries
+from ..dispatcher import jit as _gpux_jit
+from ..language import stubs as _stubs
+from ..language.intrinsics import call as _call
+
+__all__ = [
+    "grid", "gridsize", "threadIdx", "blockIdx", "blockDim", "gridDim", "laneid", "warpsize",
+    "shared", "local", "const", "syncthreads", "syncthreads_count", "syncthreads_and",
+    "syncthreads_or", "threadfence", "threadfence_block", "threadfence_system", "syncwarp",
+    "atomic", "shfl_sync", "shfl_up_sync", "shfl_down_sync", "shfl_xor_sync", "all_sync",
+    "any_sync", "eq_sync", "ballot_sync", "activemask", "lanemask_lt", "match_any_sync",
+    "match_all_sync", "popc", "clz", "ffs", "brev", "fma", "cbrt", "selp", "nanosleep",
+    "ldca", "ldcg", "ldcs", "ldlu", "ldcv", "stcg", "stcs", "stwb", "stwt",
+]
+
+typing_registry = Registry()
+lowering_registry = LoweringRegistry("numba_gpux.cuda")
+
+
+def _pick(*names):
+    """The first of *names* that ``numba_gpux`` exports (dotted: attribute of one)."""
+    for name in names:
+        obj = _gpux
+        for part in name.split("."):
+            obj = getattr(obj, part, None)
+            if obj is None:
+                break
+        if obj is not None:
+            return obj
+    return None
+
+
+# ------------------------------------------------------------------ placeholders
+class Unavailable(_stubs.Stub):
+    """A numba.cuda name numba_gpux does not implement (yet); typing it fails clearly."""
+
+    def __init__(self, name: str, why: str):
+        super().__init__(f"cuda.{name}", f"Not supported by numba_gpux: {why}")
+        self._why = why
+
+
+
+def _unavailable_namespace(name: str, why: str) -> Unavailable:
+    """A placeholder for a namespace such as ``cuda.shared``: ``cuda.shared.array(...)``
+    fails to type with the reason."""
+    stub = Unavailable(name, why)
+    members: dict = {}
+
+    class MissingAttrs(AttributeTemplate):
+        key = types.Module(stub)
+
+        def generic_resolve(self, mod, attr):
+            if attr not in members:
+                members[attr] = _unavailable(f"{name}.{attr}", why)
+            return typing_registry_global_type(members[attr])
+
+    typing_registry.register_attr(MissingAttrs)
+    typing_registry.register_global(stub, types.Module(stub))
+    return stub
+
+
+_missing_types: dict = {}
+
+
+def typing_registry_global_type(stub):
+    return _missing_types[stub]
+
+
+def _unavailable(name: str, why: str) -> Unavailable:
+    stub = Unavailable(name, why)
+
+    class Missing(AbstractTemplate):
+        key = stub
+
+        def generic(self, args, kws):
+            raise TypingError(f"cuda.{name} is not supported by numba_gpux: {why} "
+                              f"(see docs/migration.md)")
+
+    typing_registry.register(Missing)
+    _missing_types[stub] = types.Function(Missing)
+    typing_registry.register_global(stub, _missing_types[stub])
+    return stub
+
+
+_NOT_YET = "the portable kernel language does not provide it yet"
+
+
+def _alias(name: str, *gpux_names, why: str = _NOT_YET, namespace: bool = False):
+    obj = _pick(*gpux_names)
+    if obj is not None:
+        return obj
+    return (_unavailable_namespace if namespace else _unavailable)(name, why)
+
+
+def _device(fn):
+    """A facade helper compiled as an inlined device function of the kernel language."""
+    return _gpux_jit(device=True, inline=True)(fn)
+
+
+# ------------------------------------------------------------------ indexing
+grid = _stubs.grid
+gridsize = _stubs.gridsize
+threadIdx = _stubs.thread_idx
+blockIdx = _stubs.block_idx
+blockDim = _stubs.block_dim
+gridDim = _stubs.grid_dim
+
+laneid = _stubs.Stub("laneid", "cuda.laneid: this thread's lane in its warp (sub-group), int32.")
+warpsize = _stubs.Stub("warpsize", "cuda.warpsize: the width of this thread's warp (sub-group); "
+                                   "32 on NVIDIA, device- and kernel-dependent elsewhere.")
+
+# ------------------------------------------------------------------ memory spaces
+shared = _alias("shared", "shared", namespace=True)
+local = _alias("local", "local", namespace=True)
+const = _alias("const", "const", namespace=True)
+
+# ------------------------------------------------------------------ synchronization
+syncthreads = _stubs.barrier
+syncthreads_count = _alias("syncthreads_count", "barrier_count", "syncthreads_count")
+syncthreads_and = _alias("syncthreads_and", "barrier_and", "syncthreads_and")
+syncthreads_or = _alias("syncthreads_or", "barrier_or", "syncthreads_or")
+threadfence_block = _alias("threadfence_block", "fence_block", "fence.block", "threadfence_block")
+threadfence = _alias("threadfence", "fence_device", "fence.device", "threadfence")
+threadfence_system = _alias("threadfence_system", "fence_system", "fence.system",
+                            "threadfence_system")
+syncwarp = _alias("syncwarp", "subgroup.barrier", "subgroup.sync", "syncwarp")
+nanosleep = _unavailable("nanosleep", "there is no portable sleep instruction")
+
+# ------------------------------------------------------------------ atomics
+atomic = _alias("atomic", "atomic", namespace=True)
+
+# ------------------------------------------------------------------ warp (sub-group) functions
+_sg = _pick("subgroup")
+if _sg is not None:
+    @_device
+    def shfl_sync(mask, value, src_lane):
+        """numba.cuda's ``shfl_sync``: *mask* is not used (every lane takes part);
+        *src_lane* is taken modulo the warp width, as in CUDA."""
+        return _sg.shuffle(value, src_lane % _sg.size())
+
+    @_device
+    def shfl_up_sync(mask, value, delta):
+        return _sg.shuffle_up(value, delta)
+
+    @_device
+    def shfl_down_sync(mask, value, delta):
+        return _sg.shuffle_down(value, delta)
+
+    @_device
+    def shfl_xor_sync(mask, value, lane_mask):
+        return _sg.shuffle_xor(value, lane_mask)
+
+    @_device
+    def all_sync(mask, predicate):
+        return _sg.all(predicate)
+
+    @_device
+    def any_sync(mask, predicate):
+        return _sg.any(predicate)
+
+    @_device
+    def eq_sync(mask, value):
+        """True when *value* is the same on every lane."""
+        return _sg.all(value == _sg.shuffle(value, 0))
+
+    @_device
+    def ballot_sync(mask, predicate):
+        """uint32 of the lanes where *predicate* holds (lanes 0-31, as numba.cuda)."""
+        return types_uint32(_sg.ballot(predicate) & 0xFFFFFFFF)
+
+    @_device
+    def activemask():
+        """The lanes that execute this call (lanes 0-31)."""
+        return types_uint32(_sg.ballot(True) & 0xFFFFFFFF)
+
+    @_device
+    def lanemask_lt():
+        return types_uint32(((1 << _sg.lane_id()) - 1) & 0xFFFFFFFF)
+else:  # pragma: no cover - the sub-group feature is part of the core language
+    shfl_sync = _unavailable("shfl_sync", _NOT_YET)
+    shfl_up_sync = _unavailable("shfl_up_sync", _NOT_YET)
+    shfl_down_sync = _unavailable("shfl_down_sync", _NOT_YET)
+    shfl_xor_sync = _unavailable("shfl_xor_sync", _NOT_YET)
+    all_sync = _unavailable("all_sync", _NOT_YET)
+    any_sync = _unavailable("any_sync", _NOT_YET)
+    eq_sync = _unavailable("eq_sync", _NOT_YET)
+    ballot_sync = _unavailable("ballot_sync", _NOT_YET)
+    activemask = _unavailable("activemask", _NOT_YET)
+    lanemask_lt = _unavailable("lanemask_lt", _NOT_YET)
+
+match_any_sync = _unavailable("match_any_sync", "no portable sub-group match operation")
+match_all_sync = _unavailable("match_all_sync", "no portable sub-group match operation")
+
+# ------------------------------------------------------------------ bits and math
+popc = _alias("popc", "popc")
+clz = _alias("clz", "clz")
+ffs = _alias("ffs", "ffs")
+brev = _alias("brev", "brev")
+fma = _alias("fma", "fma")
+selp = _alias("selp", "select", "selp")
+cbrt = _pick("cbrt")
+if cbrt is None:
+    @_device
+    def cbrt(x):
+        return math.cbrt(x)
+
+# ------------------------------------------------------------------ cache-hinted loads/stores
+# numba.cuda's ld*/st* take an array and an index; the cache hint is dropped.
+
+
+@_device
+def _load(array, i):
+    return array[i]
+
+
+@_device
+def _store(array, i, value):
+    array[i] = value
+
+
+ldca = ldcg = ldcs = ldlu = ldcv = _load
+stcg = stcs = stwb = stwt = _store
+
+
+# ------------------------------------------------------------------ laneid / warpsize
+def _install():
+    from numba.core.typing.templates import signature  # noqa: F401
+
+    pkg = sys.modules[__package__]
+    mod_ty = types.Module(pkg)
+
+    class CudaModuleAttrs(AttributeTemplate):
+        key = mod_ty
+
+        def resolve_laneid(self, mod):
+            return types.int32
+
+        def resolve_warpsize(self, mod):
+            return types.int32
+
+    typing_registry.register_attr(CudaModuleAttrs)
+
+    @lowering_registry.lower_getattr(mod_ty, "laneid")
+    def laneid_impl(context, builder, typ, value):
+        return _call(builder, "__gpux_sg_lane_id")
+
+    @lowering_registry.lower_getattr(mod_ty, "warpsize")
+    def warpsize_impl(context, builder, typ, value):
+        return _call(builder, "__gpux_sg_size")
+
+    add_registries(typing_registry, lowering_registry,
+                   nonconst_attrs=((mod_ty, "laneid"), (mod_ty, "warpsize")))
+
+
+types_uint32 = types.uint32

@@ -1,0 +1,34 @@
+"""``numba_gpux.cuda.random``: numba.cuda's xoroshiro128+ generator, from
+:mod:`numba_gpux.random` (same names, same state layout semantics)."""
+
+from __future__ import annotations
+
+_NAMES = (
+    "create_xoroshiro128p_states", "init_xoroshiro128p_states", "xoroshiro128p_uniform_float32",
+    "xoroshiro128p_uniform_float64", "xoroshiro128p_normal_float32",
+    "xoroshiro128p_normal_float64", "xoroshiro128p_next", "xoroshiro128p_jump",
+    "xoroshiro128p_dtype",
+)
+
+try:
+    from .. import random as _impl
+except ImportError:  # the portable generator is not there yet
+    _impl = None
+
+__all__ = []
+for _n in _NAMES:
+    _obj = getattr(_impl, _n, None) if _impl is not None else None
+    if _obj is None:
+        from .intrinsics import _unavailable
+
+        if _n.startswith(("create_", "init_")):
+            def _obj(*args, _n=_n, **kws):
+                from ..errors import UnsupportedError
+
+                raise UnsupportedError(f"cuda.random.{_n}: numba_gpux.random is not available")
+        elif _n == "xoroshiro128p_dtype":
+            continue
+        else:
+            _obj = _unavailable(f"random.{_n}", "numba_gpux.random is not available yet")
+    globals()[_n] = _obj
+    __all__.append(_n)
