@@ -90,7 +90,26 @@ class GpuxTypingContext(TypingBaseContext):
 
         if isinstance(val, GpuxFunction):
             return val._numba_type_
+        if isinstance(val, _CPUDispatcher):
+            # a @numba.jit function called from a kernel (as numba.cuda allows):
+            # its Python source is compiled as a device function
+            return _device_twin(val)._numba_type_
         return super().resolve_value_type(val)
+
+
+from numba.core.dispatcher import Dispatcher as _CPUDispatcher  # noqa: E402
+
+_twins: dict = {}
+
+
+def _device_twin(dispatcher):
+    """The device function compiled from a ``@numba.jit`` function's Python source."""
+    twin = _twins.get(dispatcher)
+    if twin is None:
+        from .dispatcher import GpuxFunction
+
+        twin = _twins[dispatcher] = GpuxFunction(dispatcher.py_func, device=True)
+    return twin
 
 
 class NeutralLibrary:
