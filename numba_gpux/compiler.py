@@ -282,15 +282,32 @@ def target_machine(target: Target, opt: int):
     return tm
 
 
+_llvm_opts_lock = threading.Lock()
+
+
 def _stage_optimize(job: Job):
     tm = target_machine(job.target, job.options.opt)
     pto = ll.create_pipeline_tuning_options(speed_level=job.options.opt)
     pb = ll.create_pass_builder(tm, pto)
     mpm = pb.getModulePassManager()
-    mpm.run(job.module, pb)
+    # Targets that accept only some integer widths (SPIR-V without
+    # SPV_ALTERA_arbitrary_precision_integers: 8/16/32/64) must not get the
+    # i65 arithmetic that IndVarSimplify's closed-form exit values introduce
+    # for triangular sums; LLVM would abort the process at emission.  The
+    # option is process-wide in LLVM, so it is set around our run only.
+    if job.target.option("legal_int_widths"):
+        with _llvm_opts_lock:
+            ll.set_option("numba_gpux", "-replexitval=never")
+            try:
+                mpm.run(job.module, pb)
+            finally:
+                ll.set_option("numba_gpux", "-replexitval=cheap")
+    else:
+        mpm.run(job.module, pb)
 
 
 _HOST_OK = re.compile(r"^llvm\.")
+_INT_TYPE = re.compile(r'(?<![%@\w.$"\-])i(\d+)\b')
 
 
 def _stage_validate(job: Job):
@@ -337,6 +354,13 @@ def _stage_validate(job: Job):
     for n in defined:
         if n not in state:
             visit(n, [n])
+    widths = job.target.option("legal_int_widths")
+    if widths:
+        used = {int(w) for w in _INT_TYPE.findall(str(job.module))}
+        bad = sorted(used - set(widths) - {1})
+        if bad:
+            problems.append(f"the optimized code uses integer widths {bad}, which target "
+                            f"{job.target.name!r} cannot represent (legal: {sorted(widths)})")
     if not job.target.has("fp64") and re.search(r"\bdouble\b", str(job.module)):
         problems.append("uses float64 (double precision), which this device does not support; "
                         "use float32 values and arrays")
