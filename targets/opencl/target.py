@@ -35,5 +35,5 @@ def make_target(device=None, *, features=None) -> OpenCLTarget:
         emit_kind="object",
         artifact_kind="spirv",
         features=frozenset(features),
-        options=(("extern_prefixes", ("_Z", "__spirv")),),
+        options=(("extern_prefixes", ("_Z", "__spirv")), ("legal_int_widths", (8, 16, 32, 64))),
     )
