@@ -1,0 +1,99 @@
+"""The tuning hooks of ``numba_gpux.algorithms`` and their per-target implementations.
+
+Every value here is looked up on the host for each call and reaches kernels
+only as a launch configuration or an ordinary kernel argument, so changing
+one never recompiles anything.
+"""
+
+from __future__ import annotations
+
+from .. import hooks
+
+__all__ = ["BLOCK_SIZE", "ITEMS_PER_THREAD", "SORT_ITEMS_PER_THREAD", "RADIX_BITS", "block_size",
+           "items_per_thread", "sort_items_per_thread", "radix_bits"]
+
+BLOCK_SIZE = hooks.declare(
+    "algorithms.block_size", int,
+    "Work-items per work-group for reduce and scan (a power of two; clamped to the "
+    "device's limit).")
+ITEMS_PER_THREAD = hooks.declare(
+    "algorithms.items_per_thread", int,
+    "Elements each work-item handles in map, reduce and scan.")
+SORT_ITEMS_PER_THREAD = hooks.declare(
+    "algorithms.sort_items_per_thread", int,
+    "Consecutive keys each work-item counts and scatters in one radix-sort pass.")
+RADIX_BITS = hooks.declare(
+    "algorithms.radix_bits", int,
+    "Bits of the key sorted per radix-sort pass (1 to 8).")
+
+
+# -- defaults: a reasonable GPU --------------------------------------------------
+hooks.implement("algorithms.block_size", fn=lambda q: 256)
+hooks.implement("algorithms.items_per_thread", fn=lambda q: 4)
+hooks.implement("algorithms.sort_items_per_thread", fn=lambda q: 16)
+hooks.implement("algorithms.radix_bits", fn=lambda q: 4)
+
+
+# -- CUDA: 256 threads, a few items each (memory-bound kernels) --------------------
+@hooks.implement("algorithms.block_size", target="cuda")
+def _cuda_block(q):
+    return 256
+
+
+@hooks.implement("algorithms.items_per_thread", target="cuda")
+def _cuda_items(q):
+    return 8 if q.dtype is not None and q.dtype.itemsize <= 4 else 4
+
+
+hooks.implement("algorithms.sort_items_per_thread", target="cuda", fn=lambda q: 16)
+
+
+# -- OpenCL: GPUs like CUDA; CPU drivers want few, long-running work-items -----------
+hooks.implement("algorithms.block_size", target="opencl", fn=lambda q: 256)
+hooks.implement("algorithms.items_per_thread", target="opencl", fn=lambda q: 4)
+
+
+@hooks.implement("algorithms.block_size", target="opencl", device_kind="cpu")
+def _ocl_cpu_block(q):
+    return 64
+
+
+@hooks.implement("algorithms.items_per_thread", target="opencl", device_kind="cpu")
+def _ocl_cpu_items(q):
+    return 64
+
+
+hooks.implement("algorithms.sort_items_per_thread", target="opencl", device_kind="cpu",
+                fn=lambda q: 512)
+hooks.implement("algorithms.radix_bits", target="opencl", device_kind="cpu", fn=lambda q: 8)
+
+
+def _pow2_floor(v: int) -> int:
+    p = 1
+    while p * 2 <= v:
+        p *= 2
+    return p
+
+
+def block_size(device, dtype) -> int:
+    """The block size for *device* and *dtype*: the hook's value, a power of two
+    no larger than the device allows."""
+    bs = hooks.tuning("algorithms.block_size", device, dtype)
+    if bs < 1:
+        raise hooks.HookError(f"algorithms.block_size must be positive, got {bs}")
+    return _pow2_floor(min(bs, device.max_threads_per_block))
+
+
+def items_per_thread(device, dtype) -> int:
+    return max(1, hooks.tuning("algorithms.items_per_thread", device, dtype))
+
+
+def sort_items_per_thread(device, dtype) -> int:
+    return max(1, hooks.tuning("algorithms.sort_items_per_thread", device, dtype))
+
+
+def radix_bits(device, dtype) -> int:
+    b = hooks.tuning("algorithms.radix_bits", device, dtype)
+    if not 1 <= b <= 8:
+        raise hooks.HookError(f"algorithms.radix_bits must be between 1 and 8, got {b}")
+    return b

@@ -1,0 +1,150 @@
+"""``foreach`` and ``map``: one device-function call per index or element."""
+
+from __future__ import annotations
+
+import numpy as np
+from numba.core import types
+from numba.np.numpy_support import as_dtype, from_dtype
+
+from .. import language as gl
+from ..errors import GpuxUserError
+from ..memory import DeviceArray
+from . import _tuning
+from ._common import (
+    GpuxFunction, as_device, cdiv, device_of, empty, finish, jit, kernel_cache,
+)
+
+__all__ = ["foreach", "map", "astype"]
+
+
+def _device_fn(fn, what):
+    if isinstance(fn, GpuxFunction):
+        if not fn.is_device:
+            raise GpuxUserError(f"{what}: {fn.__name__} is a kernel; pass a device function")
+        return fn
+    if callable(fn):
+        return jit(device=True)(fn)
+    raise GpuxUserError(f"{what}: expected a function, not {fn!r}")
+
+
+def _make_foreach(fn, nargs):
+    names = ", ".join(f"a{i}" for i in range(nargs))
+    src = (f"def foreach_kernel(n, ipt{', ' if nargs else ''}{names}):\n"
+           f"    i = grid(1)\n"
+           f"    g = gridsize(1)\n"
+           f"    for _ in range(ipt):\n"
+           f"        if i < n:\n"
+           f"            fn(i{', ' if nargs else ''}{names})\n"
+           f"        i += g\n")
+    env = {"fn": fn, "grid": gl.grid, "gridsize": gl.gridsize}
+    exec(src, env)  # noqa: S102 - generated from an argument count only
+    return jit(env["foreach_kernel"])
+
+
+_foreach_kernels = kernel_cache(_make_foreach)
+
+
+def _launch_1d(kernel, n, device, dtype, *args):
+    bs = _tuning.block_size(device, dtype)
+    ipt = _tuning.items_per_thread(device, dtype)
+    blocks = max(1, cdiv(cdiv(n, ipt), bs))
+    kernel[blocks, bs](n, ipt, *args)
+
+
+def foreach(fn, n: int, *args, device=None) -> None:
+    """Call the device function ``fn(i, *args)`` for every ``i`` in ``range(n)``.
+
+    *args* are device arrays (or NumPy arrays, copied in and back), numbers or
+    tuples, exactly as for a kernel; *fn* returns nothing.
+    """
+    fn = _device_fn(fn, "foreach")
+    n = int(n)
+    if n < 0:
+        raise GpuxUserError(f"foreach: n must be non-negative, not {n}")
+    if n == 0:
+        return
+    dev = device_of(device, *args)
+    _launch_1d(_foreach_kernels(fn, len(args)), n, dev, None, *args)
+
+
+def _make_map(fn, nin):
+    ins = ", ".join(f"x{i}" for i in range(nin))
+    calls = ", ".join(f"x{i}[i]" for i in range(nin))
+    src = (f"def map_kernel(n, ipt, out, {ins}):\n"
+           f"    i = grid(1)\n"
+           f"    g = gridsize(1)\n"
+           f"    for _ in range(ipt):\n"
+           f"        if i < n:\n"
+           f"            out[i] = fn({calls})\n"
+           f"        i += g\n")
+    env = {"fn": fn, "grid": gl.grid, "gridsize": gl.gridsize}
+    exec(src, env)  # noqa: S102
+    return jit(env["map_kernel"])
+
+
+_map_kernels = kernel_cache(_make_map)
+
+
+@jit(device=True)
+def _identity(v):
+    return v
+
+
+def _flat(d: DeviceArray) -> DeviceArray:
+    if d.ndim == 1:
+        return d
+    if not d.is_c_contiguous:
+        d = d.copy()
+    return d.reshape(d.size)
+
+
+def map(fn, *arrays, out=None, dtype=None, device=None):
+    """``out[i] = fn(a[i], b[i], ...)`` elementwise over arrays of one shape.
+
+    *fn* is a device function (or a plain Python function, compiled as one).
+    The result dtype is *dtype*, else that of *out*, else what *fn* returns for
+    the inputs' element types.  NumPy inputs give a NumPy result; device
+    arrays give a device array.
+    """
+    fn = _device_fn(fn, "map")
+    if not arrays:
+        raise GpuxUserError("map: give at least one array")
+    dev = device_of(device, *arrays)
+    ds, hosts = [], []
+    for i, a in enumerate(arrays):
+        d, h = as_device(a, dev, f"map: argument {i}")
+        ds.append(d)
+        hosts.append(h)
+    shape = ds[0].shape
+    for i, d in enumerate(ds[1:], 1):
+        if d.shape != shape:
+            raise GpuxUserError(f"map: argument {i} has shape {d.shape}, argument 0 has {shape}")
+    if out is not None:
+        if not isinstance(out, DeviceArray):
+            raise GpuxUserError("map: out must be a device array")
+        if out.shape != shape:
+            raise GpuxUserError(f"map: out has shape {out.shape}, the inputs {shape}")
+        res = out
+    else:
+        if dtype is None:
+            argtys = tuple(from_dtype(d.dtype) for d in ds)
+            ret = fn.neutral(argtys).return_type
+            if not isinstance(ret, (types.Number, types.Boolean)):
+                raise GpuxUserError(f"map: {fn.__name__} returns {ret}; map needs a number")
+            dtype = as_dtype(ret)
+        res = empty(shape, dtype, dev)
+    n = int(np.prod(shape)) if shape else 1
+    if n:
+        flat_out = res if res.is_c_contiguous else None
+        if flat_out is None:
+            raise GpuxUserError("map: out must be C-contiguous")
+        _launch_1d(_map_kernels(fn, len(ds)), n, dev, res.dtype, _flat(flat_out),
+                   *[_flat(d) for d in ds])
+    return finish(res, out is None and all(hosts))
+
+
+def astype(d: DeviceArray, dtype) -> DeviceArray:
+    """A copy of the device array *d* converted to *dtype* (same shape)."""
+    if np.dtype(dtype) == d.dtype:
+        return d
+    return map(_identity, d, dtype=dtype, device=d.device)

@@ -1,0 +1,173 @@
+"""``reduce``: multi-pass tree reduction in global memory.
+
+Pass structure (one launch per pass, until one value is left): each
+work-item folds the elements ``gid, gid + G, gid + 2G, ...`` (``G`` = work-items
+in the grid), stores its partial in a scratch buffer, and the work-group
+folds its partials pairwise in a tree with a barrier between levels; each
+work-group writes one value.  The operator must therefore be associative and
+commutative (as for ``np.add.reduce`` on floats, the grouping differs from a
+left-to-right loop).  Along an axis, each work-item folds one line in order.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import language as gl
+from ..errors import GpuxUserError
+from . import _tuning
+from ._common import (
+    as_device, cdiv, device_of, empty, finish, jit, kernel_cache, resolve_op, scalar,
+)
+from .elementwise import astype
+
+__all__ = ["reduce"]
+
+
+def _make_partial(op):
+    grid_dim, block_dim, block_idx, thread_idx = gl.grid_dim, gl.block_dim, gl.block_idx, gl.thread_idx
+    barrier = gl.barrier
+
+    @jit
+    def reduce_partial(x, n, part, out, init, use_init):
+        tid = thread_idx.x
+        bs = block_dim.x
+        b = block_idx.x
+        base = b * bs
+        gid = base + tid
+        g = grid_dim.x * bs
+        if gid < n:
+            acc = x[gid]
+            i = gid + g
+            while i < n:
+                acc = op(acc, x[i])
+                i += g
+            part[gid] = acc
+        barrier()
+        # the valid partials of this group are a prefix of length m
+        m = n - base
+        if m > bs:
+            m = bs
+        s = 1
+        while s < m:
+            s *= 2
+        s //= 2
+        while s > 0:
+            if tid < s and tid + s < m:
+                part[gid] = op(part[gid], part[gid + s])
+            barrier()
+            m = s
+            s //= 2
+        if tid == 0:
+            r = part[base]
+            if use_init:
+                r = op(init, r)
+            out[b] = r
+
+    return reduce_partial
+
+
+def _make_axis(op):
+    grid = gl.grid
+
+    @jit
+    def reduce_axis(x, out, init, use_init):
+        # x: (outer, length, inner) -> out: (outer, inner), each line folded in order
+        i = grid(1)
+        inner = x.shape[2]
+        if i < out.size:
+            o = i // inner
+            j = i - o * inner
+            acc = x[o, 0, j]
+            for t in range(1, x.shape[1]):
+                acc = op(acc, x[o, t, j])
+            if use_init:
+                acc = op(init, acc)
+            out[o, j] = acc
+
+    return reduce_axis
+
+
+_partial = kernel_cache(_make_partial)
+_axis = kernel_cache(_make_axis)
+
+
+def _reduce_all(x, op, init, dev):
+    dt = x.dtype
+    n = x.size
+    use_init = init is not None
+    init_v = scalar(init if use_init else 0, dt, "init")
+    if x.ndim != 1:
+        x = (x if x.is_c_contiguous else x.copy()).reshape(n)
+    bs = _tuning.block_size(dev, dt)
+    ipt = _tuning.items_per_thread(dev, dt)
+    k = _partial(op.fn)
+    while True:
+        blocks = max(1, cdiv(cdiv(n, ipt), bs))
+        part = empty(blocks * bs, dt, dev)
+        out = empty(blocks, dt, dev)
+        k[blocks, bs](x, n, part, out, init_v, use_init and blocks == 1)
+        if blocks == 1:
+            return out
+        x, n = out, blocks
+
+
+def reduce(x, op="add", init=None, axis=None, dtype=None, device=None):
+    """Fold *x* with the binary operator *op*.
+
+    *op* is ``"add"`` (default), ``"mul"``, ``"min"``, ``"max"``, a NumPy ufunc of
+    those, or a device function ``op(a, b)`` that is associative and
+    commutative.  *init*, if given, is folded in once (``op(init, result)``);
+    an empty reduction returns *init*, else the operator's identity, else
+    raises.  Values are accumulated in *dtype* (default: ``x.dtype``; NumPy's
+    ``sum`` widens small integers, pass ``dtype=np.int64`` for that).
+    With *axis* ``None`` the result is a NumPy scalar; with an *axis* it is an
+    array (a device array when *x* is one).
+    """
+    o = resolve_op(op)
+    dev = device_of(device, x)
+    d, host = as_device(x, dev, "reduce: x")
+    if dtype is not None and np.dtype(dtype) != d.dtype:
+        d = astype(d, dtype)
+    dt = d.dtype
+    if axis is None:
+        if d.size == 0:
+            if init is not None:
+                return scalar(init, dt, "init")
+            ident = o.identity(dt)
+            if ident is None:
+                raise GpuxUserError(f"reduce: an empty array with operator {o.name} and no "
+                                    f"init has no result; give init=")
+            return ident
+        return _reduce_all(d, o, init, dev).copy_to_host()[0]
+    if d.ndim == 0:
+        raise GpuxUserError("reduce: axis given for a 0-d array")
+    ax = int(axis)
+    if not -d.ndim <= ax < d.ndim:
+        raise GpuxUserError(f"reduce: axis {axis} is out of range for a {d.ndim}-d array")
+    ax %= d.ndim
+    shape = d.shape
+    outer = int(np.prod(shape[:ax])) if ax else 1
+    length = shape[ax]
+    inner = int(np.prod(shape[ax + 1:])) if ax + 1 < d.ndim else 1
+    out_shape = shape[:ax] + shape[ax + 1:]
+    if length == 0:
+        fill = init if init is not None else o.identity(dt)
+        if fill is None:
+            raise GpuxUserError(f"reduce: axis {ax} has length 0 and operator {o.name} has no "
+                                f"identity; give init=")
+        res = np.full(out_shape, fill, dtype=dt)
+        if host:
+            return res
+        from ..memory import to_device
+
+        return to_device(res, device=dev)
+    res = empty(out_shape, dt, dev)
+    if res.size:
+        src = (d if d.is_c_contiguous else d.copy()).reshape(outer, length, inner)
+        use_init = init is not None
+        init_v = scalar(init if use_init else 0, dt, "init")
+        bs = _tuning.block_size(dev, dt)
+        k = _axis(o.fn)
+        k[max(1, cdiv(outer * inner, bs)), bs](src, res.reshape(outer, inner), init_v, use_init)
+    return finish(res, host)

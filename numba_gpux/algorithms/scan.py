@@ -1,0 +1,167 @@
+"""``scan``: inclusive and exclusive prefix scans, in three kinds of launch.
+
+1. Block scan: each work-item scans ``ipt`` consecutive elements in order,
+   the work-group scans its work-items' totals (Hillis-Steele in a global
+   scratch buffer, a barrier between steps) and adds each work-item's
+   prefix; each work-group's total goes to a per-block buffer.
+2. The per-block totals are scanned by the same function (recursively).
+3. Each element adds its block's prefix (and ``init``); an exclusive scan
+   then shifts by one.
+
+Elements are combined in their order, so the operator need only be associative.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import language as gl
+from ..errors import GpuxUserError
+from . import _tuning
+from ._common import as_device, cdiv, device_of, empty, finish, jit, kernel_cache, resolve_op, scalar
+from .elementwise import astype
+
+__all__ = ["scan"]
+
+
+def _make_block_scan(op):
+    block_dim, block_idx, thread_idx = gl.block_dim, gl.block_idx, gl.thread_idx
+    barrier = gl.barrier
+
+    @jit
+    def scan_block(x, out, n, ipt, tsum, bsum):
+        tid = thread_idx.x
+        bs = block_dim.x
+        b = block_idx.x
+        gid = b * bs + tid
+        start = gid * ipt
+        has = start < n
+        if has:
+            end = start + ipt
+            if end > n:
+                end = n
+            acc = x[start]
+            out[start] = acc
+            for j in range(start + 1, end):
+                acc = op(acc, x[j])
+                out[j] = acc
+            tsum[gid] = acc
+        barrier()
+        # inclusive Hillis-Steele scan of the work-items' totals
+        off = 1
+        while off < bs:
+            v = tsum[gid]
+            if has and tid >= off:
+                v = tsum[gid - off]
+            barrier()
+            if has and tid >= off:
+                tsum[gid] = op(v, tsum[gid])
+            barrier()
+            off *= 2
+        if has and tid > 0:
+            p = tsum[gid - 1]
+            end = start + ipt
+            if end > n:
+                end = n
+            for j in range(start, end):
+                out[j] = op(p, out[j])
+        # the block total: from its last valid work-item
+        last = (n - b * bs * ipt + ipt - 1) // ipt - 1
+        if last > bs - 1:
+            last = bs - 1
+        if tid == last:
+            bsum[b] = tsum[gid]
+
+    return scan_block
+
+
+def _make_add_prefix(op):
+    grid = gl.grid
+
+    @jit
+    def scan_add(out, n, tile, bincl, init, use_init):
+        i = grid(1)
+        if i < n:
+            b = i // tile
+            v = out[i]
+            if b > 0:
+                v = op(bincl[b - 1], v)
+            if use_init:
+                v = op(init, v)
+            out[i] = v
+
+    return scan_add
+
+
+@jit
+def _shift(incl, out, n, init):
+    i = gl.grid(1)
+    if i < n:
+        if i == 0:
+            out[i] = init
+        else:
+            out[i] = incl[i - 1]
+
+
+_block = kernel_cache(_make_block_scan)
+_add = kernel_cache(_make_add_prefix)
+
+
+def _inclusive(d, op, init, dev):
+    """Inclusive scan of the 1-D device array *d* (with *init* folded in first, if given)."""
+    dt = d.dtype
+    n = d.size
+    out = empty(n, dt, dev)
+    bs = _tuning.block_size(dev, dt)
+    ipt = _tuning.items_per_thread(dev, dt)
+    tile = bs * ipt
+    blocks = max(1, cdiv(n, tile))
+    tsum = empty(blocks * bs, dt, dev)
+    bsum = empty(blocks, dt, dev)
+    _block(op.fn)[blocks, bs](d, out, n, ipt, tsum, bsum)
+    use_init = init is not None
+    if blocks > 1 or use_init:
+        bincl = _inclusive(bsum, op, None, dev) if blocks > 1 else bsum
+        init_v = scalar(init if use_init else 0, dt, "init")
+        _add(op.fn)[max(1, cdiv(n, bs)), bs](out, n, tile, bincl, init_v, use_init)
+    return out
+
+
+def scan(x, op="add", exclusive: bool = False, init=None, dtype=None, device=None):
+    """Prefix scan of the 1-D array *x* with the associative operator *op*.
+
+    Inclusive (default): ``out[i] = x[0] op x[1] op ... op x[i]``, like
+    ``np.cumsum``; with *init*, ``init`` is folded in first.  Exclusive:
+    ``out[0] = init`` and ``out[i] = init op x[0] op ... op x[i-1]``; *init*
+    defaults to the operator's identity (a custom operator needs one).  *op*
+    is as for :func:`reduce`.  The result has *dtype* (default ``x.dtype``;
+    ``np.cumsum`` widens small integers, pass ``dtype=np.int64`` for that)
+    and is a NumPy array for NumPy input, a device array for device input.
+    """
+    o = resolve_op(op)
+    dev = device_of(device, x)
+    d, host = as_device(x, dev, "scan: x")
+    if d.ndim != 1:
+        raise GpuxUserError(f"scan: x must be 1-D, not {d.ndim}-D (ravel it first)")
+    if dtype is not None and np.dtype(dtype) != d.dtype:
+        d = astype(d, dtype)
+    dt = d.dtype
+    n = d.size
+    if exclusive and init is None:
+        init = o.identity(dt)
+        if init is None:
+            raise GpuxUserError(f"scan: an exclusive scan with operator {o.name} needs init=")
+    if n == 0:
+        return finish(empty(0, dt, dev), host)
+    if not d.is_c_contiguous:
+        d = d.copy()
+    if not exclusive:
+        return finish(_inclusive(d, o, init, dev), host)
+    if n == 1:
+        incl = d
+    else:
+        incl = _inclusive(d[:n - 1], o, init, dev)
+    out = empty(n, dt, dev)
+    bs = _tuning.block_size(dev, dt)
+    _shift[max(1, cdiv(n, bs)), bs](incl, out, n, scalar(init, dt, "init"))
+    return finish(out, host)
