@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import os
 
-__all__ = ["device_spec", "cache_dir", "debug_ir", "opencl_vendor_override", "cuda_home_dirs"]
+__all__ = ["device_spec", "cache_dir", "debug_ir", "opencl_vendor_override", "cuda_home_dirs",
+           "opencl_c_route"]
 
 
 def device_spec() -> str | None:
@@ -34,3 +35,9 @@ def opencl_vendor_override() -> str | None:
 def cuda_home_dirs() -> list[str]:
     """``CUDA_HOME`` then ``CUDA_PATH``: CUDA toolkit roots the user named (may be empty)."""
     return [v for v in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH")) if v]
+
+
+def opencl_c_route() -> bool:
+    """``NUMBA_GPUX_OPENCL_C=1``: list every OpenCL device under the ``opencl-c`` target
+    (OpenCL C source) and prefer it; by default only devices without SPIR-V use that route."""
+    return os.environ.get("NUMBA_GPUX_OPENCL_C", "") not in ("", "0")
