@@ -10,7 +10,7 @@ from . import config
 from .errors import DeviceNotFoundError, GpuxUserError
 
 __all__ = ["Device", "devices", "default_device", "select_device", "current_device",
-           "targets", "get_target_entry", "resolve_target"]
+           "targets", "get_target_entry", "resolve_target", "rescan", "register_target"]
 
 ENTRY_POINT_GROUP = "numba_gpux.targets"
 _KIND_ORDER = {"gpu": 0, "accelerator": 1, "cpu": 2}
@@ -83,6 +83,20 @@ def targets() -> dict:
                     found[entry.name] = entry
                 _entries = found
     return _entries
+
+
+def rescan() -> dict:
+    """Forget the targets and devices found so far and look again (after a target
+    package was installed, or put on ``sys.path``, while the process runs).
+    The selected default device is kept."""
+    global _entries, _devices
+    import importlib
+
+    importlib.invalidate_caches()
+    with _lock:
+        _entries = None
+        _devices = None
+    return targets()
 
 
 def register_target(entry) -> None:
