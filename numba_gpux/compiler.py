@@ -53,6 +53,8 @@ class NeutralResult:
     return_type: object
     library: object
     fndesc: object
+    #: compiled with debug=True: the kernel wrapper reports errors (language/debug.py)
+    debug: bool = False
 
 
 # --------------------------------------------------------------------------- front end
@@ -84,7 +86,7 @@ def compile_neutral(pyfunc, argtypes, options: Options, return_type=None) -> Neu
             tctx, cctx, pyfunc, tuple(argtypes), return_type, _flags(options), locals={},
         )
     return NeutralResult(cres, tuple(cres.signature.args), cres.signature.return_type,
-                         cres.library, cres.fndesc)
+                         cres.library, cres.fndesc, options.debug)
 
 
 def kernel_symbol(pyfunc, argtypes) -> str:
@@ -124,6 +126,8 @@ def wrap_kernel(neutral: NeutralResult, name: str) -> str:
             else:
                 params.append(context.get_value_type(leaf.ty))
         layout.append(leaves)
+    if neutral.debug:  # the hidden error buffer (language/debug.py), last parameter
+        params.append(ir.PointerType(addrspace=1))
     fnty = ir.FunctionType(ir.VoidType(), params)
     fn = ir.Function(module, fnty, name)
     builder = ir.IRBuilder(fn.append_basic_block("entry"))
@@ -171,7 +175,12 @@ def wrap_kernel(neutral: NeutralResult, name: str) -> str:
     args = [build(ty) for ty in neutral.argtypes]
     callee_ty = context.call_conv.get_function_type(types.void, neutral.argtypes)
     callee = cgutils.get_or_insert_function(module, callee_ty, neutral.fndesc.llvm_func_name)
-    context.call_conv.call_function(builder, callee, types.void, neutral.argtypes, args)
+    status, _ = context.call_conv.call_function(builder, callee, types.void, neutral.argtypes,
+                                                args)
+    if neutral.debug:
+        from .language.debug import emit_error_record
+
+        emit_error_record(builder, fn.args[-1], status)
     builder.ret_void()
 
     lib = context.codegen().create_library(name)

@@ -78,9 +78,15 @@ def _typeof(v):
 class Shim:
     """Flattens one argument signature into the kernel ABI and remembers the driver kernel."""
 
-    __slots__ = ("kernel", "flatten", "host_arrays", "device", "argtypes", "nflat")
+    __slots__ = ("kernel", "flatten", "host_arrays", "device", "argtypes", "nflat", "errors",
+                 "prints")
 
-    def __init__(self, kernel, flatten, host_arrays, device, argtypes, nflat):
+    def __init__(self, kernel, flatten, host_arrays, device, argtypes, nflat, errors=None,
+                 prints=False):
+        #: debug kernels: the hidden error buffer (language/debug.py); else None
+        self.errors = errors
+        #: the kernel calls print(): flush the device's output after each launch
+        self.prints = prints
         self.kernel = kernel
         self.flatten = flatten
         self.host_arrays = host_arrays
@@ -167,8 +173,17 @@ def _build_shim(dispatcher, argtypes, device) -> Shim:
     program = _load(device, art)
     kernel = device.runtime.kernel(program, art.kernels[0])
     flatten, params = _build_flatten(dev_types)
+    errors = None
+    if dispatcher.options.debug:
+        from .language.debug import ErrorBuffer
+
+        errors = ErrorBuffer(device, dispatcher.__name__)
+        params.append(("buffer", None))
     device.runtime.prepare(kernel, params)
-    return Shim(kernel, flatten, host_arrays, device, dev_types, len(params))
+    from .language.printing import uses_print
+
+    return Shim(kernel, flatten, host_arrays, device, dev_types, len(params), errors,
+                uses_print(dispatcher.kernel_ir(dev_types)[1]))
 
 
 _programs: dict = {}
@@ -288,5 +303,9 @@ def generic_launch(shim: Shim, cfg, flat_args) -> None:
     if ck not in _checked:
         check_config(device, cfg.griddim, cfg.blockdim, cfg.shared_bytes)
         _checked.add(ck)
+    if shim.errors is not None or shim.prints:
+        from .language.debug import checked_launch
+
+        return checked_launch(shim, cfg, flat_args)
     device.runtime.launch(shim.kernel, cfg.griddim, cfg.blockdim, flat_args,
                           cfg.shared_bytes, cfg.queue)

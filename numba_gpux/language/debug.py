@@ -171,3 +171,23 @@ class ErrorBuffer:
         slots = self.array.copy_to_host()
         if slots[0]:
             raise _message(self.kernel, int(slots[1]), slots)
+
+
+def checked_launch(shim, cfg, flat_args) -> None:
+    """The launch of a debug kernel (error buffer) or of one that prints: waits for
+    the kernel, flushes its output to the host's stdout, raises its error if any."""
+    from .printing import flush_device_output
+
+    runtime = shim.device.runtime
+    if shim.errors is not None:
+        flat_args = list(flat_args)
+        flat_args.append(shim.errors.arm(cfg.queue))
+    if shim.prints:
+        sys.stdout.flush()  # Python's buffered output first, then the kernel's
+    runtime.launch(shim.kernel, cfg.griddim, cfg.blockdim, flat_args, cfg.shared_bytes,
+                   cfg.queue)
+    runtime.synchronize(cfg.queue)
+    if shim.prints:
+        flush_device_output()
+    if shim.errors is not None:
+        shim.errors.check()

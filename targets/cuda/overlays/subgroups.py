@@ -1,0 +1,155 @@
+"""Sub-group (warp) intrinsics for NVPTX: %laneid, shfl.sync, vote.sync.
+
+Every shuffle and vote uses the mask of the currently active lanes
+(``activemask``), so code in divergent branches keeps working.  64-bit
+values travel as two 32-bit shuffles.  Reductions are a five-step
+``shfl.sync.bfly`` butterfly over the 32-lane warp; a partial last warp
+(block size not a multiple of 32) reduces only its own lanes when it calls
+``reduce`` from uniform code (lanes beyond it keep their own values).
+"""
+
+from __future__ import annotations
+
+from numba_gpux.language.intrinsics import SG_REDUCE_OPS
+
+from . import NVPTX
+
+_ATTR = "alwaysinline nounwind convergent"
+_MASK = "declare i32 @llvm.nvvm.activemask() convergent\n"
+_SREG = "".join(f"declare i32 @llvm.nvvm.read.ptx.sreg.{r}.{a}()\n"
+                for r in ("tid", "ntid") for a in "xyz")
+# linear thread index %lt and block size %nt
+_LINEAR = """  %tx = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+  %ty = call i32 @llvm.nvvm.read.ptx.sreg.tid.y()
+  %tz = call i32 @llvm.nvvm.read.ptx.sreg.tid.z()
+  %nx = call i32 @llvm.nvvm.read.ptx.sreg.ntid.x()
+  %ny = call i32 @llvm.nvvm.read.ptx.sreg.ntid.y()
+  %nz = call i32 @llvm.nvvm.read.ptx.sreg.ntid.z()
+  %zy = mul i32 %tz, %ny
+  %zyy = add i32 %zy, %ty
+  %row = mul i32 %zyy, %nx
+  %lt = add i32 %row, %tx
+  %nxy = mul i32 %nx, %ny
+  %nt = mul i32 %nxy, %nz
+"""
+
+NVPTX.define("__gpux_sg_lane_id", (
+    "declare i32 @llvm.nvvm.read.ptx.sreg.laneid()\n"
+    f"define i32 @__gpux_sg_lane_id() {_ATTR} {{\n"
+    "  %r = call i32 @llvm.nvvm.read.ptx.sreg.laneid()\n  ret i32 %r\n}"))
+NVPTX.define("__gpux_sg_size", (
+    _SREG + f"define i32 @__gpux_sg_size() {_ATTR} {{\n" + _LINEAR +
+    "  %base = and i32 %lt, -32\n  %left = sub i32 %nt, %base\n"
+    "  %lt32 = icmp ult i32 %left, 32\n  %r = select i1 %lt32, i32 %left, i32 32\n"
+    "  ret i32 %r\n}"))
+NVPTX.define("__gpux_sg_id", (
+    _SREG + f"define i32 @__gpux_sg_id() {_ATTR} {{\n" + _LINEAR +
+    "  %r = lshr i32 %lt, 5\n  ret i32 %r\n}"))
+NVPTX.define("__gpux_sg_count", (
+    _SREG + f"define i32 @__gpux_sg_count() {_ATTR} {{\n" + _LINEAR +
+    "  %n31 = add i32 %nt, 31\n  %r = lshr i32 %n31, 5\n  ret i32 %r\n}"))
+
+#: kind -> (shfl mode, clamp operand c)
+_MODE = {"shuffle": ("idx", 31), "shuffle_up": ("up", 0), "shuffle_down": ("down", 31),
+         "shuffle_xor": ("bfly", 31)}
+
+
+def _shfl_body(mode: str, c: int, llty: str, val: str, arg: str, out: str) -> str:
+    """IR lines shuffling %val (i32/float/i64/double) into %out (uses %mask)."""
+    if llty in ("i32", "float"):
+        sfx = "i32" if llty == "i32" else "f32"
+        return (f"  {out} = call {llty} @llvm.nvvm.shfl.sync.{mode}.{sfx}(i32 %mask, "
+                f"{llty} {val}, i32 {arg}, i32 {c})\n")
+    b = out[1:]
+    pre = "" if llty == "i64" else f"  %{b}.bits = bitcast double {val} to i64\n"
+    src = val if llty == "i64" else f"%{b}.bits"
+    post = (f"  {out} = or i64 %{b}.lo64, %{b}.hi64s\n" if llty == "i64" else
+            f"  %{b}.r = or i64 %{b}.lo64, %{b}.hi64s\n  {out} = bitcast i64 %{b}.r to double\n")
+    return (pre +
+            f"  %{b}.lo = trunc i64 {src} to i32\n  %{b}.hs = lshr i64 {src}, 32\n"
+            f"  %{b}.hi = trunc i64 %{b}.hs to i32\n"
+            f"  %{b}.lo2 = call i32 @llvm.nvvm.shfl.sync.{mode}.i32(i32 %mask, i32 %{b}.lo, "
+            f"i32 {arg}, i32 {c})\n"
+            f"  %{b}.hi2 = call i32 @llvm.nvvm.shfl.sync.{mode}.i32(i32 %mask, i32 %{b}.hi, "
+            f"i32 {arg}, i32 {c})\n"
+            f"  %{b}.lo64 = zext i32 %{b}.lo2 to i64\n  %{b}.hi64 = zext i32 %{b}.hi2 to i64\n"
+            f"  %{b}.hi64s = shl i64 %{b}.hi64, 32\n" + post)
+
+
+def _shfl_decls(mode: str, llty: str) -> str:
+    if llty == "float":
+        return f"declare float @llvm.nvvm.shfl.sync.{mode}.f32(i32, float, i32, i32) convergent\n"
+    return f"declare i32 @llvm.nvvm.shfl.sync.{mode}.i32(i32, i32, i32, i32) convergent\n"
+
+
+_LLTY = {"i32": "i32", "i64": "i64", "f32": "float", "f64": "double",
+         "u32": "i32", "u64": "i64"}
+
+
+def _shuffle(kind: str, sfx: str) -> str:
+    mode, c = _MODE[kind]
+    llty = _LLTY[sfx]
+    return (_MASK + _shfl_decls(mode, llty) +
+            f"define {llty} @__gpux_sg_{kind}_{sfx}({llty} %v, i32 %d) {_ATTR} {{\n"
+            "  %mask = call i32 @llvm.nvvm.activemask()\n" +
+            _shfl_body(mode, c, llty, "%v", "%d", "%r") + f"  ret {llty} %r\n}}")
+
+
+for _kind in _MODE:
+    for _sfx in ("i32", "i64", "f32", "f64"):
+        NVPTX.define(f"__gpux_sg_{_kind}_{_sfx}", _shuffle(_kind, _sfx))
+
+
+def _vote(name: str, mode: str) -> str:
+    return (_MASK + f"declare i1 @llvm.nvvm.vote.{mode}.sync(i32, i1) convergent\n"
+            f"define i32 @{name}(i32 %p) {_ATTR} {{\n"
+            "  %mask = call i32 @llvm.nvvm.activemask()\n  %b = icmp ne i32 %p, 0\n"
+            f"  %r = call i1 @llvm.nvvm.vote.{mode}.sync(i32 %mask, i1 %b)\n"
+            "  %z = zext i1 %r to i32\n  ret i32 %z\n}")
+
+
+NVPTX.define("__gpux_sg_all", _vote("__gpux_sg_all", "all"))
+NVPTX.define("__gpux_sg_any", _vote("__gpux_sg_any", "any"))
+NVPTX.define("__gpux_sg_ballot", (
+    _MASK + "declare i32 @llvm.nvvm.vote.ballot.sync(i32, i1) convergent\n"
+    f"define i64 @__gpux_sg_ballot(i32 %p) {_ATTR} {{\n"
+    "  %mask = call i32 @llvm.nvvm.activemask()\n  %b = icmp ne i32 %p, 0\n"
+    "  %r = call i32 @llvm.nvvm.vote.ballot.sync(i32 %mask, i1 %b)\n"
+    "  %z = zext i32 %r to i64\n  ret i64 %z\n}"))
+
+
+def _combine(op: str, sfx: str, a: str, b: str, out: str) -> tuple[str, str]:
+    """(declaration, instruction) combining %a and %b into %out."""
+    llty = _LLTY[sfx]
+    fl = sfx[0] == "f"
+    simple = {"add": "fadd" if fl else "add", "mul": "fmul" if fl else "mul",
+              "and": "and", "or": "or", "xor": "xor"}
+    if op in simple:
+        return "", f"  {out} = {simple[op]} {llty} {a}, {b}\n"
+    if fl:
+        intr = f"llvm.{op}num.{'f32' if sfx == 'f32' else 'f64'}"
+    else:
+        intr = f"llvm.{'s' if sfx[0] == 'i' else 'u'}{op}.{llty}"
+    return (f"declare {llty} @{intr}({llty}, {llty})\n",
+            f"  {out} = call {llty} @{intr}({llty} {a}, {llty} {b})\n")
+
+
+def _reduce(op: str, sfx: str) -> str:
+    llty = _LLTY[sfx]
+    decl, _ = _combine(op, sfx, "", "", "%x")
+    body = "  %mask = call i32 @llvm.nvvm.activemask()\n"
+    cur = "%v"
+    for step, off in enumerate((16, 8, 4, 2, 1)):
+        body += _shfl_body("bfly", 31, llty, cur, str(off), f"%o{step}")
+        body += _combine(op, sfx, cur, f"%o{step}", f"%a{step}")[1]
+        cur = f"%a{step}"
+    return (_MASK + _shfl_decls("bfly", llty) + decl +
+            f"define {llty} @__gpux_sg_reduce_{op}_{sfx}({llty} %v) {_ATTR} {{\n" + body +
+            f"  ret {llty} {cur}\n}}")
+
+
+for _op in SG_REDUCE_OPS:
+    for _sfx in ("i32", "u32", "i64", "u64", "f32", "f64"):
+        if _op in ("and", "or", "xor") and _sfx[0] == "f":
+            continue
+        NVPTX.define(f"__gpux_sg_reduce_{_op}_{_sfx}", _reduce(_op, _sfx))

@@ -1,0 +1,25 @@
+"""print() for SPIR-V: OpenCL C printf (format in the constant address space, 2),
+which LLVM's SPIR-V back end turns into the OpenCL.std printf ext-inst.  The
+mangled name (``printf(constant char*, ...)``) demangles to ``printf``."""
+
+from __future__ import annotations
+
+from numba_gpux.language.intrinsics import INTRINSICS
+from numba_gpux.overlays import registry
+
+SPIRV = registry("spirv")
+PRINTF = "_Z6printfPU3AS2cz"
+
+
+def _define(codes: str) -> str:
+    params = "".join(f", {'i64' if c == 'l' else 'double'} %a{i}" for i, c in enumerate(codes))
+    return (f"declare i32 @{PRINTF}(ptr addrspace(2), ...)\n"
+            f"define i32 @__gpux_printf_{codes}(ptr addrspace(2) %fmt{params}) "
+            f"alwaysinline nounwind {{\n"
+            f"  %r = call i32 (ptr addrspace(2), ...) @{PRINTF}(ptr addrspace(2) %fmt{params})\n"
+            f"  ret i32 %r\n}}")
+
+
+for _name in INTRINSICS:
+    if _name.startswith("__gpux_printf_"):
+        SPIRV.define(_name, (lambda c: lambda: _define(c))(_name[len("__gpux_printf_"):]))
