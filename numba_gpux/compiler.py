@@ -259,7 +259,10 @@ def _stage_internalize(job: Job):
 
 
 def _stage_finish(job: Job):
-    job.target.finish_module(job.module, job.kernels)
+    # a target may return a replacement module (e.g. after an IR text round trip)
+    new = job.target.finish_module(job.module, job.kernels)
+    if new is not None:
+        job.module = new
 
 
 _tm_cache: dict = {}

@@ -153,7 +153,10 @@ class Target:
         return remap_address_spaces(text, NEUTRAL_ADDRSPACES, self.addrspaces, self.globals_addrspace)
 
     def finish_module(self, module, kernels: tuple[str, ...]) -> None:
-        """Runs when: after link, wrap and internalize, before optimize (libraries, annotations)."""
+        """Runs when: after link, wrap and internalize, before optimize (libraries, annotations).
+
+        Changes *module* in place, or returns a replacement module (for changes that
+        need an IR text round trip, see ``irtext.py``)."""
 
     def validate(self, module, kernels: tuple[str, ...]) -> list[str]:
         """Runs when: after optimize.  Extra problems this target finds (the shared checks run too)."""
