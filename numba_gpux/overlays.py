@@ -57,8 +57,9 @@ class OverlayRegistry:
             if callable(ir_text):
                 token = getattr(ir_text, "cache_token", None) or \
                     f"{getattr(ir_text, '__module__', '')}.{getattr(ir_text, '__qualname__', repr(ir_text))}"
-            else:
-                token = hashlib.sha1(ir_text.encode()).hexdigest()
+            else:  # text, or a definition object of another kind: its repr is its content
+                token = hashlib.sha1((ir_text if isinstance(ir_text, str) else repr(ir_text))
+                                     .encode()).hexdigest()
         with self._lock:
             self._defs[name] = ir_text
             self._tokens[name] = str(token)
