@@ -221,8 +221,18 @@ popc = _alias("popc", "popc")
 clz = _alias("clz", "clz")
 ffs = _alias("ffs", "ffs")
 brev = _alias("brev", "brev")
-fma = _alias("fma", "fma")
-selp = _alias("selp", "select", "selp")
+fma = _pick("fma")
+if fma is None:
+    @_device
+    def fma(a, b, c):
+        """a * b + c (rounded twice until the kernel language has a fused fma)."""
+        return a * b + c
+
+selp = _pick("select", "selp")
+if selp is None:
+    @_device
+    def selp(cond, a, b):
+        return a if cond else b
 cbrt = _pick("cbrt")
 if cbrt is None:
     @_device

@@ -27,7 +27,9 @@ def _factory(fn):
         start = t * chunk
         n = src.shape[0]
         if start < n:
-            end = min(start + chunk, n)
+            end = start + chunk
+            if end > n:
+                end = n
             acc = src[start]
             for i in range(start + 1, end):
                 acc = fn(acc, src[i])
