@@ -10,6 +10,15 @@ import pytest
 import numba_gpux as gpux
 
 
+def _devmod():
+    # ``numba_gpux.devices`` is also the name of a public function
+    import sys
+
+    import numba_gpux.devices  # noqa: F401
+
+    return sys.modules["numba_gpux.devices"]
+
+
 def _devices_of(target: str):
     return [d for d in gpux.devices() if d.target_name == target]
 
@@ -31,7 +40,7 @@ def device_params():
 def device(request):
     """Each available device in turn, selected as the default."""
     dev = request.param
-    from numba_gpux import devices as devmod
+    devmod = _devmod()
 
     prev = devmod._selected
     devmod.select_device(dev)
@@ -44,7 +53,7 @@ def opencl_device():
     devs = _devices_of("opencl")
     if not devs:
         pytest.skip("no SPIR-V capable OpenCL device (pip install 'numba-gpux[cpu]')")
-    from numba_gpux import devices as devmod
+    devmod = _devmod()
 
     prev = devmod._selected
     devmod.select_device(devs[0])
@@ -57,7 +66,7 @@ def cuda_device():
     devs = _devices_of("cuda")
     if not devs:
         pytest.skip("no NVIDIA GPU with cuda-python available")
-    from numba_gpux import devices as devmod
+    devmod = _devmod()
 
     prev = devmod._selected
     devmod.select_device(devs[0])
