@@ -1,0 +1,13 @@
+"""C-family source emission from optimized LLVM IR (OpenCL C, Metal Shading Language).
+
+``emit_source`` reads a finished, fully inlined module through llvmlite's
+binding and writes structured source (no ``goto``) in a :class:`Dialect`;
+``SourceTarget`` is the Target base class of the source-emitting targets.
+"""
+
+from .dialect import Dialect, SourceDef, get_dialect, register_dialect, source_stack
+from .emitter import SourceEmitError, emit_source
+from .target import SourceTarget
+
+__all__ = ["Dialect", "SourceDef", "SourceTarget", "SourceEmitError", "emit_source",
+           "get_dialect", "register_dialect", "source_stack"]

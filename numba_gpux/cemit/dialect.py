@@ -1,0 +1,114 @@
+"""C-family dialects as data, and source definitions of the portable intrinsics.
+
+A :class:`Dialect` says how a C-family language spells what the emitter needs
+(address-space qualifiers, scalar types, bit casts, library functions, the
+kernel's signature).  OpenCL C and the Metal Shading Language are two
+instances, defined by their targets.
+
+A source target's overlay registry maps each ``__gpux_*`` name to a
+:class:`SourceDef` (a source snippet) instead of LLVM IR; such registries
+live in their own namespace, ``registry("<target>.src")`` and
+``registry("<family>.src")``, so the IR linker never sees them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Mapping
+
+from ..overlays import OverlayStack, registry
+
+__all__ = ["SourceDef", "Dialect", "source_stack", "register_dialect", "get_dialect"]
+
+
+@dataclass(frozen=True)
+class SourceDef:
+    """The source spelling of one intrinsic.
+
+    ``expr`` is a template: ``{0}``, ``{1}``... are the operands' expressions
+    (already in the dialect's storage types: unsigned integers, ``bool``,
+    floating point).  For an intrinsic with a result it is an expression of
+    the result's storage type; for a void one it is a statement (no ``;``).
+    ``helper`` is source placed once before the kernels.  ``pure`` lets the
+    emitter fold a single use into its user.  ``implicit`` names implicit
+    kernel inputs (``Dialect.implicit_params``) the snippet reads.
+    ``llvm_attrs`` are function attributes given to the intrinsic's
+    declaration before optimization (``convergent`` for barriers).
+    """
+
+    expr: str
+    helper: str = ""
+    pure: bool = True
+    implicit: tuple = ()
+    llvm_attrs: tuple = ()
+
+
+@dataclass(frozen=True)
+class Dialect:
+    """How one C-family language spells things.  Subclasses add hooks where data is not enough."""
+
+    name: str
+    #: neutral address space -> qualifier ("" allowed); a missing entry is unsupported
+    qualifiers: Mapping[int, str]
+    kernel_qualifier: str
+    preamble: str = ""
+    #: template of a bit-preserving cast: {t} = target type, {x} = expression
+    bitcast: str = "as_{t}({x})"
+    #: generic library names (fabs, fma, fmin, fmax, sqrt, floor, ceil, trunc, rint, round,
+    #: copysign, fmod, popcount, clz, ctz, min, max, abs) -> spelling
+    builtins: Mapping[str, str] = field(default_factory=dict)
+    #: implicit kernel input name -> parameter declaration
+    implicit_params: Mapping[str, str] = field(default_factory=dict)
+    #: program-scope constant data: {q} qualifier, {name}, {n} words, {init}
+    constant_array: str = "{q} ulong {name}[{n}] = {{{init}}};"
+    #: function-scope work-group (shared) array
+    shared_array: str = "{q} ulong {name}[{n}];"
+    helper_prefix: str = "static inline"
+    #: pragmas / extensions needed when a feature is used: "fp64", "fp16"
+    feature_preambles: Mapping[str, str] = field(default_factory=dict)
+    #: source registry families searched after the target's own
+    source_families: tuple = ()
+
+    def builtin(self, name: str) -> str:
+        return self.builtins.get(name, name)
+
+    def qualifier(self, asp: int) -> str | None:
+        return self.qualifiers.get(asp)
+
+    def kernel_params(self, params: list, implicit: list) -> tuple[list[str], dict]:
+        """The kernel's parameter declarations, and a map param name -> expression to read it.
+
+        *params*: [(c_name, c_type_or_None_for_buffer, qualifier)].  Default: plain C parameters.
+        """
+        decls = []
+        for name, ctype, q in params:
+            decls.append(f"{q} uchar* {name}" if ctype is None else f"{ctype} {name}")
+        decls += [self.implicit_params[i] for i in implicit]
+        return decls, {}
+
+    def kernel_prologue(self, params: list) -> list[str]:
+        """Statements at the start of a kernel body (e.g. unpacking an argument block)."""
+        return []
+
+
+_dialects: dict[str, Dialect] = {}
+
+
+def register_dialect(d: Dialect) -> Dialect:
+    _dialects[d.name] = d
+    return d
+
+
+def get_dialect(name: str) -> Dialect:
+    try:
+        return _dialects[name]
+    except KeyError:
+        from ..errors import InternalCompilerError
+
+        raise InternalCompilerError("emit-source", f"no source dialect {name!r} is registered "
+                                    f"(known: {', '.join(sorted(_dialects)) or 'none'})") from None
+
+
+def source_stack(target_name: str, families: tuple = ()) -> OverlayStack:
+    """The source-snippet registries of a target: ``<target>.src``, then ``<family>.src``."""
+    return OverlayStack([registry(f"{target_name}.src"), *(registry(f"{f}.src") for f in families)])

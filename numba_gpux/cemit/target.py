@@ -1,0 +1,61 @@
+"""The base of targets that emit C-family source (OpenCL C, Metal Shading Language).
+
+Such a target keeps the neutral address-space numbering, links no IR for the
+portable intrinsics (their calls stay visible and are written by name from
+the source registries, ``registry("<name>.src")``), inlines every device
+function, and emits source text instead of a binary.  Target options:
+
+* ``dialect``: the registered :class:`~numba_gpux.cemit.dialect.Dialect` name;
+* ``source_families``: source registries searched after the target's own;
+* ``intrinsics_by_name``: True (the shared validation leaves ``__gpux_*`` to us).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..interface import Artifact, Target
+from .dialect import SourceDef, get_dialect, source_stack
+
+__all__ = ["SourceTarget"]
+
+
+@dataclass(frozen=True)
+class SourceTarget(Target):
+    """A Target whose artifact is source text (``Artifact.text``; ``binary`` is None)."""
+
+    def source_registries(self):
+        return source_stack(self.name, tuple(self.option("source_families", ())))
+
+    def lookup_source(self, name: str):
+        d = self.source_registries().lookup(name)
+        return d if isinstance(d, SourceDef) else None
+
+    def finish_module(self, module, kernels):
+        """Every device function is inlined (source has no generic pointers to pass them);
+        intrinsic declarations get the attributes their source definitions ask for."""
+        for f in module.functions:
+            if f.is_declaration:
+                sd = self.lookup_source(f.name)
+                for attr in sd.llvm_attrs if sd else ():
+                    f.add_function_attribute(attr)
+            elif f.name not in kernels:
+                attrs = " ".join(str(a) for a in f.attributes)
+                if "noinline" not in attrs and "alwaysinline" not in attrs:
+                    f.add_function_attribute("alwaysinline")
+
+    def validate(self, module, kernels):
+        problems = []
+        regs = ", ".join(r.name for r in self.source_registries().registries)
+        for f in module.functions:
+            if f.is_declaration and f.name.startswith("__gpux_") and self.lookup_source(f.name) is None:
+                problems.append(f"uses the portable intrinsic {f.name}, which target {self.name!r} "
+                                f"does not define (its source registries: {regs})")
+        return problems
+
+    def emit(self, module, kernels, opt):
+        from .emitter import emit_source
+
+        dialect = get_dialect(self.option("dialect"))
+        text = emit_source(module, kernels, dialect, self.lookup_source, self.features)
+        return Artifact(self.artifact_kind, None, text, tuple(kernels))

@@ -1,0 +1,185 @@
+"""The OpenCL C route: OpenCL C source for devices that do not take SPIR-V.
+
+PoCL 3.x as shipped by pip (``pocl-binary-distribution``, which pyopencl's
+loader finds in its own ``.libs``) and Debian, Apple's OpenCL and older
+drivers accept OpenCL C source but not SPIR-V.  The target ``opencl-c``
+writes each kernel as OpenCL C with :mod:`numba_gpux.cemit` and builds it
+with ``clCreateProgramWithSource``.  Devices without SPIR-V are listed under
+it; ``NUMBA_GPUX_OPENCL_C=1`` lists every OpenCL device under it (and prefers
+it), and :func:`source_device` gives the source-route twin of any OpenCL
+device.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from numba_gpux import config
+from numba_gpux.cemit import Dialect, SourceDef, SourceTarget, register_dialect
+from numba_gpux.devices import Device
+from numba_gpux.interface import NEUTRAL_ADDRSPACES
+from numba_gpux.language.intrinsics import MATH_BINARY, MATH_UNARY
+from numba_gpux.overlays import registry
+
+__all__ = ["OPENCL_C", "OpenCLCTarget", "make_target", "discover", "source_device",
+           "OpenCLSourceRuntime"]
+
+OPENCL_C = register_dialect(Dialect(
+    name="opencl-c",
+    # neutral numbering (interface.NEUTRAL_ADDRSPACES) -> OpenCL C qualifiers; no generic
+    # pointers, so OpenCL C 1.2 drivers take the source
+    qualifiers={1: "__global", 3: "__local", 4: "__constant", 5: "__private"},
+    kernel_qualifier="__kernel",
+    bitcast="as_{t}({x})",
+    builtins={},
+    feature_preambles={"fp64": "#pragma OPENCL EXTENSION cl_khr_fp64 : enable",
+                       "fp16": "#pragma OPENCL EXTENSION cl_khr_fp16 : enable"},
+    source_families=("opencl-c",),
+))
+
+SRC = registry("opencl-c.src")
+
+for _name, _fn in (("thread_idx", "get_local_id"), ("block_idx", "get_group_id"),
+                   ("block_dim", "get_local_size"), ("grid_dim", "get_num_groups")):
+    SRC.define(f"__gpux_{_name}", SourceDef(f"((ulong){_fn}({{0}}))", llvm_attrs=("nounwind",)))
+SRC.define("__gpux_barrier", SourceDef("barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE)",
+                                       pure=False, llvm_attrs=("convergent", "nounwind")))
+for _fn in MATH_UNARY:
+    for _sfx in ("f32", "f64"):
+        SRC.define(f"__gpux_{_fn}_{_sfx}", SourceDef(f"{_fn}({{0}})", llvm_attrs=("nounwind",)))
+for _fn in MATH_BINARY:
+    for _sfx in ("f32", "f64"):
+        SRC.define(f"__gpux_{_fn}_{_sfx}", SourceDef(f"{_fn}({{0}}, {{1}})", llvm_attrs=("nounwind",)))
+
+# The optimizer needs an LLVM target machine.  NVPTX's address-space numbering *is*
+# the neutral convention (0 generic, 1 global, 3 shared, 4 constant, 5 local), so
+# optimizing with it changes no pointer's meaning; no NVPTX code is ever generated.
+OPT_TRIPLE = "nvptx64-nvidia-cuda"
+OPT_DATA_LAYOUT = "e-i64:64-i128:128-v16:16-v32:32-n16:32:64"
+DEFAULT_FEATURES = frozenset({"fp64", "int64_atomics"})
+
+
+@dataclasses.dataclass(frozen=True)
+class OpenCLCTarget(SourceTarget):
+    pass
+
+
+def make_target(device=None, *, features=None) -> OpenCLCTarget:
+    if features is None:
+        features = device.target_features if device is not None else DEFAULT_FEATURES
+    return OpenCLCTarget(
+        name="opencl-c",
+        families=(),
+        triple=OPT_TRIPLE,
+        data_layout=OPT_DATA_LAYOUT,
+        addrspaces=NEUTRAL_ADDRSPACES,
+        emit_kind="source",
+        artifact_kind="opencl-c",
+        features=frozenset(features),
+        options=(("dialect", "opencl-c"), ("intrinsics_by_name", True),
+                 ("source_families", ("opencl-c",))),
+    )
+
+
+def _opencl_runtime_cls():
+    from .launch import OpenCLRuntime
+
+    class OpenCLSourceRuntime(OpenCLRuntime):
+        """An OpenCL device's runtime that builds programs from OpenCL C source."""
+
+        def load(self, artifact):
+            import warnings
+
+            import pyopencl as cl
+
+            if not artifact.text:
+                raise ValueError(f"the OpenCL C route cannot load a {artifact.kind} artifact")
+            opts = []
+            try:
+                if self.cl_device.single_fp_config & cl.device_fp_config.CORRECTLY_ROUNDED_DIVIDE_SQRT:
+                    opts.append("-cl-fp32-correctly-rounded-divide-sqrt")
+            except Exception:
+                pass
+            prg = cl.Program(self.context, artifact.text)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", cl.CompilerWarning)
+                try:
+                    return prg.build(options=opts)
+                except cl.RuntimeError as e:
+                    from numba_gpux.errors import InternalCompilerError
+
+                    raise InternalCompilerError("load", f"the OpenCL driver rejected the "
+                                                f"generated OpenCL C: {e}", artifact.text) from None
+
+    return OpenCLSourceRuntime
+
+
+def __getattr__(name):
+    if name == "OpenCLSourceRuntime":
+        return _opencl_runtime_cls()
+    raise AttributeError(name)
+
+
+def source_device(dev: Device, index: int | None = None, kind_index: int | None = None) -> Device:
+    """The OpenCL C route twin of an OpenCL device (same driver device, target ``opencl-c``)."""
+    rt = _opencl_runtime_cls()(dev.runtime.cl_device)
+    rt._ctx, rt._queue = dev.runtime.context, dev.runtime.queue  # arrays stay usable on both
+    return dataclasses.replace(dev, target_name="opencl-c", runtime=rt, _target=None,
+                               index=dev.index if index is None else index,
+                               kind_index=dev.kind_index if kind_index is None else kind_index)
+
+
+def discover() -> list[Device]:
+    """OpenCL devices through OpenCL C: those without SPIR-V (all with NUMBA_GPUX_OPENCL_C=1)."""
+    from .launch import _features, _kind, ensure_icd_vendors
+
+    ensure_icd_vendors()
+    try:
+        import pyopencl as cl
+    except ImportError:
+        return []
+    try:
+        platforms = cl.get_platforms()
+    except Exception:
+        return []
+    every = config.opencl_c_route()
+    rt_cls = _opencl_runtime_cls()
+    found: list[Device] = []
+    kind_counts: dict[str, int] = {}
+    for plat in platforms:
+        try:
+            devs = plat.get_devices()
+        except Exception:
+            continue
+        for dev in devs:
+            try:
+                il = dev.il_version or ""
+            except Exception:
+                il = ""
+            if "SPIR-V" in il and not every:
+                continue
+            try:
+                if not dev.compiler_available:
+                    continue
+            except Exception:
+                pass
+            kind = _kind(cl, dev)
+            k = kind_counts.get(kind, 0)
+            kind_counts[kind] = k + 1
+            limits = {
+                "max_threads_per_block": int(dev.max_work_group_size),
+                "max_block_dims": tuple(int(x) for x in dev.max_work_item_sizes),
+                "max_shared_bytes": int(dev.local_mem_size),
+                "compute_units": int(dev.max_compute_units),
+                "global_mem_bytes": int(dev.global_mem_size),
+                "max_alloc_bytes": int(dev.max_mem_alloc_size),
+                "il_version": il,
+                "opencl_version": dev.version,
+                "driver_version": dev.driver_version,
+            }
+            found.append(Device(
+                target_name="opencl-c", index=len(found), name=dev.name.strip(), kind=kind,
+                vendor=dev.vendor.strip(), runtime=rt_cls(dev), limits=limits,
+                target_features=_features(dev), platform=plat.name.strip(), kind_index=k,
+            ))
+    return found
