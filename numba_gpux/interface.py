@@ -128,6 +128,11 @@ class Target:
     # -- derived ---------------------------------------------------------
     @property
     def fingerprint(self) -> str:
+        from .context import target_context
+
+        # the shared context fills the "shared" overlay registry as it loads: build it
+        # first, or code compiled by the first kernel would be keyed on a stale digest
+        target_context()
         cls = type(self)
         h = hashlib.sha256(f"{cls.__module__}.{cls.__qualname__}|{self!r}|"
                            f"{self.overlays().digest}".encode())

@@ -38,6 +38,7 @@ from numba.core import types
 from numba.core.typing.typeof import Purpose, typeof
 
 from . import abi
+from . import overlays as _overlays
 from .errors import GpuxUserError, LaunchError
 from .memory import DeviceArray, HostArg, device_array_like, from_foreign, to_device
 
@@ -79,7 +80,7 @@ class Shim:
     """Flattens one argument signature into the kernel ABI and remembers the driver kernel."""
 
     __slots__ = ("kernel", "flatten", "host_arrays", "device", "argtypes", "nflat", "errors",
-                 "prints")
+                 "prints", "epoch")
 
     def __init__(self, kernel, flatten, host_arrays, device, argtypes, nflat, errors=None,
                  prints=False):
@@ -93,6 +94,9 @@ class Shim:
         self.device = device
         self.argtypes = argtypes
         self.nflat = nflat
+        #: overlay registries' change count when built: an overlay added later
+        #: may change the kernel's code, so the shim is rebuilt (overlays.py)
+        self.epoch = _overlays.epoch
 
 
 def _np_scalar(ty):
@@ -221,7 +225,7 @@ def launch(dispatcher, cfg, args):
     argtypes = tuple(map(_typeof, args))
     key = (argtypes, device)
     shim = dispatcher._shims.get(key)
-    if shim is None:
+    if shim is None or shim.epoch != _overlays.epoch:
         shim = _build_shim(dispatcher, argtypes, device)
         dispatcher._shims[key] = shim
     generic_launch(shim, cfg, shim.flatten(args))
@@ -255,7 +259,7 @@ def _launch_with_host_arrays(dispatcher, cfg, args, host, device):
     argtypes = tuple(map(_typeof, args))
     key = (argtypes, device)
     shim = dispatcher._shims.get(key)
-    if shim is None:
+    if shim is None or shim.epoch != _overlays.epoch:
         shim = _build_shim(dispatcher, argtypes, device)
         dispatcher._shims[key] = shim
     generic_launch(shim, cfg, shim.flatten(args))
