@@ -78,6 +78,9 @@ class GpuxTypingContext(TypingBaseContext):
         self.install_registry(gpux_types.typing_registry)
         self.install_registry(printing.typing_registry)
         self.install_registry(debug.typing_registry)
+        from .language import atomics, bits, memory  # issue 3: memory spaces, sync, atomics, bits
+        for _mod in (memory, atomics, bits):
+            self.install_registry(_mod.typing_registry)
         self.install_registry(mathdecl.registry)
         self.install_registry(cmathdecl.registry)
         self.install_registry(npydecl.registry)
@@ -218,6 +221,9 @@ class GpuxTargetContext(BaseContext):
         self.install_registry(gpux_types.lowering_registry)
         self.install_registry(printing.lowering_registry)
         self.install_registry(debug.lowering_registry)
+        from .language import atomics, bits, memory  # issue 3: memory spaces, sync, atomics, bits
+        for _mod in (memory, atomics, bits):
+            self.install_registry(_mod.lowering_registry)
         for reg in _extra_lowering_registries:
             self.install_registry(reg)
 
@@ -228,6 +234,12 @@ class GpuxTargetContext(BaseContext):
 
         dims = (stubs.thread_idx, stubs.block_idx, stubs.block_dim, stubs.grid_dim)
         return tuple((types.Module(s), a) for s in dims for a in "xyz") + _extra_nonconst
+
+    def make_constant_array(self, builder, typ, ary):
+        # global NumPy arrays go to constant memory (language/memory.py)
+        from .language.memory import make_constant_array
+
+        return make_constant_array(self, builder, typ, ary)
 
     def codegen(self):
         return self._codegen

@@ -12,7 +12,8 @@ import re
 
 from .interface import AddressSpaces
 
-__all__ = ["remap_address_spaces", "mark_kernels", "global_variable_names", "definitions_only"]
+__all__ = ["remap_address_spaces", "mark_kernels", "global_variable_names", "definitions_only",
+           "calls_to_kernel_params"]
 
 # a bare `ptr` type token (not part of a name, not already qualified)
 _BARE_PTR = re.compile(r'(?<![\w.%@"$\-])ptr(?![\w.$\-])(?! addrspace\()')
@@ -131,3 +132,51 @@ def definitions_only(text: str) -> str:
     text = _ATTR_REF.sub("", text)
     text = _MD_ATTACH.sub("", text)
     return text.strip() + "\n"
+
+
+def _close_paren(text: str, open_at: int) -> int:
+    depth = 0
+    for i in range(open_at, len(text)):
+        c = text[i]
+        if c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+            if depth == 0:
+                return i
+    raise ValueError("unbalanced parentheses in a define line")
+
+
+def calls_to_kernel_params(text: str, kernels, params: dict[str, tuple[str, str]]) -> str:
+    """Turn calls to argument-less functions into trailing kernel parameters.
+
+    *params* maps a function name to ``(parameter type, template)``: each kernel
+    gets one trailing parameter ``%"<name>.arg"`` of that type per entry (in
+    *params* order), and every ``%x = call ... @<name>()`` in a kernel body
+    becomes ``%x = <template>`` with ``{arg}`` replaced by the parameter.  Calls
+    must already be inlined into the kernels; calls elsewhere are left alone
+    (validation reports them), and the function's declaration is dropped when no
+    call is left.
+    """
+    for kname in kernels:
+        m = re.search(r'^define [^@\n]*@"?' + re.escape(kname) + r'"?\(', text, re.M)
+        if m is None:
+            raise ValueError(f"kernel entry point {kname!r} not found")
+        close = _close_paren(text, m.end() - 1)
+        inner = text[m.end():close]
+        extra = ", ".join(f'{ty} %"{n}.arg"' for n, (ty, _) in params.items())
+        text = text[:close] + (", " if inner.strip() else "") + extra + text[close:]
+        body_start = text.index("{", close)
+        body_end = text.index("\n}\n", body_start)
+        body = text[body_start:body_end]
+        for n, (_, template) in params.items():
+            call = re.compile(r'^(\s*%[^\s=]+ = )(?:(?:tail|musttail|notail) )?call [^@\n]*@"?'
+                              + re.escape(n) + r'"?\(\)[^\n]*$', re.M)
+            body = call.sub(lambda c, _n=n, _t=template: c.group(1) + _t.format(arg=f'%"{_n}.arg"'),
+                            body)
+        text = text[:body_start] + body + text[body_end:]
+    for n in params:
+        if not re.search(r'call [^@\n]*@"?' + re.escape(n) + r'"?\(', text):
+            text = re.sub(r'^declare [^@\n]*@"?' + re.escape(n) + r'"?\(\).*\n', "", text,
+                          flags=re.M)
+    return text

@@ -172,6 +172,8 @@ class OpenCLRuntime:
         self._ctx = None
         self._queue = None
         self._lock = threading.Lock()
+        #: kernels taking the dynamic shared memory parameters (see prepare)
+        self._dynamic_shared: set = set()
 
     def _init(self):
         import pyopencl as cl
@@ -253,10 +255,20 @@ class OpenCLRuntime:
                 dtypes.append(np.int64)
             else:
                 dtypes.append(t)
+        # a kernel that uses dynamic shared memory takes two more parameters
+        # (OpenCLTarget.finish_module): a __local buffer and its size in bytes
+        if kernel.num_args == len(params) + 2:
+            dtypes += [None, np.int64]
+            self._dynamic_shared.add(kernel)
         kernel.set_scalar_arg_dtypes(dtypes)
 
     def launch(self, kernel, griddim, blockdim, args, shared_bytes, queue) -> None:
         gsize = (griddim[0] * blockdim[0], griddim[1] * blockdim[1], griddim[2] * blockdim[2])
+        if kernel in self._dynamic_shared:
+            import pyopencl as cl
+
+            # a zero-sized __local argument is invalid; the kernel sees shared_bytes
+            args = (*args, cl.LocalMemory(max(int(shared_bytes), 16)), int(shared_bytes))
         kernel(self._q(queue), gsize, blockdim, *args)
 
     def synchronize(self, queue=None) -> None:

@@ -10,16 +10,54 @@ from . import overlays  # noqa: F401  (fills the "spirv" and "opencl" registries
 
 __all__ = ["OpenCLTarget", "make_target", "SPIRV_ADDRSPACES", "TRIPLE", "DATA_LAYOUT"]
 
-SPIRV_ADDRSPACES = AddressSpaces(generic=4, global_=1, shared=3, constant=2, private=0)
+#: Neutral constant memory maps to CrossWorkgroup (1), not UniformConstant (2):
+#: kernels reach constant arrays through generic pointers, and OpenCL cannot cast
+#: UniformConstant to Generic (LLVM's SPIR-V back end aborts on the cast).
+SPIRV_ADDRSPACES = AddressSpaces(generic=4, global_=1, shared=3, constant=1, private=0)
 TRIPLE = "spirv64-unknown-unknown"
 DATA_LAYOUT = ("e-i64:64-v16:16-v24:32-v32:32-v48:64-v96:128-v192:256-v256:256-"
                "v512:512-v1024:1024-n8:16:32:64-G1")
 DEFAULT_FEATURES = frozenset({"fp64", "int64_atomics"})
 
 
+#: the two portable intrinsics a kernel's dynamic shared memory is read through
+#: (language/memory.py); OpenCL turns them into trailing kernel parameters: a
+#: ``__local`` buffer (pyopencl.LocalMemory(shared_bytes)) and its size in bytes
+_DYNAMIC_SHARED_PARAMS = {
+    "__gpux_dynamic_shared": ("ptr addrspace(3)", "addrspacecast ptr addrspace(3) {arg} "
+                                                  "to ptr addrspace(4)"),
+    "__gpux_dynamic_shared_bytes": ("i64", "add i64 {arg}, 0"),
+}
+
+
 @dataclass(frozen=True)
 class OpenCLTarget(Target):
-    pass
+    def finish_module(self, module, kernels):
+        """Dynamic shared memory as trailing kernel parameters (option
+        ``dynamic_shared="kernel_param"``): OpenCL sizes ``__local`` memory at
+        launch only through a kernel argument.  Device functions are inlined
+        into the kernels first, so every use sits in a kernel body."""
+        if self.option("dynamic_shared") != "kernel_param":
+            return None
+        used = {f.name for f in module.functions
+                if f.is_declaration and f.name in _DYNAMIC_SHARED_PARAMS}
+        if not used:
+            return None
+        from llvmlite import binding as ll
+
+        from numba_gpux import irtext
+        from numba_gpux.compiler import fresh_target_machine
+
+        for f in module.functions:
+            if not f.is_declaration and f.name not in kernels:
+                f.add_function_attribute("alwaysinline")
+        pb = ll.create_pass_builder(fresh_target_machine(self, 0),
+                                    ll.create_pipeline_tuning_options(speed_level=0))
+        mpm = ll.create_new_module_pass_manager()
+        mpm.add_always_inliner_pass()
+        mpm.run(module, pb)
+        text = irtext.calls_to_kernel_params(str(module), kernels, _DYNAMIC_SHARED_PARAMS)
+        return ll.parse_assembly(text)
 
 
 def make_target(device=None, *, features=None) -> OpenCLTarget:
@@ -35,5 +73,6 @@ def make_target(device=None, *, features=None) -> OpenCLTarget:
         emit_kind="object",
         artifact_kind="spirv",
         features=frozenset(features),
-        options=(("extern_prefixes", ("_Z", "__spirv")), ("legal_int_widths", (8, 16, 32, 64))),
+        options=(("extern_prefixes", ("_Z", "__spirv")), ("legal_int_widths", (8, 16, 32, 64)),
+                 ("dynamic_shared", "kernel_param")),
     )

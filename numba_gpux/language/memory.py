@@ -1,0 +1,404 @@
+"""Memory spaces and synchronization: ``gpux.shared``, ``gpux.local``, ``gpux.const``,
+``gpux.barrier_count/and/or`` and ``gpux.fence*``.
+
+Lowering (neutral IR, NVPTX address-space numbering):
+
+* a static ``shared.array`` is a module variable in address space 3 (work-group
+  memory) cast to generic; each call site has its own variable;
+* a dynamic ``shared.array`` (``shape=0``) is the generic pointer returned by
+  ``__gpux_dynamic_shared()``, ``__gpux_dynamic_shared_bytes() // itemsize``
+  elements long; every dynamic array of a kernel starts at the same address (they
+  alias, as in numba.cuda).  How a target provides that memory is its business:
+  CUDA uses an ``extern`` shared variable, OpenCL a ``__local`` kernel parameter
+  (the target's ``dynamic_shared`` option and finishing step);
+* a ``local.array`` is an ``alloca`` (private memory);
+* global NumPy arrays a kernel reads (``const.array_like(ary)`` or a bare global)
+  become constant module variables in address space 4 (constant memory) when they
+  fit the 64 KiB every target guarantees, else read-only global memory;
+* barriers with a predicate and memory fences are portable intrinsics.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from llvmlite import ir
+from numba.core import cgutils, types
+from numba.core.errors import TypingError
+from numba.core.imputils import Registry as LoweringRegistry
+from numba.core.typing.templates import AbstractTemplate, Registry, signature
+
+from .intrinsics import INTRINSICS, Intrinsic, call
+from .stubs import Stub
+
+__all__ = ["shared", "local", "const", "barrier_count", "barrier_and", "barrier_or", "fence",
+           "fence_block", "fence_device", "fence_system", "typing_registry",
+           "lowering_registry", "make_constant_array", "CONSTANT_MEMORY_LIMIT",
+           "DYNAMIC_SHARED_INTRINSICS"]
+
+I32 = ir.IntType(32)
+I64 = ir.IntType(64)
+GENERIC = ir.PointerType()
+VOID = ir.VoidType()
+#: neutral address spaces (interface.NEUTRAL_ADDRSPACES)
+AS_SHARED, AS_CONSTANT = 3, 4
+#: global arrays larger than this stay in global memory (CUDA's constant bank is 64 KiB)
+CONSTANT_MEMORY_LIMIT = 64 * 1024
+
+
+# ---------------------------------------------------------------- the contract
+def _contract(name, ret, args, doc):
+    INTRINSICS[name] = Intrinsic(name, ret, tuple(args), doc)
+
+
+_contract("__gpux_dynamic_shared", GENERIC, [],
+          "Generic pointer to the start of the launch's dynamic shared (work-group) memory, "
+          "aligned to at least 16 bytes; every call in a kernel returns the same address. "
+          "CUDA: an `extern` addrspace(3) variable; OpenCL: a trailing `__local` kernel "
+          "parameter added by the target's finishing step (option dynamic_shared).")
+_contract("__gpux_dynamic_shared_bytes", I64, [],
+          "Size in bytes of the launch's dynamic shared memory (the `shared_bytes` of "
+          "`kernel[grid, block, queue, shared_bytes]`). CUDA: %dynamic_smem_size; OpenCL: a "
+          "trailing i64 kernel parameter next to the `__local` one.")
+for _op, _what in (("count", "the number of work-items of the group whose predicate is "
+                             "non-zero"),
+                   ("and", "1 if the predicate is non-zero on every work-item of the group, "
+                           "else 0"),
+                   ("or", "1 if the predicate is non-zero on some work-item of the group, "
+                          "else 0")):
+    _contract(f"__gpux_barrier_{_op}", I32, [I32],
+              f"Work-group barrier (as __gpux_barrier, ordering shared and global memory) "
+              f"that returns {_what}; every work-item must reach it. CUDA: "
+              f"__syncthreads_{_op}; OpenCL: barrier + work_group_{'reduce_add' if _op == 'count' else ('all' if _op == 'and' else 'any')}.")
+for _scope, _what in (("block", "work-items of the same work-group (CUDA __threadfence_block, "
+                                "OpenCL memory_scope_work_group)"),
+                      ("device", "every work-item on the device (CUDA __threadfence, "
+                                 "OpenCL memory_scope_device)"),
+                      ("system", "the device and the host and other devices (CUDA "
+                                 "__threadfence_system, OpenCL memory_scope_all_svm_devices)")):
+    _contract(f"__gpux_fence_{_scope}", VOID, [],
+              f"Sequentially consistent memory fence over shared and global memory, as "
+              f"observed by {_what}. No execution barrier.")
+
+DYNAMIC_SHARED_INTRINSICS = ("__gpux_dynamic_shared", "__gpux_dynamic_shared_bytes")
+
+
+# ---------------------------------------------------------------- stubs
+class _Namespace(Stub):
+    """A namespace of kernel intrinsics (``gpux.shared``)."""
+
+    def __init__(self, name, description, members):
+        super().__init__(name, description)
+        for k, v in members.items():
+            setattr(self, k, v)
+
+    def __call__(self, *a, **k):
+        raise TypeError(f"{self._name} is a namespace; call one of its functions")
+
+
+shared = _Namespace("shared", "Work-group (shared) memory.", {
+    "array": Stub("shared.array",
+                  "shared.array(shape, dtype): an array in work-group memory, shared by the "
+                  "work-items of a block. shape is an int or a tuple of 1-3 ints known at "
+                  "compile time; shape=0 gives the launch's dynamic shared memory (sized by "
+                  "kernel[grid, block, queue, shared_bytes]; all dynamic arrays alias)."),
+})
+local = _Namespace("local", "Private (per work-item) memory.", {
+    "array": Stub("local.array",
+                  "local.array(shape, dtype): an array private to each work-item; shape "
+                  "known at compile time."),
+})
+const = _Namespace("const", "Constant memory.", {
+    "array_like": Stub("const.array_like",
+                       "const.array_like(ary): the global NumPy array ary, copied into the "
+                       "kernel's constant memory at compile time (read-only)."),
+})
+barrier_count = Stub("barrier_count", "barrier_count(pred) -> int32: barrier(); returns how "
+                                      "many work-items of the block had pred true.")
+barrier_and = Stub("barrier_and", "barrier_and(pred) -> int32: barrier(); returns 1 if pred "
+                                  "was true on every work-item of the block, else 0.")
+barrier_or = Stub("barrier_or", "barrier_or(pred) -> int32: barrier(); returns 1 if pred "
+                                "was true on some work-item of the block, else 0.")
+fence = Stub("fence", "fence(scope='device'): a memory fence; scope is 'block' "
+                      "('workgroup'), 'device' or 'system'.")
+fence_block = Stub("fence_block", "fence_block(): memory fence among the work-items of a block.")
+fence_device = Stub("fence_device", "fence_device(): memory fence among all work-items of "
+                                    "the device.")
+fence_system = Stub("fence_system", "fence_system(): memory fence visible to the host and "
+                                    "other devices.")
+
+typing_registry = Registry()
+lowering_registry = LoweringRegistry("numba_gpux.memory")
+_lower = lowering_registry.lower
+
+for _ns in (shared, local, const):
+    typing_registry.register_global(_ns, types.Module(_ns))
+
+
+def _template(stub, typer, literal=True):
+    class T(AbstractTemplate):
+        key = stub
+        prefer_literal = literal
+
+        def generic(self, args, kws):
+            return typer(args, kws)
+
+    T.__name__ = f"Gpux_{stub._name.replace('.', '_')}"
+    typing_registry.register(T)
+    typing_registry.register_global(stub, types.Function(T))
+    return T
+
+
+# ---------------------------------------------------------------- typing helpers
+def _bind(name, args, kws, params):
+    """Positional + keyword arguments -> a list in *params* order (None if it doesn't fit)."""
+    out = list(args) + [None] * (len(params) - len(args))
+    if len(args) > len(params):
+        raise TypingError(f"{name}() takes {len(params)} arguments, got {len(args)}")
+    for k, v in kws.items():
+        if k not in params:
+            raise TypingError(f"{name}() got an unexpected keyword argument {k!r}")
+        out[params.index(k)] = v
+    if any(v is None for v in out):
+        raise TypingError(f"{name}() needs the arguments {', '.join(params)}")
+    return out
+
+
+def _shape_of(name, shape):
+    """Literal shape tuple from the type of *shape*, or None to retry with literals."""
+    if isinstance(shape, types.IntegerLiteral):
+        return (shape.literal_value,)
+    if isinstance(shape, types.BaseTuple) and len(shape) > 0:
+        if all(isinstance(s, types.IntegerLiteral) for s in shape):
+            return tuple(s.literal_value for s in shape)
+        if all(isinstance(s, types.Integer) for s in shape):
+            return None
+    if isinstance(shape, types.Integer):
+        return None
+    raise TypingError(f"{name}: shape must be an int or a tuple of ints known at compile time "
+                      f"(a literal or a global constant), not {shape}")
+
+
+def _dtype_of(name, dtype):
+    if isinstance(dtype, types.DType):
+        return dtype.dtype
+    if isinstance(dtype, (types.NumberClass, types.TypeRef)):
+        return dtype.instance_type
+    if isinstance(dtype, types.StringLiteral):
+        try:
+            from numba.np.numpy_support import from_dtype
+
+            return from_dtype(np.dtype(dtype.literal_value))
+        except TypeError:
+            pass
+    raise TypingError(f"{name}: dtype must be a NumPy or Numba scalar type (np.float32, "
+                      f"numba.int64, a record dtype), not {dtype}")
+
+
+def _array_typer(name, allow_dynamic):
+    def typer(args, kws):
+        shape, dtype = _bind(name, args, kws, ["shape", "dtype"])
+        shp = _shape_of(name, shape)
+        if shp is None:
+            return None  # numba retries with literal argument types
+        dt = _dtype_of(name, dtype)
+        if not 1 <= len(shp) <= 3:
+            raise TypingError(f"{name}: arrays have 1 to 3 dimensions, not {len(shp)}")
+        if any(s < 0 for s in shp):
+            raise TypingError(f"{name}: negative size in shape {shp}")
+        if 0 in shp and not (allow_dynamic and shp == (0,)):
+            what = ("shape=0 (one dimension) asks for dynamic shared memory; "
+                    if allow_dynamic else "")
+            raise TypingError(f"{name}: {what}a zero size is not allowed in shape {shp}")
+        return signature(types.Array(dt, len(shp), "C"), shape, dtype)
+    return typer
+
+
+_template(shared.array, _array_typer("shared.array", True))
+_template(local.array, _array_typer("local.array", False))
+
+
+def _const_typer(args, kws):
+    (ary,) = _bind("const.array_like", args, kws, ["ary"])
+    if not isinstance(ary, types.Array):
+        raise TypingError(f"const.array_like takes a global NumPy array, not {ary}")
+    return signature(ary, ary)
+
+
+_template(const.array_like, _const_typer, literal=False)
+
+
+def _pred_typer(name):
+    def typer(args, kws):
+        (pred,) = _bind(name, args, kws, ["pred"])
+        pred = types.unliteral(pred)
+        if isinstance(pred, (types.Boolean, types.Integer, types.Float)):
+            return signature(types.int32, pred)
+        raise TypingError(f"{name}: the predicate must be a bool or a number, not {pred}")
+    return typer
+
+
+for _stub in (barrier_count, barrier_and, barrier_or):
+    _template(_stub, _pred_typer(_stub._name), literal=False)
+
+FENCE_SCOPES = {"block": "block", "workgroup": "block", "work_group": "block", "cta": "block",
+                "device": "device", "gpu": "device", "system": "system"}
+
+
+def _fence_typer(args, kws):
+    if not args and not kws:
+        return signature(types.none)
+    (scope,) = _bind("fence", args, kws, ["scope"])
+    if isinstance(scope, types.StringLiteral):
+        if scope.literal_value not in FENCE_SCOPES:
+            raise TypingError(f"fence: scope must be 'block', 'device' or 'system', not "
+                              f"{scope.literal_value!r}")
+        return signature(types.none, scope)
+    if isinstance(scope, types.UnicodeType):
+        return None  # retry with the literal
+    raise TypingError(f"fence: scope must be a string literal ('block', 'device', 'system'), "
+                      f"not {scope}")
+
+
+_template(fence, _fence_typer)
+for _stub in (fence_block, fence_device, fence_system):
+    _template(_stub, lambda args, kws: signature(types.none) if not args and not kws else None,
+              literal=False)
+
+
+# ---------------------------------------------------------------- lowering
+def _c_strides(shape, itemsize):
+    strides, acc = [], itemsize
+    for s in reversed(shape):
+        strides.append(acc)
+        acc *= s
+    return tuple(reversed(strides))
+
+
+def _make_array(context, builder, aryty, data, shape_vals, stride_vals):
+    ary = context.make_array(aryty)(context, builder)
+    data = builder.bitcast(data, ary.data.type)
+    itemsize = context.get_abi_sizeof(context.get_data_type(aryty.dtype))
+    context.populate_array(
+        ary, data=data,
+        shape=cgutils.pack_array(builder, shape_vals),
+        strides=cgutils.pack_array(builder, stride_vals),
+        itemsize=context.get_constant(types.intp, itemsize),
+        meminfo=None,
+    )
+    return ary._getvalue()
+
+
+def _unique_global_name(module, base):
+    k = 0
+    while f"{base}.{k}" in module.globals:
+        k += 1
+    return f"{base}.{k}"
+
+
+def _shape_from_sig(sig):
+    s = sig.args[0]
+    if isinstance(s, types.IntegerLiteral):
+        return (s.literal_value,)
+    return tuple(x.literal_value for x in s)
+
+
+def _shared_array(context, builder, sig, args):
+    aryty = sig.return_type
+    shape = _shape_from_sig(sig)
+    elty = context.get_data_type(aryty.dtype)
+    itemsize = context.get_abi_sizeof(elty)
+    align = max(16, context.get_abi_alignment(elty))
+    if shape == (0,):
+        data = call(builder, "__gpux_dynamic_shared")
+        nbytes = call(builder, "__gpux_dynamic_shared_bytes")
+        n = builder.udiv(nbytes, ir.Constant(I64, itemsize))
+        return _make_array(context, builder, aryty, data, [n], [ir.Constant(I64, itemsize)])
+    count = int(np.prod(shape))
+    module = builder.module
+    name = _unique_global_name(module, f"__gpux_shared.{builder.function.name}")
+    gv = ir.GlobalVariable(module, ir.ArrayType(elty, count), name, addrspace=AS_SHARED)
+    gv.linkage = "internal"
+    gv.initializer = ir.Constant(gv.value_type, ir.Undefined)
+    gv.align = align
+    data = builder.addrspacecast(gv, GENERIC)
+    return _make_array(context, builder, aryty, data,
+                       [ir.Constant(I64, s) for s in shape],
+                       [ir.Constant(I64, s) for s in _c_strides(shape, itemsize)])
+
+
+def _local_array(context, builder, sig, args):
+    aryty = sig.return_type
+    shape = _shape_from_sig(sig)
+    elty = context.get_data_type(aryty.dtype)
+    itemsize = context.get_abi_sizeof(elty)
+    count = int(np.prod(shape))
+    data = cgutils.alloca_once(builder, ir.ArrayType(elty, count), name="gpux.local")
+    data.align = max(8, context.get_abi_alignment(elty))
+    return _make_array(context, builder, aryty, data,
+                       [ir.Constant(I64, s) for s in shape],
+                       [ir.Constant(I64, s) for s in _c_strides(shape, itemsize)])
+
+
+for _stub, _impl in ((shared.array, _shared_array), (local.array, _local_array)):
+    _lower(_stub, types.IntegerLiteral, types.Any)(_impl)
+    _lower(_stub, types.BaseTuple, types.Any)(_impl)
+
+
+@_lower(const.array_like, types.Array)
+def _const_array_like(context, builder, sig, args):
+    # the global array was already materialized by make_constant_array
+    return args[0]
+
+
+def make_constant_array(context, builder, typ, ary):
+    """A global NumPy array as a constant module variable in constant memory
+    (neutral address space 4) when it fits :data:`CONSTANT_MEMORY_LIMIT`, else in
+    read-only global memory; returns the array structure (generic data pointer)."""
+    datatype = context.get_data_type(typ.dtype)
+    order = "F" if typ.layout == "F" else "C"
+    flat = ary.flatten(order=order)
+    consts = cgutils.create_constant_array(ir.IntType(8), bytearray(flat.data))
+    module = builder.module
+    name = _unique_global_name(module, "__gpux_const")
+    addrspace = AS_CONSTANT if ary.nbytes <= CONSTANT_MEMORY_LIMIT else 0
+    gv = ir.GlobalVariable(module, consts.type, name, addrspace=addrspace)
+    gv.linkage = "internal"
+    gv.global_constant = True
+    gv.initializer = consts
+    gv.align = max(16, context.get_abi_alignment(datatype))
+    data = builder.addrspacecast(gv, GENERIC) if addrspace else gv
+    # the copy is contiguous in *order* whatever the original layout was
+    strides = flat.reshape(ary.shape, order=order).strides
+    return _make_array(context, builder, typ, data,
+                       [ir.Constant(I64, s) for s in ary.shape],
+                       [ir.Constant(I64, s) for s in strides])
+
+
+def _pred_impl(intrinsic):
+    def impl(context, builder, sig, args):
+        pred = context.cast(builder, args[0], sig.args[0], types.boolean)
+        return call(builder, intrinsic, builder.zext(pred, I32))
+    return impl
+
+
+_lower(barrier_count, types.Any)(_pred_impl("__gpux_barrier_count"))
+_lower(barrier_and, types.Any)(_pred_impl("__gpux_barrier_and"))
+_lower(barrier_or, types.Any)(_pred_impl("__gpux_barrier_or"))
+
+
+def _fence_impl(scope):
+    def impl(context, builder, sig, args):
+        call(builder, f"__gpux_fence_{scope}")
+        return context.get_dummy_value()
+    return impl
+
+
+_lower(fence)(_fence_impl("device"))
+_lower(fence_block)(_fence_impl("block"))
+_lower(fence_device)(_fence_impl("device"))
+_lower(fence_system)(_fence_impl("system"))
+
+
+@_lower(fence, types.StringLiteral)
+def _fence_scope(context, builder, sig, args):
+    return _fence_impl(FENCE_SCOPES[sig.args[0].literal_value])(context, builder, sig, args)
