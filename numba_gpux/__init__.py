@@ -26,6 +26,12 @@ from . import hooks  # noqa: E402
 from .hooks import tuning  # noqa: E402
 from .extending import overlay  # noqa: E402
 from .language.subgroups import subgroup  # noqa: E402
+from .language.memory import (  # noqa: E402
+    shared, local, const, barrier_count, barrier_and, barrier_or, fence, fence_block,
+    fence_device, fence_system,
+)
+from .language.atomics import atomic  # noqa: E402
+from .language.bits import popc, clz, ffs, brev, fma, cbrt, select  # noqa: E402
 
 __all__ = [
     "__version__",
@@ -38,4 +44,7 @@ __all__ = [
     "UnsupportedError", "InternalCompilerError", "ToolchainError", "NumpyArgumentWarning",
     "hooks", "tuning", "overlay",
     "subgroup",
+    "shared", "local", "const", "barrier_count", "barrier_and", "barrier_or", "fence",
+    "fence_block", "fence_device", "fence_system", "atomic",
+    "popc", "clz", "ffs", "brev", "fma", "cbrt", "select",
 ]
