@@ -80,6 +80,7 @@ def compile_neutral(pyfunc, argtypes, options: Options, return_type=None) -> Neu
     """translate -> type -> lower, in the shared context."""
     from .context import TARGET_NAME, target_context, typing_context
 
+    _reject_unsupported_constructs(pyfunc)
     tctx, cctx = typing_context(), target_context()
     with global_compiler_lock, target_override(TARGET_NAME):
         cres = compiler.compile_extra(
@@ -87,6 +88,38 @@ def compile_neutral(pyfunc, argtypes, options: Options, return_type=None) -> Neu
         )
     return NeutralResult(cres, tuple(cres.signature.args), cres.signature.return_type,
                          cres.library, cres.fndesc, options.debug)
+
+
+def _reject_unsupported_constructs(pyfunc) -> None:
+    """Constructs GPU code cannot have, reported with the source line before Numba
+    gets to them (its errors for these name internals, not the construct)."""
+    import dis
+
+    from .errors import UnsupportedError
+
+    code = getattr(pyfunc, "__code__", None)
+    if code is None:
+        return
+    entries = getattr(dis.Bytecode(code), "exception_entries", None)
+    if not entries:
+        return
+    start = min(e.start for e in entries)
+    line = code.co_firstlineno
+    for offset, lineno in dis.findlinestarts(code):
+        if offset > start:
+            break
+        if lineno is not None:
+            line = lineno
+
+    class _Loc:
+        filename = code.co_filename
+
+    loc = _Loc()
+    loc.line = line
+    raise UnsupportedError(
+        f"{pyfunc.__qualname__}: try/except, try/finally and with-blocks are not supported in "
+        f"GPU code (exceptions cannot be caught on the device; with debug=True a raised "
+        f"exception is reported on the host)", loc)
 
 
 def kernel_symbol(pyfunc, argtypes) -> str:
