@@ -10,8 +10,8 @@ recompiles a kernel.  See docs/algorithms.md.
 
 from . import _tuning  # noqa: F401  (declares and implements the hooks)
 from .elementwise import foreach, map, astype
-from .reduce import reduce
-from .scan import scan
-from .sort import sort, argsort
+from .reduction import reduce
+from .scanning import scan
+from .sorting import sort, argsort
 
 __all__ = ["foreach", "map", "astype", "reduce", "scan", "sort", "argsort"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from .. import hooks
 
-__all__ = ["BLOCK_SIZE", "ITEMS_PER_THREAD", "SORT_ITEMS_PER_THREAD", "RADIX_BITS", "block_size",
+__all__ = ["install_defaults", "BLOCK_SIZE", "ITEMS_PER_THREAD", "SORT_ITEMS_PER_THREAD", "RADIX_BITS", "block_size",
            "items_per_thread", "sort_items_per_thread", "radix_bits"]
 
 BLOCK_SIZE = hooks.declare(
@@ -27,45 +27,43 @@ RADIX_BITS = hooks.declare(
     "Bits of the key sorted per radix-sort pass (1 to 8).")
 
 
-# -- defaults: a reasonable GPU --------------------------------------------------
-hooks.implement("algorithms.block_size", fn=lambda q: 256)
-hooks.implement("algorithms.items_per_thread", fn=lambda q: 4)
-hooks.implement("algorithms.sort_items_per_thread", fn=lambda q: 16)
-hooks.implement("algorithms.radix_bits", fn=lambda q: 4)
+def install_defaults() -> None:
+    """(Re-)register this package's implementations of its hooks for every target."""
+    # -- defaults: a reasonable GPU --------------------------------------------------
+    hooks.implement("algorithms.block_size", fn=lambda q: 256)
+    hooks.implement("algorithms.items_per_thread", fn=lambda q: 4)
+    hooks.implement("algorithms.sort_items_per_thread", fn=lambda q: 16)
+    hooks.implement("algorithms.radix_bits", fn=lambda q: 4)
+
+    # -- CUDA: 256 threads, a few items each (memory-bound kernels) --------------------
+    @hooks.implement("algorithms.block_size", target="cuda")
+    def _cuda_block(q):
+        return 256
+
+    @hooks.implement("algorithms.items_per_thread", target="cuda")
+    def _cuda_items(q):
+        return 8 if q.dtype is not None and q.dtype.itemsize <= 4 else 4
+
+    hooks.implement("algorithms.sort_items_per_thread", target="cuda", fn=lambda q: 16)
+
+    # -- OpenCL: GPUs like CUDA; CPU drivers want few, long-running work-items -----------
+    hooks.implement("algorithms.block_size", target="opencl", fn=lambda q: 256)
+    hooks.implement("algorithms.items_per_thread", target="opencl", fn=lambda q: 4)
+
+    @hooks.implement("algorithms.block_size", target="opencl", device_kind="cpu")
+    def _ocl_cpu_block(q):
+        return 64
+
+    @hooks.implement("algorithms.items_per_thread", target="opencl", device_kind="cpu")
+    def _ocl_cpu_items(q):
+        return 64
+
+    hooks.implement("algorithms.sort_items_per_thread", target="opencl", device_kind="cpu",
+                    fn=lambda q: 512)
+    hooks.implement("algorithms.radix_bits", target="opencl", device_kind="cpu", fn=lambda q: 8)
 
 
-# -- CUDA: 256 threads, a few items each (memory-bound kernels) --------------------
-@hooks.implement("algorithms.block_size", target="cuda")
-def _cuda_block(q):
-    return 256
-
-
-@hooks.implement("algorithms.items_per_thread", target="cuda")
-def _cuda_items(q):
-    return 8 if q.dtype is not None and q.dtype.itemsize <= 4 else 4
-
-
-hooks.implement("algorithms.sort_items_per_thread", target="cuda", fn=lambda q: 16)
-
-
-# -- OpenCL: GPUs like CUDA; CPU drivers want few, long-running work-items -----------
-hooks.implement("algorithms.block_size", target="opencl", fn=lambda q: 256)
-hooks.implement("algorithms.items_per_thread", target="opencl", fn=lambda q: 4)
-
-
-@hooks.implement("algorithms.block_size", target="opencl", device_kind="cpu")
-def _ocl_cpu_block(q):
-    return 64
-
-
-@hooks.implement("algorithms.items_per_thread", target="opencl", device_kind="cpu")
-def _ocl_cpu_items(q):
-    return 64
-
-
-hooks.implement("algorithms.sort_items_per_thread", target="opencl", device_kind="cpu",
-                fn=lambda q: 512)
-hooks.implement("algorithms.radix_bits", target="opencl", device_kind="cpu", fn=lambda q: 8)
+install_defaults()
 
 
 def _pow2_floor(v: int) -> int:

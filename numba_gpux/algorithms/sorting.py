@@ -25,7 +25,7 @@ from ..errors import GpuxUserError
 from . import _tuning
 from ._common import as_device, cdiv, device_of, empty, finish, jit, kernel_cache, reinterpret
 from .elementwise import foreach
-from .scan import scan
+from .scanning import scan
 
 __all__ = ["sort", "argsort"]
 
