@@ -1,0 +1,170 @@
+"""Bad input gets a clear Python exception, raised before anything runs."""
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from numba.core.errors import TypingError, UnsupportedError
+
+import numba_gpux as gpux
+
+
+@gpux.jit
+def add_one(a):
+    i = gpux.grid(1)
+    if i < a.size:
+        a[i] += 1
+
+
+def test_unsupported_construct_names_file_line_and_construct():
+    @gpux.jit
+    def uses_try(a):
+        try:
+            a[0] = 1
+        except Exception:
+            a[0] = 2
+
+    with pytest.raises((UnsupportedError, TypingError, gpux.GpuxUserError)) as ei:
+        gpux.compile(uses_try, "void(int32[::1])")
+    msg = str(ei.value)
+    assert __file__.split("/")[-1] in msg
+    assert "try" in msg.lower() or "exception" in msg.lower()
+
+
+def test_typing_error_names_line_and_operation():
+    @gpux.jit
+    def bad_types(a):
+        i = gpux.grid(1)
+        a[i] = "text" + 1  # the line the error must point at
+
+    with pytest.raises(TypingError) as ei:
+        gpux.compile(bad_types, "void(int32[::1])")
+    msg = str(ei.value)
+    assert 'a[i] = "text" + 1' in msg and "test_user_errors.py" in msg
+
+
+def test_python_objects_in_kernels_are_rejected_with_the_construct():
+    @gpux.jit
+    def uses_dict(a):
+        d = {}
+        d[1] = 2
+        a[0] = d[1]
+
+    with pytest.raises(Exception) as ei:
+        gpux.compile(uses_dict, "void(int64[::1])")
+    assert "test_user_errors.py" in str(ei.value)
+    assert not isinstance(ei.value, gpux.InternalCompilerError)
+
+
+def test_kernel_without_launch_configuration(opencl_device):
+    with pytest.raises(gpux.LaunchError, match=r"add_one\[griddim, blockdim\]"):
+        add_one(gpux.device_array(4, np.int32))
+
+
+def test_wrong_number_of_arguments_before_anything_runs(opencl_device):
+    d = gpux.to_device(np.zeros(4, np.int32))
+    with pytest.raises(gpux.LaunchError, match="takes 1 argument"):
+        add_one[1, 4](d, d)
+    np.testing.assert_array_equal(d.copy_to_host(), 0)
+
+
+@pytest.mark.parametrize("bad", ["a string", {"a": 1}, object(), [1, 2, 3]], ids=repr)
+def test_wrong_argument_type(opencl_device, bad):
+    with pytest.raises((gpux.GpuxUserError, TypingError)):
+        add_one[1, 4](bad)
+
+
+def test_argument_type_the_kernel_cannot_use(opencl_device):
+    with pytest.raises(TypingError, match="a.size|getattr|size"):
+        add_one[1, 4](3.0)  # a float has no .size and cannot be indexed
+
+
+def test_block_larger_than_the_device_allows(opencl_device):
+    d = gpux.to_device(np.zeros(4, np.int32))
+    too_many = opencl_device.max_threads_per_block * 2
+    with pytest.raises(gpux.LaunchError, match="threads per block"):
+        add_one[1, too_many](d)
+    np.testing.assert_array_equal(d.copy_to_host(), 0)
+
+
+@pytest.mark.parametrize("cfg", [(0, 4), (1, -2), ((1, 2, 3, 4), 1), ("a", 1), (1.5, 2)])
+def test_bad_launch_configuration(cfg):
+    with pytest.raises(gpux.LaunchError):
+        add_one[cfg]
+
+
+def test_launch_configuration_needs_a_tuple():
+    with pytest.raises(gpux.LaunchError):
+        add_one[4]
+
+
+def test_device_function_cannot_be_launched_or_called_on_host():
+    @gpux.jit(device=True)
+    def f(x):
+        return x + 1
+
+    with pytest.raises(gpux.GpuxUserError):
+        f[1, 1]
+    with pytest.raises(gpux.GpuxUserError):
+        f(1)
+
+
+def test_kernel_returning_a_value_is_rejected():
+    @gpux.jit
+    def returns(a):
+        return a[0]
+
+    with pytest.raises(gpux.GpuxUserError, match="must return void"):
+        gpux.compile(returns, "int32(int32[::1])")
+    with pytest.raises(gpux.GpuxUserError, match="must not return"):
+        gpux.compile(returns, "void(int32[::1])")
+
+
+def test_unknown_jit_option_and_target():
+    with pytest.raises(gpux.GpuxUserError, match="unexpected options"):
+        gpux.jit(blocksize=3)
+    with pytest.raises(gpux.GpuxUserError, match="unknown target"):
+        gpux.compile(add_one, "void(int32[::1])", target="no-such-target")
+    with pytest.raises(gpux.GpuxUserError):
+        gpux.jit(opt=7)
+
+
+def _run(code, **env):
+    e = dict(os.environ)
+    e.update(env)
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=e,
+                          timeout=120)
+
+
+def test_no_usable_device_says_what_was_looked_for_and_how_to_install(monkeypatch):
+    import sys as _sys
+
+    devmod = _sys.modules["numba_gpux.devices"]
+    monkeypatch.setattr(devmod, "_devices", [])  # as discovery reports on a machine with none
+    monkeypatch.setattr(devmod, "_selected", None)
+    monkeypatch.delenv("NUMBA_GPUX_DEVICE", raising=False)
+    with pytest.raises(gpux.DeviceNotFoundError) as ei:
+        gpux.default_device()
+    msg = str(ei.value)
+    assert "no usable GPU device" in msg and "pip install 'numba-gpux[cpu]'" in msg
+    assert "opencl" in msg and "python -m numba_gpux info" in msg
+
+
+def test_environment_variable_selects_the_device():
+    res = _run("import numba_gpux as g; print(g.default_device().spec)",
+               NUMBA_GPUX_DEVICE="opencl:cpu:0")
+    assert res.stdout.strip() == "opencl:cpu:0", res.stderr
+    res = _run("import numba_gpux as g\ntry:\n    g.default_device()\n"
+               "except g.DeviceNotFoundError as e:\n    print('ERR', e)\n",
+               NUMBA_GPUX_DEVICE="opencl:gpu:3")
+    assert "ERR" in res.stdout and "opencl:gpu:3" in res.stdout
+
+
+def test_device_spec_that_matches_nothing():
+    res = _run("import numba_gpux as g\ntry:\n    g.select_device('opencl:gpu:7')\n"
+               "except g.DeviceNotFoundError as e:\n    print('ERR', e)\n")
+    assert "ERR" in res.stdout and "opencl:gpu:7" in res.stdout
+    with pytest.raises(gpux.DeviceNotFoundError):
+        gpux.select_device("nosuchtarget:0")
