@@ -352,6 +352,8 @@ def _stage_optimize(job: Job):
 
 
 _HOST_OK = re.compile(r"^llvm\.")
+#: an atomic read-modify-write or compare-and-swap on a 64-bit value
+_ATOMIC64 = re.compile(r"\b(?:atomicrmw|cmpxchg)\b[^\n]*?, (?:i64|double) ")
 _INT_TYPE = re.compile(r'(?<![%@\w.$"\-])i(\d+)\b')
 
 
@@ -409,6 +411,10 @@ def _stage_validate(job: Job):
     if not job.target.has("fp64") and re.search(r"\bdouble\b", str(job.module)):
         problems.append("uses float64 (double precision), which this device does not support; "
                         "use float32 values and arrays")
+    if not job.target.has("int64_atomics") and _ATOMIC64.search(str(job.module)):
+        problems.append("uses 64-bit atomic operations (gpux.atomic.* on int64, uint64 or "
+                        "float64 arrays), which this device does not support (it lacks the "
+                        "feature 'int64_atomics'); use 32-bit arrays")
     problems.extend(job.target.validate(job.module, job.kernels))
     if problems:
         raise ValidationError(job.name, job.target.name, problems)
