@@ -1,0 +1,143 @@
+"""Per-target overlays (gpux.overlay) and typing-level extensions shared by all targets."""
+
+from __future__ import annotations
+
+import math
+
+import numba
+import numpy as np
+import pytest
+from numba.core import types
+from numba.extending import intrinsic, overload, register_jitable
+
+import numba_gpux as gpux
+from numba_gpux import cache, extending
+from numba_gpux.devices import resolve_target, targets
+
+
+def _exp_kernel():
+    @gpux.jit
+    def k(x, out):
+        i = gpux.grid(1)
+        if i < out.size:
+            out[i] = math.exp(x[i])
+    return k
+
+
+X = np.array([-30.0, -12.0, -1.0, 0.0, 0.5, 2.0], dtype=np.float32)
+
+
+def _run(k, x):
+    d = gpux.to_device(x)
+    o = gpux.device_array(x.shape, x.dtype)
+    k[1, 32](d, o)
+    return o.copy_to_host()
+
+
+def test_python_overlay_replaces_exp_on_one_target(opencl_device):
+    k = _exp_kernel()
+    np.testing.assert_allclose(_run(k, X), np.exp(X), rtol=1e-6)
+    argtypes = (numba.typeof(gpux.to_device(X)),) * 2
+    sym, text = k.kernel_ir(argtypes)
+    key0 = cache.cache_key(text, opencl_device.target, k.options)
+    cuda_fp0 = resolve_target("cuda").fingerprint if "cuda" in targets() else None
+
+    @gpux.overlay(math.exp, target="opencl")
+    def flush_exp(x):            # a "fast" exp: flushes to zero below -10
+        if x < -10:
+            return 0.0
+        return math.exp2(x * 1.4426950408889634)
+
+    try:
+        assert k.stats["target_compiles"] == 1
+        got = _run(k, X)         # the same kernel object: recompiled, not reused
+        assert k.stats["target_compiles"] == 2
+        assert got[0] == 0.0 and got[1] == 0.0
+        np.testing.assert_allclose(got[2:], np.exp(X[2:]), rtol=1e-5)
+        key1 = cache.cache_key(text, opencl_device.target, k.options)
+        assert key1 != key0 and key1 in cache._mem
+        if cuda_fp0 is not None:  # other targets are untouched
+            assert resolve_target("cuda").fingerprint == cuda_fp0
+        # the float64 variant is overlaid too
+        x64 = X.astype(np.float64)
+        assert _run(_exp_kernel(), x64)[1] == 0.0
+    finally:
+        extending.remove_overlay(math.exp, "opencl")
+    # back to the defaults: the first compiled code is valid again (same key), no compile
+    assert cache.cache_key(text, opencl_device.target, k.options) == key0
+    np.testing.assert_allclose(_run(k, X), np.exp(X), rtol=1e-6)
+    assert k.stats["target_compiles"] == 2
+
+
+def test_ir_overlay_of_an_intrinsic(opencl_device):
+    ir = ("define float @__gpux_sqrt_f32(float %x) alwaysinline nounwind {\n"
+          "  %r = fmul float %x, 2.000000e+00\n  ret float %r\n}")
+    gpux.overlay("__gpux_sqrt_f32", target="opencl", ir=ir)
+    try:
+        @gpux.jit
+        def k(x, out):
+            i = gpux.grid(1)
+            if i < out.size:
+                out[i] = math.sqrt(x[i])
+        x = np.array([1.0, 4.0, 9.0], np.float32)
+        np.testing.assert_array_equal(_run(k, x), x * 2)
+        x64 = x.astype(np.float64)          # f64 keeps the target's default
+        np.testing.assert_allclose(_run(k, x64), np.sqrt(x64))
+    finally:
+        extending.remove_overlay("__gpux_sqrt_f32", "opencl")
+
+
+def test_overlay_errors():
+    with pytest.raises(gpux.GpuxUserError, match="overload"):
+        gpux.overlay(np.linalg.norm, target="opencl")
+    with pytest.raises(gpux.GpuxUserError, match="give ir= as a dict"):
+        gpux.overlay(math.exp, target="opencl", ir="define float @x() { ret float 0.0 }")
+    with pytest.raises(gpux.GpuxUserError, match="does not define @__gpux_exp_f32"):
+        gpux.overlay(math.exp, target="opencl", ir={"__gpux_exp_f32": "declare float @y(float)"})
+    with pytest.raises(gpux.GpuxUserError, match="not a portable intrinsic"):
+        gpux.overlay("exp", target="opencl", ir="")
+    with pytest.raises(gpux.GpuxUserError, match="target must be"):
+        gpux.overlay(math.exp, target=3)
+
+
+def clamp(x, lo, hi):
+    """A host function with no device implementation of its own."""
+    return min(max(x, lo), hi)
+
+
+@overload(clamp, target="gpux")
+def _ol_clamp(x, lo, hi):
+    if isinstance(x, types.Float):
+        def impl(x, lo, hi):
+            if x < lo:
+                return lo
+            if x > hi:
+                return hi
+            return x
+        return impl
+
+
+@intrinsic(target="gpux")
+def _twice(typingctx, x):
+    if not isinstance(x, types.Float):
+        return None
+
+    def codegen(context, builder, sig, args):
+        return builder.fadd(args[0], args[0])
+    return x(x), codegen
+
+
+@register_jitable
+def _square(x):
+    return x * x
+
+
+def test_typing_level_extensions_work_in_kernels(opencl_device):
+    @gpux.jit
+    def k(x, out):
+        i = gpux.grid(1)
+        if i < out.size:
+            out[i] = clamp(_twice(x[i]), np.float32(-1), np.float32(1)) + _square(x[i])
+
+    x = np.linspace(-2, 2, 17).astype(np.float32)
+    np.testing.assert_allclose(_run(k, x), np.clip(2 * x, -1, 1) + x * x, rtol=1e-6)
