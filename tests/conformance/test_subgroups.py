@@ -1,0 +1,231 @@
+"""Sub-group (warp) intrinsics on every device, checked against NumPy.
+
+The sub-group width differs between devices (and, on the OpenCL CPU driver,
+between kernels), so every kernel writes out its lane, sub-group size and
+sub-group index, and the expectations are computed from those.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import numba_gpux as gpux
+
+sg = gpux.subgroup
+BLOCK, GRID = 64, 2
+N = BLOCK * GRID
+DTYPES = [np.int32, np.uint32, np.int64, np.uint64, np.float32, np.float64]
+
+
+@gpux.jit
+def sg_info(info):
+    i = gpux.grid(1)
+    info[i, 0] = sg.lane_id()
+    info[i, 1] = sg.size()
+    info[i, 2] = sg.id()
+    info[i, 3] = sg.count()
+
+
+@gpux.jit
+def sg_shuffles(info, v, out):
+    i = gpux.grid(1)
+    info[i, 0] = sg.lane_id()
+    info[i, 1] = sg.size()
+    info[i, 2] = sg.id()
+    x = v[i]
+    out[i, 0] = sg.shuffle(x, 0)
+    out[i, 1] = sg.shuffle(x, sg.size() - 1 - sg.lane_id())
+    out[i, 2] = sg.shuffle_up(x, 1)
+    out[i, 3] = sg.shuffle_down(x, 2)
+    out[i, 4] = sg.shuffle_xor(x, 1)
+    out[i, 5] = sg.shuffle_xor(x, 3)
+
+
+@gpux.jit
+def sg_reductions(info, v, out):
+    i = gpux.grid(1)
+    info[i, 0] = sg.lane_id()
+    info[i, 1] = sg.size()
+    info[i, 2] = sg.id()
+    x = v[i]
+    out[i, 0] = sg.reduce(x, "add")
+    out[i, 1] = sg.reduce(x, "min")
+    out[i, 2] = sg.reduce(x, "max")
+
+
+@gpux.jit
+def sg_bitwise(info, v, out):
+    i = gpux.grid(1)
+    info[i, 0] = sg.lane_id()
+    info[i, 1] = sg.size()
+    info[i, 2] = sg.id()
+    x = v[i]
+    out[i, 0] = sg.reduce(x, "and")
+    out[i, 1] = sg.reduce(x, "or")
+    out[i, 2] = sg.reduce(x, "xor")
+
+
+@gpux.jit
+def sg_votes(info, v, out):
+    i = gpux.grid(1)
+    info[i, 0] = sg.lane_id()
+    info[i, 1] = sg.size()
+    info[i, 2] = sg.id()
+    out[i, 0] = sg.all(v[i] > 0)
+    out[i, 1] = sg.any(v[i] == 7)
+    out[i, 2] = sg.ballot(v[i] % 3 == 0)
+    out[i, 3] = sg.all(v[i] >= 0)
+
+
+@gpux.jit
+def sg_warp_sum(v, out):
+    # a typical use: a block reduction with sub-group sums and no assumed width
+    i = gpux.grid(1)
+    s = sg.reduce(v[i], "add")
+    if sg.lane_id() == 0:
+        out[gpux.block_idx.x * sg.count() + sg.id()] = s
+
+
+CONFORMANCE_KERNELS = [
+    (sg_info, "void(int32[:, ::1])"),
+    (sg_shuffles, "void(int32[:, ::1], float32[::1], float32[:, ::1])"),
+    (sg_shuffles, "void(int32[:, ::1], int64[::1], int64[:, ::1])"),
+    (sg_reductions, "void(int32[:, ::1], float64[::1], float64[:, ::1])"),
+    (sg_reductions, "void(int32[:, ::1], uint32[::1], uint32[:, ::1])"),
+    (sg_bitwise, "void(int32[:, ::1], int32[::1], int32[:, ::1])"),
+    (sg_votes, "void(int32[:, ::1], int32[::1], uint64[:, ::1])"),
+]
+
+
+def _groups(info):
+    """{(block, sub-group id): global indices ordered by lane}; checks the layout."""
+    groups: dict = {}
+    for i in range(N):
+        lane, size, sid = info[i, 0], info[i, 1], info[i, 2]
+        assert 0 <= lane < size, (i, lane, size)
+        groups.setdefault((i // BLOCK, sid), {})[lane] = i
+    out = {}
+    for key, lanes in groups.items():
+        size = info[next(iter(lanes.values())), 1]
+        assert sorted(lanes) == list(range(size)), f"sub-group {key} lanes {sorted(lanes)}"
+        out[key] = [lanes[k] for k in range(size)]
+    return out
+
+
+def _run(kernel, v, ncols, out_dtype=None):
+    info = gpux.to_device(np.full((N, 4), -1, np.int32))
+    out = gpux.to_device(np.zeros((N, ncols), out_dtype or v.dtype))
+    kernel[GRID, BLOCK](info, gpux.to_device(v), out)
+    return _groups(info.copy_to_host()), out.copy_to_host()
+
+
+def _values(dtype, rng):
+    if np.issubdtype(dtype, np.floating):
+        return rng.uniform(-100, 100, N).astype(dtype)
+    lo = 0 if np.issubdtype(dtype, np.unsignedinteger) else -1000
+    return rng.integers(lo, 1000, N).astype(dtype)
+
+
+def test_subgroup_layout(device):
+    info = gpux.to_device(np.full((N, 4), -1, np.int32))
+    sg_info[GRID, BLOCK](info)
+    h = info.copy_to_host()
+    groups = _groups(h)
+    sizes = {len(m) for m in groups.values()}
+    assert all(s >= 1 for s in sizes)
+    # sub-groups partition each work-group
+    per_block = {}
+    for (b, sid), members in groups.items():
+        per_block.setdefault(b, []).extend(members)
+    for b, members in per_block.items():
+        assert sorted(members) == list(range(b * BLOCK, (b + 1) * BLOCK))
+        assert len([k for k in groups if k[0] == b]) == h[b * BLOCK, 3]
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+def test_shuffles(device, dtype, rng):
+    v = _values(dtype, rng)
+    groups, out = _run(sg_shuffles, v, 6)
+    exp = np.zeros_like(out)
+    for members in groups.values():
+        size = len(members)
+        for lane, i in enumerate(members):
+            src = lambda k: v[members[k]] if 0 <= k < size else v[i]  # noqa: E731
+            exp[i] = [src(0), src(size - 1 - lane), src(lane - 1), src(lane + 2),
+                      src(lane ^ 1), src(lane ^ 3)]
+    np.testing.assert_array_equal(out, exp)
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint16, np.bool_, np.float16],
+                         ids=lambda d: np.dtype(d).name)
+def test_shuffle_small_types(device, dtype, rng):
+    v = (rng.integers(0, 2, N) if dtype is np.bool_ else rng.integers(-50, 100, N)).astype(dtype)
+    groups, out = _run(sg_shuffles, v, 6)
+    for members in groups.values():
+        for lane, i in enumerate(members):
+            assert out[i, 0] == v[members[0]]
+            assert out[i, 4] == v[members[lane ^ 1]] if (lane ^ 1) < len(members) else True
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+def test_reductions(device, dtype, rng):
+    v = _values(dtype, rng)
+    groups, out = _run(sg_reductions, v, 3)
+    for members in groups.values():
+        vals = v[members]
+        s = vals.sum(dtype=dtype) if np.issubdtype(dtype, np.integer) else vals.sum()
+        for i in members:
+            if np.issubdtype(dtype, np.floating):
+                np.testing.assert_allclose(out[i, 0], s, rtol=1e-5, atol=1e-3)
+            else:
+                assert out[i, 0] == s
+            assert out[i, 1] == vals.min() and out[i, 2] == vals.max()
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.uint64], ids=lambda d: np.dtype(d).name)
+def test_bitwise_reductions(device, dtype, rng):
+    v = rng.integers(0, 2**20, N).astype(dtype)
+    groups, out = _run(sg_bitwise, v, 3)
+    for members in groups.values():
+        vals = v[members]
+        exp = [np.bitwise_and.reduce(vals), np.bitwise_or.reduce(vals),
+               np.bitwise_xor.reduce(vals)]
+        for i in members:
+            assert list(out[i]) == exp
+
+
+def test_votes(device, rng):
+    v = rng.integers(0, 12, N).astype(np.int32)
+    v[:BLOCK // 2] = np.abs(v[:BLOCK // 2]) + 1  # some sub-groups all positive
+    groups, out = _run(sg_votes, v, 4, np.uint64)
+    for members in groups.values():
+        vals = v[members]
+        ballot = sum(1 << lane for lane, x in enumerate(vals) if x % 3 == 0 and lane < 64)
+        for i in members:
+            assert out[i, 0] == (vals > 0).all()
+            assert out[i, 1] == (vals == 7).any()
+            assert int(out[i, 2]) == ballot
+            assert out[i, 3] == 1
+
+
+def test_block_sum_with_subgroups(device, rng):
+    v = rng.integers(-100, 100, N).astype(np.int64)
+    info = gpux.to_device(np.zeros((N, 4), np.int32))
+    sg_info[GRID, BLOCK](info)
+    per_block = int(info.copy_to_host()[0, 3])
+    out = gpux.to_device(np.zeros(GRID * per_block, np.int64))
+    sg_warp_sum[GRID, BLOCK](gpux.to_device(v), out)
+    sums = out.copy_to_host().reshape(GRID, per_block).sum(axis=1)
+    np.testing.assert_array_equal(sums, v.reshape(GRID, BLOCK).sum(axis=1))
+
+
+def test_reduce_rejects_unknown_op(device):
+    from numba.core.errors import TypingError
+
+    @gpux.jit
+    def bad(v):
+        v[0] = sg.reduce(v[0], "median")
+
+    with pytest.raises(TypingError, match="median"):
+        bad[1, 1](gpux.to_device(np.zeros(1, np.float32)))
