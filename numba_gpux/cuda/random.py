@@ -11,8 +11,12 @@ _NAMES = (
 )
 
 try:
-    from .. import random as _impl
-except ImportError:  # the portable generator is not there yet
+    import importlib as _importlib
+
+    _impl = _importlib.import_module("numba_gpux.random")
+except ModuleNotFoundError as _e:  # the portable generator is not there yet
+    if _e.name != "numba_gpux.random":
+        raise
     _impl = None
 
 __all__ = []
