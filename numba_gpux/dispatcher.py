@@ -117,6 +117,7 @@ class GpuxFunction:
         argtypes = tuple(argtypes)
         res = self._neutral.get(argtypes)
         if res is None:
+            self._check_arity(argtypes)
             with self._lock:
                 res = self._neutral.get(argtypes)
                 if res is None:
@@ -140,6 +141,16 @@ class GpuxFunction:
 
                         target_context().insert_user_function(res, res.fndesc, [res.library])
         return res
+
+    def _check_arity(self, argtypes) -> None:
+        params = self._pysig.parameters.values()
+        if any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in params):
+            return
+        required = sum(1 for p in params if p.default is p.empty)
+        if not required <= len(argtypes) <= self._nparams:
+            raise GpuxUserError(
+                f"{self.__name__} takes {self._nparams} argument(s) but the signature gives "
+                f"{len(argtypes)}: ({', '.join(map(str, argtypes))})")
 
     def kernel_ir(self, argtypes: tuple) -> tuple[str, str]:
         """(entry point symbol, neutral module text with the entry wrapper)."""
