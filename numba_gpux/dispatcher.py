@@ -170,19 +170,34 @@ class GpuxFunction:
         # RecursiveCall; recursion is caught (and rejected) in ``neutral``.
         return False
 
+    def fold_argument_types(self, args, kws):
+        """Bind keywords, defaults (as ``Omitted``) and ``*args`` (as a tuple), like Numba."""
+        def normal(index, param, value):
+            return value
+
+        def default(index, param, value):
+            return types.Omitted(value)
+
+        def stararg(index, param, values):
+            return types.StarArgTuple(values)
+
+        from numba.core.typing.templates import fold_arguments
+
+        args = fold_arguments(self._pysig, args, kws, normal, default, stararg)
+        return self._pysig, args
+
     def get_call_template(self, args, kws):
-        if kws:
-            raise GpuxUserError(f"device function {self.__name__} does not take keyword arguments")
         if not self.is_device:
             raise GpuxUserError(
                 f"{self.__name__} is a kernel and cannot be called from device code; "
                 f"declare it with @jit(device=True)")
+        pysig, args = self.fold_argument_types(args, kws)
         args = tuple(types.unliteral(a) for a in args)
         self.neutral(args)
         name = f"CallTemplate({self.__name__})"
         template = typing.make_concrete_template(name, key=self.__name__,
                                                  signatures=self.nopython_signatures)
-        return template, self._pysig, args, kws
+        return template, pysig, args, {}
 
     @property
     def nopython_signatures(self):
