@@ -34,12 +34,72 @@ _DROP_INTRINSICS = ("llvm.lifetime.", "llvm.assume", "llvm.experimental.noalias.
                     "llvm.dbg.", "llvm.invariant.", "llvm.sideeffect", "llvm.donothing")
 
 
+#: integers of 65..128 bits (LLVM makes them for closed forms of loop sums) as two words
+WIDE_HELPERS = """typedef struct { ulong lo; ulong hi; } _gpux_wide;
+{p} _gpux_wide _gpux_w(ulong lo, ulong hi) { _gpux_wide r; r.lo = lo; r.hi = hi; return r; }
+{p} _gpux_wide _gpux_w_mask(_gpux_wide a, uint n) {
+  if (n < 128u) a.hi &= (1ul << (n - 64u)) - 1ul;
+  return a;
+}
+{p} _gpux_wide _gpux_w_sext(_gpux_wide a, uint n) {
+  if (n < 128u && ((a.hi >> (n - 65u)) & 1ul)) a.hi |= ~((1ul << (n - 64u)) - 1ul);
+  return a;
+}
+{p} _gpux_wide _gpux_w_add(_gpux_wide a, _gpux_wide b, uint n) {
+  _gpux_wide r; r.lo = a.lo + b.lo; r.hi = a.hi + b.hi + (r.lo < a.lo ? 1ul : 0ul);
+  return _gpux_w_mask(r, n);
+}
+{p} _gpux_wide _gpux_w_sub(_gpux_wide a, _gpux_wide b, uint n) {
+  _gpux_wide r; r.lo = a.lo - b.lo; r.hi = a.hi - b.hi - (a.lo < b.lo ? 1ul : 0ul);
+  return _gpux_w_mask(r, n);
+}
+{p} _gpux_wide _gpux_w_mul(_gpux_wide a, _gpux_wide b, uint n) {
+  _gpux_wide r; r.lo = a.lo * b.lo; r.hi = {mulhi}(a.lo, b.lo) + a.lo * b.hi + a.hi * b.lo;
+  return _gpux_w_mask(r, n);
+}
+{p} _gpux_wide _gpux_w_and(_gpux_wide a, _gpux_wide b, uint n) { return _gpux_w(a.lo & b.lo, a.hi & b.hi); }
+{p} _gpux_wide _gpux_w_or(_gpux_wide a, _gpux_wide b, uint n) { return _gpux_w(a.lo | b.lo, a.hi | b.hi); }
+{p} _gpux_wide _gpux_w_xor(_gpux_wide a, _gpux_wide b, uint n) { return _gpux_w(a.lo ^ b.lo, a.hi ^ b.hi); }
+{p} _gpux_wide _gpux_w_shl(_gpux_wide a, _gpux_wide b, uint n) {
+  ulong s = b.lo; _gpux_wide r;
+  if (s == 0ul) return a;
+  if (s >= 64ul) { r.hi = a.lo << (s - 64ul); r.lo = 0ul; }
+  else { r.hi = (a.hi << s) | (a.lo >> (64ul - s)); r.lo = a.lo << s; }
+  return _gpux_w_mask(r, n);
+}
+{p} _gpux_wide _gpux_w_lshr(_gpux_wide a, _gpux_wide b, uint n) {
+  ulong s = b.lo; _gpux_wide r;
+  if (s == 0ul) return a;
+  if (s >= 64ul) { r.lo = a.hi >> (s - 64ul); r.hi = 0ul; }
+  else { r.lo = (a.lo >> s) | (a.hi << (64ul - s)); r.hi = a.hi >> s; }
+  return r;
+}
+{p} _gpux_wide _gpux_w_ashr(_gpux_wide a, _gpux_wide b, uint n) {
+  ulong s = b.lo; _gpux_wide r; a = _gpux_w_sext(a, n);
+  ulong fill = ((long)a.hi < 0l) ? ~0ul : 0ul;
+  if (s == 0ul) return _gpux_w_mask(a, n);
+  if (s >= 64ul) { r.lo = (ulong)((long)a.hi >> (s - 64ul)); r.hi = fill; }
+  else { r.lo = (a.lo >> s) | (a.hi << (64ul - s)); r.hi = (ulong)((long)a.hi >> s); }
+  return _gpux_w_mask(r, n);
+}
+{p} bool _gpux_w_eq(_gpux_wide a, _gpux_wide b, uint n) { return a.lo == b.lo && a.hi == b.hi; }
+{p} bool _gpux_w_ult(_gpux_wide a, _gpux_wide b, uint n) {
+  return a.hi < b.hi || (a.hi == b.hi && a.lo < b.lo);
+}
+{p} bool _gpux_w_slt(_gpux_wide a, _gpux_wide b, uint n) {
+  a = _gpux_w_sext(a, n); b = _gpux_w_sext(b, n);
+  return (long)a.hi < (long)b.hi || (a.hi == b.hi && a.lo < b.lo);
+}"""
+
+
 class SourceEmitError(GpuxUserError):
     """The kernel uses something the source dialect cannot express."""
 
 
 def ctype(ty: Ty) -> str:
     if ty.kind == "int":
+        if 64 < ty.bits <= 128:
+            return "_gpux_wide"
         if ty.bits not in _UNSIGNED:
             raise SourceEmitError(f"{ty.bits}-bit integers cannot be written as source")
         return _UNSIGNED[ty.bits]
@@ -222,6 +282,8 @@ class _Fn:
         raise SourceEmitError(f"cannot write the operand {v.kind} {v.ty} as source")
 
     def zero(self, ty: Ty) -> str:
+        if ty.kind == "int" and ty.bits > 64:
+            return self.int_literal(0, ty)
         if ty.kind == "int":
             return "false" if ty.bits == 1 else f"(({ctype(ty)})0)"
         if ty.kind == "float":
@@ -234,6 +296,9 @@ class _Fn:
         if ty.bits == 1:
             return "true" if value & 1 else "false"
         u = value & ((1 << ty.bits) - 1)
+        if ty.bits > 64:
+            self.need_wide()
+            return f"_gpux_w({u & ((1 << 64) - 1)}ul, {u >> 64}ul)"
         if ty.bits == 64:
             return f"{u}ul"
         if ty.bits == 32:
@@ -290,6 +355,9 @@ class _Fn:
     def inst_expr(self, i: Inst) -> str:
         op, a = i.op, i.args
         E = self.expr
+        if (i.ty.kind == "int" and i.ty.bits > 64) or (
+                a and a[0].ty.kind == "int" and a[0].ty.bits > 64 and op not in ("select", "phi")):
+            return self.wide(i)
         binops = {"add": "+", "sub": "-", "mul": "*", "and": "&", "or": "|", "xor": "^",
                   "shl": "<<", "lshr": ">>", "udiv": "/", "urem": "%",
                   "fadd": "+", "fsub": "-", "fmul": "*", "fdiv": "/"}
@@ -334,6 +402,56 @@ class _Fn:
         if op == "extractvalue" and a[0].kind == "agg":
             return self.expr(a[0].value[i.indices[0]])
         raise SourceEmitError(f"the instruction `{i.text}` cannot be written as {self.d.name} source")
+
+    def need_wide(self):
+        helper = WIDE_HELPERS.replace("{p}", self.d.helper_prefix).replace(
+            "{mulhi}", self.d.builtin("mul_hi"))
+        self.em.helpers.setdefault(helper, None)
+
+    def wide(self, i: Inst) -> str:
+        """Integers of 65..128 bits, through the two-word helpers."""
+        self.need_wide()
+        op, a = i.op, i.args
+        n = (i.ty.bits if i.ty.kind == "int" and i.ty.bits > 64 else a[0].ty.bits)
+        if n > 128:
+            raise SourceEmitError(f"{n}-bit integers cannot be written as source")
+
+        def W(v: Val) -> str:
+            if v.ty.bits > 64:
+                return self.expr(v)
+            e = self.expr(v)
+            return f"_gpux_w((ulong){e}, 0ul)"
+        if op in ("add", "sub", "mul", "and", "or", "xor", "shl", "lshr", "ashr"):
+            return f"_gpux_w_{op}({W(a[0])}, {W(a[1])}, {n}u)"
+        if op == "zext":
+            return f"_gpux_w((ulong){self.expr(a[0])}, 0ul)"
+        if op == "sext":
+            src = a[0].ty.bits
+            e = self.expr(a[0])
+            lo = e if src == 64 else f"(ulong)(long)({stype(a[0].ty)}){e}" if src > 1 else f"(ulong)-(long){e}"
+            return f"_gpux_w_mask(_gpux_w({lo}, ((long)({lo}) < 0l) ? ~0ul : 0ul), {n}u)"
+        if op == "trunc":
+            if i.ty.bits > 64:
+                return f"_gpux_w_mask({self.expr(a[0])}, {i.ty.bits}u)"
+            return f"(({ctype(i.ty)})({self.expr(a[0])}).lo)" if i.ty.bits > 1 else \
+                f"((({self.expr(a[0])}).lo & 1ul) != 0ul)"
+        if op == "icmp":
+            x, y = W(a[0]), W(a[1])
+            p = i.pred
+            if p in ("eq", "ne"):
+                r = f"_gpux_w_eq({x}, {y}, {n}u)"
+                return r if p == "eq" else f"(!{r})"
+            f = "_gpux_w_slt" if p[0] == "s" else "_gpux_w_ult"
+            if p[1:] == "lt":
+                return f"{f}({x}, {y}, {n}u)"
+            if p[1:] == "gt":
+                return f"{f}({y}, {x}, {n}u)"
+            if p[1:] == "le":
+                return f"(!{f}({y}, {x}, {n}u))"
+            return f"(!{f}({x}, {y}, {n}u))"
+        if op in ("freeze",):
+            return self.expr(a[0])
+        raise SourceEmitError(f"`{i.text}`: {n}-bit integer {op} cannot be written as source")
 
     def icmp(self, i: Inst) -> str:
         x, y = i.args
