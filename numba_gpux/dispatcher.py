@@ -227,7 +227,9 @@ class GpuxFunction:
                 art = self._code.get(key)
                 if art is None:
                     sym, text = self.kernel_ir(argtypes)
-                    art = compile_target(text, (sym,), target, self.options, name=self.__name__)
+                    # cache=True keeps finished code on disk, keyed by the neutral IR
+                    art = compile_target(text, (sym,), target, self.options, name=self.__name__,
+                                         disk=self.cache)
                     self.stats["target_compiles"] += 1
                     self._code[key] = art
         return art
