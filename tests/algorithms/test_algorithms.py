@@ -1,0 +1,195 @@
+"""numba_gpux.algorithms against NumPy: sizes (0, 1, primes, > 2**24), dtypes, operators."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import numba_gpux as gpux
+from numba_gpux import algorithms as alg
+
+SIZES = [0, 1, 2, 7, 64, 257, 4099, 65537]
+BIG = 2**24 + 3
+
+
+@gpux.jit(device=True)
+def absmax(a, b):
+    return max(abs(a), abs(b))
+
+
+@gpux.jit(device=True)
+def affine(a, b):      # (x -> a0*x + a1) composed: associative, not commutative
+    return a * b
+
+
+def _data(rng, n, dtype):
+    dt = np.dtype(dtype)
+    if dt.kind == "f":
+        return rng.standard_normal(n).astype(dt)
+    if dt.kind == "u":
+        return rng.integers(0, 50, n).astype(dt)
+    return rng.integers(-50, 50, n).astype(dt)
+
+
+# ---------------------------------------------------------------------- map / foreach
+
+def test_map_and_foreach(opencl_device, rng):
+    x = rng.standard_normal(1001).astype(np.float32)
+    y = rng.standard_normal(1001).astype(np.float32)
+    np.testing.assert_allclose(alg.map(lambda a, b: a * b + np.float32(1), x, y), x * y + 1,
+                               rtol=1e-6)
+    m = alg.map(lambda a: a > 0, x.reshape(7, 11, 13))
+    assert m.dtype == np.bool_ and m.shape == (7, 11, 13)
+    np.testing.assert_array_equal(m, x.reshape(7, 11, 13) > 0)
+    d = gpux.to_device(x)
+    out = alg.map(lambda a: a * 2, d, dtype=np.float64)
+    assert isinstance(out, gpux.DeviceArray) and out.dtype == np.float64
+    np.testing.assert_allclose(out.copy_to_host(), x.astype(np.float64) * 2)
+    assert alg.map(lambda a: a, np.zeros(0, np.int32)).shape == (0,)
+
+    @gpux.jit(device=True)
+    def put(i, arr, v):
+        arr[i] = i * v
+
+    arr = gpux.device_array(12345, np.int64)
+    alg.foreach(put, 12345, arr, 3)
+    np.testing.assert_array_equal(arr.copy_to_host(), np.arange(12345) * 3)
+    alg.foreach(put, 0, arr, 3)
+
+
+# ---------------------------------------------------------------------- reduce
+
+@pytest.mark.parametrize("n", SIZES)
+@pytest.mark.parametrize("dtype", [np.float32, np.int32, np.float64, np.int64])
+def test_reduce_sizes_and_dtypes(opencl_device, rng, n, dtype):
+    x = _data(rng, n, dtype)
+    if np.dtype(dtype).kind == "f":
+        np.testing.assert_allclose(alg.reduce(x), x.sum(dtype=np.float64), rtol=1e-4, atol=1e-3)
+    else:
+        assert alg.reduce(x) == x.sum(dtype=dtype)
+    if n:
+        assert alg.reduce(x, "max") == x.max()
+        assert alg.reduce(x, np.minimum) == x.min()
+        # a fold: one element is returned as it is, more are combined
+        assert alg.reduce(x, absmax) == (x[0] if n == 1 else np.abs(x).max())
+
+
+def test_reduce_init_dtype_and_empty(opencl_device, rng):
+    x = rng.integers(0, 100, 1000).astype(np.int8)
+    assert alg.reduce(x, dtype=np.int64) == x.sum(dtype=np.int64)
+    assert alg.reduce(x, dtype=np.int64, init=10) == x.sum(dtype=np.int64) + 10
+    assert alg.reduce(np.zeros(0, np.float32), init=5) == 5
+    assert alg.reduce(np.zeros(0, np.float32), "mul") == 1
+    assert alg.reduce(np.zeros(0, np.int32), "min") == np.iinfo(np.int32).max
+    with pytest.raises(gpux.GpuxUserError, match="give init="):
+        alg.reduce(np.zeros(0, np.float32), absmax)
+    with pytest.raises(gpux.GpuxUserError, match="unknown operator"):
+        alg.reduce(x, "xor")
+    f = np.array([1.0, np.nan, 3.0], np.float32)
+    assert np.isnan(alg.reduce(f, "max")) and np.isnan(alg.reduce(f, "min"))
+    assert alg.reduce(np.array([2.0, 3.0, 4.0]), "mul", init=0.5) == 12.0
+
+
+@pytest.mark.parametrize("axis", [0, 1, 2, -1])
+def test_reduce_axis(opencl_device, rng, axis):
+    x = rng.standard_normal((5, 7, 3))
+    np.testing.assert_allclose(alg.reduce(x, axis=axis), x.sum(axis=axis))
+    np.testing.assert_allclose(alg.reduce(x, "max", axis=axis), x.max(axis=axis))
+    d = alg.reduce(gpux.to_device(x), "mul", axis=axis, init=2.0)
+    assert isinstance(d, gpux.DeviceArray)
+    np.testing.assert_allclose(d.copy_to_host(), 2.0 * x.prod(axis=axis))
+    assert alg.reduce(np.zeros((3, 0)), axis=1).tolist() == [0.0, 0.0, 0.0]
+    with pytest.raises(gpux.GpuxUserError, match="out of range"):
+        alg.reduce(x, axis=3)
+
+
+def test_reduce_big(opencl_device, rng):
+    x = rng.random(BIG, dtype=np.float32)
+    np.testing.assert_allclose(alg.reduce(x), x.sum(dtype=np.float64), rtol=1e-5)
+
+
+# ---------------------------------------------------------------------- scan
+
+@pytest.mark.parametrize("n", SIZES)
+@pytest.mark.parametrize("dtype", [np.int64, np.float64, np.int32])
+def test_scan_inclusive_exclusive(opencl_device, rng, n, dtype):
+    x = _data(rng, n, dtype)
+    incl = np.cumsum(x, dtype=dtype)
+    excl = np.concatenate([np.zeros(1, dtype), incl[:-1]]) if n else incl
+    if np.dtype(dtype).kind == "f":
+        np.testing.assert_allclose(alg.scan(x), incl, rtol=1e-9, atol=1e-9)
+        np.testing.assert_allclose(alg.scan(x, exclusive=True), excl, rtol=1e-9, atol=1e-9)
+    else:
+        np.testing.assert_array_equal(alg.scan(x), incl)
+        np.testing.assert_array_equal(alg.scan(x, exclusive=True), excl)
+        np.testing.assert_array_equal(alg.scan(x, "max"), np.maximum.accumulate(x))
+        np.testing.assert_array_equal(alg.scan(x, "min", exclusive=True, init=7),
+                                      np.minimum.accumulate(np.concatenate([[7], x]))[:n])
+
+
+def test_scan_init_custom_op_and_order(opencl_device, rng):
+    x = rng.integers(-9, 9, 3001).astype(np.int64)
+    np.testing.assert_array_equal(alg.scan(x, init=100), 100 + np.cumsum(x))
+    np.testing.assert_array_equal(alg.scan(x, exclusive=True, init=100),
+                                  100 + np.concatenate([[0], np.cumsum(x)[:-1]]))
+    f = (rng.random(2000) + 0.5)
+    np.testing.assert_allclose(alg.scan(f, affine), np.cumprod(f))
+    with pytest.raises(gpux.GpuxUserError, match="needs init="):
+        alg.scan(x, affine, exclusive=True)
+    x8 = rng.integers(0, 100, 5000).astype(np.uint8)
+    np.testing.assert_array_equal(alg.scan(x8, dtype=np.int64), np.cumsum(x8, dtype=np.int64))
+    with pytest.raises(gpux.GpuxUserError, match="1-D"):
+        alg.scan(np.zeros((2, 2)))
+
+
+def test_scan_big(opencl_device, rng):
+    x = rng.integers(-3, 4, BIG).astype(np.int32)
+    np.testing.assert_array_equal(alg.scan(x), np.cumsum(x, dtype=np.int32))
+
+
+# ---------------------------------------------------------------------- sort
+
+def _sort_data(rng, n, dtype):
+    dt = np.dtype(dtype)
+    if dt.kind == "f":
+        x = rng.standard_normal(n).astype(dt) * 1e3
+        x[::7] = np.nan
+        x[1::11] = -0.0
+        x[2::13] = np.inf
+        x[3::17] = -np.inf
+        x[4::19] = 0.0
+        x[5::23] = -np.nan
+        return x
+    info = np.iinfo(dt)
+    return rng.integers(info.min, info.max, n, dtype=dt, endpoint=True)
+
+
+SORT_DTYPES = [np.float32, np.float64, np.int32, np.int64, np.uint32, np.uint64, np.int8,
+               np.uint16]
+
+
+@pytest.mark.parametrize("dtype", SORT_DTYPES)
+@pytest.mark.parametrize("n", [0, 1, 2, 7, 257, 4099, 65537])
+def test_sort_and_argsort(opencl_device, rng, n, dtype):
+    x = _sort_data(rng, n, dtype)
+    s = alg.sort(x)
+    assert s.dtype == x.dtype and s.shape == x.shape
+    np.testing.assert_array_equal(s, np.sort(x))          # NaNs last, as NumPy has them
+    np.testing.assert_array_equal(alg.argsort(x), np.argsort(x, kind="stable"))
+
+
+def test_sort_duplicates_are_stable_and_device_arrays(opencl_device, rng):
+    x = rng.integers(0, 4, 10007).astype(np.int32)
+    np.testing.assert_array_equal(alg.argsort(x), np.argsort(x, kind="stable"))
+    d = gpux.to_device(rng.standard_normal(3001))
+    out = alg.sort(d)
+    assert isinstance(out, gpux.DeviceArray)
+    np.testing.assert_array_equal(out.copy_to_host(), np.sort(d.copy_to_host()))
+    with pytest.raises(gpux.GpuxUserError, match="unsupported dtype"):
+        alg.sort(np.zeros(3, np.complex64))
+
+
+def test_sort_big(opencl_device, rng):
+    x = rng.standard_normal(2**24 + 1).astype(np.float32)
+    x[::1000] = np.nan
+    np.testing.assert_array_equal(alg.sort(x), np.sort(x))
