@@ -4,19 +4,16 @@ Every operation returns the value the element held before the update.  ``ary``
 is a global or shared (or local) array; ``index`` an int for 1-D arrays and a
 tuple of ints with one entry per dimension otherwise.
 
-Lowering, chosen by what every back end accepts (see docs/language-memory.md):
-
-* integer add, sub, and, or, xor, min, max, exchange and compare-and-swap are
-  LLVM ``atomicrmw`` / ``cmpxchg`` in the neutral IR (NVPTX and SPIR-V both
-  lower them);
-* float min/max/nanmin/nanmax, float exchange and float compare-and-swap are
-  ``cmpxchg`` loops (or casts) on the integer bits, also in the neutral IR;
-* float add/sub and integer inc/dec are portable intrinsics
-  (``__gpux_atomic_fadd_*``, ``__gpux_atomic_inc_*``, ``__gpux_atomic_dec_*``):
-  NVPTX has instructions for them, LLVM's SPIR-V back end rejects the
-  ``atomicrmw`` forms (``fadd`` needs SPV_EXT_shader_atomic_float_add,
-  ``uinc_wrap``/``udec_wrap`` cannot be legalized), so SPIR-V defines them as
-  ``cmpxchg`` loops.
+Each operation lowers to one portable intrinsic per (operation, type):
+``__gpux_atomic_<op>_<t>(ptr, value) -> old`` and
+``__gpux_atomic_cas_<t>(ptr, expected, new) -> old``, where ``ptr`` is a generic
+pointer and ``<t>`` is ``i32``/``i64`` (``u32``/``u64`` where signedness matters:
+min, max, inc, dec) or ``f32``/``f64`` (see :data:`ATOMIC_INTRINSICS`).  Targets
+whose back end is LLVM define them with :func:`llvm_definition`, which writes
+``atomicrmw``/``cmpxchg`` where the back end has the instruction and a
+``cmpxchg`` loop on the integer bits where it does not (SPIR-V has no float add
+without an extension and cannot legalize ``uinc_wrap``/``udec_wrap``); source
+targets (OpenCL C, MSL) map the names to their own atomic functions.
 
 All atomics are relaxed (``monotonic``) at device scope (``syncscope("device")``),
 as CUDA's ``atomicAdd``.  64-bit atomics need the device feature
@@ -35,7 +32,8 @@ from .intrinsics import INTRINSICS, Intrinsic, call
 from .stubs import Stub
 
 __all__ = ["atomic", "typing_registry", "lowering_registry", "ATOMIC_OPS", "ATOMIC_DTYPES",
-           "ORDERING"]
+           "ATOMIC_INTRINSICS", "ORDERING", "intrinsic_name", "intrinsic_suffix",
+           "llvm_definition"]
 
 GENERIC = ir.PointerType()
 #: ordering (and scope) of every atomic the lowering emits
@@ -69,23 +67,128 @@ ATOMIC_OPS = {
 
 
 # ---------------------------------------------------------------- the contract
-def _contract(name, ret, args, doc):
-    INTRINSICS[name] = Intrinsic(name, ret, tuple(args), doc)
+_LLTYPES = {"i32": ir.IntType(32), "u32": ir.IntType(32), "i64": ir.IntType(64),
+            "u64": ir.IntType(64), "f32": ir.FloatType(), "f64": ir.DoubleType()}
+_SIGNED_OPS = ("min", "max", "inc", "dec")
 
 
-for _sfx, _t in (("f32", ir.FloatType()), ("f64", ir.DoubleType())):
-    _contract(f"__gpux_atomic_fadd_{_sfx}", _t, [GENERIC, _t],
-              f"Atomically add the {_sfx} value to *ptr (a generic pointer to global or shared "
-              f"memory), relaxed, device scope; return the old value. CUDA: atom.add.{_sfx}; "
-              f"SPIR-V: a cmpxchg loop on the bits (OpAtomicFAddEXT needs an extension).")
-for _sfx, _t in (("u32", ir.IntType(32)), ("u64", ir.IntType(64))):
-    _contract(f"__gpux_atomic_inc_{_sfx}", _t, [GENERIC, _t],
-              f"Atomically *ptr = (old >= v) ? 0 : old + 1 (unsigned {_sfx}), relaxed, device "
-              f"scope; return old. LLVM atomicrmw uinc_wrap semantics (CUDA atomicInc).")
-    _contract(f"__gpux_atomic_dec_{_sfx}", _t, [GENERIC, _t],
-              f"Atomically *ptr = (old == 0 || old > v) ? v : old - 1 (unsigned {_sfx}), "
-              f"relaxed, device scope; return old. LLVM atomicrmw udec_wrap semantics "
-              f"(CUDA atomicDec).")
+def intrinsic_suffix(op: str, dtype) -> str:
+    """The type suffix of the intrinsic for atomic *op* on *dtype*."""
+    if isinstance(dtype, types.Float):
+        return f"f{dtype.bitwidth}"
+    if op in _SIGNED_OPS:
+        return f"{'i' if dtype.signed else 'u'}{dtype.bitwidth}"
+    return f"i{dtype.bitwidth}"
+
+
+def _intrinsic_op(op: str, dtype) -> str:
+    if isinstance(dtype, types.Integer) and op in ("nanmin", "nanmax"):
+        return op[3:]  # NaN does not exist for integers
+    return op.rstrip("_")
+
+
+def intrinsic_name(op: str, dtype) -> str:
+    """The portable intrinsic that ``atomic.<op>`` on an array of *dtype* lowers to."""
+    iop = _intrinsic_op(op, dtype)
+    return f"__gpux_atomic_{iop}_{intrinsic_suffix(iop, dtype)}"
+
+
+#: intrinsic name -> (operation, suffix)
+ATOMIC_INTRINSICS: dict[str, tuple[str, str]] = {}
+for _op, (_dts, _doc) in ATOMIC_OPS.items():
+    for _dt in _dts:
+        _name = intrinsic_name(_op, _dt)
+        _iop, _sfx = _name[len("__gpux_atomic_"):].rsplit("_", 1)
+        if _name in ATOMIC_INTRINSICS:
+            continue
+        ATOMIC_INTRINSICS[_name] = (_iop, _sfx)
+        _t = _LLTYPES[_sfx]
+        INTRINSICS[_name] = Intrinsic(
+            _name, _t, (GENERIC, _t),
+            f"Atomically, relaxed, device scope: {_doc.replace('ary[index]', '*ptr').replace('value', 'v')} "
+            f"on {_sfx}; *ptr is a generic pointer to global or shared memory; return the "
+            f"old value.")
+for _sfx in ("i32", "i64", "f32", "f64"):
+    _name = f"__gpux_atomic_cas_{_sfx}"
+    ATOMIC_INTRINSICS[_name] = ("cas", _sfx)
+    _t = _LLTYPES[_sfx]
+    INTRINSICS[_name] = Intrinsic(
+        _name, _t, (GENERIC, _t, _t),
+        f"Atomically, relaxed, device scope: if *ptr == expected (compared bitwise for "
+        f"floats) store new; return the old value ({_sfx}).")
+
+
+def llvm_definition(name: str, ptr: str, native: frozenset = frozenset()) -> str:
+    """LLVM IR text defining the atomic intrinsic *name* with pointers spelled *ptr*
+    (``"ptr"``, ``"ptr addrspace(4)"``).  *native* names the read-modify-write
+    forms the back end lowers itself: ``"fadd"`` (float add/sub) and ``"incdec"``
+    (``uinc_wrap``/``udec_wrap``); without them those are ``cmpxchg`` loops, as
+    float min/max always are."""
+    op, sfx = ATOMIC_INTRINSICS[name]
+    t = str(_LLTYPES[sfx])
+    it = f"i{sfx[1:]}"
+    head = f"define {t} @{name}({ptr} %p, {t} %v{f', {t} %n' if op == 'cas' else ''}) " \
+           f"alwaysinline nounwind {{"
+    is_float = sfx.startswith("f")
+    if op == "cas":
+        if is_float:
+            body = [f"  %e = bitcast {t} %v to {it}", f"  %ni = bitcast {t} %n to {it}",
+                    f"  %pair = cmpxchg {ptr} %p, {it} %e, {it} %ni {ORDERING} monotonic",
+                    f"  %oi = extractvalue {{ {it}, i1 }} %pair, 0",
+                    f"  %o = bitcast {it} %oi to {t}", f"  ret {t} %o"]
+        else:
+            body = [f"  %pair = cmpxchg {ptr} %p, {t} %v, {t} %n {ORDERING} monotonic",
+                    f"  %o = extractvalue {{ {t}, i1 }} %pair, 0", f"  ret {t} %o"]
+        return "\n".join([head, *body, "}"])
+    rmw = None
+    if not is_float:
+        rmw = {"add": "add", "sub": "sub", "and": "and", "or": "or", "xor": "xor",
+               "exch": "xchg"}.get(op)
+        if op in ("min", "max"):
+            rmw = ("" if sfx[0] == "i" else "u") + op
+        if op in ("inc", "dec") and "incdec" in native:
+            rmw = {"inc": "uinc_wrap", "dec": "udec_wrap"}[op]
+    elif op in ("add", "sub") and "fadd" in native:
+        rmw = "f" + op
+    if rmw is not None:
+        return "\n".join([head, f"  %o = atomicrmw {rmw} {ptr} %p, {t} %v {ORDERING}",
+                          f"  ret {t} %o", "}"])
+    if is_float and op == "exch":
+        return "\n".join([head, f"  %vi = bitcast {t} %v to {it}",
+                          f"  %oi = atomicrmw xchg {ptr} %p, {it} %vi {ORDERING}",
+                          f"  %o = bitcast {it} %oi to {t}", f"  ret {t} %o", "}"])
+    # a cmpxchg loop: %store (i1) and %new (t) from %old
+    decide = {
+        "add": ["  %new = fadd {t} %old, %v"], "sub": ["  %new = fsub {t} %old, %v"],
+        "max": ["  %store = fcmp olt {t} %old, %v"], "min": ["  %store = fcmp ogt {t} %old, %v"],
+        # a NaN value changes nothing; a NaN in memory is replaced
+        "nanmax": ["  %vok = fcmp ord {t} %v, %v", "  %lt = fcmp ult {t} %old, %v",
+                   "  %store = and i1 %vok, %lt"],
+        "nanmin": ["  %vok = fcmp ord {t} %v, %v", "  %gt = fcmp ugt {t} %old, %v",
+                   "  %store = and i1 %vok, %gt"],
+        "inc": ["  %lt = icmp ult {t} %old, %v", "  %inc = add {t} %old, 1",
+                "  %new = select i1 %lt, {t} %inc, {t} 0"],
+        "dec": ["  %dec = add {t} %old, -1", "  %lt = icmp ult {t} %dec, %v",
+                "  %new = select i1 %lt, {t} %dec, {t} %v"],
+    }[op]
+    lines = [x.format(t=t) for x in decide]
+    store = "%store" if any("%store =" in x for x in lines) else "true"
+    new = "%new" if any("%new =" in x for x in lines) else "%v"
+    return "\n".join([
+        head, "entry:",
+        f"  %first = load atomic {it}, {ptr} %p {ORDERING}, align {int(it[1:]) // 8}",
+        "  br label %loop", "loop:",
+        f"  %oldi = phi {it} [ %first, %entry ], [ %seen, %attempt ]",
+        f"  %old = bitcast {it} %oldi to {t}",
+        *lines,
+        f"  br i1 {store}, label %attempt, label %done", "attempt:",
+        f"  %newi = bitcast {t} {new} to {it}",
+        f"  %pair = cmpxchg {ptr} %p, {it} %oldi, {it} %newi {ORDERING} monotonic",
+        f"  %seen = extractvalue {{ {it}, i1 }} %pair, 0",
+        f"  %ok = extractvalue {{ {it}, i1 }} %pair, 1",
+        "  br i1 %ok, label %done, label %loop", "done:",
+        f"  %res = phi {it} [ %oldi, %loop ], [ %oldi, %attempt ]",
+        f"  %r = bitcast {it} %res to {t}", f"  ret {t} %r", "}"])
 
 
 # ---------------------------------------------------------------- stubs
@@ -188,88 +291,12 @@ def _pointer(context, builder, aryty, ary, idxty, idx):
     return cgutils.get_item_pointer(context, builder, aryty, lary, indices, wraparound=True)
 
 
-def _int_of(fty):
-    return ir.IntType(32 if isinstance(fty, ir.FloatType) else 64)
-
-
-def _cas_loop(builder, ptr, val, decide):
-    """A cmpxchg loop on the integer bits of *ptr*'s float: stores ``decide(old)``
-    (a (store?, new) pair) until no other work-item intervened; returns old."""
-    fty = val.type
-    ity = _int_of(fty)
-    ptr = builder.bitcast(ptr, ity.as_pointer())
-    first = builder.load_atomic(ptr, ORDERING, align=ity.width // 8, typ=ity)
-    entry = builder.block
-    loop = builder.append_basic_block("gpux.atomic.loop")
-    attempt = builder.append_basic_block("gpux.atomic.attempt")
-    done = builder.append_basic_block("gpux.atomic.done")
-    builder.branch(loop)
-    builder.position_at_end(loop)
-    old_i = builder.phi(ity)
-    old_i.add_incoming(first, entry)
-    old = builder.bitcast(old_i, fty)
-    store, new = decide(old)
-    builder.cbranch(store, attempt, done)
-    builder.position_at_end(attempt)
-    pair = builder.cmpxchg(ptr, old_i, builder.bitcast(new, ity), ORDERING, "monotonic")
-    seen = builder.extract_value(pair, 0)
-    ok = builder.extract_value(pair, 1)
-    old_i.add_incoming(seen, attempt)
-    builder.cbranch(ok, done, loop)
-    builder.position_at_end(done)
-    res = builder.phi(ity)
-    res.add_incoming(old_i, loop)
-    res.add_incoming(old_i, attempt)
-    return builder.bitcast(res, fty)
-
-
-def _float_minmax(builder, ptr, val, op):
-    """numba.cuda semantics: min/max leave memory unchanged when either side is NaN;
-    nanmin/nanmax replace a NaN in memory and ignore a NaN value."""
-    is_max = op.endswith("max")
-    if op.startswith("nan"):
-        def decide(old):
-            # store when val is a number and (old is NaN or val beats old)
-            better = builder.fcmp_unordered("<" if is_max else ">", old, val)
-            return builder.and_(builder.fcmp_ordered("ord", val, val), better), val
-    else:
-        def decide(old):
-            better = builder.fcmp_ordered("<" if is_max else ">", old, val)
-            return better, val
-    return _cas_loop(builder, ptr, val, decide)
-
-
-_INT_RMW = {"add": "add", "sub": "sub", "and_": "and", "or_": "or", "xor": "xor", "exch": "xchg"}
-
-
 def _op_impl(op):
     def impl(context, builder, sig, args):
         aryty, idxty, valty = sig.args
         ary, idx, val = args
-        dtype = aryty.dtype
         ptr = _pointer(context, builder, aryty, ary, idxty, idx)
-        if isinstance(dtype, types.Integer):
-            if op in _INT_RMW:
-                return builder.atomic_rmw(_INT_RMW[op], ptr, val, ORDERING)
-            if op in ("min", "max", "nanmin", "nanmax"):
-                rmw = ("u" if not dtype.signed else "") + op.removeprefix("nan")
-                return builder.atomic_rmw(rmw, ptr, val, ORDERING)
-            if op in ("inc", "dec"):
-                return call(builder, f"__gpux_atomic_{op}_u{dtype.bitwidth}",
-                            builder.bitcast(ptr, GENERIC), val)
-        else:
-            sfx = f"f{dtype.bitwidth}"
-            if op in ("add", "sub"):
-                v = builder.fneg(val) if op == "sub" else val
-                return call(builder, f"__gpux_atomic_fadd_{sfx}", builder.bitcast(ptr, GENERIC), v)
-            if op == "exch":
-                ity = _int_of(val.type)
-                old = builder.atomic_rmw("xchg", builder.bitcast(ptr, ity.as_pointer()),
-                                         builder.bitcast(val, ity), ORDERING)
-                return builder.bitcast(old, val.type)
-            if op in ("min", "max", "nanmin", "nanmax"):
-                return _float_minmax(builder, ptr, val, op)
-        raise NotImplementedError(f"atomic.{op} on {dtype}")  # typing prevents this
+        return call(builder, intrinsic_name(op, aryty.dtype), builder.bitcast(ptr, GENERIC), val)
     return impl
 
 
@@ -282,10 +309,5 @@ def _cas_impl(context, builder, sig, args):
     aryty, idxty, _, _ = sig.args
     ary, idx, expected, new = args
     ptr = _pointer(context, builder, aryty, ary, idxty, idx)
-    if isinstance(aryty.dtype, types.Float):
-        ity = _int_of(expected.type)
-        pair = builder.cmpxchg(builder.bitcast(ptr, ity.as_pointer()), builder.bitcast(expected, ity), builder.bitcast(new, ity),
-                               ORDERING, "monotonic")
-        return builder.bitcast(builder.extract_value(pair, 0), expected.type)
-    pair = builder.cmpxchg(ptr, expected, new, ORDERING, "monotonic")
-    return builder.extract_value(pair, 0)
+    name = f"__gpux_atomic_cas_{intrinsic_suffix('cas', aryty.dtype)}"
+    return call(builder, name, builder.bitcast(ptr, GENERIC), expected, new)
