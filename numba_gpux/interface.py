@@ -134,9 +134,23 @@ class Target:
         # first, or code compiled by the first kernel would be keyed on a stale digest
         target_context()
         cls = type(self)
-        h = hashlib.sha256(f"{cls.__module__}.{cls.__qualname__}|{self!r}|"
+        h = hashlib.sha256(f"{cls.__module__}.{cls.__qualname__}|{self._canonical()}|"
                            f"{self.overlays().digest}".encode())
         return h.hexdigest()[:20]
+
+    def _canonical(self) -> str:
+        """Every field, with sets sorted: ``repr`` of a frozenset of strings changes from
+        one process to the next (hash randomization), and on-disk keys must not."""
+        def canon(v):
+            if isinstance(v, (set, frozenset)):
+                return repr(sorted(map(canon, v)))
+            if isinstance(v, (tuple, list)):
+                return "(" + ",".join(canon(x) for x in v) + ")"
+            if isinstance(v, dict):
+                return "{" + ",".join(f"{canon(k)}:{canon(x)}" for k, x in sorted(v.items())) + "}"
+            return repr(v)
+
+        return ";".join(f"{f.name}={canon(getattr(self, f.name))}" for f in dataclasses.fields(self))
 
     def option(self, key: str, default: Any = None) -> Any:
         return dict(self.options).get(key, default)
