@@ -49,10 +49,11 @@ def ptx_isa_for(cc: tuple[int, int]) -> tuple[int, int]:
 
 
 def _parse_cc(cc) -> tuple[int, int]:
-    if isinstance(cc, str):
-        s = cc.lower().removeprefix("sm_").removeprefix("compute_")
-        cc = (int(s[:-1]), int(s[-1])) if "." not in s else tuple(int(x) for x in s.split("."))
+    """(major, minor) from ``(9, 0)``, ``"9.0"``, ``"sm_90"`` or ``"90"``."""
     try:
+        if isinstance(cc, str):
+            s = cc.lower().removeprefix("sm_").removeprefix("compute_")
+            cc = s.split(".") if "." in s else (s[:-1], s[-1:])
         major, minor = (int(x) for x in cc)
     except (TypeError, ValueError):
         raise GpuxUserError(f"cc must be (major, minor), e.g. cc=(9, 0), not {cc!r}") from None

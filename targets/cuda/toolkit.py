@@ -58,12 +58,17 @@ def _run(ptx: str, args: list[str], want_output: bool):
 
 @functools.lru_cache(maxsize=None)
 def ptxas_supports(cc: tuple[int, int]) -> bool:
-    """Whether the installed ptxas knows ``sm_XX`` (CUDA 13 dropped sm_70 and older)."""
-    exe = find_ptxas()
-    if exe is None:
+    """Whether the installed ptxas assembles for ``sm_XX`` (CUDA 13 dropped sm_70 and
+    older); checked once per process by assembling an empty kernel."""
+    if find_ptxas() is None:
         return False
-    proc = subprocess.run([exe, "--help"], capture_output=True, text=True)
-    return f"sm_{cc[0]}{cc[1]}" in proc.stdout
+    from .target import ptx_isa_for
+
+    major, minor = ptx_isa_for(tuple(cc))
+    probe = f".version {major}.{minor}\n.target sm_{cc[0]}{cc[1]}\n.address_size 64\n" \
+            ".visible .entry gpux_probe() { ret; }\n"
+    got = _run(probe, [f"--gpu-name=sm_{cc[0]}{cc[1]}"], False)
+    return got is not None and got[0].returncode == 0
 
 
 def ptxas_cubin(ptx: str, cc: tuple[int, int], opt: int = 3) -> bytes | None:

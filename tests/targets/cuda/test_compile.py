@@ -1,0 +1,183 @@
+"""The CUDA target without a GPU: compile, PTX shape, compute capabilities, libdevice."""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+import os
+import re
+
+import numpy as np
+import pytest
+
+import numba_gpux as gpux
+from numba_gpux.errors import GpuxUserError, ToolchainError
+
+_spec = importlib.util.spec_from_file_location(
+    "gpux_cuda_test_kernels", os.path.join(os.path.dirname(__file__), "kernels.py"))
+K = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(K)
+
+SAXPY32 = "void(float32, float32[::1], float32[::1], float32[::1])"
+ENTRY = re.compile(r"^\.(?:visible|weak)? ?\.entry (\w+)", re.M)
+FUNC = re.compile(r"^\s*\.(?:visible |extern |weak )?\.func\b", re.M)
+
+
+def _ptx(kernel, sig, **kw):
+    return gpux.compile(kernel, sig, target="cuda", **kw)
+
+
+def test_compile_without_gpu_uses_default_cc():
+    from numba_gpux.targets.cuda.target import DEFAULT_CC
+
+    art = _ptx(K.saxpy, SAXPY32)
+    assert art.kind == "ptx"
+    assert f".target sm_{DEFAULT_CC[0]}{DEFAULT_CC[1]}" in art.text
+    assert ".address_size 64" in art.text
+    assert art.info["cc"] == DEFAULT_CC
+    assert len(art.kernels) == 1 and ENTRY.findall(art.text) == list(art.kernels)
+
+
+@pytest.mark.parametrize("cc, sm, isa", [((8, 0), "sm_80", "7.0"), ((9, 0), "sm_90", "7.8"),
+                                         ("sm_86", "sm_86", "7.1"), ("8.9", "sm_89", "7.8"),
+                                         ((7, 0), "sm_70", "6.0")])
+def test_compute_capability_sets_sm_and_ptx_isa(cc, sm, isa):
+    art = _ptx(K.saxpy, SAXPY32, cc=cc)
+    assert f".target {sm}" in art.text
+    assert f".version {isa}" in art.text
+
+
+def test_ptx_version_override():
+    art = _ptx(K.saxpy, SAXPY32, cc=(8, 0), ptx_version=(8, 5))
+    assert ".version 8.5" in art.text and ".target sm_80" in art.text
+
+
+@pytest.mark.parametrize("cc", [(3, 5), "abc", (9,), (9, 0, 1), "sm_"])
+def test_bad_compute_capability_is_a_user_error(cc):
+    with pytest.raises(GpuxUserError, match="cc|compute capability"):
+        _ptx(K.saxpy, SAXPY32, cc=cc)
+
+
+def test_targets_for_different_cc_do_not_share_code():
+    from numba_gpux.targets.cuda.target import make_target
+
+    a, b = make_target(cc=(8, 0)), make_target(cc=(9, 0))
+    assert a.fingerprint != b.fingerprint
+    assert make_target(cc=(8, 0)).fingerprint == a.fingerprint
+    assert a.map_ir("define void @f(ptr %p) {\n ret void\n}") == \
+        "define void @f(ptr %p) {\n ret void\n}"
+
+
+@pytest.mark.parametrize("case", K.KERNELS, ids=[f"{k.__name__}-{s}" for k, s in K.KERNELS])
+def test_one_entry_no_func_no_unresolved_symbols(case):
+    kernel, sig = case
+    art = _ptx(kernel, sig, cc=(8, 0))
+    text = art.text
+    assert ENTRY.findall(text) == list(art.kernels)
+    assert not FUNC.search(text), "a device function or library helper was left as a .func"
+    assert "call." not in text and "\tcall" not in text
+    for sym in ("__nv_", "__gpux_", "__nvvm_reflect", ".extern"):
+        assert sym not in text, f"{sym} left in the PTX"
+
+
+def test_libdevice_math_is_inlined():
+    art = _ptx(K.math_unary_f64, "void(float64[::1], float64[:, ::1])", cc=(9, 0))
+    # libdevice's Payne-Hanek reduction table for double trigonometry
+    assert "__cudart_i2opi_d" in art.text
+    assert not FUNC.search(art.text)
+    # single-instruction math uses the PTX instruction, not libdevice
+    assert "sqrt.rn.f64" in art.text and "cvt.rmi.f64.f64" in art.text
+
+
+def test_float32_math_stays_single_precision():
+    art = _ptx(K.math_unary_f32, "void(float32[::1], float32[:, ::1])", cc=(8, 0))
+    assert "sqrt.rn.f32" in art.text
+    assert "__cudart_i2opi_f" in art.text
+
+
+def test_optimized_ir_has_no_libdevice_left_over():
+    art = _ptx(K.math_special, "void(float64[::1], float64[:, ::1])", cc=(8, 0))
+    defined = re.findall(r"^define .*?@([\w.$]+)\(", art.llvm_ir, re.M)
+    assert defined == list(art.kernels)
+
+
+def test_cubin_from_ptxas_when_installed():
+    from numba_gpux.targets.cuda import toolkit
+
+    art = _ptx(K.saxpy, SAXPY32, cc=(9, 0))
+    if toolkit.find_ptxas() is None:
+        assert art.binary is None
+    else:
+        assert art.binary is not None and art.binary[:4] == b"\x7fELF"
+    no = _ptx(K.saxpy, SAXPY32, cc=(9, 0), cubin=False)
+    assert no.binary is None and no.text == art.text
+
+
+def test_device_function_compiles_for_cuda():
+    art = gpux.compile(K._poly.py_func, "float64(float64)", target="cuda", device=True)
+    # compile(..., device=True) keeps the function visible (nothing else is emitted)
+    assert len(re.findall(r"^\.visible \.func", art.text, re.M)) == 1
+    assert not ENTRY.findall(art.text)
+
+
+def test_libdevice_links_only_what_is_used():
+    from numba_gpux.targets.cuda import libdevice
+
+    lib = libdevice.get()
+    text = lib.module_text({"__nv_sin"})
+    defined = set(re.findall(r"^define [^@]*@([\w.$]+)\(", text, re.M))
+    assert "__nv_sin" in defined
+    assert "__internal_trig_reduction_slowpathd" in defined
+    assert "__nv_cos" not in defined and "__nv_expf" not in defined
+    assert len(defined) < 10
+    assert "noinline" not in text
+    assert '!"nvvm-reflect-ftz", i32 0' in text
+
+
+def test_missing_libdevice_names_what_to_install(monkeypatch, tmp_path):
+    from numba_gpux.targets.cuda import libdevice
+
+    monkeypatch.setattr(libdevice, "_cached", None)
+    monkeypatch.setattr(libdevice, "_candidate_dirs", lambda: [str(tmp_path)])
+    assert libdevice.find_libdevice() is None
+
+    @gpux.jit
+    def uses_exp(x):
+        x[0] = math.exp(x[0])
+
+    with pytest.raises(ToolchainError, match="pip install nvidia-cuda-nvcc"):
+        gpux.compile(uses_exp, "void(float64[::1])", target="cuda", cc=(8, 1))
+
+
+def test_libdevice_found_under_cuda_home(monkeypatch, tmp_path):
+    from numba_gpux.targets.cuda import libdevice
+
+    found = libdevice.find_libdevice()
+    if found is None:
+        pytest.skip("libdevice is not installed here")
+    d = tmp_path / "nvvm" / "libdevice"
+    d.mkdir(parents=True)
+    (d / "libdevice.10.bc").write_bytes(open(found, "rb").read())
+    monkeypatch.setenv("CUDA_HOME", str(tmp_path))
+    assert libdevice.find_libdevice() == str(d / "libdevice.10.bc")
+
+
+def test_discover_without_gpu_returns_a_list():
+    from numba_gpux.targets.cuda.launch import discover
+
+    devs = discover()
+    assert isinstance(devs, list)
+    assert all(d.target_name == "cuda" and d.kind == "gpu" for d in devs)
+    cuda_devs = [d for d in gpux.devices() if d.target_name == "cuda"]
+    assert len(cuda_devs) == len(devs)
+
+
+def test_default_target_for_a_device_uses_its_cc():
+    from numba_gpux.devices import Device
+    from numba_gpux.targets.cuda.target import make_target
+
+    dev = Device(target_name="cuda", index=0, name="fake", kind="gpu", vendor="NVIDIA",
+                 runtime=None, limits={"compute_capability": (9, 0)})
+    t = make_target(dev)
+    assert t.cpu == "sm_90" and t.cc == (9, 0)
+    assert make_target(dev, cc=(8, 0)).cpu == "sm_80"
