@@ -178,3 +178,25 @@ def test_import_loads_no_driver_and_no_llvm_target():
     maps = subprocess.run([sys.executable, "-c", "import numba_gpux; print(open('/proc/self/maps').read())"],
                           capture_output=True, text=True, timeout=120).stdout
     assert "libOpenCL" not in maps and "libcuda" not in maps and "libintelocl" not in maps
+
+
+def test_cache_true_keeps_finished_code_on_disk(tmp_path):
+    src = tmp_path / "cached_kernel.py"
+    src.write_text(
+        "import numba_gpux as gpux\nfrom numba_gpux import cache\n"
+        "@gpux.jit(cache=True)\ndef k(a):\n    i = gpux.grid(1)\n    if i < a.size:\n"
+        "        a[i] = 2 * i\n"
+        "art = gpux.compile(k, 'void(int32[::1])') if False else None\n"
+        "from numba.core import sigutils\n"
+        "args, _ = sigutils.normalize_signature('void(int32[::1])')\n"
+        "from numba_gpux.devices import resolve_target\n"
+        "k.code_for(tuple(args), resolve_target('opencl'))\n"
+        "print(cache.stats['disk_hits'], cache.stats['misses'])\n")
+    env = dict(os.environ, NUMBA_GPUX_CACHE_DIR=str(tmp_path / "cache"))
+    first = subprocess.run([sys.executable, str(src)], capture_output=True, text=True, env=env,
+                           timeout=300)
+    second = subprocess.run([sys.executable, str(src)], capture_output=True, text=True, env=env,
+                            timeout=300)
+    assert first.stdout.split() == ["0", "1"], first.stderr
+    assert second.stdout.split() == ["1", "0"], second.stderr
+    assert list((tmp_path / "cache").rglob("*.pkl"))
