@@ -164,16 +164,13 @@ def _bind(name, args, kws, params):
 
 
 def _shape_of(name, shape):
-    """Literal shape tuple from the type of *shape*, or None to retry with literals."""
+    """The shape tuple from the literal type of *shape*."""
     if isinstance(shape, types.IntegerLiteral):
         return (shape.literal_value,)
     if isinstance(shape, types.BaseTuple) and len(shape) > 0:
         if all(isinstance(s, types.IntegerLiteral) for s in shape):
             return tuple(s.literal_value for s in shape)
-        if all(isinstance(s, types.Integer) for s in shape):
-            return None
-    if isinstance(shape, types.Integer):
-        return None
+    # (the templates prefer literals: a value with a literal type never gets here)
     raise TypingError(f"{name}: shape must be an int or a tuple of ints known at compile time "
                       f"(a literal or a global constant), not {shape}")
 
