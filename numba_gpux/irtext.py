@@ -105,6 +105,22 @@ def remap_address_spaces(text: str, src: AddressSpaces, dst: AddressSpaces,
     return text
 
 
+def move_globals(text: str, prefix: str, from_as: int, to_as: int, callee_prefix: str = "") -> str:
+    """Move module variables named ``prefix*`` from *from_as* to *to_as*, with their
+    direct uses; functions named ``callee_prefix*`` that take such a pointer as their
+    first parameter are re-declared to take it in *to_as*."""
+    names = r'@"?' + re.escape(prefix) + r'[\w.$]*"?'
+    text = re.sub(rf"^({names}) = ((?:[a-z_]+ )*?)addrspace\({from_as}\) ",
+                  lambda m: f"{m.group(1)} = {m.group(2)}addrspace({to_as}) ", text, flags=re.M)
+    text = re.sub(rf"ptr addrspace\({from_as}\) ({names})", lambda m: f"ptr addrspace({to_as}) {m.group(1)}",
+                  text)
+    if callee_prefix:
+        callee = r'@"?' + re.escape(callee_prefix) + r'[\w.$]*"?'
+        text = re.sub(rf"^(declare [^@]*{callee}\()ptr addrspace\({from_as}\)",
+                      lambda m: f"{m.group(1)}ptr addrspace({to_as})", text, flags=re.M)
+    return text
+
+
 def mark_kernels(text: str, kernels, calling_convention: str) -> str:
     """Put *calling_convention* on the ``define`` line of each kernel entry point."""
     if not calling_convention:
