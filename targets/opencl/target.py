@@ -32,6 +32,16 @@ _DYNAMIC_SHARED_PARAMS = {
 
 @dataclass(frozen=True)
 class OpenCLTarget(Target):
+    def map_ir(self, text: str) -> str:
+        """The default address-space mapping, then printf format strings into
+        UniformConstant (2): OpenCL's printf takes ``constant char *``, while
+        other neutral constant data lives in CrossWorkgroup (see above)."""
+        from numba_gpux import irtext
+
+        text = super().map_ir(text)
+        return irtext.move_globals(text, "__gpux_fmt_", SPIRV_ADDRSPACES.constant, 2,
+                                   callee_prefix="__gpux_printf_")
+
     def finish_module(self, module, kernels):
         """Dynamic shared memory as trailing kernel parameters (option
         ``dynamic_shared="kernel_param"``): OpenCL sizes ``__local`` memory at
