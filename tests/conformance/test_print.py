@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 import numpy as np
+import pytest
 
 import numba_gpux as gpux
 
@@ -26,30 +27,13 @@ def print_complex(z):
         print("z", z[i])
 
 
-import pytest  # noqa: E402
-
-# Commit 617b3e2 maps the neutral constant space to CrossWorkgroup on OpenCL, but the
-# SPIR-V printf ext-inst needs its format string in UniformConstant (2) (LLVM aborts
-# otherwise without SPV_EXT_relaxed_printf_string_address_space): the format strings
-# need an address space of their own on that target.  Strict, so the fix is noticed.
-_OPENCL_PRINTF = pytest.mark.xfail(
-    reason="OpenCL maps neutral constant memory to CrossWorkgroup; printf needs its format "
-           "in UniformConstant (see module comment)", strict=True)
-
-
-def _expect_printf_works(request, device):
-    if device is not None and device.target_name == "opencl":
-        request.applymarker(_OPENCL_PRINTF)
-
-
 CONFORMANCE_KERNELS = [
     (print_values, "void(float32[::1], int64)"),
     (print_complex, "void(complex128[::1])"),
 ]
 
 
-def test_print_reaches_stdout_in_order(device, capfd, request):
-    _expect_printf_works(request, device)
+def test_print_reaches_stdout_in_order(device, capfd):
     a = np.arange(8, dtype=np.float32) / 2
     print("host before")
     print_values[2, 4](gpux.to_device(a), 8)
@@ -78,7 +62,6 @@ def test_print_reaches_stdout_in_order(device, capfd, request):
 
 
 def test_print_complex(device, capfd, request):
-    _expect_printf_works(request, device)
     z = np.array([1.5 - 2j, -0.25 + 4j])
     print_complex[1, 2](gpux.to_device(z))
     lines = sorted(capfd.readouterr().out.splitlines())
