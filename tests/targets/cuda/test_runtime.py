@@ -1,0 +1,200 @@
+"""The CUDA runtime on a real NVIDIA GPU (skipped without one), checked against NumPy.
+
+Also, without a GPU: DLPack structures round-trip through NumPy on host memory.
+"""
+
+from __future__ import annotations
+
+import gc
+import importlib.util
+import math
+import os
+
+import numpy as np
+import pytest
+
+import numba_gpux as gpux
+
+_spec = importlib.util.spec_from_file_location(
+    "gpux_cuda_test_kernels", os.path.join(os.path.dirname(__file__), "kernels.py"))
+K = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(K)
+
+cuda = pytest.mark.cuda
+
+
+# ------------------------------------------------------------ host-only checks
+
+def test_dlpack_export_is_read_by_numpy():
+    from numba_gpux.targets.cuda import interop
+
+    a = np.arange(24, dtype=np.float32).reshape(4, 6)[:, ::2]
+    cap = interop.to_capsule(a.ctypes.data, a.shape, a.strides, a.dtype, interop.KDL_CPU, 0, a)
+
+    class Holder:
+        def __dlpack__(self, stream=None, **kw):
+            return cap
+
+        def __dlpack_device__(self):
+            return (interop.KDL_CPU, 0)
+
+    b = np.from_dlpack(Holder())
+    assert b.ctypes.data == a.ctypes.data and b.strides == a.strides
+    np.testing.assert_array_equal(b, a)
+    del b, cap
+    gc.collect()
+    assert not interop._live
+
+
+def test_dlpack_import_reads_numpy_capsules():
+    from numba_gpux.targets.cuda import interop
+
+    x = np.arange(10, dtype=np.int64)[::-2]
+    ptr, off, shape, strides, dtype, owner, dev = interop.capsule_view(
+        x.__dlpack__(), accept=(interop.KDL_CPU,))
+    assert ptr + off == x.ctypes.data
+    assert shape == x.shape and strides == x.strides and dtype == x.dtype
+    assert dev == (interop.KDL_CPU, 0)
+    assert interop.capsule_view(x.__dlpack__(), accept=(interop.KDL_CUDA,)) is None
+
+
+# ------------------------------------------------------------ on a GPU
+
+@cuda
+def test_device_reports_compute_capability(cuda_device):
+    cc = cuda_device.limits["compute_capability"]
+    assert cuda_device.target.cc == cc
+    assert cuda_device.target.cpu == f"sm_{cc[0]}{cc[1]}"
+
+
+@cuda
+def test_saxpy(cuda_device, rng):
+    n = 1000
+    x, y = rng.random(n, dtype=np.float32), rng.random(n, dtype=np.float32)
+    out = gpux.device_array(n, np.float32)
+    K.saxpy[(n + 127) // 128, 128](np.float32(2.5), gpux.to_device(x), gpux.to_device(y), out)
+    np.testing.assert_allclose(out.copy_to_host(), 2.5 * x + y, rtol=1e-6)
+
+
+@cuda
+def test_2d_strided_views(cuda_device, rng):
+    a = rng.integers(-50, 50, (40, 30)).astype(np.int64)
+    b = rng.integers(-50, 50, (40, 30)).astype(np.int64)
+    da, db = gpux.to_device(a), gpux.to_device(b)
+    out = gpux.to_device(np.zeros((40, 30), np.int64))
+    va, vb, vo = da[::2, 1::3], db[::2, 1::3], out[::2, 1::3]
+    K.add_2d[(3, 2), (8, 8)](va, vb, vo)
+    expect = np.zeros((40, 30), np.int64)
+    expect[::2, 1::3] = a[::2, 1::3] + b[::2, 1::3]
+    np.testing.assert_array_equal(out.copy_to_host(), expect)
+
+
+@cuda
+@pytest.mark.parametrize("dtype, rtol", [(np.float32, 2e-6), (np.float64, 1e-14)])
+def test_libdevice_math(cuda_device, rng, dtype, rtol):
+    x = rng.uniform(-3, 3, 512).astype(dtype)
+    out = gpux.device_array((512, 10), dtype)
+    kern = K.math_unary_f32 if dtype == np.float32 else K.math_unary_f64
+    kern[4, 128](gpux.to_device(x), out)
+    h = out.copy_to_host()
+    erf = np.vectorize(math.erf)
+    expect = np.stack([np.sin(x), np.cos(x), np.tan(x), np.exp(x), np.log(np.abs(x) + 1),
+                       np.sqrt(np.abs(x)), np.tanh(x), erf(x.astype(np.float64)).astype(dtype),
+                       np.floor(x), np.arctan2(x, dtype(2.0))], axis=1)
+    np.testing.assert_allclose(h, expect, rtol=rtol * 8, atol=rtol * 8)
+
+
+@cuda
+def test_barrier_block_reverse(cuda_device):
+    x = np.arange(512, dtype=np.float32)
+    out = gpux.device_array(512, np.float32)
+    K.block_reverse[4, 128](gpux.to_device(x), out)
+    np.testing.assert_array_equal(out.copy_to_host(), x.reshape(4, 128)[:, ::-1].ravel())
+
+
+@cuda
+def test_ptx_path_without_cubin(cuda_device, rng):
+    from numba_gpux.targets.cuda.target import make_target
+
+    tgt = make_target(cuda_device, cubin=False)
+    art = K.saxpy.code_for(K.saxpy.typeof_args(
+        (np.float32(1), gpux.device_array(4, np.float32), gpux.device_array(4, np.float32),
+         gpux.device_array(4, np.float32))), tgt)
+    assert art.binary is None
+    rt = cuda_device.runtime
+    kern = rt.kernel(rt.load(art), art.kernels[0])
+    assert kern is not None
+
+
+@cuda
+def test_streams_and_events(cuda_device):
+    rt = cuda_device.runtime
+    q = rt.new_queue()
+    x = gpux.to_device(np.ones(1 << 16, np.float64))
+    y = gpux.device_array(1 << 16, np.float64)
+    start = rt.record_event(q)
+    K.grid_stride_copy[64, 128, q](x, y)
+    end = rt.record_event(q)
+    rt.event_synchronize(end)
+    assert rt.event_query(end)
+    assert rt.event_elapsed_ms(start, end) >= 0.0
+    rt.synchronize(q)
+    np.testing.assert_array_equal(y.copy_to_host(), 1.0)
+
+
+@cuda
+def test_cuda_array_interface_export(cuda_device):
+    d = gpux.to_device(np.arange(12, dtype=np.float32).reshape(3, 4))
+    cai = d.__cuda_array_interface__
+    assert cai["version"] == 3 and cai["shape"] == (3, 4) and cai["typestr"] == "<f4"
+    assert cai["strides"] is None and cai["data"][0] == d.handle
+    v = d[:, 1::2]
+    assert v.__cuda_array_interface__["strides"] == (16, 8)
+    assert v.__cuda_array_interface__["data"][0] == d.handle + 4
+    assert d.__dlpack_device__() == (2, cuda_device.runtime.ordinal)
+
+
+@cuda
+def test_cupy_interop(cuda_device):
+    cp = pytest.importorskip("cupy")
+    a = cp.arange(256, dtype=cp.float32)
+    b = cp.ones(256, dtype=cp.float32)
+    out = cp.zeros(256, dtype=cp.float32)
+    K.saxpy[2, 128](np.float32(3), a, b, out)  # CuPy arrays straight into a kernel
+    np.testing.assert_allclose(cp.asnumpy(out), 3 * np.arange(256) + 1)
+    d = gpux.to_device(np.arange(10, dtype=np.float64))
+    view = cp.asarray(d)  # zero-copy through __cuda_array_interface__
+    np.testing.assert_array_equal(cp.asnumpy(view), np.arange(10))
+    via_dlpack = cp.from_dlpack(d)
+    np.testing.assert_array_equal(cp.asnumpy(via_dlpack), np.arange(10))
+
+
+@cuda
+def test_torch_interop(cuda_device):
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("PyTorch sees no CUDA device")
+    a = torch.arange(256, dtype=torch.float32, device="cuda")
+    b = torch.ones(256, dtype=torch.float32, device="cuda")
+    out = torch.zeros(256, dtype=torch.float32, device="cuda")
+    K.saxpy[2, 128](np.float32(2), a, b, out)
+    torch.cuda.synchronize()
+    np.testing.assert_allclose(out.cpu().numpy(), 2 * np.arange(256) + 1)
+    d = gpux.to_device(np.arange(6, dtype=np.int64).reshape(2, 3))
+    t = torch.from_dlpack(d)
+    assert t.shape == (2, 3) and t.device.type == "cuda"
+    np.testing.assert_array_equal(t.cpu().numpy(), np.arange(6).reshape(2, 3))
+    t2 = torch.as_tensor(d, device="cuda")  # __cuda_array_interface__
+    np.testing.assert_array_equal(t2.cpu().numpy(), np.arange(6).reshape(2, 3))
+
+
+@cuda
+def test_dynamic_shared_bytes_above_48k(cuda_device):
+    big = 64 * 1024
+    if cuda_device.limits["max_shared_bytes"] < big:
+        pytest.skip("device allows less than 64 KiB of shared memory per block")
+    x = gpux.to_device(np.ones(128, np.float32))
+    out = gpux.device_array(128, np.float32)
+    K.device_calls[1, 128, 0, big](x, out)
+    gpux.synchronize()
+    assert out.copy_to_host().shape == (128,)
