@@ -1,8 +1,12 @@
 """SPIR-V definitions of the bit intrinsics LLVM's SPIR-V back end cannot lower.
 
 ``llvm.bitreverse`` becomes OpBitReverse, which OpenCL (the Kernel capability)
-does not allow without SPV_KHR_bit_instructions, and LLVM aborts on it; bits
-are reversed here with the classic swap-halves sequence instead.
+does not allow without SPV_KHR_bit_instructions, and LLVM aborts on it.  Bits
+are reversed one byte at a time with the multiply-and-mask trick ("Bit
+Twiddling Hacks": ``((b * 0x80200802) & 0x0884422110) * 0x0101010101 >> 32``)
+and the bytes reassembled in reverse order.  The classic shift-and-mask swap
+sequence does not work here: LLVM's InstCombine recognizes it and turns it back
+into ``llvm.bitreverse``.
 """
 
 from __future__ import annotations
@@ -11,28 +15,35 @@ from numba_gpux.overlays import registry
 
 SPIRV = registry("spirv")
 
-_MASKS = {
-    32: [(1, 0x55555555), (2, 0x33333333), (4, 0x0F0F0F0F), (8, 0x00FF00FF), (16, 0x0000FFFF)],
-    64: [(1, 0x5555555555555555), (2, 0x3333333333333333), (4, 0x0F0F0F0F0F0F0F0F),
-         (8, 0x00FF00FF00FF00FF), (16, 0x0000FFFF0000FFFF), (32, 0x00000000FFFFFFFF)],
-}
-
 
 def _brev(width: int) -> str:
     t = f"i{width}"
-    lines = [f"define {t} @__gpux_brev_{t}({t} %x0) alwaysinline nounwind {{"]
-    cur = "%x0"
-    for k, (sh, mask) in enumerate(_MASKS[width]):
-        m = mask if mask < 2 ** (width - 1) else mask - 2 ** width
+    lines = [f"define {t} @__gpux_brev_{t}({t} %x) alwaysinline nounwind {{"]
+    src = "%x"
+    if width < 64:
+        lines.append(f"  %x64 = zext {t} %x to i64")
+        src = "%x64"
+    acc = None
+    for k in range(width // 8):
         lines += [
-            f"  %a{k} = lshr {t} {cur}, {sh}",
-            f"  %b{k} = and {t} %a{k}, {m}",
-            f"  %c{k} = and {t} {cur}, {m}",
-            f"  %d{k} = shl {t} %c{k}, {sh}",
-            f"  %x{k + 1} = or {t} %b{k}, %d{k}",
+            f"  %s{k} = lshr i64 {src}, {8 * k}",
+            f"  %b{k} = and i64 %s{k}, 255",
+            f"  %m{k} = mul i64 %b{k}, {0x80200802}",
+            f"  %a{k} = and i64 %m{k}, {0x0884422110}",
+            f"  %n{k} = mul i64 %a{k}, {0x0101010101}",
+            f"  %h{k} = lshr i64 %n{k}, 32",
+            f"  %r{k} = and i64 %h{k}, 255",
+            f"  %p{k} = shl i64 %r{k}, {width - 8 - 8 * k}",
         ]
-        cur = f"%x{k + 1}"
-    lines += [f"  ret {t} {cur}", "}"]
+        if acc is None:
+            acc = f"%p{k}"
+        else:
+            lines.append(f"  %o{k} = or i64 {acc}, %p{k}")
+            acc = f"%o{k}"
+    if width < 64:
+        lines += [f"  %res = trunc i64 {acc} to {t}", f"  ret {t} %res", "}"]
+    else:
+        lines += [f"  ret i64 {acc}", "}"]
     return "\n".join(lines)
 
 
