@@ -205,6 +205,24 @@ class GpuxTargetContext(BaseContext):
     def enable_nrt(self):
         return False
 
+    _refreshing = False
+
+    def refresh(self):
+        # Numba's @overload templates call the current target's refresh() once
+        # each while the typing registries install (templates._get_target_registry),
+        # i.e. from inside this refresh: a full refresh per template, most of the
+        # context's build time (issue 7).  The nested calls only need the builtin
+        # registry installed, which it already is; what the templates register
+        # meanwhile is picked up by the install after the typing refresh.
+        if self._refreshing:
+            return
+        self._refreshing = True
+        try:
+            super().refresh()
+            self.install_registry(_builtin_lowering_registry())
+        finally:
+            self._refreshing = False
+
     def load_additional_registries(self):
         # Implementations Numba registers by import into its builtin registry
         # (installed by BaseContext.refresh) -- only what kernels need.
@@ -264,6 +282,12 @@ class GpuxTargetContext(BaseContext):
 
     def get_executable(self, library, fndesc, env):
         raise NotImplementedError("GPU functions are never executed on the host")
+
+
+def _builtin_lowering_registry():
+    from numba.core.imputils import builtin_registry
+
+    return builtin_registry
 
 
 # Registries added by extensions (overlay typing etc.) before the context is built.
