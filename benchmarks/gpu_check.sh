@@ -31,7 +31,7 @@ export PYTHONPATH="$SITE:$SRC${PYTHONPATH:+:$PYTHONPATH}"
 # the project itself without building anything: a source tree laid out as the package
 rm -rf "$SRC" && mkdir -p "$SRC/numba_gpux"
 cp -r "$ROOT/numba_gpux/." "$SRC/numba_gpux/"
-cp -r "$ROOT/targets" "$SRC/numba_gpux/targets"
+rm -rf "$SRC/numba_gpux/targets" && cp -r "$ROOT/targets" "$SRC/numba_gpux/targets"
 # entry points: a minimal dist-info so importlib.metadata finds the built-in targets
 DI="$SRC/numba_gpux-0.0.0.dist-info"
 mkdir -p "$DI"
