@@ -200,3 +200,10 @@ def test_cache_true_keeps_finished_code_on_disk(tmp_path):
     assert first.stdout.split() == ["0", "1"], first.stderr
     assert second.stdout.split() == ["1", "0"], second.stderr
     assert list((tmp_path / "cache").rglob("*.pkl"))
+
+
+def test_available_targets_survives_loading_the_targets_subpackage():
+    import numba_gpux.targets.opencl  # noqa: F401
+
+    names = gpux.available_targets()
+    assert {"opencl", "cuda", "metal"} <= set(names)
