@@ -1,0 +1,47 @@
+"""The pip-installed OpenCL driver is found without environment variables, and the
+system's own drivers stay visible."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+
+def test_vendor_dir_lists_system_and_environment_drivers(tmp_path, monkeypatch):
+    launch = pytest.importorskip("numba_gpux.targets.opencl.launch")
+    env_vendors = [d for d in launch._env_vendor_dirs() if os.path.isdir(d)]
+    if not env_vendors:
+        pytest.skip("no OpenCL driver is installed in this Python environment")
+    system = tmp_path / "system-vendors"
+    system.mkdir()
+    (system / "vendor-gpu.icd").write_text("/opt/vendor/libvendorocl.so\n")
+    monkeypatch.setattr(launch, "SYSTEM_VENDORS", str(system))
+    monkeypatch.setattr(launch, "_icd_done", False)
+    monkeypatch.delenv("OCL_ICD_VENDORS", raising=False)
+    monkeypatch.setenv("NUMBA_GPUX_CACHE_DIR", str(tmp_path / "cache"))
+    launch.ensure_icd_vendors()
+    out = os.environ["OCL_ICD_VENDORS"]
+    assert out.startswith(str(tmp_path / "cache"))
+    libs = [open(os.path.join(out, f)).read().strip() for f in os.listdir(out)]
+    assert "/opt/vendor/libvendorocl.so" in libs            # the system's driver is kept
+    assert any(os.path.exists(lib) for lib in libs if lib != "/opt/vendor/libvendorocl.so")
+
+
+def test_user_setting_wins(tmp_path, monkeypatch):
+    launch = pytest.importorskip("numba_gpux.targets.opencl.launch")
+    monkeypatch.setattr(launch, "_icd_done", False)
+    monkeypatch.setenv("OCL_ICD_VENDORS", str(tmp_path))
+    launch.ensure_icd_vendors()
+    assert os.environ["OCL_ICD_VENDORS"] == str(tmp_path)
+
+
+def test_fresh_process_finds_the_cpu_driver_with_no_environment_variables(tmp_path):
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OCL_", "NUMBA_GPUX"))}
+    env["NUMBA_GPUX_CACHE_DIR"] = str(tmp_path)
+    res = subprocess.run([sys.executable, "-c", "import numba_gpux as g; "
+                          "print([d.spec for d in g.devices() if d.target_name == 'opencl'])"],
+                         capture_output=True, text=True, env=env, timeout=120, cwd=tmp_path)
+    if "[]" in res.stdout:
+        pytest.skip("no SPIR-V capable OpenCL driver installed (pip install 'numba-gpux[cpu]')")
+    assert "opencl:cpu:0" in res.stdout, res.stderr
