@@ -44,7 +44,8 @@ def _cmd_info(args) -> int:
     print("\nToolchains:")
     for tool in ("ptxas", "nvcc", "spirv-val", "spirv-dis"):
         print(f"  {tool:10s} {shutil.which(tool) or 'not found'}")
-    for mod in ("pyopencl", "cuda.bindings", "Metal"):
+    driver_modules = sorted({m for e in targets().values() for m in e.extra.get("driver_modules", ())})
+    for mod in driver_modules:
         try:
             importlib.import_module(mod)
             state = "installed"

@@ -21,4 +21,5 @@ def _discover():
 
 def target_entry() -> TargetEntry:
     return TargetEntry(name="cuda", make_target=_make_target, discover=_discover, priority=20,
-                       doc="NVIDIA GPUs through PTX and the CUDA driver (cuda-python)")
+                       doc="NVIDIA GPUs through PTX and the CUDA driver (cuda-python)",
+                       extra={"driver_modules": ("cuda.bindings",)})

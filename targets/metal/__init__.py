@@ -21,4 +21,5 @@ def _discover():
 
 def target_entry() -> TargetEntry:
     return TargetEntry(name="metal", make_target=_make_target, discover=_discover, priority=20,
-                       doc="Apple GPUs through Metal Shading Language (pyobjc-framework-Metal)")
+                       doc="Apple GPUs through Metal Shading Language (pyobjc-framework-Metal)",
+                       extra={"driver_modules": ("Metal",)})

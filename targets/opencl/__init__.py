@@ -21,7 +21,8 @@ def _discover():
 
 def target_entry() -> TargetEntry:
     return TargetEntry(name="opencl", make_target=_make_target, discover=_discover, priority=10,
-                       doc="OpenCL devices that accept SPIR-V (clCreateProgramWithIL)")
+                       doc="OpenCL devices that accept SPIR-V (clCreateProgramWithIL)",
+                       extra={"driver_modules": ("pyopencl",)})
 
 
 def _make_source_target(device=None, **kw):
@@ -43,4 +44,5 @@ def source_target_entry() -> TargetEntry:
 
     return TargetEntry(name="opencl-c", make_target=_make_source_target, discover=_discover_source,
                        priority=15 if config.opencl_c_route() else 5,
-                       doc="OpenCL devices through OpenCL C source (clCreateProgramWithSource)")
+                       doc="OpenCL devices through OpenCL C source (clCreateProgramWithSource)",
+                       extra={"driver_modules": ("pyopencl",)})
