@@ -41,6 +41,8 @@ class SourceDef:
     pure: bool = True
     implicit: tuple = ()
     llvm_attrs: tuple = ()
+    #: a device capability (``Target.features``) the snippet needs, e.g. "subgroups"
+    feature: str = ""
 
 
 @dataclass(frozen=True)

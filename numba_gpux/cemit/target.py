@@ -48,9 +48,15 @@ class SourceTarget(Target):
         problems = []
         regs = ", ".join(r.name for r in self.source_registries().registries)
         for f in module.functions:
-            if f.is_declaration and f.name.startswith("__gpux_") and self.lookup_source(f.name) is None:
+            if not (f.is_declaration and f.name.startswith("__gpux_")):
+                continue
+            sd = self.lookup_source(f.name)
+            if sd is None:
                 problems.append(f"uses the portable intrinsic {f.name}, which target {self.name!r} "
                                 f"does not define (its source registries: {regs})")
+            elif sd.feature and not self.has(sd.feature):
+                problems.append(f"uses {f.name}, which needs the device capability "
+                                f"{sd.feature!r}; this {self.name} device does not have it")
         return problems
 
     def emit(self, module, kernels, opt):

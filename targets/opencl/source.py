@@ -183,3 +183,46 @@ def discover() -> list[Device]:
                 target_features=_features(dev), platform=plat.name.strip(), kind_index=k,
             ))
     return found
+
+
+# -- sub-groups (cl_khr_subgroups and the khr shuffle / non-uniform extensions) -----------
+# Sub-group operations must run on every lane: they are never folded into a
+# conditional expression (pure=False) and are convergent for the optimizer.
+_SG = ("convergent", "nounwind")
+for _name, _fn in (("lane_id", "get_sub_group_local_id"), ("size", "get_sub_group_size"),
+                   ("id", "get_sub_group_id"), ("count", "get_num_sub_groups")):
+    SRC.define(f"__gpux_sg_{_name}", SourceDef(f"((uint){_fn}())", pure=False, llvm_attrs=_SG, feature="subgroups"))
+_SGT = {"i32": ("uint", "int"), "u32": ("uint", "uint"), "i64": ("ulong", "long"),
+        "u64": ("ulong", "ulong"), "f32": ("float", "float"), "f64": ("double", "double")}
+_SG_OK = {"shuffle_up": "get_sub_group_local_id() >= d", "shuffle_down":
+          "get_sub_group_local_id() + d < get_sub_group_size()",
+          "shuffle_xor": "(get_sub_group_local_id() ^ d) < get_sub_group_size()"}
+for _kind in ("shuffle", "shuffle_up", "shuffle_down", "shuffle_xor"):
+    for _sfx in ("i32", "i64", "f32", "f64"):
+        _st = _SGT[_sfx][0]
+        _h = f"_gpux_sg_{_kind}_{_sfx}"
+        _ok = _SG_OK.get(_kind)
+        _body = (f"{_st} r = sub_group_{_kind}(v, d); return ({_ok}) ? r : v;" if _ok
+                 else f"return sub_group_{_kind}(v, d);")
+        SRC.define(f"__gpux_sg_{_kind}_{_sfx}", SourceDef(
+            f"{_h}({{0}}, {{1}})", helper=f"static inline {_st} {_h}({_st} v, uint d) {{ {_body} }}",
+            pure=False, llvm_attrs=_SG, feature="subgroups"))
+SRC.define("__gpux_sg_all", SourceDef("((uint)(sub_group_all((int){0}) != 0))", pure=False, llvm_attrs=_SG, feature="subgroups"))
+SRC.define("__gpux_sg_any", SourceDef("((uint)(sub_group_any((int){0}) != 0))", pure=False, llvm_attrs=_SG, feature="subgroups"))
+SRC.define("__gpux_sg_ballot", SourceDef("_gpux_sg_ballot({0})", helper=(
+    "static inline ulong _gpux_sg_ballot(uint p) { uint4 m = sub_group_ballot((int)p); "
+    "return (ulong)m.x | ((ulong)m.y << 32); }"), pure=False, llvm_attrs=_SG, feature="subgroups"))
+for _op in ("add", "mul", "min", "max", "and", "or", "xor"):
+    for _sfx, (_st, _sg) in _SGT.items():
+        if _op in ("and", "or", "xor") and _sfx[0] == "f":
+            continue
+        _fn = f"sub_group_reduce_{_op}" if _op in ("add", "min", "max") else \
+            f"sub_group_non_uniform_reduce_{_op}"
+        SRC.define(f"__gpux_sg_reduce_{_op}_{_sfx}", SourceDef(
+            f"(({_st}){_fn}(({_sg}){{0}}))", pure=False, llvm_attrs=_SG, feature="subgroups"))
+
+# -- fences ---------------------------------------------------------------------------------
+SRC.define("__gpux_fence_block", SourceDef("mem_fence(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE)",
+                                           pure=False, llvm_attrs=("nounwind",)))
+SRC.define("__gpux_fence_device", SourceDef("mem_fence(CLK_GLOBAL_MEM_FENCE)", pure=False,
+                                            llvm_attrs=("nounwind",)))
