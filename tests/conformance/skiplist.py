@@ -28,9 +28,7 @@ SKIPLIST: dict[tuple[str, str], str] = {
                                     "would need a __local kernel parameter as the SPIR-V "
                                     "target adds)",
     ("opencl-c", "barrier_pred"): _OPENCL_C.format(what="__gpux_barrier_count/and/or"),
-    ("opencl-c", "fence_block"): _OPENCL_C.format(what="__gpux_fence_*"),
-    ("opencl-c", "fence_device"): _OPENCL_C.format(what="__gpux_fence_*"),
-    ("opencl-c", "fence_system"): _OPENCL_C.format(what="__gpux_fence_*"),
+    ("opencl-c", "fence_system"): _OPENCL_C.format(what="__gpux_fence_system"),
     ("opencl-c", "brev"): _OPENCL_C.format(what="__gpux_brev_i32/i64"),
     ("opencl-c", "atomics_int32"): _OPENCL_C.format(what="__gpux_atomic_*"),
     ("opencl-c", "atomics_int64"): _OPENCL_C.format(what="__gpux_atomic_*"),
