@@ -349,6 +349,49 @@ def _stage_optimize(job: Job):
                 ll.set_option("numba_gpux", "-replexitval=cheap")
     else:
         mpm.run(job.module, pb)
+    _replace_intrinsics(job)
+
+
+def _replace_intrinsics(job: Job) -> None:
+    """Swap LLVM intrinsics the target's back end cannot lower for overlay definitions.
+
+    The optimizer creates some intrinsics on its own (InstCombine turns shift-and-mask
+    bit reversal into ``llvm.bitreverse``); LLVM 22's SPIR-V back end aborts the process
+    on ``llvm.bitreverse`` (no SPV_KHR_bit_instructions) and ``llvm.sadd.with.overflow``.
+    A target lists such intrinsics in the option ``replace_intrinsics``; each call of
+    ``llvm.X.Y`` becomes a call of ``__gpux_llvm_X_Y``, defined in its overlay registry
+    and inlined.  Only the always-inliner runs afterwards, so the definitions are not
+    turned back into the intrinsic.
+    """
+    prefixes = tuple(job.target.option("replace_intrinsics", ()))
+    if not prefixes:
+        return
+    names = [f.name for f in job.module.functions
+             if f.is_declaration and f.name.startswith(prefixes)]
+    if not names:
+        return
+    text = str(job.module)
+    for name in names:
+        text = text.replace(f"@{name}(", f"@__gpux_{name.replace('.', '_')}(")
+    job.module = ll.parse_assembly(text)
+    stack = job.target.overlays()
+    wanted = {f"__gpux_{n.replace('.', '_')}" for n in names}
+    body, missing = stack.module_text(wanted)
+    if missing:  # reported by validation as unresolved intrinsics
+        wanted -= missing
+    if wanted:
+        ovl = ll.parse_assembly(body)
+        ovl.triple, ovl.data_layout = job.target.triple, job.target.data_layout
+        job.module.link_in(ovl)
+        for f in job.module.functions:
+            if f.name in wanted and not f.is_declaration:
+                f.linkage = "internal"
+        pb = ll.create_pass_builder(target_machine(job.target, 0),
+                                    ll.create_pipeline_tuning_options(speed_level=0))
+        mpm = ll.create_new_module_pass_manager()
+        mpm.add_always_inliner_pass()
+        mpm.add_global_dead_code_eliminate_pass()
+        mpm.run(job.module, pb)
 
 
 _HOST_OK = re.compile(r"^llvm\.")
