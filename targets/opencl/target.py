@@ -84,5 +84,6 @@ def make_target(device=None, *, features=None) -> OpenCLTarget:
         artifact_kind="spirv",
         features=frozenset(features),
         options=(("extern_prefixes", ("_Z", "__spirv")), ("legal_int_widths", (8, 16, 32, 64)),
-                 ("dynamic_shared", "kernel_param")),
+                 ("dynamic_shared", "kernel_param"),
+                 ("replace_intrinsics", ("llvm.bitreverse.", "llvm.sadd.with.overflow."))),
     )

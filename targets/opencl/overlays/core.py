@@ -51,3 +51,40 @@ for _fn in MATH_UNARY:
 for _fn in MATH_BINARY:
     for _sfx in _FT:
         SPIRV.define(f"__gpux_{_fn}_{_sfx}", _math(_fn, _sfx, 2))
+
+
+# LLVM intrinsics the SPIR-V back end aborts on, which the optimizer may create by
+# itself (see compiler._replace_intrinsics and the target's ``replace_intrinsics``).
+def _bitreverse(bits: int) -> str:
+    t = f"i{bits}"
+    lines = [f"define {t} @__gpux_llvm_bitreverse_{t}({t} %x) {_ATTR} {{", "entry:"]
+    cur = "%x"
+    masks = [(1, 0x5555555555555555), (2, 0x3333333333333333), (4, 0x0F0F0F0F0F0F0F0F),
+             (8, 0x00FF00FF00FF00FF), (16, 0x0000FFFF0000FFFF), (32, 0x00000000FFFFFFFF)]
+    k = 0
+    for shift, mask in masks:
+        if shift >= bits:
+            break
+        m = mask & ((1 << bits) - 1)
+        lines += [f"  %a{k} = lshr {t} {cur}, {shift}", f"  %b{k} = and {t} %a{k}, {m}",
+                  f"  %c{k} = and {t} {cur}, {m}", f"  %d{k} = shl {t} %c{k}, {shift}",
+                  f"  %e{k} = or {t} %b{k}, %d{k}"]
+        cur = f"%e{k}"
+        k += 1
+    lines += [f"  ret {t} {cur}", "}"]
+    return "\n".join(lines)
+
+
+def _sadd_overflow(bits: int) -> str:
+    t = f"i{bits}"
+    return (f"define {{ {t}, i1 }} @__gpux_llvm_sadd_with_overflow_{t}({t} %a, {t} %b) {_ATTR} {{\n"
+            f"  %s = add {t} %a, %b\n"
+            f"  %x1 = xor {t} %s, %a\n  %x2 = xor {t} %s, %b\n  %x = and {t} %x1, %x2\n"
+            f"  %o = icmp slt {t} %x, 0\n"
+            f"  %r0 = insertvalue {{ {t}, i1 }} undef, {t} %s, 0\n"
+            f"  %r = insertvalue {{ {t}, i1 }} %r0, i1 %o, 1\n  ret {{ {t}, i1 }} %r\n}}")
+
+
+for _bits in (8, 16, 32, 64):
+    SPIRV.define(f"__gpux_llvm_bitreverse_i{_bits}", _bitreverse(_bits))
+    SPIRV.define(f"__gpux_llvm_sadd_with_overflow_i{_bits}", _sadd_overflow(_bits))
