@@ -14,6 +14,7 @@ from numba.core.typing.typeof import Purpose, typeof
 
 from .compiler import Options, compile_neutral, kernel_symbol, wrap_kernel
 from .errors import GpuxUserError, LaunchError
+from .launch import launch as _launch
 
 __all__ = ["GpuxFunction", "LaunchConfig", "jit", "normalize_dims"]
 
@@ -49,7 +50,8 @@ class GpuxFunctionType(types.Dispatcher):
 class LaunchConfig:
     """``kernel[griddim, blockdim, queue, dynamic_shared_bytes]``; call it to launch."""
 
-    __slots__ = ("dispatcher", "griddim", "blockdim", "queue", "shared_bytes", "ndim")
+    __slots__ = ("dispatcher", "griddim", "blockdim", "queue", "shared_bytes", "ndim",
+                 "device", "checked")
 
     def __init__(self, dispatcher, griddim, blockdim, queue=None, shared_bytes=0):
         self.dispatcher = dispatcher
@@ -63,11 +65,13 @@ class LaunchConfig:
             raise LaunchError(f"dynamic shared memory must be a non-negative int of bytes, "
                               f"not {shared_bytes!r}")
         self.shared_bytes = shared_bytes
+        #: the device a queue carrying ``.gpux_device`` pins launches to, else None
+        self.device = getattr(queue, "gpux_device", None) if queue is not None else None
+        #: the device this configuration was last checked against (launch.py)
+        self.checked = None
 
     def __call__(self, *args):
-        from .launch import launch
-
-        return launch(self.dispatcher, self, args)
+        return _launch(self.dispatcher, self, args)
 
     def __repr__(self):
         return f"<launch {self.dispatcher.__name__}[{self.griddim}, {self.blockdim}]>"
@@ -92,7 +96,9 @@ class GpuxFunction:
         self._kernel_ir: dict[tuple, tuple] = {}    # argtypes -> (symbol, neutral text)
         self._code: dict[tuple, object] = {}        # (argtypes, target fingerprint) -> Artifact
         self._loaded: dict[tuple, object] = {}      # (argtypes, device) -> driver kernel
-        self._shims: dict = {}                      # launch key -> Shim
+        self._shims: dict = {}                      # (argtypes, device) -> Shim
+        self._launch_keys: dict = {}                # launch.py's launch keys
+        self._configs: dict = {}                    # k[...] key -> LaunchConfig
         self._numba_type_ = GpuxFunctionType(self)
         self._in_progress: set = set()
         self.stats = {"neutral_compiles": 0, "target_compiles": 0}
@@ -242,12 +248,29 @@ class GpuxFunction:
 
     # ------------------------------------------------------------------ launch
     def __getitem__(self, config):
+        # k[g, b] is written in launch loops: one configuration per distinct
+        # [griddim, blockdim, ...], built and checked once (issue 7).  Those that
+        # carry a queue are not kept, so that a dropped queue is not held alive.
+        try:
+            cfg = self._configs.get(config)
+        except TypeError:  # unhashable parts (lists): not cached
+            cfg = None
+        if cfg is not None:
+            return cfg
         if self.is_device:
             raise GpuxUserError(f"{self.__name__} is a device function; only kernels are launched")
         if not isinstance(config, tuple) or not 2 <= len(config) <= 4:
             raise LaunchError("launch configuration must be [griddim, blockdim] or "
                               "[griddim, blockdim, queue] or [griddim, blockdim, queue, shared_bytes]")
-        return LaunchConfig(self, *config)
+        cfg = LaunchConfig(self, *config)
+        if cfg.queue is None:
+            try:
+                if len(self._configs) >= 64:
+                    self._configs.clear()
+                self._configs[config] = cfg
+            except TypeError:
+                pass
+        return cfg
 
     def forall(self, ntasks: int, tpb: int = 0, queue=None, shared_bytes: int = 0):
         """A 1-D configuration covering *ntasks* threads."""

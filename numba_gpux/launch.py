@@ -38,6 +38,7 @@ from numba.core import types
 from numba.core.typing.typeof import Purpose, typeof
 
 from . import abi
+from . import devices as _devices
 from . import overlays as _overlays
 from .errors import GpuxUserError, LaunchError
 from .memory import DeviceArray, HostArg, device_array_like, from_foreign, to_device
@@ -80,7 +81,7 @@ class Shim:
     """Flattens one argument signature into the kernel ABI and remembers the driver kernel."""
 
     __slots__ = ("kernel", "flatten", "host_arrays", "device", "argtypes", "nflat", "errors",
-                 "prints", "epoch")
+                 "prints", "epoch", "checked", "keepalive")
 
     def __init__(self, kernel, flatten, host_arrays, device, argtypes, nflat, errors=None,
                  prints=False):
@@ -97,6 +98,9 @@ class Shim:
         #: overlay registries' change count when built: an overlay added later
         #: may change the kernel's code, so the shim is rebuilt (overlays.py)
         self.epoch = _overlays.epoch
+        #: launched through language/debug.py's checked_launch
+        self.checked = errors is not None or bool(prints)
+        self.keepalive = None
 
 
 def _np_scalar(ty):
@@ -105,7 +109,10 @@ def _np_scalar(ty):
 
 def _build_flatten(argtypes):
     """Generate ``flatten(args) -> list`` for *argtypes*, plus the leaf parameter list."""
-    lines = ["def flatten(a):", "    return ["]
+    n = len(argtypes)
+    lines = ["def flatten(a):",
+             f"    {''.join(f'a{i}, ' for i in range(n))}= a" if n else "    pass",
+             "    return ["]
     env: dict = {}
     params: list = []
 
@@ -115,12 +122,9 @@ def _build_flatten(argtypes):
             params.append(("buffer", ty))
             params.append(("i64", None))
             parts = [f"{expr}._alloc.handle", f"{expr}.offset"]
-            for d in range(ty.ndim):
-                parts.append(f"{expr}.shape[{d}]")
-                params.append(("i64", None))
-            for d in range(ty.ndim):
-                parts.append(f"{expr}.strides[{d}]")
-                params.append(("i64", None))
+            if ty.ndim:
+                parts += [f"*{expr}.shape", f"*{expr}.strides"]
+            params.extend([("i64", None)] * (2 * ty.ndim))
             lines.append("        " + ", ".join(parts) + ",")
         elif isinstance(ty, types.Boolean):
             params.append(("i8", np.int8))
@@ -143,22 +147,13 @@ def _build_flatten(argtypes):
             raise GpuxUserError(f"unsupported kernel argument type {ty}")
 
     for i, ty in enumerate(argtypes):
-        emit(f"a[{i}]", ty)
+        emit(f"a{i}", ty)
     lines.append("    ]")
     exec("\n".join(lines), env)  # noqa: S102 - generated from types only
     return env["flatten"], params
 
 
 _shim_lock = threading.Lock()
-
-
-def _device_for(cfg):
-    from .devices import default_device
-
-    q = cfg.queue
-    if q is not None and hasattr(q, "gpux_device"):
-        return q.gpux_device
-    return default_device()
 
 
 def _build_shim(dispatcher, argtypes, device) -> Shim:
@@ -203,12 +198,87 @@ def _load(device, art):
     return prog[0]
 
 
+# The launch key: (device, the arguments' Python types) selects an entry that
+# knows where the device arrays are; their ``_launch_key_`` (fixed by their Numba
+# type) selects the shim.  Both are hashed in C.  A key is entered only where it
+# fixes the arguments' Numba types: device arrays, numbers of the types below and
+# Python ints in the int64 range (checked on each launch).  Anything else, and
+# every first launch of a signature, takes the generic path.
+_SCALAR_KEYS = frozenset((float, bool, complex, np.bool_, np.int8, np.int16, np.int32, np.int64,
+                          np.uint8, np.uint16, np.uint32, np.uint64, np.float16, np.float32,
+                          np.float64, np.complex64, np.complex128))
+_I64_MIN, _I64_MAX = -(2**63), 2**63 - 1
+
+
+class _KeyEntry:
+    """Launch-key entry for one (device, argument Python types)."""
+
+    __slots__ = ("pick", "ints", "shims")
+
+    def __init__(self, arrays, ints):
+        sub = "".join(f"a[{i}]._launch_key_, " for i in arrays)
+        env: dict = {}
+        exec(f"def pick(a):\n    return ({sub})", env)  # noqa: S102 - positions only
+        self.pick = env["pick"]
+        self.ints = ints
+        self.shims: dict = {}  # the arrays' launch keys -> Shim
+
+
 def launch(dispatcher, cfg, args):
-    """Launch *dispatcher* with the configuration *cfg* on *args*."""
+    """Launch *dispatcher* with the configuration *cfg* on *args*.
+
+    The steady state is two dictionary hits from the arguments' launch key to
+    the shim, its flatten function and the driver call; a new signature, host
+    or foreign arrays and tuples take :func:`_launch_generic`.
+    """
+    device = cfg.device or _devices._selected or _devices.default_device()
+    entry = dispatcher._launch_keys.get((device, *map(type, args)))
+    if entry is None:
+        return _launch_generic(dispatcher, cfg, args, device)
+    shim = entry.shims.get(entry.pick(args))
+    if shim is None or shim.epoch != _overlays.epoch:
+        return _launch_generic(dispatcher, cfg, args, device)
+    if entry.ints:
+        for i in entry.ints:
+            if not _I64_MIN <= args[i] <= _I64_MAX:
+                return _launch_generic(dispatcher, cfg, args, device)
+    if cfg.checked is not device:
+        check_config(device, cfg.griddim, cfg.blockdim, cfg.shared_bytes)
+        cfg.checked = device
+    if shim.checked:
+        from .language.debug import checked_launch
+
+        return checked_launch(shim, cfg, shim.flatten(args))
+    device.runtime.launch(shim.kernel, cfg.griddim, cfg.blockdim, shim.flatten(args),
+                          cfg.shared_bytes, cfg.queue)
+    return None
+
+
+def _enter_launch_key(dispatcher, device, args, argtypes, shim) -> None:
+    """Make the next launch with arguments like *args* find *shim* by key."""
+    arrays, ints = [], []
+    for i, a in enumerate(args):
+        t = type(a)
+        if t is DeviceArray:
+            arrays.append(i)
+        elif t is int:
+            if not _I64_MIN <= a <= _I64_MAX:
+                return
+            ints.append(i)
+        elif t not in _SCALAR_KEYS:
+            return
+    key = (device, *map(type, args))
+    entry = dispatcher._launch_keys.get(key)
+    if entry is None:
+        entry = dispatcher._launch_keys[key] = _KeyEntry(arrays, tuple(ints))
+    shim.keepalive = argtypes  # the Numba types whose ids are the arrays' launch keys
+    entry.shims[entry.pick(args)] = shim
+
+
+def _launch_generic(dispatcher, cfg, args, device):
     if len(args) != dispatcher._nparams:
         raise LaunchError(f"kernel {dispatcher.__name__} takes {dispatcher._nparams} "
                           f"argument(s) but {len(args)} were given")
-    device = _device_for(cfg)
     host = None
     for i, a in enumerate(args):
         if isinstance(a, (np.ndarray, HostArg)):
@@ -228,6 +298,7 @@ def launch(dispatcher, cfg, args):
     if shim is None or shim.epoch != _overlays.epoch:
         shim = _build_shim(dispatcher, argtypes, device)
         dispatcher._shims[key] = shim
+    _enter_launch_key(dispatcher, device, args, argtypes, shim)
     generic_launch(shim, cfg, shim.flatten(args))
     return None
 
@@ -303,11 +374,16 @@ _checked: set = set()
 def generic_launch(shim: Shim, cfg, flat_args) -> None:
     """The one launch path every kernel shares."""
     device = shim.device
-    ck = (id(device), cfg.griddim, cfg.blockdim, cfg.shared_bytes)
-    if ck not in _checked:
-        check_config(device, cfg.griddim, cfg.blockdim, cfg.shared_bytes)
-        _checked.add(ck)
-    if shim.errors is not None or shim.prints:
+    if getattr(cfg, "checked", None) is not device:
+        ck = (id(device), cfg.griddim, cfg.blockdim, cfg.shared_bytes)
+        if ck not in _checked:
+            check_config(device, cfg.griddim, cfg.blockdim, cfg.shared_bytes)
+            _checked.add(ck)
+        try:
+            cfg.checked = device
+        except AttributeError:
+            pass
+    if shim.checked:
         from .language.debug import checked_launch
 
         return checked_launch(shim, cfg, flat_args)

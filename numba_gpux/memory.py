@@ -106,6 +106,9 @@ class DeviceArray:
             self.layout = "C"
         dt = from_dtype(self.dtype)
         self._numba_type_ = types.Array(dt, self.ndim, self.layout)
+        # launch.py's key for this argument: hashed in C, and fixed by the Numba
+        # type (interned; the launch shim keeps it alive).  Set with _numba_type_.
+        self._launch_key_ = id(self._numba_type_)
 
     def __getattr__(self, name: str):
         # array protocols a runtime provides (e.g. a driver's array-interface
