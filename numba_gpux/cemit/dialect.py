@@ -70,6 +70,8 @@ class Dialect:
     feature_preambles: Mapping[str, str] = field(default_factory=dict)
     #: source registry families searched after the target's own
     source_families: tuple = ()
+    #: "hex" (C99 hexadecimal floating literals) or "decimal" (shortest round-trip)
+    float_style: str = "hex"
 
     def builtin(self, name: str) -> str:
         return self.builtins.get(name, name)
@@ -77,20 +79,18 @@ class Dialect:
     def qualifier(self, asp: int) -> str | None:
         return self.qualifiers.get(asp)
 
-    def kernel_params(self, params: list, implicit: list) -> tuple[list[str], dict]:
-        """The kernel's parameter declarations, and a map param name -> expression to read it.
+    def kernel_params(self, kernel: str, params: list, implicit: list) -> tuple[list, list, str]:
+        """The kernel's parameter declarations, statements that start its body, and source
+        placed before it.
 
-        *params*: [(c_name, c_type_or_None_for_buffer, qualifier)].  Default: plain C parameters.
+        *params*: [(c_name, c_type, qualifier)], c_type None for a buffer (a byte pointer
+        with that qualifier).  Default: plain C parameters.
         """
         decls = []
         for name, ctype, q in params:
             decls.append(f"{q} uchar* {name}" if ctype is None else f"{ctype} {name}")
         decls += [self.implicit_params[i] for i in implicit]
-        return decls, {}
-
-    def kernel_prologue(self, params: list) -> list[str]:
-        """Statements at the start of a kernel body (e.g. unpacking an argument block)."""
-        return []
+        return decls, [], ""
 
 
 _dialects: dict[str, Dialect] = {}

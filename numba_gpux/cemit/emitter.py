@@ -112,6 +112,17 @@ def stype(ty: Ty) -> str:
     return _SIGNED[ty.bits]
 
 
+def _decimal(v: float, bits: int) -> str:
+    import numpy as np
+
+    t = {16: np.float16, 32: np.float32, 64: np.float64}[bits]
+    r = repr(float(t(v))) if bits == 64 else np.format_float_positional(t(v), unique=True, trim="0") \
+        if abs(v) >= 1e-4 and abs(v) < 1e16 or v == 0 else np.format_float_scientific(t(v), unique=True)
+    if "e" not in r and "." not in r and "inf" not in r and "nan" not in r:
+        r += ".0"
+    return r
+
+
 def float_literal(v: float, bits: int, d: Dialect) -> str:
     if math.isnan(v) or math.isinf(v):
         if bits == 64:
@@ -120,7 +131,7 @@ def float_literal(v: float, bits: int, d: Dialect) -> str:
         b = struct.unpack("<I", struct.pack("<f", v))[0]
         lit = d.bitcast.format(t="float", x=f"0x{b:x}u")
         return lit if bits == 32 else f"((half){lit})"
-    h = float(v).hex()
+    h = float(v).hex() if d.float_style == "hex" else _decimal(v, bits)
     if bits == 64:
         return h
     if bits == 32:
@@ -568,8 +579,15 @@ class _Fn:
             return f"(({ctype(ty)}){B('clz' if base == 'ctlz' else 'ctz')}({args[0]}))"
         if base in ("expect", "freeze", "ssa"):
             return args[0]
-        if base == "bswap" or base == "bitreverse":
-            pass
+        if base in ("fshl", "fshr") and ty.bits in (8, 16, 32, 64):
+            w = ty.bits
+            a, b, sh = args
+            s_ = f"({sh} % {w}u)"
+            if base == "fshl":
+                e = f"(({s_} == 0) ? {a} : (({a} << {s_}) | ({b} >> ({w}u - {s_}))))"
+            else:
+                e = f"(({s_} == 0) ? {b} : (({b} >> {s_}) | ({a} << ({w}u - {s_}))))"
+            return self.narrow(e, ty)
         raise SourceEmitError(f"the LLVM intrinsic {i.callee} cannot be written as {self.d.name} "
                               f"source yet")
 
@@ -843,7 +861,7 @@ class _Emitter:
                 params.append((cn, None, st.ptr_qual(name)))
             else:
                 params.append((cn, ctype(ty), ""))
-        pdecls, _ = d.kernel_params(params, st.implicit)
+        pdecls, prologue, preface = d.kernel_params(c_name(fn.name), params, st.implicit)
         decls = []
         for name, i in st.defs.items():
             if name in st.inline:
@@ -861,12 +879,12 @@ class _Emitter:
         if st.uses_jump:
             decls.append("uint _gpux_jump = 0;")
         lines = [f"{d.kernel_qualifier} void {c_name(fn.name)}(" + ", ".join(pdecls) + ") {"]
-        lines += ["  " + x for x in d.kernel_prologue(params)]
+        lines += ["  " + x for x in prologue]
         lines += ["  " + x for x in dict.fromkeys(st.arrays)]
         lines += ["  " + x for x in decls]
         lines += body
         lines.append("}")
-        return "\n".join(lines)
+        return (preface + "\n\n" if preface else "") + "\n".join(lines)
 
 
 def _serialize(v: Val, ty: Ty, buf: bytearray, off: int):

@@ -1,4 +1,4 @@
-"""The Metal target (work in progress: see issue 8)."""
+"""The Metal target: Metal Shading Language from the source emitter, run through pyobjc-framework-Metal."""
 
 from numba_gpux.interface import TargetEntry
 

@@ -1,0 +1,71 @@
+"""Kernels whose MSL is generated and checked on every machine (plus the conformance
+suite's CONFORMANCE_KERNELS, collected by test_msl.py)."""
+
+import math
+
+import numba_gpux as gpux
+from numba import float32
+
+
+@gpux.jit
+def saxpy(a, x, y, out):
+    i = gpux.grid(1)
+    if i < out.size:
+        out[i] = a * x[i] + math.sin(y[i])
+
+
+@gpux.jit
+def matmul(a, b, c):
+    i, j = gpux.grid(2)
+    if i < c.shape[0] and j < c.shape[1]:
+        s = 0.0
+        for k in range(a.shape[1]):
+            s += a[i, k] * b[k, j]
+        c[i, j] = s
+
+
+@gpux.jit
+def loops(n, out):
+    i = gpux.grid(1)
+    if i < out.size:
+        acc = 0
+        for k in range(i):
+            acc += k
+        j = 0
+        while j < n:
+            if j == 3:
+                j += 1
+                continue
+            if acc > 1000:
+                break
+            acc += 1
+            j += 1
+        out[i] = acc
+
+
+@gpux.jit
+def block_reverse(x, out):
+    tmp = gpux.shared.array(64, float32)
+    t = gpux.thread_idx.x
+    i = gpux.grid(1)
+    tmp[t] = x[i]
+    gpux.barrier()
+    out[i] = tmp[gpux.block_dim.x - 1 - t]
+
+
+@gpux.jit
+def math_f32(x, out):
+    i = gpux.grid(1)
+    if i < x.size:
+        v = x[i]
+        out[i] = (math.exp(v) + math.log1p(v) + math.expm1(v) + math.cbrt(v) + math.hypot(v, 2.0)
+                  + math.atan2(v, 3.0) + math.fmod(v, 0.7) + math.floor(v) + abs(v) + v ** 2.5)
+
+
+KERNELS = [
+    (saxpy, "void(float32, float32[::1], float32[::1], float32[::1])"),
+    (matmul, "void(float32[:,:], float32[:,:], float32[:,:])"),
+    (loops, "void(int64, int64[::1])"),
+    (block_reverse, "void(float32[::1], float32[::1])"),
+    (math_f32, "void(float32[::1], float32[::1])"),
+]
