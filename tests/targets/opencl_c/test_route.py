@@ -1,0 +1,153 @@
+"""The OpenCL C route: kernels written as OpenCL C, built from source and run on the
+real drivers (PoCL from pip, which has no SPIR-V; the Intel CPU driver through
+source_device), checked against NumPy."""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+import os
+
+import numpy as np
+import pytest
+
+import numba_gpux as gpux
+
+_spec = importlib.util.spec_from_file_location(
+    "gpux_metal_kernels", os.path.join(os.path.dirname(__file__), "..", "metal", "kernels.py"))
+K = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(K)
+
+
+def _route_devices():
+    out = []
+    for d in gpux.devices():
+        if d.target_name == "opencl-c":
+            out.append(pytest.param(d, id=f"{d.spec}-{d.platform.split()[0]}"))
+    spirv = [d for d in gpux.devices() if d.target_name == "opencl"]
+    if spirv:
+        from numba_gpux.targets.opencl.source import source_device
+
+        out.append(pytest.param(source_device(spirv[0]), id=f"source-of-{spirv[0].spec}"))
+    if not out:
+        out.append(pytest.param(None, marks=pytest.mark.skip(reason="no OpenCL device")))
+    return out
+
+
+@pytest.fixture(params=_route_devices())
+def cdev(request):
+    import sys
+
+    devmod = sys.modules["numba_gpux.devices"]
+
+    prev = devmod._selected
+    devmod.select_device(request.param)
+    yield request.param
+    devmod._selected = prev
+
+
+def test_saxpy(cdev, rng):
+    x = rng.random(1000).astype(np.float32)
+    y = rng.random(1000).astype(np.float32)
+    out = gpux.to_device(np.zeros(1000, np.float32))
+    K.saxpy[8, 128](np.float32(2.5), gpux.to_device(x), gpux.to_device(y), out)
+    np.testing.assert_allclose(out.copy_to_host(), 2.5 * x + np.sin(y), rtol=1e-5)
+
+
+def test_matmul_strided(cdev, rng):
+    a = rng.random((13, 7)).astype(np.float32)
+    b = np.asfortranarray(rng.random((7, 9)).astype(np.float32))
+    c = gpux.to_device(np.zeros((13, 9), np.float32))
+    K.matmul[(2, 2), (8, 8)](gpux.to_device(a), gpux.to_device(b), c)
+    np.testing.assert_allclose(c.copy_to_host(), a @ b, rtol=1e-5)
+
+
+def test_loops_break_continue(cdev):
+    out = gpux.device_array(50, np.int64)
+    K.loops[1, 64](7, out)
+    want = []
+    for i in range(50):
+        acc = sum(range(i))
+        j = 0
+        while j < 7:
+            if j == 3:
+                j += 1
+                continue
+            if acc > 1000:
+                break
+            acc += 1
+            j += 1
+        want.append(acc)
+    np.testing.assert_array_equal(out.copy_to_host(), want)
+
+
+def test_shared_memory_and_barrier(cdev, rng):
+    x = rng.random(256).astype(np.float32)
+    out = gpux.to_device(np.zeros(256, np.float32))
+    K.block_reverse[4, 64](gpux.to_device(x), out)
+    np.testing.assert_array_equal(out.copy_to_host(), x.reshape(4, 64)[:, ::-1].ravel())
+
+
+def test_math_helpers(cdev, rng):
+    x = (rng.random(200) * 3 + 0.1).astype(np.float32)
+    out = gpux.to_device(np.zeros(200, np.float32))
+    K.math_f32[2, 128](gpux.to_device(x), out)
+    v = x.astype(np.float64)
+    want = (np.exp(v) + np.log1p(v) + np.expm1(v) + np.cbrt(v) + np.hypot(v, 2.0)
+            + np.arctan2(v, 3.0) + np.fmod(v, 0.7) + np.floor(v) + np.abs(v) + v ** 2.5)
+    np.testing.assert_allclose(out.copy_to_host(), want, rtol=1e-4)
+
+
+def test_float64_and_wide_integer_closed_forms(cdev):
+    if not cdev.target.has("fp64"):
+        pytest.skip("device without fp64")
+
+    @gpux.jit
+    def k(n, out):
+        i = gpux.grid(1)
+        if i < out.size:
+            s = 0
+            for j in range(i * n):  # LLVM folds this sum into 65-bit arithmetic
+                s += j
+            out[i] = s * 0.5
+
+    out = gpux.to_device(np.zeros(64, np.float64))
+    k[1, 64](3, out)
+    np.testing.assert_array_equal(out.copy_to_host(), [sum(range(i * 3)) * 0.5 for i in range(64)])
+
+
+def test_source_text_has_no_goto():
+    art = gpux.compile(K.loops, "void(int64, int64[::1])", target="opencl-c")
+    assert art.kind == "opencl-c" and art.binary is None
+    assert "__kernel void loops" in art.text and "goto" not in art.text
+    assert "__global uchar*" in art.text
+
+
+def test_irreducible_cfg_falls_back_to_state_machine():
+    """A CFG with two entries into one cycle has no structured form: a state machine."""
+    from llvmlite import binding as ll
+
+    from numba_gpux.cemit import emit_source, get_dialect
+    import numba_gpux.targets.opencl.source  # noqa: F401  (registers the dialect)
+
+    ir_text = """
+define void @k(ptr addrspace(1) %p, i1 %c) {
+entry:
+  br i1 %c, label %a, label %b
+a:
+  %x = phi i64 [ 0, %entry ], [ %y1, %b ]
+  %x1 = add i64 %x, 1
+  %t = icmp ult i64 %x1, 10
+  br i1 %t, label %b, label %done
+b:
+  %y = phi i64 [ 100, %entry ], [ %x1, %a ]
+  %y1 = add i64 %y, 2
+  %u = icmp ult i64 %y1, 10
+  br i1 %u, label %a, label %done
+done:
+  %r = phi i64 [ %x1, %a ], [ %y1, %b ]
+  store i64 %r, ptr addrspace(1) %p
+  ret void
+}"""
+    text = emit_source(ll.parse_assembly(ir_text), ("k",), get_dialect("opencl-c"), lambda n: None)
+    assert "switch (_gpux_state)" in text and "goto" not in text
