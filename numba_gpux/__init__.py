@@ -25,16 +25,38 @@ from .errors import (  # noqa: E402
     InternalCompilerError, ToolchainError,
 )
 from .launch import NumpyArgumentWarning  # noqa: E402
-from . import hooks  # noqa: E402
-from .hooks import tuning  # noqa: E402
-from .extending import overlay  # noqa: E402
-from .language.subgroups import subgroup  # noqa: E402
-from .language.memory import (  # noqa: E402
-    shared, local, const, barrier_count, barrier_and, barrier_or, fence, fence_block,
-    fence_device, fence_system,
-)
-from .language.atomics import atomic  # noqa: E402
-from .language.bits import popc, clz, ffs, brev, fma, cbrt, select  # noqa: E402
+
+# Names imported on first use (module __getattr__), so that ``import numba_gpux``
+# stays within a few percent of ``import numba`` (issue 7).  Numba resolves
+# ``gpux.shared`` & co. in kernels by getattr, which imports them then.
+_LAZY = {
+    "hooks": (".hooks", None),
+    "tuning": (".hooks", "tuning"),
+    "overlay": (".extending", "overlay"),
+    "subgroup": (".language.subgroups", "subgroup"),
+    **{n: (".language.memory", n) for n in (
+        "shared", "local", "const", "barrier_count", "barrier_and", "barrier_or", "fence",
+        "fence_block", "fence_device", "fence_system")},
+    "atomic": (".language.atomics", "atomic"),
+    **{n: (".language.bits", n) for n in ("popc", "clz", "ffs", "brev", "fma", "cbrt", "select")},
+}
+
+
+def __getattr__(name: str):
+    spec = _LAZY.get(name)
+    if spec is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    mod = importlib.import_module(spec[0], __name__)
+    value = mod if spec[1] is None else getattr(mod, spec[1])
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))
+
 
 __all__ = [
     "__version__",
