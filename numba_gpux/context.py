@@ -97,6 +97,15 @@ class GpuxTypingContext(TypingBaseContext):
             # a @numba.jit function called from a kernel (as numba.cuda allows):
             # its Python source is compiled as a device function
             return _device_twin(val)._numba_type_
+        if type(val) is type and val.__module__ == "builtins" \
+                and not issubclass(val, BaseException):
+            # bool(), int(), range() ...: Numba's typeof of a class gives None for
+            # these after importing numba.typed (Dict/List/Set subclass checks,
+            # ~60 ms of the first compile: branches call bool()); the registered
+            # global is what the base class returns next (issue 7)
+            ty = self._get_global_type(val)
+            if ty is not None:
+                return ty
         return super().resolve_value_type(val)
 
 
