@@ -149,6 +149,13 @@ def _template(stub, typer, literal=True):
 
 
 # ---------------------------------------------------------------- typing helpers
+def _pysig(*names):
+    import inspect
+
+    return inspect.Signature([inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+                              for n in names])
+
+
 def _bind(name, args, kws, params):
     """Positional + keyword arguments -> a list in *params* order (None if it doesn't fit)."""
     out = list(args) + [None] * (len(params) - len(args))
@@ -206,7 +213,10 @@ def _array_typer(name, allow_dynamic):
             what = ("shape=0 (one dimension) asks for dynamic shared memory; "
                     if allow_dynamic else "")
             raise TypingError(f"{name}: {what}a zero size is not allowed in shape {shp}")
-        return signature(types.Array(dt, len(shp), "C"), shape, dtype)
+        # the Python signature lets Numba's lowering fold keyword arguments
+        # (numba.cuda code writes shared.array(shape=..., dtype=...))
+        return signature(types.Array(dt, len(shp), "C"), shape, dtype).replace(
+            pysig=_pysig("shape", "dtype"))
     return typer
 
 

@@ -268,3 +268,23 @@ CONFORMANCE_KERNELS = [
     (const_arrays, "void(float64[::1], int32[::1], float32[::1])"),
     (shared_dtypes, "void(uint8[::1], boolean[::1], uint64[::1])"),
 ]
+
+
+@pytest.mark.feature("shared_static", "local_array")
+def test_array_constructors_take_keywords(device):
+    """numba.cuda code writes shared.array(shape=..., dtype=...)."""
+    from numba import float32
+
+    @gpux.jit
+    def kw(a):
+        s = gpux.shared.array(shape=(4, 4), dtype=float32)
+        t = gpux.local.array(dtype=np.int32, shape=3)
+        i = gpux.thread_idx.x
+        s[i, 0] = i
+        t[0] = 2
+        gpux.barrier()
+        a[i] = s[3 - i, 0] * t[0]
+
+    d = gpux.to_device(np.zeros(4, np.float32))
+    kw[1, 4](d)
+    np.testing.assert_array_equal(d.copy_to_host(), [6, 4, 2, 0])
