@@ -93,6 +93,9 @@ class Artifact:
         return f"<Artifact {self.kind} kernels={list(self.kernels)} {size} bytes>"
 
 
+_fingerprints: dict = {}  # (Target, overlays.epoch) -> Target.fingerprint
+
+
 @dataclass(frozen=True)
 class Target:
     """An immutable description of a compilation target.
@@ -128,15 +131,29 @@ class Target:
     # -- derived ---------------------------------------------------------
     @property
     def fingerprint(self) -> str:
+        from . import overlays as _overlays
         from .context import target_context
 
         # the shared context fills the "shared" overlay registry as it loads: build it
         # first, or code compiled by the first kernel would be keyed on a stale digest
         target_context()
-        cls = type(self)
-        h = hashlib.sha256(f"{cls.__module__}.{cls.__qualname__}|{self._canonical()}|"
-                           f"{self.overlays().digest}".encode())
-        return h.hexdigest()[:20]
+        # read on every launch with a new signature: computed once per (equal
+        # description, overlay registries' change count) (issue 7)
+        key = (self, _overlays.epoch)
+        try:
+            fp = _fingerprints.get(key)
+        except TypeError:  # an unhashable option value
+            key, fp = None, None
+        if fp is None:
+            cls = type(self)
+            h = hashlib.sha256(f"{cls.__module__}.{cls.__qualname__}|{self._canonical()}|"
+                               f"{self.overlays().digest}".encode())
+            fp = h.hexdigest()[:20]
+            if key is not None:
+                if len(_fingerprints) > 256:
+                    _fingerprints.clear()
+                _fingerprints[key] = fp
+        return fp
 
     def _canonical(self) -> str:
         """Every field, with sets sorted: ``repr`` of a frozenset of strings changes from

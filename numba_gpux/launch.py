@@ -30,6 +30,7 @@ that also carries ``.gpux_device`` makes launches on it use that device.
 
 from __future__ import annotations
 
+import operator
 import threading
 import warnings
 
@@ -210,16 +211,27 @@ _SCALAR_KEYS = frozenset((float, bool, complex, np.bool_, np.int8, np.int16, np.
 _I64_MIN, _I64_MAX = -(2**63), 2**63 - 1
 
 
+_LAUNCH_KEY = operator.attrgetter("_launch_key_")
+
+
+def _no_arrays(a):
+    return ()
+
+
 class _KeyEntry:
     """Launch-key entry for one (device, argument Python types)."""
 
     __slots__ = ("pick", "ints", "shims")
 
     def __init__(self, arrays, ints):
-        sub = "".join(f"a[{i}]._launch_key_, " for i in arrays)
-        env: dict = {}
-        exec(f"def pick(a):\n    return ({sub})", env)  # noqa: S102 - positions only
-        self.pick = env["pick"]
+        if not arrays:
+            self.pick = _no_arrays
+        elif len(arrays) == 1:
+            i = arrays[0]
+            self.pick = lambda a: a[i]._launch_key_
+        else:
+            get = operator.itemgetter(*arrays)
+            self.pick = lambda a: tuple(map(_LAUNCH_KEY, get(a)))
         self.ints = ints
         self.shims: dict = {}  # the arrays' launch keys -> Shim
 
