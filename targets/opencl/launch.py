@@ -174,6 +174,8 @@ class OpenCLRuntime:
         self._lock = threading.Lock()
         #: kernels taking the dynamic shared memory parameters (see prepare)
         self._dynamic_shared: set = set()
+        #: the last command launched on each queue (see _order)
+        self._last: dict = {}
 
     def _init(self):
         import pyopencl as cl
@@ -201,6 +203,21 @@ class OpenCLRuntime:
             return self.queue
         return queue
 
+    def _order(self, q):
+        """Events *q* must wait for, giving CUDA's legacy default-stream ordering
+        (numba.cuda programs rely on it): work on the default queue waits for the last
+        command of every other queue, work on another queue for the default queue's.
+        OpenCL itself orders nothing between queues (PoCL runs them concurrently)."""
+        last = self._last
+        if len(last) < 2 and q in last or not last:
+            return None
+        if q is self._queue:
+            evs = [e for qq, e in last.items() if qq is not q]
+        else:
+            e = last.get(self._queue)
+            evs = [e] if e is not None else []
+        return evs or None
+
     # -- memory ---------------------------------------------------------------
     def alloc(self, nbytes: int):
         import pyopencl as cl
@@ -216,12 +233,16 @@ class OpenCLRuntime:
     def write(self, handle, offset: int, host: np.ndarray, queue=None) -> None:
         import pyopencl as cl
 
-        cl.enqueue_copy(self._q(queue), handle, host, dst_offset=int(offset), is_blocking=True)
+        q = self._q(queue)
+        cl.enqueue_copy(q, handle, host, dst_offset=int(offset), is_blocking=True,
+                        wait_for=self._order(q))
 
     def read(self, host: np.ndarray, handle, offset: int, queue=None) -> None:
         import pyopencl as cl
 
-        cl.enqueue_copy(self._q(queue), host, handle, src_offset=int(offset), is_blocking=True)
+        q = self._q(queue)
+        cl.enqueue_copy(q, host, handle, src_offset=int(offset), is_blocking=True,
+                        wait_for=self._order(q))
 
     # -- code -----------------------------------------------------------------
     def load(self, artifact):
@@ -269,7 +290,8 @@ class OpenCLRuntime:
 
             # a zero-sized __local argument is invalid; the kernel sees shared_bytes
             args = (*args, cl.LocalMemory(max(int(shared_bytes), 16)), int(shared_bytes))
-        kernel(self._q(queue), gsize, blockdim, *args)
+        q = self._q(queue)
+        self._last[q] = kernel(q, gsize, blockdim, *args, wait_for=self._order(q))
 
     def synchronize(self, queue=None) -> None:
         self._q(queue).finish()
