@@ -10,6 +10,48 @@ import pytest
 import numba_gpux as gpux
 
 
+def _load_skiplist():
+    import importlib.util
+    import os
+
+    spec = importlib.util.spec_from_file_location(
+        "gpux_conformance_skiplist",
+        os.path.join(os.path.dirname(__file__), "conformance", "skiplist.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+skiplist = _load_skiplist()
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "feature(*names): conformance features a test exercises "
+                                       "(tests/conformance/skiplist.py)")
+    config.addinivalue_line("markers", "needs(*features): device capabilities a test needs "
+                                       "(Device.target_features)")
+
+
+@pytest.fixture(autouse=True)
+def _feature_skips(request):
+    """Skip, with the reason, a test whose device's target lists one of its features in
+    the skip list, or whose device lacks a capability it needs."""
+    if "device" not in request.fixturenames:
+        yield
+        return
+    dev = request.getfixturevalue("device")
+    if dev is not None:
+        feats = [a for m in request.node.iter_markers("feature") for a in m.args]
+        reason = skiplist.reason_for(dev.target_name, feats)
+        if reason is not None:
+            pytest.skip(reason)
+        for m in request.node.iter_markers("needs"):
+            for need in m.args:
+                if not dev.target.has(need):
+                    pytest.skip(f"{dev.spec} lacks the device feature {need!r}")
+    yield
+
+
 def _devmod():
     # ``numba_gpux.devices`` is also the name of a public function
     import sys

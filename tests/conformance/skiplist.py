@@ -12,7 +12,7 @@ Feature names used by the suite:
     shared_static, shared_dynamic, local_array, const_array, barrier, barrier_pred,
     fence_block, fence_device, fence_system, atomics_int32, atomics_int64,
     atomics_float32, atomics_float64, atomics_shared, popc, clz, ffs, brev, fma,
-    cbrt, select, round
+    cbrt, select, round, debug_errors, print
 """
 
 from __future__ import annotations
@@ -34,6 +34,12 @@ SKIPLIST: dict[tuple[str, str], str] = {
     ("opencl-c", "atomics_int64"): _OPENCL_C.format(what="__gpux_atomic_*"),
     ("opencl-c", "atomics_float32"): _OPENCL_C.format(what="__gpux_atomic_*"),
     ("opencl-c", "atomics_float64"): _OPENCL_C.format(what="__gpux_atomic_*"),
+    ("opencl-c", "debug_errors"): "the C source emitter does not accept the debug error "
+                                  "buffer's raw compare-and-swap (atomics reach source "
+                                  "targets only as __gpux_atomic_* calls)",
+    ("opencl-c", "print"): _OPENCL_C.format(what="__gpux_printf_*"),
+    ("metal", "debug_errors"): "the Metal target has no debug error buffer yet",
+    ("metal", "print"): "Metal kernels cannot print (no printf in Metal Shading Language)",
     # Metal Shading Language has no 64-bit types in atomics and no doubles.
     ("metal", "atomics_int64"): "Metal has no 64-bit atomic read-modify-write operations",
     ("metal", "atomics_float64"): "Metal has no double precision",

@@ -11,6 +11,8 @@ import pytest
 
 import numba_gpux as gpux
 
+pytestmark = pytest.mark.feature("debug_errors")
+
 
 @gpux.jit(device=True)
 def checked_double(x):

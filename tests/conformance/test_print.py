@@ -11,6 +11,8 @@ import pytest
 
 import numba_gpux as gpux
 
+pytestmark = pytest.mark.feature("print")
+
 
 @gpux.jit
 def print_values(a, n):

@@ -12,6 +12,8 @@ import pytest
 
 import numba_gpux as gpux
 
+pytestmark = pytest.mark.needs("subgroups")
+
 sg = gpux.subgroup
 BLOCK, GRID = 64, 2
 N = BLOCK * GRID

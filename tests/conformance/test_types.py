@@ -111,6 +111,7 @@ CONFORMANCE_KERNELS = [
 ]
 
 
+@pytest.mark.needs("fp16")
 def test_float16_arithmetic(device, rng):
     a = rng.uniform(-4, 4, N).astype(np.float16)
     b = rng.uniform(0.5, 4, N).astype(np.float16)
@@ -123,6 +124,7 @@ def test_float16_arithmetic(device, rng):
     np.testing.assert_array_equal(out.copy_to_host(), exp)
 
 
+@pytest.mark.needs("fp16")
 def test_float16_math(device, rng):
     a = rng.uniform(0.1, 3, N).astype(np.float16)
     b = rng.uniform(0.5, 2, N).astype(np.float16)

@@ -206,6 +206,7 @@ def test_reduce(device, dtype):
     assert res.copy_to_host()[0] == 4999
 
 
+@pytest.mark.needs("subgroups")
 def test_warp_functions(device):
     @cuda.jit
     def warp(lane, width, up, xor, allv, anyv, ballot):
@@ -235,6 +236,7 @@ def test_warp_functions(device):
     np.testing.assert_equal(ballot, expect)
 
 
+@pytest.mark.feature("popc", "clz", "brev")
 def test_bits_and_math(device):
     needs(cuda.popc, cuda.clz, cuda.ffs, cuda.brev, cuda.fma)
 
@@ -269,6 +271,7 @@ def test_cbrt_selp_fma(device):
     np.testing.assert_allclose(out, np.where(x > 0, np.cbrt(x), x * 2 + 1))
 
 
+@pytest.mark.feature("atomics_int32")
 def test_histogram_atomics(device):
     needs(cuda.atomic)
 
@@ -292,6 +295,7 @@ def test_histogram_atomics(device):
     np.testing.assert_equal(hist, expect)
 
 
+@pytest.mark.feature("shared_static", "barrier_pred")
 def test_block_reduction_shared_syncthreads_count(device):
     needs(cuda.shared, cuda.syncthreads_count)
 
