@@ -7,6 +7,8 @@ installed, turns the PTX into a cubin for the same ``sm_XX``.
 
 from __future__ import annotations
 
+import threading
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from numba_gpux.errors import GpuxUserError
@@ -34,6 +36,34 @@ _MIN_PTX = {
 
 #: symbols a finished CUDA module may still declare (resolved by ptxas or the driver)
 _EXTERN_PREFIXES = ("__nv_", "vprintf", "__assertfail", "malloc", "free")
+
+
+#: LLVM code-generation flags set while the NVPTX back end emits, with the value each
+#: returns to afterwards.  ``-disable-lsr``: Loop Strength Reduction turns a runtime-
+#: unrolled loop's address arithmetic into one pointer induction variable per unrolled
+#: access and array (8 live 64-bit pointers in a 4x unrolled copy loop), which ptxas
+#: keeps in registers: grid_stride_copy float64 needed 38 registers with it and 26
+#: without (numba-cuda: 28).  ptxas strength-reduces addresses itself.
+CODEGEN_FLAGS = (("-disable-lsr=true", "-disable-lsr=false"),)
+
+_flags_lock = threading.Lock()
+
+
+@contextmanager
+def _codegen_flags(flags):
+    """LLVM's command-line options are process-wide: set *flags* under a lock for one
+    emission and restore them after (another target emitting at the same moment
+    could see them; they change code quality only, never correctness)."""
+    import llvmlite.binding as ll
+
+    with _flags_lock:
+        for on, _off in flags:
+            ll.set_option("numba_gpux", on)
+        try:
+            yield
+        finally:
+            for _on, off in flags:
+                ll.set_option("numba_gpux", off)
 
 
 def ptx_isa_for(cc: tuple[int, int]) -> tuple[int, int]:
@@ -91,7 +121,8 @@ class CUDATarget(Target):
 
         from . import toolkit
 
-        ptx = fresh_target_machine(self, opt).emit_assembly(module)
+        with _codegen_flags(self.option("codegen_flags", ())):
+            ptx = fresh_target_machine(self, opt).emit_assembly(module)
         cubin = toolkit.ptxas_cubin(ptx, self.cc, opt) if self.option("cubin", True) else None
         info = {"cc": self.cc, "sm": self.cpu, "ptx_version": self.ptx_version}
         return Artifact(self.artifact_kind, cubin, ptx, tuple(kernels), info=info)
@@ -121,7 +152,8 @@ def make_target(device=None, *, cc=None, ptx_version=None, cubin: bool = True) -
         cpu=f"sm_{cc[0]}{cc[1]}",
         llvm_features=f"+ptx{ptx[0]}{ptx[1]}",
         features=frozenset(features),
-        options=(("extern_prefixes", _EXTERN_PREFIXES), ("cubin", bool(cubin))),
+        options=(("extern_prefixes", _EXTERN_PREFIXES), ("cubin", bool(cubin)),
+                 ("codegen_flags", CODEGEN_FLAGS)),
         globals_addrspace=1,
         cc=cc,
         ptx_version=ptx,
