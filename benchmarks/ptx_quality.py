@@ -1,13 +1,15 @@
 """PTX code quality: numba-gpux's CUDA target next to numba-cuda, same kernels, same run.
 
-For every kernel in tests/targets/cuda/kernels.py and every conformance
-kernel (``CONFORMANCE_KERNELS``), compile PTX with ``gpux.compile(...,
-target="cuda")`` and with numba-cuda's ``numba.cuda.compile_ptx`` (the gpux
-kernel's Python source re-bound to ``numba.cuda``'s names), run both through
-the same ``ptxas -v`` for one ``sm_XX`` and report registers, spill bytes,
-stack frame and PTX instruction counts, with ratios (ours / numba-cuda).
+Every kernel in ``benchmarks/ptx_kernels.py`` is numba.cuda source written once.
+It is compiled with ``numba_gpux.cuda.compile_ptx`` (the facade over
+``gpux.compile(..., target="cuda")``) and with numba-cuda's
+``numba.cuda.compile_ptx`` (the same code with ``cuda`` re-bound to
+``numba.cuda``), both for one compute capability; both PTX texts go through
+the same ``ptxas -v`` and the report gives registers, spill bytes, stack frame
+and PTX instruction counts with ratios (ours / numba-cuda).  Kernels that only
+one side compiles are listed with the error and left out of the ratios.
 
-Usage: python benchmarks/ptx_quality.py [--cc 9.0] [--out benchmarks/results/ptx_quality.json]
+Usage: python benchmarks/ptx_quality.py [--cc 9.0] [--filter TEXT] [--out FILE]
 Needs ptxas; numba-cuda's column needs numba-cuda and libNVVM (else "n/a").
 """
 
@@ -19,6 +21,7 @@ import json
 import os
 import platform
 import re
+import statistics
 import sys
 import time
 import types as pytypes
@@ -26,16 +29,15 @@ import types as pytypes
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 
+__all__ = ["ptx_instructions", "measure", "main"]
+
 
 def _load_kernels():
-    path = os.path.join(ROOT, "tests", "targets", "cuda", "kernels.py")
-    spec = importlib.util.spec_from_file_location("gpux_cuda_bench_kernels", path)
+    path = os.path.join(HERE, "ptx_kernels.py")
+    spec = importlib.util.spec_from_file_location("gpux_ptx_kernels", path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
-    return mod.collect()
-
-
-_INSN = re.compile(r"^\s+(?:@!?%p\d+\s+)?[a-z][\w.]*(?:\s|;)", re.M)
+    return mod
 
 
 def ptx_instructions(ptx: str) -> int:
@@ -53,100 +55,94 @@ def ptx_instructions(ptx: str) -> int:
 
 # ---------------------------------------------------------------- numba-cuda side
 
-def _cuda_namespace():
-    """An object standing in for the ``numba_gpux`` module inside a kernel's
-    globals, with numba.cuda's spellings of the same things."""
-    from numba import cuda
+class _Rebinder:
+    """The kernels' functions with ``cuda``, the ``cuda.random`` names and the
+    device functions re-bound to numba.cuda's (one globals dict for the module)."""
 
-    ns = pytypes.ModuleType("numba_gpux_as_numba_cuda")
-    ns.__dict__.update(
-        grid=cuda.grid, gridsize=cuda.gridsize, thread_idx=cuda.threadIdx,
-        block_idx=cuda.blockIdx, block_dim=cuda.blockDim, grid_dim=cuda.gridDim,
-        barrier=cuda.syncthreads, barrier_count=cuda.syncthreads_count,
-        barrier_and=cuda.syncthreads_and, barrier_or=cuda.syncthreads_or,
-        fence_block=cuda.threadfence_block, fence_device=cuda.threadfence,
-        fence_system=cuda.threadfence_system, fence=cuda.threadfence,
-        shared=cuda.shared, local=cuda.local, const=cuda.const, atomic=cuda.atomic,
-        popc=cuda.popc, clz=cuda.clz, ffs=cuda.ffs, brev=cuda.brev, fma=cuda.fma,
-        cbrt=cuda.cbrt, select=cuda.selp,
-    )
-    return ns
+    def __init__(self, kmod, cc):
+        from numba import cuda
+        import numba.cuda.dispatcher as ncdisp
+        import numba.cuda.random as ncrand
 
+        # numba-cuda compiles a device function called from a kernel for the
+        # current device's capability, which needs a GPU; without one, the same
+        # capability as the kernel (this changes only where the number comes from)
+        try:
+            ncdisp.get_current_device().compute_capability
+        except Exception:
+            ncdisp.get_current_device = lambda: pytypes.SimpleNamespace(compute_capability=cc)
 
-def _globals_for(orig: dict, cache: dict) -> dict:
-    """A copy of a module's globals with numba_gpux's names re-bound to numba.cuda's
-    (one copy per module, shared by its kernels and device functions)."""
-    import numba_gpux as gpux
-    from numba import cuda
+        g = dict(kmod.__dict__)
+        g["cuda"] = cuda
+        for name in kmod.RANDOM_NAMES:
+            g[name] = getattr(ncrand, name)
+        self.globals = g
+        for name in kmod.DEVICE_FUNCTIONS:
+            g[name] = cuda.jit(device=True)(self.rebind(getattr(kmod, name).py_func))
 
-    key = id(orig)
-    if key in cache:
-        return cache[key]
-    g = dict(orig)
-    cache[key] = g
-    ns = _cuda_namespace()
-    for name, val in list(g.items()):
-        if val is gpux:
-            g[name] = ns
-        elif val is getattr(gpux, "subgroup", object()):
-            g[name] = None  # numba.cuda has no portable sub-group API
-    for name, val in list(g.items()):
-        if isinstance(val, gpux.GpuxFunction) and val.is_device:
-            g[name] = cuda.jit(device=True)(_rebind(val.py_func, cache))
-    return g
+    def rebind(self, pyfunc):
+        return pytypes.FunctionType(pyfunc.__code__, self.globals, pyfunc.__name__,
+                                    pyfunc.__defaults__, pyfunc.__closure__)
 
 
-def _rebind(pyfunc, cache):
-    """*pyfunc* with its globals re-bound to numba.cuda; device functions translated too."""
-    return pytypes.FunctionType(pyfunc.__code__, _globals_for(pyfunc.__globals__, cache),
-                                pyfunc.__name__, pyfunc.__defaults__, pyfunc.__closure__)
-
-
-def numba_cuda_ptx(kernel, sig, cc, cache):
-    from numba import cuda
-
-    fn = _rebind(kernel.py_func, cache)
-    ptx, _ = cuda.compile_ptx(fn, sig, cc=cc)
-    return ptx
+def _first_line(e: BaseException) -> str:
+    text = str(e).strip().splitlines()
+    # numba's TypingError puts the useful line after the banner
+    useful = [ln for ln in text if ln.strip() and not ln.startswith(("Failed in", "During:"))]
+    return f"{type(e).__name__}: {(useful or text or [''])[0][:240]}"
 
 
 # ---------------------------------------------------------------- main
 
-def measure(cc, cases, verbose=False):
-    import numba_gpux as gpux
+def _resources(ptx: str, cc):
     from numba_gpux.targets.cuda import toolkit
 
+    entries = list(toolkit.ptxas_resources(ptx, cc).values())
+    if len(entries) != 1:
+        raise RuntimeError(f"expected one .entry, ptxas reported {len(entries)}")
+    r = dict(entries[0], ptx_insns=ptx_instructions(ptx))
+    r["funcs"] = len(re.findall(r"^\.(?:visible |weak )?\.func", ptx, re.M))
+    return r
+
+
+def measure(cc, cases, kmod, verbose=False):
+    """One row per (kernel, signature): both sides' ptxas resources and the ratios."""
+    from numba import cuda as ncuda
+
+    from numba_gpux import cuda as gcuda
+
+    rebinder = _Rebinder(kmod, cc)
     rows = []
-    cache: dict = {}
-    for ident, kernel, sig in cases:
-        row = {"kernel": ident}
+    for ident, group, fn, sig in cases:
+        row = {"kernel": ident, "group": group}
         try:
             t = time.perf_counter()
-            art = gpux.compile(kernel, sig, target="cuda", cc=cc, cubin=False)
+            ptx, _ = gcuda.compile_ptx(fn, sig(gcuda) if callable(sig) else sig, cc=cc)
             row["gpux_compile_s"] = round(time.perf_counter() - t, 4)
-            res = next(iter(toolkit.ptxas_resources(art.text, cc).values()))
-            row["gpux"] = dict(res, ptx_insns=ptx_instructions(art.text))
+            row["gpux"] = _resources(ptx, cc)
         except Exception as e:  # report, keep going
             row["gpux"] = None
-            row["gpux_error"] = f"{type(e).__name__}: {str(e).splitlines()[0][:200]}"
+            row["gpux_error"] = _first_line(e)
         try:
-            ptx = numba_cuda_ptx(kernel, sig, cc, cache)
-            res = toolkit.ptxas_resources(ptx, cc)
-            entries = [v for v in res.values()]
-            r = dict(entries[0], ptx_insns=ptx_instructions(ptx))
-            r["funcs"] = len(re.findall(r"^\.(?:visible |weak )?\.func", ptx, re.M))
-            row["numba_cuda"] = r
+            t = time.perf_counter()
+            ptx, _ = ncuda.compile_ptx(rebinder.rebind(fn), sig(ncuda) if callable(sig) else sig,
+                                       cc=cc)
+            row["numba_cuda_compile_s"] = round(time.perf_counter() - t, 4)
+            row["numba_cuda"] = _resources(ptx, cc)
         except Exception as e:
             row["numba_cuda"] = None
-            row["numba_cuda_error"] = f"{type(e).__name__}: {str(e).splitlines()[0][:200]}"
-        if row["gpux"] and row["numba_cuda"]:
-            a, b = row["gpux"], row["numba_cuda"]
+            row["numba_cuda_error"] = _first_line(e)
+        a, b = row["gpux"], row["numba_cuda"]
+        if a and b:
             row["ratio_registers"] = round(a["registers"] / b["registers"], 3) if b["registers"] else None
             row["ratio_ptx_insns"] = round(a["ptx_insns"] / b["ptx_insns"], 3) if b["ptx_insns"] else None
+            row["goal_met"] = (a["registers"] <= b["registers"]
+                               and a["spill_stores"] + a["spill_loads"]
+                               <= b["spill_stores"] + b["spill_loads"])
         rows.append(row)
         if verbose:
             print(ident, row.get("gpux_error") or "", row.get("numba_cuda_error") or "",
-                  file=sys.stderr)
+                  file=sys.stderr, flush=True)
     return rows
 
 
@@ -154,36 +150,68 @@ def _fmt(v):
     return "-" if v is None else str(v)
 
 
-def print_table(rows, cc):
-    print(f"PTX quality for sm_{cc[0]}{cc[1]}: registers / spill bytes (stores+loads) / "
-          f"PTX instructions; ratio = numba-gpux / numba-cuda")
-    hdr = f"{'kernel':58} {'regs':>9} {'spill':>9} {'insns':>11} {'r.regs':>7} {'r.insn':>7}"
+def _spill(r):
+    return r["spill_stores"] + r["spill_loads"]
+
+
+def summarize(rows) -> dict:
+    both = [r for r in rows if r.get("gpux") and r.get("numba_cuda")]
+    out = {
+        "kernels": len(rows),
+        "compared": len(both),
+        "more_registers": [r["kernel"] for r in both
+                           if r["gpux"]["registers"] > r["numba_cuda"]["registers"]],
+        "more_spills": [r["kernel"] for r in both if _spill(r["gpux"]) > _spill(r["numba_cuda"])],
+        "fewer_registers": sum(1 for r in both
+                               if r["gpux"]["registers"] < r["numba_cuda"]["registers"]),
+        "equal_registers": sum(1 for r in both
+                               if r["gpux"]["registers"] == r["numba_cuda"]["registers"]),
+        "numba_cuda_only_failed": {r["kernel"]: r["numba_cuda_error"] for r in rows
+                                   if r.get("gpux") and not r.get("numba_cuda")},
+        "gpux_failed": {r["kernel"]: r["gpux_error"] for r in rows if not r.get("gpux")},
+    }
+    if both:
+        regs = [r["ratio_registers"] for r in both if r.get("ratio_registers") is not None]
+        ins = [r["ratio_ptx_insns"] for r in both if r.get("ratio_ptx_insns") is not None]
+        out["median_register_ratio"] = round(statistics.median(regs), 3)
+        out["max_register_ratio"] = max(regs)
+        out["median_ptx_insn_ratio"] = round(statistics.median(ins), 3)
+        out["total_registers"] = [sum(r["gpux"]["registers"] for r in both),
+                                  sum(r["numba_cuda"]["registers"] for r in both)]
+        out["goal_met"] = not out["more_registers"] and not out["more_spills"]
+    return out
+
+
+def print_table(rows, cc, summary):
+    print(f"PTX quality for sm_{cc[0]}{cc[1]}: numba-gpux/numba-cuda registers, spill bytes "
+          f"(stores+loads), PTX instructions; ratio = numba-gpux / numba-cuda")
+    hdr = f"{'kernel':64} {'regs':>7} {'spill':>7} {'insns':>11} {'r.regs':>6} {'r.insn':>6}"
     print(hdr)
     print("-" * len(hdr))
     for r in rows:
         a, b = r.get("gpux"), r.get("numba_cuda")
         regs = f"{_fmt(a and a['registers'])}/{_fmt(b and b['registers'])}"
-        spill = (f"{_fmt(a and a['spill_stores'] + a['spill_loads'])}/"
-                 f"{_fmt(b and b['spill_stores'] + b['spill_loads'])}")
+        spill = f"{_fmt(a and _spill(a))}/{_fmt(b and _spill(b))}"
         ins = f"{_fmt(a and a['ptx_insns'])}/{_fmt(b and b['ptx_insns'])}"
-        print(f"{r['kernel'][:58]:58} {regs:>9} {spill:>9} {ins:>11} "
-              f"{_fmt(r.get('ratio_registers')):>7} {_fmt(r.get('ratio_ptx_insns')):>7}")
-    both = [r for r in rows if r.get("gpux") and r.get("numba_cuda")]
-    more_regs = [r["kernel"] for r in both if r["gpux"]["registers"] > r["numba_cuda"]["registers"]]
-    more_spill = [r["kernel"] for r in both
-                  if r["gpux"]["spill_stores"] + r["gpux"]["spill_loads"]
-                  > r["numba_cuda"]["spill_stores"] + r["numba_cuda"]["spill_loads"]]
-    print(f"\nkernels compared: {len(both)} of {len(rows)}; "
-          f"more registers than numba-cuda: {len(more_regs)}; more spills: {len(more_spill)}")
-    for k in more_regs:
+        flag = " <-- more registers" if a and b and a["registers"] > b["registers"] else ""
+        print(f"{r['kernel'][:64]:64} {regs:>7} {spill:>7} {ins:>11} "
+              f"{_fmt(r.get('ratio_registers')):>6} {_fmt(r.get('ratio_ptx_insns')):>6}{flag}")
+    s = summary
+    print(f"\nkernels compared: {s['compared']} of {s['kernels']}; fewer registers than "
+          f"numba-cuda: {s['fewer_registers']}, equal: {s['equal_registers']}, more: "
+          f"{len(s['more_registers'])}; more spills: {len(s['more_spills'])}")
+    for k in s["more_registers"]:
         print(f"  more registers: {k}")
-    if both:
-        import statistics
-
-        print(f"median register ratio {statistics.median(r['ratio_registers'] for r in both):.3f}, "
-              f"median PTX-instruction ratio "
-              f"{statistics.median(r['ratio_ptx_insns'] for r in both):.3f}")
-    return more_regs, more_spill
+    for k in s["more_spills"]:
+        print(f"  more spills: {k}")
+    if s["compared"]:
+        print(f"median register ratio {s['median_register_ratio']:.3f} (max "
+              f"{s['max_register_ratio']:.3f}), median PTX-instruction ratio "
+              f"{s['median_ptx_insn_ratio']:.3f}; goal met: {s['goal_met']}")
+    for k, e in s["numba_cuda_only_failed"].items():
+        print(f"  numba-cuda cannot compile {k}: {e}")
+    for k, e in s["gpux_failed"].items():
+        print(f"  numba-gpux cannot compile {k}: {e}")
 
 
 def main(argv=None):
@@ -200,11 +228,11 @@ def main(argv=None):
     if toolkit.find_ptxas() is None:
         print("ptxas is not installed: nothing to measure", file=sys.stderr)
         return 2
-    cases = [c for c in _load_kernels() if args.filter in c[0]]
-    rows = measure(cc, cases, args.verbose)
-    more_regs, more_spill = print_table(rows, cc)
+    kmod = _load_kernels()
+    rows = measure(cc, kmod.cases(args.filter), kmod, args.verbose)
+    summary = summarize(rows)
+    print_table(rows, cc, summary)
     try:
-        import numba_cuda  # noqa: F401
         from importlib.metadata import version
 
         ncv = version("numba-cuda")
@@ -214,14 +242,13 @@ def main(argv=None):
 
     result = {"benchmark": "ptx_quality", "cc": list(cc), "ptxas": toolkit.find_ptxas(),
               "numba_cuda": ncv, "llvmlite": llvmlite.__version__,
-              "python": platform.python_version(), "rows": rows,
-              "summary": {"kernels": len(rows),
-                          "compared": sum(1 for r in rows if r.get("gpux") and r.get("numba_cuda")),
-                          "more_registers": more_regs, "more_spills": more_spill}}
-    os.makedirs(os.path.dirname(args.out), exist_ok=True)
-    with open(args.out, "w") as f:
-        json.dump(result, f, indent=1)
-    print(f"\nwrote {args.out}")
+              "python": platform.python_version(), "kernel_source": "benchmarks/ptx_kernels.py",
+              "summary": summary, "rows": rows}
+    if args.out and not args.filter:
+        os.makedirs(os.path.dirname(args.out), exist_ok=True)
+        with open(args.out, "w") as f:
+            json.dump(result, f, indent=1)
+        print(f"\nwrote {args.out}")
     return 0
 
 
