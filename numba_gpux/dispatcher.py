@@ -14,7 +14,7 @@ from numba.core.typing.typeof import Purpose, typeof
 
 from .compiler import Options, compile_neutral, kernel_symbol, wrap_kernel
 from .errors import GpuxUserError, LaunchError
-from .launch import launch as _launch
+from .launch import launch_call as _launch_call
 
 __all__ = ["GpuxFunction", "LaunchConfig", "jit", "normalize_dims"]
 
@@ -51,7 +51,7 @@ class LaunchConfig:
     """``kernel[griddim, blockdim, queue, dynamic_shared_bytes]``; call it to launch."""
 
     __slots__ = ("dispatcher", "griddim", "blockdim", "queue", "shared_bytes", "ndim",
-                 "device", "checked")
+                 "device", "checked", "launch_keys")
 
     def __init__(self, dispatcher, griddim, blockdim, queue=None, shared_bytes=0):
         self.dispatcher = dispatcher
@@ -69,9 +69,11 @@ class LaunchConfig:
         self.device = getattr(queue, "gpux_device", None) if queue is not None else None
         #: the device this configuration was last checked against (launch.py)
         self.checked = None
+        #: the kernel's launch keys (launch.py), read on every launch
+        self.launch_keys = dispatcher._launch_keys
 
-    def __call__(self, *args):
-        return _launch(self.dispatcher, self, args)
+    #: launch on the arguments: ``launch.launch_call(cfg, *args)``
+    __call__ = _launch_call
 
     def __repr__(self):
         return f"<launch {self.dispatcher.__name__}[{self.griddim}, {self.blockdim}]>"

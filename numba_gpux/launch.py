@@ -237,23 +237,28 @@ class _KeyEntry:
 
 
 def launch(dispatcher, cfg, args):
-    """Launch *dispatcher* with the configuration *cfg* on *args*.
+    """Launch *dispatcher* with the configuration *cfg* on *args*."""
+    return launch_call(cfg, *args)
+
+
+def launch_call(cfg, *args):
+    """``LaunchConfig.__call__``: launch ``cfg.dispatcher`` on *args*.
 
     The steady state is two dictionary hits from the arguments' launch key to
     the shim, its flatten function and the driver call; a new signature, host
     or foreign arrays and tuples take :func:`_launch_generic`.
     """
     device = cfg.device or _devices._selected or _devices.default_device()
-    entry = dispatcher._launch_keys.get((device, *map(type, args)))
+    entry = cfg.launch_keys.get((device, *map(type, args)))
     if entry is None:
-        return _launch_generic(dispatcher, cfg, args, device)
+        return _launch_generic(cfg.dispatcher, cfg, args, device)
     shim = entry.shims.get(entry.pick(args))
     if shim is None or shim.epoch != _overlays.epoch:
-        return _launch_generic(dispatcher, cfg, args, device)
+        return _launch_generic(cfg.dispatcher, cfg, args, device)
     if entry.ints:
         for i in entry.ints:
             if not _I64_MIN <= args[i] <= _I64_MAX:
-                return _launch_generic(dispatcher, cfg, args, device)
+                return _launch_generic(cfg.dispatcher, cfg, args, device)
     if cfg.checked is not device:
         check_config(device, cfg.griddim, cfg.blockdim, cfg.shared_bytes)
         cfg.checked = device
