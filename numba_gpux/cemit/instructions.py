@@ -1,0 +1,443 @@
+"""Expressions: the C-family spelling of IR values and instructions of one function.
+
+:class:`FnExprs` holds what the emitter knows about one function (C names, the
+address space inferred for each pointer, which single-use pure values are
+folded into their user) and writes each value or instruction as an expression.
+Every pointer is a byte pointer (``<qualifier> uchar*``) in the address space
+inferred for it; loads and stores cast it to the accessed type.  Statements and
+control flow are written by :mod:`.emitter`.
+"""
+
+from __future__ import annotations
+
+from .dialect import SourceDef
+from .irmodel import Func, Inst, Ty, Val, c_name, struct_offsets, type_size_align
+from .values import (_SIGNED, SourceEmitError, WIDE_HELPERS, ctype, float_literal, stype,
+                     wide_expr)
+
+__all__ = ["FnExprs", "GENERIC", "GLOBAL", "SHARED", "CONSTANT", "PRIVATE", "locals_in"]
+
+GENERIC, GLOBAL, SHARED, CONSTANT, PRIVATE = 0, 1, 3, 4, 5
+_PURE_OPS = {"add", "sub", "mul", "and", "or", "xor", "shl", "lshr", "ashr", "udiv", "sdiv",
+             "urem", "srem", "fadd", "fsub", "fmul", "fdiv", "frem", "fneg", "icmp", "fcmp",
+             "select", "trunc", "zext", "sext", "fptosi", "fptoui", "sitofp", "uitofp", "fpext",
+             "fptrunc", "bitcast", "addrspacecast", "getelementptr", "freeze", "ptrtoint",
+             "inttoptr"}
+
+
+class FnExprs:
+    """Emission state of one function, and the expressions of its values and instructions."""
+
+    def __init__(self, em, fn: Func):
+        self.em, self.fn, self.d = em, fn, em.dialect
+        self.names: dict[str, str] = {}
+        self.used_c: set[str] = set()
+        self.asp: dict[str, int | None] = {}
+        self.defs: dict[str, Inst] = {}
+        self.def_block: dict[str, str] = {}
+        self.inline: set[str] = set()
+        self.implicit: list[str] = []
+        self.arrays: list[str] = []      # private / shared array declarations
+        self.uses_jump = False
+
+    # -- names -----------------------------------------------------------------
+    def cname(self, irname: str) -> str:
+        n = self.names.get(irname)
+        if n is None:
+            base = "v" + c_name(irname) if not irname[:1].isalpha() else c_name(irname)
+            n, k = base, 1
+            while n in self.used_c:
+                n, k = f"{base}_{k}", k + 1
+            self.used_c.add(n)
+            self.names[irname] = n
+        return n
+
+    # -- analysis --------------------------------------------------------------
+    def analyse(self):
+        uses: dict[str, list] = {}
+        for b in self.fn.blocks:
+            for i in b.insts:
+                if i.name:
+                    self.defs[i.name] = i
+                    self.def_block[i.name] = b.name
+        for b in self.fn.blocks:
+            for i in b.insts:
+                for k, a in enumerate(i.args):
+                    for n in locals_in(a):
+                        where = i.blocks[k] if i.op == "phi" else b.name
+                        uses.setdefault(n, []).append((where, i))
+        for name, i in self.defs.items():
+            us = uses.get(name, [])
+            if i.op == "alloca":
+                self.inline.add(name)
+            elif (len(us) == 1 and us[0][0] == self.def_block[name] and i.op != "phi"
+                  and us[0][1].op != "phi" and self._pure(i)):
+                self.inline.add(name)
+        self._infer_addrspaces()
+
+    def _pure(self, i: Inst) -> bool:
+        if i.op in _PURE_OPS:
+            return True
+        if i.op == "call":
+            sd = self.em.lookup(i.callee)
+            if isinstance(sd, SourceDef):
+                return sd.pure
+            return i.callee.startswith("llvm.") and not i.callee.startswith(("llvm.memcpy", "llvm.memset"))
+        return False
+
+    def _val_asp(self, v: Val):
+        if v.kind in ("local", "arg"):
+            return self.asp.get(v.name)
+        if v.kind == "global":
+            g = self.em.model.globals.get(v.name)
+            if g is None:
+                raise SourceEmitError(f"pointer to function {v.name} cannot be written as source")
+            return self.em.global_asp(g)
+        if v.kind == "cexpr":
+            ce = v.value
+            if ce.op == "addrspacecast" and v.ty.addrspace != GENERIC:
+                return v.ty.addrspace
+            if ce.op in ("getelementptr", "addrspacecast", "bitcast"):
+                return self._val_asp(ce.args[0])
+        if v.kind in ("null", "undef"):
+            return "any"
+        if v.ty.kind == "ptr" and v.ty.addrspace != GENERIC:
+            return v.ty.addrspace
+        return None
+
+    def _infer_addrspaces(self):
+        for name, ty in self.fn.params:
+            if ty.kind == "ptr":
+                self.asp[name] = ty.addrspace if ty.addrspace != GENERIC else None
+        ptr_defs = [i for i in self.defs.values() if i.ty.kind == "ptr"]
+        for _ in range(len(ptr_defs) + 2):
+            changed = False
+            for i in ptr_defs:
+                new = self._inst_asp(i)
+                if new != self.asp.get(i.name):
+                    self.asp[i.name] = new
+                    changed = True
+            if not changed:
+                break
+
+    def _inst_asp(self, i: Inst):
+        if i.ty.addrspace != GENERIC:
+            return i.ty.addrspace
+        if i.op == "alloca":
+            return PRIVATE
+        if i.op in ("getelementptr", "addrspacecast", "bitcast", "freeze"):
+            return self._val_asp(i.args[0])
+        if i.op in ("phi", "select"):
+            vals = i.args if i.op == "phi" else i.args[1:]
+            found = {self._val_asp(v) for v in vals} - {"any", None}
+            if len(found) == 1:
+                return found.pop()
+            if len(found) > 1:
+                return "conflict"
+            return None
+        return None
+
+    def ptr_qual(self, v: Val | str) -> str:
+        asp = self.asp.get(v) if isinstance(v, str) else self._val_asp(v)
+        what = v if isinstance(v, str) else (v.name or v.text or str(v.kind))
+        if asp in (None, "any", "conflict"):
+            if GENERIC in self.d.qualifiers:
+                return self.d.qualifiers[GENERIC]
+            why = ("may point into different memory spaces" if asp == "conflict"
+                   else "comes from memory or an integer")
+            raise SourceEmitError(
+                f"{self.d.name}: cannot tell which memory a pointer ({what}) points to: it {why}; "
+                f"{self.d.name} has no generic address space")
+        q = self.d.qualifier(asp)
+        if q is None:
+            raise SourceEmitError(f"{self.d.name} has no address space for neutral addrspace({asp})")
+        return q
+
+    # -- expressions -----------------------------------------------------------
+    def expr(self, v: Val) -> str:
+        k = v.kind
+        if k in ("local", "arg"):
+            if k == "local" and v.name in self.inline:
+                return self.inst_expr(self.defs[v.name])
+            return self.cname(v.name)
+        if k == "int":
+            return self.int_literal(v.value, v.ty)
+        if k == "float":
+            return float_literal(v.value, v.ty.bits, self.d)
+        if k == "undef":
+            return self.zero(v.ty)
+        if k == "null":
+            return "0"
+        if k == "global":
+            g = self.em.model.globals[v.name]
+            q = self.d.qualifier(self.em.global_asp(g))
+            return f"(({q} uchar*){self.em.global_name(g, self)})"
+        if k == "cexpr":
+            return self.cexpr(v)
+        if k == "agg" and v.value == "zero":
+            return self.zero(v.ty)
+        raise SourceEmitError(f"cannot write the operand {v.kind} {v.ty} as source")
+
+    def zero(self, ty: Ty) -> str:
+        if ty.kind == "int" and ty.bits > 64:
+            return self.int_literal(0, ty)
+        if ty.kind == "int":
+            return "false" if ty.bits == 1 else f"(({ctype(ty)})0)"
+        if ty.kind == "float":
+            return float_literal(0.0, ty.bits, self.d)
+        if ty.kind == "ptr":
+            return "0"
+        raise SourceEmitError(f"cannot write a value of type {ty}")
+
+    def int_literal(self, value: int, ty: Ty) -> str:
+        if ty.bits == 1:
+            return "true" if value & 1 else "false"
+        u = value & ((1 << ty.bits) - 1)
+        if ty.bits > 64:
+            self.need_wide()
+            return f"_gpux_w({u & ((1 << 64) - 1)}ul, {u >> 64}ul)"
+        if ty.bits == 64:
+            return f"{u}ul"
+        if ty.bits == 32:
+            return f"{u}u"
+        return f"(({ctype(ty)}){u}u)"
+
+    def cexpr(self, v: Val) -> str:
+        ce = v.value
+        if ce.op in ("addrspacecast", "bitcast") and v.ty.kind == "ptr":
+            return self.expr(ce.args[0])
+        if ce.op == "getelementptr":
+            return self.gep(ce.args[0], ce.src_ty, ce.args[1:])
+        if ce.op == "ptrtoint":
+            return f"((ulong){self.expr(ce.args[0])})"
+        raise SourceEmitError(f"cannot write the constant expression {ce.op} as source")
+
+    def gep(self, base: Val, src_ty: Ty, idx: list) -> str:
+        const_off = 0
+        terms = []
+        ty = src_ty
+        for n, iv in enumerate(idx):
+            if n == 0:
+                size = type_size_align(ty)[0]
+            elif ty.kind == "struct":
+                const_off += struct_offsets(ty)[iv.value]
+                ty = ty.fields[iv.value]
+                continue
+            else:
+                ty = ty.elem
+                size = type_size_align(ty)[0]
+            if iv.kind == "int":
+                sval = iv.value if iv.value < (1 << (iv.ty.bits - 1)) else iv.value - (1 << iv.ty.bits)
+                const_off += sval * size
+            else:
+                e = f"({_SIGNED[iv.ty.bits]}){self.expr(iv)}"
+                terms.append(e if size == 1 else f"{e} * {size}")
+        if const_off:
+            terms.append(str(const_off))
+        b = self.expr(base)
+        if not terms:
+            return b
+        return f"({b} + {' + '.join(terms)})"
+
+    def deref(self, ptr: Val, ty: Ty) -> str:
+        q = self.ptr_qual(ptr)
+        return f"*(({q} {ctype(ty)}*){self.expr(ptr)})"
+
+    def narrow(self, e: str, ty: Ty) -> str:
+        """Results narrower than int are promoted by C; cast them back."""
+        if ty.kind == "int" and ty.bits < 32:
+            return f"(({ctype(ty)})({e}))"
+        return e
+
+    def inst_expr(self, i: Inst) -> str:
+        op, a = i.op, i.args
+        E = self.expr
+        if (i.ty.kind == "int" and i.ty.bits > 64) or (
+                a and a[0].ty.kind == "int" and a[0].ty.bits > 64 and op not in ("select", "phi")):
+            return wide_expr(self, i)
+        binops = {"add": "+", "sub": "-", "mul": "*", "and": "&", "or": "|", "xor": "^",
+                  "shl": "<<", "lshr": ">>", "udiv": "/", "urem": "%",
+                  "fadd": "+", "fsub": "-", "fmul": "*", "fdiv": "/"}
+        if op in binops:
+            if i.ty.kind == "int" and i.ty.bits == 1 and op in ("add", "sub", "xor"):
+                return f"({E(a[0])} != {E(a[1])})"
+            if i.ty.kind == "int" and i.ty.bits == 1 and op == "mul":
+                return f"({E(a[0])} && {E(a[1])})"
+            if i.ty.kind == "int" and i.ty.bits == 1:
+                return f"(({E(a[0])} {binops[op]} {E(a[1])}) != 0)"
+            return self.narrow(f"({E(a[0])} {binops[op]} {E(a[1])})", i.ty)
+        if op in ("sdiv", "srem", "ashr"):
+            st = stype(i.ty)
+            sym = {"sdiv": "/", "srem": "%", "ashr": ">>"}[op]
+            rhs = f"({st}){E(a[1])}" if op != "ashr" else E(a[1])
+            return f"(({ctype(i.ty)})(({st}){E(a[0])} {sym} {rhs}))"
+        if op == "frem":
+            return f"{self.d.builtin('fmod')}({E(a[0])}, {E(a[1])})"
+        if op == "fneg":
+            return f"(-{E(a[0])})"
+        if op == "icmp":
+            return self.icmp(i)
+        if op == "fcmp":
+            return self.fcmp(i)
+        if op == "select":
+            return f"({E(a[0])} ? {E(a[1])} : {E(a[2])})"
+        if op in ("freeze",):
+            return E(a[0])
+        if op in ("trunc", "zext", "sext", "fptosi", "fptoui", "sitofp", "uitofp", "fpext",
+                  "fptrunc", "bitcast", "addrspacecast", "ptrtoint", "inttoptr"):
+            return self.cast(i)
+        if op == "getelementptr":
+            return self.gep(a[0], i.src_ty, a[1:])
+        if op == "load":
+            if "atomic" in i.text.split("=", 1)[-1].split(",")[0]:
+                raise SourceEmitError("atomic loads are not supported by the source emitter yet")
+            return self.deref(a[0], i.ty)
+        if op == "alloca":
+            return f"(({self.d.qualifier(PRIVATE)} uchar*){self.cname(i.name)}_mem)"
+        if op == "call":
+            return self.call(i)
+        if op == "extractvalue" and a[0].kind == "agg":
+            return self.expr(a[0].value[i.indices[0]])
+        raise SourceEmitError(f"the instruction `{i.text}` cannot be written as {self.d.name} source")
+
+    def need_wide(self):
+        """Place the two-word integer helpers before the kernels."""
+        helper = WIDE_HELPERS.replace("{p}", self.d.helper_prefix).replace(
+            "{mulhi}", self.d.builtin("mul_hi"))
+        self.em.helpers.setdefault(helper, None)
+
+    def icmp(self, i: Inst) -> str:
+        x, y = i.args
+        p = i.pred
+        sym = {"eq": "==", "ne": "!=", "ugt": ">", "uge": ">=", "ult": "<", "ule": "<=",
+               "sgt": ">", "sge": ">=", "slt": "<", "sle": "<="}[p]
+        if p[0] == "s" and x.ty.kind == "int":
+            if x.ty.bits == 1:  # true is -1 as a signed i1
+                return f"((int)-(int){self.expr(x)} {sym} (int)-(int){self.expr(y)})"
+            st = stype(x.ty)
+            return f"(({st}){self.expr(x)} {sym} ({st}){self.expr(y)})"
+        return f"({self.expr(x)} {sym} {self.expr(y)})"
+
+    def fcmp(self, i: Inst) -> str:
+        x, y = self.expr(i.args[0]), self.expr(i.args[1])
+        p = i.pred
+        ordered = {"oeq": "==", "ogt": ">", "oge": ">=", "olt": "<", "ole": "<="}
+        unordered_neg = {"ugt": "<=", "uge": "<", "ult": ">=", "ule": ">", "ueq": None}
+        if p in ordered:
+            return f"({x} {ordered[p]} {y})"
+        if p == "une":
+            return f"({x} != {y})"
+        if p in ("ugt", "uge", "ult", "ule"):
+            return f"(!({x} {unordered_neg[p]} {y}))"
+        if p == "one":
+            return f"(({x} < {y}) || ({x} > {y}))"
+        if p == "ueq":
+            return f"(!(({x} < {y}) || ({x} > {y})))"
+        if p == "ord":
+            return f"(({x} == {x}) && ({y} == {y}))"
+        if p == "uno":
+            return f"(({x} != {x}) || ({y} != {y}))"
+        return "true" if p == "true" else "false"
+
+    def cast(self, i: Inst) -> str:
+        op, v = i.op, i.args[0]
+        src, dst = v.ty, i.ty
+        e = self.expr(v)
+        if op == "addrspacecast" or (op == "bitcast" and dst.kind == "ptr"):
+            return e
+        if op == "trunc":
+            if dst.bits == 1:
+                return f"(({e} & 1) != 0)"
+            return f"(({ctype(dst)}){e})"
+        if op == "zext":
+            return f"(({ctype(dst)}){e})"
+        if op == "sext":
+            if src.bits == 1:
+                return f"(({ctype(dst)})-({stype(dst)}){e})"
+            return f"(({ctype(dst)})({stype(dst)})({stype(src)}){e})"
+        if op == "fptosi":
+            if dst.bits == 1:
+                return f"(({e}) != 0)"
+            return f"(({ctype(dst)})({stype(dst)}){e})"
+        if op == "fptoui":
+            return f"(({ctype(dst)}){e})"
+        if op == "sitofp":
+            if src.bits == 1:
+                return f"(({ctype(dst)})({e} ? -1 : 0))"
+            return f"(({ctype(dst)})({stype(src)}){e})"
+        if op in ("uitofp", "fpext", "fptrunc"):
+            return f"(({ctype(dst)}){e})"
+        if op == "bitcast":
+            if ctype(src) == ctype(dst):
+                return e
+            return self.d.bitcast.format(t=ctype(dst), x=e)
+        if op == "ptrtoint":
+            return f"(({ctype(dst)})(ulong){e})"
+        raise SourceEmitError(f"`{i.text}` (an integer made into a pointer) cannot be written "
+                              f"as {self.d.name} source")
+
+    def call(self, i: Inst) -> str:
+        name = i.callee
+        sd = self.em.lookup(name)
+        args = [self.expr(a) for a in i.args]
+        if isinstance(sd, SourceDef):
+            for imp in sd.implicit:
+                if imp not in self.implicit:
+                    self.implicit.append(imp)
+            if sd.helper:
+                self.em.helpers.setdefault(sd.helper, None)
+            return sd.expr.format(*args)
+        if name.startswith("llvm."):
+            return self.llvm_intrinsic(i, args)
+        if name.startswith("__gpux_"):
+            raise SourceEmitError(f"{self.d.name}: the portable intrinsic {name} has no source "
+                                  f"definition for this target")
+        raise SourceEmitError(f"calls {name!r}, which cannot be called from {self.d.name} source "
+                              f"(device functions must be inlined; host functions are unavailable)")
+
+    def llvm_intrinsic(self, i: Inst, args: list) -> str:
+        base = i.callee.split(".")[1]
+        B = self.d.builtin
+        ty = i.ty
+        if base in ("smax", "smin", "umax", "umin"):
+            st = stype(ty) if base[0] == "s" else ctype(ty)
+            fn = B(base[1:])
+            return f"(({ctype(ty)}){fn}(({st}){args[0]}, ({st}){args[1]}))"
+        if base == "abs":
+            st = stype(ty)
+            return f"(({ctype(ty)}){B('abs')}(({st}){args[0]}))"
+        if base in ("fabs", "sqrt", "floor", "ceil", "trunc", "rint", "round", "copysign", "fma",
+                    "sin", "cos", "exp", "exp2", "log", "log2", "log10", "pow"):
+            return f"{B(base)}({', '.join(args)})"
+        if base == "fmuladd":
+            return f"{B('fma')}({', '.join(args)})"
+        if base in ("minnum", "minimum", "minimumnum"):
+            return f"{B('fmin')}({args[0]}, {args[1]})"
+        if base in ("maxnum", "maximum", "maximumnum"):
+            return f"{B('fmax')}({args[0]}, {args[1]})"
+        if base == "ctpop":
+            return f"(({ctype(ty)}){B('popcount')}({args[0]}))"
+        if base in ("ctlz", "cttz"):
+            return f"(({ctype(ty)}){B('clz' if base == 'ctlz' else 'ctz')}({args[0]}))"
+        if base in ("expect", "freeze", "ssa"):
+            return args[0]
+        if base in ("fshl", "fshr") and ty.bits in (8, 16, 32, 64):
+            w = ty.bits
+            a, b, sh = args
+            s_ = f"({sh} % {w}u)"
+            if base == "fshl":
+                e = f"(({s_} == 0) ? {a} : (({a} << {s_}) | ({b} >> ({w}u - {s_}))))"
+            else:
+                e = f"(({s_} == 0) ? {b} : (({b} >> {s_}) | ({a} << ({w}u - {s_}))))"
+            return self.narrow(e, ty)
+        raise SourceEmitError(f"the LLVM intrinsic {i.callee} cannot be written as {self.d.name} "
+                              f"source yet")
+
+
+def locals_in(v: Val):
+    """The names of the local values operand *v* reads (through constant expressions)."""
+    if v.kind == "local":
+        yield v.name
+    elif v.kind == "cexpr":
+        for a in v.value.args:
+            yield from locals_in(a)
