@@ -1,0 +1,273 @@
+"""Compile latency: the first kernel, a second target, a new argument signature.
+
+Every number comes from fresh processes (several, interleaved with the
+references so that load on the machine hits every column alike); the table
+gives medians.
+
+* first kernel: a fresh process compiles a saxpy kernel to SPIR-V
+  (``gpux.compile(k, sig, target="opencl").binary``) or to PTX
+  (``target="cuda", cubin=False``: PTX text only, as numba-cuda's
+  ``compile_ptx`` gives), import excluded and included; next to numba-cuda's
+  first ``numba.cuda.compile_ptx`` of the same kernel (cc 9.0) and numba's
+  first ``@njit`` compile of the same computation (eager signature);
+* second target: the same kernel object compiled for the other target after
+  the first (the target-neutral typed and lowered IR is reused);
+* new argument signature: the first launch with new argument types of a
+  kernel whose code for them is already compiled, with a runtime whose
+  load/prepare/launch are no-ops (host-side cost alone, typing and code
+  generation excluded).
+
+Goals (issue 7): first kernel <= 0.35x numba-cuda's first compile_ptx; second
+target <= 0.15x the first; new signature < 0.5 ms.
+
+Usage: python benchmarks/bench_compile.py [--runs 5] [--out FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from bench_import import child_env, machine  # noqa: E402
+
+RESULTS = os.path.join(HERE, "results")
+SIG = "void(float32, float32[::1], float32[::1], float32[::1])"
+GOALS = {"first_over_numba_cuda": 0.35, "second_over_first": 0.15, "new_signature_ms": 0.5}
+
+__all__ = ["main", "measure"]
+
+_PRELUDE = f"""
+import json, sys, time
+T = time.perf_counter
+SIG = {SIG!r}
+"""
+
+# numba-gpux: import, first target, second target (same kernel object)
+_GPUX = _PRELUDE + """
+first, second = sys.argv[1], sys.argv[2]
+t0 = T()
+import numba_gpux as gpux
+t1 = T()
+
+def saxpy(a, x, y, out):
+    i = gpux.grid(1)
+    if i < out.size:
+        out[i] = a * x[i] + y[i]
+
+def build(target):
+    if target == "cuda":
+        return gpux.compile(k, SIG, target="cuda", cubin=False).text   # PTX only
+    return gpux.compile(k, SIG, target=target).binary                  # SPIR-V
+
+k = gpux.jit(saxpy)
+t2 = T(); build(first); t3 = T(); build(second); t4 = T()
+print(json.dumps({"import": t1 - t0, "first": t3 - t2, "second": t4 - t3}))
+"""
+
+_NUMBA_CUDA = _PRELUDE + """
+t0 = T()
+from numba import cuda
+t1 = T()
+
+def saxpy(a, x, y, out):
+    i = cuda.grid(1)
+    if i < out.size:
+        out[i] = a * x[i] + y[i]
+
+t2 = T(); ptx, _ = cuda.compile_ptx(saxpy, SIG, cc=(9, 0)); t3 = T()
+print(json.dumps({"import": t1 - t0, "first": t3 - t2}))
+"""
+
+_NJIT = _PRELUDE + """
+t0 = T()
+import numba
+t1 = T()
+
+def saxpy(a, x, y, out):
+    for i in range(out.size):
+        out[i] = a * x[i] + y[i]
+
+t2 = T(); numba.njit(SIG)(saxpy); t3 = T()
+print(json.dumps({"import": t1 - t0, "first": t3 - t2}))
+"""
+
+# new argument signatures: code compiled beforehand, driver calls made no-ops
+_NEWSIG = _PRELUDE + """
+import numpy as np
+import numba_gpux as gpux
+from numba_gpux.launch import _typeof
+
+class NullRuntime:
+    # the device's runtime with the driver calls of a launch left out
+    def __init__(self, real):
+        self._real = real
+    def __getattr__(self, name):
+        return getattr(self._real, name)
+    def load(self, artifact):
+        return object()
+    def kernel(self, program, name):
+        return object()
+    def prepare(self, kernel, params):
+        pass
+    def launch(self, *args):
+        pass
+
+@gpux.jit
+def fill(a, v):
+    i = gpux.grid(1)
+    if i < a.size:
+        a[i] = v
+
+dev = gpux.default_device()
+arrays = [gpux.to_device(np.zeros(n, dt)) for n, dt in
+          ((16, np.float32), (16, np.float64), (16, np.int32), (16, np.int64), (16, np.uint8),
+           (16, np.int16))]
+values = [np.float32(1), 2.0, np.int32(3), 4, np.uint8(5), np.int16(6)]
+for a, v in zip(arrays, values):   # typing and code generation, done before timing
+    fill.code_for(tuple(map(_typeof, (a, v))), dev.target)
+dev.runtime = NullRuntime(dev.runtime)
+cfg = fill[1, 16]
+first, again = [], []
+for a, v in zip(arrays, values):
+    t0 = T(); cfg(a, v); t1 = T(); cfg(a, v); t2 = T()
+    first.append(t1 - t0); again.append(t2 - t1)
+print(json.dumps({"new_signature": first, "same_signature": again,
+                  "target_compiles": fill.stats["target_compiles"]}))
+"""
+
+CASES = {
+    "gpux_spirv_first": (_GPUX, ["opencl", "cuda"]),
+    "gpux_ptx_first": (_GPUX, ["cuda", "opencl"]),
+    "numba_cuda": (_NUMBA_CUDA, []),
+    "numba_njit": (_NJIT, []),
+    "new_signature": (_NEWSIG, []),
+}
+
+
+def _run(code: str, args: list, env: dict) -> dict:
+    p = subprocess.run([sys.executable, "-c", code, *args], env=env, capture_output=True,
+                       text=True, timeout=600)
+    if p.returncode != 0:
+        err = p.stderr.strip().splitlines()
+        raise RuntimeError(err[-1] if err else f"exit {p.returncode}")
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+def measure(runs: int) -> dict:
+    env = child_env()
+    samples: dict[str, list] = {k: [] for k in CASES}
+    errors: dict[str, str] = {}
+    for name, (code, args) in CASES.items():  # warm the bytecode cache; find what runs
+        try:
+            _run(code, args, env)
+        except Exception as e:
+            errors[name] = str(e)
+    for _ in range(runs):
+        for name, (code, args) in CASES.items():
+            if name not in errors:
+                samples[name].append(_run(code, args, env))
+
+    def med(name, field):
+        vals = [s[field] for s in samples[name]]
+        return statistics.median(vals) if vals else None
+
+    out: dict = {"benchmark": "compile", "runs": runs, "signature": SIG, "errors": errors,
+                 "samples": samples, "median_s": {}, "ratios": {}, "goals": {}}
+    m = out["median_s"]
+    for name in ("gpux_spirv_first", "gpux_ptx_first", "numba_cuda", "numba_njit"):
+        if samples[name]:
+            m[name] = {f: med(name, f) for f in samples[name][0]}
+            m[name]["import+first"] = statistics.median(
+                s["import"] + s["first"] for s in samples[name])
+    if samples["new_signature"]:
+        flat = [t for s in samples["new_signature"] for t in s["new_signature"]]
+        same = [t for s in samples["new_signature"] for t in s["same_signature"]]
+        m["new_signature"] = {"first_launch": statistics.median(flat),
+                              "same_signature_again": statistics.median(same),
+                              "target_compiles_while_timed": max(
+                                  s["target_compiles"] for s in samples["new_signature"]) - 6}
+    r = out["ratios"]
+    nc = m.get("numba_cuda")
+    for ours in ("gpux_spirv_first", "gpux_ptx_first"):
+        if ours in m:
+            r[f"{ours}: second/first"] = m[ours]["second"] / m[ours]["first"]
+            if nc:
+                r[f"{ours}: first/numba_cuda_first"] = m[ours]["first"] / nc["first"]
+                r[f"{ours}: import+first/numba_cuda_import+first"] = (
+                    m[ours]["import+first"] / nc["import+first"])
+            if "numba_njit" in m:
+                r[f"{ours}: first/njit_first"] = m[ours]["first"] / m["numba_njit"]["first"]
+    g = out["goals"]
+    for ours in ("gpux_spirv_first", "gpux_ptx_first"):
+        key = f"{ours}: first/numba_cuda_first"
+        if key in r:
+            g[key] = {"max": GOALS["first_over_numba_cuda"], "value": r[key],
+                      "met": r[key] <= GOALS["first_over_numba_cuda"]}
+        key = f"{ours}: second/first"
+        if key in r:
+            g[key] = {"max": GOALS["second_over_first"], "value": r[key],
+                      "met": r[key] <= GOALS["second_over_first"]}
+    if "new_signature" in m:
+        v = m["new_signature"]["first_launch"] * 1e3
+        g["new_signature_ms"] = {"max": GOALS["new_signature_ms"], "value": v,
+                                 "met": v < GOALS["new_signature_ms"]}
+    out["machine"] = machine()
+    return out
+
+
+def report(res: dict) -> str:
+    m = res["median_s"]
+    ms = lambda v: f"{v * 1e3:.0f}" if v is not None else "-"  # noqa: E731
+    rows = [("numba-gpux, SPIR-V first, then PTX", "gpux_spirv_first"),
+            ("numba-gpux, PTX first, then SPIR-V", "gpux_ptx_first"),
+            ("numba-cuda `compile_ptx` (cc 9.0)", "numba_cuda"),
+            ("numba `@njit` (CPU)", "numba_njit")]
+    lines = ["| fresh process | import (ms) | first kernel (ms) | import + first (ms) "
+             "| second target (ms) |", "| --- | --- | --- | --- | --- |"]
+    for label, key in rows:
+        if key in m:
+            v = m[key]
+            lines.append(f"| {label} | {ms(v['import'])} | {ms(v['first'])} | "
+                         f"{ms(v['import+first'])} | {ms(v.get('second'))} |")
+        else:
+            lines.append(f"| {label} | n/a: {res['errors'].get(key, '')} | | | |")
+    if "new_signature" in m:
+        ns = m["new_signature"]
+        lines.append("")
+        lines.append(f"new argument signature, first launch, code already compiled, driver "
+                     f"calls left out: {ns['first_launch'] * 1e6:.0f} us "
+                     f"(the same signature again: {ns['same_signature_again'] * 1e6:.1f} us)")
+    lines.append("")
+    lines.append("| ratio | value |")
+    lines.append("| --- | --- |")
+    for k, v in res["ratios"].items():
+        lines.append(f"| {k} | {v:.3f} |")
+    lines.append("")
+    for k, g in res["goals"].items():
+        lines.append(f"goal {k} <= {g['max']}: {'met' if g['met'] else 'NOT met'} "
+                     f"({g['value']:.3f})")
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--out", default=os.path.join(RESULTS, "bench_compile.json"))
+    a = ap.parse_args(argv)
+    res = measure(a.runs)
+    print(report(res))
+    os.makedirs(os.path.dirname(a.out), exist_ok=True)
+    with open(a.out, "w") as f:
+        json.dump(res, f, indent=1)
+    print(f"\nwritten: {a.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
