@@ -43,6 +43,18 @@ def normalize_dims(value, what: str) -> tuple[int, int, int]:
     return tuple(out)
 
 
+def _int_dims(config) -> bool:
+    """Whether griddim and blockdim are ints or tuples of ints (exactly, not floats)."""
+    for x in config[:2]:
+        t = type(x)
+        if t is int:
+            continue
+        if t is tuple and all(type(y) is int for y in x):
+            continue
+        return False
+    return True
+
+
 class GpuxFunctionType(types.Dispatcher):
     """The Numba type of a jitted device function referenced from a kernel."""
 
@@ -257,7 +269,9 @@ class GpuxFunction:
             cfg = self._configs.get(config)
         except TypeError:  # unhashable parts (lists): not cached
             cfg = None
-        if cfg is not None:
+        # 1.0 == 1 as a key: only dimensions that are exactly ints use the cache,
+        # so a float dimension still gets its LaunchError
+        if cfg is not None and _int_dims(config):
             return cfg
         if self.is_device:
             raise GpuxUserError(f"{self.__name__} is a device function; only kernels are launched")
@@ -265,7 +279,7 @@ class GpuxFunction:
             raise LaunchError("launch configuration must be [griddim, blockdim] or "
                               "[griddim, blockdim, queue] or [griddim, blockdim, queue, shared_bytes]")
         cfg = LaunchConfig(self, *config)
-        if cfg.queue is None:
+        if cfg.queue is None and _int_dims(config):
             try:
                 if len(self._configs) >= 64:
                     self._configs.clear()
