@@ -95,6 +95,15 @@ def test_bad_launch_configuration(cfg):
         add_one[cfg]
 
 
+def test_float_dimensions_rejected_even_after_a_cached_int_launch():
+    cfg = add_one[1, 16]
+    assert add_one[1, 16] is cfg  # cached
+    with pytest.raises(gpux.LaunchError):
+        add_one[1.0, 16]
+    with pytest.raises(gpux.LaunchError):
+        add_one[(1, 1), (16.0, 1)]
+
+
 def test_launch_configuration_needs_a_tuple():
     with pytest.raises(gpux.LaunchError):
         add_one[4]
