@@ -34,6 +34,19 @@ class SourceDef:
     kernel inputs (``Dialect.implicit_params``) the snippet reads.
     ``llvm_attrs`` are function attributes given to the intrinsic's
     declaration before optimization (``convergent`` for barriers).
+
+    Pointer operands: ``{q0}`` (``{q1}``...) in ``expr`` and ``helper`` is the
+    dialect's qualifier of the address space inferred for operand 0 (1...),
+    ``{s0}`` a short tag of that space (``g`` global, ``l`` shared, ``c``
+    constant, ``p`` private) for naming one helper per space; ``helper`` is
+    placed once per distinct text after that substitution (its other braces
+    are C's).  ``ptr_spaces`` lists the neutral address spaces a pointer
+    operand may be in (empty: any); another is a clear error naming the
+    intrinsic.  ``result_space`` is the neutral address space of a pointer
+    result.  ``locals`` are declarations placed once at the top of the kernel
+    (work-group variables, which OpenCL C and MSL allow only at kernel scope);
+    ``cstring_args`` are operands that point to constant C strings and are
+    written as string literals.
     """
 
     expr: str
@@ -43,6 +56,10 @@ class SourceDef:
     llvm_attrs: tuple = ()
     #: a device capability (``Target.features``) the snippet needs, e.g. "subgroups"
     feature: str = ""
+    ptr_spaces: tuple = ()
+    result_space: int | None = None
+    locals: tuple = ()
+    cstring_args: tuple = ()
 
 
 @dataclass(frozen=True)

@@ -43,9 +43,6 @@ class _Fn(FnExprs):
             return
         if i.op == "fence":
             raise SourceEmitError("LLVM fences are not supported by the source emitter")
-        if i.op in ("atomicrmw", "cmpxchg"):
-            raise SourceEmitError(f"`{i.text}`: atomics reach source targets only through the "
-                                  f"portable __gpux_atomic_* intrinsics")
         if i.name and i.name in self.inline:
             return
         if i.ty.kind == "void" or not i.name:
@@ -99,6 +96,8 @@ class _Fn(FnExprs):
     def decl_type(self, i: Inst) -> str:
         if i.ty.kind == "ptr":
             return f"{self.ptr_qual(i.name)} uchar*"
+        if i.op == "cmpxchg":  # holds the old value; extractvalue 1 compares it
+            return ctype(i.args[1].ty)
         return ctype(i.ty)
 
     def cond_of(self, block: str, key) -> str:

@@ -23,6 +23,14 @@ _PURE_OPS = {"add", "sub", "mul", "and", "or", "xor", "shl", "lshr", "ashr", "ud
              "select", "trunc", "zext", "sext", "fptosi", "fptoui", "sitofp", "uitofp", "fpext",
              "fptrunc", "bitcast", "addrspacecast", "getelementptr", "freeze", "ptrtoint",
              "inttoptr"}
+#: atomicrmw operation -> portable atomic operation (language/atomics.py)
+_RMW = {"add": "add", "sub": "sub", "and": "and", "or": "or", "xor": "xor", "xchg": "exch",
+        "max": "max", "min": "min", "umax": "umax", "umin": "umin", "uinc_wrap": "inc",
+        "udec_wrap": "dec", "fadd": "add", "fsub": "sub", "fmax": "nanmax", "fmin": "nanmin"}
+#: neutral address space -> tag ({s0} in source definitions) and words for messages
+_SPACE_TAGS = {GLOBAL: "g", SHARED: "l", CONSTANT: "c", PRIVATE: "p"}
+_SPACE_WORDS = {GLOBAL: "global memory", SHARED: "shared memory", CONSTANT: "constant memory",
+                PRIVATE: "private (local.array) memory"}
 
 
 class FnExprs:
@@ -127,6 +135,9 @@ class FnExprs:
             return PRIVATE
         if i.op in ("getelementptr", "addrspacecast", "bitcast", "freeze"):
             return self._val_asp(i.args[0])
+        if i.op == "call":
+            sd = self.em.lookup(i.callee)
+            return sd.result_space if isinstance(sd, SourceDef) else None
         if i.op in ("phi", "select"):
             vals = i.args if i.op == "phi" else i.args[1:]
             found = {self._val_asp(v) for v in vals} - {"any", None}
@@ -290,8 +301,15 @@ class FnExprs:
             return self.gep(a[0], i.src_ty, a[1:])
         if op == "load":
             if "atomic" in i.text.split("=", 1)[-1].split(",")[0]:
-                raise SourceEmitError("atomic loads are not supported by the source emitter yet")
+                # an aligned word read is atomic on every device; volatile keeps it a read
+                return f"*((volatile {self.ptr_qual(a[0])} {ctype(i.ty)}*){self.expr(a[0])})"
             return self.deref(a[0], i.ty)
+        if op in ("atomicrmw", "cmpxchg"):
+            return self.raw_atomic(i)
+        if op == "extractvalue" and a[0].kind == "local" and self.defs[a[0].name].op == "cmpxchg":
+            x = self.defs[a[0].name]  # {old, success}: the variable holds the old value
+            return self.cname(x.name) if i.indices == (0,) else \
+                f"({self.cname(x.name)} == {self.expr(x.args[1])})"
         if op == "alloca":
             return f"(({self.d.qualifier(PRIVATE)} uchar*){self.cname(i.name)}_mem)"
         if op == "call":
@@ -379,14 +397,13 @@ class FnExprs:
     def call(self, i: Inst) -> str:
         name = i.callee
         sd = self.em.lookup(name)
-        args = [self.expr(a) for a in i.args]
         if isinstance(sd, SourceDef):
-            for imp in sd.implicit:
-                if imp not in self.implicit:
-                    self.implicit.append(imp)
-            if sd.helper:
-                self.em.helpers.setdefault(sd.helper, None)
-            return sd.expr.format(*args)
+            return self.apply_def(sd, name, i.args)
+        if name.startswith("llvm.bitreverse.") and i.ty.bits in (32, 64):
+            sd = self.em.lookup(f"__gpux_brev_i{i.ty.bits}")  # the portable bit reversal
+            if isinstance(sd, SourceDef):
+                return self.apply_def(sd, name, i.args)
+        args = [self.expr(a) for a in i.args]
         if name.startswith("llvm."):
             return self.llvm_intrinsic(i, args)
         if name.startswith("__gpux_"):
@@ -394,6 +411,79 @@ class FnExprs:
                                   f"definition for this target")
         raise SourceEmitError(f"calls {name!r}, which cannot be called from {self.d.name} source "
                               f"(device functions must be inlined; host functions are unavailable)")
+
+    def apply_def(self, sd: SourceDef, name: str, vals: list) -> str:
+        """The source of intrinsic *name* (definition *sd*) applied to the operands *vals*."""
+        for imp in sd.implicit:
+            if imp not in self.implicit:
+                self.implicit.append(imp)
+        self.arrays.extend(sd.locals)
+        args, spaces = [], {}
+        for k, v in enumerate(vals):
+            if k in sd.cstring_args:
+                args.append(self.cstring(v, name))
+                continue
+            args.append(self.expr(v))
+            if v.ty.kind == "ptr":
+                q, asp = self.ptr_qual(v), self._val_asp(v)
+                if sd.ptr_spaces and asp not in sd.ptr_spaces:
+                    raise SourceEmitError(
+                        f"{self.d.name}: {name} cannot operate on a pointer to "
+                        f"{_SPACE_WORDS.get(asp, asp)} (it takes "
+                        f"{' or '.join(_SPACE_WORDS[a] for a in sd.ptr_spaces)})")
+                spaces[f"q{k}"] = q
+                spaces[f"s{k}"] = _SPACE_TAGS.get(asp, "x")
+        helper = sd.helper
+        for key, val in spaces.items():
+            helper = helper.replace("{" + key + "}", val)
+        if helper:
+            self.em.helpers.setdefault(helper, None)
+        return sd.expr.format(*args, **spaces)
+
+    def raw_atomic(self, i: Inst) -> str:
+        """An ``atomicrmw``/``cmpxchg`` written through the target's source definition of the
+        matching portable intrinsic (the debug wrapper's error record uses ``cmpxchg``)."""
+        if i.op == "cmpxchg":
+            op, ty = "cas", i.args[1].ty
+        else:
+            op, ty = _RMW.get(i.pred), i.ty
+        if op is None or ty.kind not in ("int", "float") or ty.bits not in (32, 64):
+            raise SourceEmitError(f"`{i.text}` cannot be written as {self.d.name} source")
+        if ty.kind == "float":
+            sfx = f"f{ty.bits}"
+        else:
+            sfx = f"{'u' if op in ('umax', 'umin', 'inc', 'dec') else 'i'}{ty.bits}"
+        op = {"umax": "max", "umin": "min"}.get(op, op)
+        name = f"__gpux_atomic_{op}_{sfx}"
+        sd = self.em.lookup(name)
+        if not isinstance(sd, SourceDef):
+            raise SourceEmitError(f"`{i.text}`: {self.d.name} has no definition of {name} to "
+                                  f"write this atomic with")
+        return self.apply_def(sd, name, i.args)
+
+    def cstring(self, v: Val, name: str) -> str:
+        """A string literal of the constant C string operand *v* points to."""
+        while v.kind == "cexpr" and v.value.op in ("getelementptr", "addrspacecast", "bitcast"):
+            if v.value.op == "getelementptr" and any(a.kind != "int" or a.value for a in v.value.args[1:]):
+                break
+            v = v.value.args[0]
+        g = self.em.model.globals.get(v.name) if v.kind == "global" else None
+        if g is None or not g.constant or g.init is None or g.init.kind != "agg" \
+                or not isinstance(g.init.value, list):
+            raise SourceEmitError(f"{name}: the string operand must be a constant string")
+        data = bytes(x.value & 0xFF for x in g.init.value).split(b"\0", 1)[0]
+        out = []
+        for b in data:
+            ch = chr(b)
+            if ch in '"\\':
+                out.append("\\" + ch)
+            elif ch in "\n\t":
+                out.append("\\n" if ch == "\n" else "\\t")
+            elif 32 <= b < 127:
+                out.append(ch)
+            else:
+                out.append(f"\\{b:03o}")
+        return '"' + "".join(out) + '"'
 
     def llvm_intrinsic(self, i: Inst, args: list) -> str:
         base = i.callee.split(".")[1]

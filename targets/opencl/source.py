@@ -18,7 +18,8 @@ from numba_gpux import config
 from numba_gpux.cemit import Dialect, SourceDef, SourceTarget, register_dialect
 from numba_gpux.devices import Device
 from numba_gpux.interface import NEUTRAL_ADDRSPACES
-from numba_gpux.language.intrinsics import MATH_BINARY, MATH_UNARY
+from numba_gpux.language.atomics import ATOMIC_INTRINSICS
+from numba_gpux.language.intrinsics import INTRINSICS, MATH_BINARY, MATH_UNARY
 from numba_gpux.overlays import registry
 
 __all__ = ["OPENCL_C", "OpenCLCTarget", "make_target", "discover", "source_device",
@@ -32,6 +33,8 @@ OPENCL_C = register_dialect(Dialect(
     kernel_qualifier="__kernel",
     bitcast="as_{t}({x})",
     builtins={},
+    implicit_params={"_gpux_dsmem": "__local uchar* _gpux_dsmem",
+                     "_gpux_dsmem_bytes": "ulong _gpux_dsmem_bytes"},
     feature_preambles={"fp64": "#pragma OPENCL EXTENSION cl_khr_fp64 : enable",
                        "fp16": "#pragma OPENCL EXTENSION cl_khr_fp16 : enable"},
     source_families=("opencl-c",),
@@ -226,3 +229,118 @@ SRC.define("__gpux_fence_block", SourceDef("mem_fence(CLK_LOCAL_MEM_FENCE | CLK_
                                            pure=False, llvm_attrs=("nounwind",)))
 SRC.define("__gpux_fence_device", SourceDef("mem_fence(CLK_GLOBAL_MEM_FENCE)", pure=False,
                                             llvm_attrs=("nounwind",)))
+SRC.define("__gpux_fence_system", SourceDef("mem_fence(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE)",
+                                            pure=False, llvm_attrs=("nounwind",)))
+
+# -- barriers with a predicate -------------------------------------------------------------
+# OpenCL C 1.2 has no work-group collectives (work_group_reduce_add is 2.0): the items
+# count into a __local word that the first item clears.  Three barriers: the first is
+# the barrier itself (and keeps a previous call's readers ahead of the clearing), the
+# second orders the clearing before the counting, the third the counting before the reads.
+_BARRIER_COUNT = """static inline uint _gpux_barrier_count(bool p, volatile __local uint* c) {
+  barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+  if (get_local_id(0) == 0 && get_local_id(1) == 0 && get_local_id(2) == 0) *c = 0u;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  if (p) atomic_inc(c);
+  barrier(CLK_LOCAL_MEM_FENCE);
+  return *c;
+}"""
+for _op, _expr in (("count", "_gpux_barrier_count({0} != 0u, &_gpux_bpred)"),
+                   ("and", "((uint)(_gpux_barrier_count({0} == 0u, &_gpux_bpred) == 0u))"),
+                   ("or", "((uint)(_gpux_barrier_count({0} != 0u, &_gpux_bpred) != 0u))")):
+    SRC.define(f"__gpux_barrier_{_op}", SourceDef(
+        _expr, helper=_BARRIER_COUNT, locals=("__local uint _gpux_bpred;",), pure=False,
+        llvm_attrs=("convergent", "nounwind")))
+
+# -- bit reversal (OpenCL C 1.2 has no bit_reverse) ------------------------------------------
+_BREV = """static inline uint _gpux_brev32(uint x) {
+  x = ((x >> 1) & 0x55555555u) | ((x & 0x55555555u) << 1);
+  x = ((x >> 2) & 0x33333333u) | ((x & 0x33333333u) << 2);
+  x = ((x >> 4) & 0x0f0f0f0fu) | ((x & 0x0f0f0f0fu) << 4);
+  x = ((x >> 8) & 0x00ff00ffu) | ((x & 0x00ff00ffu) << 8);
+  return (x >> 16) | (x << 16);
+}
+static inline ulong _gpux_brev64(ulong x) {
+  return ((ulong)_gpux_brev32((uint)x) << 32) | (ulong)_gpux_brev32((uint)(x >> 32));
+}"""
+SRC.define("__gpux_brev_i32", SourceDef("_gpux_brev32({0})", helper=_BREV, llvm_attrs=("nounwind",)))
+SRC.define("__gpux_brev_i64", SourceDef("_gpux_brev64({0})", helper=_BREV, llvm_attrs=("nounwind",)))
+
+# -- dynamic shared memory: a trailing __local parameter and its size (as the SPIR-V
+# target's finishing step adds them; OpenCLRuntime.prepare/launch pass cl.LocalMemory)
+_DSMEM = ("_gpux_dsmem", "_gpux_dsmem_bytes")
+SRC.define("__gpux_dynamic_shared", SourceDef("_gpux_dsmem", implicit=_DSMEM, result_space=3,
+                                              llvm_attrs=("nounwind",)))
+SRC.define("__gpux_dynamic_shared_bytes", SourceDef("_gpux_dsmem_bytes", implicit=_DSMEM,
+                                                    llvm_attrs=("nounwind",)))
+
+# -- print(): OpenCL C printf, the format a string literal -----------------------------------
+for _name in INTRINSICS:
+    if _name.startswith("__gpux_printf_"):
+        _codes = _name[len("__gpux_printf_"):]
+        _args = "".join(f", {'(long)' if _c == 'l' else ''}{{{_k + 1}}}" for _k, _c in enumerate(_codes))
+        SRC.define(_name, SourceDef(f"((uint)printf({{0}}{_args}))", cstring_args=(0,), pure=False,
+                                    llvm_attrs=("nounwind",)))
+
+# -- atomics ----------------------------------------------------------------------------------
+# OpenCL C 1.2 atomic_* (32-bit, global and local memory) and atom_* (64-bit,
+# cl_khr_int64_base/extended_atomics) where the operation exists with the portable
+# meaning; everything else (float arithmetic and min/max with their NaN rules, CUDA's
+# wrapping inc/dec) is a compare-and-swap loop on the bits, one helper per address space.
+_INT64_PRAGMAS = ("#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable\n"
+                  "#pragma OPENCL EXTENSION cl_khr_int64_extended_atomics : enable")
+_NATIVE = ("add", "sub", "and", "or", "xor", "exch", "min", "max")
+_SIGNED_T = {"i32": "int", "u32": "uint", "i64": "long", "u64": "ulong"}
+#: the loop's decision: (store?, new value) from the old value o and the operand v
+_LOOP = {
+    "add": ("true", "o + v"), "sub": ("true", "o - v"),
+    "max": ("o < v", "v"), "min": ("o > v", "v"),          # a NaN on either side: unchanged
+    "nanmax": ("v == v && !(o >= v)", "v"),                  # NaN operand: unchanged;
+    "nanmin": ("v == v && !(o <= v)", "v"),                  # NaN in memory: replaced
+    "inc": ("true", "(o >= v) ? 0 : o + 1"),
+    "dec": ("true", "(o == 0 || o > v) ? v : o - 1"),
+}
+
+
+def _atomic_def(name: str, op: str, sfx: str) -> SourceDef:
+    bits = int(sfx[1:])
+    ut = "uint" if bits == 32 else "ulong"                  # the storage type of the bits
+    t = {"f32": "float", "f64": "double"}.get(sfx, ut)      # the storage type of values
+    pre = "atomic_" if bits == 32 else "atom_"
+    cas = pre + "cmpxchg"
+    ptr = f"(volatile {{q0}} {ut}*){{0}}"
+    kw = dict(pure=False, ptr_spaces=(1, 3), llvm_attrs=("nounwind",),
+              feature="int64_atomics" if bits == 64 else "")
+    pragma = _INT64_PRAGMAS + "\n" if bits == 64 else ""
+    if sfx[0] == "f":
+        to, frm = f"as_{ut}", f"as_{t}"
+        if op == "exch":
+            return SourceDef(f"{frm}({pre}xchg({ptr}, {to}({{1}})))", helper=pragma.strip(), **kw)
+        if op == "cas":
+            return SourceDef(f"{frm}({cas}({ptr}, {to}({{1}}), {to}({{2}})))", helper=pragma.strip(), **kw)
+    else:
+        to = frm = ""
+        st = _SIGNED_T[sfx]
+        sptr = f"(volatile {{q0}} {st}*){{0}}"
+        if op == "cas":
+            return SourceDef(f"(({ut}){cas}({sptr}, ({st}){{1}}, ({st}){{2}}))", helper=pragma.strip(), **kw)
+        if op in _NATIVE:
+            fn = pre + ("xchg" if op == "exch" else op)
+            return SourceDef(f"(({ut}){fn}({sptr}, ({st}){{1}}))", helper=pragma.strip(), **kw)
+    store, new = _LOOP[op]
+    h = f"_gpux_{name[len('__gpux_'):]}_{{s0}}"
+    helper = (f"{pragma}static inline {t} {h}(volatile {{q0}} uchar* p_, {t} v) {{\n"
+              f"  volatile {{q0}} {ut}* p = (volatile {{q0}} {ut}*)p_;\n"
+              f"  {ut} old = *p;\n"
+              f"  while (1) {{\n"
+              f"    {t} o = {frm}(old);\n"
+              f"    if (!({store})) return o;\n"
+              f"    {ut} seen = {cas}(p, old, {to}(({t})({new})));\n"
+              f"    if (seen == old) return o;\n"
+              f"    old = seen;\n"
+              f"  }}\n}}")
+    return SourceDef(f"{h}({{0}}, {{1}})", helper=helper, **kw)
+
+
+for _name, (_op, _sfx) in ATOMIC_INTRINSICS.items():
+    SRC.define(_name, _atomic_def(_name, _op, _sfx))

@@ -19,25 +19,7 @@ from __future__ import annotations
 
 __all__ = ["SKIPLIST", "reason_for", "check"]
 
-_OPENCL_C = ("the OpenCL C source target (targets/opencl/source.py) defines no {what} in "
-             "its source registry 'opencl-c.src' yet")
-
 SKIPLIST: dict[tuple[str, str], str] = {
-    # The OpenCL C source emitter (a stand-in for source targets such as Metal).
-    ("opencl-c", "shared_dynamic"): "the C source emitter has no dynamic shared memory (it "
-                                    "would need a __local kernel parameter as the SPIR-V "
-                                    "target adds)",
-    ("opencl-c", "barrier_pred"): _OPENCL_C.format(what="__gpux_barrier_count/and/or"),
-    ("opencl-c", "fence_system"): _OPENCL_C.format(what="__gpux_fence_system"),
-    ("opencl-c", "brev"): _OPENCL_C.format(what="__gpux_brev_i32/i64"),
-    ("opencl-c", "atomics_int32"): _OPENCL_C.format(what="__gpux_atomic_*"),
-    ("opencl-c", "atomics_int64"): _OPENCL_C.format(what="__gpux_atomic_*"),
-    ("opencl-c", "atomics_float32"): _OPENCL_C.format(what="__gpux_atomic_*"),
-    ("opencl-c", "atomics_float64"): _OPENCL_C.format(what="__gpux_atomic_*"),
-    ("opencl-c", "debug_errors"): "the C source emitter does not accept the debug error "
-                                  "buffer's raw compare-and-swap (atomics reach source "
-                                  "targets only as __gpux_atomic_* calls)",
-    ("opencl-c", "print"): _OPENCL_C.format(what="__gpux_printf_*"),
     ("metal", "debug_errors"): "the Metal target has no debug error buffer yet",
     ("metal", "print"): "Metal kernels cannot print (no printf in Metal Shading Language)",
     # Metal Shading Language has no 64-bit types in atomics and no doubles.
