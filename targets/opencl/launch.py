@@ -174,8 +174,9 @@ class OpenCLRuntime:
         self._lock = threading.Lock()
         #: kernels taking the dynamic shared memory parameters (see prepare)
         self._dynamic_shared: set = set()
-        #: the last command launched on each queue (see _order)
+        #: the last command launched on each queue, once several are in use (see _order)
         self._last: dict = {}
+        self._multi = False
 
     def _init(self):
         import pyopencl as cl
@@ -207,10 +208,17 @@ class OpenCLRuntime:
         """Events *q* must wait for, giving CUDA's legacy default-stream ordering
         (numba.cuda programs rely on it): work on the default queue waits for the last
         command of every other queue, work on another queue for the default queue's.
-        OpenCL itself orders nothing between queues (PoCL runs them concurrently)."""
+        OpenCL itself orders nothing between queues (PoCL runs them concurrently).
+        Nothing is tracked until a second queue is used (the common, fast case)."""
+        if not self._multi:
+            if q is self._queue or q is None:
+                return None
+            # first use of another queue: from now on, track the last command of each
+            import pyopencl as cl
+
+            self._multi = True
+            self._last[self._queue] = cl.enqueue_marker(self._queue)
         last = self._last
-        if len(last) < 2 and q in last or not last:
-            return None
         if q is self._queue:
             evs = [e for qq, e in last.items() if qq is not q]
         else:
@@ -291,6 +299,9 @@ class OpenCLRuntime:
             # a zero-sized __local argument is invalid; the kernel sees shared_bytes
             args = (*args, cl.LocalMemory(max(int(shared_bytes), 16)), int(shared_bytes))
         q = self._q(queue)
+        if not self._multi and q is self._queue:
+            kernel(q, gsize, blockdim, *args)
+            return
         self._last[q] = kernel(q, gsize, blockdim, *args, wait_for=self._order(q))
 
     def synchronize(self, queue=None) -> None:
