@@ -148,7 +148,7 @@ threadfence_block = _alias("threadfence_block", "fence_block", "fence.block", "t
 threadfence = _alias("threadfence", "fence_device", "fence.device", "threadfence")
 threadfence_system = _alias("threadfence_system", "fence_system", "fence.system",
                             "threadfence_system")
-syncwarp = _alias("syncwarp", "subgroup.barrier", "subgroup.sync", "syncwarp")
+syncwarp = _alias("syncwarp", "subgroup.barrier", "subgroup.sync", "syncwarp")  # replaced below
 nanosleep = _unavailable("nanosleep", "there is no portable sleep instruction")
 
 # ------------------------------------------------------------------ atomics
@@ -192,6 +192,12 @@ if _sg is not None:
     def ballot_sync(mask, predicate):
         """uint32 of the lanes where *predicate* holds (lanes 0-31, as numba.cuda)."""
         return types_uint32(_sg.ballot(predicate) & 0xFFFFFFFF)
+
+    @_device
+    def syncwarp(mask=0xFFFFFFFF):
+        """numba.cuda's ``syncwarp``: a sub-group barrier (*mask* is not used: every
+        lane of the sub-group takes part)."""
+        _sg.barrier()
 
     @_device
     def activemask():

@@ -98,6 +98,9 @@ _SG_REDUCE_T = {"i32": I32, "u32": I32, "i64": I64, "u64": I64,
 #: sub-group reductions; the bitwise ones exist for integer suffixes only
 SG_REDUCE_OPS = ("add", "mul", "min", "max", "and", "or", "xor")
 
+_add("__gpux_sg_barrier", VOID, [],
+     "Sub-group (warp) execution barrier that also orders work-group and global memory "
+     "among the sub-group's work-items; OpenCL sub_group_barrier, CUDA __syncwarp().")
 _add("__gpux_sg_lane_id", I32, [],
      "Index of the work-item within its sub-group (warp), 0 <= lane < size; OpenCL "
      "get_sub_group_local_id, CUDA %laneid.")

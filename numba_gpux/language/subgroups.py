@@ -57,6 +57,8 @@ subgroup = _Namespace("subgroup", "Sub-group (warp) intrinsics; never assume a w
     "any": _stub("any", "any(pred) -> bool: pred holds on some lane."),
     "ballot": _stub("ballot", "ballot(pred) -> uint64: bit i set where pred holds on lane i "
                               "(lanes 0-63)."),
+    "barrier": _stub("barrier", "barrier(): the sub-group's work-items wait for each other; "
+                                "orders work-group and global memory among them."),
     "reduce": _stub("reduce", "reduce(value, op) -> value's type: op ('add', 'mul', 'min', "
                               "'max', 'and', 'or', 'xor') over every lane of the sub-group."),
 })
@@ -136,6 +138,7 @@ _template(subgroup.all, _vote_sig(types.boolean))
 _template(subgroup.any, _vote_sig(types.boolean))
 _template(subgroup.ballot, _vote_sig(types.uint64))
 _template(subgroup.reduce, _reduce_sig)
+_template(subgroup.barrier, _nullary(types.none))
 
 
 # ------------------------------------------------------------------ lowering
@@ -149,6 +152,12 @@ def _nullary_impl(intrinsic):
 for _name, _intr in (("lane_id", "__gpux_sg_lane_id"), ("size", "__gpux_sg_size"),
                      ("id", "__gpux_sg_id"), ("count", "__gpux_sg_count")):
     _lower(getattr(subgroup, _name))(_nullary_impl(_intr))
+
+
+@_lower(subgroup.barrier)
+def _barrier_impl(context, builder, sig, args):
+    call(builder, "__gpux_sg_barrier")
+    return context.get_dummy_value()
 
 
 def _to_carrier(builder, ty, v):

@@ -231,3 +231,31 @@ def test_reduce_rejects_unknown_op(device):
 
     with pytest.raises(TypingError, match="median"):
         bad[1, 1](gpux.to_device(np.zeros(1, np.float32)))
+
+
+@gpux.jit
+def sg_exchange(out):
+    # lanes publish through shared memory, wait at the sub-group barrier, read a neighbour
+    buf = gpux.shared.array(256, np.int64)
+    t = gpux.thread_idx.x
+    lane = gpux.subgroup.lane_id()
+    n = gpux.subgroup.size()
+    base = t - lane
+    buf[t] = t * 10
+    gpux.subgroup.barrier()
+    out[t, 0] = buf[base + (lane + 1) % n]
+    out[t, 1] = n
+
+
+CONFORMANCE_KERNELS.append((sg_exchange, "void(int64[:, ::1])"))
+
+
+@pytest.mark.feature("shared_static")
+def test_subgroup_barrier_orders_shared_memory(device):
+    out = gpux.device_array((64, 2), np.int64)
+    sg_exchange[1, 64](out)
+    h = out.copy_to_host()
+    t = np.arange(64)
+    n = h[:, 1]
+    lane = t % n  # sub-groups are consecutive work-items of a 1-D group
+    np.testing.assert_array_equal(h[:, 0], (t - lane + (lane + 1) % n) * 10)

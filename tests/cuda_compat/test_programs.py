@@ -359,3 +359,18 @@ def test_launch_forms(device):
     assert fill.overloads and fill.signatures
     with pytest.raises(Exception):
         fill(a, 1)  # no launch configuration
+
+
+@pytest.mark.needs("subgroups")
+def test_syncwarp_with_and_without_mask(device):
+    @cuda.jit
+    def k(a):
+        i = cuda.grid(1)
+        cuda.syncwarp()
+        cuda.syncwarp(0xFFFFFFFF)
+        if i < a.size:
+            a[i] = i
+
+    a = cuda.device_array(16, np.int64)
+    k[1, 16](a)
+    np.testing.assert_equal(a.copy_to_host(), np.arange(16))

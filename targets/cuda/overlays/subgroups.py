@@ -33,6 +33,10 @@ _LINEAR = """  %tx = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()
   %nt = mul i32 %nxy, %nz
 """
 
+NVPTX.define("__gpux_sg_barrier", (
+    "declare void @llvm.nvvm.bar.warp.sync(i32) convergent\n"
+    f"define void @__gpux_sg_barrier() {_ATTR} {{\n"
+    "  call void @llvm.nvvm.bar.warp.sync(i32 -1)\n  ret void\n}"))
 NVPTX.define("__gpux_sg_lane_id", (
     "declare i32 @llvm.nvvm.read.ptx.sreg.laneid()\n"
     f"define i32 @__gpux_sg_lane_id() {_ATTR} {{\n"

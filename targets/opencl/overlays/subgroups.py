@@ -29,6 +29,11 @@ def _query(name: str, builtin: str) -> str:
             f"define i32 @{name}() {_ATTR} {{\n  %r = call i32 @{m}()\n  ret i32 %r\n}}")
 
 
+# CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE
+SPIRV.define("__gpux_sg_barrier", (
+    "declare void @_Z17sub_group_barrierj(i32) convergent\n"
+    f"define void @__gpux_sg_barrier() {_ATTR} {{\n"
+    "  call void @_Z17sub_group_barrierj(i32 3)\n  ret void\n}"))
 SPIRV.define("__gpux_sg_lane_id", _query("__gpux_sg_lane_id", "get_sub_group_local_id"))
 SPIRV.define("__gpux_sg_size", _query("__gpux_sg_size", "get_sub_group_size"))
 SPIRV.define("__gpux_sg_id", _query("__gpux_sg_id", "get_sub_group_id"))
