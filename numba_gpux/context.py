@@ -66,7 +66,27 @@ dispatcher_registry[Gpux] = _OverloadDispatcherMarker
 jit_registry[Gpux] = _overload_jit
 
 
+def _registrations(ctx) -> int:
+    """How many registrations the registries installed in *ctx* hold (they only grow)."""
+    n = len(ctx._registries)
+    for reg, loader in ctx._registries.items():
+        for name in loader.registry_items:
+            n += len(getattr(reg, name))
+    return n
+
+
 class GpuxTypingContext(TypingBaseContext):
+    #: _registrations() when last refreshed: Numba refreshes before every compile
+    _refreshed_at = -1
+
+    def refresh(self):
+        # A full refresh re-imports and re-installs every registry; with nothing
+        # registered since the last one, it has nothing to do (issue 7)
+        if _registrations(self) == self._refreshed_at:
+            return
+        super().refresh()
+        self._refreshed_at = _registrations(self)
+
     def load_additional_registries(self):
         from numba.core.typing import cmathdecl, enumdecl, mathdecl, npydecl
 
@@ -83,7 +103,7 @@ class GpuxTypingContext(TypingBaseContext):
             self.install_registry(_mod.typing_registry)
         self.install_registry(mathdecl.registry)
         self.install_registry(cmathdecl.registry)
-        self.install_registry(npydecl.registry)
+        self.install_registry(_npydecl_registry())
         self.install_registry(enumdecl.registry)
         for reg in _extra_typing_registries:
             self.install_registry(reg)
@@ -107,6 +127,47 @@ class GpuxTypingContext(TypingBaseContext):
             if ty is not None:
                 return ty
         return super().resolve_value_type(val)
+
+
+class _ArraysOnly:
+    """Mixed into NumPy's array-operator templates: scalar operands return None at
+    once.  The template itself returns None for them too, but only after matching
+    a ufunc loop (and, the first time, importing every ufunc implementation):
+    per scalar ``+``/``*``/``<`` of a kernel (issue 7)."""
+
+    def generic(self, args, kws):
+        for a in args:
+            if isinstance(a, types.Optional):
+                a = a.type
+            if isinstance(a, types.ArrayCompatible):
+                return super().generic(args, kws)
+        return None
+
+
+_npydecl = None
+
+
+def _npydecl_registry():
+    """``numba.core.typing.npydecl.registry`` with the array operators' templates
+    (``operator.add`` & co. on arrays) behind :class:`_ArraysOnly`."""
+    global _npydecl
+    if _npydecl is None:
+        from numba.core.typing import npydecl
+        from numba.core.typing.templates import Registry
+
+        src = npydecl.registry
+        op = npydecl.NumpyRulesArrayOperator  # (an ABC: issubclass would be slow)
+        reg = Registry()
+        reg.functions = src.functions  # shared: the registry is complete once imported
+        reg.attributes = src.attributes
+        for gv, gty in src.globals:
+            if type(gty) is types.Function and any(op in t.__mro__ for t in gty.templates):
+                gty = types.Function([
+                    type(t.__name__, (_ArraysOnly, t), {}) if op in t.__mro__ else t
+                    for t in gty.templates])
+            reg.globals.append((gv, gty))
+        _npydecl = reg
+    return _npydecl
 
 
 from numba.core.dispatcher import Dispatcher as _CPUDispatcher  # noqa: E402
@@ -215,6 +276,8 @@ class GpuxTargetContext(BaseContext):
         return False
 
     _refreshing = False
+    #: _registrations() of both contexts when last refreshed
+    _refreshed_at = None
 
     def refresh(self):
         # Numba's @overload templates call the current target's refresh() once
@@ -223,12 +286,19 @@ class GpuxTargetContext(BaseContext):
         # context's build time (issue 7).  The nested calls only need the builtin
         # registry installed, which it already is; what the templates register
         # meanwhile is picked up by the install after the typing refresh.
+        # Numba also refreshes on every lowering look-up that misses (get_function,
+        # e.g. once per array struct made) and before every compile: with nothing
+        # registered since the last refresh those are no-ops (issue 7).
         if self._refreshing:
+            return
+        if self._refreshed_at is not None and self._refreshed_at == (
+                _registrations(self), _registrations(self.typing_context)):
             return
         self._refreshing = True
         try:
             super().refresh()
             self.install_registry(_builtin_lowering_registry())
+            self._refreshed_at = (_registrations(self), _registrations(self.typing_context))
         finally:
             self._refreshing = False
 
