@@ -74,7 +74,8 @@ class Dialect:
     #: template of a bit-preserving cast: {t} = target type, {x} = expression
     bitcast: str = "as_{t}({x})"
     #: generic library names (fabs, fma, fmin, fmax, sqrt, floor, ceil, trunc, rint, round,
-    #: copysign, fmod, popcount, clz, ctz, min, max, abs) -> spelling
+    #: copysign, fmod, popcount, clz, ctz, min, max, abs) -> spelling; clz/ctz may be a
+    #: template of an expression ({0} the operand, {t} its type)
     builtins: Mapping[str, str] = field(default_factory=dict)
     #: implicit kernel input name -> parameter declaration
     implicit_params: Mapping[str, str] = field(default_factory=dict)

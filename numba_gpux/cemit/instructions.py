@@ -508,7 +508,10 @@ class FnExprs:
         if base == "ctpop":
             return f"(({ctype(ty)}){B('popcount')}({args[0]}))"
         if base in ("ctlz", "cttz"):
-            return f"(({ctype(ty)}){B('clz' if base == 'ctlz' else 'ctz')}({args[0]}))"
+            fn = B('clz' if base == 'ctlz' else 'ctz')
+            if "{" in fn:  # a template (OpenCL C 1.2 has no ctz): {0} operand, {t} its type
+                return f"(({ctype(ty)}){fn.format(args[0], t=ctype(ty))})"
+            return f"(({ctype(ty)}){fn}({args[0]}))"
         if base in ("expect", "freeze", "ssa"):
             return args[0]
         if base in ("fshl", "fshr") and ty.bits in (8, 16, 32, 64):

@@ -305,7 +305,9 @@ def _const_from_text(ty: Ty, text: str) -> Val:
     if t.startswith(("[", "{", "<")) or t.startswith("c\""):
         if t.startswith("c\""):
             raw = t[2:-1]
-            data = re.sub(r"\\([0-9A-Fa-f]{2})", lambda m: chr(int(m.group(1), 16)), raw)
+            # LLVM escapes a backslash as \\ and other bytes as \XX
+            data = re.sub(r"\\(\\|[0-9A-Fa-f]{2})",
+                          lambda m: "\\" if m.group(1) == "\\" else chr(int(m.group(1), 16)), raw)
             return Val("agg", ty, value=[Val("int", ty.elem, value=ord(ch)) for ch in data])
         inner = t[1:-1] if not t.startswith("<{") else t[2:-2]
         items = []

@@ -12,6 +12,7 @@ function, and emits source text instead of a binary.  Target options:
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from ..interface import Artifact, Target
@@ -46,6 +47,11 @@ class SourceTarget(Target):
 
     def validate(self, module, kernels):
         problems = []
+        if not self.has("fp16") and re.search(r"\bhalf\b", str(module)):
+            # C-family source spells float16 values `half`, which a compiler without half
+            # support rejects (PoCL: "declaring function parameter of type '__private half'")
+            problems.append("uses float16 (half precision), which this device does not support "
+                            "(it lacks the feature 'fp16'); use float32 values and arrays")
         regs = ", ".join(r.name for r in self.source_registries().registries)
         for f in module.functions:
             if not (f.is_declaration and f.name.startswith("__gpux_")):

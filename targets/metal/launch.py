@@ -51,10 +51,10 @@ def discover() -> list[Device]:
 
 
 class _Kernel:
-    __slots__ = ("pso", "name", "slots", "dtype", "scalar_pos")
+    __slots__ = ("pso", "name", "slots", "dtype", "scalar_pos", "dsmem")
 
-    def __init__(self, pso, name):
-        self.pso, self.name = pso, name
+    def __init__(self, pso, name, dsmem=False):
+        self.pso, self.name, self.dsmem = pso, name, dsmem
         self.slots, self.dtype, self.scalar_pos = [], None, []
 
 
@@ -111,18 +111,20 @@ class MetalRuntime:
         if lib is None:
             raise InternalCompilerError("load", f"the Metal compiler rejected the generated MSL: "
                                         f"{err}", artifact.text)
-        return lib
+        # kernels reading dynamic shared memory take a threadgroup buffer (msl.py)
+        return lib, "_gpux_dsmem" in artifact.text
 
     def kernel(self, program, name: str):
         from numba_gpux.errors import InternalCompilerError
 
+        program, dsmem = program
         fn = program.newFunctionWithName_(name)
         if fn is None:
             raise InternalCompilerError("load", f"kernel {name} is not in the Metal library")
         pso, err = self.device.newComputePipelineStateWithFunction_error_(fn, None)
         if pso is None:
             raise InternalCompilerError("load", f"Metal pipeline state for {name}: {err}")
-        return _Kernel(pso, name)
+        return _Kernel(pso, name, dsmem)
 
     def prepare(self, kernel, params) -> None:
         """Buffers bind at 1, 2, ...; scalars go, in order, into the argument block at 0."""
@@ -152,6 +154,13 @@ class MetalRuntime:
             enc.setBytes_length_atIndex_(data, len(data), 0)
         for pos, slot in kernel.slots:
             enc.setBuffer_offset_atIndex_(args[pos], 0, slot)
+        if kernel.dsmem:
+            from .msl import DSMEM_BYTES_INDEX
+
+            # threadgroup memory lengths are multiples of 16 bytes and not zero
+            enc.setThreadgroupMemoryLength_atIndex_(max(16, (int(shared_bytes) + 15) // 16 * 16), 0)
+            size = np.uint64(shared_bytes).tobytes()
+            enc.setBytes_length_atIndex_(size, len(size), DSMEM_BYTES_INDEX)
         enc.dispatchThreadgroups_threadsPerThreadgroup_(Metal.MTLSizeMake(*griddim),
                                                         Metal.MTLSizeMake(*blockdim))
         enc.endEncoding()

@@ -14,9 +14,11 @@ from dataclasses import dataclass
 
 from numba_gpux.cemit import Dialect, register_dialect
 
-__all__ = ["MSL", "MSLDialect", "ARGS_BUFFER_INDEX", "args_struct_name"]
+__all__ = ["MSL", "MSLDialect", "ARGS_BUFFER_INDEX", "DSMEM_BYTES_INDEX", "args_struct_name"]
 
 ARGS_BUFFER_INDEX = 0
+#: the buffer index of the dynamic shared memory's size (Metal has 31 buffer bindings)
+DSMEM_BYTES_INDEX = 30
 
 _BUILTINS = {n: f"metal::{n}" for n in (
     "fabs", "fma", "fmin", "fmax", "sqrt", "floor", "ceil", "trunc", "rint", "round", "copysign",
@@ -68,6 +70,9 @@ MSL = register_dialect(MSLDialect(
         "_gpux_sgsize": "uint _gpux_sgsize [[threads_per_simdgroup]]",
         "_gpux_sgid": "uint _gpux_sgid [[simdgroup_index_in_threadgroup]]",
         "_gpux_sgcount": "uint _gpux_sgcount [[simdgroups_per_threadgroup]]",
+        # dynamic shared memory (launch.py sets its length and writes the size at buffer 30)
+        "_gpux_dsmem": "threadgroup uchar* _gpux_dsmem [[threadgroup(0)]]",
+        "_gpux_dsmem_bytes": "constant ulong& _gpux_dsmem_bytes [[buffer(30)]]",
     },
     constant_array="{q} ulong {name}[{n}] = {{{init}}};",
     shared_array="{q} ulong {name}[{n}];",

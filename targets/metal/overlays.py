@@ -4,11 +4,14 @@ Math uses ``metal::`` functions (the launcher compiles with fast math off, so
 they keep their precise bounds); functions the Metal library lacks (expm1,
 log1p, cbrt, hypot) are small helpers.  erf, erfc, tgamma and lgamma are not
 defined: a kernel that uses them fails validation naming the function.
+Atomics are 32-bit (MSL has none on 64-bit types); print() and the system-scope
+fence are not defined (no printf, no fence that reaches the host mid-kernel).
 """
 
 from __future__ import annotations
 
 from numba_gpux.cemit import SourceDef
+from numba_gpux.language.atomics import ATOMIC_INTRINSICS
 from numba_gpux.language.intrinsics import MATH_BINARY, MATH_UNARY
 from numba_gpux.overlays import registry
 
@@ -78,6 +81,9 @@ for _kind, _fn in (("shuffle", "simd_shuffle"), ("shuffle_up", "simd_shuffle_up"
             helper=(f"static inline {_st} {_h}({_st} v, uint d, uint _gpux_l, uint _gpux_n) "
                     f"{{ {_st} r = {_fn}(v, (ushort)d); return ({_OK[_kind]}) ? r : v; }}"),
             implicit=("_gpux_lane", "_gpux_sgsize"), pure=False, llvm_attrs=_SG))
+SRC.define("__gpux_sg_barrier", SourceDef(
+    "simdgroup_barrier(mem_flags::mem_device | mem_flags::mem_threadgroup)", pure=False,
+    llvm_attrs=_SG))
 SRC.define("__gpux_sg_all", SourceDef("((uint)simd_all({0} != 0u))", pure=False, llvm_attrs=_SG))
 SRC.define("__gpux_sg_any", SourceDef("((uint)simd_any({0} != 0u))", pure=False, llvm_attrs=_SG))
 SRC.define("__gpux_sg_ballot", SourceDef(
@@ -89,3 +95,93 @@ for _op, _fn in (("add", "simd_sum"), ("mul", "simd_product"), ("min", "simd_min
             continue
         SRC.define(f"__gpux_sg_reduce_{_op}_{_sfx}", SourceDef(
             f"(({_st}){_fn}(({_sg}){{0}}))", pure=False, llvm_attrs=_SG))
+
+# -- barriers with a predicate: the items count into a threadgroup word the first item
+# clears (three barriers, as the OpenCL C route: targets/opencl/source.py) -------------------
+_BARRIER_COUNT = """static inline uint _gpux_barrier_count(bool p, threadgroup atomic_uint* c, uint3 tid) {
+  threadgroup_barrier(mem_flags::mem_device | mem_flags::mem_threadgroup);
+  if (tid[0] == 0 && tid[1] == 0 && tid[2] == 0) atomic_store_explicit(c, 0u, memory_order_relaxed);
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  if (p) atomic_fetch_add_explicit(c, 1u, memory_order_relaxed);
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  return atomic_load_explicit(c, memory_order_relaxed);
+}"""
+_BP = "&_gpux_bpred, _gpux_tid"
+for _op, _expr in (("count", f"_gpux_barrier_count({{0}} != 0u, {_BP})"),
+                   ("and", f"((uint)(_gpux_barrier_count({{0}} == 0u, {_BP}) == 0u))"),
+                   ("or", f"((uint)(_gpux_barrier_count({{0}} != 0u, {_BP}) != 0u))")):
+    SRC.define(f"__gpux_barrier_{_op}", SourceDef(
+        _expr, helper=_BARRIER_COUNT, locals=("threadgroup atomic_uint _gpux_bpred;",),
+        implicit=("_gpux_tid",), pure=False, llvm_attrs=("convergent", "nounwind")))
+
+for _w in (32, 64):
+    SRC.define(f"__gpux_brev_i{_w}", SourceDef("metal::reverse_bits({0})", llvm_attrs=_N))
+
+# -- dynamic shared memory: a threadgroup buffer at [[threadgroup(0)]] sized with
+# setThreadgroupMemoryLength, its size in bytes at [[buffer(30)]] (launch.py) ----------------
+_DSMEM = ("_gpux_dsmem", "_gpux_dsmem_bytes")
+SRC.define("__gpux_dynamic_shared", SourceDef("_gpux_dsmem", implicit=_DSMEM, result_space=3,
+                                              llvm_attrs=_N))
+SRC.define("__gpux_dynamic_shared_bytes", SourceDef("_gpux_dsmem_bytes", implicit=_DSMEM,
+                                                    llvm_attrs=_N))
+
+# -- atomics: 32-bit only (MSL has no 64-bit atomic read-modify-write); relaxed order.
+# Integer operations are atomic_fetch_*_explicit on atomic_int/atomic_uint; float
+# arithmetic and min/max (with the portable NaN rules) and CUDA's wrapping inc/dec are
+# compare-and-swap loops on the bits, one helper per address space ({s0}).
+_NATIVE = {"add": "atomic_fetch_add_explicit", "sub": "atomic_fetch_sub_explicit",
+           "and": "atomic_fetch_and_explicit", "or": "atomic_fetch_or_explicit",
+           "xor": "atomic_fetch_xor_explicit", "min": "atomic_fetch_min_explicit",
+           "max": "atomic_fetch_max_explicit", "exch": "atomic_exchange_explicit"}
+_LOOP = {
+    "add": ("true", "o + v"), "sub": ("true", "o - v"),
+    "max": ("o < v", "v"), "min": ("o > v", "v"),
+    "nanmax": ("v == v && !(o >= v)", "v"), "nanmin": ("v == v && !(o <= v)", "v"),
+    "inc": ("true", "(o >= v) ? 0u : o + 1u"), "dec": ("true", "(o == 0u || o > v) ? v : o - 1u"),
+}
+_RELAXED = "memory_order_relaxed"
+_CAS = f"""static inline uint _gpux_atomic_cas_{{s0}}({{q0}} uchar* p_, uint e, uint n) {{
+  {{q0}} atomic_uint* p = ({{q0}} atomic_uint*)p_;
+  uint seen = e;
+  while (!atomic_compare_exchange_weak_explicit(p, &seen, n, {_RELAXED}, {_RELAXED})) {{
+    if (seen != e) return seen;
+    seen = e;
+  }}
+  return e;
+}}"""
+_ASPACES = (1, 3)
+
+
+def _atomic_def(name: str, op: str, sfx: str):
+    if sfx[1:] != "32":
+        return None
+    kw = dict(pure=False, ptr_spaces=_ASPACES, llvm_attrs=_N)
+    t = "float" if sfx == "f32" else "uint"
+    frm, to = ("as_type<float>", "as_type<uint>") if sfx == "f32" else ("", "")
+    if op == "cas":
+        return SourceDef(f"{frm}(_gpux_atomic_cas_{{s0}}({{0}}, {to}({{1}}), {to}({{2}})))",
+                         helper=_CAS, **kw)
+    if op == "exch" and sfx == "f32":
+        return SourceDef(f"as_type<float>(atomic_exchange_explicit(({{q0}} atomic_uint*){{0}}, "
+                         f"as_type<uint>({{1}}), {_RELAXED}))", **kw)
+    if sfx != "f32" and op in _NATIVE:
+        at, st = ("atomic_int", "int") if sfx == "i32" else ("atomic_uint", "uint")
+        return SourceDef(f"((uint){_NATIVE[op]}(({{q0}} {at}*){{0}}, ({st}){{1}}, {_RELAXED}))", **kw)
+    store, new = _LOOP[op]
+    h = f"_gpux_{name[len('__gpux_'):]}_{{s0}}"
+    helper = (f"static inline {t} {h}({{q0}} uchar* p_, {t} v) {{\n"
+              f"  {{q0}} atomic_uint* p = ({{q0}} atomic_uint*)p_;\n"
+              f"  uint old = atomic_load_explicit(p, {_RELAXED});\n"
+              f"  while (1) {{\n"
+              f"    {t} o = {frm}(old);\n"
+              f"    if (!({store})) return o;\n"
+              f"    if (atomic_compare_exchange_weak_explicit(p, &old, {to}(({t})({new})), "
+              f"{_RELAXED}, {_RELAXED})) return o;\n"
+              f"  }}\n}}")
+    return SourceDef(f"{h}({{0}}, {{1}})", helper=helper, **kw)
+
+
+for _name, (_op, _sfx) in ATOMIC_INTRINSICS.items():
+    _d = _atomic_def(_name, _op, _sfx)
+    if _d is not None:
+        SRC.define(_name, _d)

@@ -32,7 +32,8 @@ OPENCL_C = register_dialect(Dialect(
     qualifiers={1: "__global", 3: "__local", 4: "__constant", 5: "__private"},
     kernel_qualifier="__kernel",
     bitcast="as_{t}({x})",
-    builtins={},
+    # ctz is OpenCL C 2.0: the trailing zeros are the ones of (x & -x) - 1 (all ones for 0)
+    builtins={"ctz": "popcount(({t})(({t})({0} & ({t})(~{0} + 1u)) - 1u))"},
     implicit_params={"_gpux_dsmem": "__local uchar* _gpux_dsmem",
                      "_gpux_dsmem_bytes": "ulong _gpux_dsmem_bytes"},
     feature_preambles={"fp64": "#pragma OPENCL EXTENSION cl_khr_fp64 : enable",
@@ -210,6 +211,8 @@ for _kind in ("shuffle", "shuffle_up", "shuffle_down", "shuffle_xor"):
         SRC.define(f"__gpux_sg_{_kind}_{_sfx}", SourceDef(
             f"{_h}({{0}}, {{1}})", helper=f"static inline {_st} {_h}({_st} v, uint d) {{ {_body} }}",
             pure=False, llvm_attrs=_SG, feature="subgroups"))
+SRC.define("__gpux_sg_barrier", SourceDef("sub_group_barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE)",
+                                          pure=False, llvm_attrs=_SG, feature="subgroups"))
 SRC.define("__gpux_sg_all", SourceDef("((uint)(sub_group_all((int){0}) != 0))", pure=False, llvm_attrs=_SG, feature="subgroups"))
 SRC.define("__gpux_sg_any", SourceDef("((uint)(sub_group_any((int){0}) != 0))", pure=False, llvm_attrs=_SG, feature="subgroups"))
 SRC.define("__gpux_sg_ballot", SourceDef("_gpux_sg_ballot({0})", helper=(

@@ -20,7 +20,6 @@ from __future__ import annotations
 __all__ = ["SKIPLIST", "reason_for", "check"]
 
 SKIPLIST: dict[tuple[str, str], str] = {
-    ("metal", "debug_errors"): "the Metal target has no debug error buffer yet",
     ("metal", "print"): "Metal kernels cannot print (no printf in Metal Shading Language)",
     # Metal Shading Language has no 64-bit types in atomics and no doubles.
     ("metal", "atomics_int64"): "Metal has no 64-bit atomic read-modify-write operations",

@@ -21,6 +21,7 @@ inline mem_flags operator|(mem_flags a, mem_flags b) { return mem_flags(int(a) |
 enum memory_order { memory_order_relaxed, memory_order_seq_cst };
 enum thread_scope { thread_scope_threadgroup, thread_scope_device };
 inline void threadgroup_barrier(mem_flags) {}
+inline void simdgroup_barrier(mem_flags) {}
 inline void atomic_thread_fence(mem_flags, memory_order, thread_scope = thread_scope_device) {}
 template <class T, class U> T as_type(U) { return T(); }
 #define GPUX_MSL_FN(name) template <class T, class... A> T name(T x, A...) { return x; }
@@ -42,4 +43,22 @@ inline bool simd_all(bool b) { return b; }
 inline bool simd_any(bool b) { return b; }
 struct simd_vote { typedef uint64_t vote_t; explicit operator vote_t() const { return 0; } };
 inline simd_vote simd_ballot(bool) { return simd_vote(); }
+}  // namespace metal
+// atomics (32-bit), as declared by <metal_atomic>
+namespace metal {
+struct atomic_int { int v; };
+struct atomic_uint { uint v; };
+inline uint atomic_load_explicit(atomic_uint* a, memory_order) { return a->v; }
+inline void atomic_store_explicit(atomic_uint* a, uint x, memory_order) { a->v = x; }
+#define GPUX_MSL_ATOMIC(name) \
+  inline int name(atomic_int* a, int x, memory_order) { return a->v + x; } \
+  inline uint name(atomic_uint* a, uint x, memory_order) { return a->v + x; }
+GPUX_MSL_ATOMIC(atomic_fetch_add_explicit) GPUX_MSL_ATOMIC(atomic_fetch_sub_explicit)
+GPUX_MSL_ATOMIC(atomic_fetch_and_explicit) GPUX_MSL_ATOMIC(atomic_fetch_or_explicit)
+GPUX_MSL_ATOMIC(atomic_fetch_xor_explicit) GPUX_MSL_ATOMIC(atomic_fetch_min_explicit)
+GPUX_MSL_ATOMIC(atomic_fetch_max_explicit) GPUX_MSL_ATOMIC(atomic_exchange_explicit)
+inline bool atomic_compare_exchange_weak_explicit(atomic_uint* a, uint* e, uint n, memory_order,
+                                                  memory_order) { return a->v == *e && n == n; }
+inline uint reverse_bits(uint x) { return x; }
+inline ulong reverse_bits(ulong x) { return x; }
 }  // namespace metal

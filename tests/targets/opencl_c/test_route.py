@@ -151,3 +151,116 @@ done:
 }"""
     text = emit_source(ll.parse_assembly(ir_text), ("k",), get_dialect("opencl-c"), lambda n: None)
     assert "switch (_gpux_state)" in text and "goto" not in text
+
+
+# -- atomics, predicates, dynamic shared memory, print and debug errors through source ------
+
+def test_atomics_text_uses_builtins_and_cas_loops():
+    from numba import float32
+
+    @gpux.jit
+    def k(a, f, u):
+        i = gpux.grid(1)
+        s = gpux.shared.array(4, float32)
+        gpux.atomic.add(a, 0, 1)
+        gpux.atomic.nanmax(f, 0, f[1])
+        gpux.atomic.add(s, 0, np.float32(1))
+        gpux.atomic.inc(u, 0, np.uint64(i))
+
+    text = gpux.compile(k, "void(int32[::1], float32[::1], uint64[::1])", target="opencl-c").text
+    assert "atomic_add((volatile __global int*)" in text
+    # float min/max and CUDA's wrapping inc are compare-and-swap loops, one per address space
+    assert "_gpux_atomic_nanmax_f32_g(" in text and "_gpux_atomic_add_f32_l(" in text
+    assert "atom_cmpxchg(p, old" in text and "cl_khr_int64_base_atomics : enable" in text
+
+
+def test_atomic_on_private_memory_is_a_clear_error():
+    from numba import int32
+
+    from numba_gpux.cemit import SourceEmitError
+
+    @gpux.jit
+    def k(out):
+        t = gpux.local.array(2, int32)
+        t[0] = 0
+        gpux.atomic.add(t, 0, 1)
+        out[0] = t[0]
+
+    with pytest.raises(SourceEmitError, match="private"):
+        gpux.compile(k, "void(int32[::1])", target="opencl-c")
+
+
+def test_raw_atomics_use_the_atomic_definitions():
+    """atomicrmw/cmpxchg written in the IR (the debug wrapper's cmpxchg) go through the
+    source definitions of the matching portable intrinsics."""
+    from llvmlite import binding as ll
+
+    from numba_gpux.cemit import emit_source, get_dialect
+    from numba_gpux.targets.opencl.source import make_target
+
+    ir_text = """
+define void @k(ptr addrspace(1) %p, ptr addrspace(1) %q, ptr addrspace(1) %f) {
+entry:
+  %pair = cmpxchg ptr addrspace(1) %p, i32 0, i32 1 monotonic monotonic
+  %old = extractvalue { i32, i1 } %pair, 0
+  %ok = extractvalue { i32, i1 } %pair, 1
+  %z = zext i1 %ok to i32
+  %s = add i32 %old, %z
+  store i32 %s, ptr addrspace(1) %q
+  %m = atomicrmw fmax ptr addrspace(1) %f, float 1.0 monotonic
+  %u = atomicrmw umin ptr addrspace(1) %q, i32 7 monotonic
+  %l = load atomic i32, ptr addrspace(1) %p monotonic, align 4
+  ret void
+}"""
+    tgt = make_target()
+    text = emit_source(ll.parse_assembly(ir_text), ("k",), get_dialect("opencl-c"),
+                       tgt.lookup_source, tgt.features)
+    assert "atomic_cmpxchg((volatile __global int*)" in text
+    assert "_gpux_atomic_nanmax_f32_g(" in text  # LLVM's fmax is numpy.fmax
+    assert "atomic_min((volatile __global uint*)" in text
+    assert "volatile __global uint*" in text
+
+
+def test_barrier_count_and_dynamic_shared(cdev):
+    from numba import int32
+
+    @gpux.jit
+    def k(x, out):
+        buf = gpux.shared.array(0, int32)
+        t = gpux.thread_idx.x
+        buf[t] = x[gpux.grid(1)]
+        n = gpux.barrier_count(buf[t] > 10)
+        a = gpux.barrier_and(buf[t] >= 0)
+        o = gpux.barrier_or(buf[t] > 90)
+        out[gpux.grid(1)] = n * 100 + a * 10 + o + buf[gpux.block_dim.x - 1 - t] * 1000
+
+    x = np.arange(64, dtype=np.int32) * 3 % 100
+    out = gpux.to_device(np.zeros(64, np.int32))
+    k[2, 32, 0, 32 * 4](gpux.to_device(x), out)
+    xb = x.reshape(2, 32)
+    want = ((xb > 10).sum(1)[:, None] * 100 + 10 * (xb >= 0).all(1)[:, None]
+            + (xb > 90).any(1)[:, None] + xb[:, ::-1] * 1000)
+    np.testing.assert_array_equal(out.copy_to_host(), want.ravel())
+
+
+def test_printf_format_is_a_string_literal():
+    @gpux.jit
+    def k(a):
+        print("quote \" backslash \\ tab\t", a[0])
+
+    text = gpux.compile(k, "void(int64[::1])", target="opencl-c").text
+    assert 'printf("quote \\" backslash \\\\ tab\\t %ld\\n", (long)' in text
+
+
+def test_float16_needs_the_device_feature():
+    from numba_gpux.targets.opencl.source import make_target
+
+    @gpux.jit
+    def k(a, s):
+        a[0] = a[0] * s
+
+    with pytest.raises(gpux.errors.ValidationError, match="float16"):
+        gpux.compile(k, "void(float16[::1], float16)", target=make_target(features={"fp64"}))
+    text = gpux.compile(k, "void(float16[::1], float16)",
+                        target=make_target(features={"fp64", "fp16"})).text
+    assert "cl_khr_fp16 : enable" in text and "half " in text
