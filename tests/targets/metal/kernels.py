@@ -4,7 +4,7 @@ suite's CONFORMANCE_KERNELS, collected by test_msl.py)."""
 import math
 
 import numba_gpux as gpux
-from numba import float32
+from numba import float32, uint32
 
 
 @gpux.jit
@@ -62,10 +62,40 @@ def math_f32(x, out):
                   + math.atan2(v, 3.0) + math.fmod(v, 0.7) + math.floor(v) + abs(v) + v ** 2.5)
 
 
+@gpux.jit
+def atomics_f32(a, f, u):
+    i = gpux.grid(1)
+    s = gpux.shared.array(4, float32)
+    gpux.atomic.add(a, 0, 1)
+    gpux.atomic.max(f, 0, f[1])
+    gpux.atomic.cas(f, 2, float32(0), float32(1))
+    gpux.atomic.add(s, 0, float32(1))
+    gpux.atomic.inc(u, 0, u[1])
+
+
+@gpux.jit
+def predicates_dynamic_shared(x, out):
+    buf = gpux.shared.array(0, float32)
+    t = gpux.thread_idx.x
+    buf[t] = x[gpux.grid(1)]
+    n = gpux.barrier_count(buf[t] > 1)
+    r = gpux.brev(uint32(t)) >> uint32(31)
+    out[gpux.grid(1)] = float32(n) + buf[gpux.block_dim.x - 1 - t] + float32(r)
+
+
+@gpux.jit(debug=True)
+def checked_index(x, out):
+    i = gpux.grid(1)
+    out[i] = x[i] * float32(2)
+
+
 KERNELS = [
     (saxpy, "void(float32, float32[::1], float32[::1], float32[::1])"),
     (matmul, "void(float32[:,:], float32[:,:], float32[:,:])"),
     (loops, "void(int64, int64[::1])"),
     (block_reverse, "void(float32[::1], float32[::1])"),
     (math_f32, "void(float32[::1], float32[::1])"),
+    (atomics_f32, "void(int32[::1], float32[::1], uint32[::1])"),
+    (predicates_dynamic_shared, "void(float32[::1], float32[::1])"),
+    (checked_index, "void(float32[::1], float32[::1])"),
 ]

@@ -105,6 +105,40 @@ def test_msl_helpers_for_missing_library_functions():
     assert "metal::atan2(" in text and "metal::pow(" in text
 
 
+def test_msl_golden_atomics():
+    text = _msl(*kernels.KERNELS[5])
+    assert "atomic_fetch_add_explicit((device atomic_int*)" in text
+    assert "memory_order_relaxed" in text
+    # float max (NaN rules), float add in threadgroup memory and CUDA's wrapping inc are
+    # compare-and-swap loops on the bits, one helper per address space
+    assert "_gpux_atomic_max_f32_g(device uchar* p_, float v)" in text
+    assert "_gpux_atomic_add_f32_l(threadgroup uchar* p_, float v)" in text
+    assert "_gpux_atomic_inc_u32_g(" in text
+    assert "atomic_compare_exchange_weak_explicit(p, &" in text
+
+
+def test_msl_golden_predicates_dynamic_shared_brev():
+    text = _msl(*kernels.KERNELS[6])
+    assert "threadgroup uchar* _gpux_dsmem [[threadgroup(0)]]" in text
+    assert "constant ulong& _gpux_dsmem_bytes [[buffer(30)]]" in text
+    assert "threadgroup atomic_uint _gpux_bpred;" in text
+    assert "_gpux_barrier_count(" in text and "metal::reverse_bits(" in text
+
+
+def test_msl_golden_debug_error_record():
+    """The debug wrapper's compare-and-swap on the error buffer (a raw cmpxchg) is written
+    with atomic_compare_exchange_weak_explicit; the buffer is the last device buffer."""
+    text = _msl(*kernels.KERNELS[7])
+    assert "_gpux_atomic_cas_g(" in text
+    assert text.count(" [[buffer(") == 4  # arguments block, x, out, the error buffer
+
+
+def test_msl_rejects_64bit_atomics():
+    with pytest.raises(gpux.errors.ValidationError, match="__gpux_atomic_add_i64"):
+        gpux.compile(kernels.atomics_f32, "void(int64[::1], float32[::1], uint32[::1])",
+                     target="metal")
+
+
 def test_msl_rejects_double():
     with pytest.raises(gpux.errors.ValidationError, match="double"):
         gpux.compile(kernels.saxpy, "void(float64, float64[::1], float64[::1], float64[::1])",
