@@ -90,6 +90,9 @@ class Dialect:
     source_families: tuple = ()
     #: "hex" (C99 hexadecimal floating literals) or "decimal" (shortest round-trip)
     float_style: str = "hex"
+    #: template of a select of 8..64-bit values: {c} condition (bool), {a} if true, {b} if
+    #: false, {t} the unsigned type of the values' width; "" writes C's ?:
+    select: str = ""
 
     def builtin(self, name: str) -> str:
         return self.builtins.get(name, name)

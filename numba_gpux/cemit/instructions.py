@@ -291,6 +291,9 @@ class FnExprs:
         if op == "fcmp":
             return self.fcmp(i)
         if op == "select":
+            if self.d.select and i.ty.kind in ("int", "float") and 8 <= i.ty.bits <= 64:
+                return self.d.select.format(c=E(a[0]), a=E(a[1]), b=E(a[2]),
+                                            t=ctype(Ty("int", bits=i.ty.bits)))
             return f"({E(a[0])} ? {E(a[1])} : {E(a[2])})"
         if op in ("freeze",):
             return E(a[0])

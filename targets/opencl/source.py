@@ -39,6 +39,9 @@ OPENCL_C = register_dialect(Dialect(
     feature_preambles={"fp64": "#pragma OPENCL EXTENSION cl_khr_fp64 : enable",
                        "fp16": "#pragma OPENCL EXTENSION cl_khr_fp16 : enable"},
     source_families=("opencl-c",),
+    # the builtin select, not ?: -- the OpenCL CPU compiler of intel-opencl-rt 2026.2.0
+    # crashes in SimplifyCFG on ?: selects inside unrolled loops (cuda.reduce's fold kernel)
+    select="select({b}, {a}, ({t}){c})",
 ))
 
 SRC = registry("opencl-c.src")
