@@ -271,8 +271,11 @@ class GpuxFunction:
             cfg = None
         # 1.0 == 1 as a key: only dimensions that are exactly ints use the cache,
         # so a float dimension still gets its LaunchError
-        if cfg is not None and _int_dims(config):
-            return cfg
+        if cfg is not None:
+            if type(config[0]) is int and type(config[1]) is int:  # k[blocks, threads]
+                return cfg
+            if _int_dims(config):
+                return cfg
         if self.is_device:
             raise GpuxUserError(f"{self.__name__} is a device function; only kernels are launched")
         if not isinstance(config, tuple) or not 2 <= len(config) <= 4:

@@ -11,9 +11,17 @@ A target's runtime (``Device.runtime``) provides::
     alloc(nbytes) -> handle           free(handle)
     write(handle, offset, host, queue)  read(host, handle, offset, queue)
     load(artifact) -> program         kernel(program, name) -> kernel
-    prepare(kernel, params) -> None   # once per shim: the ABI's leaf kinds
+    prepare(kernel, params) -> launcher or None   # once per shim: the ABI's leaf kinds
     launch(kernel, griddim, blockdim, flat_args, shared_bytes, queue)
     synchronize(queue=None)
+
+``prepare`` may return a launcher for that kernel,
+``launcher(griddim, blockdim, flat_args, shared_bytes, queue)``, doing what
+``launch(kernel, ...)`` does; the shim keeps it and calls it on every launch
+(a runtime can precompute per kernel there, e.g. OpenCL sets only the
+arguments that changed since the kernel's previous launch).  ``launch`` must
+stay equivalent to it (the debug path, ``language/debug.py``, calls ``launch``).
+Returning None makes the shim call ``launch(kernel, ...)``.
 
 Queues (streams) and events, used by ``numba_gpux.cuda``'s streams::
 
@@ -30,6 +38,7 @@ that also carries ``.gpux_device`` makes launches on it use that device.
 
 from __future__ import annotations
 
+import functools
 import operator
 import threading
 import warnings
@@ -82,10 +91,10 @@ class Shim:
     """Flattens one argument signature into the kernel ABI and remembers the driver kernel."""
 
     __slots__ = ("kernel", "flatten", "host_arrays", "device", "argtypes", "nflat", "errors",
-                 "prints", "epoch", "checked", "keepalive")
+                 "prints", "epoch", "checked", "keepalive", "launch")
 
     def __init__(self, kernel, flatten, host_arrays, device, argtypes, nflat, errors=None,
-                 prints=False):
+                 prints=False, launch=None):
         #: debug kernels: the hidden error buffer (language/debug.py); else None
         self.errors = errors
         #: the kernel calls print(): flush the device's output after each launch
@@ -102,31 +111,48 @@ class Shim:
         #: launched through language/debug.py's checked_launch
         self.checked = errors is not None or bool(prints)
         self.keepalive = None
+        #: ``launch(griddim, blockdim, flat_args, shared_bytes, queue)``: the runtime's
+        #: launcher from ``prepare``, else its ``launch`` bound to this kernel
+        self.launch = launch if launch is not None else functools.partial(
+            device.runtime.launch, kernel)
 
 
 def _np_scalar(ty):
     return np.dtype(str(ty)).type
 
 
+def _array_flat(x) -> tuple:
+    """A device array's leaves in the kernel ABI: (buffer, byte offset, *shape,
+    *strides), kept on the array.  Like its ``_launch_key_``, this relies on a
+    device array's buffer, offset, shape and strides never changing (views are
+    new arrays)."""
+    t = (x._alloc.handle, x.offset, *x.shape, *x.strides)
+    x._gpux_flat_ = t
+    return t
+
+
 def _build_flatten(argtypes):
     """Generate ``flatten(args) -> list`` for *argtypes*, plus the leaf parameter list."""
     n = len(argtypes)
-    lines = ["def flatten(a):",
-             f"    {''.join(f'a{i}, ' for i in range(n))}= a" if n else "    pass",
-             "    return ["]
-    env: dict = {}
+    head = ["def flatten(a):",
+            f"    {''.join(f'a{i}, ' for i in range(n))}= a" if n else "    pass"]
+    lines = ["    return ["]
+    env: dict = {"_array_flat": _array_flat}
     params: list = []
+    nflat = 0
 
     def emit(expr: str, ty):
-        nonlocal lines
+        nonlocal lines, nflat
         if isinstance(ty, types.Array):
             params.append(("buffer", ty))
             params.append(("i64", None))
-            parts = [f"{expr}._alloc.handle", f"{expr}.offset"]
-            if ty.ndim:
-                parts += [f"*{expr}.shape", f"*{expr}.strides"]
             params.extend([("i64", None)] * (2 * ty.ndim))
-            lines.append("        " + ", ".join(parts) + ",")
+            # one attribute load per array (its leaves, computed on first use)
+            f = f"f{nflat}"
+            nflat += 1
+            head.extend(["    try:", f"        {f} = {expr}._gpux_flat_",
+                         "    except AttributeError:", f"        {f} = _array_flat({expr})"])
+            lines.append(f"        *{f},")
         elif isinstance(ty, types.Boolean):
             params.append(("i8", np.int8))
             lines.append(f"        1 if {expr} else 0,")
@@ -150,7 +176,7 @@ def _build_flatten(argtypes):
     for i, ty in enumerate(argtypes):
         emit(f"a{i}", ty)
     lines.append("    ]")
-    exec("\n".join(lines), env)  # noqa: S102 - generated from types only
+    exec("\n".join(head + lines), env)  # noqa: S102 - generated from types only
     return env["flatten"], params
 
 
@@ -179,11 +205,11 @@ def _build_shim(dispatcher, argtypes, device) -> Shim:
 
         errors = ErrorBuffer(device, dispatcher.__name__)
         params.append(("buffer", None))
-    device.runtime.prepare(kernel, params)
+    launcher = device.runtime.prepare(kernel, params)
     from .language.printing import uses_print
 
     return Shim(kernel, flatten, host_arrays, device, dev_types, len(params), errors,
-                uses_print(dispatcher.kernel_ir(dev_types)[1]))
+                uses_print(dispatcher.kernel_ir(dev_types)[1]), launcher)
 
 
 _programs: dict = {}
@@ -214,26 +240,27 @@ _I64_MIN, _I64_MAX = -(2**63), 2**63 - 1
 _LAUNCH_KEY = operator.attrgetter("_launch_key_")
 
 
-def _no_arrays(a):
-    return ()
-
-
 class _KeyEntry:
     """Launch-key entry for one (device, argument Python types)."""
 
-    __slots__ = ("pick", "ints", "shims")
+    __slots__ = ("pick", "one", "ints", "shims")
 
     def __init__(self, arrays, ints):
-        if not arrays:
-            self.pick = _no_arrays
-        elif len(arrays) == 1:
-            i = arrays[0]
-            self.pick = lambda a: a[i]._launch_key_
-        else:
+        #: the shims' key from the arguments: ``()`` without arrays, the one
+        #: array's ``_launch_key_`` (``one`` is its position, no call), else ``pick(args)``
+        self.one = arrays[0] if len(arrays) == 1 else -1
+        if len(arrays) > 1:
             get = operator.itemgetter(*arrays)
             self.pick = lambda a: tuple(map(_LAUNCH_KEY, get(a)))
+        else:
+            self.pick = None
         self.ints = ints
         self.shims: dict = {}  # the arrays' launch keys -> Shim
+
+    def key(self, args):
+        if self.pick is not None:
+            return self.pick(args)
+        return () if self.one < 0 else args[self.one]._launch_key_
 
 
 def launch(dispatcher, cfg, args):
@@ -252,7 +279,10 @@ def launch_call(cfg, *args):
     entry = cfg.launch_keys.get((device, *map(type, args)))
     if entry is None:
         return _launch_generic(cfg.dispatcher, cfg, args, device)
-    shim = entry.shims.get(entry.pick(args))
+    if entry.pick is None:
+        shim = entry.shims.get(() if entry.one < 0 else args[entry.one]._launch_key_)
+    else:
+        shim = entry.shims.get(entry.pick(args))
     if shim is None or shim.epoch != _overlays.epoch:
         return _launch_generic(cfg.dispatcher, cfg, args, device)
     if entry.ints:
@@ -266,8 +296,7 @@ def launch_call(cfg, *args):
         from .language.debug import checked_launch
 
         return checked_launch(shim, cfg, shim.flatten(args))
-    device.runtime.launch(shim.kernel, cfg.griddim, cfg.blockdim, shim.flatten(args),
-                          cfg.shared_bytes, cfg.queue)
+    shim.launch(cfg.griddim, cfg.blockdim, shim.flatten(args), cfg.shared_bytes, cfg.queue)
     return None
 
 
@@ -289,7 +318,7 @@ def _enter_launch_key(dispatcher, device, args, argtypes, shim) -> None:
     if entry is None:
         entry = dispatcher._launch_keys[key] = _KeyEntry(arrays, tuple(ints))
     shim.keepalive = argtypes  # the Numba types whose ids are the arrays' launch keys
-    entry.shims[entry.pick(args)] = shim
+    entry.shims[entry.key(args)] = shim
 
 
 def _launch_generic(dispatcher, cfg, args, device):
@@ -404,5 +433,4 @@ def generic_launch(shim: Shim, cfg, flat_args) -> None:
         from .language.debug import checked_launch
 
         return checked_launch(shim, cfg, flat_args)
-    device.runtime.launch(shim.kernel, cfg.griddim, cfg.blockdim, flat_args,
-                          cfg.shared_bytes, cfg.queue)
+    shim.launch(cfg.griddim, cfg.blockdim, flat_args, cfg.shared_bytes, cfg.queue)
