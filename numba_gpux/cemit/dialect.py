@@ -134,4 +134,5 @@ def get_dialect(name: str) -> Dialect:
 
 def source_stack(target_name: str, families: tuple = ()) -> OverlayStack:
     """The source-snippet registries of a target: ``<target>.src``, then ``<family>.src``."""
-    return OverlayStack([registry(f"{target_name}.src"), *(registry(f"{f}.src") for f in families)])
+    return OverlayStack([registry(f"{target_name}.src"),
+                         *(registry(f"{f}.src") for f in families if f != target_name)])
