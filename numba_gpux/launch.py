@@ -276,7 +276,7 @@ def launch_call(cfg, *args):
     or foreign arrays and tuples take :func:`_launch_generic`.
     """
     device = cfg.device or _devices._selected or _devices.default_device()
-    entry = cfg.launch_keys.get((device, *map(type, args)))
+    entry = cfg.launch_keys.get((device, *map(type, args)) if args else (device,))
     if entry is None:
         return _launch_generic(cfg.dispatcher, cfg, args, device)
     if entry.pick is None:
@@ -292,16 +292,16 @@ def launch_call(cfg, *args):
     if cfg.checked is not device:
         check_config(device, cfg.griddim, cfg.blockdim, cfg.shared_bytes)
         cfg.checked = device
-    if shim.checked:
-        from .language.debug import checked_launch
-
-        return checked_launch(shim, cfg, shim.flatten(args))
-    shim.launch(cfg.griddim, cfg.blockdim, shim.flatten(args), cfg.shared_bytes, cfg.queue)
+    # (shims launched through language/debug.py's checked_launch have no launch key)
+    shim.launch(cfg.griddim, cfg.blockdim, shim.flatten(args) if args else [],
+                cfg.shared_bytes, cfg.queue)
     return None
 
 
 def _enter_launch_key(dispatcher, device, args, argtypes, shim) -> None:
     """Make the next launch with arguments like *args* find *shim* by key."""
+    if shim.checked:  # debug / print kernels: every launch goes through generic_launch
+        return
     arrays, ints = [], []
     for i, a in enumerate(args):
         t = type(a)
