@@ -14,7 +14,7 @@ from numba.core.typing.typeof import Purpose, typeof
 
 from .compiler import Options, compile_neutral, kernel_symbol, wrap_kernel
 from .errors import GpuxUserError, LaunchError
-from .launch import launch_call as _launch_call
+from .launch import key_function as _key_function, launch_call as _launch_call
 
 __all__ = ["GpuxFunction", "LaunchConfig", "jit", "normalize_dims"]
 
@@ -63,7 +63,7 @@ class LaunchConfig:
     """``kernel[griddim, blockdim, queue, dynamic_shared_bytes]``; call it to launch."""
 
     __slots__ = ("dispatcher", "griddim", "blockdim", "queue", "shared_bytes", "ndim",
-                 "device", "checked", "launch_keys")
+                 "device", "checked", "launch_keys", "keyfn")
 
     def __init__(self, dispatcher, griddim, blockdim, queue=None, shared_bytes=0):
         self.dispatcher = dispatcher
@@ -83,6 +83,8 @@ class LaunchConfig:
         self.checked = None
         #: the kernel's launch keys (launch.py), read on every launch
         self.launch_keys = dispatcher._launch_keys
+        #: ``keyfn(device, args)``: the launch key for the kernel's parameter count
+        self.keyfn = dispatcher._launch_keyfn
 
     #: launch on the arguments: ``launch.launch_call(cfg, *args)``
     __call__ = _launch_call
@@ -118,6 +120,7 @@ class GpuxFunction:
         self.stats = {"neutral_compiles": 0, "target_compiles": 0}
         self._pysig = utils.pysignature(py_func)
         self._nparams = len(self._pysig.parameters)
+        self._launch_keyfn = _key_function(self._nparams)
         if signatures:
             for sig in signatures:
                 self.compile_neutral_sig(sig)

@@ -39,7 +39,6 @@ that also carries ``.gpux_device`` makes launches on it use that device.
 from __future__ import annotations
 
 import functools
-import operator
 import threading
 import warnings
 
@@ -237,9 +236,6 @@ _SCALAR_KEYS = frozenset((float, bool, complex, np.bool_, np.int8, np.int16, np.
 _I64_MIN, _I64_MAX = -(2**63), 2**63 - 1
 
 
-_LAUNCH_KEY = operator.attrgetter("_launch_key_")
-
-
 class _KeyEntry:
     """Launch-key entry for one (device, argument Python types)."""
 
@@ -250,8 +246,8 @@ class _KeyEntry:
         #: array's ``_launch_key_`` (``one`` is its position, no call), else ``pick(args)``
         self.one = arrays[0] if len(arrays) == 1 else -1
         if len(arrays) > 1:
-            get = operator.itemgetter(*arrays)
-            self.pick = lambda a: tuple(map(_LAUNCH_KEY, get(a)))
+            self.pick = eval(  # noqa: S307 - generated from argument positions only
+                f"lambda a: ({''.join(f'a[{i}]._launch_key_, ' for i in arrays)})")
         else:
             self.pick = None
         self.ints = ints
@@ -261,6 +257,20 @@ class _KeyEntry:
         if self.pick is not None:
             return self.pick(args)
         return () if self.one < 0 else args[self.one]._launch_key_
+
+
+_key_fns: dict = {}
+
+
+def key_function(nparams: int):
+    """``keyfn(device, args)``: the launch key ``(device, *map(type, args))`` for
+    exactly *nparams* arguments (one generated expression, no iterator), else None."""
+    fn = _key_fns.get(nparams)
+    if fn is None:
+        fn = _key_fns[nparams] = eval(  # noqa: S307 - generated from a count only
+            f"lambda d, a: (d, {''.join(f'type(a[{i}]), ' for i in range(nparams))}) "
+            f"if len(a) == {nparams} else None")
+    return fn
 
 
 def launch(dispatcher, cfg, args):
@@ -276,7 +286,8 @@ def launch_call(cfg, *args):
     or foreign arrays and tuples take :func:`_launch_generic`.
     """
     device = cfg.device or _devices._selected or _devices.default_device()
-    entry = cfg.launch_keys.get((device, *map(type, args)) if args else (device,))
+    key = cfg.keyfn(device, args)  # None for another argument count (defaults, *args)
+    entry = cfg.launch_keys.get(key if key is not None else (device, *map(type, args)))
     if entry is None:
         return _launch_generic(cfg.dispatcher, cfg, args, device)
     if entry.pick is None:
