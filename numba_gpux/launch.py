@@ -239,7 +239,7 @@ _I64_MIN, _I64_MAX = -(2**63), 2**63 - 1
 class _KeyEntry:
     """Launch-key entry for one (device, argument Python types)."""
 
-    __slots__ = ("pick", "one", "ints", "shims")
+    __slots__ = ("pick", "one", "ints", "shims", "only")
 
     def __init__(self, arrays, ints):
         #: the shims' key from the arguments: ``()`` without arrays, the one
@@ -252,6 +252,8 @@ class _KeyEntry:
             self.pick = None
         self.ints = ints
         self.shims: dict = {}  # the arrays' launch keys -> Shim
+        #: without arrays, the one shim (its Python types fix the signature)
+        self.only = None
 
     def key(self, args):
         if self.pick is not None:
@@ -290,10 +292,12 @@ def launch_call(cfg, *args):
     entry = cfg.launch_keys.get(key if key is not None else (device, *map(type, args)))
     if entry is None:
         return _launch_generic(cfg.dispatcher, cfg, args, device)
-    if entry.pick is None:
-        shim = entry.shims.get(() if entry.one < 0 else args[entry.one]._launch_key_)
-    else:
-        shim = entry.shims.get(entry.pick(args))
+    shim = entry.only  # no arrays: the Python types fixed the signature
+    if shim is None:
+        if entry.pick is None:
+            shim = entry.shims.get(args[entry.one]._launch_key_ if entry.one >= 0 else ())
+        else:
+            shim = entry.shims.get(entry.pick(args))
     if shim is None or shim.epoch != _overlays.epoch:
         return _launch_generic(cfg.dispatcher, cfg, args, device)
     if entry.ints:
@@ -330,6 +334,8 @@ def _enter_launch_key(dispatcher, device, args, argtypes, shim) -> None:
         entry = dispatcher._launch_keys[key] = _KeyEntry(arrays, tuple(ints))
     shim.keepalive = argtypes  # the Numba types whose ids are the arrays' launch keys
     entry.shims[entry.key(args)] = shim
+    if not arrays:
+        entry.only = shim
 
 
 def _launch_generic(dispatcher, cfg, args, device):
