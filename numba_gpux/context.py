@@ -66,13 +66,18 @@ dispatcher_registry[Gpux] = _OverloadDispatcherMarker
 jit_registry[Gpux] = _overload_jit
 
 
+_reg_lists: dict = {}  # id(context) -> (number of registries, their registration lists)
+
+
 def _registrations(ctx) -> int:
     """How many registrations the registries installed in *ctx* hold (they only grow)."""
     n = len(ctx._registries)
-    for reg, loader in ctx._registries.items():
-        for name in loader.registry_items:
-            n += len(getattr(reg, name))
-    return n
+    got = _reg_lists.get(id(ctx))
+    if got is None or got[0] != n:
+        got = _reg_lists[id(ctx)] = (n, [getattr(reg, name) for reg, loader in
+                                         ctx._registries.items()
+                                         for name in loader.registry_items])
+    return n + sum(map(len, got[1]))
 
 
 class GpuxTypingContext(TypingBaseContext):
