@@ -175,8 +175,15 @@ def _build_flatten(argtypes):
     for i, ty in enumerate(argtypes):
         emit(f"a{i}", ty)
     lines.append("    ]")
-    exec("\n".join(head + lines), env)  # noqa: S102 - generated from types only
-    return env["flatten"], params
+    src = "\n".join(head + lines)
+    fn = _flatten_fns.get(src)  # signatures of one structure share the function
+    if fn is None:
+        exec(src, env)  # noqa: S102 - generated from types only
+        fn = _flatten_fns[src] = env["flatten"]
+    return fn, params
+
+
+_flatten_fns: dict = {}
 
 
 _shim_lock = threading.Lock()
