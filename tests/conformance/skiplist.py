@@ -20,6 +20,13 @@ from __future__ import annotations
 __all__ = ["SKIPLIST", "reason_for", "check"]
 
 SKIPLIST: dict[tuple[str, str], str] = {
+    # PoCL 3.0's CPU driver gives wrong barrier_count/and/or results when several
+    # work-groups run at once (16 of 60 launches of 5 work-groups; never with one):
+    # work-groups interfere through the kernel-scope __local counter the OpenCL C
+    # route uses (OpenCL C 1.2 has no work-group collectives).  A one-element
+    # __local array instead made PoCL segfault.  Flaky results are not a pass.
+    ("opencl-c", "barrier_pred"): "barrier_count/and/or through OpenCL C are wrong on PoCL "
+                                  "3.0 with concurrent work-groups (see skiplist.py)",
     ("metal", "print"): "Metal kernels cannot print (no printf in Metal Shading Language)",
     # Metal Shading Language has no 64-bit types in atomics and no doubles.
     ("metal", "atomics_int64"): "Metal has no 64-bit atomic read-modify-write operations",
