@@ -117,7 +117,9 @@ def _features(dev) -> frozenset:
     return frozenset(feats)
 
 
-def discover() -> list[Device]:
+def cl_devices() -> list:
+    """``(platform, device, il_version)`` for every OpenCL device of every platform;
+    empty without pyopencl or platforms.  Discovery never raises."""
     ensure_icd_vendors()
     try:
         import pyopencl as cl
@@ -127,8 +129,7 @@ def discover() -> list[Device]:
         platforms = cl.get_platforms()
     except Exception:
         return []
-    found: list[Device] = []
-    kind_counts: dict[str, int] = {}
+    out = []
     for plat in platforms:
         try:
             devs = plat.get_devices()
@@ -139,28 +140,45 @@ def discover() -> list[Device]:
                 il = dev.il_version or ""
             except Exception:
                 il = ""
-            if "SPIR-V" not in il:
-                continue
-            kind = _kind(cl, dev)
-            k = kind_counts.get(kind, 0)
-            kind_counts[kind] = k + 1
-            limits = {
-                "max_threads_per_block": int(dev.max_work_group_size),
-                "max_block_dims": tuple(int(x) for x in dev.max_work_item_sizes),
-                "max_shared_bytes": int(dev.local_mem_size),
-                "compute_units": int(dev.max_compute_units),
-                "global_mem_bytes": int(dev.global_mem_size),
-                "max_alloc_bytes": int(dev.max_mem_alloc_size),
-                "il_version": il,
-                "opencl_version": dev.version,
-                "driver_version": dev.driver_version,
-            }
-            found.append(Device(
-                target_name="opencl", index=len(found), name=dev.name.strip(), kind=kind,
-                vendor=dev.vendor.strip(), runtime=OpenCLRuntime(dev),
-                limits=limits, target_features=_features(dev), platform=plat.name.strip(),
-                kind_index=k,
-            ))
+            out.append((plat, dev, il))
+    return out
+
+
+def make_device(target_name: str, plat, dev, il: str, runtime, index: int,
+                kind_counts: dict) -> Device:
+    """The Device of one OpenCL device for *target_name* (kind indices counted in
+    *kind_counts*, shared by the devices of one discovery)."""
+    import pyopencl as cl
+
+    kind = _kind(cl, dev)
+    k = kind_counts.get(kind, 0)
+    kind_counts[kind] = k + 1
+    limits = {
+        "max_threads_per_block": int(dev.max_work_group_size),
+        "max_block_dims": tuple(int(x) for x in dev.max_work_item_sizes),
+        "max_shared_bytes": int(dev.local_mem_size),
+        "compute_units": int(dev.max_compute_units),
+        "global_mem_bytes": int(dev.global_mem_size),
+        "max_alloc_bytes": int(dev.max_mem_alloc_size),
+        "il_version": il,
+        "opencl_version": dev.version,
+        "driver_version": dev.driver_version,
+    }
+    return Device(
+        target_name=target_name, index=index, name=dev.name.strip(), kind=kind,
+        vendor=dev.vendor.strip(), runtime=runtime, limits=limits,
+        target_features=_features(dev), platform=plat.name.strip(), kind_index=k,
+    )
+
+
+def discover() -> list[Device]:
+    """Every OpenCL device that accepts SPIR-V."""
+    found: list[Device] = []
+    counts: dict = {}
+    for plat, dev, il in cl_devices():
+        if "SPIR-V" in il:
+            found.append(make_device("opencl", plat, dev, il, OpenCLRuntime(dev), len(found),
+                                     counts))
     return found
 
 

@@ -138,57 +138,22 @@ def source_device(dev: Device, index: int | None = None, kind_index: int | None 
 
 def discover() -> list[Device]:
     """OpenCL devices through OpenCL C: those without SPIR-V (all with NUMBA_GPUX_OPENCL_C=1)."""
-    from .launch import _features, _kind, ensure_icd_vendors
+    from .launch import cl_devices, make_device
 
-    ensure_icd_vendors()
-    try:
-        import pyopencl as cl
-    except ImportError:
-        return []
-    try:
-        platforms = cl.get_platforms()
-    except Exception:
-        return []
     every = config.opencl_c_route()
-    rt_cls = _opencl_runtime_cls()
+    rt_cls = None
     found: list[Device] = []
-    kind_counts: dict[str, int] = {}
-    for plat in platforms:
-        try:
-            devs = plat.get_devices()
-        except Exception:
+    counts: dict = {}
+    for plat, dev, il in cl_devices():
+        if "SPIR-V" in il and not every:
             continue
-        for dev in devs:
-            try:
-                il = dev.il_version or ""
-            except Exception:
-                il = ""
-            if "SPIR-V" in il and not every:
+        try:
+            if not dev.compiler_available:
                 continue
-            try:
-                if not dev.compiler_available:
-                    continue
-            except Exception:
-                pass
-            kind = _kind(cl, dev)
-            k = kind_counts.get(kind, 0)
-            kind_counts[kind] = k + 1
-            limits = {
-                "max_threads_per_block": int(dev.max_work_group_size),
-                "max_block_dims": tuple(int(x) for x in dev.max_work_item_sizes),
-                "max_shared_bytes": int(dev.local_mem_size),
-                "compute_units": int(dev.max_compute_units),
-                "global_mem_bytes": int(dev.global_mem_size),
-                "max_alloc_bytes": int(dev.max_mem_alloc_size),
-                "il_version": il,
-                "opencl_version": dev.version,
-                "driver_version": dev.driver_version,
-            }
-            found.append(Device(
-                target_name="opencl-c", index=len(found), name=dev.name.strip(), kind=kind,
-                vendor=dev.vendor.strip(), runtime=rt_cls(dev), limits=limits,
-                target_features=_features(dev), platform=plat.name.strip(), kind_index=k,
-            ))
+        except Exception:
+            pass
+        rt_cls = rt_cls or _opencl_runtime_cls()
+        found.append(make_device("opencl-c", plat, dev, il, rt_cls(dev), len(found), counts))
     return found
 
 
