@@ -32,6 +32,21 @@ def pytest_configure(config):
                                        "(Device.target_features)")
 
 
+def pytest_collection_modifyitems(config, items):
+    """In the PoCL process (gpux_testing.py) keep only tests parameterized with a PoCL device."""
+    from gpux_testing import is_pocl, pocl_here
+
+    if not pocl_here():
+        return
+    keep, drop = [], []
+    for item in items:
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        (keep if any(is_pocl(v) for v in params.values()) else drop).append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
+
+
 @pytest.fixture(autouse=True)
 def _feature_skips(request):
     """Skip, with the reason, a test whose device's target lists one of its features in
@@ -66,8 +81,11 @@ def _devices_of(target: str):
 
 
 def all_devices():
-    """Every available device, for parameterizing conformance tests."""
-    return gpux.devices()
+    """Every available device this process tests (see gpux_testing.py: PoCL devices are
+    tested in a child process of their own), for parameterizing conformance tests."""
+    from gpux_testing import testable_here
+
+    return [d for d in gpux.devices() if testable_here(d)]
 
 
 def device_params():

@@ -1,0 +1,32 @@
+"""Helpers shared by the test modules (importable: pytest puts tests/ on sys.path).
+
+PoCL runs in its own process.  PoCL 3.0 (pip's pocl-binary-distribution) and Intel's
+OpenCL CPU runtime share a process when both are tested in one pytest run, and one
+full-suite run crashed inside the Intel runtime's program build right after PoCL
+tests (not reproduced since; PoCL showed local-memory bugs of its own: wrong
+barrier-predicate counts across concurrent work-groups, a segfault with a local
+array passed to a function).  So the main run tests every other device, and
+tests/test_pocl_process.py runs the PoCL-parameterized tests in a child process
+with ``GPUX_TESTS_POCL_HERE=1``; a failure there fails the suite as usual.
+"""
+
+from __future__ import annotations
+
+import os
+
+POCL_PLATFORM = "Portable Computing Language"
+POCL_HERE_ENV = "GPUX_TESTS_POCL_HERE"
+
+
+def pocl_here() -> bool:
+    """Whether this process is the one that tests PoCL devices."""
+    return os.environ.get(POCL_HERE_ENV) == "1"
+
+
+def is_pocl(device) -> bool:
+    return POCL_PLATFORM in (getattr(device, "platform", "") or "")
+
+
+def testable_here(device) -> bool:
+    """PoCL devices only in the PoCL process, the others only outside it."""
+    return is_pocl(device) == pocl_here()
