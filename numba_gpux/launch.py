@@ -438,21 +438,12 @@ def check_config(device, griddim, blockdim, shared_bytes):
                           f"bytes of {device.spec}")
 
 
-_checked: set = set()
-
-
 def generic_launch(shim: Shim, cfg, flat_args) -> None:
     """The one launch path every kernel shares."""
     device = shim.device
-    if getattr(cfg, "checked", None) is not device:
-        ck = (id(device), cfg.griddim, cfg.blockdim, cfg.shared_bytes)
-        if ck not in _checked:
-            check_config(device, cfg.griddim, cfg.blockdim, cfg.shared_bytes)
-            _checked.add(ck)
-        try:
-            cfg.checked = device
-        except AttributeError:
-            pass
+    if cfg.checked is not device:  # each configuration is checked once per device
+        check_config(device, cfg.griddim, cfg.blockdim, cfg.shared_bytes)
+        cfg.checked = device
     if shim.checked:
         from .language.debug import checked_launch
 
