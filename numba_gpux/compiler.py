@@ -269,7 +269,14 @@ def _stage_link(job: Job):
         wanted = {n for n in _declared(job.module) if stack.provides(n)} - done
         if not wanted:
             break
-        text, _missing = stack.module_text(wanted)
+        _link_overlays(job, stack, wanted)
+        done |= wanted
+
+
+def _link_overlays(job: Job, stack, names) -> set[str]:
+    """Link the stack's definitions of *names* into the module; the names it lacks."""
+    text, missing = stack.module_text(names)
+    if set(names) - missing:
         try:
             ovl = ll.parse_assembly(text)
         except RuntimeError as e:
@@ -278,7 +285,7 @@ def _stage_link(job: Job):
         ovl.triple = job.target.triple
         ovl.data_layout = job.target.data_layout
         job.module.link_in(ovl)
-        done |= wanted
+    return missing
 
 
 def _stage_internalize(job: Job):
@@ -374,15 +381,10 @@ def _replace_intrinsics(job: Job) -> None:
     for name in names:
         text = text.replace(f"@{name}(", f"@__gpux_{name.replace('.', '_')}(")
     job.module = ll.parse_assembly(text)
-    stack = job.target.overlays()
     wanted = {f"__gpux_{n.replace('.', '_')}" for n in names}
-    body, missing = stack.module_text(wanted)
-    if missing:  # reported by validation as unresolved intrinsics
-        wanted -= missing
+    # names the stack lacks stay declared: validation reports them as unresolved
+    wanted -= _link_overlays(job, job.target.overlays(), wanted)
     if wanted:
-        ovl = ll.parse_assembly(body)
-        ovl.triple, ovl.data_layout = job.target.triple, job.target.data_layout
-        job.module.link_in(ovl)
         for f in job.module.functions:
             if f.name in wanted and not f.is_declaration:
                 f.linkage = "internal"
