@@ -4,7 +4,11 @@ Every kernel argument is flattened into scalars and buffers:
 
 * an array becomes ``(buffer, byte_offset, shape[0..n), strides[0..n))``
   where the buffer is a pointer in the neutral *global* address space and
-  shape and strides (in bytes) are ``i64``;
+  shape and strides (in bytes) are ``i64``.  The entry point finds the data at
+  ``buffer + __gpux_array_offset(byte_offset)``: the portable intrinsic returns
+  its argument by default; a target whose launcher passes ``buffer +
+  byte_offset`` as the pointer (CUDA, where buffers are device addresses)
+  defines it as 0, so the offset is neither loaded nor kept live in the kernel;
 * a bool becomes ``i8``; integers and floats stay themselves;
 * a complex number becomes ``(real, imag)``; tuples are flattened in order.
 """

@@ -137,6 +137,7 @@ def wrap_kernel(neutral: NeutralResult, name: str) -> str:
     """The neutral module of a kernel: its lowered code plus an entry point ``name``
     that takes the flattened ABI (see ``abi.py``) and calls it."""
     from .context import target_context
+    from .language.intrinsics import call as call_intrinsic
 
     context = target_context()
     if neutral.return_type not in (types.none, types.void):
@@ -178,6 +179,7 @@ def wrap_kernel(neutral: NeutralResult, name: str) -> str:
             buf, off, *rest = take(2 + 2 * n)
             shapes, strides = rest[:n], rest[n:]
             generic = builder.addrspacecast(buf, ir.PointerType())
+            off = call_intrinsic(builder, "__gpux_array_offset", off)  # abi.py
             data = builder.gep(generic, [off], inbounds=True, source_etype=ir.IntType(8))
             ary = context.make_array(ty)(context, builder)
             itemsize = context.get_abi_sizeof(context.get_data_type(ty.dtype))

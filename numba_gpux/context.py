@@ -343,6 +343,32 @@ class GpuxTargetContext(BaseContext):
 
         return make_constant_array(self, builder, typ, ary)
 
+    # llvmlite answers each size/alignment question by printing and parsing a
+    # module that holds one global of the type (~0.5 ms); lowering an array
+    # access asks several times per kernel.  The data layout is fixed (neutral),
+    # so answers are kept per type text (issue 7).  Named struct types are not
+    # kept: their text does not say what their body is.
+    _abi_sizes: dict = {}
+    _abi_aligns: dict = {}
+
+    def get_abi_sizeof(self, ty):
+        if isinstance(ty, ir.IdentifiedStructType):
+            return super().get_abi_sizeof(ty)
+        key = str(ty)
+        n = self._abi_sizes.get(key)
+        if n is None:
+            n = self._abi_sizes[key] = super().get_abi_sizeof(ty)
+        return n
+
+    def get_abi_alignment(self, ty):
+        if isinstance(ty, ir.IdentifiedStructType):
+            return super().get_abi_alignment(ty)
+        key = str(ty)
+        n = self._abi_aligns.get(key)
+        if n is None:
+            n = self._abi_aligns[key] = super().get_abi_alignment(ty)
+        return n
+
     def codegen(self):
         return self._codegen
 

@@ -65,22 +65,75 @@ _devices: list | None = None
 _selected: Device | None = None
 
 
+#: numba-gpux's own distribution name: its targets are the built-in ones
+_DIST = "numba-gpux"
+#: built-in targets loaded by name before the full scan (``get_target_entry``)
+_builtin: dict = {}
+
+
+def _load_entry(ep):
+    try:
+        return ep.load()()
+    except Exception as e:  # a broken plug-in must not break the others
+        import warnings
+
+        warnings.warn(f"numba_gpux: target {ep.name!r} failed to load: {e}")
+        return None
+
+
+def _builtin_entry(name: str):
+    """The built-in target *name*, read from numba-gpux's own entry points only.
+
+    Scanning every installed distribution's entry points costs several
+    milliseconds of a first compile (issue 7); a built-in target named in
+    ``compile(..., target="cuda")`` or a device spec does not need it.
+    """
+    entry = _builtin.get(name)
+    if entry is None:
+        try:
+            eps = metadata.distribution(_DIST).entry_points
+        except metadata.PackageNotFoundError:  # run from a source tree, not installed
+            return None
+        for ep in eps:
+            if ep.group == ENTRY_POINT_GROUP and ep.name == name:
+                entry = _load_entry(ep)
+                if entry is not None:
+                    _builtin[name] = entry
+                break
+    return entry
+
+
+def _is_builtin(ep) -> bool:
+    return getattr(ep.dist, "name", None) == _DIST
+
+
 def targets() -> dict:
-    """Registered targets by name (loading each entry point once)."""
+    """Registered targets by name (loading each entry point once).
+
+    A built-in target's name cannot be taken by another distribution: such an
+    entry point is skipped with a warning, so that which target a name means
+    does not depend on the order distributions are found in.
+    """
     global _entries
     if _entries is None:
         with _lock:
             if _entries is None:
                 found = {}
-                for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
-                    try:
-                        entry = ep.load()()
-                    except Exception as e:  # a broken plug-in must not break the others
+                eps = sorted(metadata.entry_points(group=ENTRY_POINT_GROUP),
+                             key=lambda ep: not _is_builtin(ep))  # built-ins first
+                for ep in eps:
+                    builtin = _is_builtin(ep)
+                    if ep.name in found:
                         import warnings
 
-                        warnings.warn(f"numba_gpux: target {ep.name!r} failed to load: {e}")
+                        warnings.warn(f"numba_gpux: target {ep.name!r} of "
+                                      f"{getattr(ep.dist, 'name', '?')} is ignored: the name "
+                                      f"is taken by a built-in target")
                         continue
-                    found[entry.name] = entry
+                    entry = _builtin.get(ep.name) if builtin else None
+                    entry = entry or _load_entry(ep)
+                    if entry is not None:
+                        found[entry.name] = entry
                 _entries = found
     return _entries
 
@@ -96,6 +149,7 @@ def rescan() -> dict:
     with _lock:
         _entries = None
         _devices = None
+        _builtin.clear()
     return targets()
 
 
@@ -108,6 +162,10 @@ def register_target(entry) -> None:
 
 
 def get_target_entry(name: str):
+    if _entries is None:
+        entry = _builtin_entry(name)
+        if entry is not None:
+            return entry
     try:
         return targets()[name]
     except KeyError:

@@ -40,6 +40,9 @@ class OverlayRegistry:
     def __init__(self, name: str):
         self.name = name
         self._defs: dict[str, str | Callable[[], str]] = {}
+        #: name prefix -> factory(name) returning a definition, or None for a name
+        #: outside the family (``define_family``)
+        self._families: dict[str, Callable[[str], object]] = {}
         self._tokens: dict[str, str] = {}
         self._digest: str | None = None
         self._lock = threading.Lock()
@@ -66,6 +69,37 @@ class OverlayRegistry:
             self._digest = None
             self.version += 1
             epoch += 1
+
+    def define_family(self, prefix: str, factory: Callable[[str], object],
+                      token: str | None = None) -> None:
+        """Define every name that starts with *prefix* through ``factory(name)``.
+
+        For intrinsics that come in many variants (one ``__gpux_printf_<codes>`` per
+        argument list): the definition of a variant is made when a kernel needs it,
+        not registered one by one at import.  ``factory`` returns the definition (IR
+        text, or the registry's kind of definition object), or None for a name it
+        does not define.  A definition of the exact name (``define``) wins.
+        *token* identifies the factory's output in cache keys (default: its
+        ``cache_token`` attribute or qualified name), as for ``define``.
+        """
+        global epoch
+        if token is None:
+            token = getattr(factory, "cache_token", None) or \
+                f"{getattr(factory, '__module__', '')}.{getattr(factory, '__qualname__', repr(factory))}"
+        with self._lock:
+            self._families[prefix] = factory
+            self._tokens[prefix + "*"] = str(token)
+            self._digest = None
+            self.version += 1
+            epoch += 1
+
+    def _from_family(self, name: str):
+        for prefix, factory in self._families.items():
+            if name.startswith(prefix):
+                d = factory(name)
+                if d is not None:
+                    return d
+        return None
 
     def remove(self, names: Iterable[str]) -> None:
         """Remove the definitions of *names* (those present) from this registry."""
@@ -97,14 +131,15 @@ class OverlayRegistry:
     def get(self, name: str) -> str | None:
         d = self._defs.get(name)
         if d is None:
-            return None
+            return self._from_family(name) if self._families else None
         return d() if callable(d) else d
 
     def names(self) -> set[str]:
+        """The names defined one by one (families' members are made on demand)."""
         return set(self._defs)
 
     def __contains__(self, name: str) -> bool:
-        return name in self._defs
+        return name in self._defs or (bool(self._families) and self._from_family(name) is not None)
 
     def __repr__(self):
         return f"<OverlayRegistry {self.name!r}: {len(self._defs)} definitions>"

@@ -46,6 +46,11 @@ _add("__gpux_block_dim", I64, [I32],
      "Work-group size along dimension d; OpenCL get_local_size, CUDA blockDim.")
 _add("__gpux_grid_dim", I64, [I32],
      "Number of work-groups along dimension d; OpenCL get_num_groups, CUDA gridDim.")
+_add("__gpux_array_offset", I64, [I64],
+     "The byte offset of an array argument's data from the buffer pointer the kernel "
+     "received, given the byte offset the launcher passed beside it (abi.py).  Shared "
+     "default: the argument.  A target whose launcher folds the offset into the pointer "
+     "(CUDA) returns 0.")
 _add("__gpux_barrier", VOID, [],
      "Work-group execution barrier that also orders work-group (shared) and global "
      "memory; every work-item of the group must reach it.")
@@ -67,6 +72,18 @@ for _fn in MATH_UNARY:
 for _fn in MATH_BINARY:
     for _sfx, _t in _FT.items():
         _add(f"__gpux_{_fn}_{_sfx}", _t, [_t, _t], f"C99 {_fn} on {_sfx}.")
+
+
+def _shared_defaults() -> None:
+    """Definitions every target gets unless it overrides them (the "shared" registry)."""
+    from ..overlays import SHARED, registry
+
+    registry(SHARED).define(
+        "__gpux_array_offset",
+        "define i64 @__gpux_array_offset(i64 %off) alwaysinline nounwind {\n  ret i64 %off\n}")
+
+
+_shared_defaults()
 
 
 def math_name(fn: str, llty: ir.Type) -> str:
@@ -153,29 +170,34 @@ for _fn in MATH_BINARY:
          f"C99 {_fn} on float16, computed through float32 unless the target overrides it.")
 
 #: print(): one intrinsic per argument list, named __gpux_printf_<codes>, each code
-#: 'l' (an i64) or 'd' (a double), at most PRINTF_MAX_ARGS values
+#: 'l' (an i64) or 'd' (a double), at most PRINTF_MAX_ARGS values.  The 511 variants
+#: are entered in INTRINSICS when first used (``printf_name``), and targets define
+#: them as a family (``OverlayRegistry.define_family(PRINTF_PREFIX, ...)``), so that
+#: neither is built at import (issue 7).
 PRINTF_MAX_ARGS = 8
+PRINTF_PREFIX = "__gpux_printf_"
+
+
+def printf_codes(name: str) -> str | None:
+    """The argument codes of a printf intrinsic name, or None if *name* is not one."""
+    if not name.startswith(PRINTF_PREFIX):
+        return None
+    codes = name[len(PRINTF_PREFIX):]
+    if len(codes) > PRINTF_MAX_ARGS or codes.strip("ld"):
+        return None
+    return codes
 
 
 def printf_name(codes: str) -> str:
     """The portable printf intrinsic for argument codes such as ``"ld"``."""
-    name = f"__gpux_printf_{codes}"
+    name = PRINTF_PREFIX + codes
     if name not in INTRINSICS:
+        if printf_codes(name) is None:
+            raise ValueError(f"printf argument codes must be at most {PRINTF_MAX_ARGS} of "
+                             f"'l' and 'd', not {codes!r}")
         _add(name, I32, [ir.PointerType(addrspace=4)] + [I64 if c == "l" else ir.DoubleType()
                                                         for c in codes],
              "C printf with a format string in the constant address space (neutral 4) and the "
              "given i64 ('l') / double ('d') values; output reaches the host's stdout after the "
              "launch completes.  OpenCL printf (OpenCL.std ext-inst), CUDA vprintf.")
     return name
-
-
-def _printf_names(n):
-    if n == 0:
-        return [""]
-    return [p + c for p in _printf_names(n - 1) for c in "ld"]
-
-
-for _n in range(PRINTF_MAX_ARGS + 1):
-    for _codes in _printf_names(_n):
-        printf_name(_codes)
-

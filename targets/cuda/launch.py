@@ -127,7 +127,7 @@ _SLOT = {np.dtype(np.float32): "f4x", np.dtype(np.float64): "d", np.dtype(np.int
 class _Kernel:
     """A loaded CUfunction and how to pack its parameters."""
 
-    __slots__ = ("function", "name", "module", "packer", "buffer", "pointers", "lock",
+    __slots__ = ("function", "name", "module", "packer", "pack", "buffer", "pointers", "lock",
                  "shared_set")
 
     def __init__(self, function, name, module):
@@ -135,10 +135,45 @@ class _Kernel:
         self.name = name
         self.module = module  # keeps the module loaded while the kernel lives
         self.packer = None
+        #: ``pack(buffer, flat_args)``: the parameters into the buffer (see _make_pack)
+        self.pack = None
         self.buffer = None
         self.pointers = 0
         self.lock = threading.Lock()
         self.shared_set = 0
+
+
+def array_pointer_slots(params) -> tuple[int, ...]:
+    """Positions of the array data pointers among the ABI leaves *params*: an array's
+    ``("buffer", array type)``, followed by its byte offset (an error buffer, added
+    by debug kernels, is ``("buffer", None)`` and has none)."""
+    return tuple(i for i, (kind, t) in enumerate(params)
+                 if kind == "buffer" and t is not None and i + 1 < len(params)
+                 and params[i + 1][0] == "i64")
+
+
+_packs: dict = {}
+
+
+def _make_pack(pack_into, params):
+    """``pack(buffer, flat_args)``: the flat arguments into the parameter buffer, each
+    array's pointer as its buffer's device address plus its byte offset (this target
+    defines ``__gpux_array_offset`` as 0, overlays/memory.py), the offset itself in
+    its own slot as the ABI has it (the kernel does not read it)."""
+    slots = array_pointer_slots(params)
+    n = len(params)
+    key = (n, slots)
+    make = _packs.get(key)
+    if make is None:
+        exprs = ", ".join(f"a[{i}] + a[{i + 1}]" if i in slots else f"a[{i}]" for i in range(n))
+        src = (f"def make(pack_into):\n"
+               f"    def pack(buf, a):\n"
+               f"        pack_into(buf, 0{', ' if n else ''}{exprs})\n"
+               f"    return pack\n")
+        env: dict = {}
+        exec(src, env)  # noqa: S102 - generated from parameter positions only
+        make = _packs[key] = env["make"]
+    return make(pack_into)
 
 
 class CUDARuntime:
@@ -262,6 +297,7 @@ class CUDARuntime:
                 fmt.append(_SLOT[np.dtype(t)])
         n = len(params)
         kernel.packer = struct.Struct("".join(fmt))
+        kernel.pack = _make_pack(kernel.packer.pack_into, params)
         kernel.buffer = ctypes.create_string_buffer(max(8 * n, 8))
         base = ctypes.addressof(kernel.buffer)
         ptrs = (ctypes.c_void_p * max(n, 1))(*[base + 8 * i for i in range(n)])
@@ -278,7 +314,7 @@ class CUDARuntime:
                 int(shared_bytes)))
             kernel.shared_set = int(shared_bytes)
         with kernel.lock:  # the driver copies the parameters before cuLaunchKernel returns
-            kernel.packer.pack_into(kernel.buffer, 0, *args)
+            kernel.pack(kernel.buffer, args)
             _check(drv.cuLaunchKernel(
                 kernel.function, griddim[0], griddim[1], griddim[2],
                 blockdim[0], blockdim[1], blockdim[2], int(shared_bytes),

@@ -119,11 +119,13 @@ class CUDATarget(Target):
         """PTX from LLVM's NVPTX back end; a cubin from ptxas where it is installed."""
         from numba_gpux.compiler import fresh_target_machine
 
-        from . import toolkit
-
         with _codegen_flags(self.option("codegen_flags", ())):
             ptx = fresh_target_machine(self, opt).emit_assembly(module)
-        cubin = toolkit.ptxas_cubin(ptx, self.cc, opt) if self.option("cubin", True) else None
+        cubin = None
+        if self.option("cubin", True):
+            from . import toolkit
+
+            cubin = toolkit.ptxas_cubin(ptx, self.cc, opt)
         info = {"cc": self.cc, "sm": self.cpu, "ptx_version": self.ptx_version}
         return Artifact(self.artifact_kind, cubin, ptx, tuple(kernels), info=info)
 

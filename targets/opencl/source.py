@@ -19,7 +19,7 @@ from numba_gpux.cemit import Dialect, SourceDef, SourceTarget, register_dialect
 from numba_gpux.devices import Device
 from numba_gpux.interface import NEUTRAL_ADDRSPACES
 from numba_gpux.language.atomics import ATOMIC_INTRINSICS
-from numba_gpux.language.intrinsics import INTRINSICS, MATH_BINARY, MATH_UNARY
+from numba_gpux.language.intrinsics import MATH_BINARY, MATH_UNARY, PRINTF_PREFIX, printf_codes
 from numba_gpux.overlays import registry
 
 __all__ = ["OPENCL_C", "OpenCLCTarget", "make_target", "discover", "source_device",
@@ -246,12 +246,16 @@ SRC.define("__gpux_dynamic_shared_bytes", SourceDef("_gpux_dsmem_bytes", implici
                                                     llvm_attrs=("nounwind",)))
 
 # -- print(): OpenCL C printf, the format a string literal -----------------------------------
-for _name in INTRINSICS:
-    if _name.startswith("__gpux_printf_"):
-        _codes = _name[len("__gpux_printf_"):]
-        _args = "".join(f", {'(long)' if _c == 'l' else ''}{{{_k + 1}}}" for _k, _c in enumerate(_codes))
-        SRC.define(_name, SourceDef(f"((uint)printf({{0}}{_args}))", cstring_args=(0,), pure=False,
-                                    llvm_attrs=("nounwind",)))
+def _printf_def(name: str):
+    codes = printf_codes(name)
+    if codes is None:
+        return None
+    args = "".join(f", {'(long)' if c == 'l' else ''}{{{k + 1}}}" for k, c in enumerate(codes))
+    return SourceDef(f"((uint)printf({{0}}{args}))", cstring_args=(0,), pure=False,
+                     llvm_attrs=("nounwind",))
+
+
+SRC.define_family(PRINTF_PREFIX, _printf_def)
 
 # -- atomics ----------------------------------------------------------------------------------
 # OpenCL C 1.2 atomic_* (32-bit, global and local memory) and atom_* (64-bit,

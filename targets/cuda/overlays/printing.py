@@ -5,12 +5,15 @@ printf values are i64 or double), which is the layout vprintf reads."""
 
 from __future__ import annotations
 
-from numba_gpux.language.intrinsics import INTRINSICS
+from numba_gpux.language.intrinsics import PRINTF_PREFIX, printf_codes
 
 from . import NVPTX
 
 
-def _define(codes: str) -> str:
+def _define(name: str) -> str | None:
+    codes = printf_codes(name)
+    if codes is None:
+        return None
     tys = ["i64" if c == "l" else "double" for c in codes]
     params = "".join(f", {t} %a{i}" for i, t in enumerate(tys))
     body = "  %f = addrspacecast ptr addrspace(4) %fmt to ptr\n"
@@ -29,6 +32,4 @@ def _define(codes: str) -> str:
             f"  %r = call i32 @vprintf(ptr %f, {arg})\n  ret i32 %r\n}}")
 
 
-for _name in INTRINSICS:
-    if _name.startswith("__gpux_printf_"):
-        NVPTX.define(_name, (lambda c: lambda: _define(c))(_name[len("__gpux_printf_"):]))
+NVPTX.define_family(PRINTF_PREFIX, _define)

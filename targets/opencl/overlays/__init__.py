@@ -11,13 +11,5 @@ from numba_gpux.overlays import registry
 SPIRV = registry("spirv")
 OPENCL = registry("opencl")
 
-# feature modules register themselves by being imported here; a module that
-# is not written yet is skipped so the others keep working.
-import importlib as _importlib  # noqa: E402
-
-for _name in ("core", "memory", "atomics", "bits", "subgroups", "types", "printing", "debug"):
-    try:
-        _importlib.import_module(f"{__name__}.{_name}")
-    except ModuleNotFoundError as _e:
-        if _e.name != f"{__name__}.{_name}":
-            raise
+# feature modules register themselves by being imported
+from . import core, memory, atomics, bits, subgroups, types, printing  # noqa: E402,F401

@@ -4,14 +4,17 @@ mangled name (``printf(constant char*, ...)``) demangles to ``printf``."""
 
 from __future__ import annotations
 
-from numba_gpux.language.intrinsics import INTRINSICS
+from numba_gpux.language.intrinsics import PRINTF_PREFIX, printf_codes
 from numba_gpux.overlays import registry
 
 SPIRV = registry("spirv")
 PRINTF = "_Z6printfPU3AS2cz"
 
 
-def _define(codes: str) -> str:
+def _define(name: str) -> str | None:
+    codes = printf_codes(name)
+    if codes is None:
+        return None
     params = "".join(f", {'i64' if c == 'l' else 'double'} %a{i}" for i, c in enumerate(codes))
     return (f"declare i32 @{PRINTF}(ptr addrspace(2), ...)\n"
             f"define i32 @__gpux_printf_{codes}(ptr addrspace(2) %fmt{params}) "
@@ -20,6 +23,4 @@ def _define(codes: str) -> str:
             f"  ret i32 %r\n}}")
 
 
-for _name in INTRINSICS:
-    if _name.startswith("__gpux_printf_"):
-        SPIRV.define(_name, (lambda c: lambda: _define(c))(_name[len("__gpux_printf_"):]))
+SPIRV.define_family(PRINTF_PREFIX, _define)

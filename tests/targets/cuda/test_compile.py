@@ -181,3 +181,51 @@ def test_default_target_for_a_device_uses_its_cc():
     t = make_target(dev)
     assert t.cpu == "sm_90" and t.cc == (9, 0)
     assert make_target(dev, cc=(8, 0)).cpu == "sm_80"
+
+
+# ------------------------------------------------------- array offsets in the pointer
+
+def _offset_kernel(x, out):
+    i = gpux.grid(1)
+    if i < out.size:
+        out[i] = x[i] * 2.0
+
+
+def test_array_offsets_are_not_read_by_the_kernel():
+    """The CUDA launcher passes address + byte offset as each array's pointer, and the
+    target defines __gpux_array_offset as 0: the offset parameters are never loaded."""
+    ptx = _ptx(_offset_kernel, "void(float32[::1], float32[::1])", cubin=False).text
+    entry = ENTRY.search(ptx).group(1)
+    loaded = set(re.findall(rf"ld\.param\.\w+\s+%\w+, \[{entry}_param_(\d+)\]", ptx))
+    # x: buffer 0, offset 1, shape 2, stride 3; out: buffer 4, offset 5, shape 6, stride 7
+    assert {"0", "4"} <= loaded
+    assert not loaded & {"1", "5"}, ptx
+
+
+def test_cuda_packer_folds_offsets_into_pointers():
+    import ctypes
+    import struct
+
+    from numba.core import types
+
+    from numba_gpux.launch import _build_flatten
+    from numba_gpux.targets.cuda.launch import _make_pack, array_pointer_slots
+
+    a2 = types.Array(types.float64, 2, "A")
+    argtypes = (types.float32[::1], types.int32, a2)
+    flatten, params = _build_flatten(argtypes)
+    params = params + [("buffer", None)]  # a debug kernel's error buffer: no offset
+    assert array_pointer_slots(params) == (0, 5)
+    flat = [0x7F0000001000, 64, 10, 4,                   # float32[::1] at byte offset 64
+            7,                                            # int32
+            0x7F0000200000, 24, 3, 5, 80, 8,              # 2-D view at byte offset 24
+            0x7F0000900000]                               # error buffer
+    fmt = struct.Struct("<QqqqiQqqqqqQ".replace("i", "i4x"))
+    buf = ctypes.create_string_buffer(fmt.size)
+    _make_pack(fmt.pack_into, params)(buf, flat)
+    got = fmt.unpack(buf.raw)
+    assert got[0] == 0x7F0000001000 + 64 and got[1] == 64
+    assert got[4] == 7
+    assert got[5] == 0x7F0000200000 + 24 and got[6] == 24
+    assert got[-1] == 0x7F0000900000
+    assert list(got[2:4]) == [10, 4] and list(got[7:11]) == [3, 5, 80, 8]
