@@ -161,11 +161,9 @@ def llvm_definition(name: str, ptr: str, native: frozenset = frozenset()) -> str
     decide = {
         "add": ["  %new = fadd {t} %old, %v"], "sub": ["  %new = fsub {t} %old, %v"],
         "max": ["  %store = fcmp olt {t} %old, %v"], "min": ["  %store = fcmp ogt {t} %old, %v"],
-        # a NaN value changes nothing; a NaN in memory is replaced
-        "nanmax": ["  %vok = fcmp ord {t} %v, %v", "  %lt = fcmp ult {t} %old, %v",
-                   "  %store = and i1 %vok, %lt"],
-        "nanmin": ["  %vok = fcmp ord {t} %v, %v", "  %gt = fcmp ugt {t} %old, %v",
-                   "  %store = and i1 %vok, %gt"],
+        # a NaN in memory is replaced (a NaN value changes nothing: see ``guard``)
+        "nanmax": ["  %store = fcmp ult {t} %old, %v"],
+        "nanmin": ["  %store = fcmp ugt {t} %old, %v"],
         "inc": ["  %lt = icmp ult {t} %old, %v", "  %inc = add {t} %old, 1",
                 "  %new = select i1 %lt, {t} %inc, {t} 0"],
         "dec": ["  %dec = add {t} %old, -1", "  %lt = icmp ult {t} %dec, %v",
@@ -174,10 +172,16 @@ def llvm_definition(name: str, ptr: str, native: frozenset = frozenset()) -> str
     lines = [x.format(t=t) for x in decide]
     store = "%store" if any("%store =" in x for x in lines) else "true"
     new = "%new" if any("%new =" in x for x in lines) else "%v"
+    # nanmin/nanmax with a NaN value change nothing: decided once, before the loop
+    # (the loop then holds one compare, as numba.cuda's does: fewer live registers)
+    guard = op in ("nanmin", "nanmax")
+    enter = [f"  %vok = fcmp ord {t} %v, %v", "  br i1 %vok, label %loop, label %done"] \
+        if guard else ["  br label %loop"]
+    from_entry = "[ %first, %entry ], " if guard else ""
     return "\n".join([
         head, "entry:",
         f"  %first = load atomic {it}, {ptr} %p {ORDERING}, align {int(it[1:]) // 8}",
-        "  br label %loop", "loop:",
+        *enter, "loop:",
         f"  %oldi = phi {it} [ %first, %entry ], [ %seen, %attempt ]",
         f"  %old = bitcast {it} %oldi to {t}",
         *lines,
@@ -187,7 +191,7 @@ def llvm_definition(name: str, ptr: str, native: frozenset = frozenset()) -> str
         f"  %seen = extractvalue {{ {it}, i1 }} %pair, 0",
         f"  %ok = extractvalue {{ {it}, i1 }} %pair, 1",
         "  br i1 %ok, label %done, label %loop", "done:",
-        f"  %res = phi {it} [ %oldi, %loop ], [ %oldi, %attempt ]",
+        f"  %res = phi {it} {from_entry}[ %oldi, %loop ], [ %oldi, %attempt ]",
         f"  %r = bitcast {it} %res to {t}", f"  ret {t} %r", "}"])
 
 
