@@ -134,11 +134,12 @@ def _clz(context, builder, sig, args):
 
 @_lower(ffs, types.Integer)
 def _ffs(context, builder, sig, args):
+    # width - clz(x & -x): the lowest set bit's 1-based position, and 0 for 0 (clz(0)
+    # is the width), without a compare and select (as NVVM's __ffs)
     (x,) = args
-    tz = builder.cttz(x, ir.Constant(ir.IntType(1), 0))
-    pos = builder.add(tz, ir.Constant(x.type, 1))
-    zero = builder.icmp_unsigned("==", x, ir.Constant(x.type, 0))
-    res = builder.select(zero, ir.Constant(x.type, 0), pos)
+    low = builder.and_(x, builder.neg(x))
+    lz = builder.ctlz(low, ir.Constant(ir.IntType(1), 0))
+    res = builder.sub(ir.Constant(x.type, x.type.width), lz)
     i32 = ir.IntType(32)
     if x.type.width > 32:
         return builder.trunc(res, i32)
