@@ -136,9 +136,11 @@ def cuda_device():
 
 @pytest.fixture
 def ptxas():
-    path = shutil.which("ptxas")
+    from numba_gpux.targets.cuda import toolkit
+
+    path = toolkit.find_ptxas()  # PATH, CUDA_HOME, /usr/local/cuda or NVIDIA's pip wheels
     if path is None:
-        pytest.skip("ptxas (CUDA toolkit) is not installed")
+        pytest.skip("ptxas is not installed (a CUDA toolkit, or pip install nvidia-cuda-nvcc-cu12)")
     return path
 
 

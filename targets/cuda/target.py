@@ -66,11 +66,18 @@ def _codegen_flags(flags):
                 ll.set_option("numba_gpux", off)
 
 
+#: the oldest PTX ISA the overlays can be written in: ``shfl.sync``/``vote.sync``/
+#: ``bar.warp.sync`` need 6.0 and ``activemask`` 6.2; LLVM's NVPTX back end does not
+#: raise the version for an instruction, it aborts the process ("Cannot select").
+#: PTX 6.3 is CUDA 10.0's (2018); every supported compute capability can use it.
+MIN_PTX_ISA = (6, 3)
+
+
 def ptx_isa_for(cc: tuple[int, int]) -> tuple[int, int]:
-    """The oldest PTX ISA version that supports *cc*: the widest range of drivers
-    can JIT it.  (The NVPTX back end raises it where an instruction needs more.)"""
+    """The oldest PTX ISA version that supports *cc* and every instruction the
+    overlays use (at least :data:`MIN_PTX_ISA`): the widest range of drivers can JIT it."""
     if cc in _MIN_PTX:
-        return _MIN_PTX[cc]
+        return max(_MIN_PTX[cc], MIN_PTX_ISA)
     if cc < min(_MIN_PTX):
         raise GpuxUserError(f"compute capability {cc[0]}.{cc[1]} is too old; numba-gpux "
                             f"supports 5.0 and newer")
@@ -136,6 +143,10 @@ def make_target(device=None, *, cc=None, ptx_version=None, cubin: bool = True) -
         cc = getattr(device, "limits", {}).get("compute_capability") if device is not None else None
     cc = _parse_cc(cc) if cc is not None else DEFAULT_CC
     ptx = tuple(ptx_version) if ptx_version is not None else ptx_isa_for(cc)
+    if ptx < MIN_PTX_ISA:
+        raise GpuxUserError(f"PTX ISA {ptx[0]}.{ptx[1]} is too old: numba-gpux's CUDA code needs "
+                            f"{MIN_PTX_ISA[0]}.{MIN_PTX_ISA[1]} or newer (warp-synchronous "
+                            f"instructions)")
     if ptx > LLVM_MAX_PTX:
         raise GpuxUserError(f"PTX ISA {ptx[0]}.{ptx[1]} is newer than LLVM's NVPTX back end "
                             f"emits (at most {LLVM_MAX_PTX[0]}.{LLVM_MAX_PTX[1]})")

@@ -18,29 +18,41 @@ import tempfile
 
 from numba_gpux import config
 
-__all__ = ["find_ptxas", "ptxas_cubin", "ptxas_check", "ptxas_supports", "ptxas_resources"]
+__all__ = ["all_ptxas", "find_ptxas", "ptxas_for", "ptxas_cubin", "ptxas_check",
+           "ptxas_supports", "ptxas_resources"]
 
 
 @functools.lru_cache(maxsize=1)
-def find_ptxas() -> str | None:
-    """The path of ``ptxas``, or None."""
+def all_ptxas() -> tuple[str, ...]:
+    """Every ``ptxas`` found, in order of preference: PATH, ``CUDA_HOME``/``CUDA_PATH``,
+    ``/usr/local/cuda``, then NVIDIA's pip wheels (``nvidia/cuda_nvcc/bin``).  Several
+    may be installed side by side (CUDA 13 assembles sm_75 and newer only; CUDA 12's
+    pip wheel ``nvidia-cuda-nvcc-cu12`` still assembles sm_70)."""
+    cands = []
     path = shutil.which("ptxas")
     if path:
-        return path
-    cands = [os.path.join(h, "bin", "ptxas") for h in config.cuda_home_dirs()]
+        cands.append(path)
+    cands.extend(os.path.join(h, "bin", "ptxas") for h in config.cuda_home_dirs())
     cands.append("/usr/local/cuda/bin/ptxas")
     for root in sys.path:
         if root and os.path.isdir(os.path.join(root, "nvidia")):
             cands.extend(sorted(glob.glob(os.path.join(root, "nvidia", "*", "bin", "ptxas"))))
             cands.extend(sorted(glob.glob(os.path.join(root, "nvidia", "*", "*", "bin", "ptxas"))))
+    found: dict[str, str] = {}  # real path -> first spelling
     for c in cands:
         if os.path.isfile(c) and os.access(c, os.X_OK):
-            return c
-    return None
+            found.setdefault(os.path.realpath(c), c)
+    return tuple(found.values())
 
 
-def _run(ptx: str, args: list[str], want_output: bool):
-    exe = find_ptxas()
+def find_ptxas() -> str | None:
+    """The preferred ``ptxas``, or None."""
+    found = all_ptxas()
+    return found[0] if found else None
+
+
+def _run(ptx: str, args: list[str], want_output: bool, exe: str | None = None):
+    exe = exe or find_ptxas()
     if exe is None:
         return None
     with tempfile.TemporaryDirectory(prefix="gpux-ptxas-") as d:
@@ -57,31 +69,39 @@ def _run(ptx: str, args: list[str], want_output: bool):
 
 
 @functools.lru_cache(maxsize=None)
-def ptxas_supports(cc: tuple[int, int]) -> bool:
-    """Whether the installed ptxas assembles for ``sm_XX`` (CUDA 13 dropped sm_70 and
-    older); checked once per process by assembling an empty kernel."""
-    if find_ptxas() is None:
-        return False
+def ptxas_for(cc: tuple[int, int]) -> str | None:
+    """The first installed ``ptxas`` that assembles for ``sm_XX`` (probed once per
+    process with an empty kernel), or None."""
     from .target import ptx_isa_for
 
     major, minor = ptx_isa_for(tuple(cc))
     probe = f".version {major}.{minor}\n.target sm_{cc[0]}{cc[1]}\n.address_size 64\n" \
             ".visible .entry gpux_probe() { ret; }\n"
-    got = _run(probe, [f"--gpu-name=sm_{cc[0]}{cc[1]}"], False)
-    return got is not None and got[0].returncode == 0
+    for exe in all_ptxas():
+        got = _run(probe, [f"--gpu-name=sm_{cc[0]}{cc[1]}"], False, exe)
+        if got is not None and got[0].returncode == 0:
+            return exe
+    return None
+
+
+def ptxas_supports(cc: tuple[int, int]) -> bool:
+    """Whether an installed ptxas assembles for ``sm_XX`` (CUDA 13's dropped sm_70 and
+    older; CUDA 12's, from ``nvidia-cuda-nvcc-cu12``, has it)."""
+    return ptxas_for(tuple(cc)) is not None
 
 
 def ptxas_cubin(ptx: str, cc: tuple[int, int], opt: int = 3) -> bytes | None:
     """A cubin for ``sm_XX``, or None when ptxas is missing, does not know *cc*, or fails."""
-    if find_ptxas() is None or not ptxas_supports(tuple(cc)):
+    exe = ptxas_for(tuple(cc))
+    if exe is None:
         return None
-    got = _run(ptx, [f"--gpu-name=sm_{cc[0]}{cc[1]}", f"-O{min(max(opt, 0), 3)}"], True)
+    got = _run(ptx, [f"--gpu-name=sm_{cc[0]}{cc[1]}", f"-O{min(max(opt, 0), 3)}"], True, exe)
     return None if got is None else got[1]
 
 
 def ptxas_check(ptx: str, cc: tuple[int, int]) -> tuple[bool, str]:
     """(accepted, ptxas's messages) for *ptx* compiled for ``sm_XX``."""
-    got = _run(ptx, [f"--gpu-name=sm_{cc[0]}{cc[1]}"], False)
+    got = _run(ptx, [f"--gpu-name=sm_{cc[0]}{cc[1]}"], False, ptxas_for(tuple(cc)))
     if got is None:
         raise FileNotFoundError("ptxas is not installed")
     proc = got[0]
@@ -96,7 +116,7 @@ _STACK = re.compile(r"(\d+) bytes stack frame")
 
 def ptxas_resources(ptx: str, cc: tuple[int, int]) -> dict[str, dict]:
     """Per entry function: registers, spill bytes and stack frame, from ``ptxas -v``."""
-    got = _run(ptx, [f"--gpu-name=sm_{cc[0]}{cc[1]}", "-v"], False)
+    got = _run(ptx, [f"--gpu-name=sm_{cc[0]}{cc[1]}", "-v"], False, ptxas_for(tuple(cc)))
     if got is None:
         raise FileNotFoundError("ptxas is not installed")
     proc = got[0]

@@ -40,7 +40,7 @@ def test_compile_without_gpu_uses_default_cc():
 
 @pytest.mark.parametrize("cc, sm, isa", [((8, 0), "sm_80", "7.0"), ((9, 0), "sm_90", "7.8"),
                                          ("sm_86", "sm_86", "7.1"), ("8.9", "sm_89", "7.8"),
-                                         ((7, 0), "sm_70", "6.0")])
+                                         ((7, 0), "sm_70", "6.3")])
 def test_compute_capability_sets_sm_and_ptx_isa(cc, sm, isa):
     art = _ptx(K.saxpy, SAXPY32, cc=cc)
     assert f".target {sm}" in art.text
@@ -229,3 +229,27 @@ def test_cuda_packer_folds_offsets_into_pointers():
     assert got[5] == 0x7F0000200000 + 24 and got[6] == 24
     assert got[-1] == 0x7F0000900000
     assert list(got[2:4]) == [10, 4] and list(got[7:11]) == [3, 5, 80, 8]
+
+
+def _subgroup_kernel(v, out):
+    i = gpux.grid(1)
+    x = v[i]
+    out[i] = gpux.subgroup.shuffle_xor(x, 1) + gpux.subgroup.reduce(x, "add")
+
+
+@pytest.mark.parametrize("cc", [(5, 0), (6, 0), (7, 0), (7, 5)])
+def test_old_capabilities_get_a_ptx_isa_with_warp_instructions(cc):
+    """sm_50..sm_70's own oldest PTX ISAs lack shfl.sync/activemask, on which LLVM's
+    NVPTX back end aborts the process; the ISA is raised to 6.3."""
+    from numba_gpux.targets.cuda import toolkit
+
+    art = _ptx(_subgroup_kernel, "void(float32[::1], float32[::1])", cc=cc, cubin=False)
+    assert ".version 6.3" in art.text or ".version 6.4" in art.text
+    if toolkit.ptxas_supports(cc):
+        ok, messages = toolkit.ptxas_check(art.text, cc)
+        assert ok, messages
+
+
+def test_too_old_ptx_isa_is_a_user_error():
+    with pytest.raises(GpuxUserError, match="too old"):
+        _ptx(K.saxpy, SAXPY32, cc=(7, 0), ptx_version=(6, 0))
