@@ -351,23 +351,21 @@ class GpuxTargetContext(BaseContext):
     _abi_sizes: dict = {}
     _abi_aligns: dict = {}
 
-    def get_abi_sizeof(self, ty):
+    @staticmethod
+    def _abi_memo(memo: dict, ty, compute):
         if isinstance(ty, ir.IdentifiedStructType):
-            return super().get_abi_sizeof(ty)
+            return compute(ty)
         key = str(ty)
-        n = self._abi_sizes.get(key)
+        n = memo.get(key)
         if n is None:
-            n = self._abi_sizes[key] = super().get_abi_sizeof(ty)
+            n = memo[key] = compute(ty)
         return n
 
+    def get_abi_sizeof(self, ty):
+        return self._abi_memo(self._abi_sizes, ty, super().get_abi_sizeof)
+
     def get_abi_alignment(self, ty):
-        if isinstance(ty, ir.IdentifiedStructType):
-            return super().get_abi_alignment(ty)
-        key = str(ty)
-        n = self._abi_aligns.get(key)
-        if n is None:
-            n = self._abi_aligns[key] = super().get_abi_alignment(ty)
-        return n
+        return self._abi_memo(self._abi_aligns, ty, super().get_abi_alignment)
 
     def codegen(self):
         return self._codegen

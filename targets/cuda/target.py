@@ -111,9 +111,12 @@ class CUDATarget(Target):
     def finish_module(self, module, kernels) -> None:
         """Link the libdevice functions the module calls (with the module flag
         ``nvvm-reflect-ftz`` = 0, read by the NVVMReflect pass during optimize)."""
+        if not any(f.is_declaration and f.name.startswith("__nv_") for f in module.functions):
+            return None  # no libdevice call: the module (and its parse) is not needed
         from . import libdevice
 
         libdevice.link_needed(module, self.triple, self.data_layout)
+        return None
 
     def validate(self, module, kernels) -> list[str]:
         problems = []
