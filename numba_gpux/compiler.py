@@ -133,9 +133,11 @@ def kernel_symbol(pyfunc, argtypes) -> str:
     return f"{base}__{sig[:40]}_{h}" if sig else f"{base}_{h}"
 
 
-def wrap_kernel(neutral: NeutralResult, name: str) -> str:
+def wrap_kernel(neutral: NeutralResult, name: str, simplify: bool = False) -> str:
     """The neutral module of a kernel: its lowered code plus an entry point ``name``
-    that takes the flattened ABI (see ``abi.py``) and calls it."""
+    that takes the flattened ABI (see ``abi.py``) and calls it; with *simplify*
+    (kernels compiled with ``opt`` > 0), cleaned up by target-independent passes
+    (``context.simplify_neutral``)."""
     from .context import target_context
     from .language.intrinsics import call as call_intrinsic
 
@@ -221,7 +223,7 @@ def wrap_kernel(neutral: NeutralResult, name: str) -> str:
     lib = context.codegen().create_library(name)
     lib.add_ir_module(module)
     lib.add_linking_library(neutral.library)
-    return lib.neutral_ir()
+    return lib.neutral_ir(simplify=simplify)
 
 
 # --------------------------------------------------------------------------- per target

@@ -233,15 +233,42 @@ class NeutralLibrary:
             out.extend(lib._all_texts(seen))
         return out
 
-    def neutral_ir(self) -> str:
-        """This function and everything it calls, linked into one neutral module."""
-        if self._neutral is None:
+    def neutral_ir(self, simplify: bool = False) -> str:
+        """This function and everything it calls, linked into one neutral module.
+
+        With *simplify*, the module is first cleaned up by target-independent
+        passes (see :func:`simplify_neutral`); the text is kept for one setting.
+        """
+        if self._neutral is None or self._neutral_simplified != simplify:
             texts = self._all_texts(set())
             main = ll.parse_assembly(texts[0])
             for t in texts[1:]:
                 main.link_in(ll.parse_assembly(t))
+            if simplify:
+                simplify_neutral(main)
             self._neutral = str(main)
+            self._neutral_simplified = simplify
         return self._neutral
+
+    _neutral_simplified = False
+
+
+def simplify_neutral(module) -> None:
+    """SROA, instruction combining and CFG simplification, once, on the neutral module.
+
+    Numba's lowering is verbose (every value through an alloca, every array
+    built in memory); cleaning it up once here, with no target's cost model
+    (a pass builder without a target machine), makes the module every target
+    parses, rewrites and optimizes about six times smaller: each target's own
+    pipeline (O3 with its cost model) then runs on the small module.  Measured
+    on saxpy: 4 ms here, 4 to 8 ms less per target (issue 7).
+    """
+    pb = ll.create_pass_builder(None, ll.create_pipeline_tuning_options(speed_level=0))
+    mpm = ll.create_new_module_pass_manager()
+    mpm.add_sroa_pass()
+    mpm.add_instruction_combine_pass()
+    mpm.add_simplify_cfg_pass()
+    mpm.run(module, pb)
 
 
 class NeutralCodegen:
