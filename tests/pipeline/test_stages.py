@@ -174,3 +174,31 @@ def test_compile_device_function_exports_it():
     art = gpux.compile(inner, "float32(float32)", target="opencl", device=True)
     assert "OpEntryPoint" not in (art.text or "")
     assert art.llvm_ir.count("define ") == 1
+
+
+def _saxpy(a, x, y, out):
+    i = gpux.grid(1)
+    if i < out.size:
+        out[i] = a * x[i] + y[i]
+
+
+def test_neutral_module_is_cleaned_once_unless_opt_0(device):
+    """With opt > 0 the neutral module every target starts from has been through
+    SROA / instcombine / simplifycfg (no array structs built in memory); with opt=0
+    it is Numba's lowering as is.  Both compute the same thing."""
+    from numba.core import sigutils
+
+    args, _ = sigutils.normalize_signature("void(float32, float32[::1], float32[::1], float32[::1])")
+    args = tuple(args)
+    cleaned = gpux.jit(_saxpy)
+    raw = gpux.jit(_saxpy, opt=0)
+    _, text_cleaned = cleaned.kernel_ir(args)
+    _, text_raw = raw.kernel_ir(args)
+    assert text_cleaned.count(" alloca ") < text_raw.count(" alloca ")
+    assert len(text_cleaned) * 3 < len(text_raw)
+    x = np.arange(64, dtype=np.float32)
+    y = np.ones(64, dtype=np.float32)
+    for k in (cleaned, raw):
+        out = gpux.device_array(64, np.float32)
+        k[2, 32](np.float32(2), gpux.to_device(x), gpux.to_device(y), out)
+        np.testing.assert_array_equal(out.copy_to_host(), 2 * x + y)
