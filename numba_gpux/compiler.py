@@ -133,11 +133,15 @@ def kernel_symbol(pyfunc, argtypes) -> str:
     return f"{base}__{sig[:40]}_{h}" if sig else f"{base}_{h}"
 
 
-def wrap_kernel(neutral: NeutralResult, name: str, simplify: bool = False) -> str:
+def wrap_kernel(neutral: NeutralResult, name: str, simplify: bool = True) -> str:
     """The neutral module of a kernel: its lowered code plus an entry point ``name``
-    that takes the flattened ABI (see ``abi.py``) and calls it; with *simplify*
-    (kernels compiled with ``opt`` > 0), cleaned up by target-independent passes
-    (``context.simplify_neutral``)."""
+    that takes the flattened ABI (see ``abi.py``) and calls it; with *simplify*,
+    cleaned up by target-independent passes (``context.simplify_neutral``).
+
+    The clean-up runs at every ``opt`` level: ``opt=0`` leaves out each target's
+    own optimization pipeline, but LLVM's SPIR-V back end cannot translate
+    Numba's unoptimized lowering (aggregates built in memory become invalid
+    SPIR-V that OpenCL drivers reject), and the clean-up is what it needs."""
     from .context import target_context
     from .language.intrinsics import call as call_intrinsic
 

@@ -261,7 +261,9 @@ def simplify_neutral(module) -> None:
     (a pass builder without a target machine), makes the module every target
     parses, rewrites and optimizes about six times smaller: each target's own
     pipeline (O3 with its cost model) then runs on the small module.  Measured
-    on saxpy: 4 ms here, 4 to 8 ms less per target (issue 7).
+    on saxpy: 4 ms here, 4 to 8 ms less per target (issue 7).  It also runs for
+    ``opt=0``: LLVM's SPIR-V back end turns unoptimized aggregate code into SPIR-V
+    that drivers reject (struct indices as OpConstantNull).
     """
     pb = ll.create_pass_builder(None, ll.create_pipeline_tuning_options(speed_level=0))
     mpm = ll.create_new_module_pass_manager()
