@@ -26,7 +26,7 @@ from .errors import InternalCompilerError, GpuxUserError, ValidationError
 from .interface import Artifact, Target
 
 __all__ = ["Options", "Job", "TARGET_STAGES", "compile_neutral", "wrap_kernel",
-           "run_target_stages", "default_emit", "NeutralResult"]
+           "run_target_stages", "default_emit", "emit_in_fresh_process", "NeutralResult"]
 
 
 @dataclass(frozen=True)
@@ -510,13 +510,55 @@ class _AsmFromIR:
             return None
 
 
-def default_emit(target: Target, module, kernels, opt: int) -> Artifact:
+def default_emit(target: Target, module, kernels, opt: int, ir_text: str | None = None) -> Artifact:
+    """The target machine's object code (or assembly) for *module*.  *ir_text*, the
+    module's text if the caller already printed it, is kept for the disassembly,
+    made on demand.  (Code generation may rewrite the module in place: print it
+    before, never after.)"""
     tm = fresh_target_machine(target, opt)
     if target.emit_kind == "assembly":
         return Artifact(target.artifact_kind, None, tm.emit_assembly(module), tuple(kernels))
-    ir_text = str(module)
+    if ir_text is None:
+        ir_text = str(module)
     binary = tm.emit_object(module)
     return Artifact(target.artifact_kind, binary, _AsmFromIR(target, opt, ir_text), tuple(kernels))
+
+
+_EMIT_CHILD = """
+import sys
+import llvmlite.binding as ll
+triple, cpu, features, opt, kind = sys.argv[1:6]
+ll.initialize_all_targets()
+ll.initialize_all_asmprinters()
+module = ll.parse_assembly(sys.stdin.buffer.read().decode())
+tm = ll.Target.from_triple(triple).create_target_machine(
+    cpu=cpu, features=features, opt=int(opt), reloc="default", codemodel="default")
+out = tm.emit_object(module) if kind == "object" else tm.emit_assembly(module).encode()
+sys.stdout.buffer.write(out)
+"""
+
+
+def emit_in_fresh_process(target: Target, ir_text: str, opt: int) -> bytes:
+    """The target's code for the module *ir_text* (object bytes, or assembly text as
+    UTF-8) emitted by a new Python process, whose LLVM back ends hold no state from
+    earlier emissions.  For a target whose back end is known to carry state from
+    one module into the next (see ``targets/opencl/spirv_ids.py``): about 0.2 s,
+    so it is the fallback, never the common path."""
+    import subprocess
+    import sys
+
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-c", _EMIT_CHILD, target.triple, target.cpu, target.llvm_features,
+             str(max(opt, 0)), target.emit_kind],
+            input=ir_text.encode(), capture_output=True, timeout=300)
+    except (OSError, subprocess.SubprocessError) as e:
+        raise InternalCompilerError("emit", f"emission in a fresh process failed: {e}") from None
+    if proc.returncode != 0:
+        err = proc.stderr.decode(errors="replace").strip().splitlines()
+        raise InternalCompilerError("emit", "emission in a fresh process failed: "
+                                    + (err[-1] if err else f"exit status {proc.returncode}"))
+    return proc.stdout
 
 
 def _stage_emit(job: Job):

@@ -42,6 +42,30 @@ class OpenCLTarget(Target):
         return irtext.move_globals(text, "__gpux_fmt_", SPIRV_ADDRSPACES.constant, 2,
                                    callee_prefix="__gpux_printf_")
 
+    def emit(self, module, kernels, opt):
+        """SPIR-V from LLVM's back end, checked for result ids defined twice (an LLVM
+        22 back-end bug that hits about one module in a hundred in a process that
+        has emitted many; see spirv_ids.py): such a module is emitted again by a
+        fresh process, whose back end carries nothing over."""
+        from numba_gpux.compiler import default_emit, emit_in_fresh_process
+        from numba_gpux.errors import InternalCompilerError
+
+        from .spirv_ids import duplicate_result_ids
+
+        ir_text = str(module)  # before code generation, which rewrites the module
+        art = default_emit(self, module, kernels, opt, ir_text)
+        art.llvm_ir = ir_text  # (what was emitted, not what code generation left behind)
+        if not duplicate_result_ids(art.binary):
+            return art
+        art.binary = emit_in_fresh_process(self, ir_text, opt)
+        art.info["emitted_in_fresh_process"] = True
+        dups = duplicate_result_ids(art.binary)
+        if dups:
+            raise InternalCompilerError(
+                "emit", f"LLVM's SPIR-V back end defined result ids {dups[:8]} more than once, "
+                        f"in this process and in a fresh one", ir_text)
+        return art
+
     def finish_module(self, module, kernels):
         """Dynamic shared memory as trailing kernel parameters (option
         ``dynamic_shared="kernel_param"``): OpenCL sizes ``__local`` memory at

@@ -1,0 +1,79 @@
+"""The check for SPIR-V result ids defined twice (LLVM 22's SPIR-V back end can reuse
+an earlier module's label ids: targets/opencl/spirv_ids.py) and the fallback that
+emits such a module again in a fresh process."""
+
+from __future__ import annotations
+
+from array import array
+
+import numpy as np
+
+import numba_gpux as gpux
+from numba_gpux.compiler import emit_in_fresh_process
+from numba_gpux.devices import resolve_target
+from numba_gpux.targets.opencl.spirv_ids import duplicate_result_ids
+
+SIG = "void(float32, float32[::1], float32[::1], float32[::1])"
+OP_LABEL, OP_TYPE_INT = 248, 21
+
+
+def _saxpy(a, x, y, out):
+    i = gpux.grid(1)
+    if i < out.size:
+        out[i] = a * x[i] + y[i]
+
+
+def _instructions(words):
+    i = 5
+    while i < len(words):
+        yield i, words[i] >> 16, words[i] & 0xFFFF
+        i += words[i] >> 16
+
+
+def test_a_valid_module_has_no_duplicate_ids():
+    art = gpux.compile(_saxpy, SIG, target="opencl")
+    assert duplicate_result_ids(art.binary) == []
+
+
+def test_a_label_reusing_a_type_id_is_found():
+    """The back end's failure: a basic block's label gets the id of a type."""
+    art = gpux.compile(_saxpy, SIG, target="opencl")
+    words = array("I")
+    words.frombytes(art.binary)
+    int_ids = [words[i + 1] for i, _, op in _instructions(words) if op == OP_TYPE_INT]
+    labels = [i for i, _, op in _instructions(words) if op == OP_LABEL]
+    assert int_ids and labels
+    words[labels[0] + 1] = int_ids[0]
+    assert duplicate_result_ids(words.tobytes()) == [int_ids[0]]
+    # and the same module byte-swapped (SPIR-V may be written big-endian)
+    swapped = array("I", words)
+    swapped.byteswap()
+    assert duplicate_result_ids(swapped.tobytes()) == [int_ids[0]]
+
+
+def test_garbage_is_reported_not_walked_past():
+    assert duplicate_result_ids(b"") == [-1]
+    assert duplicate_result_ids(b"\x00" * 40) == [-1]
+
+
+def test_fresh_process_emission_is_the_same_module(device):
+    """What the fallback produces: the same bytes as an unaffected emission in this
+    process, and a kernel that runs."""
+    art = gpux.compile(_saxpy, SIG, target="opencl")
+    binary = emit_in_fresh_process(resolve_target("opencl"), art.llvm_ir, 3)
+    assert binary == art.binary
+    if device.target_name != "opencl":
+        return
+    import pyopencl as cl
+
+    rt = device.runtime
+    knl = cl.Kernel(cl.Program(rt.context, binary).build(), art.kernels[0])
+    x = gpux.to_device(np.arange(16, dtype=np.float32))
+    y = gpux.to_device(np.ones(16, dtype=np.float32))
+    out = gpux.device_array(16, np.float32)
+    args = [np.float32(2)]
+    for a in (x, y, out):
+        args += [a._alloc.handle, np.int64(a.offset), np.int64(16), np.int64(4)]
+    knl(rt.queue, (16,), (16,), *args)
+    rt.queue.finish()
+    np.testing.assert_array_equal(out.copy_to_host(), 2 * np.arange(16) + 1)
