@@ -20,7 +20,7 @@ gives medians.
 Goals (issue 7): first kernel <= 0.35x numba-cuda's first compile_ptx; second
 target <= 0.15x the first; new signature < 0.5 ms.
 
-Usage: python benchmarks/bench_compile.py [--runs 5] [--out FILE]
+Usage: python benchmarks/bench_compile.py [--runs 7] [--out FILE]
 """
 
 from __future__ import annotations
@@ -257,7 +257,7 @@ def report(res: dict) -> str:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--runs", type=int, default=7)
     ap.add_argument("--out", default=os.path.join(RESULTS, "bench_compile.json"))
     a = ap.parse_args(argv)
     res = measure(a.runs)
