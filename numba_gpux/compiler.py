@@ -511,17 +511,20 @@ class _AsmFromIR:
 
 
 def default_emit(target: Target, module, kernels, opt: int, ir_text: str | None = None) -> Artifact:
-    """The target machine's object code (or assembly) for *module*.  *ir_text*, the
-    module's text if the caller already printed it, is kept for the disassembly,
-    made on demand.  (Code generation may rewrite the module in place: print it
-    before, never after.)"""
-    tm = fresh_target_machine(target, opt)
-    if target.emit_kind == "assembly":
-        return Artifact(target.artifact_kind, None, tm.emit_assembly(module), tuple(kernels))
+    """The target machine's object code (or assembly) for *module*, with the module's
+    text as emitted (the artifact's ``llvm_ir``; also what the disassembly is made
+    from, on demand).  *ir_text* is that text if the caller already printed it.
+    Code generation rewrites the module in place (LLVM's SPIR-V and NVPTX back ends
+    both do), so the text is printed before it, never after."""
     if ir_text is None:
         ir_text = str(module)
+    tm = fresh_target_machine(target, opt)
+    if target.emit_kind == "assembly":
+        return Artifact(target.artifact_kind, None, tm.emit_assembly(module), tuple(kernels),
+                        llvm_ir=ir_text)
     binary = tm.emit_object(module)
-    return Artifact(target.artifact_kind, binary, _AsmFromIR(target, opt, ir_text), tuple(kernels))
+    return Artifact(target.artifact_kind, binary, _AsmFromIR(target, opt, ir_text), tuple(kernels),
+                    llvm_ir=ir_text)
 
 
 _EMIT_CHILD = """
@@ -593,6 +596,8 @@ def run_target_stages(job: Job, start: str = "map_ir", stop: str | None = None) 
             raise InternalCompilerError(name, f"{type(e).__name__}: {e}", ir_now) from e
         if job.keep_ir:
             job.history[name] = job.text if job.module is None else str(job.module)
+    # a target whose emit did not record the module it emitted (one that writes source
+    # and runs no LLVM code generation, which would have rewritten the module)
     if job.artifact is not None and job.module is not None and job.artifact.llvm_ir is None:
         job.artifact = job.artifact.with_ir(str(job.module))
     return job

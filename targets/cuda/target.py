@@ -129,6 +129,7 @@ class CUDATarget(Target):
         """PTX from LLVM's NVPTX back end; a cubin from ptxas where it is installed."""
         from numba_gpux.compiler import fresh_target_machine
 
+        ir_text = str(module)  # as emitted: the NVPTX back end rewrites the module
         with _codegen_flags(self.option("codegen_flags", ())):
             ptx = fresh_target_machine(self, opt).emit_assembly(module)
         cubin = None
@@ -137,7 +138,7 @@ class CUDATarget(Target):
 
             cubin = toolkit.ptxas_cubin(ptx, self.cc, opt)
         info = {"cc": self.cc, "sm": self.cpu, "ptx_version": self.ptx_version}
-        return Artifact(self.artifact_kind, cubin, ptx, tuple(kernels), info=info)
+        return Artifact(self.artifact_kind, cubin, ptx, tuple(kernels), llvm_ir=ir_text, info=info)
 
 
 def make_target(device=None, *, cc=None, ptx_version=None, cubin: bool = True) -> CUDATarget:

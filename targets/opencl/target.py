@@ -54,7 +54,6 @@ class OpenCLTarget(Target):
 
         ir_text = str(module)  # before code generation, which rewrites the module
         art = default_emit(self, module, kernels, opt, ir_text)
-        art.llvm_ir = ir_text  # (what was emitted, not what code generation left behind)
         if not duplicate_result_ids(art.binary):
             return art
         art.binary = emit_in_fresh_process(self, ir_text, opt)

@@ -253,3 +253,23 @@ def test_old_capabilities_get_a_ptx_isa_with_warp_instructions(cc):
 def test_too_old_ptx_isa_is_a_user_error():
     with pytest.raises(GpuxUserError, match="too old"):
         _ptx(K.saxpy, SAXPY32, cc=(7, 0), ptx_version=(6, 0))
+
+
+def test_llvm_ir_is_the_module_as_emitted():
+    """The NVPTX back end rewrites the module while it emits; the artifact keeps the
+    text from before, which gives the same PTX again."""
+    from numba_gpux.compiler import emit_in_fresh_process
+    from numba_gpux.devices import resolve_target
+
+    from numba.core import sigutils
+
+    from numba_gpux.compiler import Job, run_target_stages
+
+    art = _ptx(K.saxpy, SAXPY32, cc=(8, 0), cubin=False)
+    target = resolve_target("cuda", cc=(8, 0), cubin=False)
+    args = tuple(sigutils.normalize_signature(SAXPY32)[0])
+    sym, text = K.saxpy.kernel_ir(args)
+    before_emit = run_target_stages(Job(target, K.saxpy.options, (sym,), text=text),
+                                    stop="validate")
+    assert art.llvm_ir == str(before_emit.module)
+    assert emit_in_fresh_process(target, art.llvm_ir, 3).decode() == art.text
