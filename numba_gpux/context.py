@@ -16,12 +16,12 @@ from numba.core.base import BaseContext
 from numba.core.target_extension import GPU, dispatcher_registry, jit_registry, target_registry
 from numba.core.typing import BaseContext as TypingBaseContext
 
+from .interface import NEUTRAL_DATA_LAYOUT
+
 __all__ = ["typing_context", "target_context", "GpuxTypingContext", "GpuxTargetContext",
            "NeutralLibrary", "NEUTRAL_DATA_LAYOUT", "TARGET_NAME"]
 
 TARGET_NAME = "gpux"
-#: a 64-bit layout every GPU target agrees with on scalar sizes and alignments
-NEUTRAL_DATA_LAYOUT = "e-i64:64-i128:128-v16:16-v32:32-n16:32:64"
 
 
 class Gpux(GPU):

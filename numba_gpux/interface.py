@@ -43,6 +43,9 @@ class AddressSpaces:
 #: Numba lowers every pointer in address space 0, which the neutral IR reads
 #: as *generic*.
 NEUTRAL_ADDRSPACES = AddressSpaces(generic=0, global_=1, shared=3, constant=4, private=5)
+#: The neutral IR's data layout: 64-bit pointers in every address space, scalar sizes
+#: and alignments every GPU target agrees with.
+NEUTRAL_DATA_LAYOUT = "e-i64:64-i128:128-v16:16-v32:32-n16:32:64"
 
 
 class Artifact:

@@ -7,7 +7,7 @@ binding and writes structured source (no ``goto``) in a :class:`Dialect`;
 
 from .dialect import Dialect, SourceDef, get_dialect, register_dialect, source_stack
 from .emitter import SourceEmitError, emit_source
-from .target import SourceTarget
+from .target import SourceTarget, make_source_target
 
 __all__ = ["Dialect", "SourceDef", "SourceTarget", "SourceEmitError", "emit_source",
-           "get_dialect", "register_dialect", "source_stack"]
+           "get_dialect", "make_source_target", "register_dialect", "source_stack"]

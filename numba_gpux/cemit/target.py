@@ -15,10 +15,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..interface import Artifact, Target
+from ..interface import NEUTRAL_ADDRSPACES, NEUTRAL_DATA_LAYOUT, Artifact, Target
 from .dialect import SourceDef, get_dialect, source_stack
 
-__all__ = ["SourceTarget"]
+__all__ = ["SourceTarget", "make_source_target"]
 
 
 @dataclass(frozen=True)
@@ -71,3 +71,26 @@ class SourceTarget(Target):
         dialect = get_dialect(self.option("dialect"))
         text = emit_source(module, kernels, dialect, self.lookup_source, self.features)
         return Artifact(self.artifact_kind, None, text, tuple(kernels))
+
+
+def make_source_target(cls, device=None, features=None, *, name: str, dialect: str,
+                       artifact_kind: str, default_features: frozenset, opt_triple: str):
+    """The description of a source-emitting target *name*: the neutral address spaces
+    and data layout (its source is written from the neutral IR), *opt_triple* for the
+    optimizer's target machine only (no code is generated for it), the dialect and
+    the source registry named after the target, and the capabilities of *device*
+    (else *features*, else *default_features*)."""
+    if features is None:
+        features = device.target_features if device is not None else default_features
+    return cls(
+        name=name,
+        families=(),
+        triple=opt_triple,
+        data_layout=NEUTRAL_DATA_LAYOUT,
+        addrspaces=NEUTRAL_ADDRSPACES,
+        emit_kind="source",
+        artifact_kind=artifact_kind,
+        features=frozenset(features),
+        options=(("dialect", dialect), ("intrinsics_by_name", True),
+                 ("source_families", (name,))),
+    )

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from numba_gpux.cemit import SourceTarget
-from numba_gpux.interface import NEUTRAL_ADDRSPACES
+from numba_gpux.cemit import SourceTarget, make_source_target
 
 from . import msl, overlays  # noqa: F401  (register the "msl" dialect and "metal.src")
 
@@ -17,7 +16,6 @@ DEFAULT_FEATURES = frozenset({"fp16", "subgroups"})
 # the neutral one, so optimizing with it keeps every pointer's meaning (no NVPTX
 # code is generated).  Same choice as the OpenCL C route (targets/opencl/source.py).
 OPT_TRIPLE = "nvptx64-nvidia-cuda"
-OPT_DATA_LAYOUT = "e-i64:64-i128:128-v16:16-v32:32-n16:32:64"
 
 
 @dataclass(frozen=True)
@@ -26,17 +24,6 @@ class MetalTarget(SourceTarget):
 
 
 def make_target(device=None, *, features=None) -> MetalTarget:
-    if features is None:
-        features = device.target_features if device is not None else DEFAULT_FEATURES
-    return MetalTarget(
-        name="metal",
-        families=(),
-        triple=OPT_TRIPLE,
-        data_layout=OPT_DATA_LAYOUT,
-        addrspaces=NEUTRAL_ADDRSPACES,
-        emit_kind="source",
-        artifact_kind="msl",
-        features=frozenset(features),
-        options=(("dialect", "msl"), ("intrinsics_by_name", True),
-                 ("source_families", ("metal",))),
-    )
+    return make_source_target(MetalTarget, device, features, name="metal", dialect="msl",
+                              artifact_kind="msl", default_features=DEFAULT_FEATURES,
+                              opt_triple=OPT_TRIPLE)

@@ -15,9 +15,8 @@ from __future__ import annotations
 import dataclasses
 
 from numba_gpux import config
-from numba_gpux.cemit import Dialect, SourceDef, SourceTarget, register_dialect
+from numba_gpux.cemit import Dialect, SourceDef, SourceTarget, make_source_target, register_dialect
 from numba_gpux.devices import Device
-from numba_gpux.interface import NEUTRAL_ADDRSPACES
 from numba_gpux.language.atomics import ATOMIC_INTRINSICS
 from numba_gpux.language.intrinsics import MATH_BINARY, MATH_UNARY, PRINTF_PREFIX, printf_codes
 from numba_gpux.overlays import registry
@@ -62,7 +61,6 @@ for _fn in MATH_BINARY:
 # the neutral convention (0 generic, 1 global, 3 shared, 4 constant, 5 local), so
 # optimizing with it changes no pointer's meaning; no NVPTX code is ever generated.
 OPT_TRIPLE = "nvptx64-nvidia-cuda"
-OPT_DATA_LAYOUT = "e-i64:64-i128:128-v16:16-v32:32-n16:32:64"
 DEFAULT_FEATURES = frozenset({"fp64", "int64_atomics"})
 
 
@@ -72,20 +70,9 @@ class OpenCLCTarget(SourceTarget):
 
 
 def make_target(device=None, *, features=None) -> OpenCLCTarget:
-    if features is None:
-        features = device.target_features if device is not None else DEFAULT_FEATURES
-    return OpenCLCTarget(
-        name="opencl-c",
-        families=(),
-        triple=OPT_TRIPLE,
-        data_layout=OPT_DATA_LAYOUT,
-        addrspaces=NEUTRAL_ADDRSPACES,
-        emit_kind="source",
-        artifact_kind="opencl-c",
-        features=frozenset(features),
-        options=(("dialect", "opencl-c"), ("intrinsics_by_name", True),
-                 ("source_families", ("opencl-c",))),
-    )
+    return make_source_target(OpenCLCTarget, device, features, name="opencl-c",
+                              dialect="opencl-c", artifact_kind="opencl-c",
+                              default_features=DEFAULT_FEATURES, opt_triple=OPT_TRIPLE)
 
 
 def _opencl_runtime_cls():
