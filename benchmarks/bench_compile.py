@@ -34,7 +34,7 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from bench_import import child_env, machine  # noqa: E402
+from bench_import import child_env, machine, write_result  # noqa: E402
 
 RESULTS = os.path.join(HERE, "results")
 SIG = "void(float32, float32[::1], float32[::1], float32[::1])"
@@ -262,10 +262,7 @@ def main(argv=None) -> int:
     a = ap.parse_args(argv)
     res = measure(a.runs)
     print(report(res))
-    os.makedirs(os.path.dirname(a.out), exist_ok=True)
-    with open(a.out, "w") as f:
-        json.dump(res, f, indent=1)
-    print(f"\nwritten: {a.out}")
+    write_result(a.out, res)
     return 0
 
 

@@ -122,6 +122,14 @@ def measure(runs: int) -> dict:
     }
 
 
+def write_result(path: str, res: dict) -> None:
+    """Write a benchmark's result as JSON at *path* (folders made) and say where."""
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        json.dump(res, f, indent=1)
+    print(f"\nwritten: {path}")
+
+
 def machine() -> dict:
     """What the numbers were measured on."""
     cpu = ""
@@ -179,10 +187,7 @@ def main(argv=None) -> int:
     a = ap.parse_args(argv)
     res = measure(a.runs)
     print(report(res))
-    os.makedirs(os.path.dirname(a.out), exist_ok=True)
-    with open(a.out, "w") as f:
-        json.dump(res, f, indent=1)
-    print(f"\nwritten: {a.out}")
+    write_result(a.out, res)
     return 0
 
 

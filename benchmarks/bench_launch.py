@@ -40,7 +40,7 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from bench_import import child_env, machine  # noqa: E402
+from bench_import import child_env, machine, write_result  # noqa: E402
 
 RESULTS = os.path.join(HERE, "results")
 GOALS = {"host_1_us": 2.0, "host_16_us": 5.0, "e2e_ratio": 1.2}
@@ -299,10 +299,7 @@ def main(argv=None) -> int:
     a = ap.parse_args(argv)
     res = measure(a.procs, a.rounds, a.n_e2e, a.n_host)
     print(report(res))
-    os.makedirs(os.path.dirname(a.out), exist_ok=True)
-    with open(a.out, "w") as f:
-        json.dump(res, f, indent=1)
-    print(f"\nwritten: {a.out}")
+    write_result(a.out, res)
     return 0 if res["median_us"] else 1
 
 
