@@ -44,24 +44,7 @@ def grid_stride_copy(src, dst):
 
 
 @gpux.jit
-def math_unary_f32(x, out):
-    i = gpux.grid(1)
-    if i < x.size:
-        v = x[i]
-        out[i, 0] = math.sin(v)
-        out[i, 1] = math.cos(v)
-        out[i, 2] = math.tan(v)
-        out[i, 3] = math.exp(v)
-        out[i, 4] = math.log(abs(v) + 1)
-        out[i, 5] = math.sqrt(abs(v))
-        out[i, 6] = math.tanh(v)
-        out[i, 7] = math.erf(v)
-        out[i, 8] = math.floor(v)
-        out[i, 9] = math.atan2(v, 2.0)
-
-
-@gpux.jit
-def math_unary_f64(x, out):
+def math_unary(x, out):  # compiled for float32 and float64
     i = gpux.grid(1)
     if i < x.size:
         v = x[i]
@@ -167,8 +150,8 @@ KERNELS = [
     (add_2d, "void(int64[:, :], int64[:, :], int64[:, :])"),
     (scale_3d, "void(float32[:, :, ::1], float32, float32[:, :, ::1])"),
     (grid_stride_copy, "void(float64[::1], float64[::1])"),
-    (math_unary_f32, "void(float32[::1], float32[:, ::1])"),
-    (math_unary_f64, "void(float64[::1], float64[:, ::1])"),
+    (math_unary, "void(float32[::1], float32[:, ::1])"),
+    (math_unary, "void(float64[::1], float64[:, ::1])"),
     (math_special, "void(float64[::1], float64[:, ::1])"),
     (math_special, "void(float32[::1], float32[:, ::1])"),
     (device_calls, "void(float32[::1], float32[::1])"),

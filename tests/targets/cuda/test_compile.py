@@ -81,7 +81,7 @@ def test_one_entry_no_func_no_unresolved_symbols(case):
 
 
 def test_libdevice_math_is_inlined():
-    art = _ptx(K.math_unary_f64, "void(float64[::1], float64[:, ::1])", cc=(9, 0))
+    art = _ptx(K.math_unary, "void(float64[::1], float64[:, ::1])", cc=(9, 0))
     # libdevice's Payne-Hanek reduction table for double trigonometry
     assert "__cudart_i2opi_d" in art.text
     assert not FUNC.search(art.text)
@@ -90,7 +90,7 @@ def test_libdevice_math_is_inlined():
 
 
 def test_float32_math_stays_single_precision():
-    art = _ptx(K.math_unary_f32, "void(float32[::1], float32[:, ::1])", cc=(8, 0))
+    art = _ptx(K.math_unary, "void(float32[::1], float32[:, ::1])", cc=(8, 0))
     assert "sqrt.rn.f32" in art.text
     assert "__cudart_i2opi_f" in art.text
 

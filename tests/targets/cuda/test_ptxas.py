@@ -39,7 +39,7 @@ def test_ptxas_accepts(case, cc, ptxas):
 def test_ptxas_reports_resources(ptxas):
     from numba_gpux.targets.cuda import toolkit
 
-    art = gpux.compile(K.math_unary_f64, "void(float64[::1], float64[:, ::1])", target="cuda",
+    art = gpux.compile(K.math_unary, "void(float64[::1], float64[:, ::1])", target="cuda",
                        cc=(9, 0), cubin=False)
     res = toolkit.ptxas_resources(art.text, (9, 0))
     assert list(res) == list(art.kernels)
