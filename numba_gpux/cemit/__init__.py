@@ -5,9 +5,10 @@ binding and writes structured source (no ``goto``) in a :class:`Dialect`;
 ``SourceTarget`` is the Target base class of the source-emitting targets.
 """
 
-from .dialect import Dialect, SourceDef, get_dialect, register_dialect, source_stack
+from .dialect import (ATOMIC_LOOP_RULES, Dialect, SourceDef, get_dialect, register_dialect,
+                      source_stack)
 from .emitter import SourceEmitError, emit_source
 from .target import SourceTarget, make_source_target
 
-__all__ = ["Dialect", "SourceDef", "SourceTarget", "SourceEmitError", "emit_source",
+__all__ = ["ATOMIC_LOOP_RULES", "Dialect", "SourceDef", "SourceTarget", "SourceEmitError", "emit_source",
            "get_dialect", "make_source_target", "register_dialect", "source_stack"]

@@ -18,7 +18,20 @@ from typing import Mapping
 
 from ..overlays import OverlayStack, registry
 
-__all__ = ["SourceDef", "Dialect", "source_stack", "register_dialect", "get_dialect"]
+__all__ = ["SourceDef", "Dialect", "source_stack", "register_dialect", "get_dialect",
+           "ATOMIC_LOOP_RULES"]
+
+#: The atomic read-modify-writes a C-family target writes as a compare-and-swap
+#: loop: (store?, new value) as C expressions of the old value ``o`` and the
+#: operand ``v`` (language/atomics.py has each operation's contract).
+ATOMIC_LOOP_RULES = {
+    "add": ("true", "o + v"), "sub": ("true", "o - v"),
+    "max": ("o < v", "v"), "min": ("o > v", "v"),          # a NaN on either side: unchanged
+    "nanmax": ("v == v && !(o >= v)", "v"),                  # NaN operand: unchanged;
+    "nanmin": ("v == v && !(o <= v)", "v"),                  # NaN in memory: replaced
+    "inc": ("true", "(o >= v) ? 0 : o + 1"),                 # CUDA's wrapping inc/dec
+    "dec": ("true", "(o == 0 || o > v) ? v : o - 1"),
+}
 
 
 @dataclass(frozen=True)

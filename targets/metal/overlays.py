@@ -10,7 +10,7 @@ fence are not defined (no printf, no fence that reaches the host mid-kernel).
 
 from __future__ import annotations
 
-from numba_gpux.cemit import SourceDef
+from numba_gpux.cemit import ATOMIC_LOOP_RULES, SourceDef
 from numba_gpux.language.atomics import ATOMIC_INTRINSICS
 from numba_gpux.language.intrinsics import MATH_BINARY, MATH_UNARY
 from numba_gpux.overlays import registry
@@ -133,12 +133,9 @@ _NATIVE = {"add": "atomic_fetch_add_explicit", "sub": "atomic_fetch_sub_explicit
            "and": "atomic_fetch_and_explicit", "or": "atomic_fetch_or_explicit",
            "xor": "atomic_fetch_xor_explicit", "min": "atomic_fetch_min_explicit",
            "max": "atomic_fetch_max_explicit", "exch": "atomic_exchange_explicit"}
-_LOOP = {
-    "add": ("true", "o + v"), "sub": ("true", "o - v"),
-    "max": ("o < v", "v"), "min": ("o > v", "v"),
-    "nanmax": ("v == v && !(o >= v)", "v"), "nanmin": ("v == v && !(o <= v)", "v"),
-    "inc": ("true", "(o >= v) ? 0u : o + 1u"), "dec": ("true", "(o == 0u || o > v) ? v : o - 1u"),
-}
+# the shared rules, with inc/dec's literals unsigned (Metal's loop is on uint only)
+_LOOP = {**ATOMIC_LOOP_RULES,
+         "inc": ("true", "(o >= v) ? 0u : o + 1u"), "dec": ("true", "(o == 0u || o > v) ? v : o - 1u")}
 _RELAXED = "memory_order_relaxed"
 _CAS = f"""static inline uint _gpux_atomic_cas_{{s0}}({{q0}} uchar* p_, uint e, uint n) {{
   {{q0}} atomic_uint* p = ({{q0}} atomic_uint*)p_;

@@ -15,7 +15,8 @@ from __future__ import annotations
 import dataclasses
 
 from numba_gpux import config
-from numba_gpux.cemit import Dialect, SourceDef, SourceTarget, make_source_target, register_dialect
+from numba_gpux.cemit import (ATOMIC_LOOP_RULES, Dialect, SourceDef, SourceTarget,
+                              make_source_target, register_dialect)
 from numba_gpux.devices import Device
 from numba_gpux.language.atomics import ATOMIC_INTRINSICS
 from numba_gpux.language.intrinsics import MATH_BINARY, MATH_UNARY, PRINTF_PREFIX, printf_codes
@@ -253,15 +254,6 @@ _INT64_PRAGMAS = ("#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable\n
                   "#pragma OPENCL EXTENSION cl_khr_int64_extended_atomics : enable")
 _NATIVE = ("add", "sub", "and", "or", "xor", "exch", "min", "max")
 _SIGNED_T = {"i32": "int", "u32": "uint", "i64": "long", "u64": "ulong"}
-#: the loop's decision: (store?, new value) from the old value o and the operand v
-_LOOP = {
-    "add": ("true", "o + v"), "sub": ("true", "o - v"),
-    "max": ("o < v", "v"), "min": ("o > v", "v"),          # a NaN on either side: unchanged
-    "nanmax": ("v == v && !(o >= v)", "v"),                  # NaN operand: unchanged;
-    "nanmin": ("v == v && !(o <= v)", "v"),                  # NaN in memory: replaced
-    "inc": ("true", "(o >= v) ? 0 : o + 1"),
-    "dec": ("true", "(o == 0 || o > v) ? v : o - 1"),
-}
 
 
 def _atomic_def(name: str, op: str, sfx: str) -> SourceDef:
@@ -289,7 +281,7 @@ def _atomic_def(name: str, op: str, sfx: str) -> SourceDef:
         if op in _NATIVE:
             fn = pre + ("xchg" if op == "exch" else op)
             return SourceDef(f"(({ut}){fn}({sptr}, ({st}){{1}}))", helper=pragma.strip(), **kw)
-    store, new = _LOOP[op]
+    store, new = ATOMIC_LOOP_RULES[op]
     h = f"_gpux_{name[len('__gpux_'):]}_{{s0}}"
     helper = (f"{pragma}static inline {t} {h}(volatile {{q0}} uchar* p_, {t} v) {{\n"
               f"  volatile {{q0}} {ut}* p = (volatile {{q0}} {ut}*)p_;\n"
