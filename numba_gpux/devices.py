@@ -112,7 +112,8 @@ def targets() -> dict:
 
     A built-in target's name cannot be taken by another distribution: such an
     entry point is skipped with a warning, so that which target a name means
-    does not depend on the order distributions are found in.
+    does not depend on the order distributions are found in (between two other
+    distributions that use one name, the first found keeps it, also with a warning).
     """
     global _entries
     if _entries is None:
@@ -128,7 +129,8 @@ def targets() -> dict:
 
                         warnings.warn(f"numba_gpux: target {ep.name!r} of "
                                       f"{getattr(ep.dist, 'name', '?')} is ignored: the name "
-                                      f"is taken by a built-in target")
+                                      f"is taken by a target found before it (built-in "
+                                      f"targets come first)")
                         continue
                     entry = _builtin.get(ep.name) if builtin else None
                     entry = entry or _load_entry(ep)
