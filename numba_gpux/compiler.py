@@ -133,10 +133,10 @@ def kernel_symbol(pyfunc, argtypes) -> str:
     return f"{base}__{sig[:40]}_{h}" if sig else f"{base}_{h}"
 
 
-def wrap_kernel(neutral: NeutralResult, name: str, simplify: bool = True) -> str:
+def wrap_kernel(neutral: NeutralResult, name: str) -> str:
     """The neutral module of a kernel: its lowered code plus an entry point ``name``
-    that takes the flattened ABI (see ``abi.py``) and calls it; with *simplify*,
-    cleaned up by target-independent passes (``context.simplify_neutral``).
+    that takes the flattened ABI (see ``abi.py``) and calls it, cleaned up by
+    target-independent passes (``context.simplify_neutral``).
 
     The clean-up runs at every ``opt`` level: ``opt=0`` leaves out each target's
     own optimization pipeline, but LLVM's SPIR-V back end cannot translate
@@ -227,7 +227,7 @@ def wrap_kernel(neutral: NeutralResult, name: str, simplify: bool = True) -> str
     lib = context.codegen().create_library(name)
     lib.add_ir_module(module)
     lib.add_linking_library(neutral.library)
-    return lib.neutral_ir(simplify=simplify)
+    return lib.neutral_ir(simplify=True)
 
 
 # --------------------------------------------------------------------------- per target

@@ -181,7 +181,7 @@ class GpuxFunction:
         if got is None:
             res = self.neutral(argtypes)
             sym = kernel_symbol(self.py_func, res.argtypes)
-            got = (sym, wrap_kernel(res, sym, simplify=True))
+            got = (sym, wrap_kernel(res, sym))
             self._kernel_ir[argtypes] = got
             self._kernel_ir[res.argtypes] = got
         return got
