@@ -157,47 +157,48 @@ atomic = _alias("atomic", "atomic", namespace=True)
 # ------------------------------------------------------------------ warp (sub-group) functions
 _sg = _pick("subgroup")
 if _sg is not None:
+    # the member mask goes to the masked sub-group forms: a target whose warp
+    # instructions take one (CUDA) uses it, the others run on the whole sub-group
     @_device
     def shfl_sync(mask, value, src_lane):
-        """numba.cuda's ``shfl_sync``: *mask* is not used (every lane takes part);
-        *src_lane* is taken modulo the warp width, as in CUDA."""
-        return _sg.shuffle(value, src_lane % _sg.size())
+        """numba.cuda's ``shfl_sync``: *src_lane* is taken modulo the warp width, as in
+        CUDA."""
+        return _sg.shuffle(value, src_lane % _sg.size(), mask)
 
     @_device
     def shfl_up_sync(mask, value, delta):
-        return _sg.shuffle_up(value, delta)
+        return _sg.shuffle_up(value, delta, mask)
 
     @_device
     def shfl_down_sync(mask, value, delta):
-        return _sg.shuffle_down(value, delta)
+        return _sg.shuffle_down(value, delta, mask)
 
     @_device
     def shfl_xor_sync(mask, value, lane_mask):
-        return _sg.shuffle_xor(value, lane_mask)
+        return _sg.shuffle_xor(value, lane_mask, mask)
 
     @_device
     def all_sync(mask, predicate):
-        return _sg.all(predicate)
+        return _sg.all(predicate, mask)
 
     @_device
     def any_sync(mask, predicate):
-        return _sg.any(predicate)
+        return _sg.any(predicate, mask)
 
     @_device
-    def eq_sync(mask, value):
-        """True when *value* is the same on every lane."""
-        return _sg.all(value == _sg.shuffle(value, 0))
+    def eq_sync(mask, predicate):
+        """True when *predicate* (as a bool) is the same on every lane of *mask*."""
+        return _sg.all(predicate, mask) or not _sg.any(predicate, mask)
 
     @_device
     def ballot_sync(mask, predicate):
         """uint32 of the lanes where *predicate* holds (lanes 0-31, as numba.cuda)."""
-        return types_uint32(_sg.ballot(predicate) & 0xFFFFFFFF)
+        return types_uint32(_sg.ballot(predicate, mask) & 0xFFFFFFFF)
 
     @_device
     def syncwarp(mask=0xFFFFFFFF):
-        """numba.cuda's ``syncwarp``: a sub-group barrier (*mask* is not used: every
-        lane of the sub-group takes part)."""
-        _sg.barrier()
+        """numba.cuda's ``syncwarp``: a barrier among the lanes of *mask*."""
+        _sg.barrier(mask)
 
     @_device
     def activemask():

@@ -114,6 +114,7 @@ _SG_REDUCE_T = {"i32": I32, "u32": I32, "i64": I64, "u64": I64,
                 "f32": ir.FloatType(), "f64": ir.DoubleType()}
 #: sub-group reductions; the bitwise ones exist for integer suffixes only
 SG_REDUCE_OPS = ("add", "mul", "min", "max", "and", "or", "xor")
+SG_SHUFFLE_KINDS = ("shuffle", "shuffle_up", "shuffle_down", "shuffle_xor")
 
 _add("__gpux_sg_barrier", VOID, [],
      "Sub-group (warp) execution barrier that also orders work-group and global memory "
@@ -152,6 +153,50 @@ _add("__gpux_sg_any", I32, [I32],
 _add("__gpux_sg_ballot", I64, [I32],
      "Bit i set when the predicate holds on lane i (lanes 0..63; wider sub-groups lose the "
      "upper lanes); OpenCL sub_group_ballot (low 64 bits), CUDA vote.sync.ballot (zero-extended).")
+# the masked forms: a 32-bit member mask first (CUDA's *_sync operations); the shared
+# defaults run the unmasked operation (every lane takes part), a target whose
+# instructions take a member mask passes it on
+for _sfx, _t in _SG_SHUFFLE_T.items():
+    for _kind in SG_SHUFFLE_KINDS:
+        _add(f"__gpux_sg_{_kind}_masked_{_sfx}", _t, [I32, _t, I32],
+             f"__gpux_sg_{_kind}_{_sfx} among the lanes of the member mask (first argument), "
+             f"each of which must call it.  Shared default: the unmasked operation.  CUDA: "
+             f"shfl.sync with that mask.")
+for _vote in ("all", "any", "ballot"):
+    _add(f"__gpux_sg_{_vote}_masked", I64 if _vote == "ballot" else I32, [I32, I32],
+         f"__gpux_sg_{_vote} among the lanes of the member mask (first argument).  Shared "
+         f"default: the unmasked vote.  CUDA: vote.sync with that mask.")
+_add("__gpux_sg_barrier_masked", VOID, [I32],
+     "__gpux_sg_barrier among the lanes of the member mask.  Shared default: the whole "
+     "sub-group.  CUDA: bar.warp.sync with that mask.")
+
+
+def _shared_masked_defaults() -> None:
+    """The masked sub-group forms run the unmasked ones unless a target overrides them."""
+    from ..overlays import SHARED, registry
+
+    shared = registry(SHARED)
+    attrs = "alwaysinline nounwind convergent"
+    for sfx, t in _SG_SHUFFLE_T.items():
+        for kind in SG_SHUFFLE_KINDS:
+            base = f"__gpux_sg_{kind}_{sfx}"
+            shared.define(f"__gpux_sg_{kind}_masked_{sfx}", (
+                f"declare {t} @{base}({t}, i32) convergent\n"
+                f"define {t} @__gpux_sg_{kind}_masked_{sfx}(i32 %mask, {t} %v, i32 %d) {attrs} {{\n"
+                f"  %r = call {t} @{base}({t} %v, i32 %d)\n  ret {t} %r\n}}"))
+    for vote in ("all", "any", "ballot"):
+        t = "i64" if vote == "ballot" else "i32"
+        shared.define(f"__gpux_sg_{vote}_masked", (
+            f"declare {t} @__gpux_sg_{vote}(i32) convergent\n"
+            f"define {t} @__gpux_sg_{vote}_masked(i32 %mask, i32 %p) {attrs} {{\n"
+            f"  %r = call {t} @__gpux_sg_{vote}(i32 %p)\n  ret {t} %r\n}}"))
+    shared.define("__gpux_sg_barrier_masked", (
+        "declare void @__gpux_sg_barrier() convergent\n"
+        f"define void @__gpux_sg_barrier_masked(i32 %mask) {attrs} {{\n"
+        "  call void @__gpux_sg_barrier()\n  ret void\n}"))
+
+
+_shared_masked_defaults()
 for _op in SG_REDUCE_OPS:
     for _sfx, _t in _SG_REDUCE_T.items():
         if _op in ("and", "or", "xor") and _sfx[0] == "f":

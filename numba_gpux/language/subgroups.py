@@ -8,6 +8,11 @@ Values of any integer, float or bool type can be shuffled (they travel as
 i32/i64/f32/f64 and are converted back); reductions take ``op`` as a string
 literal: ``"add"``, ``"mul"``, ``"min"``, ``"max"``, and for integers also
 ``"and"``, ``"or"``, ``"xor"``.
+
+Shuffles, votes and ``barrier`` take an optional last argument, a 32-bit member
+mask (CUDA's ``*_sync`` spelling): the lanes that take part, each of which must
+make the call.  A target whose instructions take a member mask (CUDA) passes it
+on; the others run the operation on the whole sub-group, as without a mask.
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ from numba.core import types
 from numba.core.imputils import Registry as LoweringRegistry
 from numba.core.typing.templates import AbstractTemplate, Registry, signature
 
-from .intrinsics import SG_REDUCE_OPS, call
+from .intrinsics import SG_REDUCE_OPS, SG_SHUFFLE_KINDS, call
 from .stubs import Stub
 
 __all__ = ["subgroup", "typing_registry", "lowering_registry"]
@@ -47,18 +52,20 @@ subgroup = _Namespace("subgroup", "Sub-group (warp) intrinsics; never assume a w
     "size": _stub("size", "size() -> int32: number of work-items in this sub-group."),
     "id": _stub("id", "id() -> int32: index of this sub-group within the work-group."),
     "count": _stub("count", "count() -> int32: number of sub-groups in the work-group."),
-    "shuffle": _stub("shuffle", "shuffle(value, lane): the value held by `lane`."),
-    "shuffle_up": _stub("shuffle_up", "shuffle_up(value, delta): the value of lane_id - delta "
-                                      "(own value where that is below 0)."),
-    "shuffle_down": _stub("shuffle_down", "shuffle_down(value, delta): the value of lane_id + "
-                                          "delta (own value where that is outside the sub-group)."),
-    "shuffle_xor": _stub("shuffle_xor", "shuffle_xor(value, mask): the value of lane_id ^ mask."),
-    "all": _stub("all", "all(pred) -> bool: pred holds on every lane."),
-    "any": _stub("any", "any(pred) -> bool: pred holds on some lane."),
-    "ballot": _stub("ballot", "ballot(pred) -> uint64: bit i set where pred holds on lane i "
-                              "(lanes 0-63)."),
-    "barrier": _stub("barrier", "barrier(): the sub-group's work-items wait for each other; "
-                                "orders work-group and global memory among them."),
+    "shuffle": _stub("shuffle", "shuffle(value, lane[, members]): the value held by `lane`."),
+    "shuffle_up": _stub("shuffle_up", "shuffle_up(value, delta[, members]): the value of "
+                                      "lane_id - delta (own value where that is below 0)."),
+    "shuffle_down": _stub("shuffle_down", "shuffle_down(value, delta[, members]): the value of "
+                                          "lane_id + delta (own value where that is outside the "
+                                          "sub-group)."),
+    "shuffle_xor": _stub("shuffle_xor", "shuffle_xor(value, mask[, members]): the value of "
+                                        "lane_id ^ mask."),
+    "all": _stub("all", "all(pred[, members]) -> bool: pred holds on every lane."),
+    "any": _stub("any", "any(pred[, members]) -> bool: pred holds on some lane."),
+    "ballot": _stub("ballot", "ballot(pred[, members]) -> uint64: bit i set where pred holds on "
+                              "lane i (lanes 0-63)."),
+    "barrier": _stub("barrier", "barrier([members]): the sub-group's work-items wait for each "
+                                "other; orders work-group and global memory among them."),
     "reduce": _stub("reduce", "reduce(value, op) -> value's type: op ('add', 'mul', 'min', "
                               "'max', 'and', 'or', 'xor') over every lane of the sub-group."),
 })
@@ -92,22 +99,39 @@ def _nullary(ret):
     return lambda *args: signature(ret) if not args else None
 
 
+def _members(args, n):
+    """The argument types with an optional member mask after the first *n*: the mask's
+    type (uint32) in a list, [] without one, None when it is not an integer."""
+    if len(args) == n:
+        return []
+    if len(args) == n + 1 and isinstance(args[n], types.Integer):
+        return [types.uint32]
+    return None
+
+
 def _shuffle_sig(*args):
-    if len(args) != 2:
+    mask = _members(args, 2)
+    if mask is None:
         return None
-    val, lane = args
+    val, lane = args[:2]
     val = types.unliteral(val)
     if isinstance(val, _VALUE) and isinstance(lane, types.Integer):
-        return signature(val, val, types.int32)
+        return signature(val, val, types.int32, *mask)
     return None
 
 
 def _vote_sig(ret):
     def resolve(*args):
-        if len(args) == 1 and isinstance(types.unliteral(args[0]), _VALUE):
-            return signature(ret, types.boolean)
+        mask = _members(args, 1)
+        if mask is not None and isinstance(types.unliteral(args[0]), _VALUE):
+            return signature(ret, types.boolean, *mask)
         return None
     return resolve
+
+
+def _barrier_sig(*args):
+    mask = _members(args, 0)
+    return None if mask is None else signature(types.none, *mask)
 
 
 def _reduce_sig(*args):
@@ -138,7 +162,7 @@ _template(subgroup.all, _vote_sig(types.boolean))
 _template(subgroup.any, _vote_sig(types.boolean))
 _template(subgroup.ballot, _vote_sig(types.uint64))
 _template(subgroup.reduce, _reduce_sig)
-_template(subgroup.barrier, _nullary(types.none))
+_template(subgroup.barrier, _barrier_sig)
 
 
 # ------------------------------------------------------------------ lowering
@@ -154,9 +178,21 @@ for _name, _intr in (("lane_id", "__gpux_sg_lane_id"), ("size", "__gpux_sg_size"
     _lower(getattr(subgroup, _name))(_nullary_impl(_intr))
 
 
+def _mask(context, builder, sig, args, n):
+    """The member mask argument after the first *n* (as i32), or None."""
+    if len(args) <= n:
+        return None
+    return context.cast(builder, args[n], sig.args[n], types.uint32)
+
+
 @_lower(subgroup.barrier)
+@_lower(subgroup.barrier, types.Any)
 def _barrier_impl(context, builder, sig, args):
-    call(builder, "__gpux_sg_barrier")
+    mask = _mask(context, builder, sig, args, 0)
+    if mask is None:
+        call(builder, "__gpux_sg_barrier")
+    else:
+        call(builder, "__gpux_sg_barrier_masked", mask)
     return context.get_dummy_value()
 
 
@@ -187,31 +223,40 @@ def _from_carrier(builder, ty, v, llty):
 def _shuffle_impl(kind):
     def impl(context, builder, sig, args):
         ty = sig.args[0]
-        val, lane = args
+        val, lane = args[:2]
         lane = context.cast(builder, lane, sig.args[1], types.int32)
+        mask = _mask(context, builder, sig, args, 2)
         sfx, carrier = _to_carrier(builder, ty, val)
-        res = call(builder, f"__gpux_sg_{kind}_{sfx}", carrier, lane)
+        if mask is None:
+            res = call(builder, f"__gpux_sg_{kind}_{sfx}", carrier, lane)
+        else:
+            res = call(builder, f"__gpux_sg_{kind}_masked_{sfx}", mask, carrier, lane)
         return _from_carrier(builder, ty, res, context.get_value_type(ty))
     return impl
 
 
-for _kind in ("shuffle", "shuffle_up", "shuffle_down", "shuffle_xor"):
+for _kind in SG_SHUFFLE_KINDS:
     _lower(getattr(subgroup, _kind), types.Any, types.Any)(_shuffle_impl(_kind))
+    _lower(getattr(subgroup, _kind), types.Any, types.Any, types.Any)(_shuffle_impl(_kind))
 
 
 def _vote_impl(intrinsic):
     def impl(context, builder, sig, args):
-        pred = context.cast(builder, args[0], sig.args[0], types.boolean)
-        res = call(builder, intrinsic, builder.zext(pred, I32))
+        pred = builder.zext(context.cast(builder, args[0], sig.args[0], types.boolean), I32)
+        mask = _mask(context, builder, sig, args, 1)
+        if mask is None:
+            res = call(builder, intrinsic, pred)
+        else:
+            res = call(builder, f"{intrinsic}_masked", mask, pred)
         if sig.return_type == types.boolean:
             return builder.icmp_unsigned("!=", res, ir.Constant(I32, 0))
         return res
     return impl
 
 
-_lower(subgroup.all, types.Any)(_vote_impl("__gpux_sg_all"))
-_lower(subgroup.any, types.Any)(_vote_impl("__gpux_sg_any"))
-_lower(subgroup.ballot, types.Any)(_vote_impl("__gpux_sg_ballot"))
+for _vote in ("all", "any", "ballot"):
+    _lower(getattr(subgroup, _vote), types.Any)(_vote_impl(f"__gpux_sg_{_vote}"))
+    _lower(getattr(subgroup, _vote), types.Any, types.Any)(_vote_impl(f"__gpux_sg_{_vote}"))
 
 
 @_lower(subgroup.reduce, types.Any, types.StringLiteral)

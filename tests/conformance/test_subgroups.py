@@ -89,7 +89,30 @@ def sg_warp_sum(v, out):
         out[gpux.block_idx.x * sg.count() + sg.id()] = s
 
 
+FULL = 0xFFFFFFFF
+
+
+@gpux.jit
+def sg_masked(info, v, out):
+    # the member-mask forms (CUDA's *_sync spelling) with every lane as a member: the
+    # same results as the unmasked forms on every target
+    i = gpux.grid(1)
+    info[i, 0] = sg.lane_id()
+    info[i, 1] = sg.size()
+    info[i, 2] = sg.id()
+    x = v[i]
+    sg.barrier(FULL)
+    out[i, 0] = sg.shuffle(x, 0, FULL)
+    out[i, 1] = sg.shuffle_up(x, 1, FULL)
+    out[i, 2] = sg.shuffle_down(x, 2, FULL)
+    out[i, 3] = sg.shuffle_xor(x, 1, FULL)
+    out[i, 4] = sg.all(x > 0, FULL)
+    out[i, 5] = sg.any(x == 7, FULL)
+    out[i, 6] = sg.ballot(x % 3 == 0, FULL)
+
+
 CONFORMANCE_KERNELS = [
+    (sg_masked, "void(int32[:, ::1], int64[::1], int64[:, ::1])"),
     (sg_info, "void(int32[:, ::1])"),
     (sg_shuffles, "void(int32[:, ::1], float32[::1], float32[:, ::1])"),
     (sg_shuffles, "void(int32[:, ::1], int64[::1], int64[:, ::1])"),
@@ -209,6 +232,31 @@ def test_votes(device, rng):
             assert out[i, 1] == (vals == 7).any()
             assert int(out[i, 2]) == ballot
             assert out[i, 3] == 1
+
+
+def test_masked_forms_with_every_lane(device, rng):
+    v = rng.integers(0, 12, N).astype(np.int64)
+    v[:BLOCK // 2] += 1
+    groups, out = _run(sg_masked, v, 7)
+    for members in groups.values():
+        size = len(members)
+        vals = v[members]
+        ballot = sum(1 << lane for lane, x in enumerate(vals) if x % 3 == 0 and lane < 64)
+        for lane, i in enumerate(members):
+            src = lambda k: v[members[k]] if 0 <= k < size else v[i]  # noqa: E731
+            assert list(out[i]) == [src(0), src(lane - 1), src(lane + 2), src(lane ^ 1),
+                                    (vals > 0).all(), (vals == 7).any(), ballot]
+
+
+def test_member_mask_must_be_an_integer(device):
+    from numba.core.errors import TypingError
+
+    @gpux.jit
+    def bad(v):
+        v[0] = sg.shuffle(v[0], 0, 1.5)
+
+    with pytest.raises(TypingError, match="subgroup.shuffle"):
+        bad[1, 1](gpux.to_device(np.zeros(1, np.float32)))
 
 
 def test_block_sum_with_subgroups(device, rng):

@@ -236,6 +236,25 @@ def test_warp_functions(device):
     np.testing.assert_equal(ballot, expect)
 
 
+@pytest.mark.needs("subgroups")
+def test_eq_sync_compares_predicates_not_values(device):
+    # numba.cuda's eq_sync is vote.sync.uni: the same truth value on every lane
+    @cuda.jit
+    def k(v, eq, width):
+        i = cuda.grid(1)
+        eq[i] = cuda.eq_sync(0xFFFFFFFF, v[i])
+        width[i] = cuda.warpsize
+
+    n = 64
+    v = (np.arange(n) % 2 + 1).astype(np.int32)  # 1, 2, 1, 2, ...: all truthy
+    v[32:] = np.arange(32) % 2  # 0, 1, ...: mixed where a sub-group has 2 lanes or more
+    eq, width = np.zeros(n, np.bool_), np.zeros(n, np.int32)
+    k[1, n](v, eq, width)
+    w = int(width[0])
+    assert eq[:32].all()
+    np.testing.assert_equal(eq[32:], w == 1)
+
+
 @pytest.mark.feature("popc", "clz", "brev")
 def test_bits_and_math(device):
     needs(cuda.popc, cuda.clz, cuda.ffs, cuda.brev, cuda.fma)

@@ -1,7 +1,9 @@
 """Sub-group (warp) intrinsics for NVPTX: %laneid, shfl.sync, vote.sync.
 
 Every shuffle and vote uses the mask of the currently active lanes
-(``activemask``), so code in divergent branches keeps working.  64-bit
+(``activemask``), so code in divergent branches keeps working; the masked
+forms (``subgroup.shuffle(v, lane, members)``, numba.cuda's ``shfl_sync``)
+pass the caller's member mask instead, as CUDA's ``*_sync`` functions do.  64-bit
 values travel as two 32-bit shuffles.  Reductions are a five-step
 ``shfl.sync.bfly`` butterfly over the 32-lane warp; a partial last warp
 (block size not a multiple of 32) reduces only its own lanes when it calls
@@ -37,6 +39,10 @@ NVPTX.define("__gpux_sg_barrier", (
     "declare void @llvm.nvvm.bar.warp.sync(i32) convergent\n"
     f"define void @__gpux_sg_barrier() {_ATTR} {{\n"
     "  call void @llvm.nvvm.bar.warp.sync(i32 -1)\n  ret void\n}"))
+NVPTX.define("__gpux_sg_barrier_masked", (
+    "declare void @llvm.nvvm.bar.warp.sync(i32) convergent\n"
+    f"define void @__gpux_sg_barrier_masked(i32 %mask) {_ATTR} {{\n"
+    "  call void @llvm.nvvm.bar.warp.sync(i32 %mask)\n  ret void\n}"))
 NVPTX.define("__gpux_sg_lane_id", (
     "declare i32 @llvm.nvvm.read.ptx.sreg.laneid()\n"
     f"define i32 @__gpux_sg_lane_id() {_ATTR} {{\n"
@@ -90,36 +96,45 @@ _LLTY = {"i32": "i32", "i64": "i64", "f32": "float", "f64": "double",
          "u32": "i32", "u64": "i64"}
 
 
-def _shuffle(kind: str, sfx: str) -> str:
+#: (name suffix, leading parameters, line that sets %mask): the unmasked form takes
+#: the active lanes, the masked form its first argument
+_FORMS = (("", "", "  %mask = call i32 @llvm.nvvm.activemask()\n"),
+          ("_masked", "i32 %mask, ", ""))
+
+
+def _shuffle(kind: str, sfx: str, masked: bool) -> str:
     mode, c = _MODE[kind]
     llty = _LLTY[sfx]
+    name, params, set_mask = _FORMS[masked]
+    name = f"__gpux_sg_{kind}{name}_{sfx}"
     return (_MASK + _shfl_decls(mode, llty) +
-            f"define {llty} @__gpux_sg_{kind}_{sfx}({llty} %v, i32 %d) {_ATTR} {{\n"
-            "  %mask = call i32 @llvm.nvvm.activemask()\n" +
+            f"define {llty} @{name}({params}{llty} %v, i32 %d) {_ATTR} {{\n" + set_mask +
             _shfl_body(mode, c, llty, "%v", "%d", "%r") + f"  ret {llty} %r\n}}")
 
 
 for _kind in _MODE:
     for _sfx in ("i32", "i64", "f32", "f64"):
-        NVPTX.define(f"__gpux_sg_{_kind}_{_sfx}", _shuffle(_kind, _sfx))
+        for _masked in (False, True):
+            NVPTX.define(f"__gpux_sg_{_kind}{_FORMS[_masked][0]}_{_sfx}",
+                         _shuffle(_kind, _sfx, _masked))
 
 
-def _vote(name: str, mode: str) -> str:
-    return (_MASK + f"declare i1 @llvm.nvvm.vote.{mode}.sync(i32, i1) convergent\n"
-            f"define i32 @{name}(i32 %p) {_ATTR} {{\n"
-            "  %mask = call i32 @llvm.nvvm.activemask()\n  %b = icmp ne i32 %p, 0\n"
-            f"  %r = call i1 @llvm.nvvm.vote.{mode}.sync(i32 %mask, i1 %b)\n"
-            "  %z = zext i1 %r to i32\n  ret i32 %z\n}")
+def _vote(vote: str, masked: bool) -> str:
+    sfx, params, set_mask = _FORMS[masked]
+    if vote == "ballot":
+        decl = "declare i32 @llvm.nvvm.vote.ballot.sync(i32, i1) convergent\n"
+        ret, op = "i64", "  %r = call i32 @llvm.nvvm.vote.ballot.sync(i32 %mask, i1 %b)\n"
+    else:
+        decl = f"declare i1 @llvm.nvvm.vote.{vote}.sync(i32, i1) convergent\n"
+        ret, op = "i32", f"  %r = call i1 @llvm.nvvm.vote.{vote}.sync(i32 %mask, i1 %b)\n"
+    return (_MASK + decl + f"define {ret} @__gpux_sg_{vote}{sfx}({params}i32 %p) {_ATTR} {{\n" +
+            set_mask + "  %b = icmp ne i32 %p, 0\n" + op +
+            f"  %z = zext {'i32' if vote == 'ballot' else 'i1'} %r to {ret}\n  ret {ret} %z\n}}")
 
 
-NVPTX.define("__gpux_sg_all", _vote("__gpux_sg_all", "all"))
-NVPTX.define("__gpux_sg_any", _vote("__gpux_sg_any", "any"))
-NVPTX.define("__gpux_sg_ballot", (
-    _MASK + "declare i32 @llvm.nvvm.vote.ballot.sync(i32, i1) convergent\n"
-    f"define i64 @__gpux_sg_ballot(i32 %p) {_ATTR} {{\n"
-    "  %mask = call i32 @llvm.nvvm.activemask()\n  %b = icmp ne i32 %p, 0\n"
-    "  %r = call i32 @llvm.nvvm.vote.ballot.sync(i32 %mask, i1 %b)\n"
-    "  %z = zext i32 %r to i64\n  ret i64 %z\n}"))
+for _vote_name in ("all", "any", "ballot"):
+    for _masked in (False, True):
+        NVPTX.define(f"__gpux_sg_{_vote_name}{_FORMS[_masked][0]}", _vote(_vote_name, _masked))
 
 
 def _combine(op: str, sfx: str, a: str, b: str, out: str) -> tuple[str, str]:

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import numba_gpux as gpux
+from numba_gpux import cuda
 from numba_gpux.errors import GpuxUserError, ToolchainError
 
 _spec = importlib.util.spec_from_file_location(
@@ -273,3 +274,28 @@ def test_llvm_ir_is_the_module_as_emitted():
                                     stop="validate")
     assert art.llvm_ir == str(before_emit.module)
     assert emit_in_fresh_process(target, art.llvm_ir, 3).decode() == art.text
+
+
+def _warp_masks(v, out, m):
+    i = cuda.grid(1)
+    cuda.syncwarp(m)
+    out[i, 0] = cuda.shfl_xor_sync(0xFFFFFFFF, v[i], 1)
+    out[i, 1] = cuda.shfl_down_sync(m, v[i], 2)
+    out[i, 2] = cuda.ballot_sync(m, v[i] > 0)
+    out[i, 3] = gpux.subgroup.shuffle_up(v[i], 1)
+
+
+def test_warp_member_masks_reach_the_instructions():
+    """numba.cuda's *_sync masks go to shfl.sync / vote.sync / bar.warp.sync as given (a
+    constant stays an immediate); the unmasked portable form uses the active lanes."""
+    ptx = _ptx(gpux.jit(_warp_masks), "void(int32[::1], int32[:, ::1], uint32)",
+               cubin=False).text
+    body = ptx[ptx.index("{"):]
+    m = re.search(r"ld\.param\.b32\s+(%r\d+), ", body).group(1)  # the scalar m
+    assert re.search(rf"bar\.warp\.sync\s+{m};", body), body
+    assert re.search(r"shfl\.sync\.bfly\.b32\s+%r\d+, %r\d+, 1, 31, -1;", body), body
+    assert re.search(rf"shfl\.sync\.down\.b32\s+%r\d+, %r\d+, 2, 31, {m};", body), body
+    assert re.search(rf"vote\.sync\.ballot\.b32\s+%r\d+, %p\d+, {m};", body), body
+    active = re.search(r"activemask\.b32\s+(%r\d+);", body).group(1)
+    assert re.search(rf"shfl\.sync\.up\.b32\s+%r\d+, %r\d+, 1, 0, {active};", body), body
+    assert body.count("activemask") == 1
