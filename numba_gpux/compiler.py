@@ -327,22 +327,46 @@ def _init_llvm_targets():
         _llvm_targets_ready = True
 
 
+_llvm_opts_lock = threading.Lock()
+
+
+def _create_target_machine(target: Target, opt: int):
+    """A new LLVM target machine for *target*.
+
+    A target's option ``tm_flags`` lists (flag, reset) pairs of LLVM command-line
+    options that a target machine reads when it is created (NVPTX's
+    ``-nvptx-short-ptr`` decides its pointer widths, hence its data layout).  LLVM's
+    options are process-wide, so they are set under a lock for the creation only.
+    The machine's data layout must then be the target's."""
+    _init_llvm_targets()
+    flags = target.option("tm_flags", ())
+    with _llvm_opts_lock:
+        for on, _off in flags:
+            ll.set_option("numba_gpux", on)
+        try:
+            tm = ll.Target.from_triple(target.triple).create_target_machine(
+                cpu=target.cpu, features=target.llvm_features, opt=max(opt, 0),
+                reloc="default", codemodel="default")
+        finally:
+            for _on, off in flags:
+                ll.set_option("numba_gpux", off)
+    if flags and str(tm.target_data) != target.data_layout:
+        raise InternalCompilerError(
+            "emit", f"the {target.triple} target machine made with {[f for f, _ in flags]} "
+                    f"has the data layout {tm.target_data}, not the target's {target.data_layout}")
+    return tm
+
+
 def target_machine(target: Target, opt: int):
+    """The target machine that optimizes *target*'s modules at level *opt* (kept)."""
     key = (target.fingerprint, opt)
     tm = _tm_cache.get(key)
     if tm is None:
         with _tm_lock:
-            _init_llvm_targets()
-            ll_target = ll.Target.from_triple(target.triple)
-            tm = ll_target.create_target_machine(
-                cpu=target.cpu, features=target.llvm_features, opt=max(opt, 0),
-                reloc="default", codemodel="default",
-            )
-            _tm_cache[key] = tm
+            tm = _tm_cache.get(key)
+            if tm is None:
+                tm = _tm_cache[key] = _create_target_machine(target, opt)
     return tm
-
-
-_llvm_opts_lock = threading.Lock()
 
 
 def _stage_optimize(job: Job):
@@ -490,10 +514,7 @@ def fresh_target_machine(target: Target, opt: int):
     (seen: SPIRVIRMapping::findMI assertion).  Code generation therefore never
     reuses a target machine.  Creating one costs well under a millisecond.
     """
-    _init_llvm_targets()
-    return ll.Target.from_triple(target.triple).create_target_machine(
-        cpu=target.cpu, features=target.llvm_features, opt=max(opt, 0),
-        reloc="default", codemodel="default")
+    return _create_target_machine(target, opt)
 
 
 class _AsmFromIR:
@@ -533,6 +554,8 @@ import llvmlite.binding as ll
 triple, cpu, features, opt, kind = sys.argv[1:6]
 ll.initialize_all_targets()
 ll.initialize_all_asmprinters()
+for flag in sys.argv[6:]:  # the target's tm_flags (a fresh process: no reset needed)
+    ll.set_option("numba_gpux", flag)
 module = ll.parse_assembly(sys.stdin.buffer.read().decode())
 tm = ll.Target.from_triple(triple).create_target_machine(
     cpu=cpu, features=features, opt=int(opt), reloc="default", codemodel="default")
@@ -553,7 +576,8 @@ def emit_in_fresh_process(target: Target, ir_text: str, opt: int) -> bytes:
     try:
         proc = subprocess.run(
             [sys.executable, "-c", _EMIT_CHILD, target.triple, target.cpu, target.llvm_features,
-             str(max(opt, 0)), target.emit_kind],
+             str(max(opt, 0)), target.emit_kind,
+             *(on for on, _off in target.option("tm_flags", ()))],
             input=ir_text.encode(), capture_output=True, timeout=300)
     except (OSError, subprocess.SubprocessError) as e:
         raise InternalCompilerError("emit", f"emission in a fresh process failed: {e}") from None

@@ -20,7 +20,10 @@ __all__ = ["CUDATarget", "make_target", "TRIPLE", "DATA_LAYOUT", "DEFAULT_CC",
            "ptx_isa_for", "LLVM_MAX_PTX"]
 
 TRIPLE = "nvptx64-nvidia-cuda"
-DATA_LAYOUT = "e-p6:32:32-i64:64-i128:128-i256:256-v16:16-v32:32-n16:32:64"
+#: 32-bit pointers into shared (3), constant (4) and local (5) memory, whose windows
+#: are below 4 GiB: their addresses take one register instead of two (see TM_FLAGS)
+DATA_LAYOUT = ("e-p3:32:32-p4:32:32-p5:32:32-p6:32:32-p7:32:32-i64:64-i128:128-i256:256"
+               "-v16:16-v32:32-n16:32:64")
 #: compute capability used when no device is given (the oldest that CUDA 13's ptxas accepts)
 DEFAULT_CC = (7, 5)
 #: the newest PTX ISA version LLVM 22's NVPTX back end emits
@@ -45,6 +48,12 @@ _EXTERN_PREFIXES = ("__nv_", "vprintf", "__assertfail", "malloc", "free")
 #: keeps in registers: grid_stride_copy float64 needed 38 registers with it and 26
 #: without (numba-cuda: 28).  ptxas strength-reduces addresses itself.
 CODEGEN_FLAGS = (("-disable-lsr=true", "-disable-lsr=false"),)
+
+#: LLVM flags read when a target machine is created (compiler._create_target_machine):
+#: ``-nvptx-short-ptr`` gives the NVPTX target machine the 32-bit shared, constant and
+#: local pointers of DATA_LAYOUT (clang's ``-fcuda-short-ptr``).  atomic_add_shared
+#: int32 used 15 registers with 64-bit shared addresses, numba-cuda's 14.
+TM_FLAGS = (("-nvptx-short-ptr=true", "-nvptx-short-ptr=false"),)
 
 _flags_lock = threading.Lock()
 
@@ -170,7 +179,7 @@ def make_target(device=None, *, cc=None, ptx_version=None, cubin: bool = True) -
         llvm_features=f"+ptx{ptx[0]}{ptx[1]}",
         features=frozenset(features),
         options=(("extern_prefixes", _EXTERN_PREFIXES), ("cubin", bool(cubin)),
-                 ("codegen_flags", CODEGEN_FLAGS)),
+                 ("codegen_flags", CODEGEN_FLAGS), ("tm_flags", TM_FLAGS)),
         globals_addrspace=1,
         cc=cc,
         ptx_version=ptx,

@@ -299,3 +299,31 @@ def test_warp_member_masks_reach_the_instructions():
     active = re.search(r"activemask\.b32\s+(%r\d+);", body).group(1)
     assert re.search(rf"shfl\.sync\.up\.b32\s+%r\d+, %r\d+, 1, 0, {active};", body), body
     assert body.count("activemask") == 1
+
+
+def _shared_hist(idx, out):
+    t = gpux.thread_idx.x
+    sm = gpux.shared.array(64, np.int32)
+    sm[t] = 0
+    gpux.barrier()
+    gpux.atomic.add(sm, idx[t], 1)
+    gpux.barrier()
+    out[t] = sm[t]
+
+
+def test_shared_memory_addresses_are_32_bit():
+    """Shared (and local, constant) pointers are 32 bits wide (-nvptx-short-ptr, and the
+    target's data layout says so): one register per shared address, not two."""
+    import llvmlite.binding as ll
+
+    from numba_gpux.targets.cuda.target import DATA_LAYOUT
+
+    ptx = _ptx(gpux.jit(_shared_hist), "void(int64[::1], int32[::1])", cubin=False).text
+    body = ptx[ptx.index("{"):]
+    assert re.search(r"st\.shared\.b32\s+\[%r\d+\]", body), body
+    assert re.search(r"atom\.shared\.add\.u32\s+%r\d+, \[%r\d+\]", body), body
+    assert not re.search(r"\.shared\.\S+\s+(?:%\w+, )?\[%rd", body), body
+    assert "p3:32:32" in DATA_LAYOUT
+    # the flag holds while our target machines are made, and is reset after
+    tm = ll.Target.from_triple("nvptx64-nvidia-cuda").create_target_machine(cpu="sm_90")
+    assert "p3:32" not in str(tm.target_data)
