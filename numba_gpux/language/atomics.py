@@ -172,17 +172,21 @@ def llvm_definition(name: str, ptr: str, native: frozenset = frozenset()) -> str
     lines = [x.format(t=t) for x in decide]
     store = "%store" if any("%store =" in x for x in lines) else "true"
     new = "%new" if any("%new =" in x for x in lines) else "%v"
-    # nanmin/nanmax with a NaN value change nothing: decided once, before the loop
-    # (the loop then holds one compare, as numba.cuda's does: fewer live registers)
+    # nanmin/nanmax: a NaN value changes nothing (decided before any atomic), and the
+    # others are one integer min/max on the bits (_nan_minmax_fast) with the loop as
+    # the fallback for the one case that integer order gets wrong
     guard = op in ("nanmin", "nanmax")
-    enter = [f"  %vok = fcmp ord {t} %v, %v", "  br i1 %vok, label %loop, label %done"] \
-        if guard else ["  br label %loop"]
-    from_entry = "[ %first, %entry ], " if guard else ""
+    load = f"load atomic {it}, {ptr} %p {ORDERING}, align {int(it[1:]) // 8}"
+    if guard:
+        enter = [f"  %vok = fcmp ord {t} %v, %v", "  br i1 %vok, label %fast, label %keep",
+                 "keep:", f"  %cur = {load}", f"  %curf = bitcast {it} %cur to {t}",
+                 f"  ret {t} %curf", *_nan_minmax_fast(op, t, it, ptr), "slow:"]
+        first_from = "%slow"
+    else:
+        enter, first_from = [], "%entry"
     return "\n".join([
-        head, "entry:",
-        f"  %first = load atomic {it}, {ptr} %p {ORDERING}, align {int(it[1:]) // 8}",
-        *enter, "loop:",
-        f"  %oldi = phi {it} [ %first, %entry ], [ %seen, %attempt ]",
+        head, "entry:", *enter, f"  %first = {load}", "  br label %loop", "loop:",
+        f"  %oldi = phi {it} [ %first, {first_from} ], [ %seen, %attempt ]",
         f"  %old = bitcast {it} %oldi to {t}",
         *lines,
         f"  br i1 {store}, label %attempt, label %done", "attempt:",
@@ -191,8 +195,39 @@ def llvm_definition(name: str, ptr: str, native: frozenset = frozenset()) -> str
         f"  %seen = extractvalue {{ {it}, i1 }} %pair, 0",
         f"  %ok = extractvalue {{ {it}, i1 }} %pair, 1",
         "  br i1 %ok, label %done, label %loop", "done:",
-        f"  %res = phi {it} {from_entry}[ %oldi, %loop ], [ %oldi, %attempt ]",
+        f"  %res = phi {it} [ %oldi, %loop ], [ %oldi, %attempt ]",
         f"  %r = bitcast {it} %res to {t}", f"  ret {t} %r", "}"])
+
+
+def _nan_minmax_fast(op: str, t: str, it: str, ptr: str) -> list[str]:
+    """IR blocks ``fast`` onwards of nanmin/nanmax for a value %v that is not NaN: one
+    integer atomic on the bits, then ``ret``, or ``br label %slow`` (the loop).
+
+    Floats of one sign are ordered as their bits are: as signed integers when
+    non-negative, in reverse as unsigned integers when negative, and a negative
+    value's bits are above every non-negative one's as unsigned integers, below as
+    signed.  So for %v >= +0 nanmin is a signed ``min`` of the bits and for %v <= -0
+    an unsigned ``umax`` (nanmax: ``max`` / ``umin``), which also replaces a NaN in
+    memory, except one NaN per operation: a negative NaN for nanmin (its bits are
+    the largest unsigned and negative signed) and a positive one for nanmax.  That
+    NaN stays in memory untouched and comes back as the old value, and the ``cmpxchg``
+    loop then replaces it.  One atomic instead of a loop of them under contention,
+    and fewer live registers."""
+    bits = int(it[1:])
+    pos, neg = ("min", "umax") if op == "nanmin" else ("max", "umin")
+    # the bits of -inf / +inf: a NaN of that sign has bits above them
+    ninf, pinf = (0xFF800000, 0x7F800000) if bits == 32 else (0xFFF0000000000000,
+                                                            0x7FF0000000000000)
+    stuck = (f"  %stuck = icmp ugt {it} %o, {ninf - (1 << bits)}" if op == "nanmin" else
+             f"  %stuck = icmp sgt {it} %o, {pinf}")
+    return [
+        "fast:", f"  %vi = bitcast {t} %v to {it}", f"  %vneg = icmp slt {it} %vi, 0",
+        "  br i1 %vneg, label %negv, label %posv",
+        "posv:", f"  %op = atomicrmw {pos} {ptr} %p, {it} %vi {ORDERING}", "  br label %check",
+        "negv:", f"  %on = atomicrmw {neg} {ptr} %p, {it} %vi {ORDERING}", "  br label %check",
+        "check:", f"  %o = phi {it} [ %op, %posv ], [ %on, %negv ]", stuck,
+        "  br i1 %stuck, label %slow, label %fastdone",
+        "fastdone:", f"  %fr = bitcast {it} %o to {t}", f"  ret {t} %fr"]
 
 
 # ---------------------------------------------------------------- stubs

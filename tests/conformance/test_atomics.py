@@ -313,6 +313,42 @@ def test_float_minmax_nan(device, dtype):
         np.testing.assert_array_equal(dold.copy_to_host(), a)
 
 
+@gpux.jit
+def nan_minmax_each(ary_min, ary_max, vals, old_min, old_max):
+    i = gpux.grid(1)
+    if i < vals.size:
+        old_min[i] = gpux.atomic.nanmin(ary_min, i, vals[i])
+        old_max[i] = gpux.atomic.nanmax(ary_max, i, vals[i])
+
+
+def _signed_nan(dtype, negative):
+    bits = {np.float32: (np.uint32, 0x7FC00000, 31), np.float64: (np.uint64, 0x7FF8000000000000, 63)}
+    ut, qnan, top = bits[np.dtype(dtype).type]
+    return np.array([qnan | (int(negative) << top)], ut).view(dtype)[0]
+
+
+@pytest.mark.parametrize("dtype", [_dt(d) for d in ("float32", "float64")])
+def test_nanmin_nanmax_every_sign(device, dtype):
+    """Every pairing of memory and value among NaNs of both signs, infinities, zeros of
+    both signs and finite values of both signs: numpy.fmin/fmax, and the old value."""
+    specials = [_signed_nan(dtype, False), _signed_nan(dtype, True), -np.inf, -2.5, -0.0,
+                0.0, 1.5, np.inf]
+    mem = np.array([a for a in specials for _ in specials], dtype)
+    vals = np.array([v for _ in specials for v in specials], dtype)
+    d_min, d_max = gpux.to_device(mem.copy()), gpux.to_device(mem.copy())
+    o_min, o_max = gpux.device_array(mem.size, dtype), gpux.device_array(mem.size, dtype)
+    nan_minmax_each[1, mem.size](d_min, d_max, gpux.to_device(vals), o_min, o_max)
+    with np.errstate(invalid="ignore"):
+        want_min, want_max = np.fmin(mem, vals), np.fmax(mem, vals)
+    # zeros of either sign compare equal; NaNs of either sign are NaN
+    np.testing.assert_array_equal(d_min.copy_to_host(), want_min)
+    np.testing.assert_array_equal(d_max.copy_to_host(), want_max)
+    np.testing.assert_array_equal(o_min.copy_to_host().view(mem.dtype), mem)
+    np.testing.assert_array_equal(o_max.copy_to_host().view(mem.dtype), mem)
+    # the old value is the element's bits, a negative NaN included
+    assert (o_min.copy_to_host().view(f"u{mem.itemsize}") == mem.view(f"u{mem.itemsize}")).all()
+
+
 # ------------------------------------------------------------ errors
 def test_typing_errors():
     def bitwise_float(a):
