@@ -201,6 +201,18 @@ if _sg is not None:
         _sg.barrier(mask)
 
     @_device
+    def match_any_sync(mask, value):
+        """uint32 of the lanes of *mask* whose *value* equals the caller's (bitwise)."""
+        return types_uint32(_sg.match_any(value, mask) & 0xFFFFFFFF)
+
+    @_device
+    def match_all_sync(mask, value):
+        """(*mask*, True) when every lane of *mask* holds the caller's *value*, else
+        (0, False), as numba.cuda's."""
+        same = _sg.match_all(value, mask)
+        return (types_uint32(mask) if same else types_uint32(0)), same
+
+    @_device
     def activemask():
         """The lanes that execute this call (lanes 0-31)."""
         return types_uint32(_sg.ballot(True) & 0xFFFFFFFF)
@@ -219,9 +231,9 @@ else:  # pragma: no cover - the sub-group feature is part of the core language
     ballot_sync = _unavailable("ballot_sync", _NOT_YET)
     activemask = _unavailable("activemask", _NOT_YET)
     lanemask_lt = _unavailable("lanemask_lt", _NOT_YET)
+    match_any_sync = _unavailable("match_any_sync", _NOT_YET)
+    match_all_sync = _unavailable("match_all_sync", _NOT_YET)
 
-match_any_sync = _unavailable("match_any_sync", "no portable sub-group match operation")
-match_all_sync = _unavailable("match_all_sync", "no portable sub-group match operation")
 
 # ------------------------------------------------------------------ bits and math
 popc = _alias("popc", "popc")

@@ -166,6 +166,21 @@ for _vote in ("all", "any", "ballot"):
     _add(f"__gpux_sg_{_vote}_masked", I64 if _vote == "ballot" else I32, [I32, I32],
          f"__gpux_sg_{_vote} among the lanes of the member mask (first argument).  Shared "
          f"default: the unmasked vote.  CUDA: vote.sync with that mask.")
+for _sfx, _t in (("i32", I32), ("i64", I64)):
+    _add(f"__gpux_sg_match_any_{_sfx}", I64, [_t],
+         "Bit i set where lane i (lanes 0..63) of the sub-group holds the caller's value "
+         "(compared bitwise); every active lane must call it.  Shared default: one shuffle "
+         "and one ballot per distinct value among the active lanes.  CUDA match.any.sync.")
+    _add(f"__gpux_sg_match_all_{_sfx}", I32, [_t],
+         "1 if every active lane of the sub-group holds the caller's value (bitwise), else 0. "
+         "Shared default: a shuffle from the first active lane and a vote.  CUDA "
+         "match.all.sync.")
+    _add(f"__gpux_sg_match_any_masked_{_sfx}", I64, [I32, _t],
+         f"__gpux_sg_match_any_{_sfx} among the lanes of the member mask.  Shared default: "
+         f"the unmasked operation.")
+    _add(f"__gpux_sg_match_all_masked_{_sfx}", I32, [I32, _t],
+         f"__gpux_sg_match_all_{_sfx} among the lanes of the member mask.  Shared default: "
+         f"the unmasked operation.")
 _add("__gpux_sg_barrier_masked", VOID, [I32],
      "__gpux_sg_barrier among the lanes of the member mask.  Shared default: the whole "
      "sub-group.  CUDA: bar.warp.sync with that mask.")
@@ -190,10 +205,61 @@ def _shared_masked_defaults() -> None:
             f"declare {t} @__gpux_sg_{vote}(i32) convergent\n"
             f"define {t} @__gpux_sg_{vote}_masked(i32 %mask, i32 %p) {attrs} {{\n"
             f"  %r = call {t} @__gpux_sg_{vote}(i32 %p)\n  ret {t} %r\n}}"))
+    for sfx in ("i32", "i64"):
+        shared.define(f"__gpux_sg_match_any_{sfx}", _match_any_default(sfx, attrs))
+        shared.define(f"__gpux_sg_match_all_{sfx}", _match_all_default(sfx, attrs))
+        for kind, ret in (("any", "i64"), ("all", "i32")):
+            base = f"__gpux_sg_match_{kind}_{sfx}"
+            shared.define(f"__gpux_sg_match_{kind}_masked_{sfx}", (
+                f"declare {ret} @{base}({sfx}) convergent\n"
+                f"define {ret} @__gpux_sg_match_{kind}_masked_{sfx}(i32 %mask, {sfx} %v) "
+                f"{attrs} {{\n  %r = call {ret} @{base}({sfx} %v)\n  ret {ret} %r\n}}"))
     shared.define("__gpux_sg_barrier_masked", (
         "declare void @__gpux_sg_barrier() convergent\n"
         f"define void @__gpux_sg_barrier_masked(i32 %mask) {attrs} {{\n"
         "  call void @__gpux_sg_barrier()\n  ret void\n}"))
+
+
+def _match_any_default(sfx: str, attrs: str) -> str:
+    """match_any from shuffles and ballots: the first lane not yet matched broadcasts its
+    value, the lanes holding it vote; as many rounds as distinct values (every round
+    takes at least its leader, so the loop ends; its condition is uniform)."""
+    t = sfx
+    return (
+        f"declare {t} @__gpux_sg_shuffle_{sfx}({t}, i32) convergent\n"
+        "declare i64 @__gpux_sg_ballot(i32) convergent\n"
+        "declare i64 @llvm.cttz.i64(i64, i1)\n"
+        f"define i64 @__gpux_sg_match_any_{sfx}({t} %v) {attrs} {{\n"
+        "entry:\n  %active = call i64 @__gpux_sg_ballot(i32 1)\n  br label %round\n"
+        "round:\n"
+        "  %left = phi i64 [ %active, %entry ], [ %left2, %round ]\n"
+        "  %res = phi i64 [ 0, %entry ], [ %res2, %round ]\n"
+        "  %lead64 = call i64 @llvm.cttz.i64(i64 %left, i1 true)\n"
+        "  %lead = trunc i64 %lead64 to i32\n"
+        f"  %lv = call {t} @__gpux_sg_shuffle_{sfx}({t} %v, i32 %lead)\n"
+        f"  %same = icmp eq {t} %v, %lv\n  %samez = zext i1 %same to i32\n"
+        "  %b = call i64 @__gpux_sg_ballot(i32 %samez)\n"
+        "  %res2 = select i1 %same, i64 %b, i64 %res\n"
+        "  %nb = xor i64 %b, -1\n  %left2 = and i64 %left, %nb\n"
+        "  %more = icmp ne i64 %left2, 0\n  br i1 %more, label %round, label %done\n"
+        "done:\n  ret i64 %res2\n}")
+
+
+def _match_all_default(sfx: str, attrs: str) -> str:
+    """match_all: the first active lane's value, compared on every lane, and a vote."""
+    t = sfx
+    return (
+        f"declare {t} @__gpux_sg_shuffle_{sfx}({t}, i32) convergent\n"
+        "declare i64 @__gpux_sg_ballot(i32) convergent\n"
+        "declare i32 @__gpux_sg_all(i32) convergent\n"
+        "declare i64 @llvm.cttz.i64(i64, i1)\n"
+        f"define i32 @__gpux_sg_match_all_{sfx}({t} %v) {attrs} {{\n"
+        "  %active = call i64 @__gpux_sg_ballot(i32 1)\n"
+        "  %lead64 = call i64 @llvm.cttz.i64(i64 %active, i1 true)\n"
+        "  %lead = trunc i64 %lead64 to i32\n"
+        f"  %lv = call {t} @__gpux_sg_shuffle_{sfx}({t} %v, i32 %lead)\n"
+        f"  %same = icmp eq {t} %v, %lv\n  %samez = zext i1 %same to i32\n"
+        "  %r = call i32 @__gpux_sg_all(i32 %samez)\n  ret i32 %r\n}")
 
 
 _shared_masked_defaults()

@@ -64,6 +64,10 @@ subgroup = _Namespace("subgroup", "Sub-group (warp) intrinsics; never assume a w
     "any": _stub("any", "any(pred[, members]) -> bool: pred holds on some lane."),
     "ballot": _stub("ballot", "ballot(pred[, members]) -> uint64: bit i set where pred holds on "
                               "lane i (lanes 0-63)."),
+    "match_any": _stub("match_any", "match_any(value[, members]) -> uint64: bit i set where "
+                                    "lane i (lanes 0-63) holds the same value (bitwise)."),
+    "match_all": _stub("match_all", "match_all(value[, members]) -> bool: every active lane "
+                                    "holds the same value (bitwise)."),
     "barrier": _stub("barrier", "barrier([members]): the sub-group's work-items wait for each "
                                 "other; orders work-group and global memory among them."),
     "reduce": _stub("reduce", "reduce(value, op) -> value's type: op ('add', 'mul', 'min', "
@@ -129,6 +133,15 @@ def _vote_sig(ret):
     return resolve
 
 
+def _match_sig(ret):
+    def resolve(*args):
+        mask = _members(args, 1)
+        if mask is not None and isinstance(types.unliteral(args[0]), _VALUE):
+            return signature(ret, types.unliteral(args[0]), *mask)
+        return None
+    return resolve
+
+
 def _barrier_sig(*args):
     mask = _members(args, 0)
     return None if mask is None else signature(types.none, *mask)
@@ -161,6 +174,8 @@ for _name in ("shuffle", "shuffle_up", "shuffle_down", "shuffle_xor"):
 _template(subgroup.all, _vote_sig(types.boolean))
 _template(subgroup.any, _vote_sig(types.boolean))
 _template(subgroup.ballot, _vote_sig(types.uint64))
+_template(subgroup.match_any, _match_sig(types.uint64))
+_template(subgroup.match_all, _match_sig(types.boolean))
 _template(subgroup.reduce, _reduce_sig)
 _template(subgroup.barrier, _barrier_sig)
 
@@ -257,6 +272,30 @@ def _vote_impl(intrinsic):
 for _vote in ("all", "any", "ballot"):
     _lower(getattr(subgroup, _vote), types.Any)(_vote_impl(f"__gpux_sg_{_vote}"))
     _lower(getattr(subgroup, _vote), types.Any, types.Any)(_vote_impl(f"__gpux_sg_{_vote}"))
+
+
+def _match_impl(kind):
+    def impl(context, builder, sig, args):
+        ty = sig.args[0]
+        sfx, carrier = _to_carrier(builder, ty, args[0])
+        if sfx[0] == "f":  # floats match bitwise
+            sfx = "i" + sfx[1:]
+            carrier = builder.bitcast(carrier, ir.IntType(int(sfx[1:])))
+        mask = _mask(context, builder, sig, args, 1)
+        if mask is None:
+            res = call(builder, f"__gpux_sg_match_{kind}_{sfx}", carrier)
+        else:
+            res = call(builder, f"__gpux_sg_match_{kind}_masked_{sfx}", mask, carrier)
+        if sig.return_type == types.boolean:
+            return builder.icmp_unsigned("!=", res, ir.Constant(I32, 0))
+        return res
+    return impl
+
+
+for _kind in ("any", "all"):
+    _stub_obj = getattr(subgroup, f"match_{_kind}")
+    _lower(_stub_obj, types.Any)(_match_impl(_kind))
+    _lower(_stub_obj, types.Any, types.Any)(_match_impl(_kind))
 
 
 @_lower(subgroup.reduce, types.Any, types.StringLiteral)

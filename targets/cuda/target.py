@@ -168,7 +168,7 @@ def make_target(device=None, *, cc=None, ptx_version=None, cubin: bool = True) -
         features.add("fp16")
     return CUDATarget(
         name="cuda",
-        families=("nvptx",),
+        families=("nvptx.sm70", "nvptx") if cc >= (7, 0) else ("nvptx",),
         triple=TRIPLE,
         data_layout=DATA_LAYOUT,
         addrspaces=NEUTRAL_ADDRSPACES,

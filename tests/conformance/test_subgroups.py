@@ -248,6 +248,49 @@ def test_masked_forms_with_every_lane(device, rng):
                                     (vals > 0).all(), (vals == 7).any(), ballot]
 
 
+@gpux.jit
+def sg_match(info, v, out):
+    i = gpux.grid(1)
+    info[i, 0] = sg.lane_id()
+    info[i, 1] = sg.size()
+    info[i, 2] = sg.id()
+    x = v[i]
+    out[i, 0] = sg.match_any(x)
+    out[i, 1] = sg.match_all(x)
+    out[i, 2] = sg.match_any(x, FULL)
+    out[i, 3] = sg.match_all(x, FULL)
+
+
+CONFORMANCE_KERNELS.append((sg_match, "void(int32[:, ::1], int64[::1], uint64[:, ::1])"))
+CONFORMANCE_KERNELS.append((sg_match, "void(int32[:, ::1], float32[::1], uint64[:, ::1])"))
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.float32, np.uint8])
+def test_match(device, dtype, rng):
+    v = rng.integers(0, 4, N).astype(dtype)
+    v[BLOCK:BLOCK + BLOCK // 2] = 3  # sub-groups where every lane matches
+    groups, out = _run(sg_match, v, 4, np.uint64)
+    for members in groups.values():
+        vals = v[members]
+        for lane, i in enumerate(members):
+            want = sum(1 << k for k, x in enumerate(vals) if x == vals[lane] and k < 64)
+            assert int(out[i, 0]) == want and int(out[i, 2]) == want, (members, lane)
+            assert out[i, 1] == out[i, 3] == (vals == vals[0]).all()
+
+
+def test_match_is_bitwise_for_floats(device):
+    # -0.0 and 0.0 are equal numbers with different bits; NaNs with equal bits match
+    v = np.zeros(N, np.float32)
+    v[1::2] = -0.0
+    v[:4] = np.nan
+    groups, out = _run(sg_match, v, 4, np.uint64)
+    for members in groups.values():
+        bits = v[members].view(np.uint32)
+        for lane, i in enumerate(members):
+            want = sum(1 << k for k, b in enumerate(bits) if b == bits[lane] and k < 64)
+            assert int(out[i, 0]) == want
+
+
 def test_member_mask_must_be_an_integer(device):
     from numba.core.errors import TypingError
 

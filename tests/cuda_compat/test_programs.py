@@ -255,6 +255,32 @@ def test_eq_sync_compares_predicates_not_values(device):
     np.testing.assert_equal(eq[32:], w == 1)
 
 
+@pytest.mark.needs("subgroups")
+def test_match_any_and_all_sync(device):
+    @cuda.jit
+    def k(v, anym, allm, allp, width):
+        i = cuda.grid(1)
+        anym[i] = cuda.match_any_sync(0xFFFFFFFF, v[i])
+        m, p = cuda.match_all_sync(0xFFFFFFFF, v[i])
+        allm[i] = m
+        allp[i] = p
+        width[i] = cuda.warpsize
+
+    n = 64
+    v = (np.arange(n) % 3).astype(np.float64)
+    v[32:] = 5.0  # the second half: one value (in every sub-group of up to 32 lanes)
+    anym, allm = np.zeros(n, np.uint32), np.zeros(n, np.uint32)
+    allp, width = np.zeros(n, np.bool_), np.zeros(n, np.int32)
+    k[1, n](v, anym, allm, allp, width)
+    w = int(width[0])
+    for i in range(n):
+        base = i - i % w
+        lanes = [j - base for j in range(base, min(base + w, n)) if v[j] == v[i]]
+        assert anym[i] == sum(1 << lane for lane in lanes if lane < 32), i
+        same = all(v[j] == v[i] for j in range(base, min(base + w, n)))
+        assert allp[i] == same and allm[i] == (0xFFFFFFFF if same else 0), i
+
+
 @pytest.mark.feature("popc", "clz", "brev")
 def test_bits_and_math(device):
     needs(cuda.popc, cuda.clz, cuda.ffs, cuda.brev, cuda.fma)
@@ -348,11 +374,11 @@ def test_typing_error_is_numbas():
 def test_unsupported_name_fails_clearly(device):
     @cuda.jit
     def k(a):
-        cuda.match_any_sync(0xFFFFFFFF, a[0])
+        cuda.nanosleep(100)
 
     from numba.core.errors import TypingError
 
-    with pytest.raises(TypingError, match="match_any_sync is not supported by numba_gpux"):
+    with pytest.raises(TypingError, match="nanosleep is not supported by numba_gpux"):
         k[1, 1](cuda.to_device(np.zeros(1)))
 
 

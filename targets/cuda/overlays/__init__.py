@@ -10,6 +10,9 @@ from numba_gpux.overlays import registry
 
 CUDA = registry("cuda")
 NVPTX = registry("nvptx")
+#: definitions that need sm_70 or newer, searched first by targets of such a compute
+#: capability (make_target lists it among their families)
+NVPTX_SM70 = registry("nvptx.sm70")
 
 # feature modules register themselves by being imported
 from . import core, memory, atomics, bits, subgroups, printing  # noqa: E402,F401

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from numba_gpux.language.intrinsics import SG_REDUCE_OPS
 
-from . import NVPTX
+from . import NVPTX, NVPTX_SM70
 
 _ATTR = "alwaysinline nounwind convergent"
 _MASK = "declare i32 @llvm.nvvm.activemask() convergent\n"
@@ -172,3 +172,27 @@ for _op in SG_REDUCE_OPS:
         if _op in ("and", "or", "xor") and _sfx[0] == "f":
             continue
         NVPTX.define(f"__gpux_sg_reduce_{_op}_{_sfx}", _reduce(_op, _sfx))
+
+
+def _match(kind: str, sfx: str, masked: bool) -> str:
+    """match.any.sync / match.all.sync (sm_70 and newer; older ones use the shared
+    definitions from shuffles and ballots)."""
+    name, params, set_mask = _FORMS[masked]
+    fn = f"__gpux_sg_match_{kind}{name}_{sfx}"
+    if kind == "any":
+        return (_MASK + f"declare i32 @llvm.nvvm.match.any.sync.{sfx}(i32, {sfx}) convergent\n"
+                f"define i64 @{fn}({params}{sfx} %v) {_ATTR} {{\n" + set_mask +
+                f"  %r = call i32 @llvm.nvvm.match.any.sync.{sfx}(i32 %mask, {sfx} %v)\n"
+                "  %z = zext i32 %r to i64\n  ret i64 %z\n}")
+    return (_MASK + f"declare {{ i32, i1 }} @llvm.nvvm.match.all.sync.{sfx}p(i32, {sfx}) "
+            "convergent\n"
+            f"define i32 @{fn}({params}{sfx} %v) {_ATTR} {{\n" + set_mask +
+            f"  %p = call {{ i32, i1 }} @llvm.nvvm.match.all.sync.{sfx}p(i32 %mask, {sfx} %v)\n"
+            "  %b = extractvalue { i32, i1 } %p, 1\n  %z = zext i1 %b to i32\n  ret i32 %z\n}")
+
+
+for _kind in ("any", "all"):
+    for _sfx in ("i32", "i64"):
+        for _masked in (False, True):
+            NVPTX_SM70.define(f"__gpux_sg_match_{_kind}{_FORMS[_masked][0]}_{_sfx}",
+                              _match(_kind, _sfx, _masked))

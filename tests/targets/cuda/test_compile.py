@@ -327,3 +327,20 @@ def test_shared_memory_addresses_are_32_bit():
     # the flag holds while our target machines are made, and is reset after
     tm = ll.Target.from_triple("nvptx64-nvidia-cuda").create_target_machine(cpu="sm_90")
     assert "p3:32" not in str(tm.target_data)
+
+
+def _match_kernel(v, out):
+    i = cuda.grid(1)
+    out[i, 0] = cuda.match_any_sync(0xFFFFFFFF, v[i])
+    out[i, 1] = cuda.match_all_sync(0xFFFFFFFF, v[i])[0]
+
+
+@pytest.mark.parametrize("cc,native", [((7, 0), True), ((9, 0), True), ((6, 1), False)])
+def test_match_uses_the_instruction_from_sm_70(cc, native):
+    """sm_70 and newer search the overlay family nvptx.sm70 first (match.any/all.sync);
+    older capabilities get the shared definitions from shuffles and votes."""
+    ptx = _ptx(gpux.jit(_match_kernel), "void(int64[::1], uint32[:, ::1])", cc=cc,
+               cubin=False).text
+    assert ("match.any.sync.b64" in ptx and "match.all.sync.b64" in ptx) == native, ptx
+    if not native:
+        assert "match." not in ptx and "shfl.sync.idx" in ptx and "vote.sync.ballot" in ptx

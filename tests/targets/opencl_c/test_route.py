@@ -266,3 +266,37 @@ def test_float16_needs_the_device_feature():
     text = gpux.compile(k, "void(float16[::1], float16)",
                         target=make_target(features={"fp64", "fp16"})).text
     assert "cl_khr_fp16 : enable" in text and "half " in text
+
+
+def test_subgroup_match_and_masked_forms(cdev):
+    """The shared definitions of match_any/match_all and of the masked sub-group forms
+    (IR calling the sub-group intrinsics, which the C route writes by name)."""
+    if "subgroups" not in cdev.target_features:
+        pytest.skip(f"{cdev.spec} has no sub-groups")
+    sg = gpux.subgroup
+
+    @gpux.jit
+    def k(v, out):
+        i = gpux.grid(1)
+        x = v[i]
+        out[i, 0] = sg.lane_id()
+        out[i, 1] = sg.size()
+        out[i, 2] = sg.match_any(x)
+        out[i, 3] = sg.match_all(x, 0xFFFFFFFF)
+        out[i, 4] = sg.shuffle_xor(x, 1, 0xFFFFFFFF)
+        out[i, 5] = sg.ballot(x == 1, 0xFFFFFFFF)
+
+    n = 64
+    v = (np.arange(n) % 3).astype(np.int64)
+    v[32:] = 1
+    out = gpux.to_device(np.zeros((n, 6), np.int64))
+    k[1, n](gpux.to_device(v), out)
+    h = out.copy_to_host()
+    for i in range(n):
+        lane, size = int(h[i, 0]), int(h[i, 1])
+        base = i - lane
+        vals = v[base:base + size]
+        assert h[i, 2] == sum(1 << j for j, x in enumerate(vals) if x == v[i] and j < 64)
+        assert h[i, 3] == (vals == vals[0]).all()
+        assert h[i, 4] == (v[base + (lane ^ 1)] if (lane ^ 1) < size else v[i])
+        assert h[i, 5] == sum(1 << j for j, x in enumerate(vals) if x == 1 and j < 64)
