@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 import threading
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from llvmlite import binding as ll
@@ -327,7 +328,23 @@ def _init_llvm_targets():
         _llvm_targets_ready = True
 
 
-_llvm_opts_lock = threading.Lock()
+_llvm_opts_lock = threading.RLock()
+
+
+@contextmanager
+def llvm_options(flags):
+    """LLVM's command-line options are process-wide: set each (flag, reset) pair's flag
+    for the duration of the block, under one lock for every such use, and its reset
+    value after.  (Another thread compiling at the same moment waits; the flags the
+    targets use change code quality or pointer widths, never what a program means.)"""
+    with _llvm_opts_lock:
+        for on, _off in flags:
+            ll.set_option("numba_gpux", on)
+        try:
+            yield
+        finally:
+            for _on, off in flags:
+                ll.set_option("numba_gpux", off)
 
 
 def _create_target_machine(target: Target, opt: int):
@@ -335,21 +352,14 @@ def _create_target_machine(target: Target, opt: int):
 
     A target's option ``tm_flags`` lists (flag, reset) pairs of LLVM command-line
     options that a target machine reads when it is created (NVPTX's
-    ``-nvptx-short-ptr`` decides its pointer widths, hence its data layout).  LLVM's
-    options are process-wide, so they are set under a lock for the creation only.
-    The machine's data layout must then be the target's."""
+    ``-nvptx-short-ptr`` decides its pointer widths, hence its data layout); they
+    hold for the creation only.  The machine's data layout must then be the target's."""
     _init_llvm_targets()
     flags = target.option("tm_flags", ())
-    with _llvm_opts_lock:
-        for on, _off in flags:
-            ll.set_option("numba_gpux", on)
-        try:
-            tm = ll.Target.from_triple(target.triple).create_target_machine(
-                cpu=target.cpu, features=target.llvm_features, opt=max(opt, 0),
-                reloc="default", codemodel="default")
-        finally:
-            for _on, off in flags:
-                ll.set_option("numba_gpux", off)
+    with llvm_options(flags):
+        tm = ll.Target.from_triple(target.triple).create_target_machine(
+            cpu=target.cpu, features=target.llvm_features, opt=max(opt, 0),
+            reloc="default", codemodel="default")
     if flags and str(tm.target_data) != target.data_layout:
         raise InternalCompilerError(
             "emit", f"the {target.triple} target machine made with {[f for f, _ in flags]} "
@@ -380,12 +390,8 @@ def _stage_optimize(job: Job):
     # for triangular sums; LLVM would abort the process at emission.  The
     # option is process-wide in LLVM, so it is set around our run only.
     if job.target.option("legal_int_widths"):
-        with _llvm_opts_lock:
-            ll.set_option("numba_gpux", "-replexitval=never")
-            try:
-                mpm.run(job.module, pb)
-            finally:
-                ll.set_option("numba_gpux", "-replexitval=cheap")
+        with llvm_options((("-replexitval=never", "-replexitval=cheap"),)):
+            mpm.run(job.module, pb)
     else:
         mpm.run(job.module, pb)
     _replace_intrinsics(job)

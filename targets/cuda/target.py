@@ -7,8 +7,6 @@ installed, turns the PTX into a cubin for the same ``sm_XX``.
 
 from __future__ import annotations
 
-import threading
-from contextlib import contextmanager
 from dataclasses import dataclass
 
 from numba_gpux.errors import GpuxUserError
@@ -54,26 +52,6 @@ CODEGEN_FLAGS = (("-disable-lsr=true", "-disable-lsr=false"),)
 #: local pointers of DATA_LAYOUT (clang's ``-fcuda-short-ptr``).  atomic_add_shared
 #: int32 used 15 registers with 64-bit shared addresses, numba-cuda's 14.
 TM_FLAGS = (("-nvptx-short-ptr=true", "-nvptx-short-ptr=false"),)
-
-_flags_lock = threading.Lock()
-
-
-@contextmanager
-def _codegen_flags(flags):
-    """LLVM's command-line options are process-wide: set *flags* under a lock for one
-    emission and restore them after (another target emitting at the same moment
-    could see them; they change code quality only, never correctness)."""
-    import llvmlite.binding as ll
-
-    with _flags_lock:
-        for on, _off in flags:
-            ll.set_option("numba_gpux", on)
-        try:
-            yield
-        finally:
-            for _on, off in flags:
-                ll.set_option("numba_gpux", off)
-
 
 #: the oldest PTX ISA the overlays can be written in: ``shfl.sync``/``vote.sync``/
 #: ``bar.warp.sync`` need 6.0 and ``activemask`` 6.2; LLVM's NVPTX back end does not
@@ -136,10 +114,10 @@ class CUDATarget(Target):
 
     def emit(self, module, kernels, opt: int) -> Artifact:
         """PTX from LLVM's NVPTX back end; a cubin from ptxas where it is installed."""
-        from numba_gpux.compiler import fresh_target_machine
+        from numba_gpux.compiler import fresh_target_machine, llvm_options
 
         ir_text = str(module)  # as emitted: the NVPTX back end rewrites the module
-        with _codegen_flags(self.option("codegen_flags", ())):
+        with llvm_options(self.option("codegen_flags", ())):
             ptx = fresh_target_machine(self, opt).emit_assembly(module)
         cubin = None
         if self.option("cubin", True):
