@@ -45,7 +45,14 @@ _EXTERN_PREFIXES = ("__nv_", "vprintf", "__assertfail", "malloc", "free")
 #: access and array (8 live 64-bit pointers in a 4x unrolled copy loop), which ptxas
 #: keeps in registers: grid_stride_copy float64 needed 38 registers with it and 26
 #: without (numba-cuda: 28).  ptxas strength-reduces addresses itself.
-CODEGEN_FLAGS = (("-disable-lsr=true", "-disable-lsr=false"),)
+#: ``-spec-exec-max-not-hoisted=1`` (LLVM's default 5): Speculative Execution, in the
+#: NVPTX back end's IR passes, hoists a conditional block's cheap instructions into
+#: the block before it even when the block's loads and stores stay behind; hoisted
+#: addresses then stay live across the branch and across any barrier on the way
+#: (atomic_add_shared float64: 16 registers, 14 with it; numba-cuda 14).  Blocks with
+#: at most one instruction left behind are still flattened into selects.
+CODEGEN_FLAGS = (("-disable-lsr=true", "-disable-lsr=false"),
+                 ("-spec-exec-max-not-hoisted=1", "-spec-exec-max-not-hoisted=5"))
 
 #: LLVM flags read when a target machine is created (compiler._create_target_machine):
 #: ``-nvptx-short-ptr`` gives the NVPTX target machine the 32-bit shared, constant and

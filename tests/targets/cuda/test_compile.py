@@ -344,3 +344,29 @@ def test_match_uses_the_instruction_from_sm_70(cc, native):
     assert ("match.any.sync.b64" in ptx and "match.all.sync.b64" in ptx) == native, ptx
     if not native:
         assert "match." not in ptx and "shfl.sync.idx" in ptx and "vote.sync.ballot" in ptx
+
+
+def _across_barriers(ary, idx):
+    t = gpux.thread_idx.x
+    sm = gpux.shared.array(64, np.float64)
+    if t < ary.size:
+        sm[t] = ary[t]
+    gpux.barrier()
+    if t < idx.size:
+        gpux.atomic.add(sm, idx[t], 1.0)
+    gpux.barrier()
+    if t < ary.size:
+        ary[t] = sm[t]
+
+
+def test_addresses_are_not_hoisted_across_barriers():
+    """A conditional block's address arithmetic stays in the block that uses it
+    (-spec-exec-max-not-hoisted=1): the address of ary[t] in the last block is
+    computed after the last barrier, not kept live from the first block."""
+    ptx = _ptx(gpux.jit(_across_barriers), "void(float64[::1], int64[::1])", cubin=False).text
+    lines = [ln.strip() for ln in ptx[ptx.index("{"):].splitlines()]
+    last_bar = max(i for i, ln in enumerate(lines) if ln.startswith("bar.sync"))
+    store = next(ln for ln in lines[last_bar:] if ln.startswith("st.global"))
+    addr = re.search(r"\[(%rd\d+)\]", store).group(1)
+    defined = [i for i, ln in enumerate(lines) if re.match(rf"\S+\s+{addr},", ln)]
+    assert defined and min(defined) > last_bar, "\n".join(lines)
