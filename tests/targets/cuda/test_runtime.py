@@ -113,6 +113,37 @@ def test_barrier_block_reverse(cuda_device):
 
 
 @cuda
+def test_warp_operations_on_part_of_a_warp(cuda_device):
+    """numba.cuda's masked warp functions called by the lower half of each warp only,
+    with the mask naming those lanes (CUDA passes it to shfl/vote/match.sync)."""
+    from numba_gpux import cuda as ncuda
+
+    @ncuda.jit
+    def half(v, out):
+        i = ncuda.grid(1)
+        lane = ncuda.laneid
+        if lane < 16:
+            out[i, 0] = ncuda.shfl_xor_sync(0xFFFF, v[i], 1)
+            out[i, 1] = ncuda.ballot_sync(0xFFFF, v[i] % 2 == 0)
+            out[i, 2] = ncuda.match_any_sync(0xFFFF, v[i] % 3)
+            ncuda.syncwarp(0xFFFF)
+
+    n = 64
+    v = np.arange(n, dtype=np.int64) * 5
+    out = gpux.to_device(np.full((n, 3), -1, np.int64))
+    half[1, n](gpux.to_device(v), out)
+    h = out.copy_to_host()
+    for i in range(n):
+        lane, base = i % 32, i - i % 32
+        if lane >= 16:
+            assert list(h[i]) == [-1, -1, -1]
+            continue
+        assert h[i, 0] == v[i ^ 1]
+        assert h[i, 1] == sum(1 << k for k in range(16) if v[base + k] % 2 == 0)
+        assert h[i, 2] == sum(1 << k for k in range(16) if v[base + k] % 3 == v[i] % 3)
+
+
+@cuda
 def test_ptx_path_without_cubin(cuda_device, rng):
     from numba_gpux.targets.cuda.target import make_target
 
