@@ -59,9 +59,9 @@ timeout 150 $PY -m pytest -q -rs -x -p no:cacheprovider tests/targets/cuda/test_
     > "$OUT/cuda_tests.txt" 2>&1
 log "cuda tests: rc=$? $(tail -1 "$OUT/cuda_tests.txt")"
 if [ -d tests/conformance ]; then
-    timeout 150 $PY -m pytest -q -rs -p no:cacheprovider tests/conformance \
+    timeout 180 $PY -m pytest -q -rs -p no:cacheprovider tests/conformance tests/cuda_compat \
         -k "cuda" --junitxml="$OUT/conformance.xml" > "$OUT/conformance.txt" 2>&1
-    log "conformance on cuda: rc=$? $(tail -1 "$OUT/conformance.txt")"
+    log "conformance and numba.cuda programs on cuda: rc=$? $(tail -1 "$OUT/conformance.txt")"
 fi
 
 # 3. CUDA benchmarks: PTX quality on this GPU's cc (needs ptxas; numba-cuda optional)
