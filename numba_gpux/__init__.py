@@ -36,7 +36,7 @@ _LAZY = {
     "subgroup": (".language.subgroups", "subgroup"),
     **{n: (".language.memory", n) for n in (
         "shared", "local", "const", "barrier_count", "barrier_and", "barrier_or", "fence",
-        "fence_block", "fence_device", "fence_system")},
+        "fence_block", "fence_device", "fence_system", "nanosleep")},
     "atomic": (".language.atomics", "atomic"),
     **{n: (".language.bits", n) for n in ("popc", "clz", "ffs", "brev", "fma", "cbrt", "select")},
 }
@@ -70,6 +70,6 @@ __all__ = [
     "hooks", "tuning", "overlay",
     "subgroup",
     "shared", "local", "const", "barrier_count", "barrier_and", "barrier_or", "fence",
-    "fence_block", "fence_device", "fence_system", "atomic",
+    "fence_block", "fence_device", "fence_system", "nanosleep", "atomic",
     "popc", "clz", "ffs", "brev", "fma", "cbrt", "select",
 ]

@@ -26,7 +26,7 @@ from .intrinsics import (
     shfl_sync, shfl_up_sync, shfl_down_sync, shfl_xor_sync, all_sync, any_sync, eq_sync,
     ballot_sync, activemask, lanemask_lt, match_any_sync, match_all_sync,
     popc, clz, ffs, brev, fma, cbrt, selp, nanosleep,
-    ldca, ldcg, ldcs, ldlu, ldcv, stcg, stcs, stwb, stwt,
+    ldca, ldcg, ldcs, ldlu, ldcv, stcg, stcs, stwb, stwt, cg,
 )
 from .api import (
     to_device, device_array, device_array_like, pinned_array, pinned_array_like,
@@ -62,7 +62,7 @@ __all__ = [
     "atomic", "shfl_sync", "shfl_up_sync", "shfl_down_sync", "shfl_xor_sync", "all_sync",
     "any_sync", "eq_sync", "ballot_sync", "activemask", "lanemask_lt", "match_any_sync",
     "match_all_sync", "popc", "clz", "ffs", "brev", "fma", "cbrt", "selp", "nanosleep",
-    "ldca", "ldcg", "ldcs", "ldlu", "ldcv", "stcg", "stcs", "stwb", "stwt",
+    "ldca", "ldcg", "ldcs", "ldlu", "ldcv", "stcg", "stcs", "stwb", "stwt", "cg",
     "to_device", "device_array", "device_array_like", "pinned_array", "pinned_array_like",
     "mapped_array", "mapped_array_like", "managed_array", "pinned", "mapped",
     "is_cuda_array", "as_cuda_array", "from_cuda_array_interface",

@@ -35,7 +35,7 @@ __all__ = [
     "atomic", "shfl_sync", "shfl_up_sync", "shfl_down_sync", "shfl_xor_sync", "all_sync",
     "any_sync", "eq_sync", "ballot_sync", "activemask", "lanemask_lt", "match_any_sync",
     "match_all_sync", "popc", "clz", "ffs", "brev", "fma", "cbrt", "selp", "nanosleep",
-    "ldca", "ldcg", "ldcs", "ldlu", "ldcv", "stcg", "stcs", "stwb", "stwt",
+    "ldca", "ldcg", "ldcs", "ldlu", "ldcv", "stcg", "stcs", "stwb", "stwt", "cg",
 ]
 
 typing_registry = Registry()
@@ -149,7 +149,9 @@ threadfence = _alias("threadfence", "fence_device", "fence.device", "threadfence
 threadfence_system = _alias("threadfence_system", "fence_system", "fence.system",
                             "threadfence_system")
 syncwarp = _alias("syncwarp", "subgroup.barrier", "subgroup.sync", "syncwarp")  # replaced below
-nanosleep = _unavailable("nanosleep", "there is no portable sleep instruction")
+nanosleep = _alias("nanosleep", "nanosleep")
+cg = _unavailable_namespace("cg", "there is no portable grid-wide barrier (cooperative launch); "
+                                  "split the kernel at the grid synchronization")
 
 # ------------------------------------------------------------------ atomics
 atomic = _alias("atomic", "atomic", namespace=True)

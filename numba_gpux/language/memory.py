@@ -30,8 +30,8 @@ from numba.core.typing.templates import AbstractTemplate, Registry, signature
 from .intrinsics import INTRINSICS, Intrinsic, call
 from .stubs import Stub
 
-__all__ = ["shared", "local", "const", "barrier_count", "barrier_and", "barrier_or", "fence",
-           "fence_block", "fence_device", "fence_system", "typing_registry",
+__all__ = ["shared", "local", "const", "barrier_count", "barrier_and", "barrier_or", "nanosleep",
+           "fence", "fence_block", "fence_device", "fence_system", "typing_registry",
            "lowering_registry", "make_constant_array", "CONSTANT_MEMORY_LIMIT",
            "DYNAMIC_SHARED_INTRINSICS"]
 
@@ -79,6 +79,21 @@ for _scope, _what in (("block", "work-items of the same work-group (CUDA __threa
               f"Sequentially consistent memory fence over shared and global memory, as "
               f"observed by {_what}. No execution barrier.")
 
+_contract("__gpux_nanosleep", VOID, [I32],
+          "Suspend the calling work-item for about the given number of nanoseconds (unsigned), "
+          "anywhere from 0 to twice that, as CUDA's __nanosleep promises.  Shared default: "
+          "return at once (0 ns).  CUDA sm_70+: nanosleep.u32.")
+
+
+def _shared_nanosleep() -> None:
+    from ..overlays import SHARED, registry
+
+    registry(SHARED).define("__gpux_nanosleep", (
+        "define void @__gpux_nanosleep(i32 %ns) alwaysinline nounwind {\n  ret void\n}"))
+
+
+_shared_nanosleep()
+
 DYNAMIC_SHARED_INTRINSICS = ("__gpux_dynamic_shared", "__gpux_dynamic_shared_bytes")
 
 
@@ -120,6 +135,9 @@ barrier_or = Stub("barrier_or", "barrier_or(pred) -> int32: barrier(); returns 1
                                 "was true on some work-item of the block, else 0.")
 fence = Stub("fence", "fence(scope='device'): a memory fence; scope is 'block' "
                       "('workgroup'), 'device' or 'system'.")
+nanosleep = Stub("nanosleep", "nanosleep(ns): suspend this work-item for about ns nanoseconds "
+                              "(between 0 and 2*ns; a back-off hint in spin loops).  Targets "
+                              "without a sleep instruction return at once.")
 fence_block = Stub("fence_block", "fence_block(): memory fence among the work-items of a block.")
 fence_device = Stub("fence_device", "fence_device(): memory fence among all work-items of "
                                     "the device.")
@@ -266,6 +284,14 @@ def _fence_typer(args, kws):
                       f"not {scope}")
 
 
+def _nanosleep_typer(args, kws):
+    (ns,) = _bind("nanosleep", args, kws, ["ns"])
+    if isinstance(types.unliteral(ns), types.Integer):
+        return signature(types.none, ns)
+    raise TypingError(f"nanosleep: ns must be an integer number of nanoseconds, not {ns}")
+
+
+_template(nanosleep, _nanosleep_typer, literal=False)
 _template(fence, _fence_typer)
 for _stub in (fence_block, fence_device, fence_system):
     _template(_stub, lambda args, kws: signature(types.none) if not args and not kws else None,
@@ -404,6 +430,12 @@ _lower(fence)(_fence_impl("device"))
 _lower(fence_block)(_fence_impl("block"))
 _lower(fence_device)(_fence_impl("device"))
 _lower(fence_system)(_fence_impl("system"))
+
+
+@_lower(nanosleep, types.Integer)
+def _nanosleep_impl(context, builder, sig, args):
+    call(builder, "__gpux_nanosleep", context.cast(builder, args[0], sig.args[0], types.uint32))
+    return context.get_dummy_value()
 
 
 @_lower(fence, types.StringLiteral)

@@ -106,7 +106,34 @@ def test_spirv_fence_scopes():
     assert len(lines) == 7, lines
 
 
+@gpux.jit
+def sleepers(ns, out):
+    i = gpux.grid(1)
+    gpux.nanosleep(ns[i])
+    gpux.nanosleep(1000)
+    out[i] = i
+
+
+def test_nanosleep(device):
+    """A hint: at most about 2*ns on devices with a sleep instruction, nothing elsewhere;
+    either way the kernel runs to the end."""
+    out = gpux.to_device(np.zeros(TPB, np.int64))
+    sleepers[1, TPB](gpux.to_device(np.arange(TPB, dtype=np.uint32) * 10), out)
+    np.testing.assert_array_equal(out.copy_to_host(), np.arange(TPB))
+
+
+def test_nanosleep_needs_an_integer():
+    from numba.core.errors import TypingError
+
+    def bad(x):
+        gpux.nanosleep(x[0])
+
+    with pytest.raises(TypingError, match="nanosleep: ns must be an integer"):
+        gpux.compile(bad, "void(float32[::1])", target="opencl")
+
+
 CONFORMANCE_KERNELS = [
+    (sleepers, "void(uint32[::1], int64[::1])"),
     (rotate_in_shared, "void(int32[::1], int32[::1])"),
     (predicates, "void(int32[::1], int32[:, ::1])"),
     (fences, "void(int32[::1], int32[::1], int32[::1])"),

@@ -281,6 +281,23 @@ def test_match_any_and_all_sync(device):
         assert allp[i] == same and allm[i] == (0xFFFFFFFF if same else 0), i
 
 
+def test_nanosleep_backs_off_a_spin_loop(device):
+    # a lock-free counter with a back-off: every thread ends, every increment counts
+    @cuda.jit
+    def k(counter, out, ns):
+        i = cuda.grid(1)
+        while True:
+            old = counter[0]
+            if cuda.atomic.cas(counter, 0, old, old + 1) == old:
+                break
+            cuda.nanosleep(ns)
+        out[i] = 1
+
+    counter, out = cuda.to_device(np.zeros(1, np.int32)), cuda.device_array(64, np.int32)
+    k[2, 32](counter, out, 200)
+    assert counter.copy_to_host()[0] == 64 and out.copy_to_host().sum() == 64
+
+
 @pytest.mark.feature("popc", "clz", "brev")
 def test_bits_and_math(device):
     needs(cuda.popc, cuda.clz, cuda.ffs, cuda.brev, cuda.fma)
@@ -374,11 +391,11 @@ def test_typing_error_is_numbas():
 def test_unsupported_name_fails_clearly(device):
     @cuda.jit
     def k(a):
-        cuda.nanosleep(100)
+        cuda.cg.this_grid().sync()
 
     from numba.core.errors import TypingError
 
-    with pytest.raises(TypingError, match="nanosleep is not supported by numba_gpux"):
+    with pytest.raises(TypingError, match="cg.this_grid is not supported by numba_gpux"):
         k[1, 1](cuda.to_device(np.zeros(1)))
 
 

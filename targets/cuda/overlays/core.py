@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from numba_gpux.language.intrinsics import MATH_BINARY, MATH_UNARY
 
-from . import NVPTX
+from . import NVPTX, NVPTX_SM70
 
 __all__ = ["LIBDEVICE_NAMES", "LLVM_MATH"]
 
@@ -82,3 +82,9 @@ for _fn in MATH_UNARY:
 for _fn in MATH_BINARY:
     for _sfx in _FT:
         NVPTX.define(f"__gpux_{_fn}_{_sfx}", _math(_fn, _sfx, 2))
+
+# nanosleep.u32 needs sm_70 (older capabilities: the shared definition, no sleep)
+NVPTX_SM70.define("__gpux_nanosleep", (
+    "declare void @llvm.nvvm.nanosleep(i32)\n"
+    f"define void @__gpux_nanosleep(i32 %ns) {_ATTR} {{\n"
+    "  call void @llvm.nvvm.nanosleep(i32 %ns)\n  ret void\n}"))

@@ -370,3 +370,16 @@ def test_addresses_are_not_hoisted_across_barriers():
     addr = re.search(r"\[(%rd\d+)\]", store).group(1)
     defined = [i for i, ln in enumerate(lines) if re.match(rf"\S+\s+{addr},", ln)]
     assert defined and min(defined) > last_bar, "\n".join(lines)
+
+
+def _sleeper(a, ns):
+    gpux.nanosleep(ns)
+    a[gpux.grid(1)] = 1
+
+
+@pytest.mark.parametrize("cc,native", [((7, 0), True), ((8, 0), True), ((6, 1), False)])
+def test_nanosleep_from_sm_70(cc, native):
+    """nanosleep.u32 where the architecture has it (nvptx.sm70); elsewhere the shared
+    definition returns at once, which CUDA's 0-to-2x promise allows."""
+    ptx = _ptx(gpux.jit(_sleeper), "void(int32[::1], int64)", cc=cc, cubin=False).text
+    assert ("nanosleep.u32" in ptx) == native, ptx
