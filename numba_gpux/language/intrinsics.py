@@ -186,41 +186,41 @@ _add("__gpux_sg_barrier_masked", VOID, [I32],
      "sub-group.  CUDA: bar.warp.sync with that mask.")
 
 
+_SG_ATTRS = "alwaysinline nounwind convergent"
+
+
+def _forward(masked: str, base: str, ret: str, params: list[str]) -> str:
+    """IR text defining *masked* (``i32 %mask`` then *params*) as a call of *base* with
+    *params*: the mask is dropped."""
+    args = ", ".join(f"{t} %a{k}" for k, t in enumerate(params))
+    call = f"call {ret} @{base}({args})"
+    body = f"  {call}\n  ret void\n" if ret == "void" else f"  %r = {call}\n  ret {ret} %r\n"
+    return (f"declare {ret} @{base}({', '.join(params)}) convergent\n"
+            f"define {ret} @{masked}(i32 %mask{', ' if params else ''}{args}) {_SG_ATTRS} "
+            f"{{\n{body}}}")
+
+
 def _shared_masked_defaults() -> None:
-    """The masked sub-group forms run the unmasked ones unless a target overrides them."""
+    """The masked sub-group forms run the unmasked ones unless a target overrides them;
+    match_any/match_all are built from shuffles and ballots."""
     from ..overlays import SHARED, registry
 
     shared = registry(SHARED)
-    attrs = "alwaysinline nounwind convergent"
-    for sfx, t in _SG_SHUFFLE_T.items():
-        for kind in SG_SHUFFLE_KINDS:
-            base = f"__gpux_sg_{kind}_{sfx}"
-            shared.define(f"__gpux_sg_{kind}_masked_{sfx}", (
-                f"declare {t} @{base}({t}, i32) convergent\n"
-                f"define {t} @__gpux_sg_{kind}_masked_{sfx}(i32 %mask, {t} %v, i32 %d) {attrs} {{\n"
-                f"  %r = call {t} @{base}({t} %v, i32 %d)\n  ret {t} %r\n}}"))
-    for vote in ("all", "any", "ballot"):
-        t = "i64" if vote == "ballot" else "i32"
-        shared.define(f"__gpux_sg_{vote}_masked", (
-            f"declare {t} @__gpux_sg_{vote}(i32) convergent\n"
-            f"define {t} @__gpux_sg_{vote}_masked(i32 %mask, i32 %p) {attrs} {{\n"
-            f"  %r = call {t} @__gpux_sg_{vote}(i32 %p)\n  ret {t} %r\n}}"))
+    forms = [(f"__gpux_sg_{kind}_masked_{sfx}", f"__gpux_sg_{kind}_{sfx}", str(t), [str(t), "i32"])
+             for sfx, t in _SG_SHUFFLE_T.items() for kind in SG_SHUFFLE_KINDS]
+    forms += [(f"__gpux_sg_{vote}_masked", f"__gpux_sg_{vote}",
+               "i64" if vote == "ballot" else "i32", ["i32"]) for vote in ("all", "any", "ballot")]
+    forms += [(f"__gpux_sg_match_{kind}_masked_{sfx}", f"__gpux_sg_match_{kind}_{sfx}", ret, [sfx])
+              for sfx in ("i32", "i64") for kind, ret in (("any", "i64"), ("all", "i32"))]
+    forms.append(("__gpux_sg_barrier_masked", "__gpux_sg_barrier", "void", []))
+    for masked, base, ret, params in forms:
+        shared.define(masked, _forward(masked, base, ret, params))
     for sfx in ("i32", "i64"):
-        shared.define(f"__gpux_sg_match_any_{sfx}", _match_any_default(sfx, attrs))
-        shared.define(f"__gpux_sg_match_all_{sfx}", _match_all_default(sfx, attrs))
-        for kind, ret in (("any", "i64"), ("all", "i32")):
-            base = f"__gpux_sg_match_{kind}_{sfx}"
-            shared.define(f"__gpux_sg_match_{kind}_masked_{sfx}", (
-                f"declare {ret} @{base}({sfx}) convergent\n"
-                f"define {ret} @__gpux_sg_match_{kind}_masked_{sfx}(i32 %mask, {sfx} %v) "
-                f"{attrs} {{\n  %r = call {ret} @{base}({sfx} %v)\n  ret {ret} %r\n}}"))
-    shared.define("__gpux_sg_barrier_masked", (
-        "declare void @__gpux_sg_barrier() convergent\n"
-        f"define void @__gpux_sg_barrier_masked(i32 %mask) {attrs} {{\n"
-        "  call void @__gpux_sg_barrier()\n  ret void\n}"))
+        shared.define(f"__gpux_sg_match_any_{sfx}", _match_any_default(sfx))
+        shared.define(f"__gpux_sg_match_all_{sfx}", _match_all_default(sfx))
 
 
-def _match_any_default(sfx: str, attrs: str) -> str:
+def _match_any_default(sfx: str) -> str:
     """match_any from shuffles and ballots: the first lane not yet matched broadcasts its
     value, the lanes holding it vote; as many rounds as distinct values (every round
     takes at least its leader, so the loop ends; its condition is uniform)."""
@@ -229,7 +229,7 @@ def _match_any_default(sfx: str, attrs: str) -> str:
         f"declare {t} @__gpux_sg_shuffle_{sfx}({t}, i32) convergent\n"
         "declare i64 @__gpux_sg_ballot(i32) convergent\n"
         "declare i64 @llvm.cttz.i64(i64, i1)\n"
-        f"define i64 @__gpux_sg_match_any_{sfx}({t} %v) {attrs} {{\n"
+        f"define i64 @__gpux_sg_match_any_{sfx}({t} %v) {_SG_ATTRS} {{\n"
         "entry:\n  %active = call i64 @__gpux_sg_ballot(i32 1)\n  br label %round\n"
         "round:\n"
         "  %left = phi i64 [ %active, %entry ], [ %left2, %round ]\n"
@@ -245,7 +245,7 @@ def _match_any_default(sfx: str, attrs: str) -> str:
         "done:\n  ret i64 %res2\n}")
 
 
-def _match_all_default(sfx: str, attrs: str) -> str:
+def _match_all_default(sfx: str) -> str:
     """match_all: the first active lane's value, compared on every lane, and a vote."""
     t = sfx
     return (
@@ -253,7 +253,7 @@ def _match_all_default(sfx: str, attrs: str) -> str:
         "declare i64 @__gpux_sg_ballot(i32) convergent\n"
         "declare i32 @__gpux_sg_all(i32) convergent\n"
         "declare i64 @llvm.cttz.i64(i64, i1)\n"
-        f"define i32 @__gpux_sg_match_all_{sfx}({t} %v) {attrs} {{\n"
+        f"define i32 @__gpux_sg_match_all_{sfx}({t} %v) {_SG_ATTRS} {{\n"
         "  %active = call i64 @__gpux_sg_ballot(i32 1)\n"
         "  %lead64 = call i64 @llvm.cttz.i64(i64 %active, i1 true)\n"
         "  %lead = trunc i64 %lead64 to i32\n"

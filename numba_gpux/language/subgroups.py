@@ -9,10 +9,11 @@ i32/i64/f32/f64 and are converted back); reductions take ``op`` as a string
 literal: ``"add"``, ``"mul"``, ``"min"``, ``"max"``, and for integers also
 ``"and"``, ``"or"``, ``"xor"``.
 
-Shuffles, votes and ``barrier`` take an optional last argument, a 32-bit member
-mask (CUDA's ``*_sync`` spelling): the lanes that take part, each of which must
-make the call.  A target whose instructions take a member mask (CUDA) passes it
-on; the others run the operation on the whole sub-group, as without a mask.
+Shuffles, votes, matches and ``barrier`` take an optional last argument, a
+32-bit member mask (CUDA's ``*_sync`` spelling): the lanes that take part, each
+of which must make the call.  A target whose instructions take a member mask
+(CUDA) passes it on; the others run the operation on the whole sub-group, as
+without a mask.
 """
 
 from __future__ import annotations
@@ -169,7 +170,7 @@ def _reduce_sig(*args):
 for _name, _ret in (("lane_id", types.int32), ("size", types.int32), ("id", types.int32),
                     ("count", types.int32)):
     _template(getattr(subgroup, _name), _nullary(_ret))
-for _name in ("shuffle", "shuffle_up", "shuffle_down", "shuffle_xor"):
+for _name in SG_SHUFFLE_KINDS:
     _template(getattr(subgroup, _name), _shuffle_sig)
 _template(subgroup.all, _vote_sig(types.boolean))
 _template(subgroup.any, _vote_sig(types.boolean))
