@@ -532,7 +532,8 @@ class _AsmFromIR:
     def __call__(self) -> str | None:
         try:
             mod = ll.parse_assembly(self.ir_text)
-            return fresh_target_machine(self.target, self.opt).emit_assembly(mod)
+            with llvm_options(self.target.option("codegen_flags", ())):
+                return fresh_target_machine(self.target, self.opt).emit_assembly(mod)
         except Exception:  # some back ends cannot print assembly
             return None
 
@@ -545,11 +546,12 @@ def default_emit(target: Target, module, kernels, opt: int, ir_text: str | None 
     both do), so the text is printed before it, never after."""
     if ir_text is None:
         ir_text = str(module)
-    tm = fresh_target_machine(target, opt)
-    if target.emit_kind == "assembly":
-        return Artifact(target.artifact_kind, None, tm.emit_assembly(module), tuple(kernels),
-                        llvm_ir=ir_text)
-    binary = tm.emit_object(module)
+    with llvm_options(target.option("codegen_flags", ())):
+        tm = fresh_target_machine(target, opt)
+        if target.emit_kind == "assembly":
+            return Artifact(target.artifact_kind, None, tm.emit_assembly(module),
+                            tuple(kernels), llvm_ir=ir_text)
+        binary = tm.emit_object(module)
     return Artifact(target.artifact_kind, binary, _AsmFromIR(target, opt, ir_text), tuple(kernels),
                     llvm_ir=ir_text)
 
@@ -560,7 +562,7 @@ import llvmlite.binding as ll
 triple, cpu, features, opt, kind = sys.argv[1:6]
 ll.initialize_all_targets()
 ll.initialize_all_asmprinters()
-for flag in sys.argv[6:]:  # the target's tm_flags (a fresh process: no reset needed)
+for flag in sys.argv[6:]:  # tm_flags and codegen_flags (a fresh process: no reset needed)
     ll.set_option("numba_gpux", flag)
 module = ll.parse_assembly(sys.stdin.buffer.read().decode())
 tm = ll.Target.from_triple(triple).create_target_machine(
@@ -583,7 +585,8 @@ def emit_in_fresh_process(target: Target, ir_text: str, opt: int) -> bytes:
         proc = subprocess.run(
             [sys.executable, "-c", _EMIT_CHILD, target.triple, target.cpu, target.llvm_features,
              str(max(opt, 0)), target.emit_kind,
-             *(on for on, _off in target.option("tm_flags", ()))],
+             *(on for on, _off in (*target.option("tm_flags", ()),
+                                   *target.option("codegen_flags", ())))],
             input=ir_text.encode(), capture_output=True, timeout=300)
     except (OSError, subprocess.SubprocessError) as e:
         raise InternalCompilerError("emit", f"emission in a fresh process failed: {e}") from None

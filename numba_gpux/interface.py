@@ -126,7 +126,11 @@ class Target:
     llvm_features: str = ""
     #: capabilities: "fp64", "fp16", "int64_atomics", "float_atomics", ...
     features: frozenset = frozenset()
-    #: extra knobs, as one mapping (key -> hashable value); downstream code adds keys freely
+    #: extra knobs, as one mapping (key -> hashable value); downstream code adds keys freely.
+    #: The compiler reads ``tm_flags`` (LLVM options set while a target machine is made)
+    #: and ``codegen_flags`` (set while code is emitted), each a tuple of (flag, reset)
+    #: pairs, both also in a fresh-process emission; ``legal_int_widths``; and others
+    #: named where they are used (``extern_prefixes``, ``replace_intrinsics``, ...)
     options: tuple = ()
     #: the neutral ``addrspace(N)`` that module-level variables default to
     globals_addrspace: int = 1

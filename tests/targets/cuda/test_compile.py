@@ -383,3 +383,18 @@ def test_nanosleep_from_sm_70(cc, native):
     definition returns at once, which CUDA's 0-to-2x promise allows."""
     ptx = _ptx(gpux.jit(_sleeper), "void(int32[::1], int64)", cc=cc, cubin=False).text
     assert ("nanosleep.u32" in ptx) == native, ptx
+
+
+def test_fresh_process_emission_uses_the_targets_llvm_flags():
+    """emit_in_fresh_process sets the target's tm_flags and codegen_flags in the child
+    too: a loop kernel (where -disable-lsr changes the code) and a shared-memory one
+    (32-bit pointers) come out as the in-process emission."""
+    from numba_gpux.compiler import emit_in_fresh_process
+    from numba_gpux.devices import resolve_target
+
+    target = resolve_target("cuda", cc=(8, 0), cubin=False)
+    for fn, sig in ((K.grid_stride_copy, "void(float64[::1], float64[::1])"),
+                    (_across_barriers, "void(float64[::1], int64[::1])")):
+        kern = fn if hasattr(fn, "py_func") else gpux.jit(fn)
+        art = _ptx(kern, sig, cc=(8, 0), cubin=False)
+        assert emit_in_fresh_process(target, art.llvm_ir, 3).decode() == art.text
