@@ -125,20 +125,13 @@ def _shuffle_sig(*args):
     return None
 
 
-def _vote_sig(ret):
+def _one_value_sig(ret, as_bool):
+    """(value[, members]) -> *ret*; the value is taken as a bool (votes) or as it is
+    (matches)."""
     def resolve(*args):
         mask = _members(args, 1)
         if mask is not None and isinstance(types.unliteral(args[0]), _VALUE):
-            return signature(ret, types.boolean, *mask)
-        return None
-    return resolve
-
-
-def _match_sig(ret):
-    def resolve(*args):
-        mask = _members(args, 1)
-        if mask is not None and isinstance(types.unliteral(args[0]), _VALUE):
-            return signature(ret, types.unliteral(args[0]), *mask)
+            return signature(ret, types.boolean if as_bool else types.unliteral(args[0]), *mask)
         return None
     return resolve
 
@@ -172,11 +165,11 @@ for _name, _ret in (("lane_id", types.int32), ("size", types.int32), ("id", type
     _template(getattr(subgroup, _name), _nullary(_ret))
 for _name in SG_SHUFFLE_KINDS:
     _template(getattr(subgroup, _name), _shuffle_sig)
-_template(subgroup.all, _vote_sig(types.boolean))
-_template(subgroup.any, _vote_sig(types.boolean))
-_template(subgroup.ballot, _vote_sig(types.uint64))
-_template(subgroup.match_any, _match_sig(types.uint64))
-_template(subgroup.match_all, _match_sig(types.boolean))
+_template(subgroup.all, _one_value_sig(types.boolean, True))
+_template(subgroup.any, _one_value_sig(types.boolean, True))
+_template(subgroup.ballot, _one_value_sig(types.uint64, True))
+_template(subgroup.match_any, _one_value_sig(types.uint64, False))
+_template(subgroup.match_all, _one_value_sig(types.boolean, False))
 _template(subgroup.reduce, _reduce_sig)
 _template(subgroup.barrier, _barrier_sig)
 
@@ -194,21 +187,26 @@ for _name, _intr in (("lane_id", "__gpux_sg_lane_id"), ("size", "__gpux_sg_size"
     _lower(getattr(subgroup, _name))(_nullary_impl(_intr))
 
 
-def _mask(context, builder, sig, args, n):
-    """The member mask argument after the first *n* (as i32), or None."""
+def _call_form(context, builder, sig, args, n, name, masked, *operands):
+    """``name(operands)``, or ``masked(mask, operands)`` when the call has a member mask
+    after its first *n* arguments (cast to uint32)."""
     if len(args) <= n:
-        return None
-    return context.cast(builder, args[n], sig.args[n], types.uint32)
+        return call(builder, name, *operands)
+    mask = context.cast(builder, args[n], sig.args[n], types.uint32)
+    return call(builder, masked, mask, *operands)
+
+
+def _as_result(builder, sig, res):
+    """An i32 0/1 result as the bool the signature returns; other results as they are."""
+    if sig.return_type == types.boolean:
+        return builder.icmp_unsigned("!=", res, ir.Constant(I32, 0))
+    return res
 
 
 @_lower(subgroup.barrier)
 @_lower(subgroup.barrier, types.Any)
 def _barrier_impl(context, builder, sig, args):
-    mask = _mask(context, builder, sig, args, 0)
-    if mask is None:
-        call(builder, "__gpux_sg_barrier")
-    else:
-        call(builder, "__gpux_sg_barrier_masked", mask)
+    _call_form(context, builder, sig, args, 0, "__gpux_sg_barrier", "__gpux_sg_barrier_masked")
     return context.get_dummy_value()
 
 
@@ -241,12 +239,9 @@ def _shuffle_impl(kind):
         ty = sig.args[0]
         val, lane = args[:2]
         lane = context.cast(builder, lane, sig.args[1], types.int32)
-        mask = _mask(context, builder, sig, args, 2)
         sfx, carrier = _to_carrier(builder, ty, val)
-        if mask is None:
-            res = call(builder, f"__gpux_sg_{kind}_{sfx}", carrier, lane)
-        else:
-            res = call(builder, f"__gpux_sg_{kind}_masked_{sfx}", mask, carrier, lane)
+        res = _call_form(context, builder, sig, args, 2, f"__gpux_sg_{kind}_{sfx}",
+                         f"__gpux_sg_{kind}_masked_{sfx}", carrier, lane)
         return _from_carrier(builder, ty, res, context.get_value_type(ty))
     return impl
 
@@ -259,14 +254,8 @@ for _kind in SG_SHUFFLE_KINDS:
 def _vote_impl(intrinsic):
     def impl(context, builder, sig, args):
         pred = builder.zext(context.cast(builder, args[0], sig.args[0], types.boolean), I32)
-        mask = _mask(context, builder, sig, args, 1)
-        if mask is None:
-            res = call(builder, intrinsic, pred)
-        else:
-            res = call(builder, f"{intrinsic}_masked", mask, pred)
-        if sig.return_type == types.boolean:
-            return builder.icmp_unsigned("!=", res, ir.Constant(I32, 0))
-        return res
+        res = _call_form(context, builder, sig, args, 1, intrinsic, f"{intrinsic}_masked", pred)
+        return _as_result(builder, sig, res)
     return impl
 
 
@@ -282,14 +271,9 @@ def _match_impl(kind):
         if sfx[0] == "f":  # floats match bitwise
             sfx = "i" + sfx[1:]
             carrier = builder.bitcast(carrier, ir.IntType(int(sfx[1:])))
-        mask = _mask(context, builder, sig, args, 1)
-        if mask is None:
-            res = call(builder, f"__gpux_sg_match_{kind}_{sfx}", carrier)
-        else:
-            res = call(builder, f"__gpux_sg_match_{kind}_masked_{sfx}", mask, carrier)
-        if sig.return_type == types.boolean:
-            return builder.icmp_unsigned("!=", res, ir.Constant(I32, 0))
-        return res
+        res = _call_form(context, builder, sig, args, 1, f"__gpux_sg_match_{kind}_{sfx}",
+                         f"__gpux_sg_match_{kind}_masked_{sfx}", carrier)
+        return _as_result(builder, sig, res)
     return impl
 
 
