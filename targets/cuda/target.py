@@ -120,19 +120,19 @@ class CUDATarget(Target):
         return problems
 
     def emit(self, module, kernels, opt: int) -> Artifact:
-        """PTX from LLVM's NVPTX back end; a cubin from ptxas where it is installed."""
-        from numba_gpux.compiler import fresh_target_machine, llvm_options
+        """PTX from LLVM's NVPTX back end (the shared emission, with this target's
+        flags); a cubin from ptxas where it is installed."""
+        from numba_gpux.compiler import default_emit
 
-        ir_text = str(module)  # as emitted: the NVPTX back end rewrites the module
-        with llvm_options(self.option("codegen_flags", ())):
-            ptx = fresh_target_machine(self, opt).emit_assembly(module)
+        art = default_emit(self, module, kernels, opt)
         cubin = None
         if self.option("cubin", True):
             from . import toolkit
 
-            cubin = toolkit.ptxas_cubin(ptx, self.cc, opt)
+            cubin = toolkit.ptxas_cubin(art.text, self.cc, opt)
         info = {"cc": self.cc, "sm": self.cpu, "ptx_version": self.ptx_version}
-        return Artifact(self.artifact_kind, cubin, ptx, tuple(kernels), llvm_ir=ir_text, info=info)
+        return Artifact(self.artifact_kind, cubin, art.text, art.kernels, llvm_ir=art.llvm_ir,
+                        info=info)
 
 
 def make_target(device=None, *, cc=None, ptx_version=None, cubin: bool = True) -> CUDATarget:
