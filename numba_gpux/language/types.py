@@ -28,7 +28,7 @@ from numba.core.typing.templates import AbstractTemplate, Registry, signature
 from ..overlays import SHARED, registry as overlay_registry
 from .intrinsics import MATH_BINARY, MATH_UNARY, call
 
-__all__ = ["typing_registry", "lowering_registry", "data_model_manager"]
+__all__ = ["typing_registry", "lowering_registry", "data_model_manager", "register_data_model"]
 
 typing_registry = Registry()
 lowering_registry = LoweringRegistry("numba_gpux.types")
@@ -48,6 +48,13 @@ def _float_model(dmm, fe_type):
 
 
 _dmm.register(types.Float, _float_model)
+
+
+def register_data_model(fetypecls, handler) -> None:
+    """Give the frontend type class *fetypecls* the data model *handler* in the
+    shared context (numba looks models up by exact class, so subclasses of
+    Numba's types need their own entry)."""
+    _dmm.register(fetypecls, handler)
 
 
 _manager = None
