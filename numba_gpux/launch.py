@@ -351,7 +351,7 @@ def _launch_generic(dispatcher, cfg, args, device):
                           f"argument(s) but {len(args)} were given")
     host = None
     for i, a in enumerate(args):
-        if isinstance(a, (np.ndarray, HostArg)):
+        if isinstance(a, (np.ndarray, HostArg)) or (isinstance(a, tuple) and _holds_host(a)):
             host = host or []
             host.append(i)
         elif type(a) not in _FAST_TYPES and not isinstance(a, _PLAIN_ARGS):
@@ -373,6 +373,12 @@ def _launch_generic(dispatcher, cfg, args, device):
     return None
 
 
+def _holds_host(t: tuple) -> bool:
+    """Whether the tuple *t* holds (also in nested tuples) a host array to copy."""
+    return any(isinstance(x, (np.ndarray, HostArg)) or (isinstance(x, tuple) and _holds_host(x))
+               for x in t)
+
+
 def _launch_with_host_arrays(dispatcher, cfg, args, host, device):
     global _warned_numpy
     if not _warned_numpy and any(isinstance(args[i], np.ndarray) for i in host):
@@ -383,20 +389,27 @@ def _launch_with_host_arrays(dispatcher, cfg, args, host, device):
             f"the device", NumpyArgumentWarning, stacklevel=3)
     args = list(args)
     pairs = []
-    for i in host:
-        h = args[i]
+
+    def on_device(h):
+        if isinstance(h, tuple):  # tuples (also nested) of arrays and scalars
+            items = [on_device(x) for x in h]
+            return type(h)(*items) if hasattr(h, "_fields") else tuple(items)
+        if not isinstance(h, (np.ndarray, HostArg)):
+            return h
         copy_in = copy_out = True
         if isinstance(h, HostArg):  # In / Out / InOut say which way to copy
             h, copy_in, copy_out = h.ary, h.copy_in, h.copy_out
             if isinstance(h, DeviceArray):
-                args[i] = h
-                continue
+                return h
             h = np.asarray(h)
         d = (to_device(h, device=device, stream=cfg.queue) if copy_in
              else device_array_like(h, device=device))
-        args[i] = d
         if copy_out:
             pairs.append((h, d))
+        return d
+
+    for i in host:
+        args[i] = on_device(args[i])
     argtypes = tuple(map(_typeof, args))
     key = (argtypes, device)
     shim = dispatcher._shims.get(key)
