@@ -195,3 +195,30 @@ def test_compare_and_swap(device, dtype):
         k[2, 32](d_res, old, cuda.to_device(ary), fill)
         np.testing.assert_equal(old.copy_to_host(), res)
         np.testing.assert_equal(d_res.copy_to_host(), np.where(res == fill, ary, res))
+
+
+def test_int_bit_count(device):
+    @cuda.jit
+    def count(a, out):
+        i = cuda.grid(1)
+        if i < a.size:
+            out[i] = a[i].bit_count()
+
+    a = np.array([0, 1, 5, 255, 2 ** 40 + 3, -7, -(2 ** 63)], np.int64)
+    out = cuda.device_array(a.size, np.int64)
+    count[1, 8](cuda.to_device(a), out)
+    np.testing.assert_equal(out.copy_to_host(), [int(v).bit_count() for v in a])
+    u = np.array([0xFFFFFFFF, 3, 0], np.uint32)
+    out = cuda.device_array(u.size, np.uint32)
+    count[1, 4](cuda.to_device(u), out)
+    np.testing.assert_equal(out.copy_to_host(), [32, 2, 0])
+
+
+def test_grid_with_a_variable_names_the_literal_requirement():
+    from numba.core.errors import TypingError
+
+    def kernel(n):
+        cuda.grid(n)
+
+    with pytest.raises(TypingError, match="RequireLiteralValue.*constant 1, 2 or 3"):
+        cuda.jit("void(int32)")(kernel)
