@@ -212,6 +212,8 @@ def wrap_kernel(neutral: NeutralResult, name: str) -> str:
             return take(1)[0]
         if isinstance(ty, types.BaseTuple):
             return context.make_tuple(builder, ty, [build(t) for t in ty.types])
+        if isinstance(ty, types.NoneType):
+            return context.get_dummy_value()
         raise InternalCompilerError("wrap", f"unhandled argument type {ty}")
 
     args = [build(ty) for ty in neutral.argtypes]

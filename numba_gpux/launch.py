@@ -52,7 +52,7 @@ from . import overlays as _overlays
 from .errors import GpuxUserError, LaunchError
 from .memory import DeviceArray, HostArg, device_array_like, from_foreign, to_device
 
-__all__ = ["launch", "generic_launch", "Shim", "NumpyArgumentWarning"]
+__all__ = ["bind_arguments", "launch", "generic_launch", "Shim", "NumpyArgumentWarning"]
 
 
 class NumpyArgumentWarning(UserWarning):
@@ -168,6 +168,8 @@ def _build_flatten(argtypes):
         elif isinstance(ty, types.BaseTuple):
             for i, t in enumerate(ty.types):
                 emit(f"{expr}[{i}]", t)
+        elif isinstance(ty, types.NoneType):
+            pass  # None: nothing to pass (abi.py)
         else:
             abi.flatten_type(ty)  # raises the user-facing error
             raise GpuxUserError(f"unsupported kernel argument type {ty}")
@@ -287,15 +289,37 @@ def launch(dispatcher, cfg, args):
     return launch_call(cfg, *args)
 
 
-def launch_call(cfg, *args):
-    """``LaunchConfig.__call__``: launch ``cfg.dispatcher`` on *args*.
+def bind_arguments(dispatcher, args: tuple, kwargs: dict) -> tuple:
+    """The positional arguments of a launch given *args* and keywords *kwargs*, with
+    the kernel's Python defaults filled in; a LaunchError (before anything runs)
+    for missing, unknown or repeated arguments."""
+    pysig = dispatcher._pysig
+    try:
+        bound = pysig.bind(*args, **kwargs)
+    except TypeError as e:
+        raise LaunchError(f"kernel {dispatcher.__name__}{pysig}: {e}") from None
+    bound.apply_defaults()
+    if bound.kwargs:
+        raise LaunchError(f"kernel {dispatcher.__name__}{pysig}: keyword-only parameters "
+                          f"({', '.join(bound.kwargs)}) are not supported in kernels")
+    return bound.args
+
+
+def launch_call(cfg, *args, **kwargs):
+    """``LaunchConfig.__call__``: launch ``cfg.dispatcher`` on *args* (and keyword
+    arguments; the kernel's Python defaults fill in what is not given).
 
     The steady state is two dictionary hits from the arguments' launch key to
     the shim, its flatten function and the driver call; a new signature, host
     or foreign arrays and tuples take :func:`_launch_generic`.
     """
+    if kwargs:
+        args = bind_arguments(cfg.dispatcher, args, kwargs)
     device = cfg.device or _devices._selected or _devices.default_device()
     key = cfg.keyfn(device, args)  # None for another argument count (defaults, *args)
+    if key is None:
+        args = bind_arguments(cfg.dispatcher, args, {})
+        key = cfg.keyfn(device, args)
     entry = cfg.launch_keys.get(key if key is not None else (device, *map(type, args)))
     if entry is None:
         return _launch_generic(cfg.dispatcher, cfg, args, device)
