@@ -360,11 +360,14 @@ class GpuxFunction:
 
 def jit(func_or_sig=None, *, device: bool = False, fastmath: bool = False, opt: int | bool = 3,
         debug: bool = False, inline: bool | str = False, cache: bool = False,
-        lineinfo: bool = False, **extra):
+        lineinfo: bool = False, subgroup_size: int = 0, **extra):
     """Compile a Python function as a GPU kernel (or, with ``device=True``, a device function).
 
     Use bare (``@jit``), with options (``@jit(fastmath=True)``) or with an eager
     signature, numba style (``@jit("void(float32[::1], float32)")``).
+    ``subgroup_size=n`` runs a kernel that uses sub-group operations with sub-groups
+    of exactly *n* lanes (an error where the device cannot); 0, the default, keeps
+    the device's natural width.
     """
     unknown = set(extra) - {"link", "max_registers", "boundscheck", "forceinline", "nopython"}
     if unknown:
@@ -375,7 +378,7 @@ def jit(func_or_sig=None, *, device: bool = False, fastmath: bool = False, opt: 
         opt = 0
     inline_flag = inline not in (False, "never", None)
     options = Options(opt=int(opt), fastmath=bool(fastmath), debug=bool(debug),
-                      inline=inline_flag, lineinfo=bool(lineinfo))
+                      inline=inline_flag, lineinfo=bool(lineinfo), subgroup_size=subgroup_size)
 
     def decorate(fn, sigs=None):
         if not callable(fn):
