@@ -281,11 +281,11 @@ for _fn in MATH_BINARY:
          f"C99 {_fn} on float16, computed through float32 unless the target overrides it.")
 
 #: print(): one intrinsic per argument list, named __gpux_printf_<codes>, each code
-#: 'l' (an i64) or 'd' (a double), at most PRINTF_MAX_ARGS values.  The 511 variants
-#: are entered in INTRINSICS when first used (``printf_name``), and targets define
+#: 'l' (an i64) or 'd' (a double), at most PRINTF_MAX_ARGS values (CUDA's vprintf
+#: limit, as numba.cuda's).  The variants are entered in INTRINSICS when first used (``printf_name``), and targets define
 #: them as a family (``OverlayRegistry.define_family(PRINTF_PREFIX, ...)``), so that
 #: neither is built at import (issue 7).
-PRINTF_MAX_ARGS = 8
+PRINTF_MAX_ARGS = 32
 PRINTF_PREFIX = "__gpux_printf_"
 
 
