@@ -24,7 +24,7 @@ from numba.core.target_extension import target_override
 
 from . import abi, irtext
 from .errors import InternalCompilerError, GpuxUserError, ValidationError
-from .interface import Artifact, Target
+from .interface import Artifact, Target, provide_defaults
 
 __all__ = ["Options", "Job", "TARGET_STAGES", "compile_neutral", "wrap_kernel",
            "run_target_stages", "default_emit", "emit_in_fresh_process", "NeutralResult"]
@@ -554,6 +554,18 @@ def default_emit(target: Target, module, kernels, opt: int, ir_text: str | None 
         binary = tm.emit_object(module)
     return Artifact(target.artifact_kind, binary, _AsmFromIR(target, opt, ir_text), tuple(kernels),
                     llvm_ir=ir_text)
+
+
+def _build_shared_context() -> None:
+    """Before a Target's fingerprint is read: the shared context, whose loading fills
+    the "shared" overlay registry that the fingerprint hashes."""
+    from .context import target_context
+
+    target_context()
+
+
+# the Target contract's hook defaults run the stages' code (interface imports nothing above)
+provide_defaults(before_fingerprint=_build_shared_context, emit=default_emit)
 
 
 _EMIT_CHILD = """

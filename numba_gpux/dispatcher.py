@@ -14,6 +14,7 @@ from numba.core.typing.typeof import Purpose, typeof
 
 from .compiler import Options, compile_neutral, kernel_symbol, wrap_kernel
 from .errors import GpuxUserError, LaunchError
+from .language.functions import GpuxFunctionType, register_device_functions
 from .launch import key_function as _key_function, launch_call as _launch_call
 
 __all__ = ["GpuxFunction", "LaunchConfig", "jit", "normalize_dims"]
@@ -53,10 +54,6 @@ def _int_dims(config) -> bool:
             continue
         return False
     return True
-
-
-class GpuxFunctionType(types.Dispatcher):
-    """The Numba type of a jitted device function referenced from a kernel."""
 
 
 class LaunchConfig:
@@ -326,6 +323,14 @@ class GpuxFunction:
 
     def inspect_types(self):
         return {k: r.cres.type_annotation for k, r in self._neutral.items()}
+
+
+def _device_function(py_func, inline: bool) -> GpuxFunction:
+    return GpuxFunction(py_func, device=True, options=Options(inline=True) if inline else None)
+
+
+# the typing context (below) meets kernel objects and makes device functions through this
+register_device_functions(GpuxFunction, _device_function)
 
 
 def jit(func_or_sig=None, *, device: bool = False, fastmath: bool = False, opt: int | bool = 3,

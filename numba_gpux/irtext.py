@@ -4,13 +4,15 @@ llvmlite's binding layer can read IR but not rewrite instructions, so every
 change that must happen inside instructions (address spaces, kernel calling
 conventions) is made here, on the text, before the module is parsed.  This is
 the one module that does so (ARCHITECTURE.md, "Known technical facts").
+
+It sits below ``interface``: an address-space convention arrives as an
+``interface.AddressSpaces`` value, read through its fields and ``as_dict()``, and
+this module imports nothing of the package.
 """
 
 from __future__ import annotations
 
 import re
-
-from .interface import AddressSpaces
 
 __all__ = ["remap_address_spaces", "mark_kernels", "global_variable_names", "definitions_only",
            "calls_to_kernel_params"]

@@ -50,7 +50,7 @@ from . import abi
 from . import devices as _devices
 from . import overlays as _overlays
 from .errors import GpuxUserError, LaunchError
-from .memory import DeviceArray, HostArg, device_array_like, from_foreign, to_device
+from .memory import DeviceArray, HostArg, device_array, device_array_like, from_foreign, to_device
 
 __all__ = ["launch", "generic_launch", "Shim", "NumpyArgumentWarning"]
 
@@ -207,9 +207,10 @@ def _build_shim(dispatcher, argtypes, device) -> Shim:
     flatten, params = _build_flatten(dev_types)
     errors = None
     if dispatcher.options.debug:
-        from .language.debug import ErrorBuffer
+        from .language.debug import ERROR_SLOTS, ErrorBuffer
 
-        errors = ErrorBuffer(device, dispatcher.__name__)
+        errors = ErrorBuffer(device_array(ERROR_SLOTS, np.int32, device=device),
+                             dispatcher.__name__)
         params.append(("buffer", None))
     launcher = device.runtime.prepare(kernel, params)
     from .language.printing import uses_print

@@ -154,7 +154,7 @@ def degrees_impl(context, builder, sig, args):
 def _register_function_constant():
     # A device function named in a kernel is a compile-time constant: its
     # value is never used at run time (calls are resolved statically).
-    from ..dispatcher import GpuxFunctionType
+    from .functions import GpuxFunctionType
 
     @lower_constant(GpuxFunctionType)
     def device_function_constant(context, builder, ty, pyval):
