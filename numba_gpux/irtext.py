@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["remap_address_spaces", "mark_kernels", "global_variable_names", "definitions_only",
+__all__ = ["remap_address_spaces", "add_function_metadata", "mark_kernels", "global_variable_names", "definitions_only",
            "calls_to_kernel_params"]
 
 # a bare `ptr` type token (not part of a name, not already qualified)
@@ -136,6 +136,19 @@ def mark_kernels(text: str, kernels, calling_convention: str) -> str:
         if n != 1:
             raise ValueError(f"kernel entry point {name!r} not found exactly once")
     return text
+
+
+def add_function_metadata(text: str, functions, kind: str, operands: str) -> str:
+    """Attach ``!kind !{operands}`` to the definition of each of *functions*."""
+    ids = [int(m) for m in re.findall(r"^!(\d+) = ", text, re.M)]
+    node = max(ids, default=-1) + 1
+    for name in functions:
+        pat = re.compile(r'^(define [^\n]*@"?' + re.escape(name) + r'"?\([^\n]*?)\s*\{\s*$',
+                         re.M)
+        text, n = pat.subn(lambda m: f"{m.group(1)} !{kind} !{node} {{", text)
+        if n != 1:
+            raise ValueError(f"function {name!r} not defined exactly once")
+    return f"{text.rstrip()}\n!{node} = !{{{operands}}}\n"
 
 
 _HEADER_LINE = re.compile(r"^(?:; ModuleID = .*|source_filename = .*|target (?:datalayout|triple) = .*"

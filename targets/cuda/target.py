@@ -135,7 +135,8 @@ def make_target(device=None, *, cc=None, ptx_version=None, cubin: bool = True) -
         llvm_features=f"+ptx{ptx[0]}{ptx[1]}",
         features=frozenset(features),
         options=(("extern_prefixes", _EXTERN_PREFIXES), ("cubin", bool(cubin)),
-                 ("codegen_flags", CODEGEN_FLAGS), ("tm_flags", TM_FLAGS)),
+                 ("codegen_flags", CODEGEN_FLAGS), ("tm_flags", TM_FLAGS),
+                 ("subgroup_width", 32)),  # warps: Options.subgroup_size 32 holds as is
         globals_addrspace=1,
         cc=cc,
         ptx_version=ptx,
