@@ -55,6 +55,7 @@ from .cudadrv.linkable_code import (  # noqa: E402,F401
 from .cudadrv import nvvm  # noqa: E402,F401
 from .cudadrv.runtime import runtime  # noqa: E402,F401
 from .api import reset  # noqa: E402,F401
+from .vectorizers import vectorize, guvectorize  # noqa: E402,F401
 
 #: numba.cuda's flag for "Numba's CPU target is installed": numba_gpux is built on it
 HAS_NUMBA = True
@@ -99,5 +100,5 @@ __all__ = [
     "compile_all", "KernelRuntimeError", "fp16", "random", "implementation",
     "HAS_NUMBA", "config", "args", "core", "cudadrv", "extending", "np", "typeconv", "nvvm",
     "runtime", "reset", "LinkableCode", "PTXSource", "CUSource", "Cubin", "Fatbin", "Archive",
-    "Object", "LTOIR", "libdevice", "vector_types", "kernels",
+    "Object", "LTOIR", "libdevice", "vector_types", "kernels", "vectorize", "guvectorize",
 ]
