@@ -7,6 +7,7 @@ result (computed once) and, per (signature, target), the finished code.
 
 from __future__ import annotations
 
+import operator
 import threading
 
 from numba.core import sigutils, types, typing, utils
@@ -322,9 +323,18 @@ class GpuxFunction:
         return cfg
 
     def forall(self, ntasks: int, tpb: int = 0, queue=None, shared_bytes: int = 0):
-        """A 1-D configuration covering *ntasks* threads."""
+        """A 1-D configuration covering *ntasks* threads (none: calling it does nothing)."""
         from .devices import default_device
 
+        try:
+            ntasks = operator.index(ntasks)
+        except TypeError:
+            raise TypeError(f"forall: the task count must be an integer, not "
+                            f"{type(ntasks).__name__}") from None
+        if ntasks < 0:
+            raise ValueError(f"Can't create ForAll with negative task count: {ntasks}")
+        if ntasks == 0:
+            return _NoWork(self)
         if tpb <= 0:
             tpb = min(256, default_device().max_threads_per_block)
         blocks = max(1, (int(ntasks) + tpb - 1) // tpb)
@@ -397,3 +407,13 @@ def jit(func_or_sig=None, *, device: bool = False, fastmath: bool = False, opt: 
         sigs = list(func_or_sig) if isinstance(func_or_sig, list) else [func_or_sig]
         return lambda fn: decorate(fn, sigs)
     return decorate(func_or_sig)
+
+
+class _NoWork:
+    """``kernel.forall(0)``: a launch of no threads, which runs nothing."""
+
+    def __init__(self, dispatcher):
+        self.dispatcher = dispatcher
+
+    def __call__(self, *args, **kwargs):
+        return None

@@ -281,7 +281,39 @@ class DeviceArray:
 
     @property
     def T(self) -> "DeviceArray":
-        return self.view_as(tuple(reversed(self.shape)), tuple(reversed(self.strides)), self.offset)
+        return self.transpose()
+
+    def transpose(self, axes=None) -> "DeviceArray":
+        """A view with the axes permuted (reversed by default), as NumPy's."""
+        if axes is None:
+            axes = tuple(reversed(range(self.ndim)))
+        axes = tuple(operator.index(a) % self.ndim if self.ndim else a for a in axes)
+        if sorted(axes) != list(range(self.ndim)):
+            raise GpuxUserError(f"transpose: axes {axes} are not a permutation of "
+                                f"{self.ndim} axes")
+        return self.view_as(tuple(self.shape[a] for a in axes),
+                            tuple(self.strides[a] for a in axes), self.offset)
+
+    def view(self, dtype) -> "DeviceArray":
+        """The same memory read as *dtype*; a different item size rescales the last
+        dimension, which must then be contiguous (as NumPy's ``view``)."""
+        dtype = np.dtype(dtype)
+        shape, strides = list(self.shape), list(self.strides)
+        if dtype.itemsize != self.itemsize:
+            if self.ndim == 0 or strides[-1] != self.itemsize:
+                raise GpuxUserError("view: to change the item size the last axis must be "
+                                    "contiguous")
+            last = shape[-1] * self.itemsize
+            if last % dtype.itemsize:
+                raise GpuxUserError(f"view: the last axis ({last} bytes) is not a multiple "
+                                    f"of the new item size {dtype.itemsize}")
+            shape[-1] = last // dtype.itemsize
+            strides[-1] = dtype.itemsize
+        return DeviceArray(shape, strides, dtype, self._alloc, self.offset)
+
+    def flatten(self, order: str = "C") -> "DeviceArray":
+        """A 1-D contiguous copy on the same device."""
+        return to_device(self.copy_to_host().flatten(order=order), device=self.device)
 
     def copy(self) -> "DeviceArray":
         return to_device(self.copy_to_host(), device=self.device)
