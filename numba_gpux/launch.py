@@ -294,7 +294,8 @@ def launch_call(cfg, *args):
     the shim, its flatten function and the driver call; a new signature, host
     or foreign arrays and tuples take :func:`_launch_generic`.
     """
-    device = cfg.device or _devices._selected or _devices.default_device()
+    device = cfg.device or (None if _devices._scoped else _devices._selected) \
+        or _devices.default_device()
     key = cfg.keyfn(device, args)  # None for another argument count (defaults, *args)
     entry = cfg.launch_keys.get(key if key is not None else (device, *map(type, args)))
     if entry is None:
@@ -345,10 +346,26 @@ def _enter_launch_key(dispatcher, device, args, argtypes, shim) -> None:
         entry.only = shim
 
 
+def _check_devices(dispatcher, args, device, where: str = "argument") -> None:
+    """A device array of another device than the launch's is a LaunchError, before
+    anything runs (its memory is not this device's)."""
+    for i, a in enumerate(args):
+        if type(a) is DeviceArray or isinstance(a, DeviceArray):
+            if a._alloc.device is not device:
+                raise LaunchError(
+                    f"kernel {dispatcher.__name__}: {where} {i} is a device array on "
+                    f"{a._alloc.device.spec}, but the kernel launches on {device.spec}; copy it "
+                    f"with numba_gpux.to_device(array, device={device.spec!r}) or launch on its "
+                    f"device (kernel[griddim, blockdim, array.device])")
+        elif type(a) is tuple:
+            _check_devices(dispatcher, a, device, f"{where} {i}, item")
+
+
 def _launch_generic(dispatcher, cfg, args, device):
     if len(args) != dispatcher._nparams:
         raise LaunchError(f"kernel {dispatcher.__name__} takes {dispatcher._nparams} "
                           f"argument(s) but {len(args)} were given")
+    _check_devices(dispatcher, args, device)
     host = None
     for i, a in enumerate(args):
         if isinstance(a, (np.ndarray, HostArg)):
