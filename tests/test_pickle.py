@@ -131,6 +131,9 @@ CHILD = textwrap.dedent("""
     out = {}
     for name, path in json.loads(sys.argv[1]).items():
         obj = pickle.load(open(path, "rb"))
+        fn = getattr(obj, "dispatcher", obj)
+        # compiled (typed) before any launch: eager signatures and specializations
+        out[name.split("_")[0] + "_signatures"] = len(fn.signatures)
         d = gpux.device_array(x.shape)
         if isinstance(obj, gpux.LaunchConfig):
             obj(gpux.to_device(x), d)
@@ -166,6 +169,9 @@ def test_unpickled_in_another_process_compiles_there(tmp_path, opencl_device):
         "closure_cloudpickle": cloudpickle.dumps(make_closure(7.0)),
         "config_cloudpickle": cloudpickle.dumps(make_closure(-1.0)[2, 4]),
         "nested_pickle": pickle.dumps(make_nested(4.0)),
+        "eager_pickle": pickle.dumps(make_eager()),
+        "specialized_cloudpickle": cloudpickle.dumps(
+            make_closure(0.5).specialize(gpux.to_device(x), gpux.device_array(8))),
     }
     got = _child(tmp_path, objs)
     np.testing.assert_allclose(got["by_name_pickle"], 3 * x + OFFSET)
@@ -173,6 +179,19 @@ def test_unpickled_in_another_process_compiles_there(tmp_path, opencl_device):
     np.testing.assert_allclose(got["closure_cloudpickle"], 3 * x * 7.0 + OFFSET)
     np.testing.assert_allclose(got["config_cloudpickle"], 3 * x * -1.0 + OFFSET)
     np.testing.assert_allclose(got["nested_pickle"], x * x + 4.0)
+    np.testing.assert_allclose(got["eager_pickle"], -x)
+    np.testing.assert_allclose(got["specialized_cloudpickle"], 3 * x * 0.5 + OFFSET)
+    assert got["eager_signatures"] == 1 and got["specialized_signatures"] == 1
+    assert got["closure_signatures"] == 0  # lazily compiled ones compile on the first launch
+
+
+def make_eager():
+    @gpux.jit("void(float64[::1], float64[::1])")
+    def negate(x, out):
+        i = gpux.grid(1)
+        if i < out.size:
+            out[i] = -x[i]
+    return negate
 
 
 def make_nested(c):
