@@ -11,7 +11,8 @@ from . import config
 from .errors import DeviceNotFoundError, GpuxUserError
 
 __all__ = ["Device", "devices", "default_device", "select_device", "current_device",
-           "use_device", "lookup_device", "targets", "get_target_entry", "resolve_target", "rescan", "register_target"]
+           "use_device", "lookup_device", "targets", "get_target_entry", "resolve_target", "rescan",
+           "register_target"]
 
 ENTRY_POINT_GROUP = "numba_gpux.targets"
 _KIND_ORDER = {"gpu": 0, "accelerator": 1, "cpu": 2}

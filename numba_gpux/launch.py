@@ -350,15 +350,19 @@ def _check_devices(dispatcher, args, device, where: str = "argument") -> None:
     """A device array of another device than the launch's is a LaunchError, before
     anything runs (its memory is not this device's)."""
     for i, a in enumerate(args):
-        if type(a) is DeviceArray or isinstance(a, DeviceArray):
+        if isinstance(a, DeviceArray):
             if a._alloc.device is not device:
-                raise LaunchError(
-                    f"kernel {dispatcher.__name__}: {where} {i} is a device array on "
-                    f"{a._alloc.device.spec}, but the kernel launches on {device.spec}; copy it "
-                    f"with numba_gpux.to_device(array, device={device.spec!r}) or launch on its "
-                    f"device (kernel[griddim, blockdim, array.device])")
+                _wrong_device(dispatcher, f"{where} {i}", a, device)
         elif type(a) is tuple:
             _check_devices(dispatcher, a, device, f"{where} {i}, item")
+
+
+def _wrong_device(dispatcher, what: str, a, device):
+    raise LaunchError(
+        f"kernel {dispatcher.__name__}: {what} is a device array on {a._alloc.device.spec}, "
+        f"but the kernel launches on {device.spec}; copy it with "
+        f"numba_gpux.to_device(array, device={device.spec!r}) or launch on its device "
+        f"(kernel[griddim, blockdim, array.device])")
 
 
 def _launch_generic(dispatcher, cfg, args, device):
@@ -406,6 +410,8 @@ def _launch_with_host_arrays(dispatcher, cfg, args, host, device):
         if isinstance(h, HostArg):  # In / Out / InOut say which way to copy
             h, copy_in, copy_out = h.ary, h.copy_in, h.copy_out
             if isinstance(h, DeviceArray):
+                if h._alloc.device is not device:
+                    _wrong_device(dispatcher, f"argument {i} ({type(args[i]).__name__})", h, device)
                 args[i] = h
                 continue
             h = np.asarray(h)

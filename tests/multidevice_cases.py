@@ -90,7 +90,8 @@ def test_use_device_is_per_thread(two):
                 affine[1, 64](x, out, factor)
             seen[dev.spec] = (gpux.default_device(), x.device, out.copy_to_host())
 
-    ts = [threading.Thread(target=work, args=(a, 2.0)), threading.Thread(target=work, args=(b, 5.0))]
+    ts = [threading.Thread(target=work, args=(a, 2.0)),
+          threading.Thread(target=work, args=(b, 5.0))]
     for t in ts:
         t.start()
     for t in ts:
@@ -128,3 +129,8 @@ def test_array_of_another_device_is_refused_before_the_launch(two):
         with pytest.raises(gpux.LaunchError, match=f"on {b.spec}.*launches on {a.spec}"):
             affine[1, 8, a](*args)
     np.testing.assert_array_equal(out_keep.copy_to_host(), np.full(8, -3.0))
+    from numba_gpux.memory import InOut
+
+    with pytest.raises(gpux.LaunchError,
+                       match=f"argument 1 \\(InOut\\) is a device array on {b.spec}"):
+        affine[1, 8, a](x_a, InOut(gpux.device_array(8, device=b)), 1.0)

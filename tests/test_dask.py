@@ -17,8 +17,8 @@ import pytest
 import numba_gpux as gpux
 
 pytest.importorskip("dask.array", reason="dask is not installed (pip install 'numba-gpux[dask]')")
-distributed = pytest.importorskip("distributed",
-                                  reason="distributed is not installed (pip install 'numba-gpux[dask]')")
+distributed = pytest.importorskip(
+    "distributed", reason="distributed is not installed (pip install 'numba-gpux[dask]')")
 cloudpickle = pytest.importorskip("cloudpickle")
 psutil = pytest.importorskip("psutil")
 
