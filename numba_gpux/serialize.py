@@ -76,7 +76,7 @@ def _reachable(fn) -> tuple[str, str] | None:
     """(module, qualname) under which *fn* itself can be imported, else None."""
     py = fn.py_func
     module = getattr(py, "__module__", None)
-    qualname = getattr(fn, "__qualname__", None)
+    qualname = getattr(py, "__qualname__", None)
     if not module or not qualname or module == "__main__" or "<locals>" in qualname:
         return None
     if module not in sys.modules or _by_value_module(module):
