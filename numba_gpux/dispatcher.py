@@ -13,7 +13,9 @@ import threading
 from numba.core import sigutils, types, typing, utils
 from numba.core.typing.typeof import Purpose, typeof
 
+from . import serialize as _serialize
 from .compiler import Options, compile_neutral, kernel_symbol, wrap_kernel
+from .devices import Device as _Device
 from .errors import GpuxUserError, LaunchError
 from .language.functions import GpuxFunctionType, register_device_functions
 from .launch import key_function as _key_function, launch_call as _launch_call
@@ -70,13 +72,19 @@ class LaunchConfig:
         nd = max(len(griddim) if isinstance(griddim, (tuple, list)) else 1,
                  len(blockdim) if isinstance(blockdim, (tuple, list)) else 1)
         self.ndim = nd
+        device = None
+        if isinstance(queue, (str, _Device)):  # k[griddim, blockdim, device]
+            device, queue = _resolve_device(queue), None
         self.queue = queue
         if not isinstance(shared_bytes, int) or shared_bytes < 0:
             raise LaunchError(f"dynamic shared memory must be a non-negative int of bytes, "
                               f"not {shared_bytes!r}")
         self.shared_bytes = shared_bytes
-        #: the device a queue carrying ``.gpux_device`` pins launches to, else None
-        self.device = getattr(queue, "gpux_device", None) if queue is not None else None
+        #: the device named in the configuration, or that a queue carrying
+        #: ``.gpux_device`` pins launches to, else None (the current device)
+        if device is None and queue is not None:
+            device = getattr(queue, "gpux_device", None)
+        self.device = device
         #: the device this configuration was last checked against (launch.py)
         self.checked = None
         #: the kernel's launch keys (launch.py), read on every launch
@@ -89,6 +97,27 @@ class LaunchConfig:
 
     def __repr__(self):
         return f"<launch {self.dispatcher.__name__}[{self.griddim}, {self.blockdim}]>"
+
+    def __reduce__(self):
+        # a queue belongs to one process; a device travels as its spec (serialize.py)
+        if self.queue is not None:
+            raise GpuxUserError(
+                f"{self!r} cannot be pickled: it names a queue (stream), which belongs to this "
+                f"process; pickle {self.dispatcher.__name__}[griddim, blockdim] (or with a "
+                f"device) and give the queue in the process that launches")
+        nd = self.ndim
+        return _rebuild_config, (self.dispatcher, self.griddim[:nd], self.blockdim[:nd],
+                                 self.device, self.shared_bytes)
+
+
+def _rebuild_config(dispatcher, griddim, blockdim, device, shared_bytes):
+    return LaunchConfig(dispatcher, griddim, blockdim, device, shared_bytes)
+
+
+def _resolve_device(spec):
+    from .devices import lookup_device
+
+    return lookup_device(spec)
 
 
 class GpuxFunction:
@@ -105,6 +134,8 @@ class GpuxFunction:
         self.options = options or Options()
         self.cache = cache
         self.extra = dict(extra or {})
+        #: the eager signatures given to @jit, carried when the function pickles
+        self._eager_sigs = list(signatures or ())
         self._lock = threading.RLock()
         self._neutral: dict[tuple, object] = {}     # argtypes -> NeutralResult
         self._kernel_ir: dict[tuple, tuple] = {}    # argtypes -> (symbol, neutral text)
@@ -351,6 +382,22 @@ class GpuxFunction:
     def __repr__(self):
         kind = "device function" if self.is_device else "kernel"
         return f"<numba_gpux {kind} {self.__qualname__}>"
+
+    # pickling (serialize.py): what to compile travels, never compiled code
+    def __reduce__(self):
+        return _serialize.reduce_function(self, {
+            "device": self.is_device, "options": self.options, "cache": self.cache,
+            "extra": self.extra, "signatures": self._eager_sigs,
+            "specialized": getattr(self, "_specialized", None)})
+
+    @classmethod
+    def _from_pickle(cls, py_func, state):
+        fn = cls(py_func, device=state["device"], options=state["options"],
+                 cache=state["cache"], signatures=state["signatures"], extra=state["extra"])
+        if state.get("specialized") is not None:
+            fn.compile_neutral_sig(typing.signature(types.void, *state["specialized"]))
+            fn._specialized = state["specialized"]
+        return fn
 
     def specialize(self, *args):
         """A kernel restricted to the types of *args* (compiled now)."""

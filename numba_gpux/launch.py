@@ -316,7 +316,8 @@ def launch_call(cfg, *args, **kwargs):
     """
     if kwargs:
         args = bind_arguments(cfg.dispatcher, args, kwargs)
-    device = cfg.device or _devices._selected or _devices.default_device()
+    device = cfg.device or (None if _devices._scoped else _devices._selected) \
+        or _devices.default_device()
     key = cfg.keyfn(device, args)  # None for another argument count (defaults, *args)
     if key is None:
         args = bind_arguments(cfg.dispatcher, args, {})
@@ -370,10 +371,30 @@ def _enter_launch_key(dispatcher, device, args, argtypes, shim) -> None:
         entry.only = shim
 
 
+def _check_devices(dispatcher, args, device, where: str = "argument") -> None:
+    """A device array of another device than the launch's is a LaunchError, before
+    anything runs (its memory is not this device's)."""
+    for i, a in enumerate(args):
+        if isinstance(a, DeviceArray):
+            if a._alloc.device is not device:
+                _wrong_device(dispatcher, f"{where} {i}", a, device)
+        elif type(a) is tuple:
+            _check_devices(dispatcher, a, device, f"{where} {i}, item")
+
+
+def _wrong_device(dispatcher, what: str, a, device):
+    raise LaunchError(
+        f"kernel {dispatcher.__name__}: {what} is a device array on {a._alloc.device.spec}, "
+        f"but the kernel launches on {device.spec}; copy it with "
+        f"numba_gpux.to_device(array, device={device.spec!r}) or launch on its device "
+        f"(kernel[griddim, blockdim, array.device])")
+
+
 def _launch_generic(dispatcher, cfg, args, device):
     if len(args) != dispatcher._nparams:
         raise LaunchError(f"kernel {dispatcher.__name__} takes {dispatcher._nparams} "
                           f"argument(s) but {len(args)} were given")
+    _check_devices(dispatcher, args, device)
     host = None
     for i, a in enumerate(args):
         if isinstance(a, (np.ndarray, HostArg)) or (isinstance(a, tuple) and _holds_host(a)):
@@ -425,6 +446,8 @@ def _launch_with_host_arrays(dispatcher, cfg, args, host, device):
         if isinstance(h, HostArg):  # In / Out / InOut say which way to copy
             h, copy_in, copy_out = h.ary, h.copy_in, h.copy_out
             if isinstance(h, DeviceArray):
+                if h._alloc.device is not device:
+                    _wrong_device(dispatcher, f"an argument ({type(h).__name__})", h, device)
                 return h
             h = np.asarray(h)
         d = (to_device(h, device=device, stream=cfg.queue) if copy_in
