@@ -123,8 +123,15 @@ def target_key(target) -> str:
     if got is None:
         load_language_modules()
         cls = type(target)
-        got = hashlib.sha256(f"{cls.__module__}.{cls.__qualname__}|{target._canonical()}|"
-                             f"{target.overlays().digest}".encode()).hexdigest()
+        h = hashlib.sha256(f"{cls.__module__}.{cls.__qualname__}|{target._canonical()}|"
+                           f"{target.overlays().digest}".encode())
+        if _root(cls.__module__) != "numba_gpux":  # a target from another package: its files
+            top = sys.modules.get(_root(cls.__module__))
+            for p in getattr(top, "__path__", None) or ():
+                _tree_stamp(os.path.abspath(p), h)
+            if not getattr(top, "__path__", None):
+                h.update(_file_stamp(cls.__module__).encode())
+        got = h.hexdigest()
         if len(_target_keys) > 64:
             _target_keys.clear()
         _target_keys[(target, overlays.epoch)] = got
@@ -149,7 +156,49 @@ def _typing_registries():
 
 
 def _counts(regs) -> tuple:
-    return tuple((len(r.globals), len(r.functions), len(r.attributes)) for r in regs)
+    return tuple((len(r.globals), len(r.functions), len(r.attributes)) for r in regs) + tuple(
+        sum(len(getattr(r, a, ()) or ()) for a in ("functions", "getattrs", "setattrs", "casts",
+                                                     "constants"))
+        for r in _lowering_registries())
+
+
+def _lowering_registries():
+    from numba.core import imputils
+
+    from . import context
+
+    return [imputils.builtin_registry, *context._extra_lowering_registries]
+
+
+def _lowering_keys() -> list[str]:
+    """The files of the lowering implementations libraries registered (``lower_builtin``
+    & co.), by size and modification time."""
+    mods = set()
+    for r in _lowering_registries():
+        for attr in ("functions", "getattrs", "setattrs", "casts", "constants"):
+            for item in getattr(r, attr, ()) or ():
+                impl = item[0] if isinstance(item, tuple) else item
+                mod = _impl_module(impl)
+                if _root(mod) not in _KNOWN_ROOTS:
+                    mods.add(mod)
+    return [f"lower:{_file_stamp(m)}" for m in sorted(mods)]
+
+
+def _impl_module(fn) -> str:
+    """The module of a lowering implementation, looking through Numba's wrappers (the
+    implementation it wraps is in the wrapper's closure)."""
+    mod = _defining_module(fn)
+    if _root(mod) in _KNOWN_ROOTS:
+        for cell in getattr(fn, "__closure__", None) or ():
+            try:
+                inner = cell.cell_contents
+            except ValueError:
+                continue
+            if isinstance(inner, pytypes.FunctionType):
+                m = _defining_module(inner)
+                if _root(m) not in _KNOWN_ROOTS:
+                    return m
+    return mod
 
 
 def _registry_index() -> dict:
@@ -176,6 +225,7 @@ def _attributes_key() -> str:
     if _attr_digest is None or _attr_digest[0] != counts:
         parts = [_template_key(tmpl) for r in regs
                  for tmpl in list(r.attributes) + list(r.functions) if _from_library(tmpl)]
+        parts.extend(_lowering_keys())
         _attr_digest = (counts, hashlib.sha256("|".join(sorted(parts)).encode()).hexdigest())
     return _attr_digest[1]
 
@@ -251,7 +301,9 @@ def _is_gpux_function(v) -> bool:
 class _Keyer:
     """Keys functions and values, remembering functions already being keyed."""
 
-    def __init__(self):
+    def __init__(self, lines: bool = False):
+        #: key source positions too (code that carries line information)
+        self.lines = lines
         self.active: set[int] = set()
         self.done: dict[int, str] = {}
 
@@ -261,6 +313,9 @@ class _Keyer:
         h.update(repr((co.co_argcount, co.co_posonlyargcount, co.co_kwonlyargcount,
                        co.co_flags, co.co_names, co.co_varnames, co.co_freevars,
                        co.co_cellvars)).encode())
+        if self.lines:
+            h.update(f"{co.co_filename}:{co.co_firstlineno}".encode())
+            h.update(co.co_linetable)
         names.update(co.co_names)
         for c in co.co_consts:
             if isinstance(c, pytypes.CodeType):
@@ -400,8 +455,8 @@ def kernel_key(fn, argtypes: tuple, target) -> str | None:
     """The pre-typing key of the kernel *fn* (a GpuxFunction) for *argtypes* on
     *target*, or None if something it reads cannot be keyed."""
     try:
-        k = _Keyer()
-        body = k.function(fn.py_func)
+        k = _Keyer(lines=fn.options.lineinfo or fn.options.debug)
+        body = f"{type(fn).__module__}.{type(fn).__qualname__}|" + k.function(fn.py_func)
         args = ",".join(_type_key(t) for t in argtypes)
         attrs = _attributes_key()
         extra = k.value(tuple(sorted((str(a), b) for a, b in fn.extra.items())))
