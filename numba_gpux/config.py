@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-__all__ = ["device_spec", "cache_dir", "debug_ir", "opencl_vendor_override", "cuda_home_dirs",
+__all__ = ["device_spec", "cache_dir", "cache_max_bytes", "debug_ir", "opencl_vendor_override", "cuda_home_dirs",
            "opencl_c_route"]
 
 
@@ -20,6 +20,19 @@ def cache_dir() -> str:
         return base
     xdg = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return os.path.join(xdg, "numba_gpux")
+
+
+def cache_max_bytes() -> int:
+    """``NUMBA_GPUX_CACHE_SIZE``: the disk cache's size limit in bytes (suffixes K, M, G;
+    default 1G; 0 means no limit).  Past it, the least recently used entries go."""
+    raw = (os.environ.get("NUMBA_GPUX_CACHE_SIZE") or "").strip().upper()
+    if not raw:
+        return 1 << 30
+    scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(raw[-1:], 1)
+    try:
+        return max(0, int(float(raw.rstrip("KMGB") or 0) * scale))
+    except ValueError:
+        return 1 << 30
 
 
 def debug_ir() -> bool:

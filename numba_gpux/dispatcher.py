@@ -300,10 +300,17 @@ class GpuxFunction:
     # ------------------------------------------------------------------ code
     def code_for(self, argtypes: tuple, target):
         """Finished code (an Artifact) of this kernel for *target*."""
+        if self.cache and not self.is_device:
+            # the disk cache's index: finished code found before typing (cache.py)
+            from .cache import index_lookup
+
+            art = index_lookup(self, argtypes, target)
+            if art is not None:
+                return art
         key = (argtypes, target.fingerprint)
         art = self._code.get(key)
         if art is None:
-            from .cache import compile_target
+            from .cache import compile_target, index_store
 
             with self._lock:
                 art = self._code.get(key)
@@ -314,6 +321,8 @@ class GpuxFunction:
                                          disk=self.cache)
                     self.stats["target_compiles"] += 1
                     self._code[key] = art
+                    if self.cache and not self.is_device:
+                        index_store(self, argtypes, target, art, text)
         return art
 
     def typeof_args(self, args) -> tuple:

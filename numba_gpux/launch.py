@@ -47,6 +47,7 @@ from numba.core import types
 from numba.core.typing.typeof import Purpose, typeof
 
 from . import abi
+from . import cache as _cache
 from . import devices as _devices
 from . import overlays as _overlays
 from .errors import GpuxUserError, LaunchError
@@ -215,10 +216,13 @@ def _build_shim(dispatcher, argtypes, device) -> Shim:
                              dispatcher.__name__)
         params.append(("buffer", None))
     launcher = device.runtime.prepare(kernel, params)
-    from .language.printing import uses_print
+    prints = art.info.get("uses_print")  # recorded by the disk cache (no typing on a hit)
+    if prints is None:
+        from .language.printing import uses_print
 
+        prints = uses_print(dispatcher.kernel_ir(dev_types)[1])
     return Shim(kernel, flatten, host_arrays, device, dev_types, len(params), errors,
-                uses_print(dispatcher.kernel_ir(dev_types)[1]), launcher)
+                prints, launcher)
 
 
 _programs: dict = {}
@@ -228,7 +232,7 @@ def _load(device, art):
     key = (id(device), id(art))
     prog = _programs.get(key)
     if prog is None:
-        prog = device.runtime.load(art)
+        prog = _cache.load_program(device, art)  # the driver's program, from disk if kept
         _programs[key] = (prog, art)  # keep art alive so its id stays unique
         return prog
     return prog[0]

@@ -288,6 +288,26 @@ class OpenCLRuntime:
                 raise InternalCompilerError("load", f"the OpenCL driver rejected the program: {e}",
                                             artifact.text) from None
 
+    # the disk cache keeps built programs of cache=True kernels (numba_gpux/cache.py):
+    # the driver's own binary, tied to the device and driver that built it
+    def binary_identity(self) -> str:
+        import pyopencl as cl
+
+        d = self.cl_device
+        return (f"opencl|{d.platform.name}|{d.platform.version}|{d.name}|{d.vendor}|"
+                f"{d.version}|{d.driver_version}|pyopencl {cl.VERSION_TEXT}")
+
+    def program_binary(self, program) -> bytes | None:
+        import pyopencl as cl
+
+        bins = program.get_info(cl.program_info.BINARIES)
+        return bytes(bins[0]) if bins and bins[0] else None
+
+    def load_binary(self, data: bytes):
+        import pyopencl as cl
+
+        return cl.Program(self.context, [self.cl_device], [data]).build()
+
     def kernel(self, program, name: str):
         import pyopencl as cl
 
