@@ -151,9 +151,33 @@ class GpuxFunction:
         self._pysig = utils.pysignature(py_func)
         self._nparams = len(self._pysig.parameters)
         self._launch_keyfn = _key_function(self._nparams)
+        #: a kernel given signatures at ``@jit`` launches only with those (numba.cuda's
+        #: rule): argument types are matched to one of them, else TypeError
+        self._eager: tuple = ()
         if signatures:
-            for sig in signatures:
-                self.compile_neutral_sig(sig)
+            eager = [self.compile_neutral_sig(sig).argtypes for sig in signatures]
+            if not device:
+                self._eager = tuple(dict.fromkeys(eager))
+
+    def match_signature(self, argtypes: tuple) -> tuple:
+        """The argument types a launch with *argtypes* compiles for: *argtypes* itself,
+        or for a kernel with eager signatures the first one every argument converts to
+        (as Numba's dispatcher converts: scalars may narrow, arrays only change layout).
+        Raises TypeError naming the signatures when none fits."""
+        if not self._eager or argtypes in self._eager:
+            return argtypes
+        from .context import typing_context
+
+        tctx = typing_context()
+        for sig in self._eager:
+            if len(sig) == len(argtypes) and all(
+                    a == s or tctx.can_convert(a, s) is not None
+                    for a, s in zip(argtypes, sig)):
+                return sig
+        sigs = "; ".join(f"({', '.join(map(str, s))})" for s in self._eager)
+        raise TypeError(f"No matching definition for argument type(s) "
+                        f"{', '.join(map(str, argtypes))}: kernel {self.__name__} was compiled "
+                        f"for the signature(s) {sigs} only")
 
     # ------------------------------------------------------------------ typing
     def compile_neutral_sig(self, sig):

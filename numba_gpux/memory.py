@@ -15,6 +15,7 @@ from numba.np.numpy_support import from_dtype
 from numba.core.typing.typeof import typeof_impl
 
 from .errors import GpuxUserError
+from .limits import check_alloc
 
 __all__ = ["DeviceArray", "to_device", "device_array", "device_array_like", "is_device_array",
            "HostArg", "In", "Out", "InOut", "from_foreign"]
@@ -32,6 +33,8 @@ class Allocation:
         self.device = device
         self.nbytes = int(nbytes)
         self.owner = None
+        self.handle = None
+        check_alloc(device, self.nbytes)
         self.handle = device.runtime.alloc(max(self.nbytes, 1))
         _live_bytes[id(device)] = _live_bytes.get(id(device), 0) + self.nbytes
 
@@ -43,7 +46,7 @@ class Allocation:
         return a
 
     def __del__(self):
-        if self.owner is not None:
+        if self.owner is not None or self.handle is None:  # borrowed, or never allocated
             return
         try:
             _live_bytes[id(self.device)] -= self.nbytes
