@@ -167,7 +167,8 @@ def _kernels():
         i = gpux.grid(1)
         if i < out.size:
             v = x[i]
-            out[i] = _math.exp(-v * v) * _math.sin(3.0 * v) + _math.sqrt(abs(v) + 1.0)
+            # float32 constants: a float64 literal would make the arithmetic float64
+            out[i] = _math.exp(-v * v) * _math.sin(float32(3.0) * v) + _math.sqrt(abs(v) + float32(1.0))
 
     return dict(saxpy=saxpy, stencil=stencil, matmul=matmul, reduce=reduce,
                 histogram=histogram, scan=scan, transpose=transpose, math=mathk)
