@@ -6,7 +6,7 @@ and parses no library; all of that happens on first use.
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
+from ._version import __version__
 
 from .dispatcher import jit, GpuxFunction, LaunchConfig  # noqa: E402
 from .language import (  # noqa: E402

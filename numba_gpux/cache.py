@@ -36,7 +36,7 @@ def _versions() -> str:
     import llvmlite
     import numba
 
-    from . import __version__
+    from ._version import __version__
 
     return f"{__version__}-{numba.__version__}-{llvmlite.__version__}"
 

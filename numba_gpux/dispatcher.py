@@ -14,6 +14,7 @@ from numba.core.typing.typeof import Purpose, typeof
 
 from .compiler import Options, compile_neutral, kernel_symbol, wrap_kernel
 from .errors import GpuxUserError, LaunchError
+from .language.functions import GpuxFunctionType, register_device_functions
 from .launch import key_function as _key_function, launch_call as _launch_call
 
 __all__ = ["GpuxFunction", "LaunchConfig", "jit", "normalize_dims"]
@@ -53,10 +54,6 @@ def _int_dims(config) -> bool:
             continue
         return False
     return True
-
-
-class GpuxFunctionType(types.Dispatcher):
-    """The Numba type of a jitted device function referenced from a kernel."""
 
 
 class LaunchConfig:
@@ -117,6 +114,7 @@ class GpuxFunction:
         self._configs: dict = {}                    # k[...] key -> LaunchConfig
         self._numba_type_ = GpuxFunctionType(self)
         self._in_progress: set = set()
+        self._nonliteral_failed: set = set()        # non-literal argtypes that did not type
         self.stats = {"neutral_compiles": 0, "target_compiles": 0}
         self._pysig = utils.pysignature(py_func)
         self._nparams = len(self._pysig.parameters)
@@ -215,12 +213,41 @@ class GpuxFunction:
                 f"{self.__name__} is a kernel and cannot be called from device code; "
                 f"declare it with @jit(device=True)")
         pysig, args = self.fold_argument_types(args, kws)
-        args = tuple(types.unliteral(a) for a in args)
-        self.neutral(args)
+        args = self._specialize_call(tuple(args))
         name = f"CallTemplate({self.__name__})"
         template = typing.make_concrete_template(name, key=self.__name__,
                                                  signatures=self.nopython_signatures)
         return template, pysig, args, {}
+
+    def _specialize_call(self, args: tuple) -> tuple:
+        """The argument types a call from device code is compiled for, as Numba
+        does it: the non-literal types first (one specialization serves every
+        value); only when those do not type (``shared.array(n, ...)`` needs ``n``
+        as a constant), the literal types the caller has."""
+        from numba.core.errors import TypingError
+
+        plain = tuple(types.unliteral(a) for a in args)
+        if plain == args:
+            self.neutral(args)
+            return args
+        if plain not in self._nonliteral_failed:
+            try:
+                self.neutral(plain)
+                return plain
+            except TypingError:
+                self._nonliteral_failed.add(plain)
+        self.neutral(args)
+        return args
+
+    def get_function_type(self):
+        # Numba asks for this to unify two different functions into one
+        # first-class function (a pointer): GPU code has no function pointers.
+        from numba.core.errors import TypingError
+
+        raise TypingError(
+            f"{self.__name__}: a variable that holds one of several device functions "
+            f"(chosen at run time) is not supported in GPU code; call each function in "
+            f"its own branch")
 
     @property
     def nopython_signatures(self):
@@ -328,13 +355,24 @@ class GpuxFunction:
         return {k: r.cres.type_annotation for k, r in self._neutral.items()}
 
 
+def _device_function(py_func, inline: bool) -> GpuxFunction:
+    return GpuxFunction(py_func, device=True, options=Options(inline=True) if inline else None)
+
+
+# the typing context (below) meets kernel objects and makes device functions through this
+register_device_functions(GpuxFunction, _device_function)
+
+
 def jit(func_or_sig=None, *, device: bool = False, fastmath: bool = False, opt: int | bool = 3,
         debug: bool = False, inline: bool | str = False, cache: bool = False,
-        lineinfo: bool = False, **extra):
+        lineinfo: bool = False, subgroup_size: int = 0, **extra):
     """Compile a Python function as a GPU kernel (or, with ``device=True``, a device function).
 
     Use bare (``@jit``), with options (``@jit(fastmath=True)``) or with an eager
     signature, numba style (``@jit("void(float32[::1], float32)")``).
+    ``subgroup_size=n`` runs a kernel that uses sub-group operations with sub-groups
+    of exactly *n* lanes (an error where the device cannot); 0, the default, keeps
+    the device's natural width.
     """
     unknown = set(extra) - {"link", "max_registers", "boundscheck", "forceinline", "nopython"}
     if unknown:
@@ -345,7 +383,7 @@ def jit(func_or_sig=None, *, device: bool = False, fastmath: bool = False, opt: 
         opt = 0
     inline_flag = inline not in (False, "never", None)
     options = Options(opt=int(opt), fastmath=bool(fastmath), debug=bool(debug),
-                      inline=inline_flag, lineinfo=bool(lineinfo))
+                      inline=inline_flag, lineinfo=bool(lineinfo), subgroup_size=subgroup_size)
 
     def decorate(fn, sigs=None):
         if not callable(fn):

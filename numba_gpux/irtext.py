@@ -4,17 +4,18 @@ llvmlite's binding layer can read IR but not rewrite instructions, so every
 change that must happen inside instructions (address spaces, kernel calling
 conventions) is made here, on the text, before the module is parsed.  This is
 the one module that does so (ARCHITECTURE.md, "Known technical facts").
+
+It sits below ``interface``: an address-space convention arrives as an
+``interface.AddressSpaces`` value, read through its fields and ``as_dict()``, and
+this module imports nothing of the package.
 """
 
 from __future__ import annotations
 
 import re
 
-from .interface import AddressSpaces, IndexLimits
-
-__all__ = ["remap_address_spaces", "mark_kernels", "global_variable_names", "definitions_only",
-           "calls_to_kernel_params", "index_ranges", "infer_address_spaces",
-           "mask_shift_amounts"]
+__all__ = ["remap_address_spaces", "add_function_metadata", "mark_kernels", "global_variable_names", "definitions_only",
+           "calls_to_kernel_params", "index_ranges", "infer_address_spaces", "mask_shift_amounts"]
 
 # a bare `ptr` type token (not part of a name, not already qualified)
 # (the lookbehind after the match: ~35% faster than one before it)
@@ -137,6 +138,19 @@ def mark_kernels(text: str, kernels, calling_convention: str) -> str:
     return text
 
 
+def add_function_metadata(text: str, functions, kind: str, operands: str) -> str:
+    """Attach ``!kind !{operands}`` to the definition of each of *functions*."""
+    ids = [int(m) for m in re.findall(r"^!(\d+) = ", text, re.M)]
+    node = max(ids, default=-1) + 1
+    for name in functions:
+        pat = re.compile(r'^(define [^\n]*@"?' + re.escape(name) + r'"?\([^\n]*?)\s*\{\s*$',
+                         re.M)
+        text, n = pat.subn(lambda m: f"{m.group(1)} !{kind} !{node} {{", text)
+        if n != 1:
+            raise ValueError(f"function {name!r} not defined exactly once")
+    return f"{text.rstrip()}\n!{node} = !{{{operands}}}\n"
+
+
 _HEADER_LINE = re.compile(r"^(?:; ModuleID = .*|source_filename = .*|target (?:datalayout|triple) = .*"
                           r"|attributes #\d+ = .*|![\w.]+ = .*|!\d+ = .*)$", re.M)
 _ATTR_REF = re.compile(r" #\d+\b")
@@ -206,9 +220,10 @@ _INDEX_CALL = re.compile(
     r'\bcall i64 @"?(__gpux_(?:thread_idx|block_idx|block_dim|grid_dim))"?\(i32 ([012])\)')
 
 
-def index_ranges(text: str, limits: IndexLimits) -> str:
+def index_ranges(text: str, limits) -> str:
     """Calls of the index intrinsics with a constant dimension annotated with the
-    range of their result (``noundef range(i64 lo, hi)``, see :class:`IndexLimits`).
+    range of their result (``noundef range(i64 lo, hi)``; *limits* is an
+    ``interface.IndexLimits``).
     LLVM's inliner moves the annotation onto the call that a target's definition
     makes, so it also holds after the overlays are inlined."""
     def bounds(name: str, d: int) -> tuple[int, int]:

@@ -50,9 +50,9 @@ from . import abi
 from . import devices as _devices
 from . import overlays as _overlays
 from .errors import GpuxUserError, LaunchError
-from .memory import DeviceArray, HostArg, device_array_like, from_foreign, to_device
+from .memory import DeviceArray, HostArg, device_array, device_array_like, from_foreign, to_device
 
-__all__ = ["launch", "generic_launch", "Shim", "NumpyArgumentWarning"]
+__all__ = ["bind_arguments", "launch", "generic_launch", "Shim", "NumpyArgumentWarning"]
 
 
 class NumpyArgumentWarning(UserWarning):
@@ -168,6 +168,8 @@ def _build_flatten(argtypes):
         elif isinstance(ty, types.BaseTuple):
             for i, t in enumerate(ty.types):
                 emit(f"{expr}[{i}]", t)
+        elif isinstance(ty, types.NoneType):
+            pass  # None: nothing to pass (abi.py)
         else:
             abi.flatten_type(ty)  # raises the user-facing error
             raise GpuxUserError(f"unsupported kernel argument type {ty}")
@@ -207,9 +209,10 @@ def _build_shim(dispatcher, argtypes, device) -> Shim:
     flatten, params = _build_flatten(dev_types)
     errors = None
     if dispatcher.options.debug:
-        from .language.debug import ErrorBuffer
+        from .language.debug import ERROR_SLOTS, ErrorBuffer
 
-        errors = ErrorBuffer(device, dispatcher.__name__)
+        errors = ErrorBuffer(device_array(ERROR_SLOTS, np.int32, device=device),
+                             dispatcher.__name__)
         params.append(("buffer", None))
     launcher = device.runtime.prepare(kernel, params)
     from .language.printing import uses_print
@@ -287,15 +290,37 @@ def launch(dispatcher, cfg, args):
     return launch_call(cfg, *args)
 
 
-def launch_call(cfg, *args):
-    """``LaunchConfig.__call__``: launch ``cfg.dispatcher`` on *args*.
+def bind_arguments(dispatcher, args: tuple, kwargs: dict) -> tuple:
+    """The positional arguments of a launch given *args* and keywords *kwargs*, with
+    the kernel's Python defaults filled in; a LaunchError (before anything runs)
+    for missing, unknown or repeated arguments."""
+    pysig = dispatcher._pysig
+    try:
+        bound = pysig.bind(*args, **kwargs)
+    except TypeError as e:
+        raise LaunchError(f"kernel {dispatcher.__name__}{pysig}: {e}") from None
+    bound.apply_defaults()
+    if bound.kwargs:
+        raise LaunchError(f"kernel {dispatcher.__name__}{pysig}: keyword-only parameters "
+                          f"({', '.join(bound.kwargs)}) are not supported in kernels")
+    return bound.args
+
+
+def launch_call(cfg, *args, **kwargs):
+    """``LaunchConfig.__call__``: launch ``cfg.dispatcher`` on *args* (and keyword
+    arguments; the kernel's Python defaults fill in what is not given).
 
     The steady state is two dictionary hits from the arguments' launch key to
     the shim, its flatten function and the driver call; a new signature, host
     or foreign arrays and tuples take :func:`_launch_generic`.
     """
+    if kwargs:
+        args = bind_arguments(cfg.dispatcher, args, kwargs)
     device = cfg.device or _devices._selected or _devices.default_device()
     key = cfg.keyfn(device, args)  # None for another argument count (defaults, *args)
+    if key is None:
+        args = bind_arguments(cfg.dispatcher, args, {})
+        key = cfg.keyfn(device, args)
     entry = cfg.launch_keys.get(key if key is not None else (device, *map(type, args)))
     if entry is None:
         return _launch_generic(cfg.dispatcher, cfg, args, device)
@@ -351,7 +376,7 @@ def _launch_generic(dispatcher, cfg, args, device):
                           f"argument(s) but {len(args)} were given")
     host = None
     for i, a in enumerate(args):
-        if isinstance(a, (np.ndarray, HostArg)):
+        if isinstance(a, (np.ndarray, HostArg)) or (isinstance(a, tuple) and _holds_host(a)):
             host = host or []
             host.append(i)
         elif type(a) not in _FAST_TYPES and not isinstance(a, _PLAIN_ARGS):
@@ -373,6 +398,12 @@ def _launch_generic(dispatcher, cfg, args, device):
     return None
 
 
+def _holds_host(t: tuple) -> bool:
+    """Whether the tuple *t* holds (also in nested tuples) a host array to copy."""
+    return any(isinstance(x, (np.ndarray, HostArg)) or (isinstance(x, tuple) and _holds_host(x))
+               for x in t)
+
+
 def _launch_with_host_arrays(dispatcher, cfg, args, host, device):
     global _warned_numpy
     if not _warned_numpy and any(isinstance(args[i], np.ndarray) for i in host):
@@ -383,20 +414,27 @@ def _launch_with_host_arrays(dispatcher, cfg, args, host, device):
             f"the device", NumpyArgumentWarning, stacklevel=3)
     args = list(args)
     pairs = []
-    for i in host:
-        h = args[i]
+
+    def on_device(h):
+        if isinstance(h, tuple):  # tuples (also nested) of arrays and scalars
+            items = [on_device(x) for x in h]
+            return type(h)(*items) if hasattr(h, "_fields") else tuple(items)
+        if not isinstance(h, (np.ndarray, HostArg)):
+            return h
         copy_in = copy_out = True
         if isinstance(h, HostArg):  # In / Out / InOut say which way to copy
             h, copy_in, copy_out = h.ary, h.copy_in, h.copy_out
             if isinstance(h, DeviceArray):
-                args[i] = h
-                continue
+                return h
             h = np.asarray(h)
         d = (to_device(h, device=device, stream=cfg.queue) if copy_in
              else device_array_like(h, device=device))
-        args[i] = d
         if copy_out:
             pairs.append((h, d))
+        return d
+
+    for i in host:
+        args[i] = on_device(args[i])
     argtypes = tuple(map(_typeof, args))
     key = (argtypes, device)
     shim = dispatcher._shims.get(key)

@@ -114,6 +114,8 @@ def _features(dev) -> frozenset:
         feats.add("float_atomics")
     if "cl_khr_subgroups" in ext or "cl_intel_subgroups" in ext or "cl_khr_subgroup_shuffle" in ext:
         feats.add("subgroups")
+    if "cl_intel_required_subgroup_size" in ext:
+        feats.add("required_subgroup_size")
     return frozenset(feats)
 
 

@@ -124,6 +124,10 @@ def make_target(device=None, *, features=None) -> OpenCLTarget:
         features=frozenset(features),
         options=(("extern_prefixes", ("_Z", "__spirv")), ("legal_int_widths", (8, 16, 32, 64)),
                  ("dynamic_shared", "kernel_param"),
+                 # a required sub-group width (compiler.Options.subgroup_size), on devices
+                 # with cl_intel_required_subgroup_size: LLVM's SPIR-V back end writes
+                 # this metadata as the SubgroupSize execution mode
+                 ("subgroup_size_metadata", "intel_reqd_sub_group_size"),
                  ("replace_intrinsics", ("llvm.bitreverse.", "llvm.sadd.with.overflow."))),
         index_limits=INDEX_LIMITS,
     )
