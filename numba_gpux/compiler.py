@@ -292,6 +292,8 @@ class Job:
 
 def _stage_map_ir(job: Job):
     job.text = job.target.map_ir(job.text)
+    if job.target.index_limits is not None:
+        job.text = irtext.index_ranges(job.text, job.target.index_limits)
 
 
 def _stage_mark_kernels(job: Job):
@@ -461,7 +463,31 @@ def _stage_optimize(job: Job):
             mpm.run(job.module, pb)
     else:
         mpm.run(job.module, pb)
+    if job.options.opt > 0:
+        _infer_address_spaces(job)
     _replace_intrinsics(job)
+
+
+def _infer_address_spaces(job: Job) -> None:
+    """Memory accesses through generic pointers that are casts of global, shared, local
+    or constant pointers use those pointers instead (``irtext.infer_address_spaces``;
+    LLVM's own pass is not in llvmlite's pass manager, and LLVM's SPIR-V back end
+    would emit generic loads and stores); the casts left unused are removed."""
+    text = str(job.module)
+    new = irtext.infer_address_spaces(text, job.target.addrspaces.generic)
+    if new == text:
+        return
+    try:
+        job.module = ll.parse_assembly(new)
+        job.module.verify()
+    except RuntimeError as e:
+        raise InternalCompilerError("optimize", f"address-space inference made invalid IR: {e}",
+                                    new) from None
+    pb = ll.create_pass_builder(target_machine(job.target, 0),
+                                ll.create_pipeline_tuning_options(speed_level=0))
+    mpm = ll.create_new_module_pass_manager()
+    mpm.add_dead_code_elimination_pass()
+    mpm.run(job.module, pb)
 
 
 def _replace_intrinsics(job: Job) -> None:

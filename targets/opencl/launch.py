@@ -209,12 +209,15 @@ def make_device(target_name: str, plat, dev, il: str, runtime, index: int,
     *kind_counts*, shared by the devices of one discovery)."""
     import pyopencl as cl
 
+    from .target import INDEX_LIMITS
+
     kind = _kind(cl, dev)
     k = kind_counts.get(kind, 0)
     kind_counts[kind] = k + 1
     limits = {
         "max_threads_per_block": int(dev.max_work_group_size),
         "max_block_dims": tuple(int(x) for x in dev.max_work_item_sizes),
+        "max_grid_dims": INDEX_LIMITS.grid,  # what the compiler assumes (target.py)
         "max_shared_bytes": int(dev.local_mem_size),
         "compute_units": int(dev.max_compute_units),
         "global_mem_bytes": int(dev.global_mem_size),
