@@ -155,15 +155,16 @@ def _message(kernel: str, code: int, slots) -> BaseException:
 
 
 class ErrorBuffer:
-    """The hidden per-launch error buffer of a debug kernel on one device."""
+    """The hidden per-launch error buffer of a debug kernel on one device.
+
+    *array* is a device array of :data:`ERROR_SLOTS` int32 on that device, made by
+    the launch path (the runtime layer above owns device memory)."""
 
     __slots__ = ("array", "zeros", "kernel")
 
-    def __init__(self, device, kernel_name: str):
-        from ..memory import device_array
-
+    def __init__(self, array, kernel_name: str):
         self.zeros = np.zeros(ERROR_SLOTS, np.int32)
-        self.array = device_array(ERROR_SLOTS, np.int32, device=device)
+        self.array = array
         self.kernel = kernel_name
 
     def arm(self, queue=None):
