@@ -309,7 +309,11 @@ def bind_arguments(dispatcher, args: tuple, kwargs: dict) -> tuple:
     try:
         bound = pysig.bind(*args, **kwargs)
     except TypeError as e:
-        raise LaunchError(f"kernel {dispatcher.__name__}{pysig}: {e}") from None
+        n = sum(p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+                for p in pysig.parameters.values())
+        raise LaunchError(f"kernel {dispatcher.__name__}{pysig} takes {n} argument(s) "
+                          f"without defaults but {len(args)} positional and {len(kwargs)} "
+                          f"keyword were given: {e}") from None
     bound.apply_defaults()
     if bound.kwargs:
         raise LaunchError(f"kernel {dispatcher.__name__}{pysig}: keyword-only parameters "
@@ -456,7 +460,8 @@ def _launch_with_host_arrays(dispatcher, cfg, args, host, device):
             return type(h)(*items) if hasattr(h, "_fields") else tuple(items)
         if not isinstance(h, (np.ndarray, HostArg)):
             return h
-        where = f"argument {i}" if i is not None else "an array in a tuple argument"
+        where = (f"argument {i} ({type(h).__name__})" if isinstance(h, HostArg) else
+                 f"argument {i}") if i is not None else "an array in a tuple argument"
         copy_in = copy_out = True
         if isinstance(h, HostArg):  # In / Out / InOut say which way to copy
             h, copy_in, copy_out = h.ary, h.copy_in, h.copy_out

@@ -488,6 +488,32 @@ class FnExprs:
                 out.append(f"\\{b:03o}")
         return '"' + "".join(out) + '"'
 
+    def fpclass(self, x: str, mask: int, ty: Ty) -> str:
+        """``llvm.is.fpclass(x, mask)`` as comparisons: the mask's bits are, from bit 0,
+        signaling and quiet NaN, then -inf, -normal, -subnormal, -0, +0, +subnormal,
+        +normal, +inf (LLVM LangRef); each sign pair that is asked for whole is one test."""
+        if mask & 3 not in (0, 3):
+            raise SourceEmitError(f"llvm.is.fpclass with mask {mask} tells signaling from quiet "
+                                  f"NaNs, which {self.d.name} source cannot")
+        fabs = f"{self.d.builtin('fabs')}({x})"
+        tiny = "2.2250738585072014e-308" if ty.bits == 64 else "1.17549435e-38f"
+        finite = f"(({x} - {x}) == ({x} - {x}))"  # false for inf and NaN
+        classes = {  # (negative bit, positive bit): the class without its sign
+            (2, 9): f"(({x} == {x}) && !{finite})",
+            (3, 8): f"({finite} && {fabs} >= {tiny})",
+            (4, 7): f"({x} != 0 && {fabs} < {tiny})",
+            (5, 6): f"({x} == 0)",
+        }
+        sign = f"{self.d.builtin('signbit')}({x})"
+        terms = [f"({x} != {x})"] if mask & 3 else []
+        for (neg, pos), test in classes.items():
+            n, p = mask >> neg & 1, mask >> pos & 1
+            if n and p:
+                terms.append(test)
+            elif n or p:
+                terms.append(f"({test} && {'' if n else '!'}{sign})")
+        return f"({' || '.join(terms)})" if terms else "false"
+
     def llvm_intrinsic(self, i: Inst, args: list) -> str:
         base = i.callee.split(".")[1]
         B = self.d.builtin
@@ -517,6 +543,8 @@ class FnExprs:
             return f"(({ctype(ty)}){fn}({args[0]}))"
         if base in ("expect", "freeze", "ssa"):
             return args[0]
+        if i.callee.startswith("llvm.is.fpclass.") and i.args[1].kind == "int":
+            return self.fpclass(args[0], int(i.args[1].value), i.args[0].ty)
         if base in ("fshl", "fshr") and ty.bits in (8, 16, 32, 64):
             w = ty.bits
             a, b, sh = args
