@@ -108,5 +108,6 @@ def make_target(device=None, *, features=None) -> OpenCLTarget:
         features=frozenset(features),
         options=(("extern_prefixes", ("_Z", "__spirv")), ("legal_int_widths", (8, 16, 32, 64)),
                  ("dynamic_shared", "kernel_param"),
-                 ("replace_intrinsics", ("llvm.bitreverse.", "llvm.sadd.with.overflow."))),
+                 ("replace_intrinsics", ("llvm.bitreverse.", "llvm.sadd.with.overflow.")),
+                 ("ir_rewrites", ("sitofp_i1", "byte_allocas"))),
     )
