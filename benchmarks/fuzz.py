@@ -178,8 +178,8 @@ def main(argv=None):
                     help=f"comma-separated subset of {','.join(F.ROUTES)} (default: available)")
     ap.add_argument("--opts", default="0,1,2,3", help="opt levels, one per batch in turn")
     ap.add_argument("--timeout", type=float, default=900, help="seconds per batch / check")
-    ap.add_argument("--ternary-args", action="store_true",
-                    help="allow conditional expressions as device-function arguments")
+    ap.add_argument("--no-ternary-args", dest="ternary_args", action="store_false",
+                    help="no conditional expressions as device-function arguments")
     ap.add_argument("--no-minimize", dest="minimize", action="store_false")
     ap.add_argument("--max-steps", type=int, default=120, help="minimization checks per case")
     ap.add_argument("--max-minimize", type=int, default=3, help="cases minimized per failure")

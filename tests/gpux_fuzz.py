@@ -83,7 +83,7 @@ class _Gen:
     """The random-program generator of one case."""
 
     def __init__(self, rng: random.Random, name: str, *, depth: int = 3,
-                 helpers: bool = True, ternary_args: bool = False):
+                 helpers: bool = True, ternary_args: bool = True):
         self.r = rng
         self.name = name
         self.depth = depth
@@ -475,7 +475,7 @@ def _bit_interval(op, a, b):
     return max(-(2 ** bits), FULL[0]), min(2 ** bits - 1, FULL[1])
 
 
-def generate_case(rng: random.Random, name: str, *, ternary_args: bool = False) -> Case:
+def generate_case(rng: random.Random, name: str, *, ternary_args: bool = True) -> Case:
     """One random case named *name*."""
     g = _Gen(rng, name, depth=rng.choice([1, 2, 2, 3]), ternary_args=ternary_args)
     ptypes = [rng.choice([I64, I64, F64, F32, BOOL, U64]) for _ in range(rng.randint(1, 4))]
@@ -607,7 +607,7 @@ class Batch:
                 ni += 1
 
 
-def generate_batch(seed: int, n_cases: int, *, ternary_args: bool = False,
+def generate_batch(seed: int, n_cases: int, *, ternary_args: bool = True,
                    n_items: int = 64) -> Batch:
     """*n_cases* random cases from *seed* (the same seed gives the same batch)."""
     rng = random.Random(seed)
