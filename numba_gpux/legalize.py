@@ -7,14 +7,14 @@ lists the rewrites it needs in its option ``ir_rewrites`` (names from
 intrinsic replacement (``compiler._stage_optimize``), so no later pass turns
 them back.  Where a rewrite works around a fault of LLVM's or of a driver, its
 docstring names the fault and the smallest IR that shows it (docs/pipeline.md,
-"Back-end workarounds", lists them all).
+"Back-end, driver and emitter workarounds", lists them all).
 """
 
 from __future__ import annotations
 
 import re
 
-__all__ = ["REWRITES", "apply_rewrites"]
+__all__ = ["REWRITES", "apply_rewrites", "sitofp_i1", "byte_allocas"]
 
 _SITOFP_I1 = re.compile(
     r"^(\s*%[-\w.$\"]+ = )sitofp i1 (%[-\w.$\"]+|true|false) to (half|float|double)\b", re.M)

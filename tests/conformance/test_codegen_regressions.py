@@ -3,7 +3,7 @@ on every route here (the SPIR-V route, and the OpenCL C route of the same driver
 checked against Numba on the CPU (or NumPy); CONFORMANCE_KERNELS puts them through
 ptxas (tests/targets/cuda/test_ptxas.py) and the MSL syntax check as well.  The
 differential fuzzer (tests/gpux_fuzz.py) found most of them; docs/pipeline.md,
-"Back-end workarounds", says where each is fixed."""
+"Back-end, driver and emitter workarounds", says where each is fixed."""
 
 from __future__ import annotations
 
