@@ -72,6 +72,7 @@ class _Gen:
         self.use_helpers = helpers
         self.local_array = None
         self.readonly: set[str] = set()  # loop counters: read, never assigned
+        self.int32: set[str] = set()  # i64-read variables that hold np.int32 values
 
     # -- expressions: (code, type, lo, hi); lo/hi are meaningful for I64 only --
 
@@ -315,7 +316,10 @@ class _Gen:
     def assign(self, ind, name, t, e):
         """Assign *e* to *name*, keeping an i64 variable within its declared bounds."""
         code = e[0]
-        if t == I64:
+        if name in self.int32:  # wraps to 32 bits (defined), or clamped first
+            code = (f"np.int32({code})" if self.r.random() < 0.5 else
+                    f"np.int32(min(max({code}, {-(2 ** 31)}), {2 ** 31 - 1}))")
+        elif t == I64:
             _, lo, hi = self.vars[name]
             if not (lo <= e[2] and e[3] <= hi):
                 code = f"min(max({code}, {lo}), {hi})"
@@ -332,7 +336,11 @@ class _Gen:
             else:
                 n = self.new_var(t)
                 e = self.expr(t)
-                if t == I64:
+                if t == I64 and r.random() < 0.25:  # an int32 variable
+                    self.vars[n] = (t, -(2 ** 31), 2 ** 31 - 1)
+                    self.int32.add(n)
+                    self.lines.append(f"{ind}{n} = np.int32(min(max({e[0]}, -1000), 1000))")
+                elif t == I64:
                     e = self.fit(e, 2 ** 40)
                     self.vars[n] = (t, -(2 ** 40), 2 ** 40)
                     self.lines.append(f"{ind}{n} = min(max({e[0]}, {-(2 ** 40)}), {2 ** 40})")
