@@ -406,6 +406,11 @@ class FnExprs:
             sd = self.em.lookup(f"__gpux_brev_i{i.ty.bits}")  # the portable bit reversal
             if isinstance(sd, SourceDef):
                 return self.apply_def(sd, name, i.args)
+        if name.startswith("llvm.bitreverse.") and i.ty.bits in (8, 16):
+            sd = self.em.lookup("__gpux_brev_i32")  # reversed in 32 bits, then shifted down
+            if isinstance(sd, SourceDef):  # the unsigned operand widens with zeros
+                rev = self.apply_def(sd, name, i.args)
+                return f"(({ctype(i.ty)})({rev} >> {32 - i.ty.bits}u))"
         args = [self.expr(a) for a in i.args]
         if name.startswith("llvm."):
             return self.llvm_intrinsic(i, args)
@@ -545,6 +550,11 @@ class FnExprs:
             return args[0]
         if i.callee.startswith("llvm.is.fpclass.") and i.args[1].kind == "int":
             return self.fpclass(args[0], int(i.args[1].value), i.args[0].ty)
+        if base == "bitreverse" and ty.bits == 1:
+            return args[0]
+        if base in ("usub", "uadd", "ssub", "sadd") and i.callee.split(".")[2] == "sat" \
+                and ty.bits in (8, 16, 32, 64):
+            return self.saturating(base, args, ty)
         if base in ("fshl", "fshr") and ty.bits in (8, 16, 32, 64):
             w = ty.bits
             a, b, sh = args
@@ -556,6 +566,23 @@ class FnExprs:
             return self.narrow(e, ty)
         raise SourceEmitError(f"the LLVM intrinsic {i.callee} cannot be written as {self.d.name} "
                               f"source yet")
+
+    def saturating(self, base: str, args: list, ty) -> str:
+        """``llvm.{u,s}{add,sub}.sat``: the wrapped result, or the bound it passed."""
+        u, st = ctype(ty), stype(ty)
+        a, b = args
+        w = ty.bits
+        if base == "usub":
+            return f"(({u}){a} > ({u}){b} ? ({u})(({u}){a} - ({u}){b}) : ({u})0)"
+        if base == "uadd":
+            return (f"((({u})(({u}){a} + ({u}){b})) < ({u}){a} ? ({u})~({u})0 : "
+                    f"({u})(({u}){a} + ({u}){b}))")
+        # signed: compute in the unsigned type (no overflow), then detect the sign flip
+        r = f"(({u})(({u}){a} {'+' if base == 'sadd' else '-'} ({u}){b}))"
+        over = (f"((({st})(({u})(({u}){a} ^ {r}) & ({u})(({u}){b} ^ {r}))) < 0)" if base == "sadd"
+                else f"((({st})(({u})(({u}){a} ^ ({u}){b}) & ({u})(({u}){a} ^ {r}))) < 0)")
+        bound = f"(({st}){a} < 0 ? ({u})((({u})1) << {w - 1}) : ({u})(((({u})1) << {w - 1}) - 1u))"
+        return f"({over} ? {bound} : {r})"
 
 
 def locals_in(v: Val):
