@@ -22,8 +22,8 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-__all__ = ["AddressSpaces", "Target", "TargetEntry", "NEUTRAL_ADDRSPACES", "Artifact",
-           "provide_defaults"]
+__all__ = ["AddressSpaces", "IndexLimits", "Target", "TargetEntry", "NEUTRAL_ADDRSPACES",
+           "Artifact", "provide_defaults"]
 
 
 @dataclass(frozen=True)
@@ -38,6 +38,29 @@ class AddressSpaces:
 
     def as_dict(self) -> dict[str, int]:
         return dataclasses.asdict(self)
+
+
+@dataclass(frozen=True)
+class IndexLimits:
+    """The largest block (work-group) and grid a target launches, per dimension (x, y, z).
+
+    The compiler states them as facts about the index intrinsics (``range`` on
+    their calls): ``thread_idx`` in [0, block), ``block_dim`` in [1, block],
+    ``block_idx`` in [0, grid), ``grid_dim`` in [1, grid].  That is what lets
+    LLVM drop Numba's negative-index wraparound and fold bounds checks on
+    ``grid()`` indices.  A launch beyond them would break those facts, so the
+    target's devices must report limits no larger (``max_block_dims``,
+    ``max_grid_dims``), which every launch is checked against.  Keep every
+    bound below 2**31: products such as ``block_idx * block_dim + thread_idx``
+    then never overflow a signed 64-bit integer."""
+
+    block: tuple[int, int, int]
+    grid: tuple[int, int, int]
+
+    def __post_init__(self):
+        for v in (*self.block, *self.grid):
+            if not 1 <= v < 2 ** 31:
+                raise ValueError(f"index limits must lie in [1, 2**31): {self}")
 
 
 #: The neutral IR's fixed convention (it happens to be NVPTX's numbering):
@@ -151,10 +174,15 @@ class Target:
     #: The compiler reads ``tm_flags`` (LLVM options set while a target machine is made)
     #: and ``codegen_flags`` (set while code is emitted), each a tuple of (flag, reset)
     #: pairs, both also in a fresh-process emission; ``legal_int_widths``; and others
-    #: named where they are used (``extern_prefixes``, ``replace_intrinsics``, ...)
+    #: named where they are used (``extern_prefixes``, ``replace_intrinsics``, ...).
+    #: Sub-group width (``Options.subgroup_size``): ``subgroup_width`` (sub-groups
+    #: always have this width) or ``subgroup_size_metadata`` (the kernel metadata
+    #: that requires one, on devices with the feature ``required_subgroup_size``)
     options: tuple = ()
     #: the neutral ``addrspace(N)`` that module-level variables default to
     globals_addrspace: int = 1
+    #: the largest block and grid, stated as ranges of the index intrinsics (None: no facts)
+    index_limits: IndexLimits | None = None
 
     # -- derived ---------------------------------------------------------
     @property

@@ -10,15 +10,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from numba_gpux.errors import GpuxUserError
-from numba_gpux.interface import NEUTRAL_ADDRSPACES, Artifact, Target
+from numba_gpux.interface import NEUTRAL_ADDRSPACES, Artifact, IndexLimits, Target
 
 from . import overlays  # noqa: F401  (fills the "nvptx" and "cuda" registries)
 from .ptxisa import LLVM_MAX_PTX, MIN_PTX_ISA, ptx_isa_for
 
-__all__ = ["CUDATarget", "make_target", "TRIPLE", "DATA_LAYOUT", "DEFAULT_CC",
+__all__ = ["CUDATarget", "make_target", "TRIPLE", "DATA_LAYOUT", "DEFAULT_CC", "INDEX_LIMITS",
            "ptx_isa_for", "LLVM_MAX_PTX"]
 
 TRIPLE = "nvptx64-nvidia-cuda"
+#: CUDA's block and grid limits on every compute capability since 3.0
+INDEX_LIMITS = IndexLimits(block=(1024, 1024, 64), grid=(2 ** 31 - 1, 65535, 65535))
 #: 32-bit pointers into shared (3), constant (4) and local (5) memory, whose windows
 #: are below 4 GiB: their addresses take one register instead of two (see TM_FLAGS)
 DATA_LAYOUT = ("e-p3:32:32-p4:32:32-p5:32:32-p6:32:32-p7:32:32-i64:64-i128:128-i256:256"
@@ -135,8 +137,10 @@ def make_target(device=None, *, cc=None, ptx_version=None, cubin: bool = True) -
         llvm_features=f"+ptx{ptx[0]}{ptx[1]}",
         features=frozenset(features),
         options=(("extern_prefixes", _EXTERN_PREFIXES), ("cubin", bool(cubin)),
-                 ("codegen_flags", CODEGEN_FLAGS), ("tm_flags", TM_FLAGS)),
+                 ("codegen_flags", CODEGEN_FLAGS), ("tm_flags", TM_FLAGS),
+                 ("subgroup_width", 32)),  # warps: Options.subgroup_size 32 holds as is
         globals_addrspace=1,
+        index_limits=INDEX_LIMITS,
         cc=cc,
         ptx_version=ptx,
     )

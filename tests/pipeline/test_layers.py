@@ -33,13 +33,13 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     # 3: the stages, and the C-family source emitter targets run as their emit
     ("compiler", "cemit"),
     # 4: keys and stores of compiled code
-    ("cache",),
+    ("cache", "cachekey"),
     # 5: the runtime side
-    ("devices", "memory", "launch", "hooks"),
-    # 6: the kernel object
-    ("dispatcher",),
-    # 7: the public API
-    ("api", ""),
+    ("devices", "memory", "limits", "launch", "hooks"),
+    # 6: the kernel object, and how it pickles
+    ("dispatcher", "serialize"),
+    # 7: the public API, and the device probe (it runs a kernel, and registers with devices)
+    ("api", "probe", ""),
     # 8: facades, libraries, tools and the built-in targets, on the public contract
     ("cuda", "algorithms", "random", "extending", "dask", "demo", "__main__", "targets"),
 )
