@@ -88,46 +88,74 @@ def compile_neutral(pyfunc, argtypes, options: Options, return_type=None) -> Neu
     """translate -> type -> lower, in the shared context."""
     from .context import TARGET_NAME, target_context, typing_context
 
+    from .language.checks import GpuxCompiler
+
     _reject_unsupported_constructs(pyfunc)
     tctx, cctx = typing_context(), target_context()
     with global_compiler_lock, target_override(TARGET_NAME):
         cres = compiler.compile_extra(
             tctx, cctx, pyfunc, tuple(argtypes), return_type, _flags(options), locals={},
+            pipeline_class=GpuxCompiler,
         )
     return NeutralResult(cres, tuple(cres.signature.args), cres.signature.return_type,
                          cres.library, cres.fndesc, options.debug)
 
 
+class _Loc:
+    """A source location (what errors.format_loc reads) outside Numba's IR."""
+
+    def __init__(self, filename: str, line: int):
+        self.filename = filename
+        self.line = line
+
+
 def _reject_unsupported_constructs(pyfunc) -> None:
     """Constructs GPU code cannot have, reported with the source line before Numba
-    gets to them (its errors for these name internals, not the construct)."""
+    gets to them (its errors for these name internals, not the construct, or no line):
+    try/with blocks, generator functions and names defined nowhere."""
+    import builtins
     import dis
+    import inspect
 
     from .errors import UnsupportedError
 
     code = getattr(pyfunc, "__code__", None)
     if code is None:
         return
+    name = pyfunc.__qualname__
+    instrs = list(dis.get_instructions(code))
+
+    def line_of(ins) -> int:
+        pos = getattr(ins, "positions", None)
+        return (pos.lineno if pos is not None and pos.lineno else None) or code.co_firstlineno
+
+    if code.co_flags & (inspect.CO_GENERATOR | inspect.CO_ASYNC_GENERATOR | inspect.CO_COROUTINE):
+        where = next((ins for ins in instrs if ins.opname in ("YIELD_VALUE", "RETURN_GENERATOR")
+                      and line_of(ins) != code.co_firstlineno), None)
+        loc = _Loc(code.co_filename, line_of(where) if where else code.co_firstlineno)
+        raise UnsupportedError(
+            f"{name}: a generator (or async) function cannot be a kernel or device function; "
+            f"write results into an array argument instead of yielding them", loc)
     entries = getattr(dis.Bytecode(code), "exception_entries", None)
-    if not entries:
-        return
-    start = min(e.start for e in entries)
-    line = code.co_firstlineno
-    for offset, lineno in dis.findlinestarts(code):
-        if offset > start:
-            break
-        if lineno is not None:
-            line = lineno
-
-    class _Loc:
-        filename = code.co_filename
-
-    loc = _Loc()
-    loc.line = line
-    raise UnsupportedError(
-        f"{pyfunc.__qualname__}: try/except, try/finally and with-blocks are not supported in "
-        f"GPU code (exceptions cannot be caught on the device; with debug=True a raised "
-        f"exception is reported on the host)", loc)
+    if entries:
+        start = min(e.start for e in entries)
+        # the line of the instruction just before the protected range: the ``try:``
+        # (its NOP) or the ``with`` statement, not the first line of the block
+        line = code.co_firstlineno
+        for ins in instrs:
+            if ins.offset >= start:
+                break
+            line = line_of(ins)
+        raise UnsupportedError(
+            f"{name}: try/except, try/finally and with-blocks are not supported in "
+            f"GPU code (exceptions cannot be caught on the device; with debug=True a raised "
+            f"exception is reported on the host)", _Loc(code.co_filename, line))
+    glb = getattr(pyfunc, "__globals__", {})
+    for ins in instrs:
+        if ins.opname in ("LOAD_GLOBAL", "LOAD_NAME") and isinstance(ins.argval, str):
+            if ins.argval not in glb and not hasattr(builtins, ins.argval):
+                raise UnsupportedError(f"{name}: name {ins.argval!r} is not defined",
+                                       _Loc(code.co_filename, line_of(ins)))
 
 
 def kernel_symbol(pyfunc, argtypes) -> str:
@@ -155,10 +183,13 @@ def wrap_kernel(neutral: NeutralResult, name: str) -> str:
 
     context = target_context()
     if neutral.return_type not in (types.none, types.void):
-        raise GpuxUserError(
+        from .errors import UnsupportedError
+        from .language.checks import return_value_loc
+
+        raise UnsupportedError(
             f"kernel {neutral.fndesc.qualname!r} returns {neutral.return_type}; "
-            f"kernels must not return a value (write results into an array argument)"
-        )
+            f"kernels must not return a value (write results into an array argument)",
+            return_value_loc(neutral.cres))
     module = context.create_module(f"{name}.entry")
     params: list[ir.Type] = []
     layout: list[tuple] = []  # per argument: list of leaf slots

@@ -19,8 +19,8 @@ from numba.core.typing import BaseContext as TypingBaseContext
 from .interface import NEUTRAL_DATA_LAYOUT
 from .language.functions import is_device_function, make_device_function
 
-__all__ = ["typing_context", "target_context", "GpuxTypingContext", "GpuxTargetContext",
-           "NeutralLibrary", "NEUTRAL_DATA_LAYOUT", "TARGET_NAME"]
+__all__ = ["typing_context", "target_context", "load_language_modules", "GpuxTypingContext",
+           "GpuxTargetContext", "NeutralLibrary", "NEUTRAL_DATA_LAYOUT", "TARGET_NAME"]
 
 TARGET_NAME = "gpux"
 
@@ -457,6 +457,17 @@ def _build():
             _typing = _target = None
             raise
         _ready = True
+
+
+def load_language_modules() -> None:
+    """Import the kernel-language modules the shared context installs, without building
+    it: they fill the shared overlay registry as they load, so a target's overlay
+    digest read after this is the one the built context gives (the disk cache's
+    index keys code this way before anything is typed)."""
+    from .language import (  # noqa: F401
+        atomics, bits, debug, lowering, memory, printing, subgroups, types as gpux_types,
+        typing as gpux_typing,
+    )
 
 
 def typing_context() -> GpuxTypingContext:

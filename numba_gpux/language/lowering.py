@@ -226,16 +226,9 @@ def degrees_impl(context, builder, sig, args):
 
 def _register_function_constant():
     # A device function named in a kernel is a compile-time constant: its
-    # value is never used at run time (calls are resolved statically).
-    # It is also a value: a device function passed to another device function,
-    # or held in a variable (``f = g if c else h`` is a phi of it), needs a data
-    # model, which the exact-type lookup does not inherit from types.Dispatcher.
-    from numba.core.datamodel.models import OpaqueModel
-
+    # value is never used at run time (calls are resolved statically); its data
+    # model is registered with the other data models (language/types).
     from .functions import GpuxFunctionType
-    from .types import register_data_model
-
-    register_data_model(GpuxFunctionType, OpaqueModel)
 
     @lower_constant(GpuxFunctionType)
     def device_function_constant(context, builder, ty, pyval):

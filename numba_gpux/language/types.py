@@ -20,11 +20,12 @@ import operator
 
 from llvmlite import ir
 from numba.core import datamodel, types
-from numba.core.datamodel.models import PrimitiveModel
+from numba.core.datamodel.models import OpaqueModel, PrimitiveModel
 from numba.core.imputils import Registry as LoweringRegistry
 from numba.core.typing.templates import AbstractTemplate, Registry, signature
 
 from ..overlays import SHARED, registry as overlay_registry
+from .functions import GpuxFunctionType
 from .intrinsics import MATH_BINARY, MATH_UNARY, call
 
 __all__ = ["typing_registry", "lowering_registry", "data_model_manager", "register_data_model"]
@@ -55,6 +56,11 @@ def register_data_model(fetypecls, handler) -> None:
     Numba's types need their own entry)."""
     _dmm.register(fetypecls, handler)
 
+
+# A device function named in a kernel is also a value: passed to another device
+# function, or held in a variable (``f = g if c else h`` is a phi of it), it needs a
+# data model, which the exact-class lookup does not inherit from types.Dispatcher.
+register_data_model(GpuxFunctionType, OpaqueModel)
 
 _manager = None
 
