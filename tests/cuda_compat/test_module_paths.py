@@ -94,6 +94,8 @@ def test_cudadrv_names(device):
     assert devices.get_context() is cuda.current_context()
     assert issubclass(driver.CudaAPIError, error.CudaDriverError)
     assert error.CudaSupportError is cuda.CudaSupportError
+    with pytest.raises(cuda.CudaSupportError, match="no device"):
+        driver._raise_driver_not_found()  # STUMPY's no-GPU path calls it
     with pytest.raises(UnsupportedError, match="set_memory_manager"):
         driver.set_memory_manager(driver.BaseCUDAMemoryManager)
     host = np.zeros(4)
