@@ -82,6 +82,11 @@ class Driver:
 driver = Driver()
 
 
+def _have_nvjitlink() -> bool:
+    """False: numba_gpux links no foreign code, so nvJitLink is never used."""
+    return False
+
+
 def _raise_driver_not_found():
     """Raise :class:`CudaSupportError` saying no device was found (libraries such as
     STUMPY call this numba.cuda helper on machines without a GPU)."""
