@@ -4,13 +4,22 @@ from __future__ import annotations
 
 import os
 
-__all__ = ["device_spec", "cache_dir", "debug_ir", "opencl_vendor_override", "cuda_home_dirs",
+__all__ = ["device_spec", "visible_devices", "cache_dir", "cache_max_bytes", "debug_ir", "opencl_vendor_override", "cuda_home_dirs",
            "opencl_c_route"]
 
 
 def device_spec() -> str | None:
     """``NUMBA_GPUX_DEVICE``: the default device, e.g. ``opencl:cpu:0`` or ``cuda:0``."""
     return os.environ.get("NUMBA_GPUX_DEVICE") or None
+
+
+def visible_devices() -> list[str] | None:
+    """``NUMBA_GPUX_VISIBLE_DEVICES``: comma-separated device specs (``opencl:cpu:0``,
+    ``cuda:1``, ``opencl-c``); only those devices are listed.  Unset or empty: all."""
+    raw = os.environ.get("NUMBA_GPUX_VISIBLE_DEVICES", "")
+    if not raw.strip():
+        return None
+    return [s.strip() for s in raw.split(",") if s.strip()]
 
 
 def cache_dir() -> str:
@@ -20,6 +29,19 @@ def cache_dir() -> str:
         return base
     xdg = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return os.path.join(xdg, "numba_gpux")
+
+
+def cache_max_bytes() -> int:
+    """``NUMBA_GPUX_CACHE_SIZE``: the disk cache's size limit in bytes (suffixes K, M, G;
+    default 1G; 0 means no limit).  Past it, the least recently used entries go."""
+    raw = (os.environ.get("NUMBA_GPUX_CACHE_SIZE") or "").strip().upper()
+    if not raw:
+        return 1 << 30
+    scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(raw[-1:], 1)
+    try:
+        return max(0, int(float(raw.rstrip("KMGB") or 0) * scale))
+    except ValueError:
+        return 1 << 30
 
 
 def debug_ir() -> bool:
