@@ -98,8 +98,9 @@ __all__ = [
     "In", "Out", "InOut", "DeviceNDArray", "Reduce", "reduce",
     "compile", "compile_ptx", "compile_for_current_device", "compile_ptx_for_current_device",
     "compile_all", "KernelRuntimeError", "fp16", "random", "implementation",
-    "HAS_NUMBA", "config", "args", "core", "cudadrv", "extending", "misc", "np", "typeconv",
-    "typing", "utils", "nvvm",
+    # submodules such as np, typing, core are attributes but not star-exported (they
+    # would shadow numpy or the standard library's typing in the importer)
+    "HAS_NUMBA", "config", "cudadrv", "extending", "nvvm",
     "runtime", "reset", "LinkableCode", "PTXSource", "CUSource", "Cubin", "Fatbin", "Archive",
     "Object", "LTOIR", "libdevice", "vector_types", "kernels", "vectorize", "guvectorize",
 ]

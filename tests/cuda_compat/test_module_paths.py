@@ -169,3 +169,10 @@ def test_extending_overload_reaches_kernels(device):
 def test_linkable_code_pickles():
     src = cuda.CUSource("x", name="a.cu")
     assert pickle.loads(pickle.dumps(src)).name == "a.cu"
+
+
+def test_star_import_does_not_shadow_numpy_or_typing():
+    ns = {}
+    exec("import numpy as np\nimport typing\nfrom numba_gpux.cuda import *", ns)
+    assert ns["np"] is np and ns["typing"].__name__ == "typing"
+    assert ns["vectorize"] is cuda.vectorize and ns["HAS_NUMBA"] is True
