@@ -41,6 +41,7 @@ from __future__ import annotations
 import functools
 import threading
 import warnings
+from collections import OrderedDict
 
 import numpy as np
 from numba.core import types
@@ -92,7 +93,8 @@ class Shim:
     """Flattens one argument signature into the kernel ABI and remembers the driver kernel."""
 
     __slots__ = ("kernel", "flatten", "host_arrays", "device", "argtypes", "nflat", "errors",
-                 "prints", "epoch", "checked", "keepalive", "launch", "static_shared", "name")
+                 "prints", "epoch", "checked", "keepalive", "launch", "static_shared", "name",
+                 "program")
 
     def __init__(self, kernel, flatten, host_arrays, device, argtypes, nflat, errors=None,
                  prints=False, launch=None, static_shared=0, name="kernel"):
@@ -116,6 +118,8 @@ class Shim:
         self.static_shared = static_shared
         #: the kernel's name, for errors
         self.name = name
+        #: the built program the kernel comes from, kept alive with the shim (launch._load)
+        self.program = None
         #: ``launch(griddim, blockdim, flat_args, shared_bytes, queue)``: the runtime's
         #: launcher from ``prepare``, else its ``launch`` bound to this kernel
         self.launch = launch if launch is not None else functools.partial(
@@ -228,21 +232,34 @@ def _build_shim(dispatcher, argtypes, device) -> Shim:
         from .language.printing import uses_print
 
         prints = uses_print(dispatcher.kernel_ir(dev_types)[1])
-    return Shim(kernel, flatten, host_arrays, device, dev_types, len(params), errors,
+    shim = Shim(kernel, flatten, host_arrays, device, dev_types, len(params), errors,
                 prints, launcher, static_shared, dispatcher.__name__)
+    shim.program = program
+    return shim
 
 
-_programs: dict = {}
+#: built programs shared by the kernels whose finished code is one artifact (a cache
+#: hit gives another kernel object the same artifact): a bounded LRU.  A program
+#: lives as long as a shim holds it (``Shim.program``) or while it is among the
+#: last :data:`PROGRAM_LRU` built, so dropped kernels give their programs back.
+_programs: OrderedDict = OrderedDict()
+PROGRAM_LRU = 32
+_programs_lock = threading.Lock()
 
 
 def _load(device, art):
-    key = (id(device), id(art))
-    prog = _programs.get(key)
-    if prog is None:
-        prog = _cache.load_program(device, art)  # the driver's program, from disk if kept
-        _programs[key] = (prog, art)  # keep art alive so its id stays unique
-        return prog
-    return prog[0]
+    key = (id(device), id(art))  # the entry holds art (and device), so the ids stay unique
+    with _programs_lock:
+        got = _programs.get(key)
+        if got is not None:
+            _programs.move_to_end(key)
+            return got[0]
+    prog = _cache.load_program(device, art)  # the driver's program, from disk if kept
+    with _programs_lock:
+        _programs[key] = (prog, art, device)
+        while len(_programs) > PROGRAM_LRU:
+            _programs.popitem(last=False)
+    return prog
 
 
 # The launch key: (device, the arguments' Python types) selects an entry that
