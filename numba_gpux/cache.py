@@ -51,7 +51,7 @@ stats = {"hits": 0, "misses": 0, "disk_hits": 0, "index_hits": 0, "index_misses"
 
 FORMAT_VERSION = 2
 _MAGIC = b"numba-gpux cache %d\n" % FORMAT_VERSION
-_KINDS = ("code", "index", "programs")
+_KINDS = ("code", "index", "programs", "libraries")
 
 
 class CacheWarning(UserWarning):
@@ -94,13 +94,16 @@ def _warn_once(root: str, err: Exception) -> None:
 class DiskCache:
     """Finished code on disk, one file per key, under ``NUMBA_GPUX_CACHE_DIR``."""
 
-    def __init__(self, root: str | None = None):
+    def __init__(self, root: str | None = None, quiet: bool = False):
         self.base = os.path.abspath(root or config.cache_dir())
         self.root = os.path.join(self.base, f"code-v{FORMAT_VERSION}")
+        #: an unusable folder gives no warning (caches the user did not ask for:
+        #: a target's parsed libraries)
+        self.quiet = quiet
 
     @property
     def usable(self) -> bool:
-        return self.root not in _unusable
+        return self.base not in _unusable
 
     def path(self, kind: str, key: str) -> str:
         return os.path.join(self.root, kind, key[:2], key)
@@ -153,7 +156,8 @@ class DiskCache:
             os.replace(tmp, path)
         except OSError as e:
             self._remove(tmp)
-            _warn_once(self.base, e)
+            if not self.quiet:
+                _warn_once(self.base, e)
             return False
         _stores += 1
         if _stores == 1 or _stores % 32 == 0:
