@@ -37,6 +37,14 @@ def _cmd_info(args) -> int:
             if k in lim:
                 print(f"      {k:22s} {lim[k]}")
         print(f"      {'features':22s} {', '.join(sorted(d.target_features)) or '-'}")
+    from numba_gpux.devices import unusable_devices
+
+    bad = unusable_devices()
+    if bad:
+        print("\nUnusable devices (listed by their driver, but a trivial kernel failed on them):")
+    for d in bad:
+        print(f"  {d.spec:16s} {d.name} [{d.vendor}; {d.platform}]")
+        print(f"      {'unusable':22s} {d.unusable_reason}")
     try:
         print(f"\nDefault device: {gpux.default_device().spec}")
     except gpux.DeviceNotFoundError:

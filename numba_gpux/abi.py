@@ -40,6 +40,9 @@ class Param:
 def flatten_type(ty, where: str = "argument") -> list[Param]:
     """The leaves of a kernel argument type, in ABI order."""
     if isinstance(ty, types.Array):
+        if ty.ndim == 0:
+            raise GpuxUserError(f"{where} is a 0-d array, which kernels do not take; pass a "
+                                f"1-element array (x.reshape(1)) or the scalar (x[()])")
         if isinstance(ty.dtype, (types.Array,)) or not isinstance(
                 ty.dtype, (types.Number, types.Boolean, types.Record)):
             raise GpuxUserError(f"{where}: arrays of {ty.dtype} cannot be passed to a kernel")
@@ -57,6 +60,8 @@ def flatten_type(ty, where: str = "argument") -> list[Param]:
         return out
     if isinstance(ty, (types.EnumMember, types.IntEnumMember)):
         return flatten_type(ty.dtype, where)
+    if isinstance(ty, types.NoneType):  # ``out=None``: no leaves, the kernel sees None
+        return []
     raise GpuxUserError(
         f"{where} of type {ty} cannot be passed to a kernel; kernels take arrays, "
         f"numbers, booleans and tuples of those"

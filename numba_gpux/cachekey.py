@@ -97,10 +97,11 @@ def environment_key() -> str:
         import llvmlite
         import numba
 
-        package = sys.modules[__package__]  # numba_gpux itself (already imported)
+        from . import _version
+
         h = hashlib.sha256()
         h.update(f"{sys.implementation.cache_tag}|{sys.version}|{np.__version__}|"
-                 f"{numba.__version__}|{llvmlite.__version__}|{package.__version__}|".encode())
+                 f"{numba.__version__}|{llvmlite.__version__}|{_version.__version__}|".encode())
         roots = {os.path.dirname(os.path.abspath(__file__))}
         targets = sys.modules.get("numba_gpux.targets")
         for p in getattr(targets, "__path__", ()) or ():
@@ -294,8 +295,9 @@ def _registered_key(value) -> str:
 
 def _is_gpux_function(v) -> bool:
     """A numba-gpux kernel or device function (of the class or a subclass)."""
-    return any(c.__name__ == "GpuxFunction" and _root(c.__module__) == "numba_gpux"
-               for c in type(v).__mro__)
+    from .language.functions import is_device_function
+
+    return is_device_function(v)
 
 
 class _Keyer:

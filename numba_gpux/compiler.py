@@ -23,8 +23,8 @@ from numba.core.compiler_lock import global_compiler_lock
 from numba.core.target_extension import target_override
 
 from . import abi, irtext
-from .errors import InternalCompilerError, GpuxUserError, ValidationError
-from .interface import Artifact, Target
+from .errors import InternalCompilerError, GpuxUserError, UnsupportedError, ValidationError
+from .interface import Artifact, Target, provide_defaults
 
 __all__ = ["Options", "Job", "TARGET_STAGES", "compile_neutral", "wrap_kernel",
            "run_target_stages", "default_emit", "emit_in_fresh_process", "NeutralResult"]
@@ -39,10 +39,17 @@ class Options:
     debug: bool = False
     inline: bool = False
     lineinfo: bool = False
+    #: sub-groups of exactly this many lanes for a kernel that uses sub-group
+    #: operations (0: the device's natural width); the numba.cuda facade asks for
+    #: 32, its warp size.  A target that cannot provide the width is an error.
+    subgroup_size: int = 0
 
     def __post_init__(self):
         if self.opt not in (0, 1, 2, 3):
             raise GpuxUserError(f"opt must be 0, 1, 2 or 3, not {self.opt!r}")
+        w = self.subgroup_size
+        if not isinstance(w, int) or w < 0 or w & (w - 1):
+            raise GpuxUserError(f"subgroup_size must be 0 or a power of two, not {w!r}")
 
 
 @dataclass(eq=False)
@@ -81,46 +88,74 @@ def compile_neutral(pyfunc, argtypes, options: Options, return_type=None) -> Neu
     """translate -> type -> lower, in the shared context."""
     from .context import TARGET_NAME, target_context, typing_context
 
+    from .language.checks import GpuxCompiler
+
     _reject_unsupported_constructs(pyfunc)
     tctx, cctx = typing_context(), target_context()
     with global_compiler_lock, target_override(TARGET_NAME):
         cres = compiler.compile_extra(
             tctx, cctx, pyfunc, tuple(argtypes), return_type, _flags(options), locals={},
+            pipeline_class=GpuxCompiler,
         )
     return NeutralResult(cres, tuple(cres.signature.args), cres.signature.return_type,
                          cres.library, cres.fndesc, options.debug)
 
 
+class _Loc:
+    """A source location (what errors.format_loc reads) outside Numba's IR."""
+
+    def __init__(self, filename: str, line: int):
+        self.filename = filename
+        self.line = line
+
+
 def _reject_unsupported_constructs(pyfunc) -> None:
     """Constructs GPU code cannot have, reported with the source line before Numba
-    gets to them (its errors for these name internals, not the construct)."""
+    gets to them (its errors for these name internals, not the construct, or no line):
+    try/with blocks, generator functions and names defined nowhere."""
+    import builtins
     import dis
+    import inspect
 
     from .errors import UnsupportedError
 
     code = getattr(pyfunc, "__code__", None)
     if code is None:
         return
+    name = pyfunc.__qualname__
+    instrs = list(dis.get_instructions(code))
+
+    def line_of(ins) -> int:
+        pos = getattr(ins, "positions", None)
+        return (pos.lineno if pos is not None and pos.lineno else None) or code.co_firstlineno
+
+    if code.co_flags & (inspect.CO_GENERATOR | inspect.CO_ASYNC_GENERATOR | inspect.CO_COROUTINE):
+        where = next((ins for ins in instrs if ins.opname in ("YIELD_VALUE", "RETURN_GENERATOR")
+                      and line_of(ins) != code.co_firstlineno), None)
+        loc = _Loc(code.co_filename, line_of(where) if where else code.co_firstlineno)
+        raise UnsupportedError(
+            f"{name}: a generator (or async) function cannot be a kernel or device function; "
+            f"write results into an array argument instead of yielding them", loc)
     entries = getattr(dis.Bytecode(code), "exception_entries", None)
-    if not entries:
-        return
-    start = min(e.start for e in entries)
-    line = code.co_firstlineno
-    for offset, lineno in dis.findlinestarts(code):
-        if offset > start:
-            break
-        if lineno is not None:
-            line = lineno
-
-    class _Loc:
-        filename = code.co_filename
-
-    loc = _Loc()
-    loc.line = line
-    raise UnsupportedError(
-        f"{pyfunc.__qualname__}: try/except, try/finally and with-blocks are not supported in "
-        f"GPU code (exceptions cannot be caught on the device; with debug=True a raised "
-        f"exception is reported on the host)", loc)
+    if entries:
+        start = min(e.start for e in entries)
+        # the line of the instruction just before the protected range: the ``try:``
+        # (its NOP) or the ``with`` statement, not the first line of the block
+        line = code.co_firstlineno
+        for ins in instrs:
+            if ins.offset >= start:
+                break
+            line = line_of(ins)
+        raise UnsupportedError(
+            f"{name}: try/except, try/finally and with-blocks are not supported in "
+            f"GPU code (exceptions cannot be caught on the device; with debug=True a raised "
+            f"exception is reported on the host)", _Loc(code.co_filename, line))
+    glb = getattr(pyfunc, "__globals__", {})
+    for ins in instrs:
+        if ins.opname in ("LOAD_GLOBAL", "LOAD_NAME") and isinstance(ins.argval, str):
+            if ins.argval not in glb and not hasattr(builtins, ins.argval):
+                raise UnsupportedError(f"{name}: name {ins.argval!r} is not defined",
+                                       _Loc(code.co_filename, line_of(ins)))
 
 
 def kernel_symbol(pyfunc, argtypes) -> str:
@@ -148,10 +183,13 @@ def wrap_kernel(neutral: NeutralResult, name: str) -> str:
 
     context = target_context()
     if neutral.return_type not in (types.none, types.void):
-        raise GpuxUserError(
+        from .errors import UnsupportedError
+        from .language.checks import return_value_loc
+
+        raise UnsupportedError(
             f"kernel {neutral.fndesc.qualname!r} returns {neutral.return_type}; "
-            f"kernels must not return a value (write results into an array argument)"
-        )
+            f"kernels must not return a value (write results into an array argument)",
+            return_value_loc(neutral.cres))
     module = context.create_module(f"{name}.entry")
     params: list[ir.Type] = []
     layout: list[tuple] = []  # per argument: list of leaf slots
@@ -212,6 +250,8 @@ def wrap_kernel(neutral: NeutralResult, name: str) -> str:
             return take(1)[0]
         if isinstance(ty, types.BaseTuple):
             return context.make_tuple(builder, ty, [build(t) for t in ty.types])
+        if isinstance(ty, types.NoneType):
+            return context.get_dummy_value()
         raise InternalCompilerError("wrap", f"unhandled argument type {ty}")
 
     args = [build(ty) for ty in neutral.argtypes]
@@ -252,6 +292,8 @@ class Job:
 
 def _stage_map_ir(job: Job):
     job.text = job.target.map_ir(job.text)
+    if job.target.index_limits is not None:
+        job.text = irtext.index_ranges(job.text, job.target.index_limits)
 
 
 def _stage_mark_kernels(job: Job):
@@ -307,7 +349,34 @@ def _stage_internalize(job: Job):
             g.linkage = "internal"
 
 
+def _require_subgroup_size(job: Job):
+    """Options.subgroup_size, for a module that uses sub-group operations, as the
+    target's data says: sub-groups that always have one width (``subgroup_width``),
+    or a per-kernel requirement written as metadata (``subgroup_size_metadata``,
+    where the device has the feature ``required_subgroup_size``)."""
+    width = job.options.subgroup_size
+    if not width or not any(f.name.startswith("__gpux_sg_") for f in job.module.functions):
+        return
+    target = job.target
+    fixed = target.option("subgroup_width")
+    if fixed == width:
+        return
+    md = target.option("subgroup_size_metadata")
+    if md and target.has("required_subgroup_size"):
+        job.module = ll.parse_assembly(
+            irtext.add_function_metadata(str(job.module), job.kernels, md, f"i32 {width}"))
+        return
+    why = (f"its sub-groups are always {fixed} wide" if fixed else
+           "this device cannot require a sub-group width" if md else
+           "the target cannot require a sub-group width")
+    raise UnsupportedError(
+        f"kernel {job.name!r} uses sub-group (warp) operations written for sub-groups of "
+        f"{width} lanes, which {target.name} cannot run: {why} (kernels of the numba.cuda "
+        f"facade assume warps of 32; gpux.jit kernels use the device's natural width)")
+
+
 def _stage_finish(job: Job):
+    _require_subgroup_size(job)
     # a target may return a replacement module (e.g. after an IR text round trip)
     new = job.target.finish_module(job.module, job.kernels)
     if new is not None:
@@ -394,7 +463,31 @@ def _stage_optimize(job: Job):
             mpm.run(job.module, pb)
     else:
         mpm.run(job.module, pb)
+    if job.options.opt > 0:
+        _infer_address_spaces(job)
     _replace_intrinsics(job)
+
+
+def _infer_address_spaces(job: Job) -> None:
+    """Memory accesses through generic pointers that are casts of global, shared, local
+    or constant pointers use those pointers instead (``irtext.infer_address_spaces``;
+    LLVM's own pass is not in llvmlite's pass manager, and LLVM's SPIR-V back end
+    would emit generic loads and stores); the casts left unused are removed."""
+    text = str(job.module)
+    new = irtext.infer_address_spaces(text, job.target.addrspaces.generic)
+    if new == text:
+        return
+    try:
+        job.module = ll.parse_assembly(new)
+        job.module.verify()
+    except RuntimeError as e:
+        raise InternalCompilerError("optimize", f"address-space inference made invalid IR: {e}",
+                                    new) from None
+    pb = ll.create_pass_builder(target_machine(job.target, 0),
+                                ll.create_pipeline_tuning_options(speed_level=0))
+    mpm = ll.create_new_module_pass_manager()
+    mpm.add_dead_code_elimination_pass()
+    mpm.run(job.module, pb)
 
 
 def _replace_intrinsics(job: Job) -> None:
@@ -554,6 +647,18 @@ def default_emit(target: Target, module, kernels, opt: int, ir_text: str | None 
         binary = tm.emit_object(module)
     return Artifact(target.artifact_kind, binary, _AsmFromIR(target, opt, ir_text), tuple(kernels),
                     llvm_ir=ir_text)
+
+
+def _build_shared_context() -> None:
+    """Before a Target's fingerprint is read: the shared context, whose loading fills
+    the "shared" overlay registry that the fingerprint hashes."""
+    from .context import target_context
+
+    target_context()
+
+
+# the Target contract's hook defaults run the stages' code (interface imports nothing above)
+provide_defaults(before_fingerprint=_build_shared_context, emit=default_emit)
 
 
 _EMIT_CHILD = """

@@ -4,13 +4,22 @@ from __future__ import annotations
 
 import os
 
-__all__ = ["device_spec", "cache_dir", "cache_max_bytes", "debug_ir", "opencl_vendor_override", "cuda_home_dirs",
+__all__ = ["device_spec", "visible_devices", "cache_dir", "cache_max_bytes", "debug_ir", "opencl_vendor_override", "cuda_home_dirs",
            "opencl_c_route"]
 
 
 def device_spec() -> str | None:
     """``NUMBA_GPUX_DEVICE``: the default device, e.g. ``opencl:cpu:0`` or ``cuda:0``."""
     return os.environ.get("NUMBA_GPUX_DEVICE") or None
+
+
+def visible_devices() -> list[str] | None:
+    """``NUMBA_GPUX_VISIBLE_DEVICES``: comma-separated device specs (``opencl:cpu:0``,
+    ``cuda:1``, ``opencl-c``); only those devices are listed.  Unset or empty: all."""
+    raw = os.environ.get("NUMBA_GPUX_VISIBLE_DEVICES", "")
+    if not raw.strip():
+        return None
+    return [s.strip() for s in raw.split(",") if s.strip()]
 
 
 def cache_dir() -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from dataclasses import dataclass, field
 from importlib import metadata
@@ -10,7 +11,8 @@ from . import config
 from .errors import DeviceNotFoundError, GpuxUserError
 
 __all__ = ["Device", "devices", "default_device", "select_device", "current_device",
-           "targets", "get_target_entry", "resolve_target", "rescan", "register_target"]
+           "use_device", "lookup_device", "targets", "get_target_entry", "resolve_target", "rescan",
+           "register_target", "unusable_devices", "set_prober"]
 
 ENTRY_POINT_GROUP = "numba_gpux.targets"
 _KIND_ORDER = {"gpu": 0, "accelerator": 1, "cpu": 2}
@@ -35,6 +37,8 @@ class Device:
     platform: str = ""
     kind_index: int = 0
     _target: object = field(default=None, repr=False)
+    #: why the device cannot be used (its probe failed: the driver's message), else None
+    unusable_reason: str | None = field(default=None, repr=False)
 
     @property
     def spec(self) -> str:
@@ -58,11 +62,34 @@ class Device:
     def __str__(self) -> str:
         return f"{self.spec}: {self.name}"
 
+    def __reduce__(self):
+        # a device pickles as its spec: the unpickling process finds its own device of
+        # that spec (its driver objects belong to this process)
+        return lookup_device, (self.spec,)
+
 
 _lock = threading.RLock()
 _entries: dict | None = None
 _devices: list | None = None
 _selected: Device | None = None
+#: per thread, the devices of the open ``use_device`` scopes (innermost last)
+_local = threading.local()
+#: how many ``use_device`` scopes are open in all threads (0: the launch path reads
+#: ``_selected`` without looking at the thread's scopes)
+_scoped = 0
+_unusable: list = []
+#: ``prober(device) -> None | reason``: builds and runs a trivial kernel on a device
+#: before it is listed (set by numba_gpux.probe, a layer above this one)
+_prober = None
+_probing = threading.local()
+
+
+def set_prober(fn) -> None:
+    """Install the function that checks a device before it is listed (None: trust all)."""
+    global _prober, _devices
+    with _lock:
+        _prober = fn
+        _devices = None
 
 
 #: numba-gpux's own distribution name: its targets are the built-in ones
@@ -189,30 +216,111 @@ def resolve_target(target, **kw):
     raise GpuxUserError(f"target must be a name, a Device or a Target, not {target!r}")
 
 
+def _parse_spec(spec: str):
+    """``target[:kind][:index]`` -> (target, kind or None, index or None)."""
+    parts = [p for p in spec.strip().lower().split(":") if p != ""]
+    if not parts:
+        raise GpuxUserError("empty device spec; use e.g. 'opencl:cpu:0' or 'cuda:0'")
+    tname, rest = parts[0], parts[1:]
+    kind = idx = None
+    if rest and not rest[0].isdigit():
+        kind, rest = rest[0], rest[1:]
+    if rest:
+        if not rest[0].isdigit() or len(rest) > 1:
+            raise GpuxUserError(f"bad device spec {spec!r}; use target[:kind][:index]")
+        idx = int(rest[0])
+    return tname, kind, idx
+
+
+def _spec_matches(parsed, d: Device) -> bool:
+    """Whether *d* is the device (or one of the devices) a parsed spec names: the index
+    counts devices of that kind when a kind is given, else devices of the target."""
+    tname, kind, idx = parsed
+    if d.target_name != tname or (kind is not None and d.kind != kind):
+        return False
+    return idx is None or idx == (d.kind_index if kind is not None else d.index)
+
+
+def _visible(found: list) -> list:
+    """The devices ``NUMBA_GPUX_VISIBLE_DEVICES`` leaves visible (all when unset)."""
+    specs = config.visible_devices()
+    if specs is None:
+        return found
+    parsed = []
+    for spec in specs:
+        try:
+            parsed.append(_parse_spec(spec))
+        except GpuxUserError:
+            import warnings
+
+            warnings.warn(f"numba_gpux: NUMBA_GPUX_VISIBLE_DEVICES: ignoring the bad device "
+                          f"spec {spec!r} (use target[:kind][:index], comma-separated)")
+    return [dp for dp in found if any(_spec_matches(p, dp[0]) for p in parsed)]
+
+
+def _probe(found: list) -> tuple[list, list]:
+    """(usable, unusable) devices: each is probed once (see numba_gpux.probe)."""
+    if _prober is None:
+        return found, []
+    usable, unusable = [], []
+    _probing.active = True
+    try:
+        for d in found:
+            try:
+                reason = _prober(d)
+            except Exception as e:  # the probe itself failed: the device is not trusted
+                reason = f"{type(e).__name__}: {e}"
+            d.unusable_reason = reason
+            (usable if reason is None else unusable).append(d)
+    finally:
+        _probing.active = False
+    return usable, unusable
+
+
 def devices(refresh: bool = False) -> list[Device]:
-    """Every usable device of every installed target, best first (GPUs before CPUs)."""
-    global _devices
+    """Every usable device of every installed target, best first (GPUs before CPUs).
+
+    ``NUMBA_GPUX_VISIBLE_DEVICES`` (comma-separated device specs) narrows the list;
+    a device whose probe fails (it cannot build or run a trivial kernel) is left out
+    and listed by :func:`unusable_devices` instead.
+    """
+    global _devices, _unusable
+    if getattr(_probing, "active", False):  # asked from inside a probe: nothing is trusted yet
+        return []
     if _devices is None or refresh:
         with _lock:
-            found: list[Device] = []
+            found: list = []
             for name, entry in targets().items():
                 try:
                     devs = list(entry.discover())
                 except Exception:  # discovery must not raise; treat as no devices
                     devs = []
                 found.extend((d, entry.priority) for d in devs)
+            found = _visible(found)
             found.sort(key=lambda dp: (_KIND_ORDER.get(dp[0].kind, 3), -dp[1], dp[0].index))
-            _devices = [d for d, _ in found]
+            usable, unusable = _probe([d for d, _ in found])
+            _unusable = unusable
+            _devices = usable
     return list(_devices)
+
+
+def unusable_devices() -> list[Device]:
+    """Devices a driver lists but that failed their probe; ``d.unusable_reason`` says why."""
+    devices()
+    return list(_unusable)
 
 
 def _no_device_message(spec: str | None) -> str:
     names = ", ".join(sorted(targets())) or "none"
     what = f"matching {spec!r} " if spec else ""
+    bad = [d for d in unusable_devices()
+           if spec is None or _spec_matches(_parse_spec(spec), d)]
+    unusable = "".join(f"Unusable: {d.spec} ({d.name}): {d.unusable_reason}\n" for d in bad)
     return (
         f"no usable GPU device {what}was found.\n"
         f"Looked for devices of the installed targets ({names}).\n"
         f"Found: {', '.join(d.spec for d in devices()) or 'nothing'}.\n"
+        f"{unusable}"
         f"To run on this machine's CPU through OpenCL, install the SPIR-V capable CPU driver:\n"
         f"    pip install 'numba-gpux[cpu]'   (pyopencl, intel-opencl-rt, intel-cmplr-lib-rt)\n"
         f"`python -m numba_gpux info` lists what was found."
@@ -220,44 +328,60 @@ def _no_device_message(spec: str | None) -> str:
 
 
 def _match(spec: str) -> Device:
-    parts = [p for p in spec.strip().lower().split(":") if p != ""]
-    if not parts:
-        raise GpuxUserError("empty device spec; use e.g. 'opencl:cpu:0' or 'cuda:0'")
-    tname, rest = parts[0], parts[1:]
+    parsed = _parse_spec(spec)
+    tname, kind, idx = parsed
     if tname not in targets():
         raise DeviceNotFoundError(
             f"unknown target {tname!r} in device spec {spec!r}; installed: "
             f"{', '.join(sorted(targets())) or 'none'}")
-    cands = [d for d in devices() if d.target_name == tname]
-    kind = None
-    idx = 0
-    if rest and not rest[0].isdigit():
-        kind = rest[0]
-        rest = rest[1:]
-        cands = [d for d in cands if d.kind == kind]
-    if rest:
-        if not rest[0].isdigit() or len(rest) > 1:
-            raise GpuxUserError(f"bad device spec {spec!r}; use target[:kind][:index]")
-        idx = int(rest[0])
-    if kind is None:
-        cands.sort(key=lambda d: d.index)
-    if idx >= len(cands):
+    cands = [d for d in devices() if _spec_matches(parsed, d)]
+    if not cands:
         raise DeviceNotFoundError(_no_device_message(spec))
-    return cands[idx]
+    cands.sort(key=lambda d: d.kind_index if kind is not None else d.index)
+    return cands[0]
+
+
+def lookup_device(spec) -> Device:
+    """The device *spec* names (a Device, ``'opencl:cpu:0'``, ``'cuda:0'``), selecting nothing."""
+    return spec if isinstance(spec, Device) else _match(str(spec))
 
 
 def select_device(spec) -> Device:
     """Make *spec* (a Device, ``'opencl:cpu:0'``, ``'cuda:0'``, ``'opencl'``) the default device."""
     global _selected
-    dev = spec if isinstance(spec, Device) else _match(str(spec))
+    dev = lookup_device(spec)
     _selected = dev
     return dev
 
 
+@contextlib.contextmanager
+def use_device(spec):
+    """``with use_device('opencl:cpu:0') as dev:`` -- in this thread, until the block
+    ends, kernels launch and arrays are allocated on *spec* (a Device or a spec);
+    other threads keep their own current device.  Scopes nest."""
+    global _scoped
+    dev = lookup_device(spec)
+    stack = _local.__dict__.setdefault("stack", [])
+    stack.append(dev)
+    with _lock:
+        _scoped += 1
+    try:
+        yield dev
+    finally:
+        stack.pop()
+        with _lock:
+            _scoped -= 1
+
+
 def default_device() -> Device:
-    """The device kernels run on when none is given: the selected one, else
-    ``NUMBA_GPUX_DEVICE``, else the best device found."""
+    """The device kernels run on when none is given: the innermost :func:`use_device`
+    of this thread, else the selected one, else ``NUMBA_GPUX_DEVICE``, else the
+    best device found."""
     global _selected
+    if _scoped:
+        stack = _local.__dict__.get("stack")
+        if stack:
+            return stack[-1]
     if _selected is not None:
         return _selected
     with _lock:

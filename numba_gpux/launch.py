@@ -51,9 +51,10 @@ from . import cache as _cache
 from . import devices as _devices
 from . import overlays as _overlays
 from .errors import GpuxUserError, LaunchError
-from .memory import DeviceArray, HostArg, device_array_like, from_foreign, to_device
+from .limits import check_config, check_static_shared, static_shared_bytes
+from .memory import DeviceArray, HostArg, device_array, device_array_like, from_foreign, to_device
 
-__all__ = ["launch", "generic_launch", "Shim", "NumpyArgumentWarning"]
+__all__ = ["bind_arguments", "launch", "generic_launch", "Shim", "NumpyArgumentWarning"]
 
 
 class NumpyArgumentWarning(UserWarning):
@@ -91,10 +92,10 @@ class Shim:
     """Flattens one argument signature into the kernel ABI and remembers the driver kernel."""
 
     __slots__ = ("kernel", "flatten", "host_arrays", "device", "argtypes", "nflat", "errors",
-                 "prints", "epoch", "checked", "keepalive", "launch")
+                 "prints", "epoch", "checked", "keepalive", "launch", "static_shared", "name")
 
     def __init__(self, kernel, flatten, host_arrays, device, argtypes, nflat, errors=None,
-                 prints=False, launch=None):
+                 prints=False, launch=None, static_shared=0, name="kernel"):
         #: debug kernels: the hidden error buffer (language/debug.py); else None
         self.errors = errors
         #: the kernel calls print(): flush the device's output after each launch
@@ -111,6 +112,10 @@ class Shim:
         #: launched through language/debug.py's checked_launch
         self.checked = errors is not None or bool(prints)
         self.keepalive = None
+        #: bytes of the kernel's static shared arrays (checked with the dynamic ones)
+        self.static_shared = static_shared
+        #: the kernel's name, for errors
+        self.name = name
         #: ``launch(griddim, blockdim, flat_args, shared_bytes, queue)``: the runtime's
         #: launcher from ``prepare``, else its ``launch`` bound to this kernel
         self.launch = launch if launch is not None else functools.partial(
@@ -169,6 +174,8 @@ def _build_flatten(argtypes):
         elif isinstance(ty, types.BaseTuple):
             for i, t in enumerate(ty.types):
                 emit(f"{expr}[{i}]", t)
+        elif isinstance(ty, types.NoneType):
+            pass  # None: nothing to pass (abi.py)
         else:
             abi.flatten_type(ty)  # raises the user-facing error
             raise GpuxUserError(f"unsupported kernel argument type {ty}")
@@ -194,23 +201,31 @@ def _build_shim(dispatcher, argtypes, device) -> Shim:
     spec = getattr(dispatcher, "_specialized", None)
     if spec is not None and tuple(spec) != tuple(argtypes):
         raise GpuxUserError(f"{dispatcher.__name__} was specialized for {spec}; got {argtypes}")
-    # host arrays are launched as device arrays of the same type
-    dev_types = []
+    names = list(dispatcher._pysig.parameters)
+    for i, t in enumerate(argtypes):  # types no kernel takes: an error naming the argument
+        abi.flatten_type(t, f"kernel {dispatcher.__name__}: argument {i} "
+                            f"({names[i] if i < len(names) else '*args'})")
+    # read-only host arrays stay read-only: a kernel writing one fails typing, naming the line
+    dev_types = tuple(argtypes)
     host_arrays = []
-    for i, t in enumerate(argtypes):
-        if isinstance(t, types.Array) and not t.mutable:
-            t = t.copy(readonly=False)
-        dev_types.append(t)
-    dev_types = tuple(dev_types)
-    art = dispatcher.code_for(dev_types, device.target)
+    # the disk cache's index (cache=True) knows what launching needs without typing
+    art = _cache.index_lookup(dispatcher, dev_types, device.target) if dispatcher.cache else None
+    # limits the device cannot meet are errors before anything is built
+    static_shared = art.info.get("static_shared_bytes") if art is not None else None
+    if static_shared is None:
+        static_shared = static_shared_bytes(dispatcher.kernel_ir(dev_types)[1])
+    check_static_shared(device, dispatcher.__name__, static_shared)
+    if art is None:
+        art = dispatcher.code_for(dev_types, device.target)
     program = _load(device, art)
     kernel = device.runtime.kernel(program, art.kernels[0])
     flatten, params = _build_flatten(dev_types)
     errors = None
     if dispatcher.options.debug:
-        from .language.debug import ErrorBuffer
+        from .language.debug import ERROR_SLOTS, ErrorBuffer
 
-        errors = ErrorBuffer(device, dispatcher.__name__)
+        errors = ErrorBuffer(device_array(ERROR_SLOTS, np.int32, device=device),
+                             dispatcher.__name__)
         params.append(("buffer", None))
     launcher = device.runtime.prepare(kernel, params)
     prints = art.info.get("uses_print")  # recorded by the disk cache (no typing on a hit)
@@ -219,7 +234,7 @@ def _build_shim(dispatcher, argtypes, device) -> Shim:
 
         prints = uses_print(dispatcher.kernel_ir(dev_types)[1])
     return Shim(kernel, flatten, host_arrays, device, dev_types, len(params), errors,
-                prints, launcher)
+                prints, launcher, static_shared, dispatcher.__name__)
 
 
 _programs: dict = {}
@@ -291,15 +306,38 @@ def launch(dispatcher, cfg, args):
     return launch_call(cfg, *args)
 
 
-def launch_call(cfg, *args):
-    """``LaunchConfig.__call__``: launch ``cfg.dispatcher`` on *args*.
+def bind_arguments(dispatcher, args: tuple, kwargs: dict) -> tuple:
+    """The positional arguments of a launch given *args* and keywords *kwargs*, with
+    the kernel's Python defaults filled in; a LaunchError (before anything runs)
+    for missing, unknown or repeated arguments."""
+    pysig = dispatcher._pysig
+    try:
+        bound = pysig.bind(*args, **kwargs)
+    except TypeError as e:
+        raise LaunchError(f"kernel {dispatcher.__name__}{pysig}: {e}") from None
+    bound.apply_defaults()
+    if bound.kwargs:
+        raise LaunchError(f"kernel {dispatcher.__name__}{pysig}: keyword-only parameters "
+                          f"({', '.join(bound.kwargs)}) are not supported in kernels")
+    return bound.args
+
+
+def launch_call(cfg, *args, **kwargs):
+    """``LaunchConfig.__call__``: launch ``cfg.dispatcher`` on *args* (and keyword
+    arguments; the kernel's Python defaults fill in what is not given).
 
     The steady state is two dictionary hits from the arguments' launch key to
     the shim, its flatten function and the driver call; a new signature, host
     or foreign arrays and tuples take :func:`_launch_generic`.
     """
-    device = cfg.device or _devices._selected or _devices.default_device()
+    if kwargs:
+        args = bind_arguments(cfg.dispatcher, args, kwargs)
+    device = cfg.device or (None if _devices._scoped else _devices._selected) \
+        or _devices.default_device()
     key = cfg.keyfn(device, args)  # None for another argument count (defaults, *args)
+    if key is None:
+        args = bind_arguments(cfg.dispatcher, args, {})
+        key = cfg.keyfn(device, args)
     entry = cfg.launch_keys.get(key if key is not None else (device, *map(type, args)))
     if entry is None:
         return _launch_generic(cfg.dispatcher, cfg, args, device)
@@ -316,7 +354,8 @@ def launch_call(cfg, *args):
             if not _I64_MIN <= args[i] <= _I64_MAX:
                 return _launch_generic(cfg.dispatcher, cfg, args, device)
     if cfg.checked is not device:
-        check_config(device, cfg.griddim, cfg.blockdim, cfg.shared_bytes)
+        check_config(device, shim.name, cfg.griddim, cfg.blockdim, cfg.shared_bytes,
+                     shim.static_shared)
         cfg.checked = device
     # (shims launched through language/debug.py's checked_launch have no launch key)
     shim.launch(cfg.griddim, cfg.blockdim, shim.flatten(args) if args else [],
@@ -349,13 +388,33 @@ def _enter_launch_key(dispatcher, device, args, argtypes, shim) -> None:
         entry.only = shim
 
 
+def _check_devices(dispatcher, args, device, where: str = "argument") -> None:
+    """A device array of another device than the launch's is a LaunchError, before
+    anything runs (its memory is not this device's)."""
+    for i, a in enumerate(args):
+        if isinstance(a, DeviceArray):
+            if a._alloc.device is not device:
+                _wrong_device(dispatcher, f"{where} {i}", a, device)
+        elif type(a) is tuple:
+            _check_devices(dispatcher, a, device, f"{where} {i}, item")
+
+
+def _wrong_device(dispatcher, what: str, a, device):
+    raise LaunchError(
+        f"kernel {dispatcher.__name__}: {what} is a device array on {a._alloc.device.spec}, "
+        f"but the kernel launches on {device.spec}; copy it with "
+        f"numba_gpux.to_device(array, device={device.spec!r}) or launch on its device "
+        f"(kernel[griddim, blockdim, array.device])")
+
+
 def _launch_generic(dispatcher, cfg, args, device):
     if len(args) != dispatcher._nparams:
         raise LaunchError(f"kernel {dispatcher.__name__} takes {dispatcher._nparams} "
                           f"argument(s) but {len(args)} were given")
+    _check_devices(dispatcher, args, device)
     host = None
     for i, a in enumerate(args):
-        if isinstance(a, (np.ndarray, HostArg)):
+        if isinstance(a, (np.ndarray, HostArg)) or (isinstance(a, tuple) and _holds_host(a)):
             host = host or []
             host.append(i)
         elif type(a) not in _FAST_TYPES and not isinstance(a, _PLAIN_ARGS):
@@ -370,11 +429,17 @@ def _launch_generic(dispatcher, cfg, args, device):
     key = (argtypes, device)
     shim = dispatcher._shims.get(key)
     if shim is None or shim.epoch != _overlays.epoch:
-        shim = _build_shim(dispatcher, argtypes, device)
+        shim = _build_shim(dispatcher, dispatcher.match_signature(argtypes), device)
         dispatcher._shims[key] = shim
     _enter_launch_key(dispatcher, device, args, argtypes, shim)
     generic_launch(shim, cfg, shim.flatten(args))
     return None
+
+
+def _holds_host(t: tuple) -> bool:
+    """Whether the tuple *t* holds (also in nested tuples) a host array to copy."""
+    return any(isinstance(x, (np.ndarray, HostArg)) or (isinstance(x, tuple) and _holds_host(x))
+               for x in t)
 
 
 def _launch_with_host_arrays(dispatcher, cfg, args, host, device):
@@ -387,66 +452,76 @@ def _launch_with_host_arrays(dispatcher, cfg, args, host, device):
             f"the device", NumpyArgumentWarning, stacklevel=3)
     args = list(args)
     pairs = []
-    for i in host:
-        h = args[i]
+    readonly = []
+
+    def on_device(h, i):
+        # i: the argument's position, or None inside a tuple argument
+        if isinstance(h, tuple):  # tuples (also nested) of arrays and scalars
+            items = [on_device(x, None) for x in h]
+            return type(h)(*items) if hasattr(h, "_fields") else tuple(items)
+        if not isinstance(h, (np.ndarray, HostArg)):
+            return h
+        where = f"argument {i}" if i is not None else "an array in a tuple argument"
         copy_in = copy_out = True
         if isinstance(h, HostArg):  # In / Out / InOut say which way to copy
             h, copy_in, copy_out = h.ary, h.copy_in, h.copy_out
             if isinstance(h, DeviceArray):
-                args[i] = h
-                continue
+                if h._alloc.device is not device:
+                    _wrong_device(dispatcher, where, h, device)
+                return h
             h = np.asarray(h)
+            if copy_out and not h.flags.writeable:
+                raise LaunchError(f"kernel {dispatcher.__name__}: {where} is a read-only "
+                                  f"NumPy array passed as an output; "
+                                  f"results could not be written back to it")
+        elif not h.flags.writeable:
+            # typed read-only: a kernel that writes it fails to compile, naming the line
+            if i is not None:
+                readonly.append(i)
+            copy_out = False
         d = (to_device(h, device=device, stream=cfg.queue) if copy_in
              else device_array_like(h, device=device))
-        args[i] = d
         if copy_out:
             pairs.append((h, d))
+        return d
+
+    for i in host:
+        args[i] = on_device(args[i], i)
     argtypes = tuple(map(_typeof, args))
+    if readonly:
+        argtypes = tuple(t.copy(readonly=True) if i in readonly else t
+                         for i, t in enumerate(argtypes))
     key = (argtypes, device)
     shim = dispatcher._shims.get(key)
     if shim is None or shim.epoch != _overlays.epoch:
-        shim = _build_shim(dispatcher, argtypes, device)
+        try:
+            shim = _build_shim(dispatcher, dispatcher.match_signature(argtypes), device)
+        except Exception as e:
+            if readonly and "readonly array" in str(e):
+                names = list(dispatcher._pysig.parameters)
+                which = ", ".join(f"{i} ({names[i]})" if i < len(names) else str(i)
+                                  for i in readonly)
+                raise LaunchError(
+                    f"kernel {dispatcher.__name__} writes to a read-only NumPy array "
+                    f"(argument {which}); its results would be lost. Pass a writeable array "
+                    f"(np.array(x) copies one).\n\n{e}") from None
+            raise
         dispatcher._shims[key] = shim
     generic_launch(shim, cfg, shim.flatten(args))
     for h, d in pairs:
-        if h.flags.writeable:
-            if h.flags.c_contiguous or h.flags.f_contiguous:
-                d.copy_to_host(h, stream=cfg.queue)
-            else:
-                h[...] = d.copy_to_host(stream=cfg.queue)
+        if h.flags.c_contiguous or h.flags.f_contiguous:
+            d.copy_to_host(h, stream=cfg.queue)
+        else:
+            h[...] = d.copy_to_host(stream=cfg.queue)
     return None
-
-
-def check_config(device, griddim, blockdim, shared_bytes):
-    lim = device.limits
-    total = blockdim[0] * blockdim[1] * blockdim[2]
-    maxt = lim.get("max_threads_per_block")
-    if maxt is not None and total > maxt:
-        raise LaunchError(f"block of {blockdim[0]}x{blockdim[1]}x{blockdim[2]} = {total} threads "
-                          f"exceeds the {maxt} threads per block that {device.spec} allows")
-    dims = lim.get("max_block_dims")
-    if dims:
-        for axis, (b, m) in enumerate(zip(blockdim, dims)):
-            if b > m:
-                raise LaunchError(f"block dimension {'xyz'[axis]} = {b} exceeds the maximum "
-                                  f"{m} of {device.spec}")
-    gd = lim.get("max_grid_dims")
-    if gd:
-        for axis, (g, m) in enumerate(zip(griddim, gd)):
-            if g > m:
-                raise LaunchError(f"grid dimension {'xyz'[axis]} = {g} exceeds the maximum "
-                                  f"{m} of {device.spec}")
-    ms = lim.get("max_shared_bytes")
-    if ms is not None and shared_bytes > ms:
-        raise LaunchError(f"{shared_bytes} bytes of dynamic shared memory exceed the {ms} "
-                          f"bytes of {device.spec}")
 
 
 def generic_launch(shim: Shim, cfg, flat_args) -> None:
     """The one launch path every kernel shares."""
     device = shim.device
     if cfg.checked is not device:  # each configuration is checked once per device
-        check_config(device, cfg.griddim, cfg.blockdim, cfg.shared_bytes)
+        check_config(device, shim.name, cfg.griddim, cfg.blockdim, cfg.shared_bytes,
+                     shim.static_shared)
         cfg.checked = device
     if shim.checked:
         from .language.debug import checked_launch

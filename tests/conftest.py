@@ -88,11 +88,23 @@ def all_devices():
     return [d for d in gpux.devices() if testable_here(d)]
 
 
+def unusable_reason() -> str:
+    """The devices of this process that failed their probe, with the driver's message
+    (numba_gpux.probe), for skip reasons; '' when none did."""
+    from gpux_testing import testable_here
+    from numba_gpux.devices import unusable_devices
+
+    bad = [d for d in unusable_devices() if testable_here(d)]
+    return "; ".join(f"{d.spec} is unusable: {d.unusable_reason}" for d in bad)
+
+
 def device_params():
     devs = all_devices()
     if not devs:
+        bad = unusable_reason()
         return [pytest.param(None, marks=pytest.mark.skip(
-            reason="no GPU-capable device found (install numba-gpux[cpu] for the OpenCL CPU driver)"))]
+            reason=bad or "no GPU-capable device found (install numba-gpux[cpu] for the "
+                          "OpenCL CPU driver)"))]
     return [pytest.param(d, id=d.spec) for d in devs]
 
 
@@ -112,7 +124,8 @@ def device(request):
 def opencl_device():
     devs = _devices_of("opencl")
     if not devs:
-        pytest.skip("no SPIR-V capable OpenCL device (pip install 'numba-gpux[cpu]')")
+        pytest.skip(unusable_reason() or "no SPIR-V capable OpenCL device "
+                                         "(pip install 'numba-gpux[cpu]')")
     devmod = _devmod()
 
     prev = devmod._selected

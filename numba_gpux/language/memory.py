@@ -33,6 +33,7 @@ from .stubs import Stub
 __all__ = ["shared", "local", "const", "barrier_count", "barrier_and", "barrier_or", "nanosleep",
            "fence", "fence_block", "fence_device", "fence_system", "typing_registry",
            "lowering_registry", "make_constant_array", "CONSTANT_MEMORY_LIMIT",
+           "LOCAL_ARRAY_LIMIT",
            "DYNAMIC_SHARED_INTRINSICS"]
 
 I32 = ir.IntType(32)
@@ -43,6 +44,10 @@ VOID = ir.VoidType()
 AS_SHARED, AS_CONSTANT = 3, 4
 #: global arrays larger than this stay in global memory (CUDA's constant bank is 64 KiB)
 CONSTANT_MEMORY_LIMIT = 64 * 1024
+#: the most bytes one ``local.array`` may take: what CUDA gives a thread (512 KiB of
+#: local memory), the least any target allows.  Checked at typing time, so that a
+#: huge private array is a clear error instead of an optimizer that never finishes.
+LOCAL_ARRAY_LIMIT = 512 * 1024
 
 
 # ---------------------------------------------------------------- the contract
@@ -216,6 +221,26 @@ def _dtype_of(name, dtype):
                       f"numba.int64, a record dtype), not {dtype}")
 
 
+def _itemsize(dt) -> int | None:
+    try:
+        from numba.np.numpy_support import as_dtype
+
+        return as_dtype(dt).itemsize
+    except Exception:  # a type NumPy has no dtype for: its size is checked nowhere here
+        return None
+
+
+def _check_local_size(name, shp, dt) -> None:
+    itemsize = _itemsize(dt)
+    if itemsize is None:
+        return
+    nbytes = int(np.prod(shp, dtype=object)) * itemsize
+    if nbytes > LOCAL_ARRAY_LIMIT:
+        raise TypingError(f"{name}: shape {shp} of {dt} takes {nbytes} bytes, more than the "
+                          f"{LOCAL_ARRAY_LIMIT} bytes of private memory a work-item may have; "
+                          f"use shared memory or a global array for data this large")
+
+
 def _array_typer(name, allow_dynamic):
     def typer(args, kws):
         shape, dtype = _bind(name, args, kws, ["shape", "dtype"])
@@ -231,6 +256,8 @@ def _array_typer(name, allow_dynamic):
             what = ("shape=0 (one dimension) asks for dynamic shared memory; "
                     if allow_dynamic else "")
             raise TypingError(f"{name}: {what}a zero size is not allowed in shape {shp}")
+        if not allow_dynamic:
+            _check_local_size(name, shp, dt)
         # the Python signature lets Numba's lowering fold keyword arguments
         # (numba.cuda code writes shared.array(shape=..., dtype=...))
         return signature(types.Array(dt, len(shp), "C"), shape, dtype).replace(

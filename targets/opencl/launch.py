@@ -77,9 +77,65 @@ def ensure_icd_vendors() -> None:
             except OSError:
                 continue
         digest = hashlib.sha256(repr(sorted(entries.items())).encode()).hexdigest()[:16]
-        out = os.path.join(config.cache_dir(), "opencl-vendors", digest)
+        out = _write_vendor_dir(digest, entries)
+        if out is None:
+            import warnings
+
+            warnings.warn("numba_gpux: no temporary directory is writable, so the OpenCL driver "
+                          "installed in this environment cannot be made visible; set "
+                          "OCL_ICD_VENDORS to a directory of .icd files", RuntimeWarning)
+            return
+        os.environ["OCL_ICD_VENDORS"] = out
+
+
+def _own_dir(path: str) -> bool:
+    """Whether *path* is a real directory of this user that no one else can write."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return False
+    import stat
+
+    return (stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid()
+            and not st.st_mode & (stat.S_IWGRP | stat.S_IWOTH))
+
+
+def _vendor_base() -> str | None:
+    """This user's directory for vendor files under the temporary directory, made
+    owner-only; None if it exists but is not safely this user's."""
+    import tempfile
+
+    base = os.path.join(tempfile.gettempdir(), f"numba-gpux-{os.getuid()}")
+    try:
+        os.mkdir(base, 0o700)
+    except FileExistsError:
+        pass
+    except OSError:
+        return None
+    return base if _own_dir(base) else None
+
+
+def _write_vendor_dir(digest: str, entries: dict) -> str | None:
+    """A directory of ``.icd`` files naming *entries*' libraries, for ``OCL_ICD_VENDORS``.
+
+    It lives under the temporary directory (``TMPDIR``), never under the cache
+    directory: device discovery must not depend on a writable cache.  The files
+    are named by a digest of their contents and written atomically, so processes
+    share one directory; where the per-user directory cannot be used, a private
+    one is made for this process.
+    """
+    import tempfile
+
+    base = _vendor_base()
+    out = os.path.join(base, "opencl-vendors", digest) if base else None
+    for attempt in range(2):
+        if out is None:
+            try:
+                out = tempfile.mkdtemp(prefix="numba-gpux-vendors-")
+            except OSError:
+                return None
         try:
-            os.makedirs(out, exist_ok=True)
+            os.makedirs(out, mode=0o700, exist_ok=True)
             for name, lib in entries.items():
                 path = os.path.join(out, name)
                 if not os.path.exists(path):
@@ -87,9 +143,10 @@ def ensure_icd_vendors() -> None:
                     with open(tmp, "w") as f:
                         f.write(lib + "\n")
                     os.replace(tmp, path)
+            return out
         except OSError:
-            return
-        os.environ["OCL_ICD_VENDORS"] = out
+            out = None
+    return None
 
 
 def _kind(cl, dev) -> str:
@@ -114,6 +171,8 @@ def _features(dev) -> frozenset:
         feats.add("float_atomics")
     if "cl_khr_subgroups" in ext or "cl_intel_subgroups" in ext or "cl_khr_subgroup_shuffle" in ext:
         feats.add("subgroups")
+    if "cl_intel_required_subgroup_size" in ext:
+        feats.add("required_subgroup_size")
     return frozenset(feats)
 
 
@@ -150,12 +209,15 @@ def make_device(target_name: str, plat, dev, il: str, runtime, index: int,
     *kind_counts*, shared by the devices of one discovery)."""
     import pyopencl as cl
 
+    from .target import INDEX_LIMITS
+
     kind = _kind(cl, dev)
     k = kind_counts.get(kind, 0)
     kind_counts[kind] = k + 1
     limits = {
         "max_threads_per_block": int(dev.max_work_group_size),
         "max_block_dims": tuple(int(x) for x in dev.max_work_item_sizes),
+        "max_grid_dims": INDEX_LIMITS.grid,  # what the compiler assumes (target.py)
         "max_shared_bytes": int(dev.local_mem_size),
         "compute_units": int(dev.max_compute_units),
         "global_mem_bytes": int(dev.global_mem_size),

@@ -1,0 +1,88 @@
+"""User-facing checks of typed kernel code, between Numba's typing and lowering.
+
+Some Python values type fine on the CPU but have no GPU representation: a
+Python string held in a variable, a list.  Left to lowering they fail deep
+inside (an LLVM IR parse error, a missing ``build_list``); this pass rejects
+them first, as an :class:`~numba_gpux.errors.UnsupportedError` naming the
+construct and the user's source line.  It runs in the pipeline of every
+neutral compile (:class:`GpuxCompiler`).
+"""
+
+from __future__ import annotations
+
+from numba.core import ir, types
+from numba.core.compiler import Compiler, DefaultPassBuilder
+from numba.core.compiler_machinery import AnalysisPass, register_pass
+from numba.core.typed_passes import NopythonTypeInference
+
+from ..errors import UnsupportedError
+
+__all__ = ["GpuxCompiler", "RejectHostOnlyValues", "return_value_loc"]
+
+
+def _what(ty) -> str | None:
+    """What is wrong with a variable of type *ty* in GPU code, or None."""
+    if isinstance(ty, (types.UnicodeType, types.UnicodeCharSeq, types.CharSeq, types.Bytes)):
+        return ("strings are not supported in GPU code (only as literal arguments of "
+                "print() and of intrinsics such as fence('block'))")
+    if isinstance(ty, (types.List, types.ListType, types.LiteralList)):
+        return ("lists are not supported in GPU code; use a tuple, or a local.array / "
+                "shared.array of a fixed size")
+    if isinstance(ty, (types.Set, types.DictType, types.LiteralStrKeyDict)):
+        return "sets and dicts are not supported in GPU code"
+    return None
+
+
+@register_pass(mutates_CFG=False, analysis_only=True)
+class RejectHostOnlyValues(AnalysisPass):
+    """Raise for the first assignment in the function of a value GPU code cannot hold."""
+
+    _name = "gpux_reject_host_only_values"
+
+    def __init__(self):
+        AnalysisPass.__init__(self)
+
+    def run_pass(self, state):
+        typemap, calltypes = state.typemap, state.calltypes
+        name = state.func_ir.func_id.func_qualname
+        for block in state.func_ir.blocks.values():
+            for inst in block.body:
+                if not isinstance(inst, ir.Assign) or isinstance(inst.value, ir.Arg):
+                    continue  # (argument types are checked at launch, with their position)
+                what = _what(typemap.get(inst.target.name))
+                if what is None and isinstance(inst.value, ir.Expr):
+                    # an operation on a string literal turned into a string value (len(s))
+                    sig = calltypes.get(inst.value)
+                    if sig is not None:
+                        what = next(filter(None, map(_what, (*sig.args, sig.return_type))),
+                                    None)
+                if what is not None:
+                    raise UnsupportedError(f"{name}: {what}", inst.loc)
+        return False
+
+
+class GpuxCompiler(Compiler):
+    """Numba's nopython pipeline with :class:`RejectHostOnlyValues` after typing."""
+
+    def define_pipelines(self):
+        pm = DefaultPassBuilder.define_nopython_pipeline(self.state)
+        pm.add_pass_after(RejectHostOnlyValues, NopythonTypeInference)
+        pm.finalize()
+        return [pm]
+
+
+def return_value_loc(cres):
+    """The location of the first ``return`` of a value (not None) in a compiled function."""
+    ann = getattr(cres, "type_annotation", None)
+    blocks = getattr(ann, "blocks", None)
+    typemap = getattr(ann, "typemap", None) or {}
+    if not blocks:
+        return None
+    for block in blocks.values():
+        for inst in block.body:
+            if isinstance(inst, ir.Return):
+                t = typemap.get(inst.value.name)
+                if t is not None and t not in (types.none, types.void) \
+                        and not isinstance(t, types.Omitted):
+                    return inst.loc
+    return None
