@@ -300,6 +300,12 @@ def _is_gpux_function(v) -> bool:
     return is_device_function(v)
 
 
+def _eager(fn) -> str:
+    """The eager signatures a kernel or device function was declared with (they decide
+    the types it is compiled for)."""
+    return repr(tuple(str(s) for s in getattr(fn, "_eager_sigs", ()) or ()))
+
+
 class _Keyer:
     """Keys functions and values, remembering functions already being keyed."""
 
@@ -399,7 +405,8 @@ class _Keyer:
         if isinstance(v, pytypes.ModuleType):
             return self.module(v, names or set(), depth)
         if _is_gpux_function(v):
-            return (f"gpux:{v.is_device}:{v.options!r}:{self.value(tuple(sorted(v.extra.items())))}:"
+            return (f"gpux:{type(v).__qualname__}:{v.is_device}:{v.options!r}:"
+                    f"{self.value(tuple(sorted(v.extra.items())))}:{_eager(v)}:"
                     f"{self.function(v.py_func)}")
         from numba.core.dispatcher import Dispatcher
         from numba.core.extending import _Intrinsic
@@ -461,7 +468,7 @@ def kernel_key(fn, argtypes: tuple, target) -> str | None:
         body = f"{type(fn).__module__}.{type(fn).__qualname__}|" + k.function(fn.py_func)
         args = ",".join(_type_key(t) for t in argtypes)
         attrs = _attributes_key()
-        extra = k.value(tuple(sorted((str(a), b) for a, b in fn.extra.items())))
+        extra = k.value(tuple(sorted((str(a), b) for a, b in fn.extra.items()))) + _eager(fn)
     except Uncacheable:
         return None
     h = hashlib.sha256()
