@@ -212,10 +212,15 @@ def _build_shim(dispatcher, argtypes, device) -> Shim:
     # read-only host arrays stay read-only: a kernel writing one fails typing, naming the line
     dev_types = tuple(argtypes)
     host_arrays = []
+    # the disk cache's index (cache=True) knows what launching needs without typing
+    art = _cache.index_lookup(dispatcher, dev_types, device.target) if dispatcher.cache else None
     # limits the device cannot meet are errors before anything is built
-    static_shared = static_shared_bytes(dispatcher.kernel_ir(dev_types)[1])
+    static_shared = art.info.get("static_shared_bytes") if art is not None else None
+    if static_shared is None:
+        static_shared = static_shared_bytes(dispatcher.kernel_ir(dev_types)[1])
     check_static_shared(device, dispatcher.__name__, static_shared)
-    art = dispatcher.code_for(dev_types, device.target)
+    if art is None:
+        art = dispatcher.code_for(dev_types, device.target)
     program = _load(device, art)
     kernel = device.runtime.kernel(program, art.kernels[0])
     flatten, params = _build_flatten(dev_types)
