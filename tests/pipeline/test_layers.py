@@ -27,19 +27,19 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 #: (docs/pipeline.md, "Registration points").  Every module must have a layer.
 LAYERS: tuple[tuple[str, ...], ...] = (
     # 1: data and text, nothing of the pipeline
-    ("_version", "errors", "config", "irtext", "overlays", "interface", "abi"),
+    ("_version", "errors", "config", "irtext", "overlays", "interface", "abi", "serialize"),
     # 2: the kernel language (typing, lowering) and the one shared context
     ("language", "context"),
     # 3: the stages, and the C-family source emitter targets run as their emit
     ("compiler", "cemit"),
     # 4: keys and stores of compiled code
-    ("cache",),
+    ("cache", "cachekey"),
     # 5: the runtime side
-    ("devices", "memory", "launch", "hooks"),
+    ("devices", "memory", "launch", "hooks", "limits"),
     # 6: the kernel object
     ("dispatcher",),
     # 7: the public API
-    ("api", ""),
+    ("api", "probe", ""),
     # 8: facades, libraries, tools and the built-in targets, on the public contract
     ("cuda", "algorithms", "random", "extending", "dask", "demo", "__main__", "targets"),
 )
