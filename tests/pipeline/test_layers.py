@@ -27,7 +27,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 #: (docs/pipeline.md, "Registration points").  Every module must have a layer.
 LAYERS: tuple[tuple[str, ...], ...] = (
     # 1: data and text, nothing of the pipeline
-    ("_version", "errors", "config", "irtext", "legalize", "overlays", "interface", "abi"),
+    ("_version", "errors", "config", "irtext", "legalize", "overlays", "interface", "abi",
+     "serialize"),
     # 2: the kernel language (typing, lowering) and the one shared context
     ("language", "context"),
     # 3: the stages, and the C-family source emitter targets run as their emit
@@ -35,10 +36,10 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     # 4: keys and stores of compiled code
     ("cache", "cachekey"),
     # 5: the runtime side
-    ("devices", "memory", "limits", "launch", "hooks"),
-    # 6: the kernel object, and how it pickles
-    ("dispatcher", "serialize"),
-    # 7: the public API, and the device probe (it runs a kernel, and registers with devices)
+    ("devices", "memory", "launch", "hooks", "limits"),
+    # 6: the kernel object
+    ("dispatcher",),
+    # 7: the public API
     ("api", "probe", ""),
     # 8: facades, libraries, tools and the built-in targets, on the public contract
     ("cuda", "algorithms", "random", "extending", "dask", "demo", "__main__", "targets"),
