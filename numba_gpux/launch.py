@@ -201,6 +201,39 @@ _flatten_fns: dict = {}
 _shim_lock = threading.Lock()
 
 
+def _int_wrapper(ty):
+    """Python int -> the value a C cast to the integer type *ty* gives (wraps around)."""
+    size = 1 << ty.bitwidth
+    if ty.signed:
+        half = size >> 1
+        return lambda v: ((int(v) + half) % size) - half
+    return lambda v: int(v) % size
+
+
+def _shim_for(dispatcher, argtypes, device) -> Shim:
+    """The shim for a launch whose arguments have *argtypes*, compiled for the
+    signature they match (``match_signature``).  Integers that convert to a
+    narrower or differently signed type wrap around, as a C cast (and numba.cuda)."""
+    compiled = dispatcher.match_signature(argtypes)
+    shim = _build_shim(dispatcher, compiled, device)
+    if compiled == argtypes:
+        return shim
+    wraps = {i: _int_wrapper(t) for i, (a, t) in enumerate(zip(argtypes, compiled))
+             if a != t and isinstance(a, types.Integer) and isinstance(t, types.Integer)}
+    if not wraps:
+        return shim
+    import copy
+
+    inner = shim.flatten
+
+    def flatten(args):
+        return inner([wraps[i](a) if i in wraps else a for i, a in enumerate(args)])
+
+    shim = copy.copy(shim)
+    shim.flatten = flatten
+    return shim
+
+
 def _build_shim(dispatcher, argtypes, device) -> Shim:
     spec = getattr(dispatcher, "_specialized", None)
     if spec is not None and tuple(spec) != tuple(argtypes):
@@ -331,11 +364,8 @@ def bind_arguments(dispatcher, args: tuple, kwargs: dict) -> tuple:
     try:
         bound = pysig.bind(*args, **kwargs)
     except TypeError as e:
-        n = sum(p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
-                for p in pysig.parameters.values())
-        raise LaunchError(f"kernel {dispatcher.__name__}{pysig} takes {n} argument(s) "
-                          f"without defaults but {len(args)} positional and {len(kwargs)} "
-                          f"keyword were given: {e}") from None
+        raise LaunchError(f"kernel {dispatcher.__name__}{pysig} takes {dispatcher._nparams} "
+                          f"argument(s): {e}") from None
     bound.apply_defaults()
     if bound.kwargs:
         raise LaunchError(f"kernel {dispatcher.__name__}{pysig}: keyword-only parameters "
@@ -450,7 +480,7 @@ def _launch_generic(dispatcher, cfg, args, device):
     key = (argtypes, device)
     shim = dispatcher._shims.get(key)
     if shim is None or shim.epoch != _overlays.epoch:
-        shim = _build_shim(dispatcher, dispatcher.match_signature(argtypes), device)
+        shim = _shim_for(dispatcher, argtypes, device)
         dispatcher._shims[key] = shim
     _enter_launch_key(dispatcher, device, args, argtypes, shim)
     generic_launch(shim, cfg, shim.flatten(args))
@@ -517,7 +547,7 @@ def _launch_with_host_arrays(dispatcher, cfg, args, host, device):
     shim = dispatcher._shims.get(key)
     if shim is None or shim.epoch != _overlays.epoch:
         try:
-            shim = _build_shim(dispatcher, dispatcher.match_signature(argtypes), device)
+            shim = _shim_for(dispatcher, argtypes, device)
         except Exception as e:
             if readonly and "readonly array" in str(e):
                 names = list(dispatcher._pysig.parameters)
