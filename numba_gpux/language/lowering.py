@@ -165,8 +165,10 @@ def frexp_impl(context, builder, sig, args):
     shift = ir.Constant(ity, mbits)
     # subnormals: scale into the normal range first and take the scale off the exponent
     scale = 64 if mbits == 52 else 32
-    biased = builder.and_(builder.lshr(builder.bitcast(x, ity), shift), emask)
-    zero_exp = builder.icmp_unsigned("==", biased, ir.Constant(ity, 0))
+    # the classification is written with float compares on |x|: written on the bits,
+    # LLVM turns it into llvm.is.fpclass, which the source (C) back ends do not write
+    fabs = builder.call(builder.module.declare_intrinsic("llvm.fabs", [x.type]), [x])
+    zero_exp = builder.fcmp_ordered("<", fabs, ir.Constant(x.type, math.ldexp(1.0, 1 - bias)))
     xs = builder.select(zero_exp, builder.fmul(x, _pow2(x.type, scale)), x)
     bits = builder.bitcast(xs, ity)
     biased = builder.and_(builder.lshr(bits, shift), emask)
@@ -177,9 +179,10 @@ def frexp_impl(context, builder, sig, args):
                                                       & ((1 << ity.width) - 1))),
                        ir.Constant(ity, (bias - 1) << mbits))
     mant = builder.bitcast(mant, x.type)
-    special = builder.or_(builder.fcmp_unordered("==", x, ir.Constant(x.type, 0.0)),
-                          builder.icmp_unsigned("==", builder.and_(builder.lshr(
-                              builder.bitcast(x, ity), shift), emask), emask))
+    # 0, inf and nan: |x| is 0 or inf, or unordered
+    special = builder.or_(
+        builder.fcmp_unordered("==", fabs, ir.Constant(x.type, 0.0)),
+        builder.fcmp_ordered("==", fabs, ir.Constant(x.type, float("inf"))))
     mant = builder.select(special, x, mant)
     exp = builder.select(special, ir.Constant(I32, 0), exp)
     ety = sig.return_type[1]
