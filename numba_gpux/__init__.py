@@ -6,7 +6,7 @@ and parses no library; all of that happens on first use.
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
+from ._version import __version__
 
 from .dispatcher import jit, GpuxFunction, LaunchConfig  # noqa: E402
 from .language import (  # noqa: E402
@@ -17,7 +17,7 @@ from .memory import (  # noqa: E402
 )
 # ``available_targets``, not ``targets``: importing the subpackage numba_gpux.targets
 # would replace a package attribute of that name
-from .devices import Device, devices, default_device, select_device  # noqa: E402
+from .devices import Device, devices, default_device, select_device, use_device  # noqa: E402
 from .devices import targets as available_targets  # noqa: E402
 from .api import compile, synchronize  # noqa: E402
 from .errors import (  # noqa: E402
@@ -64,7 +64,7 @@ __all__ = [
     "jit", "GpuxFunction", "LaunchConfig",
     "grid", "gridsize", "thread_idx", "block_idx", "block_dim", "grid_dim", "barrier",
     "DeviceArray", "to_device", "device_array", "device_array_like", "is_device_array",
-    "Device", "devices", "default_device", "select_device", "available_targets",
+    "Device", "devices", "default_device", "select_device", "use_device", "available_targets",
     "compile", "synchronize",
     "GpuxUserError", "LaunchError", "DeviceNotFoundError", "ValidationError",
     "UnsupportedError", "InternalCompilerError", "ToolchainError", "NumpyArgumentWarning",

@@ -1,4 +1,4 @@
-"""Command line: ``python -m numba_gpux info | demo | compile``."""
+"""Command line: ``python -m numba_gpux info | demo | compile | cache info | cache clear``."""
 
 from __future__ import annotations
 
@@ -111,6 +111,34 @@ def _cmd_compile(args) -> int:
     return 0
 
 
+def _cmd_cache(args) -> int:
+    from .cache import clear_disk, disk_usage
+
+    if args.action == "clear":
+        where = disk_usage()["folder"]
+        n = clear_disk()
+        print(f"removed {n} file(s) from {where}")
+        return 0
+    u = disk_usage()
+    limit = u["limit_bytes"]
+    print(f"folder   {u['folder']}")
+    print(f"limit    {_size(limit) if limit else 'none'} (NUMBA_GPUX_CACHE_SIZE)")
+    print(f"entries  {u['entries']}, {_size(u['bytes'])}")
+    labels = {"index": "found before typing", "code": "found by the neutral IR",
+              "programs": "device programs"}
+    for kind, v in u["kinds"].items():
+        print(f"  {kind:9s} {v['entries']:6d} entries {_size(v['bytes']):>10s}  ({labels[kind]})")
+    return 0
+
+
+def _size(n: int) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return str(n)
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m numba_gpux",
                                 description="numba-gpux: Python kernels on CUDA, OpenCL and Metal GPUs")
@@ -126,8 +154,11 @@ def main(argv=None) -> int:
                    help="asm: PTX / SPIR-V disassembly / MSL; llvm: optimized LLVM IR; binary")
     c.add_argument("--device-function", action="store_true", help="compile as a device function")
     c.add_argument("-o", "--output", default=None)
+    k = sub.add_parser("cache", help="the disk cache of cache=True kernels: info or clear")
+    k.add_argument("action", choices=("info", "clear"))
     args = p.parse_args(argv)
-    return {"info": _cmd_info, "demo": _cmd_demo, "compile": _cmd_compile}[args.cmd](args)
+    return {"info": _cmd_info, "demo": _cmd_demo, "compile": _cmd_compile,
+            "cache": _cmd_cache}[args.cmd](args)
 
 
 if __name__ == "__main__":

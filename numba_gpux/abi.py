@@ -60,6 +60,8 @@ def flatten_type(ty, where: str = "argument") -> list[Param]:
         return out
     if isinstance(ty, (types.EnumMember, types.IntEnumMember)):
         return flatten_type(ty.dtype, where)
+    if isinstance(ty, types.NoneType):  # ``out=None``: no leaves, the kernel sees None
+        return []
     raise GpuxUserError(
         f"{where} of type {ty} cannot be passed to a kernel; kernels take arrays, "
         f"numbers, booleans and tuples of those"

@@ -1,8 +1,26 @@
 """In-memory and on-disk caches of finished code, and their keys.
 
-The key of finished code is (hash of the neutral module text, the target's
-fingerprint, the caller options).  Nothing else enters it: tuning hooks, for
-instance, reach kernels only as arguments, so registering one changes no key.
+Two keys find finished code:
+
+* the key of the neutral IR: (hash of the neutral module text, the target's
+  fingerprint, the caller options).  It needs typing and lowering first, and
+  serves every kernel (in memory) and ``cache=True`` kernels (on disk).
+  Tuning hooks reach kernels only as arguments, so registering one changes no key.
+* the pre-typing key (``cachekey.py``) of ``cache=True`` kernels: the disk
+  cache's *index*.  On a hit neither typing nor lowering runs.  A kernel whose
+  key cannot be made uses the first key alone.
+
+With a device runtime that can export the programs it builds (``binary_identity``,
+``program_binary``, ``load_binary``; see ``launch.py``), the driver's program
+of a ``cache=True`` kernel is kept too, keyed by the device and the code.
+
+On disk (``NUMBA_GPUX_CACHE_DIR``, see ``docs/caching.md``) every entry is one
+file, written to a temporary name and renamed into place (two processes writing
+the same entry both succeed; a reader never sees half a file), with a header
+and a checksum: a truncated, corrupted or foreign file is dropped and rebuilt.
+A folder that cannot be made or written means no disk cache (one warning).
+The size is bounded (``NUMBA_GPUX_CACHE_SIZE``): the least recently used
+entries go first (a hit refreshes an entry's modification time).
 """
 
 from __future__ import annotations
@@ -11,18 +29,33 @@ import hashlib
 import os
 import pickle
 import threading
+import warnings
+import weakref
 
 from . import config
-from .compiler import Job, Options, run_target_stages
+from .compiler import Job, Options, _AsmFromIR, run_target_stages
 from .interface import Artifact, Target
 
-__all__ = ["cache_key", "compile_target", "clear_memory_cache", "stats", "DiskCache"]
+__all__ = ["cache_key", "compile_target", "clear_memory_cache", "stats", "DiskCache",
+           "CacheWarning", "index_lookup", "index_store", "load_program", "disk_usage",
+           "clear_disk"]
 
 _mem: dict[str, Artifact] = {}
 _lock = threading.Lock()
-stats = {"hits": 0, "misses": 0, "disk_hits": 0}
+#: hits: in memory by the neutral IR; disk_hits: on disk by the neutral IR;
+#: index_hits / index_misses: on disk by the pre-typing key (no typing ran for a hit);
+#: uncacheable: cache=True kernels the pre-typing key cannot cover; program_hits:
+#: driver programs loaded from disk; bad_files: entries dropped as unreadable
+stats = {"hits": 0, "misses": 0, "disk_hits": 0, "index_hits": 0, "index_misses": 0,
+         "uncacheable": 0, "program_hits": 0, "bad_files": 0}
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+_MAGIC = b"numba-gpux cache %d\n" % FORMAT_VERSION
+_KINDS = ("code", "index", "programs")
+
+
+class CacheWarning(UserWarning):
+    """The disk cache cannot be used (its folder cannot be made or written)."""
 
 
 def cache_key(neutral_text: str, target: Target, options: Options) -> str:
@@ -36,38 +69,195 @@ def _versions() -> str:
     import llvmlite
     import numba
 
-    from . import __version__
+    from ._version import __version__
 
     return f"{__version__}-{numba.__version__}-{llvmlite.__version__}"
+
+
+# --------------------------------------------------------------------------- disk
+
+_warned = False
+_unusable: set[str] = set()  # roots found unusable in this process
+_stores = 0
+
+
+def _warn_once(root: str, err: Exception) -> None:
+    global _warned
+    _unusable.add(root)
+    if not _warned:
+        _warned = True
+        warnings.warn(f"numba-gpux: the cache folder {root} cannot be used ({err}); "
+                      f"compiling without a disk cache (set NUMBA_GPUX_CACHE_DIR to a "
+                      f"writable folder)", CacheWarning, stacklevel=4)
 
 
 class DiskCache:
     """Finished code on disk, one file per key, under ``NUMBA_GPUX_CACHE_DIR``."""
 
     def __init__(self, root: str | None = None):
-        self.root = os.path.join(root or config.cache_dir(), "code", _versions())
+        self.base = os.path.abspath(root or config.cache_dir())
+        self.root = os.path.join(self.base, f"code-v{FORMAT_VERSION}")
 
-    def _path(self, key: str) -> str:
-        return os.path.join(self.root, key[:2], key + ".pkl")
+    @property
+    def usable(self) -> bool:
+        return self.root not in _unusable
 
-    def load(self, key: str) -> Artifact | None:
-        try:
-            with open(self._path(key), "rb") as f:
-                art = pickle.load(f)
-            return art if isinstance(art, Artifact) else None
-        except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError):
+    def path(self, kind: str, key: str) -> str:
+        return os.path.join(self.root, kind, key[:2], key)
+
+    def read(self, kind: str, key: str):
+        """The object stored under *key*, or None; an unreadable file is removed."""
+        if not self.usable:
             return None
+        path = self.path(kind, key)
+        try:
+            with open(path, "rb") as f:
+                data = f.read()
+        except OSError:
+            return None
+        try:
+            head = len(_MAGIC)
+            if data[:head] != _MAGIC or len(data) < head + 32:
+                raise ValueError("not a numba-gpux cache file of this format")
+            body = data[head + 32:]
+            if hashlib.sha256(body).digest() != data[head:head + 32]:
+                raise ValueError("checksum mismatch (truncated or corrupted)")
+            stored_key, obj = pickle.loads(body)
+            if stored_key != key:
+                raise ValueError("the entry belongs to another key")
+        except Exception:  # noqa: BLE001 - any unreadable entry costs a recompile
+            stats["bad_files"] += 1
+            self._remove(path)
+            return None
+        try:
+            os.utime(path)  # least recently used goes first
+        except OSError:
+            pass
+        return obj
 
-    def store(self, key: str, art: Artifact) -> None:
-        path = self._path(key)
+    def write(self, kind: str, key: str, obj) -> bool:
+        """Store *obj* under *key* (atomically); False where the folder is unusable."""
+        global _stores
+        if not self.usable:
+            return False
+        path = self.path(kind, key)
+        try:
+            body = pickle.dumps((key, obj), protocol=pickle.HIGHEST_PROTOCOL)
+        except Exception:  # noqa: BLE001 - something unpicklable: not stored
+            return False
+        tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
         try:
             os.makedirs(os.path.dirname(path), exist_ok=True)
-            tmp = f"{path}.{os.getpid()}.tmp"
             with open(tmp, "wb") as f:
-                pickle.dump(art, f, protocol=pickle.HIGHEST_PROTOCOL)
+                f.write(_MAGIC + hashlib.sha256(body).digest() + body)
             os.replace(tmp, path)
+        except OSError as e:
+            self._remove(tmp)
+            _warn_once(self.base, e)
+            return False
+        _stores += 1
+        if _stores == 1 or _stores % 32 == 0:
+            self.evict(config.cache_max_bytes())
+        return True
+
+    @staticmethod
+    def _remove(path: str) -> None:
+        try:
+            os.remove(path)
         except OSError:
-            pass  # a cache that cannot be written is not an error
+            pass
+
+    def entries(self) -> list[tuple[float, int, str, str]]:
+        """(modification time, size, kind, path) of every entry."""
+        out = []
+        for kind in _KINDS:
+            top = os.path.join(self.root, kind)
+            try:
+                subs = os.listdir(top)
+            except OSError:
+                continue
+            for sub in subs:
+                try:
+                    with os.scandir(os.path.join(top, sub)) as it:
+                        for e in it:
+                            if e.name.endswith(".tmp"):
+                                continue
+                            try:
+                                st = e.stat()
+                            except OSError:
+                                continue
+                            out.append((st.st_mtime, st.st_size, kind, e.path))
+                except OSError:
+                    continue
+        return out
+
+    def evict(self, limit: int) -> int:
+        """Remove the least recently used entries until the total is under *limit*
+        (down to nine tenths of it); the number removed."""
+        if limit <= 0:
+            return 0
+        ents = self.entries()
+        total = sum(e[1] for e in ents)
+        if total <= limit:
+            return 0
+        removed = 0
+        for _mtime, size, _kind, path in sorted(ents):
+            if total <= limit * 0.9:
+                break
+            self._remove(path)
+            total -= size
+            removed += 1
+        return removed
+
+    def clear(self) -> int:
+        """Remove every entry (of every format version); the number removed."""
+        import shutil
+
+        n = 0
+        try:
+            names = os.listdir(self.base)
+        except OSError:
+            return 0
+        for name in names:
+            if name.startswith("code-v") or name == "code":
+                p = os.path.join(self.base, name)
+                n += sum(len(files) for _, _, files in os.walk(p))
+                shutil.rmtree(p, ignore_errors=True)
+        return n
+
+
+def disk_usage(root: str | None = None) -> dict:
+    """Where the disk cache lives, its limit, and its entries and bytes per kind."""
+    dc = DiskCache(root)
+    per = {k: {"entries": 0, "bytes": 0} for k in _KINDS}
+    for _m, size, kind, _p in dc.entries():
+        per[kind]["entries"] += 1
+        per[kind]["bytes"] += size
+    return {"folder": dc.root, "limit_bytes": config.cache_max_bytes(), "kinds": per,
+            "entries": sum(v["entries"] for v in per.values()),
+            "bytes": sum(v["bytes"] for v in per.values())}
+
+
+def clear_disk(root: str | None = None) -> int:
+    """Remove every disk cache entry; the number of files removed."""
+    return DiskCache(root).clear()
+
+
+# --------------------------------------------------------------------------- artifacts
+
+def _pack(art: Artifact) -> dict:
+    """An artifact as plain data; a readable form not made yet is made again on demand."""
+    lazy = art._text is None and isinstance(art._make_text, _AsmFromIR)
+    return {"kind": art.kind, "binary": art.binary, "text": None if lazy else art.text,
+            "lazy_text": lazy, "kernels": art.kernels, "llvm_ir": art.llvm_ir,
+            "info": dict(art.info)}
+
+
+def _unpack(d: dict, target: Target, opt: int) -> Artifact:
+    text = d["text"]
+    if d.get("lazy_text") and d.get("llvm_ir") is not None:
+        text = _AsmFromIR(target, opt, d["llvm_ir"])
+    return Artifact(d["kind"], d["binary"], text, d["kernels"], d["llvm_ir"], d["info"])
 
 
 def compile_target(neutral_text: str, kernels: tuple, target: Target, options: Options,
@@ -79,12 +269,19 @@ def compile_target(neutral_text: str, kernels: tuple, target: Target, options: O
         stats["hits"] += 1
         return art
     dc = DiskCache() if disk else None
+    disk_key = hashlib.sha256(f"{key}|{_versions()}".encode()).hexdigest() if disk else None
     if dc is not None:
-        art = dc.load(key)
-        if art is not None:
-            stats["disk_hits"] += 1
-            _mem[key] = art
-            return art
+        d = dc.read("code", disk_key)
+        if isinstance(d, dict):
+            try:
+                art = _unpack(d, target, options.opt)
+            except Exception:  # noqa: BLE001 - a malformed entry: compile
+                art = None
+            if art is not None:
+                stats["disk_hits"] += 1
+                with _lock:
+                    _mem[key] = art
+                return art
     stats["misses"] += 1
     job = Job(target=target, options=options, kernels=tuple(kernels), text=neutral_text,
               name=name, exports=tuple(exports), keep_ir=config.debug_ir())
@@ -92,10 +289,115 @@ def compile_target(neutral_text: str, kernels: tuple, target: Target, options: O
     with _lock:
         _mem[key] = art
     if dc is not None:
-        dc.store(key, art)
+        dc.write("code", disk_key, _pack(art))
     return art
 
 
 def clear_memory_cache() -> None:
     with _lock:
         _mem.clear()
+        _index_memo.clear()
+
+
+# --------------------------------------------------------------------------- the index
+
+#: GpuxFunction -> {(argtypes, target, overlay epoch): (pre-typing key or None, Artifact)}
+_index_memo: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _index_key(fn, argtypes: tuple, target: Target):
+    """(memo, memo key, pre-typing key or None) of *fn* for *argtypes* on *target*."""
+    from . import overlays
+    from .cachekey import kernel_key
+
+    memo = _index_memo.get(fn)
+    if memo is None:
+        memo = _index_memo[fn] = {}
+    mkey = (tuple(argtypes), target, overlays.epoch)
+    got = memo.get(mkey)
+    if got is None:
+        # debug kernels carry process-wide exception ids: never from the index
+        key = None if fn.options.debug else kernel_key(fn, argtypes, target)
+        got = memo[mkey] = [key, None]
+    return got
+
+
+def index_lookup(fn, argtypes: tuple, target: Target) -> Artifact | None:
+    """Finished code of the ``cache=True`` kernel *fn* found by its pre-typing key, or
+    None (then typing runs, and :func:`index_store` records the result)."""
+    try:
+        entry = _index_key(fn, argtypes, target)
+    except TypeError:  # an unhashable target option: no index
+        return None
+    if entry[1] is not None:
+        return entry[1]
+    key = entry[0]
+    if key is None:
+        stats["uncacheable"] += 1
+        return None
+    dc = DiskCache()
+    d = dc.read("index", key)
+    if isinstance(d, dict):
+        try:
+            art = _unpack(d, target, fn.options.opt)
+        except Exception:  # noqa: BLE001 - malformed: compile
+            art = None
+        if art is not None:
+            stats["index_hits"] += 1
+            entry[1] = art
+            return art
+    stats["index_misses"] += 1
+    return None
+
+
+def index_store(fn, argtypes: tuple, target: Target, art: Artifact, kernel_text: str) -> None:
+    """Record *art*, just compiled from *kernel_text* (the neutral IR), under the
+    pre-typing key of *fn* for *argtypes*."""
+    from .language.printing import uses_print
+
+    from .language.memory import static_shared_bytes
+
+    art.info["uses_print"] = uses_print(kernel_text)
+    art.info["static_shared"] = static_shared_bytes(kernel_text)  # launch limit check
+    art.info["disk_cache"] = True
+    try:
+        entry = _index_key(fn, argtypes, target)
+    except TypeError:
+        return
+    entry[1] = art
+    if entry[0] is not None:
+        DiskCache().write("index", entry[0], _pack(art))
+
+
+# --------------------------------------------------------------------------- programs
+
+def load_program(device, art: Artifact):
+    """The device's program for *art*: for ``cache=True`` code on a runtime that can
+    export its programs, from the disk cache when the same device built it before."""
+    rt = device.runtime
+    if not art.info.get("disk_cache") or not hasattr(rt, "load_binary"):
+        return rt.load(art)
+    try:
+        ident = rt.binary_identity()
+    except Exception:  # noqa: BLE001 - the runtime cannot say: no program cache
+        return rt.load(art)
+    h = hashlib.sha256(f"{ident}|{art.kind}|{art.kernels}|".encode())
+    h.update(art.binary if art.binary is not None else (art.text or "").encode())
+    key = h.hexdigest()
+    dc = DiskCache()
+    data = dc.read("programs", key)
+    if isinstance(data, bytes):
+        try:
+            prog = rt.load_binary(data)
+            stats["program_hits"] += 1
+            return prog
+        except Exception:  # noqa: BLE001 - the driver refused it: build from the code
+            dc._remove(dc.path("programs", key))
+    prog = rt.load(art)
+    try:
+        data = rt.program_binary(prog)
+    except Exception:  # noqa: BLE001
+        data = None
+    if data:
+        dc.write("programs", key, bytes(data))
+    return prog

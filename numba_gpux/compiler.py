@@ -23,8 +23,8 @@ from numba.core.compiler_lock import global_compiler_lock
 from numba.core.target_extension import target_override
 
 from . import abi, irtext
-from .errors import InternalCompilerError, GpuxUserError, ValidationError
-from .interface import Artifact, Target
+from .errors import InternalCompilerError, GpuxUserError, UnsupportedError, ValidationError
+from .interface import Artifact, Target, provide_defaults
 
 __all__ = ["Options", "Job", "TARGET_STAGES", "compile_neutral", "wrap_kernel",
            "run_target_stages", "default_emit", "emit_in_fresh_process", "NeutralResult"]
@@ -39,10 +39,17 @@ class Options:
     debug: bool = False
     inline: bool = False
     lineinfo: bool = False
+    #: sub-groups of exactly this many lanes for a kernel that uses sub-group
+    #: operations (0: the device's natural width); the numba.cuda facade asks for
+    #: 32, its warp size.  A target that cannot provide the width is an error.
+    subgroup_size: int = 0
 
     def __post_init__(self):
         if self.opt not in (0, 1, 2, 3):
             raise GpuxUserError(f"opt must be 0, 1, 2 or 3, not {self.opt!r}")
+        w = self.subgroup_size
+        if not isinstance(w, int) or w < 0 or w & (w - 1):
+            raise GpuxUserError(f"subgroup_size must be 0 or a power of two, not {w!r}")
 
 
 @dataclass(eq=False)
@@ -243,6 +250,8 @@ def wrap_kernel(neutral: NeutralResult, name: str) -> str:
             return take(1)[0]
         if isinstance(ty, types.BaseTuple):
             return context.make_tuple(builder, ty, [build(t) for t in ty.types])
+        if isinstance(ty, types.NoneType):
+            return context.get_dummy_value()
         raise InternalCompilerError("wrap", f"unhandled argument type {ty}")
 
     args = [build(ty) for ty in neutral.argtypes]
@@ -283,6 +292,8 @@ class Job:
 
 def _stage_map_ir(job: Job):
     job.text = job.target.map_ir(job.text)
+    if job.target.index_limits is not None:
+        job.text = irtext.index_ranges(job.text, job.target.index_limits)
 
 
 def _stage_mark_kernels(job: Job):
@@ -338,7 +349,34 @@ def _stage_internalize(job: Job):
             g.linkage = "internal"
 
 
+def _require_subgroup_size(job: Job):
+    """Options.subgroup_size, for a module that uses sub-group operations, as the
+    target's data says: sub-groups that always have one width (``subgroup_width``),
+    or a per-kernel requirement written as metadata (``subgroup_size_metadata``,
+    where the device has the feature ``required_subgroup_size``)."""
+    width = job.options.subgroup_size
+    if not width or not any(f.name.startswith("__gpux_sg_") for f in job.module.functions):
+        return
+    target = job.target
+    fixed = target.option("subgroup_width")
+    if fixed == width:
+        return
+    md = target.option("subgroup_size_metadata")
+    if md and target.has("required_subgroup_size"):
+        job.module = ll.parse_assembly(
+            irtext.add_function_metadata(str(job.module), job.kernels, md, f"i32 {width}"))
+        return
+    why = (f"its sub-groups are always {fixed} wide" if fixed else
+           "this device cannot require a sub-group width" if md else
+           "the target cannot require a sub-group width")
+    raise UnsupportedError(
+        f"kernel {job.name!r} uses sub-group (warp) operations written for sub-groups of "
+        f"{width} lanes, which {target.name} cannot run: {why} (kernels of the numba.cuda "
+        f"facade assume warps of 32; gpux.jit kernels use the device's natural width)")
+
+
 def _stage_finish(job: Job):
+    _require_subgroup_size(job)
     # a target may return a replacement module (e.g. after an IR text round trip)
     new = job.target.finish_module(job.module, job.kernels)
     if new is not None:
@@ -425,7 +463,31 @@ def _stage_optimize(job: Job):
             mpm.run(job.module, pb)
     else:
         mpm.run(job.module, pb)
+    if job.options.opt > 0:
+        _infer_address_spaces(job)
     _replace_intrinsics(job)
+
+
+def _infer_address_spaces(job: Job) -> None:
+    """Memory accesses through generic pointers that are casts of global, shared, local
+    or constant pointers use those pointers instead (``irtext.infer_address_spaces``;
+    LLVM's own pass is not in llvmlite's pass manager, and LLVM's SPIR-V back end
+    would emit generic loads and stores); the casts left unused are removed."""
+    text = str(job.module)
+    new = irtext.infer_address_spaces(text, job.target.addrspaces.generic)
+    if new == text:
+        return
+    try:
+        job.module = ll.parse_assembly(new)
+        job.module.verify()
+    except RuntimeError as e:
+        raise InternalCompilerError("optimize", f"address-space inference made invalid IR: {e}",
+                                    new) from None
+    pb = ll.create_pass_builder(target_machine(job.target, 0),
+                                ll.create_pipeline_tuning_options(speed_level=0))
+    mpm = ll.create_new_module_pass_manager()
+    mpm.add_dead_code_elimination_pass()
+    mpm.run(job.module, pb)
 
 
 def _replace_intrinsics(job: Job) -> None:
@@ -585,6 +647,18 @@ def default_emit(target: Target, module, kernels, opt: int, ir_text: str | None 
         binary = tm.emit_object(module)
     return Artifact(target.artifact_kind, binary, _AsmFromIR(target, opt, ir_text), tuple(kernels),
                     llvm_ir=ir_text)
+
+
+def _build_shared_context() -> None:
+    """Before a Target's fingerprint is read: the shared context, whose loading fills
+    the "shared" overlay registry that the fingerprint hashes."""
+    from .context import target_context
+
+    target_context()
+
+
+# the Target contract's hook defaults run the stages' code (interface imports nothing above)
+provide_defaults(before_fingerprint=_build_shared_context, emit=default_emit)
 
 
 _EMIT_CHILD = """

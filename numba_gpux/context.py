@@ -17,9 +17,10 @@ from numba.core.target_extension import GPU, dispatcher_registry, jit_registry, 
 from numba.core.typing import BaseContext as TypingBaseContext
 
 from .interface import NEUTRAL_DATA_LAYOUT
+from .language.functions import is_device_function, make_device_function
 
-__all__ = ["typing_context", "target_context", "GpuxTypingContext", "GpuxTargetContext",
-           "NeutralLibrary", "NEUTRAL_DATA_LAYOUT", "TARGET_NAME"]
+__all__ = ["typing_context", "target_context", "load_language_modules", "GpuxTypingContext",
+           "GpuxTargetContext", "NeutralLibrary", "NEUTRAL_DATA_LAYOUT", "TARGET_NAME"]
 
 TARGET_NAME = "gpux"
 
@@ -51,11 +52,8 @@ class _OverloadDispatcherMarker:
 
 def _overload_jit(*args, **options):
     """The jit Numba uses to compile ``@overload`` implementations for this target."""
-    from .compiler import Options
-    from .dispatcher import GpuxFunction
-
     def wrap(fn):
-        return GpuxFunction(fn, device=True, options=Options(inline=True))
+        return make_device_function(fn, inline=True)
 
     if args and callable(args[0]):
         return wrap(args[0])
@@ -114,9 +112,7 @@ class GpuxTypingContext(TypingBaseContext):
             self.install_registry(reg)
 
     def resolve_value_type(self, val):
-        from .dispatcher import GpuxFunction
-
-        if isinstance(val, GpuxFunction):
+        if is_device_function(val):
             return val._numba_type_
         if isinstance(val, _CPUDispatcher):
             # a @numba.jit function called from a kernel (as numba.cuda allows):
@@ -184,9 +180,7 @@ def _device_twin(dispatcher):
     """The device function compiled from a ``@numba.jit`` function's Python source."""
     twin = _twins.get(dispatcher)
     if twin is None:
-        from .dispatcher import GpuxFunction
-
-        twin = _twins[dispatcher] = GpuxFunction(dispatcher.py_func, device=True)
+        twin = _twins[dispatcher] = make_device_function(dispatcher.py_func)
     return twin
 
 
@@ -463,6 +457,17 @@ def _build():
             _typing = _target = None
             raise
         _ready = True
+
+
+def load_language_modules() -> None:
+    """Import the kernel-language modules the shared context installs, without building
+    it: they fill the shared overlay registry as they load, so a target's overlay
+    digest read after this is the one the built context gives (the disk cache's
+    index keys code this way before anything is typed)."""
+    from .language import (  # noqa: F401
+        atomics, bits, debug, lowering, memory, printing, subgroups, types as gpux_types,
+        typing as gpux_typing,
+    )
 
 
 def typing_context() -> GpuxTypingContext:

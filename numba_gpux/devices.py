@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from dataclasses import dataclass, field
 from importlib import metadata
@@ -10,8 +11,8 @@ from . import config
 from .errors import DeviceNotFoundError, GpuxUserError
 
 __all__ = ["Device", "devices", "default_device", "select_device", "current_device",
-           "targets", "get_target_entry", "resolve_target", "rescan", "register_target",
-           "unusable_devices", "set_prober"]
+           "use_device", "lookup_device", "targets", "get_target_entry", "resolve_target", "rescan",
+           "register_target", "unusable_devices", "set_prober"]
 
 ENTRY_POINT_GROUP = "numba_gpux.targets"
 _KIND_ORDER = {"gpu": 0, "accelerator": 1, "cpu": 2}
@@ -61,11 +62,21 @@ class Device:
     def __str__(self) -> str:
         return f"{self.spec}: {self.name}"
 
+    def __reduce__(self):
+        # a device pickles as its spec: the unpickling process finds its own device of
+        # that spec (its driver objects belong to this process)
+        return lookup_device, (self.spec,)
+
 
 _lock = threading.RLock()
 _entries: dict | None = None
 _devices: list | None = None
 _selected: Device | None = None
+#: per thread, the devices of the open ``use_device`` scopes (innermost last)
+_local = threading.local()
+#: how many ``use_device`` scopes are open in all threads (0: the launch path reads
+#: ``_selected`` without looking at the thread's scopes)
+_scoped = 0
 _unusable: list = []
 #: ``prober(device) -> None | reason``: builds and runs a trivial kernel on a device
 #: before it is listed (set by numba_gpux.probe, a layer above this one)
@@ -330,18 +341,47 @@ def _match(spec: str) -> Device:
     return cands[0]
 
 
+def lookup_device(spec) -> Device:
+    """The device *spec* names (a Device, ``'opencl:cpu:0'``, ``'cuda:0'``), selecting nothing."""
+    return spec if isinstance(spec, Device) else _match(str(spec))
+
+
 def select_device(spec) -> Device:
     """Make *spec* (a Device, ``'opencl:cpu:0'``, ``'cuda:0'``, ``'opencl'``) the default device."""
     global _selected
-    dev = spec if isinstance(spec, Device) else _match(str(spec))
+    dev = lookup_device(spec)
     _selected = dev
     return dev
 
 
+@contextlib.contextmanager
+def use_device(spec):
+    """``with use_device('opencl:cpu:0') as dev:`` -- in this thread, until the block
+    ends, kernels launch and arrays are allocated on *spec* (a Device or a spec);
+    other threads keep their own current device.  Scopes nest."""
+    global _scoped
+    dev = lookup_device(spec)
+    stack = _local.__dict__.setdefault("stack", [])
+    stack.append(dev)
+    with _lock:
+        _scoped += 1
+    try:
+        yield dev
+    finally:
+        stack.pop()
+        with _lock:
+            _scoped -= 1
+
+
 def default_device() -> Device:
-    """The device kernels run on when none is given: the selected one, else
-    ``NUMBA_GPUX_DEVICE``, else the best device found."""
+    """The device kernels run on when none is given: the innermost :func:`use_device`
+    of this thread, else the selected one, else ``NUMBA_GPUX_DEVICE``, else the
+    best device found."""
     global _selected
+    if _scoped:
+        stack = _local.__dict__.get("stack")
+        if stack:
+            return stack[-1]
     if _selected is not None:
         return _selected
     with _lock:

@@ -7,13 +7,17 @@ result (computed once) and, per (signature, target), the finished code.
 
 from __future__ import annotations
 
+import operator
 import threading
 
 from numba.core import sigutils, types, typing, utils
 from numba.core.typing.typeof import Purpose, typeof
 
+from . import serialize as _serialize
 from .compiler import Options, compile_neutral, kernel_symbol, wrap_kernel
+from .devices import Device as _Device
 from .errors import GpuxUserError, LaunchError
+from .language.functions import GpuxFunctionType, register_device_functions
 from .launch import key_function as _key_function, launch_call as _launch_call
 
 __all__ = ["GpuxFunction", "LaunchConfig", "jit", "normalize_dims"]
@@ -55,10 +59,6 @@ def _int_dims(config) -> bool:
     return True
 
 
-class GpuxFunctionType(types.Dispatcher):
-    """The Numba type of a jitted device function referenced from a kernel."""
-
-
 class LaunchConfig:
     """``kernel[griddim, blockdim, queue, dynamic_shared_bytes]``; call it to launch."""
 
@@ -72,13 +72,19 @@ class LaunchConfig:
         nd = max(len(griddim) if isinstance(griddim, (tuple, list)) else 1,
                  len(blockdim) if isinstance(blockdim, (tuple, list)) else 1)
         self.ndim = nd
+        device = None
+        if isinstance(queue, (str, _Device)):  # k[griddim, blockdim, device]
+            device, queue = _resolve_device(queue), None
         self.queue = queue
         if not isinstance(shared_bytes, int) or shared_bytes < 0:
             raise LaunchError(f"dynamic shared memory must be a non-negative int of bytes, "
                               f"not {shared_bytes!r}")
         self.shared_bytes = shared_bytes
-        #: the device a queue carrying ``.gpux_device`` pins launches to, else None
-        self.device = getattr(queue, "gpux_device", None) if queue is not None else None
+        #: the device named in the configuration, or that a queue carrying
+        #: ``.gpux_device`` pins launches to, else None (the current device)
+        if device is None and queue is not None:
+            device = getattr(queue, "gpux_device", None)
+        self.device = device
         #: the device this configuration was last checked against (launch.py)
         self.checked = None
         #: the kernel's launch keys (launch.py), read on every launch
@@ -91,6 +97,27 @@ class LaunchConfig:
 
     def __repr__(self):
         return f"<launch {self.dispatcher.__name__}[{self.griddim}, {self.blockdim}]>"
+
+    def __reduce__(self):
+        # a queue belongs to one process; a device travels as its spec (serialize.py)
+        if self.queue is not None:
+            raise GpuxUserError(
+                f"{self!r} cannot be pickled: it names a queue (stream), which belongs to this "
+                f"process; pickle {self.dispatcher.__name__}[griddim, blockdim] (or with a "
+                f"device) and give the queue in the process that launches")
+        nd = self.ndim
+        return _rebuild_config, (self.dispatcher, self.griddim[:nd], self.blockdim[:nd],
+                                 self.device, self.shared_bytes)
+
+
+def _rebuild_config(dispatcher, griddim, blockdim, device, shared_bytes):
+    return LaunchConfig(dispatcher, griddim, blockdim, device, shared_bytes)
+
+
+def _resolve_device(spec):
+    from .devices import lookup_device
+
+    return lookup_device(spec)
 
 
 class GpuxFunction:
@@ -107,6 +134,8 @@ class GpuxFunction:
         self.options = options or Options()
         self.cache = cache
         self.extra = dict(extra or {})
+        #: the eager signatures given to @jit, carried when the function pickles
+        self._eager_sigs = list(signatures or ())
         self._lock = threading.RLock()
         self._neutral: dict[tuple, object] = {}     # argtypes -> NeutralResult
         self._kernel_ir: dict[tuple, tuple] = {}    # argtypes -> (symbol, neutral text)
@@ -117,6 +146,7 @@ class GpuxFunction:
         self._configs: dict = {}                    # k[...] key -> LaunchConfig
         self._numba_type_ = GpuxFunctionType(self)
         self._in_progress: set = set()
+        self._nonliteral_failed: set = set()        # non-literal argtypes that did not type
         self.stats = {"neutral_compiles": 0, "target_compiles": 0}
         self._pysig = utils.pysignature(py_func)
         self._nparams = len(self._pysig.parameters)
@@ -239,12 +269,41 @@ class GpuxFunction:
                 f"{self.__name__} is a kernel and cannot be called from device code; "
                 f"declare it with @jit(device=True)")
         pysig, args = self.fold_argument_types(args, kws)
-        args = tuple(types.unliteral(a) for a in args)
-        self.neutral(args)
+        args = self._specialize_call(tuple(args))
         name = f"CallTemplate({self.__name__})"
         template = typing.make_concrete_template(name, key=self.__name__,
                                                  signatures=self.nopython_signatures)
         return template, pysig, args, {}
+
+    def _specialize_call(self, args: tuple) -> tuple:
+        """The argument types a call from device code is compiled for, as Numba
+        does it: the non-literal types first (one specialization serves every
+        value); only when those do not type (``shared.array(n, ...)`` needs ``n``
+        as a constant), the literal types the caller has."""
+        from numba.core.errors import TypingError
+
+        plain = tuple(types.unliteral(a) for a in args)
+        if plain == args:
+            self.neutral(args)
+            return args
+        if plain not in self._nonliteral_failed:
+            try:
+                self.neutral(plain)
+                return plain
+            except TypingError:
+                self._nonliteral_failed.add(plain)
+        self.neutral(args)
+        return args
+
+    def get_function_type(self):
+        # Numba asks for this to unify two different functions into one
+        # first-class function (a pointer): GPU code has no function pointers.
+        from numba.core.errors import TypingError
+
+        raise TypingError(
+            f"{self.__name__}: a variable that holds one of several device functions "
+            f"(chosen at run time) is not supported in GPU code; call each function in "
+            f"its own branch")
 
     @property
     def nopython_signatures(self):
@@ -265,10 +324,17 @@ class GpuxFunction:
     # ------------------------------------------------------------------ code
     def code_for(self, argtypes: tuple, target):
         """Finished code (an Artifact) of this kernel for *target*."""
+        if self.cache and not self.is_device:
+            # the disk cache's index: finished code found before typing (cache.py)
+            from .cache import index_lookup
+
+            art = index_lookup(self, argtypes, target)
+            if art is not None:
+                return art
         key = (argtypes, target.fingerprint)
         art = self._code.get(key)
         if art is None:
-            from .cache import compile_target
+            from .cache import compile_target, index_store
 
             with self._lock:
                 art = self._code.get(key)
@@ -279,6 +345,8 @@ class GpuxFunction:
                                          disk=self.cache)
                     self.stats["target_compiles"] += 1
                     self._code[key] = art
+                    if self.cache and not self.is_device:
+                        index_store(self, argtypes, target, art, text)
         return art
 
     def typeof_args(self, args) -> tuple:
@@ -319,9 +387,18 @@ class GpuxFunction:
         return cfg
 
     def forall(self, ntasks: int, tpb: int = 0, queue=None, shared_bytes: int = 0):
-        """A 1-D configuration covering *ntasks* threads."""
+        """A 1-D configuration covering *ntasks* threads (none: calling it does nothing)."""
         from .devices import default_device
 
+        try:
+            ntasks = operator.index(ntasks)
+        except TypeError:
+            raise TypeError(f"forall: the task count must be an integer, not "
+                            f"{type(ntasks).__name__}") from None
+        if ntasks < 0:
+            raise ValueError(f"Can't create ForAll with negative task count: {ntasks}")
+        if ntasks == 0:
+            return _NoWork(self)
         if tpb <= 0:
             tpb = min(256, default_device().max_threads_per_block)
         blocks = max(1, (int(ntasks) + tpb - 1) // tpb)
@@ -339,6 +416,22 @@ class GpuxFunction:
         kind = "device function" if self.is_device else "kernel"
         return f"<numba_gpux {kind} {self.__qualname__}>"
 
+    # pickling (serialize.py): what to compile travels, never compiled code
+    def __reduce__(self):
+        return _serialize.reduce_function(self, {
+            "device": self.is_device, "options": self.options, "cache": self.cache,
+            "extra": self.extra, "signatures": self._eager_sigs,
+            "specialized": getattr(self, "_specialized", None)})
+
+    @classmethod
+    def _from_pickle(cls, py_func, state):
+        fn = cls(py_func, device=state["device"], options=state["options"],
+                 cache=state["cache"], signatures=state["signatures"], extra=state["extra"])
+        if state.get("specialized") is not None:
+            fn.compile_neutral_sig(typing.signature(types.void, *state["specialized"]))
+            fn._specialized = state["specialized"]
+        return fn
+
     def specialize(self, *args):
         """A kernel restricted to the types of *args* (compiled now)."""
         argtypes = self.typeof_args(args)
@@ -352,13 +445,24 @@ class GpuxFunction:
         return {k: r.cres.type_annotation for k, r in self._neutral.items()}
 
 
+def _device_function(py_func, inline: bool) -> GpuxFunction:
+    return GpuxFunction(py_func, device=True, options=Options(inline=True) if inline else None)
+
+
+# the typing context (below) meets kernel objects and makes device functions through this
+register_device_functions(GpuxFunction, _device_function)
+
+
 def jit(func_or_sig=None, *, device: bool = False, fastmath: bool = False, opt: int | bool = 3,
         debug: bool = False, inline: bool | str = False, cache: bool = False,
-        lineinfo: bool = False, **extra):
+        lineinfo: bool = False, subgroup_size: int = 0, **extra):
     """Compile a Python function as a GPU kernel (or, with ``device=True``, a device function).
 
     Use bare (``@jit``), with options (``@jit(fastmath=True)``) or with an eager
     signature, numba style (``@jit("void(float32[::1], float32)")``).
+    ``subgroup_size=n`` runs a kernel that uses sub-group operations with sub-groups
+    of exactly *n* lanes (an error where the device cannot); 0, the default, keeps
+    the device's natural width.
     """
     unknown = set(extra) - {"link", "max_registers", "boundscheck", "forceinline", "nopython"}
     if unknown:
@@ -369,7 +473,7 @@ def jit(func_or_sig=None, *, device: bool = False, fastmath: bool = False, opt: 
         opt = 0
     inline_flag = inline not in (False, "never", None)
     options = Options(opt=int(opt), fastmath=bool(fastmath), debug=bool(debug),
-                      inline=inline_flag, lineinfo=bool(lineinfo))
+                      inline=inline_flag, lineinfo=bool(lineinfo), subgroup_size=subgroup_size)
 
     def decorate(fn, sigs=None):
         if not callable(fn):
@@ -383,3 +487,13 @@ def jit(func_or_sig=None, *, device: bool = False, fastmath: bool = False, opt: 
         sigs = list(func_or_sig) if isinstance(func_or_sig, list) else [func_or_sig]
         return lambda fn: decorate(fn, sigs)
     return decorate(func_or_sig)
+
+
+class _NoWork:
+    """``kernel.forall(0)``: a launch of no threads, which runs nothing."""
+
+    def __init__(self, dispatcher):
+        self.dispatcher = dispatcher
+
+    def __call__(self, *args, **kwargs):
+        return None

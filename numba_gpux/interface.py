@@ -22,7 +22,8 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-__all__ = ["AddressSpaces", "Target", "TargetEntry", "NEUTRAL_ADDRSPACES", "Artifact"]
+__all__ = ["AddressSpaces", "IndexLimits", "Target", "TargetEntry", "NEUTRAL_ADDRSPACES",
+           "Artifact", "provide_defaults"]
 
 
 @dataclass(frozen=True)
@@ -37,6 +38,29 @@ class AddressSpaces:
 
     def as_dict(self) -> dict[str, int]:
         return dataclasses.asdict(self)
+
+
+@dataclass(frozen=True)
+class IndexLimits:
+    """The largest block (work-group) and grid a target launches, per dimension (x, y, z).
+
+    The compiler states them as facts about the index intrinsics (``range`` on
+    their calls): ``thread_idx`` in [0, block), ``block_dim`` in [1, block],
+    ``block_idx`` in [0, grid), ``grid_dim`` in [1, grid].  That is what lets
+    LLVM drop Numba's negative-index wraparound and fold bounds checks on
+    ``grid()`` indices.  A launch beyond them would break those facts, so the
+    target's devices must report limits no larger (``max_block_dims``,
+    ``max_grid_dims``), which every launch is checked against.  Keep every
+    bound below 2**31: products such as ``block_idx * block_dim + thread_idx``
+    then never overflow a signed 64-bit integer."""
+
+    block: tuple[int, int, int]
+    grid: tuple[int, int, int]
+
+    def __post_init__(self):
+        for v in (*self.block, *self.grid):
+            if not 1 <= v < 2 ** 31:
+                raise ValueError(f"index limits must lie in [1, 2**31): {self}")
 
 
 #: The neutral IR's fixed convention (it happens to be NVPTX's numbering):
@@ -98,6 +122,26 @@ class Artifact:
 
 _fingerprints: dict = {}  # (Target, overlays.epoch) -> Target.fingerprint
 
+#: What the stages above provide to the contract, filled by ``compiler`` when it is
+#: imported (:func:`provide_defaults`): this module is the bottom layer and imports
+#: nothing above it.  ``"before_fingerprint"``: called before a fingerprint is
+#: computed (builds the shared context, which fills the "shared" overlay registry);
+#: ``"emit"``: the default of :meth:`Target.emit`.
+_provided: dict = {}
+
+
+def provide_defaults(*, before_fingerprint=None, emit=None) -> None:
+    """Registration point for the compiler: what the hooks' defaults run.
+
+    ``before_fingerprint()`` runs before every :attr:`Target.fingerprint` (it must
+    be cheap once done); ``emit(target, module, kernels, opt)`` returns the
+    :class:`Artifact` of the default :meth:`Target.emit`.
+    """
+    if before_fingerprint is not None:
+        _provided["before_fingerprint"] = before_fingerprint
+    if emit is not None:
+        _provided["emit"] = emit
+
 
 @dataclass(frozen=True)
 class Target:
@@ -130,20 +174,26 @@ class Target:
     #: The compiler reads ``tm_flags`` (LLVM options set while a target machine is made)
     #: and ``codegen_flags`` (set while code is emitted), each a tuple of (flag, reset)
     #: pairs, both also in a fresh-process emission; ``legal_int_widths``; and others
-    #: named where they are used (``extern_prefixes``, ``replace_intrinsics``, ...)
+    #: named where they are used (``extern_prefixes``, ``replace_intrinsics``, ...).
+    #: Sub-group width (``Options.subgroup_size``): ``subgroup_width`` (sub-groups
+    #: always have this width) or ``subgroup_size_metadata`` (the kernel metadata
+    #: that requires one, on devices with the feature ``required_subgroup_size``)
     options: tuple = ()
     #: the neutral ``addrspace(N)`` that module-level variables default to
     globals_addrspace: int = 1
+    #: the largest block and grid, stated as ranges of the index intrinsics (None: no facts)
+    index_limits: IndexLimits | None = None
 
     # -- derived ---------------------------------------------------------
     @property
     def fingerprint(self) -> str:
         from . import overlays as _overlays
-        from .context import target_context
 
         # the shared context fills the "shared" overlay registry as it loads: build it
         # first, or code compiled by the first kernel would be keyed on a stale digest
-        target_context()
+        prepare = _provided.get("before_fingerprint")
+        if prepare is not None:
+            prepare()
         # read on every launch with a new signature: computed once per (equal
         # description, overlay registries' change count) (issue 7)
         key = (self, _overlays.epoch)
@@ -207,9 +257,11 @@ class Target:
 
     def emit(self, module, kernels: tuple[str, ...], opt: int) -> Artifact:
         """Runs when: last.  Turn the optimized module into the artifact the driver loads."""
-        from .compiler import default_emit
-
-        return default_emit(self, module, kernels, opt)
+        emit = _provided.get("emit")
+        if emit is None:
+            raise RuntimeError("no default emission is registered: numba_gpux.compiler "
+                               "registers it when imported")
+        return emit(self, module, kernels, opt)
 
 
 @dataclass(frozen=True)

@@ -4,16 +4,18 @@ llvmlite's binding layer can read IR but not rewrite instructions, so every
 change that must happen inside instructions (address spaces, kernel calling
 conventions) is made here, on the text, before the module is parsed.  This is
 the one module that does so (ARCHITECTURE.md, "Known technical facts").
+
+It sits below ``interface``: an address-space convention arrives as an
+``interface.AddressSpaces`` value, read through its fields and ``as_dict()``, and
+this module imports nothing of the package.
 """
 
 from __future__ import annotations
 
 import re
 
-from .interface import AddressSpaces
-
-__all__ = ["remap_address_spaces", "mark_kernels", "global_variable_names", "definitions_only",
-           "calls_to_kernel_params"]
+__all__ = ["remap_address_spaces", "add_function_metadata", "mark_kernels", "global_variable_names", "definitions_only",
+           "calls_to_kernel_params", "index_ranges", "infer_address_spaces", "mask_shift_amounts"]
 
 # a bare `ptr` type token (not part of a name, not already qualified)
 # (the lookbehind after the match: ~35% faster than one before it)
@@ -136,6 +138,19 @@ def mark_kernels(text: str, kernels, calling_convention: str) -> str:
     return text
 
 
+def add_function_metadata(text: str, functions, kind: str, operands: str) -> str:
+    """Attach ``!kind !{operands}`` to the definition of each of *functions*."""
+    ids = [int(m) for m in re.findall(r"^!(\d+) = ", text, re.M)]
+    node = max(ids, default=-1) + 1
+    for name in functions:
+        pat = re.compile(r'^(define [^\n]*@"?' + re.escape(name) + r'"?\([^\n]*?)\s*\{\s*$',
+                         re.M)
+        text, n = pat.subn(lambda m: f"{m.group(1)} !{kind} !{node} {{", text)
+        if n != 1:
+            raise ValueError(f"function {name!r} not defined exactly once")
+    return f"{text.rstrip()}\n!{node} = !{{{operands}}}\n"
+
+
 _HEADER_LINE = re.compile(r"^(?:; ModuleID = .*|source_filename = .*|target (?:datalayout|triple) = .*"
                           r"|attributes #\d+ = .*|![\w.]+ = .*|!\d+ = .*)$", re.M)
 _ATTR_REF = re.compile(r" #\d+\b")
@@ -199,3 +214,217 @@ def calls_to_kernel_params(text: str, kernels, params: dict[str, tuple[str, str]
             text = re.sub(r'^declare [^@\n]*@"?' + re.escape(n) + r'"?\(\).*\n', "", text,
                           flags=re.M)
     return text
+
+
+_INDEX_CALL = re.compile(
+    r'\bcall i64 @"?(__gpux_(?:thread_idx|block_idx|block_dim|grid_dim))"?\(i32 ([012])\)')
+
+
+def index_ranges(text: str, limits) -> str:
+    """Calls of the index intrinsics with a constant dimension annotated with the
+    range of their result (``noundef range(i64 lo, hi)``; *limits* is an
+    ``interface.IndexLimits``).
+    LLVM's inliner moves the annotation onto the call that a target's definition
+    makes, so it also holds after the overlays are inlined."""
+    def bounds(name: str, d: int) -> tuple[int, int]:
+        if name == "__gpux_thread_idx":
+            return 0, limits.block[d]
+        if name == "__gpux_block_dim":
+            return 1, limits.block[d] + 1
+        if name == "__gpux_block_idx":
+            return 0, limits.grid[d]
+        return 1, limits.grid[d] + 1
+
+    def sub(m: re.Match) -> str:
+        lo, hi = bounds(m.group(1), int(m.group(2)))
+        return f"call noundef range(i64 {lo}, {hi}) i64 @{m.group(1)}(i32 {m.group(2)})"
+
+    return _INDEX_CALL.sub(sub, text)
+
+
+# ------------------------------------------------------------ address-space inference
+# (LLVM's InferAddressSpaces pass is not reachable through llvmlite 0.50's pass
+# manager; this is the subset kernels need, on the optimized module's text.)
+_NAME = r'%(?:"[^"]*"|[-\w.$]+)'
+_ASCAST_DEF = re.compile(r'^\s*(' + _NAME + r') = addrspacecast ptr(?: addrspace\((\d+)\))? ('
+                         + _NAME + r') to (ptr(?: addrspace\(\d+\))?)\s*$')
+_GEP_DEF = re.compile(r'^(\s*)(' + _NAME + r') = getelementptr ')
+_DEFINE_LINE = re.compile(r'^define [^\n]*\{$')
+
+
+def _ptr_type(space: int) -> str:
+    return "ptr" if space == 0 else f"ptr addrspace({space})"
+
+
+def _operand_end(line: str, start: int) -> int:
+    """Index just past the operand that starts at *start* (a name or a constant
+    expression with balanced parentheses)."""
+    depth, i = 0, start
+    while i < len(line):
+        c = line[i]
+        if c == '"':
+            i = line.index('"', i + 1)
+        elif c in "([<{":
+            depth += 1
+        elif c in ")]>}":
+            if depth == 0:
+                return i
+            depth -= 1
+        elif c == "," and depth == 0:
+            return i
+        elif c == " " and depth == 0 and line[start] == "%":
+            return i
+        i += 1
+    return i
+
+
+def _hoist_const_casts(text: str, gen_ty: str) -> str:
+    """Constant GEPs on a cast of a specific-space pointer become the cast of a GEP in
+    that space: ``getelementptr (T, G addrspacecast (ptr addrspace(S) @g to G), i)``
+    -> ``addrspacecast (ptr addrspace(S) getelementptr (T, ptr addrspace(S) @g, i) to G)``."""
+    pat = re.compile(r'getelementptr ((?:inbounds |nuw |nusw |inrange\(\d+, \d+\) )*)\(([^,()]+(?:\[[^\]]*\])?), '
+                     + re.escape(gen_ty) + r' addrspacecast \((ptr(?: addrspace\((\d+)\))?) (@[-\w.$"]+) to '
+                     + re.escape(gen_ty) + r'\)((?:, [^()]+?)*)\)')
+    while True:
+        new = pat.sub(lambda m: f"addrspacecast ({m.group(3)} getelementptr {m.group(1)}"
+                                f"({m.group(2)}, {m.group(3)} {m.group(5)}{m.group(6)}) to {gen_ty})",
+                      text)
+        if new == text:
+            return text
+        text = new
+
+
+def infer_address_spaces(text: str, generic: int) -> str:
+    """Loads, stores, atomics and address computations on a pointer that is a cast to
+    the generic address space (*generic*, in the module's own numbering) of a
+    pointer in a specific space use the specific pointer instead.
+
+    Followed through ``getelementptr`` chains, from ``addrspacecast`` instructions
+    and constant expressions (shared and constant arrays are module variables).  A
+    computed pointer keeps its generic form for every other user (calls, ``phi``,
+    ``select``, pointers stored as values); the casts left unused are for dead-code
+    elimination to remove.  OpenCL drivers and GPUs then see global, local and
+    private accesses, not generic ones."""
+    gen_ty = _ptr_type(generic)
+    text = _hoist_const_casts(text, gen_ty)
+    cast_head = re.compile(r'addrspacecast \(ptr(?: addrspace\((\d+)\))? ')
+    cast_tail = f" to {gen_ty})"
+    lines = text.split("\n")
+    out: list[str] = []
+    counter = 0
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        out.append(line)
+        i += 1
+        if not _DEFINE_LINE.match(line):
+            continue
+        j = i
+        while j < len(lines) and lines[j] != "}":
+            j += 1
+        body = lines[i:j]
+        known: dict[str, tuple[int, str]] = {}  # generic name -> (space, specific operand)
+
+        def resolve(op: str):
+            if op in known:
+                return known[op]
+            m = cast_head.match(op)
+            # the whole operand is one cast: its "(" at 14 closes at the end
+            if m and op.endswith(cast_tail) and _close_paren(op, 14) == len(op) - 1:
+                space = int(m.group(1) or 0)
+                if space != generic:
+                    return space, op[m.end():-len(cast_tail)]
+            return None
+
+        for ln in body:
+            m = _ASCAST_DEF.match(ln)
+            if m and m.group(4) == gen_ty and int(m.group(2) or 0) != generic:
+                known[m.group(1)] = (int(m.group(2) or 0), m.group(3))
+        # GEP chains (the printed order of blocks need not follow dominance: iterate)
+        geps = [k for k, ln in enumerate(body) if _GEP_DEF.match(ln)]
+        gep_new: dict[int, tuple[str, str]] = {}
+        changed = True
+        while changed:
+            changed = False
+            for k in geps:
+                if k in gep_new:
+                    continue
+                ln = body[k]
+                name = _GEP_DEF.match(ln).group(2)
+                at = ln.find(f", {gen_ty} ")
+                if at < 0:
+                    continue
+                start = at + len(gen_ty) + 3
+                end = _operand_end(ln, start)
+                r = resolve(ln[start:end])
+                if r is None:
+                    continue
+                space, spec = r
+                counter += 1
+                sname = f"%gpux.as{counter}"
+                indent = _GEP_DEF.match(ln).group(1)
+                head = ln[:at].replace(f"{name} = ", f"{sname} = ", 1)
+                gep_new[k] = (head + f", {_ptr_type(space)} {spec}" + ln[end:],
+                              f"{indent}{name} = addrspacecast {_ptr_type(space)} {sname} to {gen_ty}")
+                known[name] = (space, sname)
+                changed = True
+        for k, ln in enumerate(body):
+            if k in gep_new:
+                out.extend(gep_new[k])
+                continue
+            out.append(_use_specific(ln, gen_ty, resolve))
+        i = j
+    return "\n".join(out)
+
+
+_MEM_OP = re.compile(r'^\s*(?:' + _NAME + r' = )?(load|store|atomicrmw|cmpxchg)\b')
+
+
+def _use_specific(line: str, gen_ty: str, resolve) -> str:
+    """*line* with its memory operand replaced by the specific pointer, where known."""
+    m = _MEM_OP.match(line)
+    if not m:
+        return line
+    op = m.group(1)
+    needle = f"{gen_ty} "
+    cands = []
+    pos = line.find(needle, m.end())
+    while pos >= 0:
+        before = line[pos - 1] if pos else " "
+        after = line[pos + len(needle):pos + len(needle) + 1]
+        if before in " (,<" and (after in ('%', '@') or line.startswith("addrspacecast (", pos + len(needle))):
+            cands.append(pos)
+        pos = line.find(needle, pos + 1)
+    if not cands:
+        return line
+    # the pointer operand: first for atomicrmw/cmpxchg, last for load and store
+    pos = cands[0] if op in ("atomicrmw", "cmpxchg") else cands[-1]
+    start = pos + len(needle)
+    end = _operand_end(line, start)
+    r = resolve(line[start:end])
+    if r is None:
+        return line
+    space, spec = r
+    return line[:pos] + f"{_ptr_type(space)} {spec}" + line[end:]
+
+
+_SHIFT = re.compile(r'^(\s*)(' + _NAME + r') = (shl|lshr|ashr)((?: nuw| nsw| exact)*) i(\d+) '
+                    r'([^,]+), (' + _NAME + r')\s*$', re.M)
+
+
+def mask_shift_amounts(text: str) -> str:
+    """Scalar shifts by a computed amount get the amount masked to the width
+    (``and iN %b, N-1``).  The mask changes nothing where LLVM's shift is defined
+    (an amount below the width); it is for drivers that miscompile unmasked
+    shifts (see the OpenCL target's ``emit``)."""
+    counter = 0
+
+    def sub(m: re.Match) -> str:
+        nonlocal counter
+        counter += 1
+        indent, name, op, flags, bits, a, b = m.groups()
+        masked = f"%gpux.shamt{counter}"
+        return (f"{indent}{masked} = and i{bits} {b}, {int(bits) - 1}\n"
+                f"{indent}{name} = {op}{flags} i{bits} {a}, {masked}")
+
+    return _SHIFT.sub(sub, text)

@@ -48,13 +48,15 @@ from numba.core import types
 from numba.core.typing.typeof import Purpose, typeof
 
 from . import abi
+from . import cache as _cache
 from . import devices as _devices
 from . import overlays as _overlays
 from .errors import GpuxUserError, LaunchError
-from .limits import check_config, check_static_shared, static_shared_bytes
-from .memory import DeviceArray, HostArg, device_array_like, from_foreign, to_device
+from .language.memory import static_shared_bytes
+from .limits import check_config, check_static_shared
+from .memory import DeviceArray, HostArg, device_array, device_array_like, from_foreign, to_device
 
-__all__ = ["launch", "generic_launch", "Shim", "NumpyArgumentWarning"]
+__all__ = ["bind_arguments", "launch", "generic_launch", "Shim", "NumpyArgumentWarning"]
 
 
 class NumpyArgumentWarning(UserWarning):
@@ -177,6 +179,8 @@ def _build_flatten(argtypes):
         elif isinstance(ty, types.BaseTuple):
             for i, t in enumerate(ty.types):
                 emit(f"{expr}[{i}]", t)
+        elif isinstance(ty, types.NoneType):
+            pass  # None: nothing to pass (abi.py)
         else:
             abi.flatten_type(ty)  # raises the user-facing error
             raise GpuxUserError(f"unsupported kernel argument type {ty}")
@@ -209,25 +213,30 @@ def _build_shim(dispatcher, argtypes, device) -> Shim:
     # read-only host arrays stay read-only: a kernel writing one fails typing, naming the line
     dev_types = tuple(argtypes)
     host_arrays = []
-    # limits the device cannot meet are errors before anything is built
-    static_shared = static_shared_bytes(dispatcher.kernel_ir(dev_types)[1])
-    check_static_shared(device, dispatcher.__name__, static_shared)
     art = dispatcher.code_for(dev_types, device.target)
+    # limits the device cannot meet are errors before the driver builds anything
+    static_shared = art.info.get("static_shared")  # recorded by the disk cache's index
+    if static_shared is None:
+        static_shared = static_shared_bytes(dispatcher.kernel_ir(dev_types)[1])
+    check_static_shared(device, dispatcher.__name__, static_shared)
     program = _load(device, art)
     kernel = device.runtime.kernel(program, art.kernels[0])
     flatten, params = _build_flatten(dev_types)
     errors = None
     if dispatcher.options.debug:
-        from .language.debug import ErrorBuffer
+        from .language.debug import ERROR_SLOTS, ErrorBuffer
 
-        errors = ErrorBuffer(device, dispatcher.__name__)
+        errors = ErrorBuffer(device_array(ERROR_SLOTS, np.int32, device=device),
+                             dispatcher.__name__)
         params.append(("buffer", None))
     launcher = device.runtime.prepare(kernel, params)
-    from .language.printing import uses_print
+    prints = art.info.get("uses_print")  # recorded by the disk cache (no typing on a hit)
+    if prints is None:
+        from .language.printing import uses_print
 
+        prints = uses_print(dispatcher.kernel_ir(dev_types)[1])
     shim = Shim(kernel, flatten, host_arrays, device, dev_types, len(params), errors,
-                uses_print(dispatcher.kernel_ir(dev_types)[1]), launcher, static_shared,
-                dispatcher.__name__)
+                prints, launcher, static_shared, dispatcher.__name__)
     shim.program = program
     return shim
 
@@ -248,7 +257,7 @@ def _load(device, art):
         if got is not None:
             _programs.move_to_end(key)
             return got[0]
-    prog = device.runtime.load(art)
+    prog = _cache.load_program(device, art)  # the driver's program, from disk if kept
     with _programs_lock:
         _programs[key] = (prog, art, device)
         while len(_programs) > PROGRAM_LRU:
@@ -312,15 +321,38 @@ def launch(dispatcher, cfg, args):
     return launch_call(cfg, *args)
 
 
-def launch_call(cfg, *args):
-    """``LaunchConfig.__call__``: launch ``cfg.dispatcher`` on *args*.
+def bind_arguments(dispatcher, args: tuple, kwargs: dict) -> tuple:
+    """The positional arguments of a launch given *args* and keywords *kwargs*, with
+    the kernel's Python defaults filled in; a LaunchError (before anything runs)
+    for missing, unknown or repeated arguments."""
+    pysig = dispatcher._pysig
+    try:
+        bound = pysig.bind(*args, **kwargs)
+    except TypeError as e:
+        raise LaunchError(f"kernel {dispatcher.__name__}{pysig}: {e}") from None
+    bound.apply_defaults()
+    if bound.kwargs:
+        raise LaunchError(f"kernel {dispatcher.__name__}{pysig}: keyword-only parameters "
+                          f"({', '.join(bound.kwargs)}) are not supported in kernels")
+    return bound.args
+
+
+def launch_call(cfg, *args, **kwargs):
+    """``LaunchConfig.__call__``: launch ``cfg.dispatcher`` on *args* (and keyword
+    arguments; the kernel's Python defaults fill in what is not given).
 
     The steady state is two dictionary hits from the arguments' launch key to
     the shim, its flatten function and the driver call; a new signature, host
     or foreign arrays and tuples take :func:`_launch_generic`.
     """
-    device = cfg.device or _devices._selected or _devices.default_device()
+    if kwargs:
+        args = bind_arguments(cfg.dispatcher, args, kwargs)
+    device = cfg.device or (None if _devices._scoped else _devices._selected) \
+        or _devices.default_device()
     key = cfg.keyfn(device, args)  # None for another argument count (defaults, *args)
+    if key is None:
+        args = bind_arguments(cfg.dispatcher, args, {})
+        key = cfg.keyfn(device, args)
     entry = cfg.launch_keys.get(key if key is not None else (device, *map(type, args)))
     if entry is None:
         return _launch_generic(cfg.dispatcher, cfg, args, device)
@@ -371,13 +403,33 @@ def _enter_launch_key(dispatcher, device, args, argtypes, shim) -> None:
         entry.only = shim
 
 
+def _check_devices(dispatcher, args, device, where: str = "argument") -> None:
+    """A device array of another device than the launch's is a LaunchError, before
+    anything runs (its memory is not this device's)."""
+    for i, a in enumerate(args):
+        if isinstance(a, DeviceArray):
+            if a._alloc.device is not device:
+                _wrong_device(dispatcher, f"{where} {i}", a, device)
+        elif type(a) is tuple:
+            _check_devices(dispatcher, a, device, f"{where} {i}, item")
+
+
+def _wrong_device(dispatcher, what: str, a, device):
+    raise LaunchError(
+        f"kernel {dispatcher.__name__}: {what} is a device array on {a._alloc.device.spec}, "
+        f"but the kernel launches on {device.spec}; copy it with "
+        f"numba_gpux.to_device(array, device={device.spec!r}) or launch on its device "
+        f"(kernel[griddim, blockdim, array.device])")
+
+
 def _launch_generic(dispatcher, cfg, args, device):
     if len(args) != dispatcher._nparams:
         raise LaunchError(f"kernel {dispatcher.__name__} takes {dispatcher._nparams} "
                           f"argument(s) but {len(args)} were given")
+    _check_devices(dispatcher, args, device)
     host = None
     for i, a in enumerate(args):
-        if isinstance(a, (np.ndarray, HostArg)):
+        if isinstance(a, (np.ndarray, HostArg)) or (isinstance(a, tuple) and _holds_host(a)):
             host = host or []
             host.append(i)
         elif type(a) not in _FAST_TYPES and not isinstance(a, _PLAIN_ARGS):
@@ -399,6 +451,12 @@ def _launch_generic(dispatcher, cfg, args, device):
     return None
 
 
+def _holds_host(t: tuple) -> bool:
+    """Whether the tuple *t* holds (also in nested tuples) a host array to copy."""
+    return any(isinstance(x, (np.ndarray, HostArg)) or (isinstance(x, tuple) and _holds_host(x))
+               for x in t)
+
+
 def _launch_with_host_arrays(dispatcher, cfg, args, host, device):
     global _warned_numpy
     if not _warned_numpy and any(isinstance(args[i], np.ndarray) for i in host):
@@ -410,28 +468,40 @@ def _launch_with_host_arrays(dispatcher, cfg, args, host, device):
     args = list(args)
     pairs = []
     readonly = []
-    for i in host:
-        h = args[i]
+
+    def on_device(h, i):
+        # i: the argument's position, or None inside a tuple argument
+        if isinstance(h, tuple):  # tuples (also nested) of arrays and scalars
+            items = [on_device(x, None) for x in h]
+            return type(h)(*items) if hasattr(h, "_fields") else tuple(items)
+        if not isinstance(h, (np.ndarray, HostArg)):
+            return h
+        where = f"argument {i}" if i is not None else "an array in a tuple argument"
         copy_in = copy_out = True
         if isinstance(h, HostArg):  # In / Out / InOut say which way to copy
             h, copy_in, copy_out = h.ary, h.copy_in, h.copy_out
             if isinstance(h, DeviceArray):
-                args[i] = h
-                continue
+                if h._alloc.device is not device:
+                    _wrong_device(dispatcher, where, h, device)
+                return h
             h = np.asarray(h)
             if copy_out and not h.flags.writeable:
-                raise LaunchError(f"kernel {dispatcher.__name__}: argument {i} is a read-only "
-                                  f"NumPy array passed as an output ({type(args[i]).__name__}); "
+                raise LaunchError(f"kernel {dispatcher.__name__}: {where} is a read-only "
+                                  f"NumPy array passed as an output; "
                                   f"results could not be written back to it")
         elif not h.flags.writeable:
             # typed read-only: a kernel that writes it fails to compile, naming the line
-            readonly.append(i)
+            if i is not None:
+                readonly.append(i)
             copy_out = False
         d = (to_device(h, device=device, stream=cfg.queue) if copy_in
              else device_array_like(h, device=device))
-        args[i] = d
         if copy_out:
             pairs.append((h, d))
+        return d
+
+    for i in host:
+        args[i] = on_device(args[i], i)
     argtypes = tuple(map(_typeof, args))
     if readonly:
         argtypes = tuple(t.copy(readonly=True) if i in readonly else t

@@ -60,6 +60,19 @@ def allocated_bytes(device) -> int:
     return _live_bytes.get(id(device), 0)
 
 
+#: (id of a Numba array type, id of a device) -> (small int, the type, the device);
+#: the int is the arrays' launch key, the objects kept alive so that no id is reused
+_launch_keys: dict = {}
+
+
+def _launch_key(numba_type, device) -> int:
+    k = (id(numba_type), id(device))
+    got = _launch_keys.get(k)
+    if got is None:
+        got = _launch_keys.setdefault(k, (len(_launch_keys), numba_type, device))
+    return got[0]
+
+
 def _layout(shape, strides, itemsize) -> str:
     c = f = True
     expect = itemsize
@@ -110,8 +123,9 @@ class DeviceArray:
         dt = from_dtype(self.dtype)
         self._numba_type_ = types.Array(dt, self.ndim, self.layout)
         # launch.py's key for this argument: hashed in C, and fixed by the Numba
-        # type (interned; the launch shim keeps it alive).  Set with _numba_type_.
-        self._launch_key_ = id(self._numba_type_)
+        # type and the device (so that an array of another device misses the
+        # launch's shims and gets its error).  Set with _numba_type_.
+        self._launch_key_ = _launch_key(self._numba_type_, alloc.device)
 
     def __getattr__(self, name: str):
         # array protocols a runtime provides (e.g. a driver's array-interface
@@ -284,14 +298,55 @@ class DeviceArray:
 
     @property
     def T(self) -> "DeviceArray":
-        return self.view_as(tuple(reversed(self.shape)), tuple(reversed(self.strides)), self.offset)
+        return self.transpose()
+
+    def transpose(self, axes=None) -> "DeviceArray":
+        """A view with the axes permuted (reversed by default), as NumPy's."""
+        if axes is None:
+            axes = tuple(reversed(range(self.ndim)))
+        axes = tuple(operator.index(a) % self.ndim if self.ndim else a for a in axes)
+        if sorted(axes) != list(range(self.ndim)):
+            raise GpuxUserError(f"transpose: axes {axes} are not a permutation of "
+                                f"{self.ndim} axes")
+        return self.view_as(tuple(self.shape[a] for a in axes),
+                            tuple(self.strides[a] for a in axes), self.offset)
+
+    def view(self, dtype) -> "DeviceArray":
+        """The same memory read as *dtype*; a different item size rescales the last
+        dimension, which must then be contiguous (as NumPy's ``view``)."""
+        dtype = np.dtype(dtype)
+        shape, strides = list(self.shape), list(self.strides)
+        if dtype.itemsize != self.itemsize:
+            if self.ndim == 0 or strides[-1] != self.itemsize:
+                raise GpuxUserError("view: to change the item size the last axis must be "
+                                    "contiguous")
+            last = shape[-1] * self.itemsize
+            if last % dtype.itemsize:
+                raise GpuxUserError(f"view: the last axis ({last} bytes) is not a multiple "
+                                    f"of the new item size {dtype.itemsize}")
+            shape[-1] = last // dtype.itemsize
+            strides[-1] = dtype.itemsize
+        return DeviceArray(shape, strides, dtype, self._alloc, self.offset)
+
+    def flatten(self, order: str = "C") -> "DeviceArray":
+        """A 1-D contiguous copy on the same device."""
+        return to_device(self.copy_to_host().flatten(order=order), device=self.device)
 
     def copy(self) -> "DeviceArray":
         return to_device(self.copy_to_host(), device=self.device)
 
+    def __reduce__(self):
+        # pickled as its host data (docs/scaling.md): the unpickling process copies it
+        # to its own current device; views come back as contiguous arrays
+        return _rebuild_device_array, (self.copy_to_host(),)
+
     def __array__(self, dtype=None, copy=None):
         out = self.copy_to_host()
         return out if dtype is None else out.astype(dtype)
+
+
+def _rebuild_device_array(host):
+    return to_device(host)
 
 
 def _index_view(a: DeviceArray, index) -> DeviceArray:
@@ -432,9 +487,12 @@ def device_array_like(ary, device=None, stream=None) -> DeviceArray:
 
 
 def to_device(ary, device=None, stream=None, copy: bool = True, to=None) -> DeviceArray:
-    """Copy a host array to the device (a device array is returned as is)."""
+    """Copy a host array to the device.  A device array is returned as is, unless
+    *device* names another device than its own: then it is copied there."""
     if isinstance(ary, DeviceArray):
-        return ary
+        if device is None or _device(device) is ary.device:
+            return ary
+        ary = ary.copy_to_host()  # through the host: the devices share no memory
     host = np.asarray(ary)
     if host.dtype == object:
         raise GpuxUserError("object arrays cannot be copied to a device")

@@ -191,7 +191,7 @@ def test_cache_true_keeps_finished_code_on_disk(tmp_path):
         "args, _ = sigutils.normalize_signature('void(int32[::1])')\n"
         "from numba_gpux.devices import resolve_target\n"
         "k.code_for(tuple(args), resolve_target('opencl'))\n"
-        "print(cache.stats['disk_hits'], cache.stats['misses'])\n")
+        "print(cache.stats['index_hits'], cache.stats['misses'])\n")
     env = dict(os.environ, NUMBA_GPUX_CACHE_DIR=str(tmp_path / "cache"))
     first = subprocess.run([sys.executable, str(src)], capture_output=True, text=True, env=env,
                            timeout=300)
@@ -199,7 +199,7 @@ def test_cache_true_keeps_finished_code_on_disk(tmp_path):
                             timeout=300)
     assert first.stdout.split() == ["0", "1"], first.stderr
     assert second.stdout.split() == ["1", "0"], second.stderr
-    assert list((tmp_path / "cache").rglob("*.pkl"))
+    assert list((tmp_path / "cache" / "code-v2" / "index").rglob("*"))
 
 
 def test_available_targets_survives_loading_the_targets_subpackage():

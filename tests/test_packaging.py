@@ -34,3 +34,34 @@ def test_targets_are_registered_as_entry_points():
     eps = cfg["options.entry_points"]["numba_gpux.targets"]
     for name in ("opencl", "cuda", "metal"):
         assert f"{name} = numba_gpux.targets.{name}:target_entry" in eps
+
+
+def test_cuda_extra_brings_the_driver_bindings_and_libdevice():
+    cfg = configparser.ConfigParser()
+    cfg.read(ROOT / "setup.cfg")
+    reqs = [r.strip() for r in cfg["options.extras_require"]["cuda"].splitlines() if r.strip()]
+    names = {r.split(";")[0].split(">")[0].split("=")[0].strip() for r in reqs}
+    # cuda-python drives the GPU; nvidia-cuda-nvcc-cu12 ships nvvm/libdevice/libdevice.10.bc
+    assert {"cuda-python", "nvidia-cuda-nvcc-cu12"} <= names
+
+
+def test_libdevice_is_found_in_nvidia_wheel_layouts(tmp_path, monkeypatch):
+    import shutil
+    import sys
+
+    from numba_gpux.targets.cuda import libdevice
+
+    real = libdevice.find_libdevice()
+    if real is None:
+        pytest.skip("no libdevice here (pip install nvidia-cuda-nvcc-cu12)")
+    # the layouts of NVIDIA's wheels: nvidia/cuda_nvcc/nvvm (CUDA 12), nvidia/cu13/nvvm
+    for wheel_dir in ("cuda_nvcc", "cu13"):
+        site = tmp_path / wheel_dir
+        dest = site / "nvidia" / wheel_dir / "nvvm" / "libdevice"
+        dest.mkdir(parents=True)
+        shutil.copy(real, dest / "libdevice.10.bc")
+        monkeypatch.setattr(sys, "path", [str(site)])
+        monkeypatch.delenv("CUDA_HOME", raising=False)
+        monkeypatch.delenv("CUDA_PATH", raising=False)
+        assert libdevice._candidate_dirs()[0] == str(dest)
+        assert libdevice.find_libdevice() == str(dest / "libdevice.10.bc")

@@ -74,12 +74,13 @@ class SourceTarget(Target):
 
 
 def make_source_target(cls, device=None, features=None, *, name: str, dialect: str,
-                       artifact_kind: str, default_features: frozenset, opt_triple: str):
+                       artifact_kind: str, default_features: frozenset, opt_triple: str,
+                       index_limits=None):
     """The description of a source-emitting target *name*: the neutral address spaces
     and data layout (its source is written from the neutral IR), *opt_triple* for the
     optimizer's target machine only (no code is generated for it), the dialect and
     the source registry named after the target, and the capabilities of *device*
-    (else *features*, else *default_features*)."""
+    (else *features*, else *default_features*); *index_limits* as on ``Target``."""
     if features is None:
         features = device.target_features if device is not None else default_features
     return cls(
@@ -93,4 +94,5 @@ def make_source_target(cls, device=None, features=None, *, name: str, dialect: s
         features=frozenset(features),
         options=(("dialect", dialect), ("intrinsics_by_name", True),
                  ("source_families", (name,))),
+        index_limits=index_limits,
     )

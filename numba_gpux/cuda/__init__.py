@@ -47,6 +47,29 @@ from .compiler import (
 )
 from ..errors import LaunchError as KernelRuntimeError
 from . import fp16, random  # noqa: E402,F401
+from . import args, core, cudadrv, extending, np, typeconv  # noqa: E402,F401
+from .core import config  # noqa: E402,F401
+from .cudadrv.linkable_code import (  # noqa: E402,F401
+    LinkableCode, PTXSource, CUSource, Cubin, Fatbin, Archive, Object, LTOIR,
+)
+from .cudadrv import nvvm  # noqa: E402,F401
+from .cudadrv.runtime import runtime  # noqa: E402,F401
+from .api import reset  # noqa: E402,F401
+from .vectorizers import vectorize, guvectorize  # noqa: E402,F401
+
+#: numba.cuda's flag for "Numba's CPU target is installed": numba_gpux is built on it
+HAS_NUMBA = True
+#: submodules loaded on first use (``cuda.libdevice.sin``)
+_LAZY = ("libdevice", "vector_types", "kernels")
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        import importlib
+
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 from .intrinsics import _install as _install_registries
 
 _install_registries()
@@ -75,4 +98,7 @@ __all__ = [
     "In", "Out", "InOut", "DeviceNDArray", "Reduce", "reduce",
     "compile", "compile_ptx", "compile_for_current_device", "compile_ptx_for_current_device",
     "compile_all", "KernelRuntimeError", "fp16", "random", "implementation",
+    "HAS_NUMBA", "config", "args", "core", "cudadrv", "extending", "np", "typeconv", "nvvm",
+    "runtime", "reset", "LinkableCode", "PTXSource", "CUSource", "Cubin", "Fatbin", "Archive",
+    "Object", "LTOIR", "libdevice", "vector_types", "kernels", "vectorize", "guvectorize",
 ]

@@ -28,7 +28,8 @@ __all__ = [
     "stream", "default_stream", "legacy_default_stream", "per_thread_default_stream",
     "external_stream", "Stream", "event", "Event", "event_elapsed_time", "synchronize",
     "gpus", "select_device", "get_current_device", "list_devices", "current_context",
-    "require_context", "close", "detect", "is_available", "is_supported_version", "cuda_error",
+    "require_context", "reset", "driver_version", "close", "detect", "is_available",
+    "is_supported_version", "cuda_error",
     "is_float16_supported", "is_bfloat16_supported", "is_fp8_supported", "defer_cleanup",
     "profile_start", "profile_stop", "profiling", "CudaSupportError", "MemoryInfo",
     "Device", "Context",
@@ -191,11 +192,54 @@ def get_current_device() -> Device:
     return _wrap(_current())
 
 
+class _Deallocations:
+    """``context.deallocations``: numba.cuda defers freeing device memory and frees it
+    in batches.  numba_gpux frees an allocation when its last array goes away, so
+    nothing is ever pending: ``clear()`` has nothing to do and ``len()`` is 0."""
+
+    def clear(self) -> None:
+        """Free pending deallocations (there are none)."""
+
+    @contextlib.contextmanager
+    def disable(self):
+        yield
+
+    @property
+    def is_disabled(self) -> bool:
+        return False
+
+    def __len__(self) -> int:
+        return 0
+
+
+class _MemoryManager:
+    """``context.memory_manager``: the questions numba.cuda's memory manager answers."""
+
+    interface_version = 1
+
+    def __init__(self, context: "Context"):
+        self._context = context
+
+    def get_memory_info(self) -> MemoryInfo:
+        return self._context.get_memory_info()
+
+    def defer_cleanup(self):
+        return defer_cleanup()
+
+    def reset(self) -> None:
+        self._context.reset()
+
+    def initialize(self) -> None:
+        pass
+
+
 class Context:
-    """numba.cuda's context: here, a view of the current device."""
+    """numba.cuda's context: here, a view of one device."""
 
     def __init__(self, device: Device):
         self.device = device
+        self.deallocations = _Deallocations()
+        self.memory_manager = _MemoryManager(self)
 
     def get_memory_info(self) -> MemoryInfo:
         """(free, total) bytes.  Where the driver does not report free memory, free is
@@ -218,10 +262,35 @@ class Context:
         return f"<Context of {self.device!r}>"
 
 
+_contexts: dict = {}
+
+
 def current_context(devnum=None) -> Context:
-    if devnum is not None:
-        return Context(gpus[devnum])
-    return Context(get_current_device())
+    """The context of device *devnum* (an index into ``cuda.gpus``; default: current)."""
+    dev = gpus[devnum] if devnum is not None else get_current_device()
+    ctx = _contexts.get(dev)
+    if ctx is None:
+        ctx = _contexts[dev] = Context(dev)
+    return ctx
+
+
+def reset() -> None:
+    """numba.cuda destroys the current context; numba_gpux waits for the device's work
+    (memory is released as arrays are freed)."""
+    get_current_device().reset()
+
+
+def driver_version() -> tuple:
+    """The CUDA driver version cuda-python reports, or (0, 0) where there is none."""
+    try:
+        from cuda.bindings import driver as _drv  # cuda-python 12.6+
+    except ImportError:
+        return (0, 0)
+    try:
+        err, ver = _drv.cuDriverGetVersion()
+    except Exception:
+        return (0, 0)
+    return (ver // 1000, (ver % 1000) // 10) if int(err) == 0 else (0, 0)
 
 
 def require_context(fn):

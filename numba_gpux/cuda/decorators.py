@@ -10,7 +10,10 @@ from ..dispatcher import GpuxFunction
 from ..dispatcher import jit as _gpux_jit
 from ..errors import UnsupportedError
 
-__all__ = ["jit", "declare_device"]
+__all__ = ["jit", "declare_device", "WARP_SIZE"]
+
+#: numba.cuda's warp width, which the facade's kernels get as their sub-group width
+WARP_SIZE = 32
 
 
 def jit(func_or_sig=None, device: bool = False, inline="never", forceinline: bool = False,
@@ -39,9 +42,11 @@ def jit(func_or_sig=None, device: bool = False, inline="never", forceinline: boo
         from numba.core import types, typing
 
         func_or_sig = typing.signature(restype or types.void, *argtypes)
+    # numba.cuda code assumes warps of 32 lanes: kernels that use warp (sub-group)
+    # operations ask for 32-wide sub-groups (an error on a device that cannot)
     options = dict(device=device, fastmath=fastmath, debug=bool(debug),
                    opt=3 if opt is None else opt, inline=inline, cache=cache,
-                   lineinfo=lineinfo, forceinline=forceinline)
+                   lineinfo=lineinfo, forceinline=forceinline, subgroup_size=WARP_SIZE)
     if boundscheck is not None:
         options["boundscheck"] = boundscheck
     if max_registers is not None:

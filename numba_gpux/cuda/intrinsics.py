@@ -154,7 +154,37 @@ cg = _unavailable_namespace("cg", "there is no portable grid-wide barrier (coope
                                   "split the kernel at the grid synchronization")
 
 # ------------------------------------------------------------------ atomics
-atomic = _alias("atomic", "atomic", namespace=True)
+# the kernel language's atomic namespace (the same stubs: ``cuda.atomic.add`` is
+# ``gpux.atomic.add``), plus numba.cuda's compare-and-swap spellings
+_atomic = _pick("atomic")
+
+
+@_device
+def _compare_and_swap(ary, old, val):
+    """numba.cuda's ``atomic.compare_and_swap(ary, old, val)``: on ``ary[0]``; returns the
+    old value."""
+    return _atomic.cas(ary, 0, old, val)
+
+
+@_device
+def _compare_and_swap_element(ary, idx, old, val):
+    """numba.cuda's ``atomic.compare_and_swap_element(ary, idx, old, val)``."""
+    return _atomic.cas(ary, idx, old, val)
+
+
+def _facade_atomic():
+    from ..language.atomics import _Namespace
+
+    members = {k: v for k, v in vars(_atomic).items() if not k.startswith("_")}
+    members["compare_and_swap"] = _compare_and_swap
+    members["compare_and_swap_element"] = _compare_and_swap_element
+    ns = _Namespace("atomic", "numba.cuda's atomic operations on global and shared arrays.",
+                    members)
+    typing_registry.register_global(ns, types.Module(ns))
+    return ns
+
+
+atomic = _facade_atomic()
 
 # ------------------------------------------------------------------ warp (sub-group) functions
 _sg = _pick("subgroup")

@@ -265,14 +265,18 @@ def _check_array_index(name, ary, idx, dtypes):
     if ary.dtype not in dtypes:
         raise TypingError(f"{name} supports arrays of {', '.join(map(str, dtypes))}, "
                           f"not {ary.dtype}")
+    # numba.cuda converts any real index to intp (float indices truncate), and
+    # its code relies on that: a tuple index unified across branches, one of
+    # which mixes signed and unsigned ints, is a tuple of floats
+    index_types = (types.Integer, types.Float)
     idx = types.unliteral(idx)
-    if isinstance(idx, types.Integer):
+    if isinstance(idx, index_types):
         if ary.ndim != 1:
             raise TypingError(f"{name}: a {ary.ndim}-D array needs a tuple of {ary.ndim} "
                               f"indices, not one int")
         return types.intp
     if isinstance(idx, types.BaseTuple):
-        if len(idx) != ary.ndim or not all(isinstance(t, types.Integer) for t in idx):
+        if len(idx) != ary.ndim or not all(isinstance(t, index_types) for t in idx):
             raise TypingError(f"{name}: a {ary.ndim}-D array needs {ary.ndim} integer "
                               f"indices, not {idx}")
         return types.UniTuple(types.intp, ary.ndim)

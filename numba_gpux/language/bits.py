@@ -16,7 +16,9 @@ from llvmlite import ir
 from numba.core import types
 from numba.core.errors import TypingError
 from numba.core.imputils import Registry as LoweringRegistry
-from numba.core.typing.templates import AbstractTemplate, Registry, signature
+from numba.core.typing.templates import (
+    AbstractTemplate, AttributeTemplate, Registry, bound_function, signature,
+)
 
 from .intrinsics import INTRINSICS, Intrinsic, call, math_name
 from .stubs import Stub
@@ -117,6 +119,19 @@ def _select_typer(ctx, args):
 _template(select, _select_typer)
 
 
+@typing_registry.register_attr
+class _IntegerMethods(AttributeTemplate):
+    """``x.bit_count()`` on integers, as Python's ``int.bit_count``."""
+
+    key = types.Integer
+
+    @bound_function("int.bit_count")
+    def resolve_bit_count(self, ty, args, kws):
+        if args or kws:
+            raise TypingError("int.bit_count() takes no arguments")
+        return signature(types.unliteral(ty))
+
+
 # ---------------------------------------------------------------- lowering
 def _llvm_intrinsic(builder, name, ty, args):
     return builder.call(builder.module.declare_intrinsic(name, [ty]), args)
@@ -125,6 +140,16 @@ def _llvm_intrinsic(builder, name, ty, args):
 @_lower(popc, types.Integer)
 def _popc(context, builder, sig, args):
     return builder.ctpop(args[0])
+
+
+@_lower("int.bit_count", types.Integer)
+def _bit_count(context, builder, sig, args):
+    # Python's: the bits set in abs(x) (so (-5).bit_count() == 2)
+    (x,) = args
+    if sig.args[0].signed:
+        neg = builder.icmp_signed("<", x, ir.Constant(x.type, 0))
+        x = builder.select(neg, builder.neg(x), x)
+    return builder.ctpop(x)
 
 
 @_lower(clz, types.Integer)

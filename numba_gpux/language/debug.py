@@ -17,6 +17,7 @@ ignores the status: no buffer, no atomics, no bounds checks.
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
 
@@ -130,19 +131,23 @@ def _message(kernel: str, code: int, slots) -> BaseException:
         return DeviceError(f"kernel {kernel!r} failed with status {code} in {where}")
     exc, args, loc = info
     exc = exc or DeviceError
+    # numba.cuda's form first ("In function 'f', file F, line N, tid=[x, y, z]
+    # ctaid=[x, y, z]: message"), so code that parses it keeps working; then the
+    # kernel and the work-item in this project's words
     if loc is not None:
         func, filename, line = loc
-        src = f"{filename}:{line} (in {func})"
+        prefix = f"In function {func!r}, file {os.path.abspath(filename)}, line {line}, "
     else:
-        src = "an unknown line"
-    detail = f"in kernel {kernel!r}, at {src}, {where}"
+        prefix = ""
+    prefix += f"tid={list(tid)} ctaid={list(bid)}"
+    detail = f"in kernel {kernel!r}, {where}"
     args = tuple(args or ())
     if args and isinstance(args[0], str):
-        args = (f"{args[0]} [{detail}]",) + args[1:]
+        args = (f"{prefix}: {args[0]} [{detail}]",) + args[1:]
     elif not args:
-        args = (f"[{detail}]",)
+        args = (f"{prefix} [{detail}]",)
     else:
-        args = args + (detail,)
+        args = (prefix,) + args + (detail,)
     try:
         return exc(*args)
     except Exception:
@@ -150,15 +155,16 @@ def _message(kernel: str, code: int, slots) -> BaseException:
 
 
 class ErrorBuffer:
-    """The hidden per-launch error buffer of a debug kernel on one device."""
+    """The hidden per-launch error buffer of a debug kernel on one device.
+
+    *array* is a device array of :data:`ERROR_SLOTS` int32 on that device, made by
+    the launch path (the runtime layer above owns device memory)."""
 
     __slots__ = ("array", "zeros", "kernel")
 
-    def __init__(self, device, kernel_name: str):
-        from ..memory import device_array
-
+    def __init__(self, array, kernel_name: str):
         self.zeros = np.zeros(ERROR_SLOTS, np.int32)
-        self.array = device_array(ERROR_SLOTS, np.int32, device=device)
+        self.array = array
         self.kernel = kernel_name
 
     def arm(self, queue=None):

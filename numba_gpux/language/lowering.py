@@ -141,6 +141,79 @@ def int_isfinite_impl(context, builder, sig, args):
     return cgutils.true_bit
 
 
+# frexp and ldexp on the bits of the IEEE format, in the shared lowering (every
+# target's floats are IEEE binary32/binary64): (mantissa bits, exponent bias)
+_IEEE = {"float": (23, 127), "double": (52, 1023)}
+
+
+def _ieee(x):
+    mbits, bias = _IEEE[str(x.type)]
+    width = 1 + (8 if mbits == 23 else 11) + mbits
+    return mbits, bias, ir.IntType(width)
+
+
+def _pow2(ty, n):
+    return ir.Constant(ty, math.ldexp(1.0, n))
+
+
+@lower(math.frexp, types.Float)
+def frexp_impl(context, builder, sig, args):
+    """(m, e) with x == m * 2**e, 0.5 <= |m| < 1; x itself and 0 for 0, inf and nan."""
+    (x,) = args
+    mbits, bias, ity = _ieee(x)
+    emask = ir.Constant(ity, (1 << (ity.width - 1 - mbits)) - 1)
+    shift = ir.Constant(ity, mbits)
+    # subnormals: scale into the normal range first and take the scale off the exponent
+    scale = 64 if mbits == 52 else 32
+    biased = builder.and_(builder.lshr(builder.bitcast(x, ity), shift), emask)
+    zero_exp = builder.icmp_unsigned("==", biased, ir.Constant(ity, 0))
+    xs = builder.select(zero_exp, builder.fmul(x, _pow2(x.type, scale)), x)
+    bits = builder.bitcast(xs, ity)
+    biased = builder.and_(builder.lshr(bits, shift), emask)
+    exp = builder.sub(builder.trunc(biased, I32) if ity.width > 32 else biased,
+                      ir.Constant(I32, bias - 1))
+    exp = builder.select(zero_exp, builder.sub(exp, ir.Constant(I32, scale)), exp)
+    mant = builder.or_(builder.and_(bits, ir.Constant(ity, ~((emask.constant) << mbits)
+                                                      & ((1 << ity.width) - 1))),
+                       ir.Constant(ity, (bias - 1) << mbits))
+    mant = builder.bitcast(mant, x.type)
+    special = builder.or_(builder.fcmp_unordered("==", x, ir.Constant(x.type, 0.0)),
+                          builder.icmp_unsigned("==", builder.and_(builder.lshr(
+                              builder.bitcast(x, ity), shift), emask), emask))
+    mant = builder.select(special, x, mant)
+    exp = builder.select(special, ir.Constant(I32, 0), exp)
+    ety = sig.return_type[1]
+    exp = context.cast(builder, exp, types.int32, ety)
+    return context.make_tuple(builder, sig.return_type, [mant, exp])
+
+
+@lower(math.ldexp, types.Float, types.Integer)
+def ldexp_impl(context, builder, sig, args):
+    """x * 2**n, rounded once (scaled in steps so no step overflows or double-rounds)."""
+    x, n = args
+    n = context.cast(builder, n, sig.args[1], types.int32)
+    mbits, bias, ity = _ieee(x)
+    emax, emin, prec = bias, 1 - bias, mbits + 1
+    big = ir.Constant(I32, emax)
+    small = ir.Constant(I32, emin + prec)
+    y = x
+    for _ in range(2):
+        c = builder.icmp_signed(">", n, ir.Constant(I32, emax))
+        y = builder.select(c, builder.fmul(y, _pow2(x.type, emax)), y)
+        n = builder.select(c, builder.sub(n, big), n)
+    n = builder.select(builder.icmp_signed(">", n, big), big, n)
+    for _ in range(2):
+        c = builder.icmp_signed("<", n, ir.Constant(I32, emin))
+        y = builder.select(c, builder.fmul(y, _pow2(x.type, emin + prec)), y)
+        n = builder.select(c, builder.sub(n, small), n)
+    n = builder.select(builder.icmp_signed("<", n, ir.Constant(I32, emin)),
+                       ir.Constant(I32, emin), n)
+    e = builder.add(n, ir.Constant(I32, bias))
+    e = builder.zext(e, ity) if ity.width > 32 else e
+    scale = builder.bitcast(builder.shl(e, ir.Constant(ity, mbits)), x.type)
+    return builder.fmul(y, scale)
+
+
 @lower(math.radians, types.Float)
 def radians_impl(context, builder, sig, args):
     return builder.fmul(args[0], ir.Constant(args[0].type, math.pi / 180.0))
@@ -153,8 +226,9 @@ def degrees_impl(context, builder, sig, args):
 
 def _register_function_constant():
     # A device function named in a kernel is a compile-time constant: its
-    # value is never used at run time (calls are resolved statically).
-    from ..dispatcher import GpuxFunctionType
+    # value is never used at run time (calls are resolved statically); its data
+    # model is registered with the other data models (language/types).
+    from .functions import GpuxFunctionType
 
     @lower_constant(GpuxFunctionType)
     def device_function_constant(context, builder, ty, pyval):

@@ -15,20 +15,20 @@
 
 from __future__ import annotations
 
-import cmath
 import math
 import operator
 
 from llvmlite import ir
 from numba.core import datamodel, types
-from numba.core.datamodel.models import PrimitiveModel
+from numba.core.datamodel.models import OpaqueModel, PrimitiveModel
 from numba.core.imputils import Registry as LoweringRegistry
 from numba.core.typing.templates import AbstractTemplate, Registry, signature
 
 from ..overlays import SHARED, registry as overlay_registry
+from .functions import GpuxFunctionType
 from .intrinsics import MATH_BINARY, MATH_UNARY, call
 
-__all__ = ["typing_registry", "lowering_registry", "data_model_manager"]
+__all__ = ["typing_registry", "lowering_registry", "data_model_manager", "register_data_model"]
 
 typing_registry = Registry()
 lowering_registry = LoweringRegistry("numba_gpux.types")
@@ -49,6 +49,18 @@ def _float_model(dmm, fe_type):
 
 _dmm.register(types.Float, _float_model)
 
+
+def register_data_model(fetypecls, handler) -> None:
+    """Give the frontend type class *fetypecls* the data model *handler* in the
+    shared context (numba looks models up by exact class, so subclasses of
+    Numba's types need their own entry)."""
+    _dmm.register(fetypecls, handler)
+
+
+# A device function named in a kernel is also a value: passed to another device
+# function, or held in a variable (``f = g if c else h`` is a phi of it), it needs a
+# data model, which the exact-class lookup does not inherit from types.Dispatcher.
+register_data_model(GpuxFunctionType, OpaqueModel)
 
 _manager = None
 
@@ -149,12 +161,23 @@ _install_cmath()
 
 
 def _complex_pow(context, builder, sig, args):
+    # z ** w in polar form, |z| ** w.real and the phase kept apart (as CPython
+    # and numba do it), so that 1j ** 1.0 is 1j and 0j ** 0j is 1
     def cpow(z, w):
         if w.imag == 0 and w.real == 2:
             return z * z
-        if z == 0:
-            return 0j if w.real > 0 else complex(math.inf, 0)
-        return cmath.exp(w * cmath.log(z))
+        if w.real == 0 and w.imag == 0:
+            return complex(1.0, 0.0)
+        if z.real == 0 and z.imag == 0:
+            return 0j if w.imag == 0 and w.real > 0 else complex(math.inf, 0)
+        vabs = math.hypot(z.real, z.imag)
+        length = vabs ** w.real
+        at = math.atan2(z.imag, z.real)
+        phase = at * w.real
+        if w.imag != 0:
+            length /= math.exp(at * w.imag)
+            phase += w.imag * math.log(vabs)
+        return complex(length * math.cos(phase), length * math.sin(phase))
 
     return context.compile_internal(builder, cpow, sig, args)
 
@@ -162,6 +185,7 @@ def _complex_pow(context, builder, sig, args):
 for _ct in (types.complex64, types.complex128):
     _lower(operator.pow, _ct, _ct)(_complex_pow)
     _lower(operator.ipow, _ct, _ct)(_complex_pow)
+    _lower(pow, _ct, _ct)(_complex_pow)
 
 
 def _half_div(context, builder, sig, args):

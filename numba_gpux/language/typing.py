@@ -32,6 +32,12 @@ class _GridLike(AbstractTemplate):
             v = n.literal_value
             ret = INDEX if v == 1 else types.UniTuple(INDEX, v)
             return signature(ret, n)
+        if isinstance(n, types.Integer) and not isinstance(n, types.IntegerLiteral):
+            # the reason shows in Numba's error (numba.cuda raises the same class)
+            from numba.core.errors import RequireLiteralValue
+
+            raise RequireLiteralValue(f"{self.key._name}(ndim): ndim must be the constant "
+                                      f"1, 2 or 3, not a variable of type {n}")
         return None
 
 

@@ -10,31 +10,23 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from numba_gpux.errors import GpuxUserError
-from numba_gpux.interface import NEUTRAL_ADDRSPACES, Artifact, Target
+from numba_gpux.interface import NEUTRAL_ADDRSPACES, Artifact, IndexLimits, Target
 
 from . import overlays  # noqa: F401  (fills the "nvptx" and "cuda" registries)
+from .ptxisa import LLVM_MAX_PTX, MIN_PTX_ISA, ptx_isa_for
 
-__all__ = ["CUDATarget", "make_target", "TRIPLE", "DATA_LAYOUT", "DEFAULT_CC",
+__all__ = ["CUDATarget", "make_target", "TRIPLE", "DATA_LAYOUT", "DEFAULT_CC", "INDEX_LIMITS",
            "ptx_isa_for", "LLVM_MAX_PTX"]
 
 TRIPLE = "nvptx64-nvidia-cuda"
+#: CUDA's block and grid limits on every compute capability since 3.0
+INDEX_LIMITS = IndexLimits(block=(1024, 1024, 64), grid=(2 ** 31 - 1, 65535, 65535))
 #: 32-bit pointers into shared (3), constant (4) and local (5) memory, whose windows
 #: are below 4 GiB: their addresses take one register instead of two (see TM_FLAGS)
 DATA_LAYOUT = ("e-p3:32:32-p4:32:32-p5:32:32-p6:32:32-p7:32:32-i64:64-i128:128-i256:256"
                "-v16:16-v32:32-n16:32:64")
 #: compute capability used when no device is given (the oldest that CUDA 13's ptxas accepts)
 DEFAULT_CC = (7, 5)
-#: the newest PTX ISA version LLVM 22's NVPTX back end emits
-LLVM_MAX_PTX = (9, 0)
-
-#: the first PTX ISA version that knows each sm_XX (PTX ISA manual, "Release notes")
-_MIN_PTX = {
-    (5, 0): (4, 0), (5, 2): (4, 1), (5, 3): (4, 2), (6, 0): (5, 0), (6, 1): (5, 0),
-    (6, 2): (5, 0), (7, 0): (6, 0), (7, 2): (6, 1), (7, 5): (6, 3), (8, 0): (7, 0),
-    (8, 6): (7, 1), (8, 7): (7, 4), (8, 9): (7, 8), (9, 0): (7, 8), (10, 0): (8, 6),
-    (10, 1): (8, 6), (10, 3): (8, 8), (11, 0): (9, 0), (12, 0): (8, 7), (12, 1): (8, 8),
-}
-
 #: symbols a finished CUDA module may still declare (resolved by ptxas or the driver)
 _EXTERN_PREFIXES = ("__nv_", "vprintf", "__assertfail", "malloc", "free")
 
@@ -59,25 +51,6 @@ CODEGEN_FLAGS = (("-disable-lsr=true", "-disable-lsr=false"),
 #: local pointers of DATA_LAYOUT (clang's ``-fcuda-short-ptr``).  atomic_add_shared
 #: int32 used 15 registers with 64-bit shared addresses, numba-cuda's 14.
 TM_FLAGS = (("-nvptx-short-ptr=true", "-nvptx-short-ptr=false"),)
-
-#: the oldest PTX ISA the overlays can be written in: ``shfl.sync``/``vote.sync``/
-#: ``bar.warp.sync`` need 6.0 and ``activemask`` 6.2; LLVM's NVPTX back end does not
-#: raise the version for an instruction, it aborts the process ("Cannot select").
-#: PTX 6.3 is CUDA 10.0's (2018); every supported compute capability can use it.
-MIN_PTX_ISA = (6, 3)
-
-
-def ptx_isa_for(cc: tuple[int, int]) -> tuple[int, int]:
-    """The oldest PTX ISA version that supports *cc* and every instruction the
-    overlays use (at least :data:`MIN_PTX_ISA`): the widest range of drivers can JIT it."""
-    if cc in _MIN_PTX:
-        return max(_MIN_PTX[cc], MIN_PTX_ISA)
-    if cc < min(_MIN_PTX):
-        raise GpuxUserError(f"compute capability {cc[0]}.{cc[1]} is too old; numba-gpux "
-                            f"supports 5.0 and newer")
-    # a capability newer than this table: the newest PTX ISA LLVM can write
-    return max(_MIN_PTX[max(k for k in _MIN_PTX if k <= cc)], LLVM_MAX_PTX)
-
 
 def _parse_cc(cc) -> tuple[int, int]:
     """(major, minor) from ``(9, 0)``, ``"9.0"``, ``"sm_90"`` or ``"90"``."""
@@ -164,8 +137,10 @@ def make_target(device=None, *, cc=None, ptx_version=None, cubin: bool = True) -
         llvm_features=f"+ptx{ptx[0]}{ptx[1]}",
         features=frozenset(features),
         options=(("extern_prefixes", _EXTERN_PREFIXES), ("cubin", bool(cubin)),
-                 ("codegen_flags", CODEGEN_FLAGS), ("tm_flags", TM_FLAGS)),
+                 ("codegen_flags", CODEGEN_FLAGS), ("tm_flags", TM_FLAGS),
+                 ("subgroup_width", 32)),  # warps: Options.subgroup_size 32 holds as is
         globals_addrspace=1,
+        index_limits=INDEX_LIMITS,
         cc=cc,
         ptx_version=ptx,
     )

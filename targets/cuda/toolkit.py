@@ -72,7 +72,7 @@ def _run(ptx: str, args: list[str], want_output: bool, exe: str | None = None):
 def ptxas_for(cc: tuple[int, int]) -> str | None:
     """The first installed ``ptxas`` that assembles for ``sm_XX`` (probed once per
     process with an empty kernel), or None."""
-    from .target import ptx_isa_for
+    from .ptxisa import ptx_isa_for
 
     major, minor = ptx_isa_for(tuple(cc))
     probe = f".version {major}.{minor}\n.target sm_{cc[0]}{cc[1]}\n.address_size 64\n" \

@@ -41,6 +41,9 @@ def discover() -> list[Device]:
                 "max_shared_bytes": int(d.maxThreadgroupMemoryLength()),
                 "max_alloc_bytes": int(d.maxBufferLength()),
             }
+            from .target import INDEX_LIMITS  # what the compiler assumes
+
+            limits["max_grid_dims"] = INDEX_LIMITS.grid
         except Exception:
             limits = {}
         found.append(Device(target_name="metal", index=n, name=str(d.name()), kind="gpu",

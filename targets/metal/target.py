@@ -5,10 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from numba_gpux.cemit import SourceTarget, make_source_target
+from numba_gpux.interface import IndexLimits
 
 from . import msl, overlays  # noqa: F401  (register the "msl" dialect and "metal.src")
 
-__all__ = ["MetalTarget", "make_target", "DEFAULT_FEATURES"]
+__all__ = ["MetalTarget", "make_target", "DEFAULT_FEATURES", "INDEX_LIMITS"]
 
 # Apple GPUs: 32-wide SIMD-groups, half precision, no doubles, no 64-bit atomics
 DEFAULT_FEATURES = frozenset({"fp16", "subgroups"})
@@ -16,6 +17,9 @@ DEFAULT_FEATURES = frozenset({"fp16", "subgroups"})
 # the neutral one, so optimizing with it keeps every pointer's meaning (no NVPTX
 # code is generated).  Same choice as the OpenCL C route (targets/opencl/source.py).
 OPT_TRIPLE = "nvptx64-nvidia-cuda"
+#: at most 1024 threads per threadgroup on every Apple GPU; threadgroups per grid
+#: as the compiler assumes them (the launcher refuses more: max_grid_dims)
+INDEX_LIMITS = IndexLimits(block=(1024, 1024, 1024), grid=(2 ** 31 - 1,) * 3)
 
 
 @dataclass(frozen=True)
@@ -26,4 +30,4 @@ class MetalTarget(SourceTarget):
 def make_target(device=None, *, features=None) -> MetalTarget:
     return make_source_target(MetalTarget, device, features, name="metal", dialect="msl",
                               artifact_kind="msl", default_features=DEFAULT_FEATURES,
-                              opt_triple=OPT_TRIPLE)
+                              opt_triple=OPT_TRIPLE, index_limits=INDEX_LIMITS)

@@ -88,33 +88,6 @@ def ensure_icd_vendors() -> None:
         os.environ["OCL_ICD_VENDORS"] = out
 
 
-def _own_dir(path: str) -> bool:
-    """Whether *path* is a real directory of this user that no one else can write."""
-    try:
-        st = os.lstat(path)
-    except OSError:
-        return False
-    import stat
-
-    return (stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid()
-            and not st.st_mode & (stat.S_IWGRP | stat.S_IWOTH))
-
-
-def _vendor_base() -> str | None:
-    """This user's directory for vendor files under the temporary directory, made
-    owner-only; None if it exists but is not safely this user's."""
-    import tempfile
-
-    base = os.path.join(tempfile.gettempdir(), f"numba-gpux-{os.getuid()}")
-    try:
-        os.mkdir(base, 0o700)
-    except FileExistsError:
-        pass
-    except OSError:
-        return None
-    return base if _own_dir(base) else None
-
-
 def _write_vendor_dir(digest: str, entries: dict) -> str | None:
     """A directory of ``.icd`` files naming *entries*' libraries, for ``OCL_ICD_VENDORS``.
 
@@ -126,7 +99,7 @@ def _write_vendor_dir(digest: str, entries: dict) -> str | None:
     """
     import tempfile
 
-    base = _vendor_base()
+    base = config.user_temp_dir()
     out = os.path.join(base, "opencl-vendors", digest) if base else None
     for attempt in range(2):
         if out is None:
@@ -171,6 +144,8 @@ def _features(dev) -> frozenset:
         feats.add("float_atomics")
     if "cl_khr_subgroups" in ext or "cl_intel_subgroups" in ext or "cl_khr_subgroup_shuffle" in ext:
         feats.add("subgroups")
+    if "cl_intel_required_subgroup_size" in ext:
+        feats.add("required_subgroup_size")
     return frozenset(feats)
 
 
@@ -207,12 +182,15 @@ def make_device(target_name: str, plat, dev, il: str, runtime, index: int,
     *kind_counts*, shared by the devices of one discovery)."""
     import pyopencl as cl
 
+    from .target import INDEX_LIMITS
+
     kind = _kind(cl, dev)
     k = kind_counts.get(kind, 0)
     kind_counts[kind] = k + 1
     limits = {
         "max_threads_per_block": int(dev.max_work_group_size),
         "max_block_dims": tuple(int(x) for x in dev.max_work_item_sizes),
+        "max_grid_dims": INDEX_LIMITS.grid,  # what the compiler assumes (target.py)
         "max_shared_bytes": int(dev.local_mem_size),
         "compute_units": int(dev.max_compute_units),
         "global_mem_bytes": int(dev.global_mem_size),
@@ -363,6 +341,26 @@ class OpenCLRuntime:
 
                 raise InternalCompilerError("load", f"the OpenCL driver rejected the program: {e}",
                                             artifact.text) from None
+
+    # the disk cache keeps built programs of cache=True kernels (numba_gpux/cache.py):
+    # the driver's own binary, tied to the device and driver that built it
+    def binary_identity(self) -> str:
+        import pyopencl as cl
+
+        d = self.cl_device
+        return (f"opencl|{d.platform.name}|{d.platform.version}|{d.name}|{d.vendor}|"
+                f"{d.version}|{d.driver_version}|pyopencl {cl.VERSION_TEXT}")
+
+    def program_binary(self, program) -> bytes | None:
+        import pyopencl as cl
+
+        bins = program.get_info(cl.program_info.BINARIES)
+        return bytes(bins[0]) if bins and bins[0] else None
+
+    def load_binary(self, data: bytes):
+        import pyopencl as cl
+
+        return cl.Program(self.context, [self.cl_device], [data]).build()
 
     def kernel(self, program, name: str):
         import pyopencl as cl

@@ -71,9 +71,12 @@ class OpenCLCTarget(SourceTarget):
 
 
 def make_target(device=None, *, features=None) -> OpenCLCTarget:
+    from .target import INDEX_LIMITS  # the SPIR-V route's: the same devices launch both
+
     return make_source_target(OpenCLCTarget, device, features, name="opencl-c",
                               dialect="opencl-c", artifact_kind="opencl-c",
-                              default_features=DEFAULT_FEATURES, opt_triple=OPT_TRIPLE)
+                              default_features=DEFAULT_FEATURES, opt_triple=OPT_TRIPLE,
+                              index_limits=INDEX_LIMITS)
 
 
 def _opencl_runtime_cls():

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from numba_gpux.interface import AddressSpaces, Target
+from numba_gpux.interface import AddressSpaces, IndexLimits, Target
 
 from . import overlays  # noqa: F401  (fills the "spirv" and "opencl" registries)
 
-__all__ = ["OpenCLTarget", "make_target", "SPIRV_ADDRSPACES", "TRIPLE", "DATA_LAYOUT"]
+__all__ = ["OpenCLTarget", "make_target", "SPIRV_ADDRSPACES", "TRIPLE", "DATA_LAYOUT",
+           "INDEX_LIMITS"]
 
 #: Neutral constant memory maps to CrossWorkgroup (1), not UniformConstant (2):
 #: kernels reach constant arrays through generic pointers, and OpenCL cannot cast
@@ -18,6 +19,10 @@ TRIPLE = "spirv64-unknown-unknown"
 DATA_LAYOUT = ("e-i64:64-v16:16-v24:32-v32:32-v48:64-v96:128-v192:256-v256:256-"
                "v512:512-v1024:1024-n8:16:32:64-G1")
 DEFAULT_FEATURES = frozenset({"fp64", "int64_atomics"})
+#: OpenCL bounds a work-group by the device (CL_DEVICE_MAX_WORK_ITEM_SIZES, checked
+#: at launch) and the number of groups only by size_t; these are the bounds the
+#: compiler states (IndexLimits), and the launcher refuses more groups (max_grid_dims)
+INDEX_LIMITS = IndexLimits(block=(2 ** 31 - 1,) * 3, grid=(2 ** 31 - 1,) * 3)
 
 
 #: the two portable intrinsics a kernel's dynamic shared memory is read through
@@ -50,9 +55,20 @@ class OpenCLTarget(Target):
         from numba_gpux.compiler import default_emit, emit_in_fresh_process
         from numba_gpux.errors import InternalCompilerError
 
+        from llvmlite import binding as ll
+
+        from numba_gpux import irtext
+
         from .spirv_ids import duplicate_result_ids
 
         ir_text = str(module)  # before code generation, which rewrites the module
+        # Intel's OpenCL CPU driver (2026.2) miscompiles a vectorized 64-bit shift by
+        # an unmasked per-work-item amount (uint64 1 << (t + 30) stored at out[t]
+        # gave wrong values once the store was contiguous); masking the amount, which
+        # OpenCL C does by definition, gives right ones
+        masked = irtext.mask_shift_amounts(ir_text)
+        if masked != ir_text:
+            ir_text, module = masked, ll.parse_assembly(masked)
         art = default_emit(self, module, kernels, opt, ir_text)
         if not duplicate_result_ids(art.binary):
             return art
@@ -108,5 +124,10 @@ def make_target(device=None, *, features=None) -> OpenCLTarget:
         features=frozenset(features),
         options=(("extern_prefixes", ("_Z", "__spirv")), ("legal_int_widths", (8, 16, 32, 64)),
                  ("dynamic_shared", "kernel_param"),
+                 # a required sub-group width (compiler.Options.subgroup_size), on devices
+                 # with cl_intel_required_subgroup_size: LLVM's SPIR-V back end writes
+                 # this metadata as the SubgroupSize execution mode
+                 ("subgroup_size_metadata", "intel_reqd_sub_group_size"),
                  ("replace_intrinsics", ("llvm.bitreverse.", "llvm.sadd.with.overflow."))),
+        index_limits=INDEX_LIMITS,
     )

@@ -59,7 +59,7 @@ def test_out_of_bounds(device):
     with pytest.raises(IndexError) as e:
         debug_kernel[2, 4](a, out)  # 8 threads read a[0..7]
     msg = str(e.value)
-    assert "debug_kernel" in msg and f":{_line(debug_kernel, 'checked_double(a[i])')}" in msg
+    assert "debug_kernel" in msg and f", line {_line(debug_kernel, 'checked_double(a[i])')}," in msg
     assert "thread_idx=(0, 0, 0), block_idx=(1, 0, 0)" in msg
 
 
@@ -69,7 +69,7 @@ def test_raise_in_device_function(device):
     with pytest.raises(ValueError, match="value too large") as e:
         debug_kernel[2, 4](gpux.to_device(a), gpux.to_device(np.zeros(8)))
     msg = str(e.value)
-    assert f":{_line(checked_double, 'raise ValueError')}" in msg and "checked_double" in msg
+    assert f", line {_line(checked_double, 'raise ValueError')}," in msg and "checked_double" in msg
     assert "thread_idx=(2, 0, 0), block_idx=(1, 0, 0)" in msg
 
 
@@ -78,7 +78,7 @@ def test_assert(device):
     a[1] = -1
     with pytest.raises(AssertionError, match="negative input") as e:
         debug_kernel[1, 8](gpux.to_device(a), gpux.to_device(np.zeros(8)))
-    assert f":{_line(debug_kernel, 'assert')}" in str(e.value)
+    assert f", line {_line(debug_kernel, 'assert')}," in str(e.value)
     assert "thread_idx=(1, 0, 0), block_idx=(0, 0, 0)" in str(e.value)
 
 

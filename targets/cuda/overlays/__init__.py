@@ -4,6 +4,8 @@ Each module fills ``registry("cuda")`` (or a family registry such as
 ``"nvptx"``) with LLVM IR definitions of the portable ``__gpux_*``
 intrinsics, in NVPTX address-space numbering (generic 0, global 1,
 shared 3, constant 4, local 5) -- the same numbering as the neutral IR.
+A feature module fetches its registries by name (``registry("nvptx")``), never from
+this package, which imports it.
 """
 
 from numba_gpux.overlays import registry

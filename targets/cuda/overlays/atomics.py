@@ -9,8 +9,9 @@ Float min/max/nanmin/nanmax are ``cmpxchg`` loops (numba.cuda's NaN rules).
 from __future__ import annotations
 
 from numba_gpux.language.atomics import ATOMIC_INTRINSICS, llvm_definition
+from numba_gpux.overlays import registry
 
-from . import NVPTX
+NVPTX = registry("nvptx")
 
 for _name in ATOMIC_INTRINSICS:
     NVPTX.define(_name, llvm_definition(_name, "ptr", frozenset({"fadd", "incdec"})))

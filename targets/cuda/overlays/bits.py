@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from . import NVPTX
+from numba_gpux.overlays import registry
+
+NVPTX = registry("nvptx")
 
 for _w in (32, 64):
     NVPTX.define(f"__gpux_brev_i{_w}", (

@@ -11,8 +11,10 @@ Written in NVPTX address spaces, which are the neutral numbering.
 from __future__ import annotations
 
 from numba_gpux.language.intrinsics import MATH_BINARY, MATH_UNARY
+from numba_gpux.overlays import registry
 
-from . import NVPTX, NVPTX_SM70
+NVPTX = registry("nvptx")
+NVPTX_SM70 = registry("nvptx.sm70")
 
 __all__ = ["LIBDEVICE_NAMES", "LLVM_MATH"]
 

@@ -10,7 +10,10 @@ are ``bar.red.popc/and/or`` (``__syncthreads_count/and/or``); fences are
 
 from __future__ import annotations
 
-from . import CUDA, NVPTX
+from numba_gpux.overlays import registry
+
+CUDA = registry("cuda")
+NVPTX = registry("nvptx")
 
 _ATTR = "alwaysinline nounwind"
 

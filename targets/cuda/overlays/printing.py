@@ -6,8 +6,9 @@ printf values are i64 or double), which is the layout vprintf reads."""
 from __future__ import annotations
 
 from numba_gpux.language.intrinsics import PRINTF_PREFIX, printf_codes
+from numba_gpux.overlays import registry
 
-from . import NVPTX
+NVPTX = registry("nvptx")
 
 
 def _define(name: str) -> str | None:

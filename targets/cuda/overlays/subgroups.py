@@ -13,8 +13,10 @@ values travel as two 32-bit shuffles.  Reductions are a five-step
 from __future__ import annotations
 
 from numba_gpux.language.intrinsics import SG_REDUCE_OPS
+from numba_gpux.overlays import registry
 
-from . import NVPTX, NVPTX_SM70
+NVPTX = registry("nvptx")
+NVPTX_SM70 = registry("nvptx.sm70")
 
 _ATTR = "alwaysinline nounwind convergent"
 _MASK = "declare i32 @llvm.nvvm.activemask() convergent\n"

@@ -1,0 +1,38 @@
+"""``numba_gpux.cuda.core.config`` (also ``cuda.config``): numba.cuda's configuration.
+
+``ENABLE_CUDASIM`` is False: kernels are always compiled, never simulated.
+The CUDA-specific settings numba.cuda code reads have their numba.cuda
+defaults here (numba_gpux does not act on them); any other name is read from
+Numba's own ``numba.core.config`` (``DISABLE_PERFORMANCE_WARNINGS``, ``OPT``...).
+"""
+
+from __future__ import annotations
+
+from numba.core import config as _numba_config
+
+__all__ = ["ENABLE_CUDASIM", "CUDA_LOW_OCCUPANCY_WARNINGS", "CUDA_WARN_ON_IMPLICIT_COPY",
+           "CUDA_USE_NVIDIA_BINDING", "CUDA_PER_THREAD_DEFAULT_STREAM", "CUDA_LOG_LEVEL",
+           "CUDA_DEFAULT_PTX_CC", "CUDA_ENABLE_PYNVJITLINK", "CUDA_ENABLE_MINOR_VERSION_COMPATIBILITY",
+           "CUDA_DEBUGINFO_DEFAULT", "CUDA_ARRAY_INTERFACE_SYNC", "CUDA_MEMORY_MANAGER"]
+
+ENABLE_CUDASIM = False
+CUDA_LOW_OCCUPANCY_WARNINGS = False
+CUDA_WARN_ON_IMPLICIT_COPY = True
+CUDA_USE_NVIDIA_BINDING = True
+CUDA_PER_THREAD_DEFAULT_STREAM = False
+CUDA_LOG_LEVEL = ""
+CUDA_DEFAULT_PTX_CC = (7, 5)
+CUDA_ENABLE_PYNVJITLINK = False
+CUDA_ENABLE_MINOR_VERSION_COMPATIBILITY = False
+CUDA_DEBUGINFO_DEFAULT = False
+CUDA_ARRAY_INTERFACE_SYNC = True
+CUDA_MEMORY_MANAGER = "default"
+
+
+def __getattr__(name: str):
+    if name.startswith("__"):
+        raise AttributeError(name)
+    try:
+        return getattr(_numba_config, name)
+    except AttributeError:
+        raise AttributeError(f"numba_gpux.cuda.config has no setting {name!r}") from None

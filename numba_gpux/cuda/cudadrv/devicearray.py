@@ -1,0 +1,86 @@
+"""``numba_gpux.cuda.cudadrv.devicearray``: numba.cuda's device-array module.
+
+``DeviceNDArray`` is :class:`numba_gpux.DeviceArray`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ... import memory as _mem
+from ...errors import GpuxUserError
+
+__all__ = ["DeviceNDArray", "DeviceNDArrayBase", "is_cuda_ndarray", "verify_cuda_ndarray_interface",
+           "require_cuda_ndarray", "auto_device", "from_array_like", "array_core",
+           "is_contiguous", "sentry_contiguous", "check_array_compatibility"]
+
+DeviceNDArray = DeviceNDArrayBase = _mem.DeviceArray
+
+
+def is_cuda_ndarray(obj) -> bool:
+    """True for device arrays (numba_gpux's, or objects marked ``__cuda_ndarray__``)."""
+    return isinstance(obj, _mem.DeviceArray) or getattr(obj, "__cuda_ndarray__", False)
+
+
+def verify_cuda_ndarray_interface(obj) -> None:
+    """Raise if *obj* lacks what a device array has (shape, strides, dtype, size)."""
+    for attr in ("shape", "strides", "dtype", "size"):
+        if not hasattr(obj, attr):
+            raise AttributeError(f"device array is missing {attr!r}")
+
+
+def require_cuda_ndarray(obj) -> None:
+    if not is_cuda_ndarray(obj):
+        raise ValueError("require an cuda ndarray object")
+
+
+def from_array_like(ary, stream=0, gpu_data=None) -> _mem.DeviceArray:
+    """An uninitialized device array shaped like *ary*."""
+    if gpu_data is not None:
+        raise GpuxUserError("from_array_like: gpu_data (foreign memory) is not supported")
+    return _mem.device_array_like(ary)
+
+
+def auto_device(obj, stream=0, copy=True, user_explicit=False):
+    """(device array, whether a copy was made): *obj* itself when it already is one."""
+    if isinstance(obj, _mem.DeviceArray):
+        return obj, False
+    from ..api import to_device
+
+    if not isinstance(obj, np.ndarray):
+        obj = np.asarray(obj)
+    return to_device(obj, stream=stream, copy=copy), True
+
+
+def array_core(ary):
+    """The part of *ary* that is not broadcast (strides 0 reduced to length 1)."""
+    if not ary.strides or not ary.size:
+        return ary
+    core = tuple(0 if s == 0 else slice(None) for s in ary.strides)
+    return ary[core]
+
+
+def is_contiguous(ary) -> bool:
+    """True when *ary* is C or F contiguous, ignoring broadcast (stride 0) dimensions."""
+    core = array_core(ary)
+    if isinstance(core, _mem.DeviceArray):
+        return core.layout in ("C", "F")
+    return core.flags.c_contiguous or core.flags.f_contiguous
+
+
+def sentry_contiguous(ary) -> None:
+    if not is_contiguous(ary):
+        raise ValueError("Array contains non-contiguous buffer and cannot be transferred "
+                         "as a single memory region. Please ensure contiguous buffer with "
+                         "numpy .ascontiguousarray()")
+
+
+def check_array_compatibility(ary1, ary2) -> None:
+    """Raise unless the two arrays have the same dtype, shape and (core) strides."""
+    a1, a2 = array_core(ary1), array_core(ary2)
+    if ary1.dtype != ary2.dtype:
+        raise TypeError(f"incompatible dtype: {ary1.dtype} vs. {ary2.dtype}")
+    if a1.shape != a2.shape:
+        raise ValueError(f"incompatible shape: {ary1.shape} vs. {ary2.shape}")
+    if ary1.size and a1.strides != a2.strides:
+        raise ValueError(f"incompatible strides: {ary1.strides} vs. {ary2.strides}")

@@ -1,0 +1,429 @@
+"""``cuda.vectorize`` and ``cuda.guvectorize``: NumPy-style (generalized) ufuncs whose
+loop runs as a kernel, on every target.
+
+The scalar (or core) function becomes an inlined device function; each call
+builds, once per number of loop dimensions and argument kinds, a kernel that
+gives every element (or core sub-array) of the broadcast loop space to one
+thread.  Broadcasting is done without copies: inputs are device arrays viewed
+with stride 0 along the broadcast axes.  Signature strings and the gufunc
+layout are parsed by Numba's own parsers (``numba.core.sigutils``,
+``numba.np.ufunc.sigparse``).
+
+Host (NumPy) inputs are copied to the device and the result is copied back;
+when any argument is a device array (or ``out=`` is one) the result stays on
+the device.  ``stream=`` queues the copies and the kernel on that stream.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+from numba.core import sigutils, types
+from numba.np import numpy_support
+from numba.np.ufunc.sigparse import parse_signature
+
+from .. import memory as _mem
+from ..dispatcher import jit as _gpux_jit
+from ..errors import GpuxUserError
+from ..language.stubs import grid as _grid
+
+__all__ = ["vectorize", "guvectorize", "CUDAUFunc", "CUDAGUFunc"]
+
+_TPB = 128
+
+
+def _signatures(sigs) -> list:
+    if sigs is None:
+        return []
+    if isinstance(sigs, (str, types.Type)) or not isinstance(sigs, (list, tuple)):
+        sigs = [sigs]
+    return [sigutils.normalize_signature(s) for s in sigs]
+
+
+def _stream_args(stream):
+    return () if not stream else (stream,)
+
+
+class _Arg:
+    """One argument prepared for the kernel: a scalar, or a device array (viewed)."""
+
+    def __init__(self, value, stream):
+        self.host = None
+        if isinstance(value, _mem.DeviceArray):
+            self.array = value
+        elif isinstance(value, (numbers.Number, np.generic)) or np.ndim(value) == 0:
+            self.array = None
+            numpy_scalar = isinstance(value, (np.generic, np.ndarray))
+            self.scalar = value.item() if numpy_scalar else value
+            # a NumPy scalar keeps its dtype; a Python one is typed as NumPy would
+            self.dtype = np.asarray(value).dtype
+            if not numpy_scalar and isinstance(value, (bool, int, float, complex)):
+                self.dtype = np.dtype({bool: np.bool_, int: np.int64, float: np.float64,
+                                       complex: np.complex128}[type(value)])
+            return
+        else:
+            self.host = np.asarray(value)
+            self.array = None
+        self.dtype = self.array.dtype if self.array is not None else self.host.dtype
+        self.shape = self.array.shape if self.array is not None else self.host.shape
+        self._stream = stream
+
+    @property
+    def is_scalar(self) -> bool:
+        return self.array is None and self.host is None
+
+    def device(self, dtype=None):
+        """The argument on the device, converted to *dtype* where that differs."""
+        if self.array is not None:
+            if dtype is not None and self.array.dtype != dtype:
+                return _mem.to_device(self.array.copy_to_host().astype(dtype),
+                                      device=self.array.device)
+            return self.array
+        host = self.host if dtype is None else self.host.astype(dtype, copy=False)
+        from .api import to_device
+
+        return to_device(np.ascontiguousarray(host), stream=self._stream)
+
+
+def _broadcast_view(dev: _mem.DeviceArray, shape: tuple, core: int = 0) -> _mem.DeviceArray:
+    """*dev* seen with loop shape *shape* (+ its last *core* axes unchanged), stride 0
+    along broadcast axes."""
+    loop_ndim = dev.ndim - core
+    lead = len(shape) - loop_ndim
+    if lead < 0:
+        raise GpuxUserError(f"cannot broadcast shape {dev.shape} to {shape}")
+    strides = [0] * lead
+    for n, m, s in zip(dev.shape[:loop_ndim], shape[lead:], dev.strides[:loop_ndim]):
+        if n == m:
+            strides.append(s)
+        elif n == 1:
+            strides.append(0)
+        else:
+            raise GpuxUserError(f"operands could not be broadcast together: {dev.shape} "
+                                f"against loop shape {shape}")
+    return dev.view_as(tuple(shape) + dev.shape[loop_ndim:],
+                       tuple(strides) + dev.strides[loop_ndim:], dev.offset)
+
+
+def _kernel_source(nin: int, plain: tuple, nloop: int, nout: int, gufunc: bool) -> str:
+    """Source of a kernel over *nloop* loop dimensions, one thread per loop element (the
+    thread index is unravelled, last axis fastest).  ``plain[k]``: input k is passed as
+    it is (a scalar), not indexed by the loop indices."""
+    ins = [f"a{k}" for k in range(nin)]
+    outs = [f"o{k}" for k in range(nout)]
+    lines = [f"def _vectorized(loop_size, {', '.join(ins + outs)}):",
+             "    i = grid(1)",
+             "    if i < loop_size:",
+             "        r = i"]
+    for d in reversed(range(nloop)):
+        lines.append(f"        j{d} = r % o0.shape[{d}]")
+        lines.append(f"        r = r // o0.shape[{d}]")
+    sub = ", ".join(f"j{d}" for d in range(nloop))
+
+    def at(name, as_is=False):
+        return name if as_is or not nloop else f"{name}[{sub}]"
+
+    if gufunc:
+        call = [at(n, p) for n, p in zip(ins, plain)] + [at(o) for o in outs]
+        lines.append(f"        fn({', '.join(call)})")
+    else:
+        call = [f"t{k}({at(n, p)})" for k, (n, p) in enumerate(zip(ins, plain))]
+        lines.append(f"        {at(outs[0])} = fn({', '.join(call)})")
+    return "\n".join(lines) + "\n"
+
+
+class _KernelCache:
+    """The generated kernels of one (g)ufunc, by loop rank, argument kinds and types."""
+
+    def __init__(self, fn):
+        self.fn = fn
+        self.kernels = {}
+
+    def get(self, key, nin, plain, nloop, nout, gufunc, casts=()):
+        k = self.kernels.get(key)
+        if k is None:
+            src = _kernel_source(nin, plain, nloop, nout, gufunc)
+            ns = {"grid": _grid, "fn": self.fn}
+            ns.update({f"t{j}": t for j, t in enumerate(casts)})
+            exec(compile(src, f"<numba_gpux.cuda vectorize kernel of {self.fn.__name__}>",
+                         "exec"), ns)
+            k = self.kernels[key] = _gpux_jit(ns["_vectorized"])
+        return k
+
+
+def _launch(kernel, n, args, stream):
+    if n == 0:
+        return
+    blocks = (n + _TPB - 1) // _TPB
+    kernel[(blocks, _TPB) + _stream_args(stream)](np.int64(n), *args)
+
+
+def _finish(out_dev, host_out, want_device, stream):
+    if host_out is not None:
+        out_dev.copy_to_host(host_out, stream=stream or None)
+        return host_out
+    if want_device:
+        return out_dev
+    res = out_dev.copy_to_host(stream=stream or None)
+    return res[()] if res.ndim == 0 else res
+
+
+class CUDAUFunc:
+    """A ufunc whose element loop runs as a kernel (``cuda.vectorize``)."""
+
+    def __init__(self, pyfunc, signatures):
+        self.py_func = pyfunc
+        self.__name__ = getattr(pyfunc, "__name__", "ufunc")
+        self.__doc__ = pyfunc.__doc__
+        self._dev = _gpux_jit(device=True, inline=True)(pyfunc)
+        self._sigs = _signatures(signatures)
+        self._kernels = _KernelCache(self._dev)
+        self.nin = self._nin()
+        self.nout = 1
+
+    def _nin(self) -> int:
+        if self._sigs:
+            return len(self._sigs[0][0])
+        import inspect
+
+        return len(inspect.signature(self.py_func).parameters)
+
+    @property
+    def types(self) -> list:
+        return [f"{''.join(np.dtype(str(a)).char for a in args)}->{np.dtype(str(r)).char}"
+                for args, r in self._sigs]
+
+    def _select(self, dtypes):
+        """(input numba types, return numba type) for inputs of *dtypes*."""
+        if not self._sigs:
+            argtys = tuple(numpy_support.from_dtype(d) for d in dtypes)
+            return argtys, self._dev.neutral(argtys).return_type
+        for args, ret in self._sigs:
+            if all(np.dtype(str(a)) == d for a, d in zip(args, dtypes)):
+                return tuple(args), ret
+        for args, ret in self._sigs:
+            if all(np.can_cast(d, np.dtype(str(a)), "safe") for a, d in zip(args, dtypes)):
+                return tuple(args), ret
+        for args, ret in self._sigs:
+            if all(np.can_cast(d, np.dtype(str(a)), "same_kind") for a, d in zip(args, dtypes)):
+                return tuple(args), ret
+        raise TypeError(f"{self.__name__}: no matching signature for input types "
+                        f"{[str(d) for d in dtypes]} (have {[str(s) for s in self._sigs]})")
+
+    def __call__(self, *args, out=None, stream=0):
+        if len(args) == self.nin + 1 and out is None:
+            *args, out = args
+        if len(args) != self.nin:
+            raise TypeError(f"{self.__name__} takes {self.nin} argument(s), got {len(args)}")
+        prepared = [_Arg(a, stream) for a in args]
+        dtypes = [p.dtype for p in prepared]
+        argtys, ret = self._select(dtypes)
+        shape = np.broadcast_shapes(*[p.shape for p in prepared if not p.is_scalar])
+        want_device = any(p.array is not None for p in prepared) or \
+            isinstance(out, _mem.DeviceArray)
+        ret_dtype = numpy_support.as_dtype(ret)
+        host_out = None
+        if out is None:
+            from .api import device_array
+
+            out_dev = device_array(shape, ret_dtype, stream=stream)
+        elif isinstance(out, _mem.DeviceArray):
+            out_dev = out
+        else:
+            host_out = out
+            from .api import device_array
+
+            out_dev = device_array(out.shape, out.dtype, stream=stream)
+        if out_dev.shape != tuple(shape):
+            try:
+                shape = np.broadcast_shapes(shape, out_dev.shape)
+            except ValueError:
+                shape = None
+            if shape != out_dev.shape:
+                raise ValueError(f"{self.__name__}: out has shape {out_dev.shape}, which the "
+                                 f"inputs do not broadcast to")
+        zero_d = out_dev.shape == ()
+        if zero_d:  # all scalars: computed as one element
+            shape = (1,)
+            out_dev = out_dev.view_as((1,), (out_dev.itemsize,), out_dev.offset)
+        kargs, plain = [], []
+        for p, ty in zip(prepared, argtys):
+            if p.is_scalar:
+                kargs.append(numpy_support.as_dtype(ty).type(p.scalar))
+                plain.append(True)
+            else:
+                dev = p.device(numpy_support.as_dtype(ty))
+                kargs.append(_broadcast_view(dev, shape))
+                plain.append(False)
+        key = (len(shape), tuple(plain), argtys)
+        kernel = self._kernels.get(key, self.nin, tuple(plain), len(shape), 1, False,
+                                   casts=argtys)
+        _launch(kernel, int(np.prod(shape)), kargs + [out_dev], stream)
+        if zero_d:
+            out_dev = out_dev.view_as((), (), out_dev.offset)
+        return _finish(out_dev, host_out, want_device, stream)
+
+    def __repr__(self):
+        return f"<numba_gpux.cuda ufunc {self.__name__}>"
+
+
+class CUDAGUFunc:
+    """A generalized ufunc whose loop runs as a kernel (``cuda.guvectorize``)."""
+
+    def __init__(self, pyfunc, signatures, layout: str):
+        self.py_func = pyfunc
+        self.__name__ = getattr(pyfunc, "__name__", "gufunc")
+        self.__doc__ = pyfunc.__doc__
+        self.layout = layout
+        self._in_dims, self._out_dims = parse_signature(layout)
+        self.nin, self.nout = len(self._in_dims), len(self._out_dims)
+        self._sigs = _signatures(signatures)
+        for args, ret in self._sigs:
+            if len(args) != self.nin + self.nout:
+                raise TypeError(f"{self.__name__}: signature {args} does not have the "
+                                f"{self.nin + self.nout} arguments of layout {layout!r}")
+        self._dev = _gpux_jit(device=True, inline=True)(pyfunc)
+        self._kernels = _KernelCache(self._dev)
+
+    def _select(self, dtypes):
+        if not self._sigs:
+            return None
+        for strict in ("equiv", "safe", "same_kind"):
+            for args, _ in self._sigs:
+                got = [np.dtype(str(getattr(a, "dtype", a))) for a in args[:self.nin]]
+                if all(np.can_cast(d, g, strict) for d, g in zip(dtypes, got)):
+                    return args
+        raise TypeError(f"{self.__name__}: no matching signature for input types "
+                        f"{[str(d) for d in dtypes]}")
+
+    def __call__(self, *args, out=None, stream=0):
+        if out is not None:
+            args = tuple(args) + (tuple(out) if isinstance(out, (tuple, list)) else (out,))
+        if len(args) not in (self.nin, self.nin + self.nout):
+            raise TypeError(f"{self.__name__} takes {self.nin} inputs (and optionally "
+                            f"{self.nout} outputs), got {len(args)} arguments")
+        prepared = [_Arg(a, stream) for a in args[:self.nin]]
+        given_out = list(args[self.nin:])
+        dtypes = [p.dtype for p in prepared]
+        sig = self._select(dtypes)
+        if sig is None and not given_out:
+            raise TypeError(f"{self.__name__} was built without signatures: pass the output "
+                            f"array(s) too (their types pick the compiled version)")
+        # core dimension sizes from the inputs' trailing axes
+        sizes: dict = {}
+        loops = []
+        for p, dims in zip(prepared, self._in_dims):
+            shp = () if p.is_scalar else p.shape
+            if len(shp) < len(dims):
+                raise ValueError(f"{self.__name__}: an input of shape {shp} has fewer than "
+                                 f"the {len(dims)} core dimensions of {dims}")
+            core = shp[len(shp) - len(dims):]
+            for name, n in zip(dims, core):
+                if sizes.setdefault(name, n) != n:
+                    raise ValueError(f"{self.__name__}: core dimension {name!r} is {n} in one "
+                                     f"input and {sizes[name]} in another")
+            loops.append(shp[:len(shp) - len(dims)])
+        for o, dims in zip(given_out, self._out_dims):
+            core = np.shape(o)[len(np.shape(o)) - len(dims):]
+            for name, n in zip(dims, core):
+                sizes.setdefault(name, n)
+        loop = np.broadcast_shapes(*loops) if loops else ()
+        want_device = any(p.array is not None for p in prepared) or \
+            any(isinstance(o, _mem.DeviceArray) for o in given_out)
+        from .api import device_array, to_device
+
+        kargs, plain = [], []
+        for k, (p, dims) in enumerate(zip(prepared, self._in_dims)):
+            ty = sig[k] if sig is not None else None
+            is_array = isinstance(ty, types.Array)
+            if p.is_scalar and not is_array:
+                kargs.append(p.scalar if ty is None else numpy_support.as_dtype(ty).type(p.scalar))
+                plain.append(True)
+                continue
+            dt = None if ty is None else numpy_support.as_dtype(ty.dtype if is_array else ty)
+            if p.is_scalar:
+                dev = to_device(np.full(1, p.scalar, dt), stream=stream)
+                dev = dev.view_as((), (), dev.offset)
+            else:
+                dev = p.device(dt)
+            view = _broadcast_view(dev, loop, core=len(dims))
+            if not dims and is_array:  # a "()" operand the function takes as a 1-element array
+                view = view.view_as(view.shape + (1,), view.strides + (view.itemsize,),
+                                    view.offset)
+            kargs.append(view)
+            plain.append(False)
+        outs_dev, host_outs = [], []
+        for j, dims in enumerate(self._out_dims):
+            try:
+                core = tuple(sizes[d] for d in dims)
+            except KeyError as e:
+                raise ValueError(f"{self.__name__}: output core dimension {e.args[0]!r} is "
+                                 f"not set by any input") from None
+            if j < len(given_out):
+                o = given_out[j]
+                if isinstance(o, _mem.DeviceArray):
+                    dev, host = o, None
+                else:
+                    host = o
+                    dev = to_device(np.ascontiguousarray(o), stream=stream)
+            else:
+                dt = numpy_support.as_dtype(sig[self.nin + j].dtype)
+                dev, host = device_array(loop + core, dt, stream=stream), None
+            if dev.shape != tuple(loop) + core:
+                raise ValueError(f"{self.__name__}: output {j} has shape {dev.shape}, "
+                                 f"expected {tuple(loop) + core}")
+            outs_dev.append(dev)
+            host_outs.append(host)
+            kview = dev
+            if not dims:
+                kview = dev.view_as(dev.shape + (1,), dev.strides + (dev.itemsize,), dev.offset)
+            kargs.append(kview)
+        key = (len(loop), tuple(plain))
+        kernel = self._kernels.get(key, self.nin, tuple(plain), len(loop), self.nout, True)
+        n = int(np.prod(loop)) if loop else 1
+        _launch(kernel, n, kargs, stream)
+        results = []
+        for dev, host in zip(outs_dev, host_outs):
+            if host is not None:
+                dev.copy_to_host(host, stream=stream or None)
+                results.append(host)
+            elif want_device:
+                results.append(dev)
+            else:
+                results.append(dev.copy_to_host(stream=stream or None))
+        return results[0] if self.nout == 1 else tuple(results)
+
+    def __repr__(self):
+        return f"<numba_gpux.cuda gufunc {self.__name__} {self.layout!r}>"
+
+
+def vectorize(ftylist_or_function=(), **kws):
+    """``@cuda.vectorize(['float32(float32, float32)'])`` or ``@cuda.vectorize`` (types
+    taken from each call): a ufunc whose elements are computed by a kernel."""
+    kws.pop("target", None)
+    if callable(ftylist_or_function) and not isinstance(ftylist_or_function, (str, list,
+                                                                              tuple)):
+        return CUDAUFunc(ftylist_or_function, None)
+    sigs = ftylist_or_function or None
+
+    def wrap(fn):
+        return CUDAUFunc(fn, sigs)
+
+    return wrap
+
+
+def guvectorize(ftylist, signature=None, **kws):
+    """``@cuda.guvectorize(['void(float32[:], float32[:])'], '(n)->(n)')``: a generalized
+    ufunc whose loop is a kernel; without signatures (``guvectorize('(n)->(n)')``) pass
+    the outputs too, and their types choose the compiled version."""
+    kws.pop("target", None)
+    if signature is None and isinstance(ftylist, str) and "->" in ftylist:
+        ftylist, signature = None, ftylist
+    if signature is None:
+        raise TypeError("guvectorize needs a layout such as '(n),()->(n)'")
+
+    def wrap(fn):
+        return CUDAGUFunc(fn, ftylist, signature)
+
+    return wrap

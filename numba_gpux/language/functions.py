@@ -1,0 +1,55 @@
+"""Device functions as the kernel language sees them.
+
+:class:`GpuxFunctionType` is the Numba type of a jitted kernel or device function
+named in a kernel.  The kernel object itself (``dispatcher.GpuxFunction``) lives
+above the typing context, which nevertheless meets such objects while typing
+(a device function called from a kernel) and must make new ones (an
+``@overload`` implementation, a ``@numba.jit`` function called from a kernel).
+So the kernel-object module registers itself here when it is imported
+(:func:`register_device_functions`), the way Numba's extension points work, and
+the layers below call :func:`is_device_function` and :func:`make_device_function`
+without importing it.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from numba.core import types
+
+__all__ = ["GpuxFunctionType", "register_device_functions", "is_device_function",
+           "make_device_function"]
+
+
+class GpuxFunctionType(types.Dispatcher):
+    """The Numba type of a jitted device function referenced from a kernel."""
+
+
+#: the registered kernel-object class(es): ``isinstance`` against it tells them apart
+_classes: tuple = ()
+#: ``factory(py_func, inline)`` -> a device function object
+_factory: Callable | None = None
+
+
+def register_device_functions(cls: type, factory: Callable) -> None:
+    """Called by the kernel-object module when it is imported: *cls* is the class of
+    kernel and device function objects (each with a ``_numba_type_``, a
+    :class:`GpuxFunctionType`); ``factory(py_func, inline)`` makes a device function
+    of a Python function, inlined into its callers where *inline* is true."""
+    global _classes, _factory
+    if cls not in _classes:
+        _classes = _classes + (cls,)
+    _factory = factory
+
+
+def is_device_function(value) -> bool:
+    """Whether *value* is a jitted kernel or device function object."""
+    return isinstance(value, _classes)
+
+
+def make_device_function(py_func, *, inline: bool = False):
+    """A device function compiled from *py_func*'s Python source."""
+    if _factory is None:
+        raise RuntimeError("no kernel-object class is registered: numba_gpux.dispatcher "
+                           "registers it when imported")
+    return _factory(py_func, inline)

@@ -1,0 +1,68 @@
+"""Kernel arguments as numba.cuda code passes them: tuples (also nested) of host
+arrays and scalars, copied to the device and back like top-level host arrays."""
+
+from collections import namedtuple
+
+import numpy as np
+
+from numba_gpux import cuda
+
+
+def test_tuple_of_host_arrays(device):
+    @cuda.jit
+    def add(x):
+        i = cuda.grid(1)
+        if i < len(x[0]):
+            x[0][i] = x[1][i] + x[2][i]
+
+    x0 = np.zeros(10)
+    x1 = np.arange(10.0)
+    x2 = np.full(10, 3.0)
+    add[1, 16]((x0, x1, x2))
+    np.testing.assert_equal(x0, x1 + x2)
+    np.testing.assert_equal(x1, np.arange(10.0))
+
+
+def test_nested_tuple_of_arrays_and_scalars(device):
+    @cuda.jit
+    def unpack(r, x):
+        r[0] = x[0][0]
+        r[1] = x[0][1]
+        r[2] = x[1]
+        r[3] = x[2][0]
+        r[4] = x[2][1][0]
+        x[2][1][0] = 99
+
+    inner = np.array([7], dtype=np.int64)
+    r = np.zeros(5, dtype=np.int64)
+    unpack[1, 1](r, (np.array([5, 6], dtype=np.int64), 10, (4, inner)))
+    np.testing.assert_equal(r, [5, 6, 10, 4, 7])
+    np.testing.assert_equal(inner, [99])     # written on the device, copied back
+
+
+def test_tuple_mixing_device_and_host_arrays(device):
+    @cuda.jit
+    def copy(pair):
+        i = cuda.grid(1)
+        if i < pair[0].size:
+            pair[1][i] = 2 * pair[0][i]
+
+    src = cuda.to_device(np.arange(8, dtype=np.float32))
+    dst = np.zeros(8, dtype=np.float32)
+    copy[1, 8]((src, cuda.Out(dst)))
+    np.testing.assert_equal(dst, 2 * np.arange(8, dtype=np.float32))
+
+
+def test_namedtuple_of_host_arrays(device):
+    Pair = namedtuple("Pair", "a b")
+
+    @cuda.jit
+    def neg(p):
+        i = cuda.grid(1)
+        if i < p.a.size:
+            p.b[i] = -p.a[i]
+
+    a = np.arange(6, dtype=np.int32)
+    b = np.zeros(6, dtype=np.int32)
+    neg[1, 8](Pair(a, b))
+    np.testing.assert_equal(b, -a)

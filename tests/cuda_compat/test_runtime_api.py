@@ -1,0 +1,142 @@
+"""The runtime API numba.cuda libraries touch: contexts, device lists (also in spawned
+workers), device-array methods, forall and streams."""
+
+import multiprocessing
+
+import numpy as np
+import pytest
+
+from numba_gpux import cuda
+
+
+@cuda.jit
+def _add_one(x):
+    i = cuda.grid(1)
+    if i < x.size:
+        x[i] += 1
+
+
+def test_context_deallocations_and_memory_manager(device):
+    ctx = cuda.current_context()
+    assert ctx is cuda.current_context()  # one context per device
+    before = ctx.get_memory_info()
+    assert 0 <= before.free <= before.total and before.total > 0
+    big = cuda.device_array(1 << 20, np.uint8)
+    during = ctx.get_memory_info()
+    assert during.total == before.total
+    del big
+    ctx.deallocations.clear()
+    assert len(ctx.deallocations) == 0
+    with ctx.deallocations.disable():
+        pass
+    assert ctx.memory_manager.get_memory_info().total == before.total
+    with ctx.memory_manager.defer_cleanup():
+        pass
+    ctx.reset()
+    cuda.reset()
+    assert cuda.current_context(0) is cuda.current_context(0)
+
+
+def test_device_list_entries_and_context_manager(device):
+    devs = cuda.list_devices()
+    assert len(devs) == len(cuda.gpus) >= 1
+    for i, d in enumerate(cuda.gpus):
+        assert d.id == i and isinstance(d.name, str) and d.name
+        assert len(d.compute_capability) == 2
+    here = cuda.get_current_device()
+    with cuda.gpus[here.id] as dev:
+        assert cuda.get_current_device() == dev
+        x = cuda.to_device(np.zeros(5))
+        _add_one[1, 32](x)
+        assert x.copy_to_host().tolist() == [1] * 5
+    assert cuda.get_current_device() == here
+
+
+def _worker(devnum):
+    from numba_gpux import cuda as c
+
+    with c.gpus[devnum]:
+        x = c.to_device(np.arange(4.0))
+
+        @c.jit
+        def double(a):
+            i = c.grid(1)
+            if i < a.size:
+                a[i] *= 2
+
+        double[1, 32](x)
+        return c.get_current_device().id, x.copy_to_host().tolist()
+
+
+def test_device_in_spawned_worker(device):
+    devnum = cuda.get_current_device().id
+    ctx = multiprocessing.get_context("spawn")
+    with ctx.Pool(1) as pool:
+        got = pool.apply(_worker, (devnum,))
+    assert got == (devnum, [0.0, 2.0, 4.0, 6.0])
+
+
+def test_device_array_methods(device):
+    h = np.arange(24, dtype=np.float32).reshape(4, 6)
+    d = cuda.to_device(h)
+    assert d.nbytes == h.nbytes and d.is_c_contiguous() and not d.is_f_contiguous()
+    np.testing.assert_array_equal(np.asarray(d), h)
+    np.testing.assert_array_equal(d.ravel().copy_to_host(), h.ravel())
+    np.testing.assert_array_equal(d.reshape(6, 4).copy_to_host(), h.reshape(6, 4))
+    np.testing.assert_array_equal(d.reshape(-1, 3).copy_to_host(), h.reshape(-1, 3))
+    np.testing.assert_array_equal(d.T.copy_to_host(), h.T)
+    assert d.T.is_f_contiguous()
+    h3 = np.arange(24, dtype=np.int32).reshape(2, 3, 4)
+    d3 = cuda.to_device(h3)
+    np.testing.assert_array_equal(d3.transpose((1, 0, 2)).copy_to_host(), h3.transpose(1, 0, 2))
+    np.testing.assert_array_equal(d3.transpose((2, 0, 1)).copy_to_host(), h3.transpose(2, 0, 1))
+    np.testing.assert_array_equal(d.view(np.int32).copy_to_host(), h.view(np.int32))
+    np.testing.assert_array_equal(d.view(np.uint8).copy_to_host(), h.view(np.uint8))
+    np.testing.assert_array_equal(d.view(np.float64).copy_to_host(), h.view(np.float64))
+    np.testing.assert_array_equal(d.T.flatten().copy_to_host(), h.T.flatten())
+    np.testing.assert_array_equal(d.flatten(order="F").copy_to_host(), h.flatten(order="F"))
+    parts = cuda.to_device(np.arange(10)).split(4)
+    assert [p.copy_to_host().tolist() for p in parts] == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9]]
+    # slicing and setitem from the host
+    np.testing.assert_array_equal(d[1:3, ::2].copy_to_host(), h[1:3, ::2])
+    assert d[2, 3] == h[2, 3]
+    d[0] = 5
+    d[1:3, 2:4] = np.array([[-1, -2], [-3, -4]], np.float32)
+    h2 = h.copy()
+    h2[0] = 5
+    h2[1:3, 2:4] = [[-1, -2], [-3, -4]]
+    np.testing.assert_array_equal(d.copy_to_host(), h2)
+    # copies with a stream
+    s = cuda.stream()
+    out = np.empty_like(h)
+    d.copy_to_device(h, stream=s)
+    assert d.copy_to_host(out, stream=s) is out
+    s.synchronize()
+    np.testing.assert_array_equal(out, h)
+    with pytest.raises(Exception, match="contiguous"):
+        d[:, ::2].view(np.uint8)
+
+
+def test_forall_argument_checks(device):
+    x = np.zeros(11)
+    _add_one.forall(x.size)(x)
+    assert x.tolist() == [1.0] * 11
+    _add_one.forall(0)(x)  # no work: nothing runs
+    assert x.tolist() == [1.0] * 11
+    with pytest.raises(ValueError, match="negative task count"):
+        _add_one.forall(-1)
+    with pytest.raises(TypeError, match="integer"):
+        _add_one.forall(2.5)
+
+
+def test_stream_synchronize_and_auto_synchronize(device):
+    s = cuda.stream()
+    h = np.arange(100.0)
+    with s.auto_synchronize():
+        d = cuda.to_device(h, stream=s)
+        _add_one[4, 32, s](d)
+        out = d.copy_to_host(stream=s)
+    np.testing.assert_array_equal(out, h + 1)
+    _add_one[4, 32, s](d)
+    s.synchronize()
+    np.testing.assert_array_equal(d.copy_to_host(), h + 2)

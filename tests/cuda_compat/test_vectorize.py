@@ -1,0 +1,167 @@
+"""``cuda.vectorize`` / ``cuda.guvectorize`` on every device: signatures given or taken
+from the call, broadcasting, scalars, ``out=``, ``stream=``, device arrays in and out,
+gufunc layouts, checked against NumPy."""
+
+import math
+
+import numpy as np
+import pytest
+
+from numba_gpux import cuda
+
+
+@pytest.fixture(scope="module")
+def add():
+    @cuda.vectorize(["float32(float32, float32)", "float64(float64, float64)",
+                     "int64(int64, int64)"])
+    def add(a, b):
+        return a + b
+
+    return add
+
+
+def test_eager_signatures_pick_by_dtype(device, add):
+    x32 = np.arange(10, dtype=np.float32)
+    r = add(x32, x32)
+    assert isinstance(r, np.ndarray) and r.dtype == np.float32
+    np.testing.assert_array_equal(r, 2 * x32)
+    i = np.arange(5)
+    assert add(i, i).dtype == np.int64
+    # as NumPy's loop resolution: the first signature the inputs cast to safely
+    assert add(np.arange(3, dtype=np.int32), np.arange(3, dtype=np.int32)).dtype == np.float64
+    with pytest.raises(TypeError, match="no matching signature"):
+        add(np.ones(2, np.complex128), np.ones(2, np.complex128))
+
+
+def test_broadcasting_and_scalars(device, add):
+    a = np.arange(12, dtype=np.float64).reshape(3, 4)
+    np.testing.assert_array_equal(add(a, np.arange(4.0)), a + np.arange(4.0))
+    np.testing.assert_array_equal(add(a, np.arange(3.0)[:, None]), a + np.arange(3.0)[:, None])
+    np.testing.assert_array_equal(add(a, 1.5), a + 1.5)
+    np.testing.assert_array_equal(add(2.0, a[:, ::2]), 2.0 + a[:, ::2])
+    assert add(2.0, 3.0) == 5.0
+    with pytest.raises(ValueError):
+        add(a, np.arange(5.0))
+
+
+def test_lazy_signature_from_the_call(device):
+    @cuda.vectorize
+    def hyp(a, b):
+        return math.sqrt(a * a + b * b)
+
+    r = hyp(np.array([3.0, 5.0]), np.array([4.0, 12.0]))
+    np.testing.assert_allclose(r, [5.0, 13.0])
+    r32 = hyp(np.array([3.0], np.float32), np.array([4.0], np.float32))
+    assert r32.dtype == np.float32 and r32[0] == 5.0
+
+    @cuda.vectorize()
+    def twice(a):
+        return 2 * a
+
+    assert twice(np.arange(3)).tolist() == [0, 2, 4]
+
+
+def test_device_arrays_stay_on_device_and_out(device, add):
+    x = np.arange(8, dtype=np.float32)
+    d = cuda.to_device(x)
+    r = add(d, d)
+    assert isinstance(r, cuda.DeviceNDArray)
+    np.testing.assert_array_equal(r.copy_to_host(), 2 * x)
+    r2 = add(r, x)  # one device operand: the result stays on the device
+    assert isinstance(r2, cuda.DeviceNDArray)
+    np.testing.assert_array_equal(r2.copy_to_host(), 3 * x)
+    out = cuda.device_array_like(x)
+    assert add(x, x, out=out) is out
+    np.testing.assert_array_equal(out.copy_to_host(), 2 * x)
+    host_out = np.empty_like(x)
+    assert add(x, 1.0, host_out) is host_out  # out given positionally
+    np.testing.assert_array_equal(host_out, x + 1)
+    with pytest.raises(ValueError, match="out has shape"):
+        add(x, x, out=cuda.device_array(3, np.float32))
+
+
+def test_stream(device, add):
+    s = cuda.stream()
+    x = np.arange(1000, dtype=np.float64)
+    d = cuda.to_device(x, stream=s)
+    r = add(d, d, stream=s)
+    s.synchronize()
+    np.testing.assert_array_equal(r.copy_to_host(), 2 * x)
+    with s.auto_synchronize():
+        host = add(x, x, stream=s)
+    np.testing.assert_array_equal(host, 2 * x)
+
+
+def test_gufunc_layouts(device):
+    @cuda.guvectorize(["void(float32[:], float32, float32[:])",
+                       "void(float64[:], float64, float64[:])"], "(n),()->(n)")
+    def axpy(x, a, out):
+        for i in range(x.shape[0]):
+            out[i] = a * x[i]
+
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    r = axpy(x, np.float32(2))
+    assert r.dtype == np.float32
+    np.testing.assert_array_equal(r, 2 * x)
+    np.testing.assert_array_equal(axpy(x, np.arange(3, dtype=np.float32)[:, None][:, 0]),
+                                  x * np.arange(3)[:, None])
+
+    @cuda.guvectorize(["void(float64[:,:], float64[:,:], float64[:,:])"], "(m,n),(n,p)->(m,p)")
+    def matmul(a, b, c):
+        for i in range(c.shape[0]):
+            for j in range(c.shape[1]):
+                t = 0.0
+                for k in range(a.shape[1]):
+                    t += a[i, k] * b[k, j]
+                c[i, j] = t
+
+    rng = np.random.default_rng(7)
+    a, b = rng.random((5, 2, 3)), rng.random((3, 4))
+    np.testing.assert_allclose(matmul(a, b), a @ b)
+    da = cuda.to_device(a)
+    dr = matmul(da, b)
+    assert isinstance(dr, cuda.DeviceNDArray)
+    np.testing.assert_allclose(dr.copy_to_host(), a @ b)
+    with pytest.raises(ValueError, match="core dimension 'n'"):
+        matmul(a, rng.random((4, 4)))
+
+    @cuda.guvectorize(["void(int64[:], int64[:])"], "(n)->()")
+    def total(x, res):
+        s = 0
+        for v in x:
+            s += v
+        res[0] = s
+
+    m = np.arange(20).reshape(4, 5)
+    np.testing.assert_array_equal(total(m), m.sum(axis=1))
+    out = cuda.device_array(4, np.int64)
+    total(cuda.to_device(m), out=out)
+    np.testing.assert_array_equal(out.copy_to_host(), m.sum(axis=1))
+
+
+def test_lazy_gufunc_takes_outputs(device):
+    @cuda.guvectorize("(n)->(n)")
+    def cumsum(x, out):
+        s = x[0] * 0
+        for i in range(x.shape[0]):
+            s += x[i]
+            out[i] = s
+
+    x = np.arange(10.0).reshape(2, 5)
+    out = np.empty_like(x)
+    cumsum(x, out)
+    np.testing.assert_array_equal(out, np.cumsum(x, axis=1))
+    with pytest.raises(TypeError, match="without signatures"):
+        cumsum(x)
+
+
+def test_generated_kernels_compile_for_cuda(ptxas, device, add):
+    import numba_gpux
+
+    add(np.ones(4, np.float32), np.float32(1))
+    from numba.core import types
+
+    kernel = add._kernels.kernels[(1, (False, True), (types.float32, types.float32))]
+    sig = "void(int64, float32[:], float32, float32[:])"
+    res = numba_gpux.compile(kernel.py_func, sig, target="cuda")
+    assert ".entry" in res.text

@@ -1,0 +1,105 @@
+"""Warps of 32: kernels of the numba.cuda facade that use warp operations run with
+32-wide sub-groups where the device can require that width (a clear error where it
+cannot); ``gpux.jit`` kernels keep the device's natural sub-group width."""
+
+import numpy as np
+import pytest
+
+import numba_gpux as gpux
+from numba_gpux import cuda
+from numba_gpux.errors import UnsupportedError
+
+
+def _can_require_32(device) -> bool:
+    t = device.target
+    return t.option("subgroup_width") == 32 or (
+        bool(t.option("subgroup_size_metadata")) and t.has("required_subgroup_size"))
+
+
+@cuda.jit
+def warp_facts(width, ballots, shuffled):
+    i = cuda.grid(1)
+    width[i] = cuda.warpsize
+    ballots[i] = cuda.ballot_sync(0xFFFFFFFF, cuda.laneid % 2 == 0)
+    shuffled[i] = cuda.shfl_sync(0xFFFFFFFF, i, 31)   # lane 31 of this warp
+
+
+@pytest.mark.needs("subgroups")
+def test_facade_warps_are_32_wide(device):
+    n = 128
+    width = cuda.device_array(n, np.int32)
+    ballots = cuda.device_array(n, np.uint32)
+    shuffled = cuda.device_array(n, np.int64)
+    if not _can_require_32(device):
+        with pytest.raises(UnsupportedError, match="sub-groups of 32 lanes"):
+            warp_facts[1, n](width, ballots, shuffled)
+        return
+    warp_facts[1, n](width, ballots, shuffled)
+    np.testing.assert_equal(width.copy_to_host(), 32)
+    np.testing.assert_equal(ballots.copy_to_host(), 0x55555555)
+    np.testing.assert_equal(shuffled.copy_to_host(), np.arange(n) // 32 * 32 + 31)
+
+
+@pytest.mark.needs("subgroups")
+def test_gpux_kernels_keep_the_natural_width(device):
+    @gpux.jit
+    def natural(out):
+        out[gpux.grid(1)] = gpux.subgroup.size()
+
+    @gpux.jit(subgroup_size=32)
+    def required(out):
+        out[gpux.grid(1)] = gpux.subgroup.size()
+
+    out = gpux.device_array(64, np.int32)
+    natural[1, 64](out)
+    widths = set(out.copy_to_host().tolist())
+    assert len(widths) == 1 and widths.pop() in (4, 8, 16, 32, 64)
+    if _can_require_32(device):
+        required[1, 64](out)
+        np.testing.assert_equal(out.copy_to_host(), 32)
+
+
+def test_requirement_reaches_the_spirv_only_for_warp_kernels():
+    @cuda.jit
+    def no_warps(out):
+        out[cuda.grid(1)] = 1
+
+    sig = "void(int32[::1], uint32[::1], int64[::1])"
+    from numba_gpux.targets.opencl.target import make_target
+
+    tgt = make_target(features={"subgroups", "required_subgroup_size", "fp64"})
+    art = gpux.compile(warp_facts, sig, target=tgt)
+    assert "intel_reqd_sub_group_size" in art.llvm_ir
+    assert "OpExecutionMode" in art.text and "SubgroupSize 32" in art.text
+    plain = gpux.compile(no_warps, "void(int32[::1])", target=tgt)
+    assert "intel_reqd_sub_group_size" not in plain.llvm_ir
+    # the kernel language's own kernels: no requirement
+    natural = gpux.compile(gpux.jit(warp_facts.py_func), sig, target=tgt)
+    assert "intel_reqd_sub_group_size" not in natural.llvm_ir
+    assert "OpExecutionMode" in art.text
+    assert not any("SubgroupSize" in line for line in natural.text.splitlines()
+                   if "OpExecutionMode" in line)
+
+
+def test_cuda_warps_satisfy_32_and_refuse_other_widths():
+    sig = "void(int32[::1], uint32[::1], int64[::1])"
+    ptx = gpux.compile(warp_facts, sig, target="cuda").text
+    assert "vote.sync.ballot" in ptx or "vote" in ptx
+    other = gpux.jit(subgroup_size=16)(warp_facts.py_func)
+    with pytest.raises(UnsupportedError, match="always 32 wide"):
+        gpux.compile(other, sig, target="cuda")
+
+
+def test_device_without_required_sizes_is_a_clear_error():
+    from numba_gpux.targets.opencl.target import make_target
+
+    tgt = make_target(features={"subgroups", "fp64"})   # no cl_intel_required_subgroup_size
+    with pytest.raises(UnsupportedError, match="warp_facts.*cannot require a sub-group width"):
+        gpux.compile(warp_facts, "void(int32[::1], uint32[::1], int64[::1])", target=tgt)
+
+
+def test_subgroup_size_must_be_a_power_of_two():
+    from numba_gpux.errors import GpuxUserError
+
+    with pytest.raises(GpuxUserError, match="power of two"):
+        gpux.jit(subgroup_size=24)(lambda out: None)

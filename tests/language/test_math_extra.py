@@ -1,0 +1,114 @@
+"""math.frexp / math.ldexp (on the IEEE bits, every target) and complex ``**`` /
+``pow``, on every available device, against NumPy."""
+
+import math
+
+import numpy as np
+import pytest
+
+import numba_gpux as gpux
+
+FLOAT_TYPES = [np.float32, pytest.param(np.float64, marks=pytest.mark.needs("fp64"))]
+
+
+@gpux.jit
+def frexp_kernel(x, m, e):
+    i = gpux.grid(1)
+    if i < x.size:
+        m[i], e[i] = math.frexp(x[i])
+
+
+@gpux.jit
+def ldexp_kernel(x, n, out):
+    i = gpux.grid(1)
+    if i < x.size:
+        out[i] = math.ldexp(x[i], n[i])
+
+
+def _specials(dt):
+    fi = np.finfo(dt)
+    return [0.0, -0.0, 1.0, -3.5, 1e-3, 12345.678, fi.tiny, fi.max, -fi.max,
+            np.inf, -np.inf, np.nan]
+
+
+@pytest.mark.parametrize("dtype", FLOAT_TYPES, ids=["float32", "float64"])
+def test_frexp(device, dtype, rng):
+    x = np.concatenate([_specials(dtype), rng.standard_normal(40) * 1e6]).astype(dtype)
+    m = gpux.device_array(x.size, dtype)
+    e = gpux.device_array(x.size, np.int32)
+    frexp_kernel[2, 32](gpux.to_device(x), m, e)
+    em, ee = np.frexp(x)
+    np.testing.assert_array_equal(m.copy_to_host(), em)
+    np.testing.assert_array_equal(e.copy_to_host(), ee)
+
+
+@pytest.mark.parametrize("dtype", FLOAT_TYPES, ids=["float32", "float64"])
+def test_ldexp(device, dtype, rng):
+    fi = np.finfo(dtype)
+    emax = fi.maxexp
+    x = np.array([1.0, 1.5, -2.0, fi.max, fi.tiny, 3.0, 0.75, np.inf, np.nan, 0.0, 1.0, 1.0,
+                  fi.tiny, -5.0], dtype)
+    n = np.array([3, -2, 10, -5, -3, 3 * emax, -3 * emax, 4, 4, 9, emax - 1, emax, 2, -60],
+                 np.int32)
+    x = np.concatenate([x, rng.standard_normal(30).astype(dtype)])
+    n = np.concatenate([n, rng.integers(-40, 40, 30).astype(np.int32)])
+    out = gpux.device_array(x.size, dtype)
+    ldexp_kernel[2, 32](gpux.to_device(x), gpux.to_device(n), out)
+    np.testing.assert_array_equal(out.copy_to_host(), np.ldexp(x, n))
+
+
+@pytest.mark.needs("fp64")
+def test_frexp_ldexp_subnormals(device):
+    # float64 subnormal inputs and results (kept by every target's float64)
+    x = np.array([np.finfo(np.float64).tiny / 8, 5e-324], np.float64)
+    m = gpux.device_array(2, np.float64)
+    e = gpux.device_array(2, np.int32)
+    frexp_kernel[1, 2](gpux.to_device(x), m, e)
+    em, ee = np.frexp(x)
+    np.testing.assert_array_equal(m.copy_to_host(), em)
+    np.testing.assert_array_equal(e.copy_to_host(), ee)
+    out = gpux.device_array(2, np.float64)
+    ldexp_kernel[1, 2](gpux.to_device(np.array([1.0, 0.75])),
+                       gpux.to_device(np.array([-1074, -1075], np.int32)), out)
+    np.testing.assert_array_equal(out.copy_to_host(), np.ldexp([1.0, 0.75], [-1074, -1075]))
+
+
+@gpux.jit
+def cpow_op(r, x, y):
+    i = gpux.grid(1)
+    if i < r.size:
+        r[i] = x[i] ** y[i]
+
+
+@gpux.jit
+def cpow_builtin(r, x, y):
+    i = gpux.grid(1)
+    if i < r.size:
+        r[i] = pow(x[i], y[i])
+
+
+@gpux.jit
+def cpow_inplace(r, y):
+    i = gpux.grid(1)
+    if i < r.size:
+        r[i] **= y[i]
+
+
+@pytest.mark.parametrize("dtype,rtol", [
+    (np.complex64, 1e-6),
+    pytest.param(np.complex128, 1e-13, marks=pytest.mark.needs("fp64")),
+], ids=["complex64", "complex128"])
+def test_complex_pow(device, dtype, rtol, rng):
+    x = (rng.random(40) - 0.5 + 1j * (rng.random(40) - 0.5)) * 4
+    y = rng.random(40) * 3 - 1 + 1j * (rng.random(40) - 0.5)
+    # special cases: 0 ** 0, 1j ** 1, squares, 0 ** positive, real exponents
+    x = np.concatenate([x, [0j, 1j, 2 + 3j, 0j, -1 + 0j, 2j]]).astype(dtype)
+    y = np.concatenate([y, [0j, 1 + 0j, 2 + 0j, 2.5 + 0j, 0.5 + 0j, -1 + 0j]]).astype(dtype)
+    want = x ** y
+    for kernel in (cpow_op, cpow_builtin):
+        r = gpux.device_array(x.size, dtype)
+        kernel[2, 32](r, gpux.to_device(x), gpux.to_device(y))
+        np.testing.assert_allclose(r.copy_to_host(), want, rtol=rtol, atol=rtol)
+    d = gpux.to_device(x)
+    cpow_inplace[2, 32](d, gpux.to_device(y))
+    np.testing.assert_allclose(d.copy_to_host(), want, rtol=rtol, atol=rtol)

@@ -1,0 +1,228 @@
+"""Facts the compiler gives LLVM about kernels: the ranges of the index intrinsics
+(so that Numba's negative-index wraparound folds away on ``grid()`` indices, and
+only there)."""
+
+import re
+
+import numpy as np
+import pytest
+
+import numba_gpux as gpux
+from numba_gpux import irtext
+from numba_gpux.devices import resolve_target
+from numba_gpux.interface import IndexLimits
+
+
+@gpux.jit
+def saxpy(a, x, y, out):
+    i = gpux.grid(1)
+    if i < out.size:
+        out[i] = a * x[i] + y[i]
+
+
+SAXPY = "void(float32, float32[::1], float32[::1], float32[::1])"
+
+
+@gpux.jit
+def shift_left(out):
+    i = gpux.grid(1)
+    if i < out.size:
+        out[i - 1] = i  # i == 0 writes out[-1], the last element
+
+
+def test_index_ranges_annotate_each_intrinsic_with_its_bounds():
+    lim = IndexLimits(block=(1024, 512, 64), grid=(1000, 2000, 3000))
+    text = ("  %a = call i64 @__gpux_thread_idx(i32 1)\n"
+            "  %b = call i64 @__gpux_block_dim(i32 2)\n"
+            "  %c = tail call i64 @__gpux_block_idx(i32 0)\n"
+            '  %d = call i64 @"__gpux_grid_dim"(i32 1)\n'
+            "  %e = call i64 @__gpux_thread_idx(i32 %dyn)\n")
+    out = irtext.index_ranges(text, lim)
+    assert "%a = call noundef range(i64 0, 512) i64 @__gpux_thread_idx(i32 1)" in out
+    assert "%b = call noundef range(i64 1, 65) i64 @__gpux_block_dim(i32 2)" in out
+    assert "%c = tail call noundef range(i64 0, 1000) i64 @__gpux_block_idx(i32 0)" in out
+    assert "%d = call noundef range(i64 1, 2001) i64 @__gpux_grid_dim(i32 1)" in out
+    # a dimension not known at compile time gets no fact
+    assert "%e = call i64 @__gpux_thread_idx(i32 %dyn)" in out
+
+
+def test_index_limits_are_checked():
+    with pytest.raises(ValueError):
+        IndexLimits(block=(1024, 1024, 0), grid=(1, 1, 1))
+    with pytest.raises(ValueError):
+        IndexLimits(block=(1, 1, 1), grid=(2 ** 31, 1, 1))
+
+
+@pytest.mark.parametrize("target", ["opencl", "cuda", "opencl-c", "metal"])
+def test_every_target_states_index_limits(target):
+    t = resolve_target(target)
+    assert isinstance(t.index_limits, IndexLimits)
+
+
+def _kernel_body(ir_text: str) -> str:
+    return ir_text[ir_text.index("define "):]
+
+
+@pytest.mark.parametrize("target", ["opencl", "cuda", "opencl-c"])
+def test_grid_index_needs_no_wraparound(target):
+    """saxpy's grid index is known non-negative: no ``select`` of the wraparound is
+    left, and each array is read at ``base + i``."""
+    art = gpux.compile(saxpy, SAXPY, target=target, cubin=False) if target == "cuda" else \
+        gpux.compile(saxpy, SAXPY, target=target)
+    body = _kernel_body(art.llvm_ir)
+    assert " select " not in body, body
+    assert "icmp slt i64" in body  # the bounds check i < out.size stays
+
+
+def test_opencl_index_calls_carry_ranges():
+    art = gpux.compile(saxpy, SAXPY, target="opencl")
+    calls = re.findall(r"call (noundef range\(i64 \d+, \d+\)) i64 @_Z\d+get_\w+j", art.llvm_ir)
+    assert len(calls) == 3, art.llvm_ir  # local id, group id, local size
+
+
+def test_negative_index_still_wraps(opencl_device):
+    """Where an index can be negative, Numba's wraparound stays: i - 1 at i == 0 is -1."""
+    out = np.full(8, -5, dtype=np.int64)
+    d = gpux.to_device(out)
+    shift_left[1, 8](d)
+    np.testing.assert_array_equal(d.copy_to_host(), [1, 2, 3, 4, 5, 6, 7, 0])
+    body = _kernel_body(gpux.compile(shift_left, "void(int64[::1])", target="opencl").llvm_ir)
+    assert " select " in body or "icmp slt" in body  # the wraparound is in the code
+
+
+def test_launch_beyond_the_stated_grid_is_refused(opencl_device):
+    """More work-groups than the target's index limits is a launch error, raised before
+    anything runs (the compiled code assumes the limits)."""
+    d = gpux.to_device(np.zeros(4, np.int64))
+    with pytest.raises(gpux.LaunchError, match="grid dimension x"):
+        shift_left[2 ** 31, 1](d)
+
+
+# ------------------------------------------------------------------ address spaces
+from numba import float32  # noqa: E402
+
+CONST = np.arange(16, dtype=np.float32)
+
+
+@gpux.jit
+def block_sum(x, out):
+    sh = gpux.shared.array(64, float32)
+    t = gpux.thread_idx.x
+    i = gpux.grid(1)
+    sh[t] = x[i] if i < x.size else float32(0.0)
+    gpux.barrier()
+    s = 32
+    while s > 0:
+        if t < s:
+            sh[t] += sh[t + s]
+        gpux.barrier()
+        s //= 2
+    if t == 0:
+        gpux.atomic.add(out, 0, sh[0])
+
+
+@gpux.jit
+def table_lookup(idx, out):
+    c = gpux.const.array_like(CONST)
+    tmp = gpux.local.array(16, float32)
+    for k in range(16):
+        tmp[k] = k * float32(2.0)
+    i = gpux.grid(1)
+    if i < out.size:
+        out[i] = c[idx[i] % 16] + tmp[(idx[i] + 3) % 16]
+
+
+KERNELS = [(saxpy, SAXPY), (block_sum, "void(float32[::1], float32[::1])"),
+           (table_lookup, "void(int64[::1], float32[::1])")]
+
+
+@pytest.mark.parametrize("kernel,sig", KERNELS, ids=lambda v: getattr(v, "__name__", ""))
+def test_spirv_has_no_generic_memory_access(kernel, sig):
+    ir_text = gpux.compile(kernel, sig, target="opencl").llvm_ir
+    body = _kernel_body(ir_text)
+    generic = [ln for ln in body.splitlines()
+               if re.search(r"\b(load|store|atomicrmw|cmpxchg)\b.*ptr addrspace\(4\) %", ln)]
+    assert not generic, "\n".join(generic)
+    assert re.search(r"\b(load|store)\b[^\n]*ptr addrspace\(1\)", body)  # global accesses
+
+
+def test_spirv_shared_accesses_are_workgroup():
+    body = _kernel_body(gpux.compile(*KERNELS[1], target="opencl").llvm_ir)
+    assert re.search(r"\bload float, ptr addrspace\(3\)", body)
+    assert re.search(r"\bstore float [^\n]*, ptr addrspace\(3\)", body)
+    # float atomic add: a native atomic or a compare-and-swap loop, on the global pointer
+    assert re.search(r"\b(atomicrmw fadd|cmpxchg) ptr addrspace\(1\)", body)
+
+
+@pytest.mark.parametrize("kernel,sig", KERNELS, ids=lambda v: getattr(v, "__name__", ""))
+def test_ptx_has_no_generic_memory_access(kernel, sig):
+    ptx = gpux.compile(kernel, sig, target="cuda", cubin=False).text
+    generic = re.findall(r"^\s*(?:@%p\d+ )?((?:ld|st|atom|red)\.(?!global|shared|local|const|param)"
+                         r"\S*)", ptx, re.M)
+    assert not generic, generic
+    assert re.search(r"\bld\.global", ptx)
+
+
+@pytest.mark.parametrize("target,generic_word", [("opencl-c", "__generic"), ("metal", "device")])
+def test_source_routes_name_the_address_spaces(target, generic_word):
+    src = gpux.compile(block_sum, "void(float32[::1], float32[::1])", target=target).text
+    if target == "opencl-c":
+        assert "__generic" not in src
+        assert "__local" in src and "__global" in src
+    else:
+        assert "threadgroup" in src and "device" in src
+
+
+def test_infer_address_spaces_text():
+    text = "\n".join([
+        "define void @k(ptr addrspace(1) %a, ptr addrspace(1) %slot, i1 %c) {",
+        "entry:",
+        "  %g = addrspacecast ptr addrspace(1) %a to ptr addrspace(4)",
+        "  %p = getelementptr float, ptr addrspace(4) %g, i64 4",
+        "  %v = load float, ptr addrspace(4) %p, align 4",
+        "  store float %v, ptr addrspace(4) %g, align 4",
+        "  %w = load float, ptr addrspace(4) getelementptr inbounds (i8, ptr addrspace(4) "
+        "addrspacecast (ptr addrspace(3) @sh to ptr addrspace(4)), i64 8), align 4",
+        "  %old = atomicrmw add ptr addrspace(4) %p, i32 1 monotonic, align 4",
+        "  %s = addrspacecast ptr addrspace(1) %slot to ptr addrspace(4)",
+        "  store ptr addrspace(4) %p, ptr addrspace(4) %s, align 8",
+        "  %q = select i1 %c, ptr addrspace(4) %p, ptr addrspace(4) %g",
+        "  %u = load float, ptr addrspace(4) %q, align 4",
+        "  ret void",
+        "}"])
+    out = irtext.infer_address_spaces(text, 4)
+    assert "%v = load float, ptr addrspace(1) %gpux.as1, align 4" in out
+    assert "getelementptr float, ptr addrspace(1) %a, i64 4" in out
+    assert "store float %v, ptr addrspace(1) %a, align 4" in out
+    assert ("%w = load float, ptr addrspace(3) getelementptr inbounds (i8, ptr addrspace(3) "
+            "@sh, i64 8), align 4") in out
+    assert "atomicrmw add ptr addrspace(1) %gpux.as1, i32 1" in out
+    # a pointer stored as a value stays generic; the place it is stored to does not
+    assert "store ptr addrspace(4) %p, ptr addrspace(1) %slot, align 8" in out
+    # a select of pointers is not followed: its load stays generic
+    assert "%u = load float, ptr addrspace(4) %q, align 4" in out
+    # the generic form of %p is kept for its other users
+    assert "%p = addrspacecast ptr addrspace(1) %gpux.as1 to ptr addrspace(4)" in out
+
+
+def test_mask_shift_amounts_text():
+    text = "  %s = shl nuw i64 %a, %b\n  %c = lshr i32 %x, 3\n  %d = ashr exact i16 7, %e\n"
+    out = irtext.mask_shift_amounts(text)
+    assert "%gpux.shamt1 = and i64 %b, 63\n  %s = shl nuw i64 %a, %gpux.shamt1" in out
+    assert "%c = lshr i32 %x, 3" in out  # a constant amount is left alone
+    assert "%gpux.shamt2 = and i16 %e, 15\n  %d = ashr exact i16 7, %gpux.shamt2" in out
+
+
+@gpux.jit
+def shifted_by_thread(out, c):
+    t = gpux.thread_idx.x
+    out[t] = c << np.uint64(t)
+
+
+def test_shift_by_thread_index_on_opencl(opencl_device):
+    """A contiguous store of 64-bit shifts by the thread index: the case the OpenCL CPU
+    driver got wrong without the masked amount."""
+    o = gpux.to_device(np.zeros(32, np.uint64))
+    shifted_by_thread[1, 32](o, np.uint64(1 << 30))
+    np.testing.assert_array_equal(o.copy_to_host(),
+                                  np.uint64(1 << 30) << np.arange(32, dtype=np.uint64))
