@@ -202,6 +202,39 @@ _flatten_fns: dict = {}
 _shim_lock = threading.Lock()
 
 
+def _int_wrapper(ty):
+    """Python int -> the value a C cast to the integer type *ty* gives (wraps around)."""
+    size = 1 << ty.bitwidth
+    if ty.signed:
+        half = size >> 1
+        return lambda v: ((int(v) + half) % size) - half
+    return lambda v: int(v) % size
+
+
+def _shim_for(dispatcher, argtypes, device) -> Shim:
+    """The shim for a launch whose arguments have *argtypes*, compiled for the
+    signature they match (``match_signature``).  Integers that convert to a
+    narrower or differently signed type wrap around, as a C cast (and numba.cuda)."""
+    compiled = dispatcher.match_signature(argtypes)
+    shim = _build_shim(dispatcher, compiled, device)
+    if compiled == argtypes:
+        return shim
+    wraps = {i: _int_wrapper(t) for i, (a, t) in enumerate(zip(argtypes, compiled))
+             if a != t and isinstance(a, types.Integer) and isinstance(t, types.Integer)}
+    if not wraps:
+        return shim
+    import copy
+
+    inner = shim.flatten
+
+    def flatten(args):
+        return inner([wraps[i](a) if i in wraps else a for i, a in enumerate(args)])
+
+    shim = copy.copy(shim)
+    shim.flatten = flatten
+    return shim
+
+
 def _build_shim(dispatcher, argtypes, device) -> Shim:
     spec = getattr(dispatcher, "_specialized", None)
     if spec is not None and tuple(spec) != tuple(argtypes):
@@ -213,12 +246,15 @@ def _build_shim(dispatcher, argtypes, device) -> Shim:
     # read-only host arrays stay read-only: a kernel writing one fails typing, naming the line
     dev_types = tuple(argtypes)
     host_arrays = []
-    art = dispatcher.code_for(dev_types, device.target)
-    # limits the device cannot meet are errors before the driver builds anything
-    static_shared = art.info.get("static_shared")  # recorded by the disk cache's index
+    # the disk cache's index (cache=True) knows what launching needs without typing
+    art = _cache.index_lookup(dispatcher, dev_types, device.target) if dispatcher.cache else None
+    # limits the device cannot meet are errors before anything is built
+    static_shared = art.info.get("static_shared_bytes") if art is not None else None
     if static_shared is None:
         static_shared = static_shared_bytes(dispatcher.kernel_ir(dev_types)[1])
     check_static_shared(device, dispatcher.__name__, static_shared)
+    if art is None:
+        art = dispatcher.code_for(dev_types, device.target)
     program = _load(device, art)
     kernel = device.runtime.kernel(program, art.kernels[0])
     flatten, params = _build_flatten(dev_types)
@@ -329,7 +365,8 @@ def bind_arguments(dispatcher, args: tuple, kwargs: dict) -> tuple:
     try:
         bound = pysig.bind(*args, **kwargs)
     except TypeError as e:
-        raise LaunchError(f"kernel {dispatcher.__name__}{pysig}: {e}") from None
+        raise LaunchError(f"kernel {dispatcher.__name__}{pysig} takes {dispatcher._nparams} "
+                          f"argument(s): {e}") from None
     bound.apply_defaults()
     if bound.kwargs:
         raise LaunchError(f"kernel {dispatcher.__name__}{pysig}: keyword-only parameters "
@@ -444,7 +481,7 @@ def _launch_generic(dispatcher, cfg, args, device):
     key = (argtypes, device)
     shim = dispatcher._shims.get(key)
     if shim is None or shim.epoch != _overlays.epoch:
-        shim = _build_shim(dispatcher, dispatcher.match_signature(argtypes), device)
+        shim = _shim_for(dispatcher, argtypes, device)
         dispatcher._shims[key] = shim
     _enter_launch_key(dispatcher, device, args, argtypes, shim)
     generic_launch(shim, cfg, shim.flatten(args))
@@ -476,7 +513,8 @@ def _launch_with_host_arrays(dispatcher, cfg, args, host, device):
             return type(h)(*items) if hasattr(h, "_fields") else tuple(items)
         if not isinstance(h, (np.ndarray, HostArg)):
             return h
-        where = f"argument {i}" if i is not None else "an array in a tuple argument"
+        where = (f"argument {i} ({type(h).__name__})" if isinstance(h, HostArg) else
+                 f"argument {i}") if i is not None else "an array in a tuple argument"
         copy_in = copy_out = True
         if isinstance(h, HostArg):  # In / Out / InOut say which way to copy
             h, copy_in, copy_out = h.ary, h.copy_in, h.copy_out
@@ -510,7 +548,7 @@ def _launch_with_host_arrays(dispatcher, cfg, args, host, device):
     shim = dispatcher._shims.get(key)
     if shim is None or shim.epoch != _overlays.epoch:
         try:
-            shim = _build_shim(dispatcher, dispatcher.match_signature(argtypes), device)
+            shim = _shim_for(dispatcher, argtypes, device)
         except Exception as e:
             if readonly and "readonly array" in str(e):
                 names = list(dispatcher._pysig.parameters)

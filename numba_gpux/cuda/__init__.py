@@ -47,7 +47,7 @@ from .compiler import (
 )
 from ..errors import LaunchError as KernelRuntimeError
 from . import fp16, random  # noqa: E402,F401
-from . import args, core, cudadrv, extending, np, typeconv  # noqa: E402,F401
+from . import args, core, cudadrv, extending, misc, np, typeconv, typing, utils  # noqa: E402,F401
 from .core import config  # noqa: E402,F401
 from .cudadrv.linkable_code import (  # noqa: E402,F401
     LinkableCode, PTXSource, CUSource, Cubin, Fatbin, Archive, Object, LTOIR,
@@ -98,7 +98,9 @@ __all__ = [
     "In", "Out", "InOut", "DeviceNDArray", "Reduce", "reduce",
     "compile", "compile_ptx", "compile_for_current_device", "compile_ptx_for_current_device",
     "compile_all", "KernelRuntimeError", "fp16", "random", "implementation",
-    "HAS_NUMBA", "config", "args", "core", "cudadrv", "extending", "np", "typeconv", "nvvm",
+    # submodules such as np, typing, core are attributes but not star-exported (they
+    # would shadow numpy or the standard library's typing in the importer)
+    "HAS_NUMBA", "config", "cudadrv", "extending", "nvvm",
     "runtime", "reset", "LinkableCode", "PTXSource", "CUSource", "Cubin", "Fatbin", "Archive",
     "Object", "LTOIR", "libdevice", "vector_types", "kernels", "vectorize", "guvectorize",
 ]

@@ -358,9 +358,13 @@ class OpenCLRuntime:
         return bytes(bins[0]) if bins and bins[0] else None
 
     def load_binary(self, data: bytes):
+        import warnings
+
         import pyopencl as cl
 
-        return cl.Program(self.context, [self.cl_device], [data]).build()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", cl.CompilerWarning)
+            return cl.Program(self.context, [self.cl_device], [data]).build()
 
     def kernel(self, program, name: str):
         import pyopencl as cl

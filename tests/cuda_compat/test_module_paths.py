@@ -8,6 +8,10 @@ import numba
 import numba.core.errors
 import numba.core.typeconv.castgraph
 import numba.core.typeconv.rules
+import numba.core.typing.templates
+import numba.core.typing.typeof
+import numba.core.utils
+import numba.misc.special
 import numba.np.numpy_support
 import numpy as np
 import pytest
@@ -22,6 +26,8 @@ from numba_gpux.errors import UnsupportedError
     "cudadrv.devices", "cudadrv.runtime", "cudadrv.linkable_code", "libdevice",
     "vector_types", "typeconv", "typeconv.castgraph", "typeconv.rules", "typeconv.typeconv",
     "kernels", "kernels.reduction", "kernels.transpose", "extending", "random", "fp16",
+    "typing", "typing.typeof", "typing.templates", "utils", "misc", "misc.special",
+    "core.imputils",
 ])
 def test_dotted_path_imports(path):
     mod = importlib.import_module(f"numba_gpux.cuda.{path}")
@@ -39,6 +45,14 @@ def test_vendored_modules_are_numbas_own():
     assert numpy_support is numba.np.numpy_support
     assert rules is numba.core.typeconv.rules and castgraph is numba.core.typeconv.castgraph
     assert Conversion is numba.core.typeconv.Conversion
+    from numba_gpux.cuda import utils
+    from numba_gpux.cuda.misc import special
+    from numba_gpux.cuda.typing import signature, templates, typeof
+
+    assert typeof is numba.core.typing.typeof and templates is numba.core.typing.templates
+    assert signature is numba.core.typing.signature
+    assert utils is numba.core.utils and utils.PYVERSION == numba.core.utils.PYVERSION
+    assert special is numba.misc.special
     from numba_gpux.cuda.core.errors import TypingError
     assert TypingError is numba.core.errors.TypingError
 
@@ -94,6 +108,8 @@ def test_cudadrv_names(device):
     assert devices.get_context() is cuda.current_context()
     assert issubclass(driver.CudaAPIError, error.CudaDriverError)
     assert error.CudaSupportError is cuda.CudaSupportError
+    with pytest.raises(cuda.CudaSupportError, match="no device"):
+        driver._raise_driver_not_found()  # STUMPY's no-GPU path calls it
     with pytest.raises(UnsupportedError, match="set_memory_manager"):
         driver.set_memory_manager(driver.BaseCUDAMemoryManager)
     host = np.zeros(4)
@@ -153,3 +169,10 @@ def test_extending_overload_reaches_kernels(device):
 def test_linkable_code_pickles():
     src = cuda.CUSource("x", name="a.cu")
     assert pickle.loads(pickle.dumps(src)).name == "a.cu"
+
+
+def test_star_import_does_not_shadow_numpy_or_typing():
+    ns = {}
+    exec("import numpy as np\nimport typing\nfrom numba_gpux.cuda import *", ns)
+    assert ns["np"] is np and ns["typing"].__name__ == "typing"
+    assert ns["vectorize"] is cuda.vectorize and ns["HAS_NUMBA"] is True

@@ -140,3 +140,18 @@ def test_stream_synchronize_and_auto_synchronize(device):
     _add_one[4, 32, s](d)
     s.synchronize()
     np.testing.assert_array_equal(d.copy_to_host(), h + 2)
+
+
+def test_visible_devices_variable_narrows_cuda_gpus(device):
+    import os
+    import subprocess
+    import sys
+
+    code = ("from numba_gpux import cuda; "
+            "print(len(cuda.gpus), cuda.gpus[0].gpux_device.spec, cuda.get_current_device().id)")
+    env = dict(os.environ, NUMBA_GPUX_VISIBLE_DEVICES=device.spec)
+    env.pop("NUMBA_GPUX_DEVICE", None)
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["1", device.spec, "0"]

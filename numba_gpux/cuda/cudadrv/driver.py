@@ -82,6 +82,19 @@ class Driver:
 driver = Driver()
 
 
+def _have_nvjitlink() -> bool:
+    """False: numba_gpux links no foreign code, so nvJitLink is never used."""
+    return False
+
+
+def _raise_driver_not_found():
+    """Raise :class:`CudaSupportError` saying no device was found (libraries such as
+    STUMPY call this numba.cuda helper on machines without a GPU)."""
+    raise CudaSupportError("no device that can run kernels was found by numba_gpux (no CUDA "
+                           "driver, and no other target's device); `python -m numba_gpux "
+                           "info` lists what was looked for")
+
+
 def _unsupported(what):
     raise UnsupportedError(f"{what} is a CUDA driver feature numba_gpux does not have "
                            f"(see docs/migration.md)")
