@@ -28,7 +28,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 LAYERS: tuple[tuple[str, ...], ...] = (
     # 1: data and text, nothing of the pipeline
     ("_version", "errors", "config", "irtext", "legalize", "overlays", "interface", "abi",
-     "serialize"),
+     "serialize", "limits"),
     # 2: the kernel language (typing, lowering) and the one shared context
     ("language", "context"),
     # 3: the stages, and the C-family source emitter targets run as their emit
@@ -36,7 +36,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     # 4: keys and stores of compiled code
     ("cache", "cachekey"),
     # 5: the runtime side
-    ("devices", "memory", "launch", "hooks", "limits", "waiting"),
+    ("devices", "memory", "launch", "hooks", "waiting"),
     # 6: the kernel object
     ("dispatcher",),
     # 7: the public API
