@@ -52,7 +52,8 @@ from . import cache as _cache
 from . import devices as _devices
 from . import overlays as _overlays
 from .errors import GpuxUserError, LaunchError
-from .limits import check_config, check_static_shared, static_shared_bytes
+from .language.memory import static_shared_bytes
+from .limits import check_config, check_static_shared
 from .memory import DeviceArray, HostArg, device_array, device_array_like, from_foreign, to_device
 
 __all__ = ["bind_arguments", "launch", "generic_launch", "Shim", "NumpyArgumentWarning"]
