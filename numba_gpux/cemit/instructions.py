@@ -517,6 +517,8 @@ class FnExprs:
             return f"(({ctype(ty)}){fn}({args[0]}))"
         if base in ("expect", "freeze", "ssa"):
             return args[0]
+        if base == "is" and i.callee.startswith("llvm.is.fpclass") and i.args[1].kind == "int":
+            return self.fpclass(args[0], int(i.args[1].value))
         if base in ("fshl", "fshr") and ty.bits in (8, 16, 32, 64):
             w = ty.bits
             a, b, sh = args
@@ -528,6 +530,26 @@ class FnExprs:
             return self.narrow(e, ty)
         raise SourceEmitError(f"the LLVM intrinsic {i.callee} cannot be written as {self.d.name} "
                               f"source yet")
+
+
+    def fpclass(self, x: str, mask: int) -> str:
+        """``llvm.is.fpclass(x, mask)`` from the classification builtins (both NaN bits
+        mean isnan; each pair of signed classes drops the sign test)."""
+        B = self.d.builtin
+        sign = f"{B('signbit')}({x})"
+        classes = {  # bit of the negative class -> predicate (the positive one is 11 - bit)
+            2: f"{B('isinf')}({x})", 3: f"{B('isnormal')}({x})",
+            4: f"({B('isfinite')}({x}) && !{B('isnormal')}({x}) && {x} != 0)",
+            5: f"({x} == 0)",
+        }
+        terms = [f"{B('isnan')}({x})"] if mask & 0b11 else []
+        for neg, pred in classes.items():
+            n, p_ = mask >> neg & 1, mask >> (11 - neg) & 1
+            if n and p_:
+                terms.append(pred)
+            elif n or p_:
+                terms.append(f"({pred} && {'' if n else '!'}{sign})")
+        return "(" + (" || ".join(terms) or "0") + ")"
 
 
 def locals_in(v: Val):
