@@ -15,7 +15,8 @@ gives medians.
 * the same with the context warm: before the timed kernel, another kernel
   has been typed and lowered in the process (as after a first kernel, or
   with the disk cache), so the first compile is fast and the second target's
-  own first-use costs weigh more;
+  own first-use costs weigh more; also for a kernel calling ``math.sin``
+  (libdevice on CUDA);
 * new argument signature: the first launch with new argument types of a
   kernel whose code for them is already compiled, with a runtime whose
   load/prepare/launch are no-ops (host-side cost alone, typing and code
@@ -64,6 +65,11 @@ def saxpy(a, x, y, out):
     if i < out.size:
         out[i] = a * x[i] + y[i]
 
+def sin_saxpy(a, x, y, out):  # math: on CUDA, libdevice's sinf
+    i = gpux.grid(1)
+    if i < out.size:
+        out[i] = a * math.sin(x[i]) + y[i]
+
 def build(target):
     if target == "cuda":
         return gpux.compile(k, SIG, target="cuda", cubin=False).text   # PTX only
@@ -77,7 +83,8 @@ if len(sys.argv) > 3:  # warm: the shared context built and typing run by anothe
     from numba.core import sigutils
     gpux.jit(other).kernel_ir(tuple(sigutils.normalize_signature(SIG)[0]))
 
-k = gpux.jit(saxpy)
+import math
+k = gpux.jit(sin_saxpy if "math" in sys.argv[3:] else saxpy)
 C = time.process_time
 t2 = T(); c2 = C(); build(first); t3 = T(); c3 = C(); build(second); t4 = T(); c4 = C()
 print(json.dumps({"import": t1 - t0, "first": t3 - t2, "second": t4 - t3,
@@ -160,6 +167,7 @@ CASES = {
     "gpux_ptx_first": (_GPUX, ["cuda", "opencl"]),
     "gpux_spirv_first_warm": (_GPUX, ["opencl", "cuda", "warm"]),
     "gpux_ptx_first_warm": (_GPUX, ["cuda", "opencl", "warm"]),
+    "gpux_math_spirv_first_warm": (_GPUX, ["opencl", "cuda", "warm", "math"]),
     "numba_cuda": (_NUMBA_CUDA, []),
     "numba_njit": (_NJIT, []),
     "new_signature": (_NEWSIG, []),
@@ -197,7 +205,8 @@ def measure(runs: int) -> dict:
                  "samples": samples, "median_s": {}, "ratios": {}, "goals": {}}
     m = out["median_s"]
     for name in ("gpux_spirv_first", "gpux_ptx_first", "gpux_spirv_first_warm",
-                 "gpux_ptx_first_warm", "numba_cuda", "numba_njit"):
+                 "gpux_ptx_first_warm", "gpux_math_spirv_first_warm", "numba_cuda",
+                 "numba_njit"):
         if samples[name]:
             m[name] = {f: med(name, f) for f in samples[name][0]}
             m[name]["import+first"] = statistics.median(
@@ -211,7 +220,7 @@ def measure(runs: int) -> dict:
                                   s["target_compiles"] for s in samples["new_signature"]) - 6}
     r = out["ratios"]
     nc = m.get("numba_cuda")
-    for ours in ("gpux_spirv_first_warm", "gpux_ptx_first_warm"):
+    for ours in ("gpux_spirv_first_warm", "gpux_ptx_first_warm", "gpux_math_spirv_first_warm"):
         if ours in m:
             r[f"{ours}: second/first"] = m[ours]["second"] / m[ours]["first"]
             r[f"{ours}: second/first (CPU time)"] = m[ours]["second_cpu"] / m[ours]["first_cpu"]
@@ -254,6 +263,8 @@ def report(res: dict) -> str:
             ("numba-gpux, PTX first, then SPIR-V", "gpux_ptx_first"),
             ("numba-gpux, context warm, SPIR-V first, then PTX", "gpux_spirv_first_warm"),
             ("numba-gpux, context warm, PTX first, then SPIR-V", "gpux_ptx_first_warm"),
+            ("numba-gpux, context warm, math (sin) kernel, SPIR-V first, then PTX",
+             "gpux_math_spirv_first_warm"),
             ("numba-cuda `compile_ptx` (cc 9.0)", "numba_cuda"),
             ("numba `@njit` (CPU)", "numba_njit")]
     lines = ["| fresh process | import (ms) | first kernel (ms) | import + first (ms) "

@@ -467,20 +467,27 @@ def measure(reps: int = 15, scale: float = 1.0, only=None, seed: int = 0) -> dic
                 f()
                 times[name].append(T() - t0)
         med = {k: statistics.median(v) for k, v in times.items()}
-        rec = {"ok": ok, "compile_s": compile_s, "times_s": times, "median_s": med,
-               "ratio": med["opencl_c"] / med["ours"]}
+        mins = {k: min(v) for k, v in times.items()}
+        rec = {"ok": ok, "compile_s": compile_s, "times_s": times, "median_s": med, "min_s": mins,
+               "ratio": med["opencl_c"] / med["ours"],
+               # the least disturbed launches: on a shared machine a second view
+               "ratio_of_minima": mins["opencl_c"] / mins["ours"]}
         if nb:
             rec["numba_ok"] = nb_ok
             rec["numba_ratio"] = med["numba_parallel"] / med["ours"]
         out["kernels"][c.name] = rec
         print(f"  {c.name:10s} ours {med['ours'] * 1e3:8.3f} ms  OpenCL C "
-              f"{med['opencl_c'] * 1e3:8.3f} ms  ratio {rec['ratio']:.2f}"
+              f"{med['opencl_c'] * 1e3:8.3f} ms  ratio {rec['ratio']:.2f} "
+              f"(of minima {rec['ratio_of_minima']:.2f})"
               + (f"  numba parallel {med['numba_parallel'] * 1e3:8.3f} ms" if nb else "")
               + ("" if ok else "  RESULT MISMATCH"), flush=True)
     ratios = [k["ratio"] for k in out["kernels"].values()]
     geo = _math.exp(sum(map(_math.log, ratios)) / len(ratios)) if ratios else float("nan")
     elementwise = [out["kernels"][n] for n in ("saxpy", "math") if n in out["kernels"]]
     out["geomean"] = geo
+    mins = [k["ratio_of_minima"] for k in out["kernels"].values()]
+    out["geomean_of_minima"] = (_math.exp(sum(map(_math.log, mins)) / len(mins)) if mins
+                                else float("nan"))
     out["goal"] = {
         **GOALS,
         "geomean_met": geo >= GOALS["geomean_min"],
@@ -495,16 +502,17 @@ def measure(reps: int = 15, scale: float = 1.0, only=None, seed: int = 0) -> dic
 
 def report(res: dict) -> str:
     lines = ["| kernel | numba-gpux (ms) | hand-written OpenCL C (ms) | ratio (C / ours) "
-             "| numba parallel (ms) | results |",
-             "| --- | --- | --- | --- | --- | --- |"]
+             "| ratio of minima | numba parallel (ms) | results |",
+             "| --- | --- | --- | --- | --- | --- | --- |"]
     for name, k in res["kernels"].items():
         med = k["median_s"]
         nb = f"{med['numba_parallel'] * 1e3:.2f}" if "numba_parallel" in med else "-"
         lines.append(f"| {name} | {med['ours'] * 1e3:.2f} | {med['opencl_c'] * 1e3:.2f} | "
-                     f"{k['ratio']:.2f} | {nb} | {'ok' if k['ok'] else 'MISMATCH'} |")
+                     f"{k['ratio']:.2f} | {k['ratio_of_minima']:.2f} | {nb} | "
+                     f"{'ok' if k['ok'] else 'MISMATCH'} |")
     g = res["goal"]
     lines.append("")
-    lines.append(f"geomean {res['geomean']:.2f} (goal >= {g['geomean_min']}: "
+    lines.append(f"geomean {res['geomean']:.2f}, of minima {res['geomean_of_minima']:.2f} (goal >= {g['geomean_min']}: "
                  f"{'met' if g['geomean_met'] else 'NOT met'}); every kernel >= {g['kernel_min']}: "
                  f"{'met' if g['kernel_min_met'] else 'NOT met'}; elementwise within "
                  f"{g['numba_parallel_max']}x of numba parallel: "

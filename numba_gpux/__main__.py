@@ -125,7 +125,7 @@ def _cmd_cache(args) -> int:
     print(f"limit    {_size(limit) if limit else 'none'} (NUMBA_GPUX_CACHE_SIZE)")
     print(f"entries  {u['entries']}, {_size(u['bytes'])}")
     labels = {"index": "found before typing", "code": "found by the neutral IR",
-              "programs": "device programs"}
+              "programs": "device programs", "libraries": "targets' parsed libraries"}
     for kind, v in u["kinds"].items():
         print(f"  {kind:9s} {v['entries']:6d} entries {_size(v['bytes']):>10s}  ({labels[kind]})")
     return 0

@@ -28,6 +28,7 @@ from __future__ import annotations
 import hashlib
 import os
 import pickle
+import re
 import threading
 import warnings
 import weakref
@@ -51,7 +52,7 @@ stats = {"hits": 0, "misses": 0, "disk_hits": 0, "index_hits": 0, "index_misses"
 
 FORMAT_VERSION = 2
 _MAGIC = b"numba-gpux cache %d\n" % FORMAT_VERSION
-_KINDS = ("code", "index", "programs")
+_KINDS = ("code", "index", "programs", "libraries")
 
 
 class CacheWarning(UserWarning):
@@ -61,8 +62,30 @@ class CacheWarning(UserWarning):
 def cache_key(neutral_text: str, target: Target, options: Options) -> str:
     h = hashlib.sha256()
     h.update(f"v{FORMAT_VERSION}|{target.fingerprint}|{options!r}|".encode())
-    h.update(neutral_text.encode())
+    h.update(_canonical_uids(neutral_text).encode())
     return h.hexdigest()
+
+
+#: the ABI tag ``v<n>`` Numba's mangled names carry: a counter of the functions the
+#: process compiled before (``B2v3`` = a 2-character tag "v3")
+_UID_TAG = re.compile(r"B(\d+)v(\d+)")
+
+
+def _canonical_uids(text: str) -> str:
+    """*text* with Numba's per-process function numbers renumbered in order of first
+    appearance: the same program compiled after other functions (in another process)
+    gives the same key."""
+    seen: dict[str, str] = {}
+
+    def sub(m):
+        if int(m.group(1)) != len(m.group(2)) + 1:
+            return m.group(0)
+        new = seen.get(m.group(2))
+        if new is None:
+            new = seen[m.group(2)] = str(len(seen))
+        return f"B{len(new) + 1}v{new}"
+
+    return _UID_TAG.sub(sub, text)
 
 
 def _versions() -> str:
@@ -94,13 +117,16 @@ def _warn_once(root: str, err: Exception) -> None:
 class DiskCache:
     """Finished code on disk, one file per key, under ``NUMBA_GPUX_CACHE_DIR``."""
 
-    def __init__(self, root: str | None = None):
+    def __init__(self, root: str | None = None, quiet: bool = False):
         self.base = os.path.abspath(root or config.cache_dir())
         self.root = os.path.join(self.base, f"code-v{FORMAT_VERSION}")
+        #: an unusable folder gives no warning (caches the user did not ask for:
+        #: a target's parsed libraries)
+        self.quiet = quiet
 
     @property
     def usable(self) -> bool:
-        return self.root not in _unusable
+        return self.base not in _unusable
 
     def path(self, kind: str, key: str) -> str:
         return os.path.join(self.root, kind, key[:2], key)
@@ -153,7 +179,8 @@ class DiskCache:
             os.replace(tmp, path)
         except OSError as e:
             self._remove(tmp)
-            _warn_once(self.base, e)
+            if not self.quiet:
+                _warn_once(self.base, e)
             return False
         _stores += 1
         if _stores == 1 or _stores % 32 == 0:
@@ -309,7 +336,9 @@ def _index_key(fn, argtypes: tuple, target: Target):
     """(memo, memo key, pre-typing key or None) of *fn* for *argtypes* on *target*."""
     from . import overlays
     from .cachekey import kernel_key
+    from .context import load_language_modules
 
+    load_language_modules()  # they define overlays as they load: the epoch after them
     memo = _index_memo.get(fn)
     if memo is None:
         memo = _index_memo[fn] = {}
@@ -318,7 +347,7 @@ def _index_key(fn, argtypes: tuple, target: Target):
     if got is None:
         # debug kernels carry process-wide exception ids: never from the index
         key = None if fn.options.debug else kernel_key(fn, argtypes, target)
-        got = memo[mkey] = [key, None]
+        got = memo[mkey] = [key, None, False]  # key, artifact, looked up on disk
     return got
 
 
@@ -329,8 +358,9 @@ def index_lookup(fn, argtypes: tuple, target: Target) -> Artifact | None:
         entry = _index_key(fn, argtypes, target)
     except TypeError:  # an unhashable target option: no index
         return None
-    if entry[1] is not None:
+    if entry[1] is not None or entry[2]:  # found, or already missed
         return entry[1]
+    entry[2] = True
     key = entry[0]
     if key is None:
         stats["uncacheable"] += 1
@@ -354,8 +384,11 @@ def index_store(fn, argtypes: tuple, target: Target, art: Artifact, kernel_text:
     """Record *art*, just compiled from *kernel_text* (the neutral IR), under the
     pre-typing key of *fn* for *argtypes*."""
     from .language.printing import uses_print
+    from .limits import static_shared_bytes
 
+    # what launching needs to know of the kernel, kept so that a hit needs no typing
     art.info["uses_print"] = uses_print(kernel_text)
+    art.info["static_shared_bytes"] = static_shared_bytes(kernel_text)
     art.info["disk_cache"] = True
     try:
         entry = _index_key(fn, argtypes, target)

@@ -97,10 +97,11 @@ def environment_key() -> str:
         import llvmlite
         import numba
 
-        package = sys.modules[__package__]  # numba_gpux itself (already imported)
+        from . import _version
+
         h = hashlib.sha256()
         h.update(f"{sys.implementation.cache_tag}|{sys.version}|{np.__version__}|"
-                 f"{numba.__version__}|{llvmlite.__version__}|{package.__version__}|".encode())
+                 f"{numba.__version__}|{llvmlite.__version__}|{_version.__version__}|".encode())
         roots = {os.path.dirname(os.path.abspath(__file__))}
         targets = sys.modules.get("numba_gpux.targets")
         for p in getattr(targets, "__path__", ()) or ():
@@ -294,8 +295,15 @@ def _registered_key(value) -> str:
 
 def _is_gpux_function(v) -> bool:
     """A numba-gpux kernel or device function (of the class or a subclass)."""
-    return any(c.__name__ == "GpuxFunction" and _root(c.__module__) == "numba_gpux"
-               for c in type(v).__mro__)
+    from .language.functions import is_device_function
+
+    return is_device_function(v)
+
+
+def _eager(fn) -> str:
+    """The eager signatures a kernel or device function was declared with (they decide
+    the types it is compiled for)."""
+    return repr(tuple(str(s) for s in getattr(fn, "_eager_sigs", ()) or ()))
 
 
 class _Keyer:
@@ -397,7 +405,8 @@ class _Keyer:
         if isinstance(v, pytypes.ModuleType):
             return self.module(v, names or set(), depth)
         if _is_gpux_function(v):
-            return (f"gpux:{v.is_device}:{v.options!r}:{self.value(tuple(sorted(v.extra.items())))}:"
+            return (f"gpux:{type(v).__qualname__}:{v.is_device}:{v.options!r}:"
+                    f"{self.value(tuple(sorted(v.extra.items())))}:{_eager(v)}:"
                     f"{self.function(v.py_func)}")
         from numba.core.dispatcher import Dispatcher
         from numba.core.extending import _Intrinsic
@@ -459,7 +468,7 @@ def kernel_key(fn, argtypes: tuple, target) -> str | None:
         body = f"{type(fn).__module__}.{type(fn).__qualname__}|" + k.function(fn.py_func)
         args = ",".join(_type_key(t) for t in argtypes)
         attrs = _attributes_key()
-        extra = k.value(tuple(sorted((str(a), b) for a, b in fn.extra.items())))
+        extra = k.value(tuple(sorted((str(a), b) for a, b in fn.extra.items()))) + _eager(fn)
     except Uncacheable:
         return None
     h = hashlib.sha256()

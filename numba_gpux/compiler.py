@@ -466,6 +466,21 @@ def _stage_optimize(job: Job):
     if job.options.opt > 0:
         _infer_address_spaces(job)
     _replace_intrinsics(job)
+    _apply_rewrites(job)
+
+
+def _apply_rewrites(job: Job) -> None:
+    """The target's IR rewrites (option ``ir_rewrites``, see ``legalize.py``): constructs
+    its back end mistranslates, written another way after the optimizer has run."""
+    names = tuple(job.target.option("ir_rewrites", ()))
+    if not names:
+        return
+    from .legalize import apply_rewrites
+
+    text = str(job.module)
+    new = apply_rewrites(text, names)
+    if new != text:
+        job.module = ll.parse_assembly(new)
 
 
 def _infer_address_spaces(job: Job) -> None:

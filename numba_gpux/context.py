@@ -299,6 +299,15 @@ class GpuxTargetContext(BaseContext):
 
         self.data_model_manager = data_model_manager()
 
+    def post_lowering(self, mod, library):
+        """``fastmath=True``: the fast-math flags on every floating-point instruction,
+        as Numba's CPU target writes them (without them the optimizer may not
+        reassociate, and source targets keep ``a * b + c`` unfused)."""
+        if self.fastmath:
+            from numba.core import fastmathpass
+
+            fastmathpass.rewrite_module(mod, self.fastmath)
+
     @property
     def enable_nrt(self):
         return False

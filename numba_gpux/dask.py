@@ -72,7 +72,10 @@ class DevicePlugin(_WorkerPlugin):
     ``devices[i % len(devices)]``.
 
     *devices*: device specs or Devices, as the workers see them (default: every
-    device of the best device's target, e.g. every CUDA GPU).  *cache_dir*: a
+    device of the best device's target, e.g. every CUDA GPU, among those
+    ``NUMBA_GPUX_VISIBLE_DEVICES`` leaves visible).  The worker's
+    ``NUMBA_GPUX_DEVICE`` and ``NUMBA_GPUX_VISIBLE_DEVICES`` are set to its
+    device, for the processes it starts.  *cache_dir*: a
     directory every worker keeps finished code in (``NUMBA_GPUX_CACHE_DIR``), so
     that a kernel declared with ``cache=True`` is compiled by one worker and
     loaded from disk by the others.  Register it with
@@ -97,7 +100,9 @@ class DevicePlugin(_WorkerPlugin):
             os.environ["NUMBA_GPUX_CACHE_DIR"] = self.cache_dir
         specs = self.devices or _default_specs()
         dev = gpux.select_device(specs[_worker_index(worker) % len(specs)])
+        # processes the worker starts see and use only its device
         os.environ["NUMBA_GPUX_DEVICE"] = dev.spec
+        os.environ["NUMBA_GPUX_VISIBLE_DEVICES"] = dev.spec
         _pinned = dev
 
     def teardown(self, worker) -> None:

@@ -23,6 +23,10 @@ from .launch import key_function as _key_function, launch_call as _launch_call
 __all__ = ["GpuxFunction", "LaunchConfig", "jit", "normalize_dims"]
 
 
+class DeviceFunctionLaunchError(GpuxUserError, RuntimeError):
+    """A device function was given a launch configuration (a RuntimeError, as numba.cuda's)."""
+
+
 def normalize_dims(value, what: str) -> tuple[int, int, int]:
     """An int or a 1-3 tuple of positive ints -> a 3-tuple."""
     if isinstance(value, (list, tuple)):
@@ -269,7 +273,10 @@ class GpuxFunction:
                 f"{self.__name__} is a kernel and cannot be called from device code; "
                 f"declare it with @jit(device=True)")
         pysig, args = self.fold_argument_types(args, kws)
-        args = self._specialize_call(tuple(args))
+        # with eager signatures a call converts its arguments to one of them, as in
+        # numba.cuda (no new specialization); otherwise it is compiled for its types
+        if not self._eager_sigs:
+            args = self._specialize_call(tuple(args))
         name = f"CallTemplate({self.__name__})"
         template = typing.make_concrete_template(name, key=self.__name__,
                                                  signatures=self.nopython_signatures)
@@ -372,7 +379,9 @@ class GpuxFunction:
             if _int_dims(config):
                 return cfg
         if self.is_device:
-            raise GpuxUserError(f"{self.__name__} is a device function; only kernels are launched")
+            raise DeviceFunctionLaunchError(
+                f"Cannot compile a device function as a kernel: {self.__name__} is a device "
+                f"function (jit(device=True)); only kernels are launched")
         if not isinstance(config, tuple) or not 2 <= len(config) <= 4:
             raise LaunchError("launch configuration must be [griddim, blockdim] or "
                               "[griddim, blockdim, queue] or [griddim, blockdim, queue, shared_bytes]")

@@ -41,6 +41,7 @@ from __future__ import annotations
 import functools
 import threading
 import warnings
+from collections import OrderedDict
 
 import numpy as np
 from numba.core import types
@@ -92,7 +93,8 @@ class Shim:
     """Flattens one argument signature into the kernel ABI and remembers the driver kernel."""
 
     __slots__ = ("kernel", "flatten", "host_arrays", "device", "argtypes", "nflat", "errors",
-                 "prints", "epoch", "checked", "keepalive", "launch", "static_shared", "name")
+                 "prints", "epoch", "checked", "keepalive", "launch", "static_shared", "name",
+                 "program")
 
     def __init__(self, kernel, flatten, host_arrays, device, argtypes, nflat, errors=None,
                  prints=False, launch=None, static_shared=0, name="kernel"):
@@ -116,6 +118,8 @@ class Shim:
         self.static_shared = static_shared
         #: the kernel's name, for errors
         self.name = name
+        #: the built program the kernel comes from, kept alive with the shim (launch._load)
+        self.program = None
         #: ``launch(griddim, blockdim, flat_args, shared_bytes, queue)``: the runtime's
         #: launcher from ``prepare``, else its ``launch`` bound to this kernel
         self.launch = launch if launch is not None else functools.partial(
@@ -197,6 +201,39 @@ _flatten_fns: dict = {}
 _shim_lock = threading.Lock()
 
 
+def _int_wrapper(ty):
+    """Python int -> the value a C cast to the integer type *ty* gives (wraps around)."""
+    size = 1 << ty.bitwidth
+    if ty.signed:
+        half = size >> 1
+        return lambda v: ((int(v) + half) % size) - half
+    return lambda v: int(v) % size
+
+
+def _shim_for(dispatcher, argtypes, device) -> Shim:
+    """The shim for a launch whose arguments have *argtypes*, compiled for the
+    signature they match (``match_signature``).  Integers that convert to a
+    narrower or differently signed type wrap around, as a C cast (and numba.cuda)."""
+    compiled = dispatcher.match_signature(argtypes)
+    shim = _build_shim(dispatcher, compiled, device)
+    if compiled == argtypes:
+        return shim
+    wraps = {i: _int_wrapper(t) for i, (a, t) in enumerate(zip(argtypes, compiled))
+             if a != t and isinstance(a, types.Integer) and isinstance(t, types.Integer)}
+    if not wraps:
+        return shim
+    import copy
+
+    inner = shim.flatten
+
+    def flatten(args):
+        return inner([wraps[i](a) if i in wraps else a for i, a in enumerate(args)])
+
+    shim = copy.copy(shim)
+    shim.flatten = flatten
+    return shim
+
+
 def _build_shim(dispatcher, argtypes, device) -> Shim:
     spec = getattr(dispatcher, "_specialized", None)
     if spec is not None and tuple(spec) != tuple(argtypes):
@@ -208,10 +245,15 @@ def _build_shim(dispatcher, argtypes, device) -> Shim:
     # read-only host arrays stay read-only: a kernel writing one fails typing, naming the line
     dev_types = tuple(argtypes)
     host_arrays = []
+    # the disk cache's index (cache=True) knows what launching needs without typing
+    art = _cache.index_lookup(dispatcher, dev_types, device.target) if dispatcher.cache else None
     # limits the device cannot meet are errors before anything is built
-    static_shared = static_shared_bytes(dispatcher.kernel_ir(dev_types)[1])
+    static_shared = art.info.get("static_shared_bytes") if art is not None else None
+    if static_shared is None:
+        static_shared = static_shared_bytes(dispatcher.kernel_ir(dev_types)[1])
     check_static_shared(device, dispatcher.__name__, static_shared)
-    art = dispatcher.code_for(dev_types, device.target)
+    if art is None:
+        art = dispatcher.code_for(dev_types, device.target)
     program = _load(device, art)
     kernel = device.runtime.kernel(program, art.kernels[0])
     flatten, params = _build_flatten(dev_types)
@@ -228,21 +270,34 @@ def _build_shim(dispatcher, argtypes, device) -> Shim:
         from .language.printing import uses_print
 
         prints = uses_print(dispatcher.kernel_ir(dev_types)[1])
-    return Shim(kernel, flatten, host_arrays, device, dev_types, len(params), errors,
+    shim = Shim(kernel, flatten, host_arrays, device, dev_types, len(params), errors,
                 prints, launcher, static_shared, dispatcher.__name__)
+    shim.program = program
+    return shim
 
 
-_programs: dict = {}
+#: built programs shared by the kernels whose finished code is one artifact (a cache
+#: hit gives another kernel object the same artifact): a bounded LRU.  A program
+#: lives as long as a shim holds it (``Shim.program``) or while it is among the
+#: last :data:`PROGRAM_LRU` built, so dropped kernels give their programs back.
+_programs: OrderedDict = OrderedDict()
+PROGRAM_LRU = 32
+_programs_lock = threading.Lock()
 
 
 def _load(device, art):
-    key = (id(device), id(art))
-    prog = _programs.get(key)
-    if prog is None:
-        prog = _cache.load_program(device, art)  # the driver's program, from disk if kept
-        _programs[key] = (prog, art)  # keep art alive so its id stays unique
-        return prog
-    return prog[0]
+    key = (id(device), id(art))  # the entry holds art (and device), so the ids stay unique
+    with _programs_lock:
+        got = _programs.get(key)
+        if got is not None:
+            _programs.move_to_end(key)
+            return got[0]
+    prog = _cache.load_program(device, art)  # the driver's program, from disk if kept
+    with _programs_lock:
+        _programs[key] = (prog, art, device)
+        while len(_programs) > PROGRAM_LRU:
+            _programs.popitem(last=False)
+    return prog
 
 
 # The launch key: (device, the arguments' Python types) selects an entry that
@@ -309,7 +364,8 @@ def bind_arguments(dispatcher, args: tuple, kwargs: dict) -> tuple:
     try:
         bound = pysig.bind(*args, **kwargs)
     except TypeError as e:
-        raise LaunchError(f"kernel {dispatcher.__name__}{pysig}: {e}") from None
+        raise LaunchError(f"kernel {dispatcher.__name__}{pysig} takes {dispatcher._nparams} "
+                          f"argument(s): {e}") from None
     bound.apply_defaults()
     if bound.kwargs:
         raise LaunchError(f"kernel {dispatcher.__name__}{pysig}: keyword-only parameters "
@@ -424,7 +480,7 @@ def _launch_generic(dispatcher, cfg, args, device):
     key = (argtypes, device)
     shim = dispatcher._shims.get(key)
     if shim is None or shim.epoch != _overlays.epoch:
-        shim = _build_shim(dispatcher, dispatcher.match_signature(argtypes), device)
+        shim = _shim_for(dispatcher, argtypes, device)
         dispatcher._shims[key] = shim
     _enter_launch_key(dispatcher, device, args, argtypes, shim)
     generic_launch(shim, cfg, shim.flatten(args))
@@ -456,7 +512,8 @@ def _launch_with_host_arrays(dispatcher, cfg, args, host, device):
             return type(h)(*items) if hasattr(h, "_fields") else tuple(items)
         if not isinstance(h, (np.ndarray, HostArg)):
             return h
-        where = f"argument {i}" if i is not None else "an array in a tuple argument"
+        where = (f"argument {i} ({type(h).__name__})" if isinstance(h, HostArg) else
+                 f"argument {i}") if i is not None else "an array in a tuple argument"
         copy_in = copy_out = True
         if isinstance(h, HostArg):  # In / Out / InOut say which way to copy
             h, copy_in, copy_out = h.ary, h.copy_in, h.copy_out
@@ -490,7 +547,7 @@ def _launch_with_host_arrays(dispatcher, cfg, args, host, device):
     shim = dispatcher._shims.get(key)
     if shim is None or shim.epoch != _overlays.epoch:
         try:
-            shim = _build_shim(dispatcher, dispatcher.match_signature(argtypes), device)
+            shim = _shim_for(dispatcher, argtypes, device)
         except Exception as e:
             if readonly and "readonly array" in str(e):
                 names = list(dispatcher._pysig.parameters)

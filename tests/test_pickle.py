@@ -1,4 +1,5 @@
-"""Kernels, device functions, launch configurations, devices and device arrays pickle.
+"""Kernels, device functions, launch configurations, cuda.vectorize/guvectorize objects,
+devices and device arrays pickle.
 
 A jitted function travels as what to compile: by reference (module and name)
 where it can be imported, else by value (its Python code, closure and globals,
@@ -224,4 +225,56 @@ def test_unpickled_cached_kernel_loads_from_the_disk_cache(tmp_path, opencl_devi
     np.testing.assert_allclose(first["cached"], np.arange(8.0) - 1.0)
     np.testing.assert_allclose(second["cached"], np.arange(8.0) - 1.0)
     assert first["stats"]["misses"] >= 1
-    assert second["stats"]["disk_hits"] >= 1 and second["stats"]["misses"] == 0, second["stats"]
+    loaded = second["stats"]["disk_hits"] + second["stats"].get("index_hits", 0)
+    assert loaded >= 1 and second["stats"]["misses"] == 0, second["stats"]
+
+
+def make_ufuncs(c):
+    from numba_gpux import cuda
+
+    @cuda.vectorize(["float64(float64, float64)"])
+    def axpc(a, b):
+        return a * b + c
+
+    @cuda.guvectorize(["void(float64[:], float64[:])"], "(n)->(n)")
+    def scaled_cumsum(x, out):
+        acc = 0.0
+        for i in range(x.shape[0]):
+            acc += x[i] * c
+            out[i] = acc
+
+    @cuda.vectorize
+    def lazy(a):
+        return a + c
+
+    return axpc, scaled_cumsum, lazy
+
+
+UFUNC_CHILD = textwrap.dedent("""
+    import json, pickle, sys
+    import numpy as np
+
+    axpc, cums, lazy = pickle.load(open(sys.argv[1], "rb"))
+    x = np.arange(6.0)
+    print("RESULT" + json.dumps({"sigs": len(axpc._sigs), "layout": cums.layout,
+                                 "axpc": axpc(x, x).tolist(), "cums": cums(x).tolist(),
+                                 "lazy": lazy(x).tolist()}))
+""")
+
+
+@pytest.mark.parametrize("pk", PICKLERS)
+def test_vectorize_and_guvectorize_objects_pickle(pk, tmp_path, opencl_device):
+    ufuncs = make_ufuncs(3.0)
+    for u in ufuncs:
+        assert pickle.loads(pk.dumps(u)) is u
+    path = tmp_path / "ufuncs.pkl"
+    path.write_bytes(pk.dumps(ufuncs))
+    res = subprocess.run([sys.executable, "-c", UFUNC_CHILD, str(path)], capture_output=True,
+                         text=True, timeout=300)
+    assert res.returncode == 0, res.stdout + res.stderr
+    got = json.loads([ln for ln in res.stdout.splitlines() if ln.startswith("RESULT")][-1][6:])
+    x = np.arange(6.0)
+    assert got["sigs"] == 1 and got["layout"] == "(n)->(n)"
+    np.testing.assert_allclose(got["axpc"], x * x + 3.0)
+    np.testing.assert_allclose(got["cums"], np.cumsum(x * 3.0))
+    np.testing.assert_allclose(got["lazy"], x + 3.0)

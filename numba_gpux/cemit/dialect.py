@@ -106,6 +106,11 @@ class Dialect:
     #: template of a select of 8..64-bit values: {c} condition (bool), {a} if true, {b} if
     #: false, {t} the unsigned type of the values' width; "" writes C's ?:
     select: str = ""
+    #: statements opening a function body whose floating-point operations must not be
+    #: contracted (no ``contract``/``fast`` flag in the IR: ``a * b + c`` stays two
+    #: roundings), and one whose operations may be; "" leaves the compiler's default
+    contract_off: str = ""
+    contract_on: str = ""
 
     def builtin(self, name: str) -> str:
         return self.builtins.get(name, name)

@@ -305,12 +305,27 @@ class _Emitter:
         if st.uses_jump:
             decls.append("uint _gpux_jump = 0;")
         lines = [f"{d.kernel_qualifier} void {c_name(fn.name)}(" + ", ".join(pdecls) + ") {"]
+        contract = _may_contract(fn)
+        pragma = d.contract_on if contract else d.contract_off
+        if pragma:
+            lines.append("  " + pragma)
         lines += ["  " + x for x in prologue]
         lines += ["  " + x for x in dict.fromkeys(st.arrays)]
         lines += ["  " + x for x in decls]
         lines += body
         lines.append("}")
         return (preface + "\n\n" if preface else "") + "\n".join(lines)
+
+
+_FP_ARITH = ("fadd", "fsub", "fmul", "fdiv", "frem", "fneg")
+
+
+def _may_contract(fn: Func) -> bool:
+    """Whether the IR lets floating-point operations of *fn* be fused (``fastmath``
+    gives them the ``contract`` or ``fast`` flag); without it, OpenCL C compilers
+    still fuse ``a * b + c`` into an fma unless told not to."""
+    return any(i.op in _FP_ARITH and ("contract" in i.flags or "fast" in i.flags)
+               for b in fn.blocks for i in b.insts)
 
 
 def emit_source(module, kernels, dialect: Dialect, lookup, features=frozenset()) -> str:

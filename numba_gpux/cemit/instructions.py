@@ -406,6 +406,11 @@ class FnExprs:
             sd = self.em.lookup(f"__gpux_brev_i{i.ty.bits}")  # the portable bit reversal
             if isinstance(sd, SourceDef):
                 return self.apply_def(sd, name, i.args)
+        if name.startswith("llvm.bitreverse.") and i.ty.bits in (8, 16):
+            sd = self.em.lookup("__gpux_brev_i32")  # reversed in 32 bits, then shifted down
+            if isinstance(sd, SourceDef):  # the unsigned operand widens with zeros
+                rev = self.apply_def(sd, name, i.args)
+                return f"(({ctype(i.ty)})({rev} >> {32 - i.ty.bits}u))"
         args = [self.expr(a) for a in i.args]
         if name.startswith("llvm."):
             return self.llvm_intrinsic(i, args)
@@ -488,6 +493,32 @@ class FnExprs:
                 out.append(f"\\{b:03o}")
         return '"' + "".join(out) + '"'
 
+    def fpclass(self, x: str, mask: int, ty: Ty) -> str:
+        """``llvm.is.fpclass(x, mask)`` as comparisons: the mask's bits are, from bit 0,
+        signaling and quiet NaN, then -inf, -normal, -subnormal, -0, +0, +subnormal,
+        +normal, +inf (LLVM LangRef); each sign pair that is asked for whole is one test."""
+        if mask & 3 not in (0, 3):
+            raise SourceEmitError(f"llvm.is.fpclass with mask {mask} tells signaling from quiet "
+                                  f"NaNs, which {self.d.name} source cannot")
+        fabs = f"{self.d.builtin('fabs')}({x})"
+        tiny = "2.2250738585072014e-308" if ty.bits == 64 else "1.17549435e-38f"
+        finite = f"(({x} - {x}) == ({x} - {x}))"  # false for inf and NaN
+        classes = {  # (negative bit, positive bit): the class without its sign
+            (2, 9): f"(({x} == {x}) && !{finite})",
+            (3, 8): f"({finite} && {fabs} >= {tiny})",
+            (4, 7): f"({x} != 0 && {fabs} < {tiny})",
+            (5, 6): f"({x} == 0)",
+        }
+        sign = f"{self.d.builtin('signbit')}({x})"
+        terms = [f"({x} != {x})"] if mask & 3 else []
+        for (neg, pos), test in classes.items():
+            n, p = mask >> neg & 1, mask >> pos & 1
+            if n and p:
+                terms.append(test)
+            elif n or p:
+                terms.append(f"({test} && {'' if n else '!'}{sign})")
+        return f"({' || '.join(terms)})" if terms else "false"
+
     def llvm_intrinsic(self, i: Inst, args: list) -> str:
         base = i.callee.split(".")[1]
         B = self.d.builtin
@@ -517,8 +548,13 @@ class FnExprs:
             return f"(({ctype(ty)}){fn}({args[0]}))"
         if base in ("expect", "freeze", "ssa"):
             return args[0]
-        if base == "is" and i.callee.startswith("llvm.is.fpclass") and i.args[1].kind == "int":
-            return self.fpclass(args[0], int(i.args[1].value))
+        if i.callee.startswith("llvm.is.fpclass.") and i.args[1].kind == "int":
+            return self.fpclass(args[0], int(i.args[1].value), i.args[0].ty)
+        if base == "bitreverse" and ty.bits == 1:
+            return args[0]
+        if base in ("usub", "uadd", "ssub", "sadd") and i.callee.split(".")[2] == "sat" \
+                and ty.bits in (8, 16, 32, 64):
+            return self.saturating(base, args, ty)
         if base in ("fshl", "fshr") and ty.bits in (8, 16, 32, 64):
             w = ty.bits
             a, b, sh = args
@@ -531,25 +567,22 @@ class FnExprs:
         raise SourceEmitError(f"the LLVM intrinsic {i.callee} cannot be written as {self.d.name} "
                               f"source yet")
 
-
-    def fpclass(self, x: str, mask: int) -> str:
-        """``llvm.is.fpclass(x, mask)`` from the classification builtins (both NaN bits
-        mean isnan; each pair of signed classes drops the sign test)."""
-        B = self.d.builtin
-        sign = f"{B('signbit')}({x})"
-        classes = {  # bit of the negative class -> predicate (the positive one is 11 - bit)
-            2: f"{B('isinf')}({x})", 3: f"{B('isnormal')}({x})",
-            4: f"({B('isfinite')}({x}) && !{B('isnormal')}({x}) && {x} != 0)",
-            5: f"({x} == 0)",
-        }
-        terms = [f"{B('isnan')}({x})"] if mask & 0b11 else []
-        for neg, pred in classes.items():
-            n, p_ = mask >> neg & 1, mask >> (11 - neg) & 1
-            if n and p_:
-                terms.append(pred)
-            elif n or p_:
-                terms.append(f"({pred} && {'' if n else '!'}{sign})")
-        return "(" + (" || ".join(terms) or "0") + ")"
+    def saturating(self, base: str, args: list, ty) -> str:
+        """``llvm.{u,s}{add,sub}.sat``: the wrapped result, or the bound it passed."""
+        u, st = ctype(ty), stype(ty)
+        a, b = args
+        w = ty.bits
+        if base == "usub":
+            return f"(({u}){a} > ({u}){b} ? ({u})(({u}){a} - ({u}){b}) : ({u})0)"
+        if base == "uadd":
+            return (f"((({u})(({u}){a} + ({u}){b})) < ({u}){a} ? ({u})~({u})0 : "
+                    f"({u})(({u}){a} + ({u}){b}))")
+        # signed: compute in the unsigned type (no overflow), then detect the sign flip
+        r = f"(({u})(({u}){a} {'+' if base == 'sadd' else '-'} ({u}){b}))"
+        over = (f"((({st})(({u})(({u}){a} ^ {r}) & ({u})(({u}){b} ^ {r}))) < 0)" if base == "sadd"
+                else f"((({st})(({u})(({u}){a} ^ ({u}){b}) & ({u})(({u}){a} ^ {r}))) < 0)")
+        bound = f"(({st}){a} < 0 ? ({u})((({u})1) << {w - 1}) : ({u})(((({u})1) << {w - 1}) - 1u))"
+        return f"({over} ? {bound} : {r})"
 
 
 def locals_in(v: Val):

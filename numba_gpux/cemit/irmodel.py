@@ -362,6 +362,9 @@ _FLAG_WORDS = ("nuw", "nsw", "exact", "disjoint", "inbounds", "nnan", "ninf", "n
                "contract", "afn", "reassoc", "fast", "nneg", "samesign")
 
 
+_SWITCH_CASE = re.compile(r'^\s*i\d+ (-?\d+|true|false), label %(?:"([^"]+)"|([-\w.$]+))', re.M)
+
+
 def _inst_text(ins) -> str:
     return str(ins).strip().split("\n")[0]
 
@@ -390,6 +393,14 @@ def _read_inst(ins) -> Inst:
     if op == "switch":
         it.args = [_operand(ops[0])]
         it.blocks = [ops[1].name]
+        if len(ops) > 2 and _operand(ops[2]).kind == "block":
+            # LLVM 22 keeps case values out of the operand list: read them from the text
+            # (one "i64 2, label %dest" per line)
+            for m in _SWITCH_CASE.finditer(str(ins)):
+                v = m.group(1)
+                it.cases.append((1 if v == "true" else 0 if v == "false" else int(v),
+                                 m.group(2) or m.group(3)))
+            return it
         for k in range(2, len(ops), 2):
             c = _operand(ops[k])
             it.cases.append((c.value, ops[k + 1].name))

@@ -66,8 +66,18 @@ class SourceTarget(Target):
         return problems
 
     def emit(self, module, kernels, opt):
+        """Source text of *module*.  At ``opt=0`` the module still holds what only
+        the optimizer removes and source cannot say: private slots holding
+        pointers (Numba's exception-info out-parameter of every inlined device
+        function, ``store ptr null, ptr %excinfo``).  The target-independent
+        clean-up (SROA, combining, CFG simplification) runs first there; it
+        changes no value, so ``opt=0`` still means no optimization pipeline."""
         from .emitter import emit_source
 
+        if opt == 0:
+            from ..context import simplify_neutral
+
+            simplify_neutral(module)
         dialect = get_dialect(self.option("dialect"))
         text = emit_source(module, kernels, dialect, self.lookup_source, self.features)
         return Artifact(self.artifact_kind, None, text, tuple(kernels))

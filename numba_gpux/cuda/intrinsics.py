@@ -332,7 +332,7 @@ def _install():
 
     @lowering_registry.lower_getattr(mod_ty, "warpsize")
     def warpsize_impl(context, builder, typ, value):
-        return _call(builder, "__gpux_sg_size")
+        return _call(builder, "__gpux_sg_width")  # the width, also in a partial warp
 
     add_registries(typing_registry, lowering_registry,
                    nonconst_attrs=((mod_ty, "laneid"), (mod_ty, "warpsize")))

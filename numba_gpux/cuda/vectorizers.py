@@ -24,6 +24,7 @@ from numba.np import numpy_support
 from numba.np.ufunc.sigparse import parse_signature
 
 from .. import memory as _mem
+from .. import serialize as _serialize
 from ..dispatcher import jit as _gpux_jit
 from ..errors import GpuxUserError
 from ..language.stubs import grid as _grid
@@ -267,6 +268,14 @@ class CUDAUFunc:
     def __repr__(self):
         return f"<numba_gpux.cuda ufunc {self.__name__}>"
 
+    # pickling (numba_gpux/serialize.py): the Python function and the signatures travel
+    def __reduce__(self):
+        return _serialize.reduce_function(self, {"signatures": _sig_objects(self._sigs)})
+
+    @classmethod
+    def _from_pickle(cls, py_func, state):
+        return cls(py_func, state["signatures"] or None)
+
 
 class CUDAGUFunc:
     """A generalized ufunc whose loop runs as a kernel (``cuda.guvectorize``)."""
@@ -396,6 +405,21 @@ class CUDAGUFunc:
 
     def __repr__(self):
         return f"<numba_gpux.cuda gufunc {self.__name__} {self.layout!r}>"
+
+    def __reduce__(self):
+        return _serialize.reduce_function(self, {"signatures": _sig_objects(self._sigs),
+                                                 "layout": self.layout})
+
+    @classmethod
+    def _from_pickle(cls, py_func, state):
+        return cls(py_func, state["signatures"] or None, state["layout"])
+
+
+def _sig_objects(sigs) -> list:
+    """Normalized ``(args, return type)`` pairs as signatures ``_signatures`` takes again."""
+    from numba.core import typing
+
+    return [typing.signature(ret, *args) for args, ret in sigs]
 
 
 def vectorize(ftylist_or_function=(), **kws):

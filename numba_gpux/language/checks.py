@@ -44,7 +44,12 @@ class RejectHostOnlyValues(AnalysisPass):
 
     def run_pass(self, state):
         typemap, calltypes = state.typemap, state.calltypes
-        name = state.func_ir.func_id.func_qualname
+        func_id = state.func_ir.func_id
+        if func_id.modname.partition(".")[0] == "numba":
+            # Numba's own implementations (an @overload tried while typing a call) are
+            # not the user's code: a failure there is the candidate's, and typing goes on
+            return False
+        name = func_id.func_qualname
         for block in state.func_ir.blocks.values():
             for inst in block.body:
                 if not isinstance(inst, ir.Assign) or isinstance(inst.value, ir.Arg):

@@ -79,6 +79,11 @@ def _shared_defaults() -> None:
     from ..overlays import SHARED, registry
 
     registry(SHARED).define(
+        "__gpux_sg_width",
+        "declare i32 @__gpux_sg_size()\n"
+        "define i32 @__gpux_sg_width() alwaysinline nounwind {\n"
+        "  %r = call i32 @__gpux_sg_size()\n  ret i32 %r\n}")
+    registry(SHARED).define(
         "__gpux_array_offset",
         "define i64 @__gpux_array_offset(i64 %off) alwaysinline nounwind {\n  ret i64 %off\n}")
 
@@ -125,6 +130,10 @@ _add("__gpux_sg_lane_id", I32, [],
 _add("__gpux_sg_size", I32, [],
      "Number of work-items in the caller's sub-group (never assume 32); OpenCL "
      "get_sub_group_size, CUDA warpSize (or fewer in a partial last warp).")
+_add("__gpux_sg_width", I32, [],
+     "The sub-group width the kernel runs with: the size of its full sub-groups, also "
+     "in a partial one (numba.cuda's warpsize); OpenCL get_max_sub_group_size, CUDA "
+     "warpSize.  Shared default: __gpux_sg_size.")
 _add("__gpux_sg_id", I32, [],
      "Index of the caller's sub-group within its work-group; OpenCL get_sub_group_id, CUDA "
      "linear thread index / warpSize.")
@@ -281,11 +290,11 @@ for _fn in MATH_BINARY:
          f"C99 {_fn} on float16, computed through float32 unless the target overrides it.")
 
 #: print(): one intrinsic per argument list, named __gpux_printf_<codes>, each code
-#: 'l' (an i64) or 'd' (a double), at most PRINTF_MAX_ARGS values.  The 511 variants
-#: are entered in INTRINSICS when first used (``printf_name``), and targets define
+#: 'l' (an i64) or 'd' (a double), at most PRINTF_MAX_ARGS values (CUDA's vprintf
+#: limit, as numba.cuda's).  The variants are entered in INTRINSICS when first used (``printf_name``), and targets define
 #: them as a family (``OverlayRegistry.define_family(PRINTF_PREFIX, ...)``), so that
 #: neither is built at import (issue 7).
-PRINTF_MAX_ARGS = 8
+PRINTF_MAX_ARGS = 32
 PRINTF_PREFIX = "__gpux_printf_"
 
 

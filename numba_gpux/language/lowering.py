@@ -214,6 +214,76 @@ def ldexp_impl(context, builder, sig, args):
     return builder.fmul(y, scale)
 
 
+def _copysign(builder, mag, sign):
+    return call(builder, math_name("copysign", mag.type), mag, sign)
+
+
+@lower(math.modf, types.Float)
+def modf_impl(context, builder, sig, args):
+    """(x - trunc(x), trunc(x)), the fraction with x's sign; (+-0.0, x) for infinities."""
+    (x,) = args
+    whole = call(builder, math_name("trunc", x.type), x)
+    frac = builder.fsub(x, whole)
+    fabs = builder.call(builder.module.declare_intrinsic("llvm.fabs", [x.type]), [x])
+    inf = builder.fcmp_ordered("==", fabs, ir.Constant(x.type, float("inf")))
+    frac = builder.select(inf, ir.Constant(x.type, 0.0), frac)
+    frac = _copysign(builder, frac, x)
+    return context.make_tuple(builder, sig.return_type, [frac, whole])
+
+
+@lower(math.nextafter, types.Float, types.Float)
+def nextafter_impl(context, builder, sig, args):
+    """The next float after x towards y, on the bits (y when equal, NaN for NaNs)."""
+    x, y = args
+    _, _, ity = _ieee(x)
+    bits = builder.bitcast(x, ity)
+    away = builder.icmp_unsigned("==", builder.fcmp_ordered("<", x, y),
+                                 builder.fcmp_ordered(">", x, ir.Constant(x.type, 0.0)))
+    one = ir.Constant(ity, 1)
+    step = builder.bitcast(builder.select(away, builder.add(bits, one), builder.sub(bits, one)),
+                           x.type)
+    tiny = _copysign(builder, builder.bitcast(one, x.type), y)   # smallest subnormal
+    res = builder.select(builder.fcmp_ordered("==", x, ir.Constant(x.type, 0.0)), tiny, step)
+    res = builder.select(builder.fcmp_ordered("==", x, y), y, res)
+    nan = builder.fcmp_unordered("uno", x, y)
+    return builder.select(nan, builder.fadd(x, y), res)
+
+
+def _remainder_impl(ft):
+    one, two, half, nan = ft(1.0), ft(2.0), ft(0.5), ft("nan")
+
+    def remainder(x, y):
+        # IEEE 754 remainder through fmod (CPython's method): x - n*y, n nearest to x/y,
+        # ties to even; NaN for y == 0 or infinite x, x for infinite y
+        if math.isnan(x) or math.isnan(y):
+            return x + y
+        if math.isinf(x) or y == 0:
+            return nan
+        if math.isinf(y):
+            return x
+        absx = abs(x)
+        absy = abs(y)
+        m = math.fmod(absx, absy)
+        c = absy - m
+        if m < c:
+            r = m
+        elif m > c:
+            r = -c
+        else:
+            r = m - two * math.fmod(half * (absx - m), absy)
+        return math.copysign(one, x) * r
+
+    return remainder
+
+
+@lower(math.remainder, types.Float, types.Float)
+def remainder_impl(context, builder, sig, args):
+    import numpy as np
+
+    ft = np.float32 if sig.return_type == types.float32 else np.float64
+    return context.compile_internal(builder, _remainder_impl(ft), sig, args)
+
+
 @lower(math.radians, types.Float)
 def radians_impl(context, builder, sig, args):
     return builder.fmul(args[0], ir.Constant(args[0].type, math.pi / 180.0))

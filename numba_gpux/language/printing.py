@@ -6,7 +6,9 @@ format string built at compile time (a module constant in the neutral
 ``double`` (code ``d``), so that one printf reaches the device per call and a
 work-item's lines appear in program order.  String literals go into the
 format; integers print with ``%ld``/``%lu``, floats with ``%g``, complex
-numbers as ``(re+imj)``, booleans as 1/0.
+numbers as ``(re+imj)``, booleans as ``True``/``False`` (the print branches on
+each, every branch a printf with a constant format), tuples as Python writes
+them and ``threadIdx`` & co as ``(x, y, z)``.
 
 On the host, the launch of a kernel that prints waits for the kernel and
 flushes the C library's stdout (where device runtimes write), after flushing
@@ -37,30 +39,84 @@ F64 = ir.DoubleType()
 CONSTANT_AS = 4
 
 
+class _Bool:
+    """A bool's place in a format: ``True`` or ``False`` is chosen at run time."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+
 def _pieces(context, builder, ty, val):
-    """(format piece, [(code, llvm value)]) for one printed value."""
+    """(format tokens, [(code, llvm value)]) for one printed value; a token is text
+    or a :class:`_Bool`."""
+    from .stubs import Dim3Stub
+
     if isinstance(ty, types.StringLiteral):
-        return ty.literal_value.replace("%", "%%"), []
+        return [ty.literal_value.replace("%", "%%")], []
+    if isinstance(ty, types.BooleanLiteral):
+        return [str(ty.literal_value)], []
     if isinstance(ty, types.Literal) and not isinstance(ty, types.IntegerLiteral):
-        return str(ty.literal_value).replace("%", "%%"), []
+        return [str(ty.literal_value).replace("%", "%%")], []
     if isinstance(ty, types.NoneType):
-        return "None", []
+        return ["None"], []
     if isinstance(ty, types.Boolean):
-        return "%ld", [("l", builder.zext(val, I64))]
+        return [_Bool(val)], []
     if isinstance(ty, types.Integer):
         ty = types.unliteral(ty)
         v = context.cast(builder, val, ty, types.int64 if ty.signed else types.uint64)
-        return ("%ld" if ty.signed else "%lu"), [("l", v)]
+        return ["%ld" if ty.signed else "%lu"], [("l", v)]
     if isinstance(ty, types.Float):
-        return "%g", [("d", context.cast(builder, val, ty, types.float64))]
+        return ["%g"], [("d", context.cast(builder, val, ty, types.float64))]
     if isinstance(ty, types.Complex):
         c = context.make_complex(builder, ty, value=val)
         ft = ty.underlying_float
         re = context.cast(builder, c.real, ft, types.float64)
         im = context.cast(builder, c.imag, ft, types.float64)
-        return "(%g%+gj)", [("d", re), ("d", im)]
+        return ["(%g%+gj)"], [("d", re), ("d", im)]
+    if isinstance(ty, types.BaseTuple):  # as Python: (a, b) and (a,)
+        tokens, values = ["("], []
+        for i, t in enumerate(ty.types):
+            if i:
+                tokens.append(", ")
+            tk, vs = _pieces(context, builder, t, builder.extract_value(val, i))
+            tokens.extend(tk)
+            values.extend(vs)
+        tokens.append(",)" if len(ty.types) == 1 else ")")
+        return tokens, values
+    if isinstance(ty, types.Module) and isinstance(ty.pymod, Dim3Stub):  # threadIdx & co
+        vals = [("l", call(builder, ty.pymod._intrinsic, ir.Constant(ir.IntType(32), d)))
+                for d in range(3)]
+        return ["(%ld, %ld, %ld)"], vals
     raise errors.NumbaNotImplementedError(
-        f"print() in a kernel takes numbers, booleans and string literals, not {ty}")
+        f"print() in a kernel takes numbers, booleans, string literals, tuples of those and "
+        f"thread/block indices, not {ty}")
+
+
+def _printf(builder, tokens, codes, values, tags=""):
+    """One printf per executed print(): a bool picks between two branches, each a
+    printf with its own constant format (formats must be constants on every target).
+
+    Each branch also passes one unused trailing value per bool, an i64 for True and
+    a double for False (printf ignores arguments beyond its format), so that every
+    branch calls a different printf intrinsic: LLVM never merges calls to different
+    functions into one call whose format is a phi of the branches' formats."""
+    for k, tok in enumerate(tokens):
+        if isinstance(tok, _Bool):
+            with builder.if_else(tok.value) as (then, otherwise):
+                for taken, (block, code) in zip(("True", "False"), ((then, "l"), (otherwise, "d"))):
+                    with block:
+                        _printf(builder, tokens[:k] + [taken] + tokens[k + 1:], codes, values,
+                                tags + code)
+            return
+    extra = [ir.Constant(I64, 0) if c == "l" else ir.Constant(F64, 0.0) for c in tags]
+    call(builder, printf_name(codes + tags), _format_global(builder.module, "".join(tokens)),
+         *values, *extra)
+
+
+#: bools in one print() (each doubles the printf calls in the code)
+MAX_PRINTED_BOOLS = 6
 
 
 def _format_global(module: ir.Module, text: str):
@@ -78,19 +134,22 @@ def _format_global(module: ir.Module, text: str):
 
 @lowering_registry.lower(print, types.VarArg(types.Any))
 def print_impl(context, builder, sig, args):
-    fmt, values = [], []
-    for ty, val in zip(sig.args, args):
-        piece, vals = _pieces(context, builder, ty, val)
-        fmt.append(piece)
+    tokens, values = [], []
+    for i, (ty, val) in enumerate(zip(sig.args, args)):
+        tk, vals = _pieces(context, builder, ty, val)
+        tokens.extend(([" "] if i else []) + tk)
         values.extend(vals)
-    if len(values) > PRINTF_MAX_ARGS:
+    tokens.append("\n")
+    nbools = sum(isinstance(t, _Bool) for t in tokens)
+    if len(values) + nbools > PRINTF_MAX_ARGS:
         raise errors.NumbaNotImplementedError(
-            f"print() in a kernel prints at most {PRINTF_MAX_ARGS} numbers per call "
-            f"(got {len(values)}); split it into several print() calls")
-    text = " ".join(fmt) + "\n"
-    codes = "".join(c for c, _ in values)
-    call(builder, printf_name(codes), _format_global(builder.module, text),
-         *[v for _, v in values])
+            f"print() in a kernel prints at most {PRINTF_MAX_ARGS} numbers and booleans per "
+            f"call (got {len(values) + nbools}); split it into several print() calls")
+    if nbools > MAX_PRINTED_BOOLS:
+        raise errors.NumbaNotImplementedError(
+            f"print() in a kernel prints at most {MAX_PRINTED_BOOLS} booleans per call; "
+            f"split it into several print() calls")
+    _printf(builder, tokens, "".join(c for c, _ in values), [v for _, v in values])
     return context.get_dummy_value()
 
 

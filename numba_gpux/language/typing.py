@@ -104,3 +104,43 @@ class MathCbrt(ConcreteTemplate):
 
 if MathCbrt.key is not None:
     register_global(math.cbrt, types.Function(MathCbrt))
+
+
+# ------------------------------------------------ math functions Numba does not type
+def _float_result(args):
+    """float32 when every argument is float32, else float64 (ints promote, as in math)."""
+    args = [types.unliteral(a) for a in args]
+    if not all(isinstance(a, (types.Integer, types.Float)) and not isinstance(a, types.Boolean)
+               for a in args):
+        return None
+    return types.float32 if all(a == types.float32 for a in args) else types.float64
+
+
+@register
+class MathRemainder(AbstractTemplate):
+    """``math.remainder(x, y)``: IEEE 754 remainder (NaN where Python raises)."""
+
+    key = math.remainder
+
+    def generic(self, args, kws):
+        if kws or len(args) != 2:
+            return None
+        ft = _float_result(args)
+        return None if ft is None else signature(ft, ft, ft)
+
+
+@register
+class MathModf(AbstractTemplate):
+    """``math.modf(x)``: (fractional part, integral part), both floats with x's sign."""
+
+    key = math.modf
+
+    def generic(self, args, kws):
+        if kws or len(args) != 1:
+            return None
+        ft = _float_result(args)
+        return None if ft is None else signature(types.UniTuple(ft, 2), ft)
+
+
+register_global(math.remainder, types.Function(MathRemainder))
+register_global(math.modf, types.Function(MathModf))

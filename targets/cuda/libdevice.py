@@ -16,6 +16,7 @@ pass (part of the NVPTX pass pipeline) from the module flag
 from __future__ import annotations
 
 import glob
+import hashlib
 import os
 import re
 import sys
@@ -165,8 +166,33 @@ def get() -> LibDevice:
                 path = find_libdevice()
                 if path is None:
                     raise ToolchainError(LIBDEVICE_HINT)
-                _cached = LibDevice(path)
+                _cached = _load_split(path)
     return _cached
+
+
+def _load_split(path: str) -> LibDevice:
+    """libdevice split, from the disk cache where this file was split before (parsing
+    and splitting it costs about 0.2 s, once per process otherwise: a CUDA target's
+    largest first-use cost), else parsed and stored there."""
+    import llvmlite
+
+    from numba_gpux.cache import DiskCache
+
+    try:
+        st = os.stat(path)
+    except OSError:
+        return LibDevice(path)
+    key = hashlib.sha256(f"libdevice-split-1|{os.path.abspath(path)}|{st.st_size}|"
+                         f"{st.st_mtime_ns}|{llvmlite.__version__}".encode()).hexdigest()
+    dc = DiskCache(quiet=True)
+    state = dc.read("libraries", key)
+    if isinstance(state, dict) and state.get("path") == path:
+        lib = LibDevice.__new__(LibDevice)
+        lib.__dict__.update(state)
+        return lib
+    lib = LibDevice(path)
+    dc.write("libraries", key, dict(lib.__dict__))
+    return lib
 
 
 def link_needed(module, triple: str, data_layout: str) -> set[str]:

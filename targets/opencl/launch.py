@@ -255,6 +255,9 @@ class OpenCLRuntime:
         #: the last command launched on each queue, once several are in use (see _order)
         self._last: dict = {}
         self._multi = False
+        #: a kernel was launched since the last completed wait: a wait may be long, so
+        #: it goes through numba_gpux.waiting (Ctrl-C is handled); else it is direct
+        self.busy = False
 
     def _init(self):
         import pyopencl as cl
@@ -320,15 +323,33 @@ class OpenCLRuntime:
         import pyopencl as cl
 
         q = self._q(queue)
-        cl.enqueue_copy(q, handle, host, dst_offset=int(offset), is_blocking=True,
-                        wait_for=self._order(q))
+        if not self.busy:
+            cl.enqueue_copy(q, handle, host, dst_offset=int(offset), is_blocking=True,
+                            wait_for=self._order(q))
+            return
+        # enqueued here, waited for through wait_blocking (Ctrl-C); the event keeps *host*
+        self._wait(q, cl.enqueue_copy(q, handle, host, dst_offset=int(offset),
+                                      is_blocking=False, wait_for=self._order(q)).wait)
 
     def read(self, host: np.ndarray, handle, offset: int, queue=None) -> None:
         import pyopencl as cl
 
         q = self._q(queue)
-        cl.enqueue_copy(q, host, handle, src_offset=int(offset), is_blocking=True,
-                        wait_for=self._order(q))
+        if not self.busy:
+            cl.enqueue_copy(q, host, handle, src_offset=int(offset), is_blocking=True,
+                            wait_for=self._order(q))
+            return
+        self._wait(q, cl.enqueue_copy(q, host, handle, src_offset=int(offset),
+                                      is_blocking=False, wait_for=self._order(q)).wait)
+
+    def _wait(self, q, wait) -> None:
+        """``wait()`` through numba_gpux.waiting (Ctrl-C raises at once); once it has
+        returned on the default queue with one queue in use, nothing is pending."""
+        from numba_gpux.waiting import wait_blocking
+
+        wait_blocking(wait)
+        if q is self._queue and not self._multi:
+            self.busy = False
 
     # -- code -----------------------------------------------------------------
     def load(self, artifact):
@@ -364,9 +385,13 @@ class OpenCLRuntime:
         return bytes(bins[0]) if bins and bins[0] else None
 
     def load_binary(self, data: bytes):
+        import warnings
+
         import pyopencl as cl
 
-        return cl.Program(self.context, [self.cl_device], [data]).build()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", cl.CompilerWarning)
+            return cl.Program(self.context, [self.cl_device], [data]).build()
 
     def kernel(self, program, name: str):
         import pyopencl as cl
@@ -387,7 +412,11 @@ class OpenCLRuntime:
         kernel._gpux_launch(griddim, blockdim, args, shared_bytes, queue)
 
     def synchronize(self, queue=None) -> None:
-        self._q(queue).finish()
+        q = self._q(queue)
+        if self.busy:
+            self._wait(q, q.finish)
+        else:
+            q.finish()
 
     # -- queues and events ----------------------------------------------------
     def new_queue(self):
@@ -414,7 +443,9 @@ class OpenCLRuntime:
         return event.event.command_execution_status == cl.command_execution_status.COMPLETE
 
     def event_synchronize(self, event) -> None:
-        event.event.wait()
+        from numba_gpux.waiting import wait_blocking
+
+        wait_blocking(event.event.wait)
 
     def event_wait(self, event, queue=None) -> None:
         """Work enqueued on *queue* after this call waits for *event*."""
@@ -533,6 +564,7 @@ def _generate(kinds, dynamic):
                 f"{ind}    set_arg({n + 1}, pack_q(int(shared_bytes)))",
                 f"{ind}    lsb = shared_bytes"]
     src += [f"{ind}ev = enqueue(q, kernel, g[2], blockdim, None, w)",
+            f"{ind}rt.busy = True",
             f"{ind}if track:",
             f"{ind}    rt._last[q] = ev"]
     if locked:

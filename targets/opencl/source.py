@@ -42,6 +42,10 @@ OPENCL_C = register_dialect(Dialect(
     # the builtin select, not ?: -- the OpenCL CPU compiler of intel-opencl-rt 2026.2.0
     # crashes in SimplifyCFG on ?: selects inside unrolled loops (cuda.reduce's fold kernel)
     select="select({b}, {a}, ({t}){c})",
+    # OpenCL C lets the compiler fuse a * b + c by default (the Intel CPU compiler does);
+    # Numba's semantics, and the SPIR-V route's ContractionOff, round each operation
+    contract_off="#pragma OPENCL FP_CONTRACT OFF",
+    contract_on="#pragma OPENCL FP_CONTRACT ON",
 ))
 
 SRC = registry("opencl-c.src")

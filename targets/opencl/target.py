@@ -128,6 +128,7 @@ def make_target(device=None, *, features=None) -> OpenCLTarget:
                  # with cl_intel_required_subgroup_size: LLVM's SPIR-V back end writes
                  # this metadata as the SubgroupSize execution mode
                  ("subgroup_size_metadata", "intel_reqd_sub_group_size"),
-                 ("replace_intrinsics", ("llvm.bitreverse.", "llvm.sadd.with.overflow."))),
+                 ("replace_intrinsics", ("llvm.bitreverse.", "llvm.sadd.with.overflow.")),
+                 ("ir_rewrites", ("sitofp_i1", "byte_allocas"))),
         index_limits=INDEX_LIMITS,
     )

@@ -143,13 +143,13 @@ def test_untypable_callee_still_reports_its_error():
 
     @cuda.jit(device=True)
     def bad(x, n):
-        return x + "text" * n
+        return x.no_such_attribute + n
 
     @cuda.jit
     def kernel(a):
         a[0] = bad(a[0], 2)
 
-    with pytest.raises(TypingError):
+    with pytest.raises(TypingError, match="no_such_attribute"):
         kernel.compile_neutral_sig("void(int64[::1])")
 
 
@@ -222,3 +222,29 @@ def test_grid_with_a_variable_names_the_literal_requirement():
 
     with pytest.raises(TypingError, match="RequireLiteralValue.*constant 1, 2 or 3"):
         cuda.jit("void(int32)")(kernel)
+
+
+def test_eager_device_signature_casts_arguments(device):
+    # a device function with a signature converts its arguments to it (numba.cuda),
+    # rather than compiling a float32 specialization its body cannot type
+    @cuda.jit("int32(int32, int32, int32, int32)", device=True)
+    def rgba(r, g, b, a):
+        return ((r & 0xFF) << 16) | ((g & 0xFF) << 8) | (b & 0xFF) | ((a & 0xFF) << 24)
+
+    @cuda.jit
+    def caller(x, channels):
+        x[0] = rgba(channels[0], channels[1], channels[2], channels[3])
+
+    x = cuda.device_array(1, dtype=np.int32)
+    caller[1, 1](x, cuda.to_device(np.array([1.0, 2.0, 3.0, 4.0], np.float32)))
+    assert x.copy_to_host()[0] == 0x04010203
+    assert len(rgba.signatures) == 1
+
+
+def test_launching_a_device_function_is_a_runtime_error():
+    @cuda.jit(device=True)
+    def f():
+        pass
+
+    with pytest.raises(RuntimeError, match="Cannot compile a device function as a kernel"):
+        f[1, 1]()

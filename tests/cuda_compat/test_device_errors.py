@@ -20,7 +20,7 @@ def _raise_line(fn, text):
     return start + next(k for k, line in enumerate(src) if text in line)
 
 
-@cuda.jit("void(int32)", debug=True, opt=False)
+@cuda.jit("void(int32)", debug=True)
 def raiser(x):
     if x == 1:
         raise KernelError
@@ -43,7 +43,7 @@ def test_message_in_numba_cuda_form(device):
             assert re.search(r"ctaid=\[0, 0, 0\]: bad value \[in kernel 'raiser'", msg), msg
 
 
-@cuda.jit(debug=True, opt=False)
+@cuda.jit(debug=True)
 def raise_at(ary, where):
     i = cuda.grid(1)
     if i == where:

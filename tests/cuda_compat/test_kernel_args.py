@@ -66,3 +66,20 @@ def test_namedtuple_of_host_arrays(device):
     b = np.zeros(6, dtype=np.int32)
     neg[1, 8](Pair(a, b))
     np.testing.assert_equal(b, -a)
+
+
+def test_ints_narrowed_to_an_eager_signature_wrap_around(device):
+    # a Python int reaching an int32/uint8 parameter of an eager signature is cast
+    # as C (and numba.cuda) casts it: modulo 2**bits, not an error
+    @cuda.jit("void(int64[::1], int32, uint8)")
+    def store(out, a, b):
+        out[0] = a
+        out[1] = b
+
+    out = np.zeros(2, np.int64)
+    store[1, 1](out, 0xFFFFFFFF, 300)
+    np.testing.assert_equal(out, [-1, 300 % 256])
+    store[1, 1](out, 0x80000000, -1)
+    np.testing.assert_equal(out, [-(2 ** 31), 255])
+    store[1, 1](out, 7, 9)            # in range: unchanged
+    np.testing.assert_equal(out, [7, 9])

@@ -103,3 +103,26 @@ def test_subgroup_size_must_be_a_power_of_two():
 
     with pytest.raises(GpuxUserError, match="power of two"):
         gpux.jit(subgroup_size=24)(lambda out: None)
+
+
+@pytest.mark.needs("subgroups")
+def test_warpsize_is_32_in_a_partial_warp(device):
+    @cuda.jit
+    def width(out):
+        out[cuda.grid(1)] = cuda.warpsize
+
+    out = cuda.device_array(5, np.int32)
+    if not _can_require_32(device):
+        pytest.skip(f"{device.spec} cannot require 32-wide sub-groups")
+    width[1, 5](out)          # one block of 5 threads: a partial warp, still 32 wide
+    np.testing.assert_equal(out.copy_to_host(), 32)
+
+
+def test_cuda_warpsize_is_the_constant_32():
+    @cuda.jit
+    def width(out):
+        out[cuda.grid(1)] = cuda.warpsize
+
+    ptx = gpux.compile(width, "void(int32[::1])", target="cuda").text
+    assert "], 32;" in ptx            # the constant is stored
+    assert "min.u32" not in ptx      # not the size of a (possibly partial) warp

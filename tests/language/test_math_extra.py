@@ -112,3 +112,79 @@ def test_complex_pow(device, dtype, rtol, rng):
     d = gpux.to_device(x)
     cpow_inplace[2, 32](d, gpux.to_device(y))
     np.testing.assert_allclose(d.copy_to_host(), want, rtol=rtol, atol=rtol)
+
+
+@gpux.jit
+def remainder_kernel(a, b, out):
+    i = gpux.grid(1)
+    if i < a.size:
+        out[i] = math.remainder(a[i], b[i])
+
+
+@gpux.jit
+def nextafter_kernel(a, b, out):
+    i = gpux.grid(1)
+    if i < a.size:
+        out[i] = math.nextafter(a[i], b[i])
+
+
+@gpux.jit
+def modf_kernel(a, frac, whole):
+    i = gpux.grid(1)
+    if i < a.size:
+        frac[i], whole[i] = math.modf(a[i])
+
+
+def _pairs(dtype, rng):
+    a = np.concatenate([rng.standard_normal(40) * 10,
+                        [5.0, 7.0, -5.0, 3.0, np.inf, 1.0, np.nan, 0.0, -0.0, 4.5, 2.5]])
+    b = np.concatenate([rng.standard_normal(40),
+                        [2.0, 2.0, 2.0, np.inf, 1.0, 0.0, 1.0, 1.0, -1.0, 1.0, -np.inf]])
+    return a.astype(dtype), b.astype(dtype)
+
+
+@pytest.mark.parametrize("dtype", FLOAT_TYPES, ids=["float32", "float64"])
+def test_remainder(device, dtype, rng):
+    a, b = _pairs(dtype, rng)
+    out = gpux.device_array(a.size, dtype)
+    remainder_kernel[2, 32](gpux.to_device(a), gpux.to_device(b), out)
+    # Python's math.remainder, with NaN where it raises (y == 0, infinite x)
+    want = np.array([math.remainder(x, y) if y != 0 and not math.isinf(x) else np.nan
+                     for x, y in zip(a.tolist(), b.tolist())], dtype)
+    np.testing.assert_array_equal(out.copy_to_host(), want)
+
+
+@pytest.mark.needs("fp64")
+def test_remainder_of_integers_is_float64(device):
+    @gpux.jit
+    def on_ints(r, x, y):
+        r[0] = math.remainder(x, y)
+        r[1] = math.remainder(y, x)
+
+    r = gpux.device_array(2, np.float64)
+    on_ints[1, 1](r, 7, 2)
+    np.testing.assert_array_equal(r.copy_to_host(), [-1.0, 2.0])
+    on_ints[1, 1](r, 0, 0)
+    assert np.isnan(r.copy_to_host()).all()
+
+
+@pytest.mark.parametrize("dtype", FLOAT_TYPES, ids=["float32", "float64"])
+def test_nextafter(device, dtype, rng):
+    a, b = _pairs(dtype, rng)
+    out = gpux.device_array(a.size, dtype)
+    nextafter_kernel[2, 32](gpux.to_device(a), gpux.to_device(b), out)
+    np.testing.assert_array_equal(out.copy_to_host(), np.nextafter(a, b))
+
+
+@pytest.mark.parametrize("dtype", FLOAT_TYPES, ids=["float32", "float64"])
+def test_modf(device, dtype, rng):
+    a, _ = _pairs(dtype, rng)
+    a = np.concatenate([a, [-np.inf, -3.0, 1e30]]).astype(dtype)
+    frac = gpux.device_array(a.size, dtype)
+    whole = gpux.device_array(a.size, dtype)
+    modf_kernel[2, 32](gpux.to_device(a), frac, whole)
+    want_frac, want_whole = np.modf(a)
+    got_frac = frac.copy_to_host()
+    np.testing.assert_array_equal(got_frac, want_frac)
+    np.testing.assert_array_equal(whole.copy_to_host(), want_whole)
+    np.testing.assert_array_equal(np.signbit(got_frac), np.signbit(want_frac))

@@ -138,7 +138,7 @@ def test_unchanged_program_hits_and_each_change_misses(program):
     assert _miss(r) and r["out"] == _expected(step=5, offset=7, factor=3)
 
 
-@pytest.mark.parametrize("module", ["numba", "llvmlite", "numba_gpux"])
+@pytest.mark.parametrize("module", ["numba", "llvmlite", "numba_gpux._version"])
 def test_another_version_misses(program, module):
     folder, cache = program
     assert _miss(_run(folder, cache))
@@ -184,7 +184,8 @@ def test_a_kernel_reading_an_unknown_object_is_not_indexed(tmp_path):
 
 
 def _entries(cache):
-    return [p for p in cache.rglob("*") if p.is_file()]
+    """The disk cache's entries (other parts of numba-gpux keep files in the folder too)."""
+    return [p for p in (cache / "code-v2").rglob("*") if p.is_file()]
 
 
 @pytest.mark.parametrize("damage", ["truncated", "corrupted", "foreign", "empty"])
@@ -205,8 +206,12 @@ def test_bad_cache_files_are_dropped_and_rebuilt(program, damage):
             f.write_bytes(b"")
     r = _run(folder, cache)
     assert r["out"] == _expected()
-    assert r["stats"]["bad_files"] == 3 and r["stats"]["index_hits"] == 0
-    assert _hit(_run(folder, cache))  # replaced by good entries
+    # the index's and the neutral-IR entry's (the device program's too where the rebuilt
+    # code is byte-identical: Numba's function numbering may differ from the first run)
+    assert r["stats"]["bad_files"] >= 2 and r["stats"]["index_hits"] == 0
+    again = _run(folder, cache)
+    assert _hit(again) and again["out"] == _expected()  # replaced by good entries
+    assert again["stats"]["bad_files"] == 0
 
 
 def test_unusable_cache_folder_warns_once_and_compiles(tmp_path):

@@ -27,19 +27,20 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 #: (docs/pipeline.md, "Registration points").  Every module must have a layer.
 LAYERS: tuple[tuple[str, ...], ...] = (
     # 1: data and text, nothing of the pipeline
-    ("_version", "errors", "config", "irtext", "overlays", "interface", "abi"),
+    ("_version", "errors", "config", "irtext", "legalize", "overlays", "interface", "abi",
+     "serialize", "limits"),
     # 2: the kernel language (typing, lowering) and the one shared context
     ("language", "context"),
     # 3: the stages, and the C-family source emitter targets run as their emit
     ("compiler", "cemit"),
     # 4: keys and stores of compiled code
-    ("cache",),
+    ("cache", "cachekey"),
     # 5: the runtime side
-    ("devices", "memory", "launch", "hooks"),
+    ("devices", "memory", "launch", "hooks", "waiting"),
     # 6: the kernel object
     ("dispatcher",),
     # 7: the public API
-    ("api", ""),
+    ("api", "probe", ""),
     # 8: facades, libraries, tools and the built-in targets, on the public contract
     ("cuda", "algorithms", "random", "extending", "dask", "demo", "__main__", "targets"),
 )
@@ -258,6 +259,58 @@ def test_version_in_one_place():
     cfg = configparser.ConfigParser()
     cfg.read(os.path.join(ROOT, "setup.cfg"))
     assert numba_gpux.__version__ == _version.__version__ == cfg["metadata"]["version"]
+
+
+# -- the registration points that stand in for imports of a higher layer ------------
+
+_FINGERPRINT_FIRST = """
+import sys
+import numba_gpux as gpux
+from numba_gpux.devices import resolve_target
+
+assert "numba_gpux.context" not in sys.modules  # nothing built at import
+t = resolve_target("cuda", cc=(9, 0))
+before = t.fingerprint
+built = "numba_gpux.context" in sys.modules
+k = gpux.jit(lambda x: None)
+gpux.compile(k, "void(float32[::1])", target=t)
+print(built, before == t.fingerprint)
+"""
+
+
+def test_fingerprint_builds_the_shared_context_first():
+    # the compiler provides what runs before a fingerprint; in a fresh process the first
+    # fingerprint is already the one compiled code is keyed on
+    import subprocess
+    import sys
+
+    res = subprocess.run([sys.executable, "-c", _FINGERPRINT_FIRST], capture_output=True,
+                         text=True, timeout=300, cwd=ROOT)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.split() == ["True", "True"]
+
+
+def test_default_emit_is_the_compilers():
+    from numba_gpux import compiler, interface
+
+    assert interface._provided["emit"] is compiler.default_emit
+    assert interface._provided["before_fingerprint"] is compiler._build_shared_context
+
+
+def test_kernel_objects_are_registered_with_the_language():
+    import numba_gpux as gpux
+    from numba_gpux.dispatcher import GpuxFunction
+    from numba_gpux.language import functions
+
+    def f(x):
+        return x + 1
+
+    k = gpux.jit(f, device=True)
+    assert functions.is_device_function(k) and not functions.is_device_function(f)
+    assert isinstance(k._numba_type_, functions.GpuxFunctionType)
+    made = functions.make_device_function(f, inline=True)
+    assert type(made) is GpuxFunction and made.is_device and made.options.inline
+    assert not functions.make_device_function(f).options.inline
 
 
 # -- the checker, on made-up packages: it must see what it is meant to find ----------

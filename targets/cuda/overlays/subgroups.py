@@ -54,6 +54,8 @@ NVPTX.define("__gpux_sg_size", (
     "  %base = and i32 %lt, -32\n  %left = sub i32 %nt, %base\n"
     "  %lt32 = icmp ult i32 %left, 32\n  %r = select i1 %lt32, i32 %left, i32 32\n"
     "  ret i32 %r\n}"))
+NVPTX.define("__gpux_sg_width", (  # warpSize, also in a partial warp
+    f"define i32 @__gpux_sg_width() {_ATTR} {{\n  ret i32 32\n}}"))
 NVPTX.define("__gpux_sg_id", (
     _SREG + f"define i32 @__gpux_sg_id() {_ATTR} {{\n" + _LINEAR +
     "  %r = lshr i32 %lt, 5\n  ret i32 %r\n}"))

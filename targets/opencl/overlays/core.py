@@ -88,3 +88,6 @@ def _sadd_overflow(bits: int) -> str:
 for _bits in (8, 16, 32, 64):
     SPIRV.define(f"__gpux_llvm_bitreverse_i{_bits}", _bitreverse(_bits))
     SPIRV.define(f"__gpux_llvm_sadd_with_overflow_i{_bits}", _sadd_overflow(_bits))
+# InstCombine reverses the bits of a bool (``(int(a) | int(b)) - g`` on booleans gives
+# llvm.bitreverse.i1): the identity
+SPIRV.define("__gpux_llvm_bitreverse_i1", _bitreverse(1))

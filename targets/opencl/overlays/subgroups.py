@@ -36,6 +36,7 @@ SPIRV.define("__gpux_sg_barrier", (
     "  call void @_Z17sub_group_barrierj(i32 3)\n  ret void\n}"))
 SPIRV.define("__gpux_sg_lane_id", _query("__gpux_sg_lane_id", "get_sub_group_local_id"))
 SPIRV.define("__gpux_sg_size", _query("__gpux_sg_size", "get_sub_group_size"))
+SPIRV.define("__gpux_sg_width", _query("__gpux_sg_width", "get_max_sub_group_size"))
 SPIRV.define("__gpux_sg_id", _query("__gpux_sg_id", "get_sub_group_id"))
 SPIRV.define("__gpux_sg_count", _query("__gpux_sg_count", "get_num_sub_groups"))
 

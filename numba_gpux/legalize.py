@@ -1,0 +1,94 @@
+"""IR rewrites for back ends that mistranslate valid LLVM IR.
+
+Each rewrite takes the optimized module's text and returns it with one construct
+written another, equivalent way that the back end translates correctly.  A target
+lists the rewrites it needs in its option ``ir_rewrites`` (names from
+:data:`REWRITES`); the compiler applies them once, after the optimizer and the
+intrinsic replacement (``compiler._stage_optimize``), so no later pass turns
+them back.  Where a rewrite works around a fault of LLVM's or of a driver, its
+docstring names the fault and the smallest IR that shows it (docs/pipeline.md,
+"Back-end, driver and emitter workarounds", lists them all).
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["REWRITES", "apply_rewrites", "sitofp_i1", "byte_allocas"]
+
+_SITOFP_I1 = re.compile(
+    r"^(\s*%[-\w.$\"]+ = )sitofp i1 (%[-\w.$\"]+|true|false) to (half|float|double)\b", re.M)
+
+
+def sitofp_i1(text: str) -> str:
+    """``sitofp i1 %c to double`` as ``select i1 %c, double -1.0, double 0.0``.
+
+    LLVM 22's SPIR-V back end translates ``sitofp i1`` into ``OpSelect %c 1 0``
+    followed by ``OpConvertSToF``, which gives +1.0 for true where LLVM's
+    semantics (true is the signed 1-bit value -1) give -1.0.  InstCombine makes
+    such conversions from Numba's ``(0 - np.int64(a > b)) * x``.  Smallest IR::
+
+        define spir_kernel void @k(ptr addrspace(1) %out, i32 %x) {
+          %c = icmp sgt i32 %x, 0
+          %f = sitofp i1 %c to double      ; SPIR-V: OpSelect %c 1 0; OpConvertSToF
+          store double %f, ptr addrspace(1) %out
+          ret void
+        }
+    """
+    return _SITOFP_I1.sub(r"\1select i1 \2, \3 -1.000000e+00, \3 0.000000e+00", text)
+
+
+_SCALAR_BYTES = {"i8": 1, "i16": 2, "i32": 4, "i64": 8, "half": 2, "float": 4, "double": 8}
+_ARRAY_ALLOCA = re.compile(
+    r"= alloca ((?:\[\d+ x )+)(i8|i16|i32|i64|half|float|double)(\]+)(, align (\d+))?")
+
+
+def byte_allocas(text: str) -> str:
+    """Private arrays allocated as bytes: ``alloca [8 x double], align 8`` as
+    ``alloca [64 x i8], align 8``.
+
+    The Intel OpenCL CPU driver (2026.2) miscompiles a typed private array that
+    the optimizer reaches both through byte offsets and through typed indices,
+    once its vectorizer packs 16 work-items: a store at a 0/1 index computed from
+    a shift or a compare lands in another work-item's copy.  Seen with a
+    ``local.array(8, float64)`` filled in a loop (unrolled into ``getelementptr
+    i8, ptr %a, i64 8`` ... ``56``), then ``arr[(1 >> (c & 63)) & 7] = g`` and a
+    read of ``arr[c & 7]``; the IR reads, in essence::
+
+        %a = alloca [8 x double], align 8
+        ; store -i at %a + 0, 8, ..., 56 (getelementptr i8)
+        %k = lshr i64 1, %c63                   ; 0 or 1
+        %p = getelementptr double, ptr %a, i64 %k
+        store double %g, ptr %p
+        %q = getelementptr double, ptr %a, i64 %c7
+        %r = load double, ptr %q                ; work-items 0, 16, 48 of 64 read
+                                                ; work-item i+14's %g
+
+    The SPIR-V is valid and means what the IR means (``spirv-val``; the OpenCL C
+    route of the same driver is right); the same array declared as bytes, with
+    the same accesses, is right.  An array's type carries no meaning in LLVM's
+    opaque-pointer IR beyond its size and alignment, both kept.
+    """
+    def repl(m):
+        dims = [int(x) for x in re.findall(r"\[(\d+) x ", m.group(1))]
+        size = _SCALAR_BYTES[m.group(2)]
+        for n in dims:
+            size *= n
+        align = m.group(5) or str(_SCALAR_BYTES[m.group(2)])
+        return f"= alloca [{size} x i8], align {align}"
+
+    return _ARRAY_ALLOCA.sub(repl, text)
+
+
+#: rewrite name -> function (module text -> module text)
+REWRITES = {
+    "sitofp_i1": sitofp_i1,
+    "byte_allocas": byte_allocas,
+}
+
+
+def apply_rewrites(text: str, names) -> str:
+    """*text* with the rewrites *names* applied, in order."""
+    for name in names:
+        text = REWRITES[name](text)
+    return text

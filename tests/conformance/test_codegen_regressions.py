@@ -1,0 +1,261 @@
+"""Kernels that once compiled to wrong code or did not compile on some route, each run
+on every route here (the SPIR-V route, and the OpenCL C route of the same driver) and
+checked against Numba on the CPU (or NumPy); CONFORMANCE_KERNELS puts them through
+ptxas (tests/targets/cuda/test_ptxas.py) and the MSL syntax check as well.  The
+differential fuzzer (tests/gpux_fuzz.py) found most of them; docs/pipeline.md,
+"Back-end, driver and emitter workarounds", says where each is fixed."""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+import pytest
+
+import numba_gpux as gpux
+
+
+def _routes():
+    from gpux_testing import testable_here
+
+    out = []
+    for d in gpux.devices():
+        if not testable_here(d):
+            continue
+        out.append(pytest.param(d, id=d.spec))
+        if d.target_name == "opencl":
+            from numba_gpux.targets.opencl.source import source_device
+
+            out.append(pytest.param(source_device(d), id=f"source-of-{d.spec}"))
+    if not out:
+        out.append(pytest.param(None, marks=pytest.mark.skip(reason="no OpenCL device")))
+    return out
+
+
+@pytest.fixture(params=_routes())
+def route(request):
+    import sys
+
+    devmod = sys.modules["numba_gpux.devices"]
+    prev = devmod._selected
+    devmod.select_device(request.param)
+    yield request.param
+    devmod._selected = prev
+
+
+OPTS = pytest.mark.parametrize("opt", [0, 1, 3])
+
+
+def _on(route, fn, opt, *arrays, n=64):
+    """Run *fn* (a kernel body taking arrays) at *opt* on *route*; arrays are copied back."""
+    k = gpux.jit(opt=opt)(fn)
+    dev = [gpux.to_device(a) for a in arrays]
+    k[(n + 63) // 64, 64](*dev)
+    return [d.copy_to_host() for d in dev]
+
+
+# -- sitofp i1: (0 - int(a > b)) * x must be -x --
+
+def negate_by_compare(g, c, e, x, out_i, out_f):
+    i = gpux.grid(1)
+    if i < out_i.size:
+        out_i[i] = (0 - np.int64(g[i] > c[i])) * e[i]
+        out_f[i] = (np.int64(x[i] > 0.0) - 1) * 2.5
+
+
+@OPTS
+def test_bool_to_signed_float(route, opt):
+    n = 64
+    g = np.arange(n, dtype=np.int64) - 32
+    c = np.full(n, 3, np.int64)
+    e = np.arange(n, dtype=np.int64) * 7 + 1
+    x = np.linspace(-2.0, 2.0, n)
+    oi, of = np.zeros(n, np.int64), np.zeros(n)
+    oi, of = _on(route, negate_by_compare, opt, g, c, e, x, oi, of)[-2:]
+    np.testing.assert_array_equal(oi, -(g > c).astype(np.int64) * e)
+    np.testing.assert_array_equal(of, ((x > 0.0).astype(np.int64) - 1) * 2.5)
+
+
+# -- a typed private array reached by byte offsets and by a 0/1 index --
+
+@gpux.jit(device=True)
+def _store_then_read(arr, c, g):
+    arr[(np.int64(1) >> (c & 63)) & 7] = g
+    return arr[(c & 63) & 7]
+
+
+def local_array_in_device_function(c, g, h, out):
+    i = gpux.grid(1)
+    if i < out.size:
+        arr = gpux.local.array(8, np.float64)
+        for q in range(8):
+            arr[q] = h[i]
+        out[i] = _store_then_read(arr, c[i], g[i])
+
+
+@OPTS
+def test_local_array_stays_private_to_each_work_item(route, opt):
+    n = 64
+    c = np.arange(n, dtype=np.int64) % 3
+    g = np.arange(n) + 100.0
+    h = -np.arange(n, dtype=np.float64)
+    out = _on(route, local_array_in_device_function, opt, c, g, h, np.zeros(n))[-1]
+    want = [g[i] if (1 >> c[i]) & 7 == c[i] & 7 else h[i] for i in range(n)]
+    np.testing.assert_array_equal(out, want)
+
+
+# -- no contraction of a * b + c without fastmath --
+
+def mul_add(v, g, d, x, y, out64, out32):
+    i = gpux.grid(1)
+    if i < out64.size:
+        out64[i] = ((v[i] + v[i]) * g[i]) - d[i]
+        out32[i] = x[i] * y[i] + x[i]
+
+
+@pytest.mark.parametrize("opt", [0, 3])
+def test_no_fused_multiply_add_without_fastmath(route, opt):
+    rng = np.random.default_rng(7)
+    n = 4096
+    v, g, d = (rng.random(n) for _ in range(3))
+    x, y = (rng.random(n).astype(np.float32) for _ in range(2))
+    k = gpux.jit(opt=opt)(mul_add)
+    o64, o32 = gpux.to_device(np.zeros(n)), gpux.to_device(np.zeros(n, np.float32))
+    k[n // 64, 64](v, g, d, x, y, o64, o32)
+    np.testing.assert_array_equal(o64.copy_to_host(), ((v + v) * g) - d)
+    np.testing.assert_array_equal(o32.copy_to_host(), x * y + x)
+
+
+def test_fastmath_source_may_contract(route):
+    """With fastmath the OpenCL C route lets the compiler fuse (the IR allows it)."""
+    if route.target_name != "opencl-c":
+        pytest.skip("the contraction pragma is OpenCL C source")
+    from numba import types
+
+    a64 = types.float64[::1]
+    a32 = types.float32[::1]
+    sig = (a64, a64, a64, a32, a32, a64, a32)
+    plain = gpux.compile(mul_add, sig, target=route).text
+    fast = gpux.compile(gpux.jit(fastmath=True)(mul_add), sig, target=route).text
+    assert "#pragma OPENCL FP_CONTRACT OFF" in plain
+    assert "#pragma OPENCL FP_CONTRACT ON" in fast
+
+
+# -- intrinsics the optimizer makes: bitreverse.i1, usub.sat, odd widths --
+
+def bool_or_minus(a, b, g, out):
+    i = gpux.grid(1)
+    if i < out.size:
+        out[i] = (np.int64(a[i]) | np.int64(b[i])) - g[i]
+
+
+def saturating_sub(d, out):
+    i = gpux.grid(1)
+    if i < out.size:
+        out[i] = np.int64(1) - max(d[i] * d[i], np.uint64(1))
+
+
+@OPTS
+def test_bool_or_and_saturating_sub(route, opt):
+    n = 64
+    rng = np.random.default_rng(3)
+    a, b = rng.integers(0, 2, n).astype(np.bool_), rng.integers(0, 2, n).astype(np.bool_)
+    g = rng.integers(-50, 50, n)
+    out = _on(route, bool_or_minus, opt, a, b, g, np.zeros(n, np.int64))[-1]
+    np.testing.assert_array_equal(out, (a | b).astype(np.int64) - g)
+    d = np.concatenate([np.array([0, 1, 2, 2 ** 32, 2 ** 63], np.uint64),
+                        rng.integers(0, 1000, n - 5).astype(np.uint64)])
+    out = _on(route, saturating_sub, opt, d, np.zeros(n))[-1]
+    want = numba.njit(lambda d: np.array([np.int64(1) - max(x * x, np.uint64(1)) for x in d]))(d)
+    np.testing.assert_array_equal(out, want)
+
+
+def floordiv_loop(x, out):
+    i = gpux.grid(1)
+    if i < out.size:
+        v = x[i]
+        n = 0
+        while v > 1.0 and n < 10:
+            v = v // 1.5
+            n += 1
+        out[i] = v + n
+
+
+@OPTS
+def test_float_floordiv_in_loop(route, opt):
+    x = np.linspace(-3.0, 900.0, 64)
+    out = _on(route, floordiv_loop, opt, x, np.zeros(64))[-1]
+    np.testing.assert_array_equal(out, numba.njit(_floordiv_loop_ref)(x))
+
+
+def _floordiv_loop_ref(x):
+    out = np.zeros_like(x)
+    for i in range(x.size):
+        v = x[i]
+        n = 0
+        while v > 1.0 and n < 10:
+            v = v // 1.5
+            n += 1
+        out[i] = v + n
+    return out
+
+
+# -- control flow the OpenCL C emitter once could not read: a switch (LLVM 22 keeps
+# switch case values out of the operand list), made by the optimizer from a nested
+# while loop whose condition and continues test the same value --
+
+def nested_while_continue(x, out):
+    i = gpux.grid(1)
+    if i < out.size:
+        s = x[i]
+        w = 0
+        while w < 4:
+            w += 1
+            u = 0
+            while u < 3 and s < 10:
+                u += 1
+                if s == 2:
+                    continue
+                s += w
+                if s == 2:
+                    continue
+            s += u
+            if s > 40:
+                break
+        out[i] = s
+
+
+@OPTS
+def test_nested_while_with_continue_and_break(route, opt):
+    x = np.arange(64, dtype=np.int64) % 13 - 4
+    out = _on(route, nested_while_continue, opt, x, np.zeros(64, np.int64))[-1]
+    want = []
+    for s in x.tolist():
+        w = 0
+        while w < 4:
+            w += 1
+            u = 0
+            while u < 3 and s < 10:
+                u += 1
+                if s == 2:
+                    continue
+                s += w
+                if s == 2:
+                    continue
+            s += u
+            if s > 40:
+                break
+        want.append(s)
+    np.testing.assert_array_equal(out, want)
+
+
+CONFORMANCE_KERNELS = [
+    (negate_by_compare, "void(int64[::1], int64[::1], int64[::1], float64[::1], int64[::1], "
+                        "float64[::1])"),
+    (local_array_in_device_function, "void(int64[::1], float64[::1], float64[::1], float64[::1])"),
+    (mul_add, "void(float64[::1], float64[::1], float64[::1], float32[::1], float32[::1], "
+              "float64[::1], float32[::1])"),
+    (bool_or_minus, "void(boolean[::1], boolean[::1], int64[::1], int64[::1])"),
+    (saturating_sub, "void(uint64[::1], float64[::1])"),
+    (floordiv_loop, "void(float64[::1], float64[::1])"),
+    (nested_while_continue, "void(int64[::1], int64[::1])"),
+]

@@ -1,0 +1,111 @@
+"""The pre-typing key (numba_gpux/cachekey.py) in one process: what changes it, what
+does not, and what it refuses to key.  (Across processes: test_disk_cache.py.)"""
+
+from __future__ import annotations
+
+import enum
+
+import numpy as np
+import pytest
+from numba.core import types
+
+import numba_gpux as gpux
+from numba_gpux import cachekey
+from numba_gpux.devices import resolve_target
+
+ARGS = (types.float32[::1],)
+
+
+@pytest.fixture(scope="module")
+def target():
+    return resolve_target("opencl")
+
+
+def _kernel(body_globals: dict, src: str = "a[0] = VALUE"):
+    """A kernel whose globals are *body_globals* (a fresh namespace per call)."""
+    ns = {"gpux": gpux, **body_globals}
+    exec(f"def k(a):\n    {src}\n", ns)  # noqa: S102 - test source
+    return gpux.jit(cache=True)(ns["k"])
+
+
+def test_same_program_same_key_and_values_change_it(target):
+    k1 = _kernel({"VALUE": 3})
+    k2 = _kernel({"VALUE": 3})
+    assert cachekey.kernel_key(k1, ARGS, target) == cachekey.kernel_key(k2, ARGS, target)
+    assert cachekey.kernel_key(_kernel({"VALUE": 4}), ARGS, target) != \
+        cachekey.kernel_key(k1, ARGS, target)
+    assert cachekey.kernel_key(_kernel({"VALUE": 3.0}), ARGS, target) != \
+        cachekey.kernel_key(k1, ARGS, target)  # 3 and 3.0 are typed differently
+    assert cachekey.kernel_key(k1, (types.float64[::1],), target) != \
+        cachekey.kernel_key(k1, ARGS, target)
+    opt0 = gpux.jit(cache=True, opt=0)(k1.py_func)
+    assert cachekey.kernel_key(opt0, ARGS, target) != cachekey.kernel_key(k1, ARGS, target)
+    cuda = resolve_target("cuda")
+    assert cachekey.kernel_key(k1, ARGS, cuda) != cachekey.kernel_key(k1, ARGS, target)
+
+
+def test_global_arrays_are_keyed_by_content(target):
+    src = "a[0] = TABLE[1]"
+    base = cachekey.kernel_key(_kernel({"TABLE": np.arange(4.0)}, src), ARGS, target)
+    assert cachekey.kernel_key(_kernel({"TABLE": np.arange(4.0)}, src), ARGS, target) == base
+    changed = np.arange(4.0)
+    changed[3] = 9
+    assert cachekey.kernel_key(_kernel({"TABLE": changed}, src), ARGS, target) != base
+    assert cachekey.kernel_key(_kernel({"TABLE": np.arange(4.0, dtype=np.float32)}, src),
+                               ARGS, target) != base
+
+
+def test_device_functions_are_keyed_through_their_globals(target):
+    def make_dev(step):
+        ns = {"STEP": step}
+        exec("def helper(x):\n    return x + STEP\n", ns)  # noqa: S102
+        return gpux.jit(device=True)(ns["helper"])
+
+    src = "a[0] = helper(1.0)"
+    one = cachekey.kernel_key(_kernel({"helper": make_dev(1)}, src), ARGS, target)
+    assert cachekey.kernel_key(_kernel({"helper": make_dev(1)}, src), ARGS, target) == one
+    assert cachekey.kernel_key(_kernel({"helper": make_dev(2)}, src), ARGS, target) != one
+
+
+def test_enum_members_and_tuples(target):
+    class Mode(enum.IntEnum):
+        A = 1
+        B = 2
+
+    src = "a[0] = MODE + PAIR[1]"
+    a = cachekey.kernel_key(_kernel({"MODE": Mode.A, "PAIR": (1, 2)}, src), ARGS, target)
+    assert a is not None
+    assert cachekey.kernel_key(_kernel({"MODE": Mode.B, "PAIR": (1, 2)}, src), ARGS, target) != a
+    assert cachekey.kernel_key(_kernel({"MODE": Mode.A, "PAIR": (1, 3)}, src), ARGS, target) != a
+
+
+def test_what_the_key_cannot_see_makes_the_kernel_unkeyed(target):
+    class Scale(float):
+        pass
+
+    class Opaque:
+        pass
+
+    def plain(x):
+        return x
+
+    for value in (Scale(2.0), Opaque(), plain):
+        assert cachekey.kernel_key(_kernel({"VALUE": value}), ARGS, target) is None
+    # argument types outside numbers, arrays of numbers and tuples of those
+    k = _kernel({"VALUE": 1})
+    assert cachekey.kernel_key(k, (types.NPDatetime("s"),), target) is None
+
+
+def test_overlays_enter_the_key(target):
+    from numba_gpux import overlays
+
+    k = _kernel({"VALUE": 1})
+    before = cachekey.kernel_key(k, ARGS, target)
+    reg = overlays.registry(target.name)
+    name = "__gpux_test_cache_key_overlay"
+    reg.define(name, "define i32 @__gpux_test_cache_key_overlay() { ret i32 1 }")
+    try:
+        assert cachekey.kernel_key(k, ARGS, target) != before
+    finally:
+        reg.remove([name])
+    assert cachekey.kernel_key(k, ARGS, target) == before

@@ -1,0 +1,95 @@
+"""A small, seeded budget of the differential fuzzer (tests/gpux_fuzz.py): random
+kernels compiled on every available route and opt level must agree with numba.njit
+on the CPU.  Long runs: benchmarks/fuzz.py (docs/testing.md)."""
+
+from __future__ import annotations
+
+import random
+import warnings
+
+import numpy as np
+import pytest
+
+import gpux_fuzz as F
+
+SEED = 20261201
+N_CASES = 10
+#: the opt levels each route is run at here (benchmarks/fuzz.py runs every level)
+OPTS = {"spirv": (0, 3), "opencl-c": (0, 3), "cuda-ptxas": (1,)}
+
+
+def _route_params():
+    routes = F.available_routes()
+    if not routes:
+        return [pytest.param(None, None, marks=pytest.mark.skip(
+            reason="no OpenCL device with SPIR-V and no ptxas"))]
+    return [pytest.param(r, o, id=f"{r}-O{o}") for r in routes for o in OPTS.get(r, (3,))]
+
+
+@pytest.fixture(scope="module")
+def batch_and_reference():
+    batch = F.generate_batch(SEED, N_CASES)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return batch, F.reference(batch)
+
+
+@pytest.mark.parametrize("route, opt", _route_params())
+def test_random_kernels_agree_with_numba(route, opt, batch_and_reference):
+    batch, want = batch_and_reference
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got = F.run_batch(batch, [route], opt)[route]
+    if isinstance(got, Exception):
+        raise AssertionError(f"{route} at opt={opt} did not compile the batch of seed {SEED}: "
+                             f"{type(got).__name__}: {got}")
+    if got is None:  # the CUDA compile path: ptxas accepted it
+        return
+    bad = F.compare(batch, got, want)
+    assert not bad, "\n\n".join(
+        f"{c.name} on {route} at opt={opt}, work-item {k}: got {g!r}, want {w!r}\n{c.source}"
+        for c, k, g, w in bad)
+
+
+def test_generator_is_seeded_and_varied():
+    a = F.generate_batch(5, 6)
+    b = F.generate_batch(5, 6)
+    assert [c.source for c in a.cases] == [c.source for c in b.cases]
+    assert all(np.array_equal(x, y, equal_nan=True) for x, y in zip(a.inputs(), b.inputs()))
+    text = "\n".join(c.source for c in F.generate_batch(11, 60).cases)
+    for construct in ("for ", "while ", "if ", "break", "LOCAL_ARRAY", "math.", " >> ",
+                      "np.float32(", "np.uint64(", "_h0(", " if "):
+        assert construct in text, construct
+
+
+def test_generated_integers_stay_clear_of_signed_overflow():
+    """The interval of every generated signed expression is within int64, so
+    Numba's nsw arithmetic has the same meaning on both sides."""
+    rng = random.Random(3)
+    g = F._Gen(rng, "t")
+    g.vars["a0"] = (F.I64, -(2 ** 40), 2 ** 40)
+    for _ in range(500):
+        code, t, lo, hi = g.expr(F.I64, 3)
+        assert -(2 ** 63) <= lo <= hi <= 2 ** 63 - 1, code
+
+
+def test_compare_allows_ulps_only_for_transcendental_cases():
+    exact = F.Case("e", "", [], F.F64, 0)
+    approx = F.Case("a", "", [], F.F64, 4)
+    batch = F.Batch([exact, approx], 0, 1)
+    x = 1.0
+    near = np.nextafter(np.nextafter(x, 2.0), 2.0)
+    want = (np.zeros((1, 1), np.int64), np.array([[x, x]]))
+    got = (np.zeros((1, 1), np.int64), np.array([[near, near]]))
+    bad = F.compare(batch, got, want)
+    assert [c.name for c, *_ in bad] == ["e"]
+    nan = (np.zeros((1, 1), np.int64), np.array([[np.nan, np.nan]]))
+    assert F.compare(batch, nan, nan) == []
+
+
+def test_minimize_keeps_the_failure_and_shrinks():
+    src = ("@DEV\ndef f(a0):\n    v1 = a0 + 1\n    v2 = a0 * 3\n    if a0 > 0:\n"
+           "        v3 = v2 - 1\n    return v2\n")
+    case = F.Case("f", src, [F.I64], F.I64)
+    small = F.minimize(case, lambda c: "v2 = a0 * 3" in c.source and "return v2" in c.source)
+    assert "v2 = a0 * 3" in small.source and "v1" not in small.source and "v3" not in small.source
