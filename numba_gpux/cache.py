@@ -383,8 +383,8 @@ def index_lookup(fn, argtypes: tuple, target: Target) -> Artifact | None:
 def index_store(fn, argtypes: tuple, target: Target, art: Artifact, kernel_text: str) -> None:
     """Record *art*, just compiled from *kernel_text* (the neutral IR), under the
     pre-typing key of *fn* for *argtypes*."""
+    from .language.memory import static_shared_bytes
     from .language.printing import uses_print
-    from .limits import static_shared_bytes
 
     # what launching needs to know of the kernel, kept so that a hit needs no typing
     art.info["uses_print"] = uses_print(kernel_text)

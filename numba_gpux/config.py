@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-__all__ = ["device_spec", "visible_devices", "cache_dir", "cache_max_bytes", "debug_ir", "opencl_vendor_override", "cuda_home_dirs",
+__all__ = ["user_temp_dir", "device_spec", "visible_devices", "cache_dir", "cache_max_bytes", "debug_ir", "opencl_vendor_override", "cuda_home_dirs",
            "opencl_c_route"]
 
 
@@ -42,6 +42,30 @@ def cache_max_bytes() -> int:
         return max(0, int(float(raw.rstrip("KMGB") or 0) * scale))
     except ValueError:
         return 1 << 30
+
+
+def user_temp_dir() -> str | None:
+    """This user's private directory under the temporary directory (``TMPDIR``), made
+    owner-only: small files device discovery needs (OpenCL vendor files, probe records),
+    which must not depend on a writable cache directory.  None if it cannot be made, or
+    exists but is not safely this user's."""
+    import stat
+    import tempfile
+
+    base = os.path.join(tempfile.gettempdir(), f"numba-gpux-{os.getuid()}")
+    try:
+        os.mkdir(base, 0o700)
+    except FileExistsError:
+        pass
+    except OSError:
+        return None
+    try:
+        st = os.lstat(base)
+    except OSError:
+        return None
+    ok = (stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid()
+          and not st.st_mode & (stat.S_IWGRP | stat.S_IWOTH))
+    return base if ok else None
 
 
 def debug_ir() -> bool:

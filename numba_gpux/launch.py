@@ -52,7 +52,8 @@ from . import cache as _cache
 from . import devices as _devices
 from . import overlays as _overlays
 from .errors import GpuxUserError, LaunchError
-from .limits import check_config, check_static_shared, static_shared_bytes
+from .language.memory import static_shared_bytes
+from .limits import check_config, check_static_shared
 from .memory import DeviceArray, HostArg, device_array, device_array_like, from_foreign, to_device
 
 __all__ = ["bind_arguments", "launch", "generic_launch", "Shim", "NumpyArgumentWarning"]
@@ -513,9 +514,9 @@ def _launch_with_host_arrays(dispatcher, cfg, args, host, device):
         if not isinstance(h, (np.ndarray, HostArg)):
             return h
         where = f"argument {i}" if i is not None else "an array in a tuple argument"
+        wrapper = type(h).__name__
         copy_in = copy_out = True
         if isinstance(h, HostArg):  # In / Out / InOut say which way to copy
-            kind = type(h).__name__
             h, copy_in, copy_out = h.ary, h.copy_in, h.copy_out
             if isinstance(h, DeviceArray):
                 if h._alloc.device is not device:
@@ -524,7 +525,7 @@ def _launch_with_host_arrays(dispatcher, cfg, args, host, device):
             h = np.asarray(h)
             if copy_out and not h.flags.writeable:
                 raise LaunchError(f"kernel {dispatcher.__name__}: {where} is a read-only "
-                                  f"NumPy array passed as an output ({kind}); "
+                                  f"NumPy array passed as an output ({wrapper}); "
                                   f"results could not be written back to it")
         elif not h.flags.writeable:
             # typed read-only: a kernel that writes it fails to compile, naming the line

@@ -21,12 +21,10 @@ except the index range below):
 
 from __future__ import annotations
 
-import re
-
 from .errors import GpuxUserError, LaunchError
 
 __all__ = ["INDEX_RANGE", "check_config", "check_static_shared", "check_alloc",
-           "static_shared_bytes", "AllocationTooLargeError"]
+           "AllocationTooLargeError"]
 
 #: the most blocks (and threads) one grid dimension may have where a device states no
 #: limit: the signed 32-bit range that CUDA's grid x dimension, Metal's threadgroup
@@ -93,26 +91,3 @@ def check_alloc(device, nbytes: int) -> None:
         raise AllocationTooLargeError(
             f"cannot allocate {nbytes} bytes on {device.spec}: the device's {what} is "
             f"{m} bytes")
-
-
-# a kernel's static shared arrays in the neutral IR (language/memory.py names them)
-_SHARED_GLOBAL = re.compile(r'^@"?__gpux_shared\.[^=]*= internal addrspace\(3\) global (.+?) '
-                            r'(?:undef|zeroinitializer|poison)', re.M)
-_sizes: dict = {}
-
-
-def _type_size(ty: str) -> int:
-    size = _sizes.get(ty)
-    if size is None:
-        import llvmlite.binding as llvm
-
-        mod = llvm.parse_assembly(f"@g = external global {ty}")
-        td = llvm.create_target_data(mod.data_layout or "e")
-        size = _sizes[ty] = td.get_abi_size(mod.get_global_variable("g").global_value_type)
-    return size
-
-
-def static_shared_bytes(neutral_text: str) -> int:
-    """Bytes of the static shared arrays a kernel's neutral module declares (its device
-    functions' included)."""
-    return sum(_type_size(ty) for ty in _SHARED_GLOBAL.findall(neutral_text))

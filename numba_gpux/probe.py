@@ -9,9 +9,10 @@ What fails is left out of :func:`numba_gpux.devices` with the driver's message
 (:func:`numba_gpux.devices.unusable_devices`, ``python -m numba_gpux info``).
 
 A success is remembered on disk per driver version and device (and numba-gpux,
-Numba and llvmlite version), so later processes do not probe again; the record
-is an optimisation only: where it cannot be read or written (an unwritable cache
-directory) every process probes for itself.  A failure is not remembered: it may
+Numba and llvmlite version), so later processes do not probe again.  The record
+lives in this user's private temporary directory (``config.user_temp_dir``), not
+in the cache directory, and is an optimisation only: where it cannot be read or
+written every process probes for itself.  A failure is not remembered: it may
 come from the environment (a variable, a file), which the user can fix without
 touching the driver.
 
@@ -76,13 +77,17 @@ def probe_key(device) -> str:
     return hashlib.sha256(repr(parts).encode()).hexdigest()[:32]
 
 
-def _record_path() -> str:
-    return os.path.join(config.cache_dir(), "devices", f"probes-v{PROBE_VERSION}.json")
+def _record_path() -> str | None:
+    base = config.user_temp_dir()
+    return os.path.join(base, f"probes-v{PROBE_VERSION}.json") if base else None
 
 
 def _read_record() -> dict:
+    path = _record_path()
+    if path is None:
+        return {}
     try:
-        with open(_record_path()) as f:
+        with open(path) as f:
             rec = json.load(f)
         return rec if isinstance(rec, dict) else {}
     except (OSError, ValueError):
@@ -92,6 +97,8 @@ def _read_record() -> dict:
 def _remember(key: str, device) -> None:
     """Add a success to the record; an unwritable directory costs a probe per process."""
     path = _record_path()
+    if path is None:
+        return
     rec = _read_record()
     rec[key] = device.spec
     tmp = f"{path}.{os.getpid()}"

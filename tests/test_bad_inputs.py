@@ -326,7 +326,8 @@ USER_CASES = {
                                                "array(float32, 1d, C)"], None),
     "read_only_output": ("LaunchError", ["kernel writes", "read-only", "argument 0 (a)"],
                          "a[0] = 7"),
-    "read_only_out_wrapper": ("LaunchError", ["read-only", "output (Out)"], None),
+    "read_only_out_wrapper": ("LaunchError", ["kernel writes", "read-only", "as an output"],
+                              None),
 }
 
 

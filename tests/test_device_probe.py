@@ -5,8 +5,9 @@ made to fail by an environment variable of its own, in a child process --
 PoCL's ``POCL_EXTRA_BUILD_FLAGS`` with an option it rejects makes every program
 build fail (what PoCL 3.0 does on a CPU its LLVM does not know), and the Intel
 CPU runtime's ``CL_CONFIG_CPU_TARGET_ARCH`` with an unknown architecture makes
-its context fail.  Each child gets a fresh cache directory, so nothing
-remembered from this process's probes is reused.
+its context fail.  Each child gets a fresh temporary directory (``TMPDIR``, where
+probe records live) and cache directory, so nothing remembered from this
+process's probes is reused.
 """
 
 import json
@@ -44,7 +45,9 @@ print("REPORT", json.dumps({
 def _env(cache, **extra):
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("NUMBA_GPUX", "POCL_", "CL_CONFIG_"))}
-    env.update(NUMBA_GPUX_CACHE_DIR=str(cache), **extra)
+    tmp = Path(cache).parent / "tmp"
+    tmp.mkdir(exist_ok=True)
+    env.update(NUMBA_GPUX_CACHE_DIR=str(cache), TMPDIR=str(tmp), **extra)
     return env
 
 
@@ -141,12 +144,14 @@ def test_tests_skip_on_an_unusable_device_with_its_reason(tmp_path):
 
 
 def test_a_success_is_remembered_per_driver_and_device(tmp_path):
+    """... in the user's temporary directory, not in the cache directory."""
     first = _report(tmp_path / "cache")
     if not first["usable"]:
         pytest.skip("no usable device")
     assert first["probes"] == len(first["usable"])
-    record = list((tmp_path / "cache" / "devices").glob("probes-v*.json"))
+    record = list((tmp_path / "tmp").glob("numba-gpux-*/probes-v*.json"))
     assert len(record) == 1 and len(json.loads(record[0].read_text())) == len(first["usable"])
+    assert not (tmp_path / "cache").exists() or not any((tmp_path / "cache").rglob("probe*"))
     second = _report(tmp_path / "cache")
     assert second["usable"] == first["usable"] and second["probes"] == 0
 

@@ -20,6 +20,8 @@ Lowering (neutral IR, NVPTX address-space numbering):
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 from llvmlite import ir
 from numba.core import cgutils, types
@@ -33,7 +35,7 @@ from .stubs import Stub
 __all__ = ["shared", "local", "const", "barrier_count", "barrier_and", "barrier_or", "nanosleep",
            "fence", "fence_block", "fence_device", "fence_system", "typing_registry",
            "lowering_registry", "make_constant_array", "CONSTANT_MEMORY_LIMIT",
-           "LOCAL_ARRAY_LIMIT",
+           "LOCAL_ARRAY_LIMIT", "static_shared_bytes",
            "DYNAMIC_SHARED_INTRINSICS"]
 
 I32 = ir.IntType(32)
@@ -468,3 +470,26 @@ def _nanosleep_impl(context, builder, sig, args):
 @_lower(fence, types.StringLiteral)
 def _fence_scope(context, builder, sig, args):
     return _fence_impl(FENCE_SCOPES[sig.args[0].literal_value])(context, builder, sig, args)
+
+
+# a kernel's static shared arrays in its neutral IR, as _shared_array names them
+_SHARED_GLOBAL = re.compile(r'^@"?__gpux_shared\.[^=]*= internal addrspace\(3\) global (.+?) '
+                            r'(?:undef|zeroinitializer|poison)', re.M)
+_sizes: dict = {}
+
+
+def _type_size(ty: str) -> int:
+    size = _sizes.get(ty)
+    if size is None:
+        import llvmlite.binding as llvm
+
+        mod = llvm.parse_assembly(f"@g = external global {ty}")
+        td = llvm.create_target_data(mod.data_layout or "e")
+        size = _sizes[ty] = td.get_abi_size(mod.get_global_variable("g").global_value_type)
+    return size
+
+
+def static_shared_bytes(neutral_text: str) -> int:
+    """Bytes of the static shared arrays a kernel's neutral module declares (its device
+    functions' included), for the launch limit check before a program is built."""
+    return sum(_type_size(ty) for ty in _SHARED_GLOBAL.findall(neutral_text))

@@ -88,33 +88,6 @@ def ensure_icd_vendors() -> None:
         os.environ["OCL_ICD_VENDORS"] = out
 
 
-def _own_dir(path: str) -> bool:
-    """Whether *path* is a real directory of this user that no one else can write."""
-    try:
-        st = os.lstat(path)
-    except OSError:
-        return False
-    import stat
-
-    return (stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid()
-            and not st.st_mode & (stat.S_IWGRP | stat.S_IWOTH))
-
-
-def _vendor_base() -> str | None:
-    """This user's directory for vendor files under the temporary directory, made
-    owner-only; None if it exists but is not safely this user's."""
-    import tempfile
-
-    base = os.path.join(tempfile.gettempdir(), f"numba-gpux-{os.getuid()}")
-    try:
-        os.mkdir(base, 0o700)
-    except FileExistsError:
-        pass
-    except OSError:
-        return None
-    return base if _own_dir(base) else None
-
-
 def _write_vendor_dir(digest: str, entries: dict) -> str | None:
     """A directory of ``.icd`` files naming *entries*' libraries, for ``OCL_ICD_VENDORS``.
 
@@ -126,7 +99,7 @@ def _write_vendor_dir(digest: str, entries: dict) -> str | None:
     """
     import tempfile
 
-    base = _vendor_base()
+    base = config.user_temp_dir()
     out = os.path.join(base, "opencl-vendors", digest) if base else None
     for attempt in range(2):
         if out is None:

@@ -300,3 +300,33 @@ def test_subgroup_match_and_masked_forms(cdev):
         assert h[i, 3] == (vals == vals[0]).all()
         assert h[i, 4] == (v[base + (lane ^ 1)] if (lane ^ 1) < size else v[i])
         assert h[i, 5] == sum(1 << j for j, x in enumerate(vals) if x == 1 and j < 64)
+
+
+def test_float_classification(cdev):
+    # the optimizer turns such tests into llvm.is.fpclass, which the route writes with
+    # OpenCL's classification builtins
+    @gpux.jit(device=True)
+    def zero_or_special(v):
+        if v == 0.0 or not math.isfinite(v):
+            return 1
+        return 0
+
+    @gpux.jit(device=True)
+    def plus_inf_or_nan(v):
+        if v == math.inf or math.isnan(v):
+            return 1
+        return 0
+
+    @gpux.jit
+    def classify(x, out):
+        i = gpux.thread_idx.x
+        if i < x.shape[0]:
+            out[i, 0] = zero_or_special(x[i])
+            out[i, 1] = plus_inf_or_nan(x[i])
+
+    x = np.array([0.0, -0.0, 1.5, -2.0, 5e-324, math.inf, -math.inf, math.nan])
+    out = gpux.to_device(np.zeros((x.size, 2), np.int32))
+    classify[1, 8](gpux.to_device(x), out)
+    want = np.stack([(x == 0) | ~np.isfinite(x), (x == math.inf) | np.isnan(x)],
+                    axis=1).astype(np.int32)
+    np.testing.assert_array_equal(out.copy_to_host(), want)
