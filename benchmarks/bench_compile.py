@@ -22,7 +22,7 @@ gives medians.
   load/prepare/launch are no-ops (host-side cost alone, typing and code
   generation excluded).
 
-Goals (issue 7): first kernel <= 0.35x numba-cuda's first compile_ptx; second
+Goals: first kernel <= 0.35x numba-cuda's first compile_ptx; second
 target <= 0.15x the first; new signature < 0.5 ms.
 
 Usage: python benchmarks/bench_compile.py [--runs 7] [--out FILE]

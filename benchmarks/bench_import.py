@@ -7,7 +7,7 @@ module in ``sys.modules``, no OpenCL/CUDA/NVVM library in ``/proc/self/maps``,
 and no LLVM target registered (``llvmlite.binding.Target.from_triple`` fails
 for the SPIR-V, NVPTX and host triples).
 
-Goal (issue 7): ``import numba_gpux`` at most 1.1x ``import numba``.
+Goal: ``import numba_gpux`` at most 1.1x ``import numba``.
 
 Usage: python benchmarks/bench_import.py [--runs 15] [--out FILE]
 """

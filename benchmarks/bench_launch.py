@@ -20,7 +20,7 @@ each measuring in interleaved rounds:
   benchmark only), so what is left is our own work per launch, both as
   ``k[1, 16](*args)`` and through a kept configuration ``cfg(*args)``.
 
-Goals (issue 7): host side < 2 us for a one-array kernel and < 5 us for 16
+Goals: host side < 2 us for a one-array kernel and < 5 us for 16
 arguments; end to end within 1.2x pyopencl enqueueing the same program.  The
 goals are checked on the minimum over rounds and processes (on a shared
 machine the minimum is the least disturbed figure); medians are shown too.

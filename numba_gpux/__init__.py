@@ -28,7 +28,7 @@ from .launch import NumpyArgumentWarning  # noqa: E402
 from . import probe as _probe  # noqa: E402,F401  (devices are probed before they are listed)
 
 # Names imported on first use (module __getattr__), so that ``import numba_gpux``
-# stays within a few percent of ``import numba`` (issue 7).  Numba resolves
+# stays within a few percent of ``import numba``.  Numba resolves
 # ``gpux.shared`` & co. in kernels by getattr, which imports them then.
 _LAZY = {
     "hooks": (".hooks", None),

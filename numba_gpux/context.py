@@ -84,7 +84,7 @@ class GpuxTypingContext(TypingBaseContext):
 
     def refresh(self):
         # A full refresh re-imports and re-installs every registry; with nothing
-        # registered since the last one, it has nothing to do (issue 7)
+        # registered since the last one, it has nothing to do
         if _registrations(self) == self._refreshed_at:
             return
         super().refresh()
@@ -96,12 +96,12 @@ class GpuxTypingContext(TypingBaseContext):
         from .language import typing as gpux_typing
 
         self.install_registry(gpux_typing.registry)
-        from .language import subgroups, types as gpux_types, printing, debug  # issue 3
+        from .language import subgroups, types as gpux_types, printing, debug
         self.install_registry(subgroups.typing_registry)
         self.install_registry(gpux_types.typing_registry)
         self.install_registry(printing.typing_registry)
         self.install_registry(debug.typing_registry)
-        from .language import atomics, bits, memory  # issue 3: memory spaces, sync, atomics, bits
+        from .language import atomics, bits, memory  # memory spaces, sync, atomics, bits
         for _mod in (memory, atomics, bits):
             self.install_registry(_mod.typing_registry)
         self.install_registry(mathdecl.registry)
@@ -123,7 +123,7 @@ class GpuxTypingContext(TypingBaseContext):
             # bool(), int(), range() ...: Numba's typeof of a class gives None for
             # these after importing numba.typed (Dict/List/Set subclass checks,
             # ~60 ms of the first compile: branches call bool()); the registered
-            # global is what the base class returns next (issue 7)
+            # global is what the base class returns next
             ty = self._get_global_type(val)
             if ty is not None:
                 return ty
@@ -134,7 +134,7 @@ class _ArraysOnly:
     """Mixed into NumPy's array-operator templates: scalar operands return None at
     once.  The template itself returns None for them too, but only after matching
     a ufunc loop (and, the first time, importing every ufunc implementation):
-    per scalar ``+``/``*``/``<`` of a kernel (issue 7)."""
+    per scalar ``+``/``*``/``<`` of a kernel."""
 
     def generic(self, args, kws):
         for a in args:
@@ -255,7 +255,7 @@ def simplify_neutral(module) -> None:
     (a pass builder without a target machine), makes the module every target
     parses, rewrites and optimizes about six times smaller: each target's own
     pipeline (O3 with its cost model) then runs on the small module.  Measured
-    on saxpy: 4 ms here, 4 to 8 ms less per target (issue 7).  It also runs for
+    on saxpy: 4 ms here, 4 to 8 ms less per target.  It also runs for
     ``opt=0``: LLVM's SPIR-V back end turns unoptimized aggregate code into SPIR-V
     that drivers reject (struct indices as OpConstantNull).
     """
@@ -320,12 +320,12 @@ class GpuxTargetContext(BaseContext):
         # Numba's @overload templates call the current target's refresh() once
         # each while the typing registries install (templates._get_target_registry),
         # i.e. from inside this refresh: a full refresh per template, most of the
-        # context's build time (issue 7).  The nested calls only need the builtin
+        # context's build time.  The nested calls only need the builtin
         # registry installed, which it already is; what the templates register
         # meanwhile is picked up by the install after the typing refresh.
         # Numba also refreshes on every lowering look-up that misses (get_function,
         # e.g. once per array struct made) and before every compile: with nothing
-        # registered since the last refresh those are no-ops (issue 7).
+        # registered since the last refresh those are no-ops.
         if self._refreshing:
             return
         if self._refreshed_at is not None and self._refreshed_at == (
@@ -350,12 +350,12 @@ class GpuxTargetContext(BaseContext):
         from .language import lowering as gpux_lowering
 
         self.install_registry(gpux_lowering.registry)
-        from .language import subgroups, types as gpux_types, printing, debug  # issue 3
+        from .language import subgroups, types as gpux_types, printing, debug
         self.install_registry(subgroups.lowering_registry)
         self.install_registry(gpux_types.lowering_registry)
         self.install_registry(printing.lowering_registry)
         self.install_registry(debug.lowering_registry)
-        from .language import atomics, bits, memory  # issue 3: memory spaces, sync, atomics, bits
+        from .language import atomics, bits, memory  # memory spaces, sync, atomics, bits
         for _mod in (memory, atomics, bits):
             self.install_registry(_mod.lowering_registry)
         for reg in _extra_lowering_registries:
@@ -378,7 +378,7 @@ class GpuxTargetContext(BaseContext):
     # llvmlite answers each size/alignment question by printing and parsing a
     # module that holds one global of the type (~0.5 ms); lowering an array
     # access asks several times per kernel.  The data layout is fixed (neutral),
-    # so answers are kept per type text (issue 7).  Named struct types are not
+    # so answers are kept per type text.  Named struct types are not
     # kept: their text does not say what their body is.
     _abi_sizes: dict = {}
     _abi_aligns: dict = {}
@@ -448,7 +448,7 @@ def _build():
     # registries install, look up "the current target's" lowering context
     # (templates._get_target_registry) and filter registrations by target.  Under
     # the default target that builds (and re-refreshes, once per template) the
-    # whole CPU context: most of a first compile's time (issue 7).  The contexts
+    # whole CPU context: most of a first compile's time.  The contexts
     # are published before the refresh so those re-entrant look-ups find them.
     global _typing, _target, _ready
     with _lock:

@@ -112,7 +112,7 @@ def _builtin_entry(name: str):
     """The built-in target *name*, read from numba-gpux's own entry points only.
 
     Scanning every installed distribution's entry points costs several
-    milliseconds of a first compile (issue 7); a built-in target named in
+    milliseconds of a first compile; a built-in target named in
     ``compile(..., target="cuda")`` or a device spec does not need it.
     """
     entry = _builtin.get(name)

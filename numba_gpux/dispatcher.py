@@ -365,7 +365,7 @@ class GpuxFunction:
     # ------------------------------------------------------------------ launch
     def __getitem__(self, config):
         # k[g, b] is written in launch loops: one configuration per distinct
-        # [griddim, blockdim, ...], built and checked once (issue 7).  Those that
+        # [griddim, blockdim, ...], built and checked once.  Those that
         # carry a queue are not kept, so that a dropped queue is not held alive.
         try:
             cfg = self._configs.get(config)

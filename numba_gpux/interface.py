@@ -196,7 +196,7 @@ class Target:
         if prepare is not None:
             prepare()
         # read on every launch with a new signature: computed once per (equal
-        # description, overlay registries' change count) (issue 7)
+        # description, overlay registries' change count)
         key = (self, _overlays.epoch)
         try:
             fp = _fingerprints.get(key)

@@ -512,8 +512,8 @@ def _launch_with_host_arrays(dispatcher, cfg, args, host, device):
             return type(h)(*items) if hasattr(h, "_fields") else tuple(items)
         if not isinstance(h, (np.ndarray, HostArg)):
             return h
-        where = (f"argument {i} ({type(h).__name__})" if isinstance(h, HostArg) else
-                 f"argument {i}") if i is not None else "an array in a tuple argument"
+        where = f"argument {i}" if i is not None else "an array in a tuple argument"
+        wrapper = type(h).__name__
         copy_in = copy_out = True
         if isinstance(h, HostArg):  # In / Out / InOut say which way to copy
             h, copy_in, copy_out = h.ary, h.copy_in, h.copy_out
@@ -524,7 +524,7 @@ def _launch_with_host_arrays(dispatcher, cfg, args, host, device):
             h = np.asarray(h)
             if copy_out and not h.flags.writeable:
                 raise LaunchError(f"kernel {dispatcher.__name__}: {where} is a read-only "
-                                  f"NumPy array passed as an output; "
+                                  f"NumPy array passed as an output ({wrapper}); "
                                   f"results could not be written back to it")
         elif not h.flags.writeable:
             # typed read-only: a kernel that writes it fails to compile, naming the line

@@ -111,7 +111,7 @@ def call(builder: ir.IRBuilder, name: str, *args):
 
 
 # ------------------------------------------------- sub-groups, types, printing, debug
-# (issue 3, items 4-7; lowered by language/{subgroups,types,printing}.py)
+# (lowered by language/{subgroups,types,printing}.py)
 I1 = ir.IntType(1)
 F16 = ir.HalfType()
 _SG_SHUFFLE_T = {"i32": I32, "i64": I64, "f32": ir.FloatType(), "f64": ir.DoubleType()}
@@ -293,7 +293,7 @@ for _fn in MATH_BINARY:
 #: 'l' (an i64) or 'd' (a double), at most PRINTF_MAX_ARGS values (CUDA's vprintf
 #: limit, as numba.cuda's).  The variants are entered in INTRINSICS when first used (``printf_name``), and targets define
 #: them as a family (``OverlayRegistry.define_family(PRINTF_PREFIX, ...)``), so that
-#: neither is built at import (issue 7).
+#: neither is built at import (import time stays low).
 PRINTF_MAX_ARGS = 32
 PRINTF_PREFIX = "__gpux_printf_"
 

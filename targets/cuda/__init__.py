@@ -1,4 +1,4 @@
-"""The CUDA target (work in progress: see issue 4)."""
+"""The CUDA target: PTX through LLVM's NVPTX back end and libdevice, run by cuda-python."""
 
 from numba_gpux.interface import TargetEntry
 

@@ -1,7 +1,7 @@
 """Overlay registries: definitions one by one and families made on demand."""
 
 import numba_gpux.overlays as overlays
-from numba_gpux.language.intrinsics import INTRINSICS, PRINTF_PREFIX, printf_codes, printf_name
+from numba_gpux.language.intrinsics import INTRINSICS, PRINTF_MAX_ARGS, PRINTF_PREFIX, printf_codes, printf_name
 from numba_gpux.overlays import OverlayRegistry, OverlayStack
 
 
@@ -42,7 +42,8 @@ def test_exact_definition_wins_over_family_and_digest_follows():
 def test_printf_intrinsics_are_entered_when_used():
     assert printf_codes(PRINTF_PREFIX + "ldl") == "ldl"
     assert printf_codes(PRINTF_PREFIX + "lx") is None
-    assert printf_codes(PRINTF_PREFIX + "l" * 9) is None
+    assert printf_codes(PRINTF_PREFIX + "l" * PRINTF_MAX_ARGS) == "l" * PRINTF_MAX_ARGS
+    assert printf_codes(PRINTF_PREFIX + "l" * (PRINTF_MAX_ARGS + 1)) is None
     name = printf_name("dddl")
     spec = INTRINSICS[name]
     assert [str(a) for a in spec.args] == ["ptr addrspace(4)", "double", "double", "double", "i64"]
