@@ -169,6 +169,19 @@ def investigate(seed, n, fail, opt, args):
     return reports
 
 
+def _write_summary(args, opts, stats, ref_errors, reports, t0, batches_done, nbatches):
+    """The run so far as JSON (rewritten after every batch, so a run stopped early
+    still leaves its figures)."""
+    summary = {"seed": args.seed, "batch": args.batch, "opts": opts,
+               "batches_done": batches_done, "batches": nbatches, "routes": stats,
+               "reference_rejected_cases": ref_errors, "seconds": round(time.time() - t0),
+               "failures": reports}
+    os.makedirs(os.path.dirname(args.json), exist_ok=True)
+    with open(args.json + ".tmp", "w") as f:
+        json.dump(summary, f, indent=1)
+    os.replace(args.json + ".tmp", args.json)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--cases", type=int, default=1000, help="cases per route")
@@ -226,14 +239,10 @@ def main(argv=None):
                   f"{min(done, args.cases)}/{args.cases} cases; " + ", ".join(
                       f"{r} {s['mismatches']} wrong {s['compile_failures']} not compiled"
                       for r, s in stats.items()), flush=True)
+            _write_summary(args, opts, stats, ref_errors, reports, t0, k + 1, nbatches)
     finally:
         worker.close()
-    summary = {"seed": args.seed, "batch": args.batch, "opts": opts, "routes": stats,
-               "reference_rejected_cases": ref_errors, "seconds": round(time.time() - t0),
-               "failures": reports}
-    os.makedirs(os.path.dirname(args.json), exist_ok=True)
-    with open(args.json, "w") as f:
-        json.dump(summary, f, indent=1)
+    _write_summary(args, opts, stats, ref_errors, reports, t0, nbatches, nbatches)
     print(json.dumps({"seed": args.seed, "routes": stats}, indent=1))
     return 0 if all(s["mismatches"] == s["compile_failures"] == s["timeouts"] == 0
                     for s in stats.values()) else 1
