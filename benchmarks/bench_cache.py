@@ -24,7 +24,6 @@ Usage: python benchmarks/bench_cache.py [--runs 5] [--out FILE]
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import shutil
@@ -35,7 +34,7 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from bench_import import child_env, machine, write_result  # noqa: E402
+from bench_import import bench_main, child_env, goal_lines, machine  # noqa: E402
 
 RESULTS = os.path.join(HERE, "results")
 GOALS = {"warm_over_numba_warm": 1.0, "warm_over_cold": 0.15}
@@ -213,21 +212,12 @@ def report(res: dict) -> str:
     lines += [f"| {k} | {v:.3f} |" for k, v in res["ratios"].items()]
     lines += ["", f"warm run's cache counters: {res['warm_counters']}",
               f"largest relative error against Python: {res['max_rel_err']:.2e}", ""]
-    for k, g in res["goals"].items():
-        lines.append(f"goal {k} <= {g['max']}: {'met' if g['met'] else 'NOT met'} "
-                     f"({g['value']:.3f})")
+    lines += goal_lines(res["goals"])
     return "\n".join(lines)
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--runs", type=int, default=5)
-    ap.add_argument("--out", default=os.path.join(RESULTS, "bench_cache.json"))
-    a = ap.parse_args(argv)
-    res = measure(a.runs)
-    print(report(res))
-    write_result(a.out, res)
-    return 0
+    return bench_main(__doc__, measure, report, 5, "bench_cache.json", argv)
 
 
 if __name__ == "__main__":

@@ -30,7 +30,6 @@ Usage: python benchmarks/bench_compile.py [--runs 7] [--out FILE]
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import statistics
@@ -39,7 +38,7 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from bench_import import child_env, machine, write_result  # noqa: E402
+from bench_import import bench_main, child_env, goal_lines, machine  # noqa: E402
 
 RESULTS = os.path.join(HERE, "results")
 SIG = "void(float32, float32[::1], float32[::1], float32[::1])"
@@ -288,21 +287,12 @@ def report(res: dict) -> str:
     for k, v in res["ratios"].items():
         lines.append(f"| {k} | {v:.3f} |")
     lines.append("")
-    for k, g in res["goals"].items():
-        lines.append(f"goal {k} <= {g['max']}: {'met' if g['met'] else 'NOT met'} "
-                     f"({g['value']:.3f})")
+    lines += goal_lines(res["goals"])
     return "\n".join(lines)
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--runs", type=int, default=7)
-    ap.add_argument("--out", default=os.path.join(RESULTS, "bench_compile.json"))
-    a = ap.parse_args(argv)
-    res = measure(a.runs)
-    print(report(res))
-    write_result(a.out, res)
-    return 0
+    return bench_main(__doc__, measure, report, 7, "bench_compile.json", argv)
 
 
 if __name__ == "__main__":

@@ -130,6 +130,25 @@ def write_result(path: str, res: dict) -> None:
     print(f"\nwritten: {path}")
 
 
+
+def goal_lines(goals: dict) -> list[str]:
+    """One report line per goal ``{name: {"max", "met", "value"}}``."""
+    return [f"goal {k} <= {g['max']}: {'met' if g['met'] else 'NOT met'} ({g['value']:.3f})"
+            for k, g in goals.items()]
+
+
+def bench_main(doc: str, measure, report, runs: int, result_name: str, argv=None) -> int:
+    """The command line every one-number-of-runs benchmark shares: ``--runs`` and
+    ``--out``; measure, print the report, write the JSON."""
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
+    ap.add_argument("--runs", type=int, default=runs)
+    ap.add_argument("--out", default=os.path.join(RESULTS, result_name))
+    a = ap.parse_args(argv)
+    res = measure(a.runs)
+    print(report(res))
+    write_result(a.out, res)
+    return 0
+
 def machine() -> dict:
     """What the numbers were measured on."""
     cpu = ""
@@ -181,14 +200,7 @@ def report(res: dict) -> str:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--runs", type=int, default=15)
-    ap.add_argument("--out", default=os.path.join(RESULTS, "bench_import.json"))
-    a = ap.parse_args(argv)
-    res = measure(a.runs)
-    print(report(res))
-    write_result(a.out, res)
-    return 0
+    return bench_main(__doc__, measure, report, 15, "bench_import.json", argv)
 
 
 if __name__ == "__main__":
