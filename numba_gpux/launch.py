@@ -528,9 +528,13 @@ def _launch_with_host_arrays(dispatcher, cfg, args, host, device):
                                   f"NumPy array passed as an output ({wrapper}); "
                                   f"results could not be written back to it")
         elif not h.flags.writeable:
+            if i is None:  # only a top-level argument's type can say read-only
+                raise LaunchError(
+                    f"kernel {dispatcher.__name__}: {where} is a read-only NumPy array, "
+                    f"which could not be written back; copy it with numba_gpux.to_device() "
+                    f"or pass a writable array")
             # typed read-only: a kernel that writes it fails to compile, naming the line
-            if i is not None:
-                readonly.append(i)
+            readonly.append(i)
             copy_out = False
         d = (to_device(h, device=device, stream=cfg.queue) if copy_in
              else device_array_like(h, device=device))

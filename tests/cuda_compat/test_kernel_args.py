@@ -83,3 +83,21 @@ def test_ints_narrowed_to_an_eager_signature_wrap_around(device):
     np.testing.assert_equal(out, [-(2 ** 31), 255])
     store[1, 1](out, 7, 9)            # in range: unchanged
     np.testing.assert_equal(out, [7, 9])
+
+
+def test_read_only_array_in_a_tuple_is_refused_before_the_launch(device):
+    import pytest
+
+    from numba_gpux import LaunchError
+
+    @cuda.jit
+    def write_first(x):
+        i = cuda.grid(1)
+        if i < len(x[0]):
+            x[0][i] = 1.0
+
+    frozen = np.zeros(4)
+    frozen.setflags(write=False)
+    with pytest.raises(LaunchError, match="an array in a tuple argument is a read-only"):
+        write_first[1, 4]((frozen,))
+    np.testing.assert_equal(frozen, np.zeros(4))
