@@ -478,11 +478,21 @@ def device_array(shape, dtype=np.float64, order: str = "C", device=None, stream=
 
 
 def device_array_like(ary, device=None, stream=None) -> DeviceArray:
-    """An uninitialized device array with the shape, dtype and order of *ary*."""
+    """An uninitialized contiguous device array with the shape and dtype of *ary*, its
+    axes laid out in the order of *ary*'s strides (NumPy's ``empty_like``, order 'K'):
+    C or F for a contiguous array, and for a strided view the order its strides give."""
     order = "F" if (getattr(ary, "flags", None) is not None and ary.flags.f_contiguous
                     and not ary.flags.c_contiguous) else "C"
     if isinstance(ary, DeviceArray):
         order = "F" if ary.layout == "F" else "C"
+    strides = getattr(ary, "strides", None)
+    if order == "C" and strides and len(ary.shape) > 1 and \
+            not (isinstance(ary, DeviceArray) and ary.layout == "C") and \
+            not (isinstance(ary, np.ndarray) and ary.flags.c_contiguous):
+        # outermost axis (largest stride) first, ties kept in axis order, as NumPy
+        perm = sorted(range(len(strides)), key=lambda k: -abs(strides[k]))
+        inner = device_array(tuple(ary.shape[k] for k in perm), ary.dtype, device=device)
+        return inner.transpose(tuple(perm.index(k) for k in range(len(perm))))
     return device_array(ary.shape, ary.dtype, order=order, device=device)
 
 

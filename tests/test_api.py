@@ -207,3 +207,26 @@ def test_available_targets_survives_loading_the_targets_subpackage():
 
     names = gpux.available_targets()
     assert {"opencl", "cuda", "metal"} <= set(names)
+
+
+@pytest.mark.parametrize("shape,order,view", [
+    ((10, 12), "C", np.s_[::2, ::2]),
+    ((10, 12), "F", np.s_[::2, ::2]),
+    ((4, 6, 8), "C", np.s_[::2, :, ::2]),
+    ((4, 6, 8), "F", np.s_[:, ::3]),
+    ((10,), "C", np.s_[::2]),
+    ((10, 12), "F", np.s_[:]),
+])
+def test_device_array_like_lays_out_axes_as_numpy(opencl_device, shape, order, view):
+    # a contiguous array whose axes follow the strides of the original (NumPy's
+    # zeros_like), for host arrays, device arrays and strided views of either
+    host = np.zeros(shape, order=order)[view]
+    dev = gpux.device_array(shape, order=order, device=opencl_device)[view]
+    want = np.zeros_like(host)
+    for like in (gpux.device_array_like(host, device=opencl_device),
+                 gpux.device_array_like(dev, device=opencl_device)):
+        assert like.shape == want.shape and like.strides == want.strides
+        assert like.flags["C_CONTIGUOUS"] == want.flags["C_CONTIGUOUS"]
+        assert like.flags["F_CONTIGUOUS"] == want.flags["F_CONTIGUOUS"]
+    t = host.T  # a transposed strided view: axes in the view's own stride order
+    assert gpux.device_array_like(t, device=opencl_device).strides == np.zeros_like(t).strides
