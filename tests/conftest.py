@@ -67,15 +67,6 @@ def _feature_skips(request):
     yield
 
 
-def _devmod():
-    # ``numba_gpux.devices`` is also the name of a public function
-    import sys
-
-    import numba_gpux.devices  # noqa: F401
-
-    return sys.modules["numba_gpux.devices"]
-
-
 def _devices_of(target: str):
     return [d for d in gpux.devices() if d.target_name == target]
 
@@ -111,13 +102,10 @@ def device_params():
 @pytest.fixture(params=device_params())
 def device(request):
     """Each available device in turn, selected as the default."""
-    dev = request.param
-    devmod = _devmod()
+    from gpux_testing import selected
 
-    prev = devmod._selected
-    devmod.select_device(dev)
-    yield dev
-    devmod._selected = prev
+    with selected(request.param) as dev:
+        yield dev
 
 
 @pytest.fixture
@@ -126,12 +114,10 @@ def opencl_device():
     if not devs:
         pytest.skip(unusable_reason() or "no SPIR-V capable OpenCL device "
                                          "(pip install 'numba-gpux[cpu]')")
-    devmod = _devmod()
+    from gpux_testing import selected
 
-    prev = devmod._selected
-    devmod.select_device(devs[0])
-    yield devs[0]
-    devmod._selected = prev
+    with selected(devs[0]) as dev:
+        yield dev
 
 
 @pytest.fixture
@@ -139,12 +125,10 @@ def cuda_device():
     devs = _devices_of("cuda")
     if not devs:
         pytest.skip("no NVIDIA GPU with cuda-python available")
-    devmod = _devmod()
+    from gpux_testing import selected
 
-    prev = devmod._selected
-    devmod.select_device(devs[0])
-    yield devs[0]
-    devmod._selected = prev
+    with selected(devs[0]) as dev:
+        yield dev
 
 
 @pytest.fixture

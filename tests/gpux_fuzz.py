@@ -250,9 +250,8 @@ def run_batch(batch: Batch, routes, opt: int) -> dict:
 
 
 def _run_on(ns, batch: Batch, route: str):
-    import sys
-
     import numba_gpux as gpux
+    from gpux_testing import selected
 
     args = batch.inputs()
     oi, of = batch.outputs()
@@ -268,16 +267,11 @@ def _run_on(ns, batch: Batch, route: str):
             if not ok:
                 raise RuntimeError(f"ptxas rejected the PTX: {messages}")
             return None
-        devmod = sys.modules["numba_gpux.devices"]
-        prev = devmod._selected
-        devmod.select_device(_device_for(route))
-        try:
+        with selected(_device_for(route)):
             dargs = [gpux.to_device(a) for a in args]
             doi, dof = gpux.to_device(oi), gpux.to_device(of)
             ns["kern"][(batch.n_items + 63) // 64, 64](*dargs, doi, dof)
             return doi.copy_to_host(), dof.copy_to_host()
-        finally:
-            devmod._selected = prev
     except Exception as e:  # a compile failure is a finding, reported per route
         return e
 

@@ -12,7 +12,9 @@ with ``GPUX_TESTS_POCL_HERE=1``; a failure there fails the suite as usual.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import sys
 
 POCL_PLATFORM = "Portable Computing Language"
 POCL_HERE_ENV = "GPUX_TESTS_POCL_HERE"
@@ -30,3 +32,15 @@ def is_pocl(device) -> bool:
 def testable_here(device) -> bool:
     """PoCL devices only in the PoCL process, the others only outside it."""
     return is_pocl(device) == pocl_here()
+
+
+@contextlib.contextmanager
+def selected(device):
+    """*device* is the default device inside the block; the previous choice after it."""
+    devmod = sys.modules["numba_gpux.devices"]
+    prev = devmod._selected
+    devmod.select_device(device)
+    try:
+        yield device
+    finally:
+        devmod._selected = prev

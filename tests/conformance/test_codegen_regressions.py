@@ -33,13 +33,10 @@ def _routes():
 
 @pytest.fixture(params=_routes())
 def route(request):
-    import sys
+    from gpux_testing import selected
 
-    devmod = sys.modules["numba_gpux.devices"]
-    prev = devmod._selected
-    devmod.select_device(request.param)
-    yield request.param
-    devmod._selected = prev
+    with selected(request.param) as dev:
+        yield dev
 
 
 OPTS = pytest.mark.parametrize("opt", [0, 1, 3])

@@ -38,14 +38,10 @@ def _route_devices():
 
 @pytest.fixture(params=_route_devices())
 def cdev(request):
-    import sys
+    from gpux_testing import selected
 
-    devmod = sys.modules["numba_gpux.devices"]
-
-    prev = devmod._selected
-    devmod.select_device(request.param)
-    yield request.param
-    devmod._selected = prev
+    with selected(request.param) as dev:
+        yield dev
 
 
 def test_saxpy(cdev, rng):
