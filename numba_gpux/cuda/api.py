@@ -574,8 +574,20 @@ def pinned_array(shape, dtype=np.float64, strides=None, order="C"):
     return _host_array(shape, dtype, strides, order)
 
 
+def _host_like(ary):
+    """An empty host array shaped like *ary*, host or device, its axes in *ary*'s stride
+    order (NumPy's empty_like); a device array's data is not copied to find out."""
+    if isinstance(ary, np.ndarray):
+        return np.empty_like(ary)
+    dtype = np.dtype(ary.dtype)
+    # a view of one element with *ary*'s strides: empty_like reads only its layout
+    layout = np.lib.stride_tricks.as_strided(np.empty(1, dtype), shape=ary.shape,
+                                             strides=ary.strides, writeable=False)
+    return np.empty_like(layout)
+
+
 def pinned_array_like(ary):
-    return np.empty_like(ary)
+    return _host_like(ary)
 
 
 def mapped_array(shape, dtype=np.float64, strides=None, order="C", stream=0,
@@ -587,7 +599,7 @@ def mapped_array(shape, dtype=np.float64, strides=None, order="C", stream=0,
 
 
 def mapped_array_like(ary, stream=0, portable=False, wc=False):
-    return np.empty_like(ary)
+    return _host_like(ary)
 
 
 def managed_array(shape, dtype=np.float64, strides=None, order="C", stream=0,

@@ -155,3 +155,20 @@ def test_visible_devices_variable_narrows_cuda_gpus(device):
                          timeout=300)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["1", device.spec, "0"]
+
+
+@pytest.mark.parametrize("shape,order,view", [
+    ((10, 12), "F", np.s_[:]),
+    ((10, 12, 14), "F", np.s_[:]),
+    ((10, 12), "F", np.s_[::2, ::2]),
+    ((10, 12), "C", np.s_[::2, ::2]),
+])
+def test_host_arrays_like_a_device_array_keep_its_layout(device, shape, order, view):
+    # pinned/mapped_array_like of a device array: NumPy's empty_like layout, found from
+    # the device array's strides (its data is not copied to the host to find out)
+    d = cuda.device_array(shape, order=order)[view]
+    want = np.zeros_like(np.zeros(shape, order=order)[view])
+    for like in (cuda.pinned_array_like, cuda.mapped_array_like, cuda.device_array_like):
+        got = like(d)
+        assert got.shape == want.shape and got.strides == want.strides, like.__name__
+        assert got.flags["F_CONTIGUOUS"] == want.flags["F_CONTIGUOUS"], like.__name__
