@@ -49,6 +49,7 @@ from ..errors import LaunchError as KernelRuntimeError
 from . import fp16, random  # noqa: E402,F401
 from . import args, core, cudadrv, extending, misc, np, typeconv, typing, utils  # noqa: E402,F401
 from .core import config  # noqa: E402,F401
+from .cudadrv import devicearray  # noqa: E402,F401 - numba.cuda.devicearray, as code reaches it
 from .cudadrv.linkable_code import (  # noqa: E402,F401
     LinkableCode, PTXSource, CUSource, Cubin, Fatbin, Archive, Object, LTOIR,
 )

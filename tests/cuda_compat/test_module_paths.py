@@ -78,6 +78,8 @@ def test_top_level_names():
     assert cuda.CUSource("int f() { return 0; }", name="f.cu").name == "f.cu"
     assert cuda.PTXSource(b"").name == "<unnamed-ptx>"
     assert cuda.nvvm.is_available() is False
+    assert cuda.devicearray is importlib.import_module("numba_gpux.cuda.cudadrv.devicearray")
+    assert cuda.devicearray.DeviceNDArray is cuda.DeviceNDArray
     with pytest.raises(cuda.cudadrv.error.NvvmSupportError, match="NVPTX"):
         cuda.nvvm.NVVM()
 
