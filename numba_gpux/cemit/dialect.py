@@ -96,6 +96,9 @@ class Dialect:
     constant_array: str = "{q} ulong {name}[{n}] = {{{init}}};"
     #: function-scope work-group (shared) array
     shared_array: str = "{q} ulong {name}[{n}];"
+    #: function-scope private array (an ``alloca``): {name}, {bytes} its size rounded up to
+    #: whole 8-byte words, {words} that many words, {align} its alignment (8 or more)
+    private_array: str = "ulong {name}[{words}];"
     helper_prefix: str = "static inline"
     #: pragmas / extensions needed when a feature is used: "fp64", "fp16"
     feature_preambles: Mapping[str, str] = field(default_factory=dict)

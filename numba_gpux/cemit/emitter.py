@@ -10,6 +10,8 @@ spelling and constant data from :mod:`.values`.
 
 from __future__ import annotations
 
+import re
+
 from ..errors import InternalCompilerError
 from . import structure as S
 from .dialect import Dialect
@@ -292,12 +294,16 @@ class _Emitter:
         for name, i in st.defs.items():
             if name in st.inline:
                 if i.op == "alloca":
-                    size = type_size_align(i.src_ty)[0]
+                    size, align = type_size_align(i.src_ty)
                     if i.args and i.args[0].kind == "int":
                         size *= i.args[0].value
                     elif i.args:
                         raise SourceEmitError("variable-sized stack arrays are not supported")
-                    st.arrays.append(f"ulong {st.cname(name)}_mem[{max(1, (size + 7) // 8)}];")
+                    am = re.search(r", align (\d+)", i.text)
+                    words = max(1, (size + 7) // 8)
+                    st.arrays.append(d.private_array.format(
+                        name=f"{st.cname(name)}_mem", words=words, bytes=8 * words,
+                        align=max(8, align, int(am.group(1)) if am else 0)))
                 continue
             decls.append(f"{st.decl_type(i)} {st.cname(name)};")
         for t, ty in self.extra_decls.get(st, {}).items():

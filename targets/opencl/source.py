@@ -46,6 +46,11 @@ OPENCL_C = register_dialect(Dialect(
     # Numba's semantics, and the SPIR-V route's ContractionOff, round each operation
     contract_off="#pragma OPENCL FP_CONTRACT OFF",
     contract_on="#pragma OPENCL FP_CONTRACT ON",
+    # private arrays as bytes: the OpenCL C compiler of intel-opencl-rt 2026.2 loses or
+    # misplaces the second of two stores at computed indices into a `ulong m[8]` (then
+    # a load of m[0]; right with -cl-opt-disable, and right with the same accesses to a
+    # byte array) -- the source-route twin of legalize.byte_allocas
+    private_array="uchar {name}[{bytes}] __attribute__((aligned({align})));",
 ))
 
 SRC = registry("opencl-c.src")

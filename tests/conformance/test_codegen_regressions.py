@@ -100,6 +100,52 @@ def test_local_array_stays_private_to_each_work_item(route, opt):
     np.testing.assert_array_equal(out, want)
 
 
+
+# -- two stores at computed indices into one private array, then a read --
+
+def two_computed_stores(b, x, out):
+    i = gpux.grid(1)
+    if i < out.size:
+        m = gpux.local.array(8, np.int64)
+        for q in range(8):
+            m[q] = 63
+        xv = np.int64(x[i])
+        m[(xv & 1) if b[i] else 0] = 7
+        m[0 if b[i] else 5] = 0
+        out[i] = m[0] * 1000 + (xv & 3)
+
+
+@OPTS
+def test_second_computed_store_into_private_array(route, opt):
+    """At opt=1 the OpenCL C route's kernel stores at ``select(x & 1, 0, !b)`` and then
+    through a select of two pointers into one private array; the Intel CPU compiler
+    misplaced the second store (37 of 64 wrong) while the array was declared as words
+    (``ulong m[8]``).  Declared as bytes it is right."""
+    n = 64
+    rng = np.random.default_rng(0)
+    b = rng.integers(0, 2, n).astype(np.bool_)
+    x = rng.integers(0, 100, n).astype(np.uint64)
+    out = _on(route, two_computed_stores, opt, b, x, np.zeros(n, np.int64))[-1]
+    want = []
+    for bi, xi in zip(b.tolist(), x.tolist()):
+        m = [63] * 8
+        m[(xi & 1) if bi else 0] = 7
+        m[0 if bi else 5] = 0
+        want.append(m[0] * 1000 + (xi & 3))
+    np.testing.assert_array_equal(out, want)
+
+
+def test_private_arrays_are_declared_as_bytes(route):
+    if route.target_name != "opencl-c":
+        pytest.skip("the declaration is OpenCL C source")
+    from numba import types
+
+    sig = (types.boolean[::1], types.uint64[::1], types.int64[::1])
+    text = gpux.compile(gpux.jit(opt=3)(two_computed_stores), sig, target=route).text
+    assert "uchar gpux_local" in text and "__attribute__((aligned(8)))" in text, text
+    assert "ulong gpux_local" not in text, text
+
+
 # -- no contraction of a * b + c without fastmath --
 
 def mul_add(v, g, d, x, y, out64, out32):
@@ -249,6 +295,7 @@ CONFORMANCE_KERNELS = [
     (negate_by_compare, "void(int64[::1], int64[::1], int64[::1], float64[::1], int64[::1], "
                         "float64[::1])"),
     (local_array_in_device_function, "void(int64[::1], float64[::1], float64[::1], float64[::1])"),
+    (two_computed_stores, "void(boolean[::1], uint64[::1], int64[::1])"),
     (mul_add, "void(float64[::1], float64[::1], float64[::1], float32[::1], float32[::1], "
               "float64[::1], float32[::1])"),
     (bool_or_minus, "void(boolean[::1], boolean[::1], int64[::1], int64[::1])"),
