@@ -10,6 +10,9 @@ from __future__ import annotations
 import numba
 import numpy as np
 import pytest
+from llvmlite import ir as llvm_ir
+from numba.core import types
+from numba.extending import intrinsic
 
 import numba_gpux as gpux
 
@@ -138,7 +141,6 @@ def test_second_computed_store_into_private_array(route, opt):
 def test_private_arrays_are_declared_as_bytes(route):
     if route.target_name != "opencl-c":
         pytest.skip("the declaration is OpenCL C source")
-    from numba import types
 
     sig = (types.boolean[::1], types.uint64[::1], types.int64[::1])
     text = gpux.compile(gpux.jit(opt=3)(two_computed_stores), sig, target=route).text
@@ -172,7 +174,6 @@ def test_fastmath_source_may_contract(route):
     """With fastmath the OpenCL C route lets the compiler fuse (the IR allows it)."""
     if route.target_name != "opencl-c":
         pytest.skip("the contraction pragma is OpenCL C source")
-    from numba import types
 
     a64 = types.float64[::1]
     a32 = types.float32[::1]
@@ -210,6 +211,48 @@ def test_bool_or_and_saturating_sub(route, opt):
     out = _on(route, saturating_sub, opt, d, np.zeros(n))[-1]
     want = numba.njit(lambda d: np.array([np.int64(1) - max(x * x, np.uint64(1)) for x in d]))(d)
     np.testing.assert_array_equal(out, want)
+
+
+
+# llvm.bitreverse.i1: InstCombine made it from the kernel above once; LLVM 22 no longer
+# does, so the intrinsic is called directly (it survives the optimizer at every level)
+
+@intrinsic(target="gpux")
+def _bitreverse_bool(typingctx, x):
+    if not isinstance(x, types.Boolean):
+        return None
+
+    def codegen(context, builder, sig, args):
+        fn = builder.module.declare_intrinsic("llvm.bitreverse", [llvm_ir.IntType(1)])
+        return builder.call(fn, [args[0]])
+    return types.boolean(x), codegen
+
+
+def bitreverse_bool(a, g, out):
+    i = gpux.grid(1)
+    if i < out.size:
+        out[i] = (np.int64(_bitreverse_bool(a[i]))
+                  | np.int64(_bitreverse_bool(a[i] != (g[i] > 0)))) - g[i]
+
+
+@OPTS
+def test_bitreverse_of_a_bool(route, opt, monkeypatch):
+    from numba_gpux import compiler
+
+    before = []
+    real = compiler._replace_intrinsics
+
+    def watch(job):
+        before.append(str(job.module))
+        return real(job)
+
+    monkeypatch.setattr(compiler, "_replace_intrinsics", watch)
+    n = 64
+    a = np.arange(n) % 3 == 0
+    g = np.arange(n, dtype=np.int64) - 20
+    out = _on(route, bitreverse_bool, opt, a, g, np.zeros(n, np.int64))[-1]
+    assert before and "@llvm.bitreverse.i1(" in before[-1]
+    np.testing.assert_array_equal(out, (a.astype(np.int64) | (a != (g > 0)).astype(np.int64)) - g)
 
 
 def floordiv_loop(x, out):
@@ -300,6 +343,7 @@ CONFORMANCE_KERNELS = [
               "float64[::1], float32[::1])"),
     (bool_or_minus, "void(boolean[::1], boolean[::1], int64[::1], int64[::1])"),
     (saturating_sub, "void(uint64[::1], float64[::1])"),
+    (bitreverse_bool, "void(boolean[::1], int64[::1], int64[::1])"),
     (floordiv_loop, "void(float64[::1], float64[::1])"),
     (nested_while_continue, "void(int64[::1], int64[::1])"),
 ]
