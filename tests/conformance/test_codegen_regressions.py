@@ -285,6 +285,74 @@ def _floordiv_loop_ref(x):
     return out
 
 
+
+# -- more of the shapes once reported as not compiling (never reproduced as kernels):
+# a float // in while loops with computed trip counts (the optimizer once made 3-bit
+# integers of such counters), and a clamped np.int32 cast reassigned in a loop (at
+# opt=1 the Intel driver once rejected the SPIR-V) --
+
+def _floordiv_countdown(v, k):
+    n = k & 7
+    while n > 0:
+        v = (v * 3.0) // 2.0
+        n -= 1
+    return v
+
+
+def _floordiv_break(v, k):
+    n = 0
+    while n < 5:
+        n += 1
+        if v // 3.0 > k:
+            break
+        v = v + 1.5
+    return n * 10 + (v // 1.0)
+
+
+def _int32_clamp_for(v, k):
+    w = np.int32(min(max(v, -1000.0), 1000.0))
+    for j in range(k & 7):
+        w = np.int32(w * 3 + j)
+    return w
+
+
+def _int32_clamp_while(v, k):
+    w = np.int32(min(max(v, -1048576.0), 1048576.0))
+    j = 0
+    while j < (k & 15):
+        w = np.int32(w // 2) if w > 7 else np.int32(w + j)
+        j += 1
+    return w
+
+
+_LOOP_BODIES = [_floordiv_countdown, _floordiv_break, _int32_clamp_for, _int32_clamp_while]
+
+
+def _loop_kernel(body):
+    dev = gpux.jit(device=True)(body)
+
+    def loop_kernel(x, k, out):
+        i = gpux.grid(1)
+        if i < out.size:
+            out[i] = dev(x[i], k[i])
+    return loop_kernel
+
+
+def _loop_reference(body):
+    f = numba.njit(body)
+    return lambda x, k: np.array([f(a, b) for a, b in zip(x, k)], np.float64)
+
+
+@pytest.mark.parametrize("body", _LOOP_BODIES, ids=lambda b: b.__name__.strip("_"))
+@pytest.mark.parametrize("opt", [0, 1, 2, 3])
+def test_float_floordiv_and_int32_clamp_loops(route, opt, body):
+    n = 64
+    x = np.concatenate([np.linspace(-5.0, 900.0, n - 4), [0.0, np.inf, -np.inf, 2.5]])
+    k = np.arange(n, dtype=np.int64) * 7 - 100
+    out = _on(route, _loop_kernel(body), opt, x, k, np.zeros(n))[-1]
+    np.testing.assert_array_equal(out, _loop_reference(body)(x, k))
+
+
 # -- control flow the OpenCL C emitter once could not read: a switch (LLVM 22 keeps
 # switch case values out of the operand list), made by the optimizer from a nested
 # while loop whose condition and continues test the same value --
@@ -346,4 +414,5 @@ CONFORMANCE_KERNELS = [
     (bitreverse_bool, "void(boolean[::1], int64[::1], int64[::1])"),
     (floordiv_loop, "void(float64[::1], float64[::1])"),
     (nested_while_continue, "void(int64[::1], int64[::1])"),
+    *((_loop_kernel(b), "void(float64[::1], int64[::1], float64[::1])") for b in _LOOP_BODIES),
 ]
