@@ -10,7 +10,8 @@ by ptxas) and compared with numba.njit.  Batch k holds ``--batch`` cases from se
 same cases.  Batches run in a worker process (a kernel that hangs or a crash costs
 that worker, not the run); each failing case is isolated, then minimized statement by
 statement, every check in a fresh child process, and written as a standalone
-reproducer script under ``--repro-dir``.  A summary (cases and failures per route,
+reproducer script under ``--repro-dir``; a case that fails only in its batch is kept
+with the fewest other cases it needs (``gpux_fuzz.reduce_cases``).  A summary (cases and failures per route,
 seeds) goes to ``benchmarks/results/fuzz.json``.  See docs/testing.md.
 """
 
@@ -25,7 +26,7 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-TESTS = os.path.join(HERE, "..", "tests")
+TESTS = os.path.normpath(os.path.join(HERE, "..", "tests"))
 sys.path.insert(0, TESTS)
 
 import gpux_fuzz as F  # noqa: E402
@@ -104,16 +105,21 @@ warnings.simplefilter("ignore")
 sys.path.insert(0, {tests!r})
 import gpux_fuzz as F
 spec = json.loads(sys.stdin.read())
-status, detail = F.check_one(F.case_from_json(spec["case"]), spec["inputs"], spec["route"],
-                             spec["opt"])
+status, detail = F.check_cases([F.case_from_json(c) for c in spec["cases"]], spec["inputs"],
+                               spec["route"], spec["opt"], spec["name"])
 print(json.dumps({{"status": status, "detail": detail[:2000]}}))
 """
 
 
 def check_in_child(case, inputs, route, opt, timeout):
     """check_one in a fresh Python process: (status, detail); a hang is "timeout"."""
-    spec = json.dumps({"case": F.case_to_json(case), "inputs": inputs, "route": route,
-                       "opt": opt})
+    return check_cases_in_child([case], inputs, route, opt, case.name, timeout)
+
+
+def check_cases_in_child(cases, inputs, route, opt, name, timeout):
+    """check_cases in a fresh Python process: (status, detail); a hang is "timeout"."""
+    spec = json.dumps({"cases": [F.case_to_json(c) for c in cases], "inputs": inputs,
+                       "route": route, "opt": opt, "name": name})
     try:
         p = subprocess.run([sys.executable, "-c", _CHILD.format(tests=TESTS)], input=spec,
                            capture_output=True, text=True, timeout=timeout)
@@ -123,6 +129,39 @@ def check_in_child(case, inputs, route, opt, timeout):
         tail = (p.stderr or "").strip().splitlines()[-3:]
         return "crash", f"exit status {p.returncode}: {' | '.join(tail)}"
     return tuple(json.loads(p.stdout.strip().splitlines()[-1]).values())
+
+
+def batch_only(seed, batch, case, fail, opt, args):
+    """A case that fails only in company: the fewest other cases of its batch found
+    with which it still fails (``reduce_cases``, each check a fresh child process on
+    all the batch's work-items), and a reproducer of that smaller kernel."""
+    route = fail["route"]
+    inputs = [a.tolist() for a in batch.inputs()]
+    order = {c.name: k for k, c in enumerate(batch.cases)}
+    others = [c for c in batch.cases if c.name != case.name]
+
+    def company(sub):
+        return sorted([case, *sub], key=lambda c: order[c.name])
+
+    def still(sub):
+        return check_cases_in_child(company(sub), inputs, route, opt, case.name,
+                                    args.timeout)[0] == fail["kind"]
+
+    report = {"seed": seed, "route": route, "opt": opt, "case": case.name,
+              "kind": fail["kind"], "detail": fail["detail"]}
+    if not still(others):
+        return {**report, "note": "does not fail alone, nor again in its batch"}
+    kept = F.reduce_cases(others, still, args.max_batch_steps) if args.minimize else others
+    path = os.path.join(args.repro_dir, f"repro_{seed}_{case.name}_{route}_O{opt}_batch.py")
+    os.makedirs(args.repro_dir, exist_ok=True)
+    with open(path, "w") as f:
+        f.write(F.batch_reproducer(company(kept), inputs, case.name, route, opt,
+                                   f"{fail['kind']} on {route} at opt={opt} (batch seed "
+                                   f"{seed}): {fail['detail'][:200]}", os.path.relpath(path),
+                                   TESTS))
+    print(f"  reproducer (with {len(kept)} other cases): {path}", flush=True)
+    return {**report, "note": f"fails only with {len(kept)} other case(s) of its batch",
+            "company": [c.name for c in kept], "reproducer": path}
 
 
 def investigate(seed, n, fail, opt, args):
@@ -145,10 +184,13 @@ def investigate(seed, n, fail, opt, args):
     for case in cases[:args.max_minimize]:
         inputs = F._input_rows(batch, rows)
         status, detail = check_in_child(case, inputs, route, opt, args.timeout)
+        if status in ("ok", "reference"):  # all the batch's work-items: a fault may need them
+            every = F._input_rows(batch, range(batch.n_items))
+            status, detail = check_in_child(case, every, route, opt, args.timeout)
+            if status not in ("ok", "reference"):
+                inputs = every
         if status in ("ok", "reference"):
-            reports.append({"seed": seed, "route": route, "opt": opt, "case": case.name,
-                            "kind": fail["kind"], "detail": fail["detail"],
-                            "note": "does not fail alone"})
+            reports.append(batch_only(seed, batch, case, fail, opt, args))
             continue
         small = case
         if args.minimize:
@@ -196,6 +238,8 @@ def main(argv=None):
     ap.add_argument("--no-minimize", dest="minimize", action="store_false")
     ap.add_argument("--max-steps", type=int, default=120, help="minimization checks per case")
     ap.add_argument("--max-minimize", type=int, default=3, help="cases minimized per failure")
+    ap.add_argument("--max-batch-steps", type=int, default=40,
+                    help="checks spent finding the other cases a batch-only failure needs")
     ap.add_argument("--repro-dir", default=os.path.join(HERE, "results", "fuzz_repro"))
     ap.add_argument("--json", default=os.path.join(HERE, "results", "fuzz.json"))
     args = ap.parse_args(argv)

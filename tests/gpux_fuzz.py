@@ -36,8 +36,8 @@ from gpux_fuzz_gen import (BOOL, CAST, EXACT_MATH, F32, F64, FLOATS, I64, INTS, 
                            TRANSCENDENTAL, U64, Case, _Gen, generate_case)
 
 __all__ = ["Case", "Batch", "generate_case", "generate_batch", "run_batch",
-           "ROUTES", "available_routes", "compare", "reference", "check_one", "minimize",
-           "reproducer"]
+           "ROUTES", "available_routes", "compare", "reference", "check_one", "check_cases",
+           "minimize", "reduce_cases", "reproducer", "batch_reproducer"]
 
 
 # -- batches: many cases, one kernel --
@@ -281,7 +281,14 @@ def _run_on(ns, batch: Batch, route: str):
 def check_one(case: Case, inputs, route: str, opt: int) -> tuple[str, str]:
     """Run *case* alone on *inputs* (one row per work-item) on *route* at *opt*:
     ("ok" | "mismatch" | "compile" | "reference", detail)."""
-    batch = Batch([case], 0, len(inputs[0]), tuple(inputs))
+    return check_cases([case], inputs, route, opt, case.name)
+
+
+def check_cases(cases, inputs, route: str, opt: int, name: str) -> tuple[str, str]:
+    """Run *cases* as one kernel on *inputs* (the batch's input arrays, or some of their
+    rows) on *route* at *opt*, and report on the case called *name* as :func:`check_one`
+    does (a compile failure of the kernel counts as that case's)."""
+    batch = Batch(list(cases), 0, len(inputs[0]), tuple(inputs))
     try:
         want = reference(batch)
     except Exception as e:
@@ -291,11 +298,34 @@ def check_one(case: Case, inputs, route: str, opt: int) -> tuple[str, str]:
         return "compile", f"{type(got).__name__}: {got}"
     if got is None:
         return "ok", ""
-    bad = compare(batch, got, want)
-    if bad:
-        _, k, g, w = bad[0]
-        return "mismatch", f"work-item {k}: got {g!r}, want {w!r}"
+    for c, k, g, w in compare(batch, got, want):
+        if c.name == name:
+            return "mismatch", f"work-item {k}: got {g!r}, want {w!r}"
     return "ok", ""
+
+
+def reduce_cases(others: list, still_fails, max_steps: int = 40) -> list:
+    """The fewest of *others* (the rest of a batch) found with which *still_fails* (a
+    predicate on a list of them) holds: chunks are removed, halving their size when no
+    chunk can go (delta debugging), until single cases cannot go or *max_steps* checks.
+    For failures that need the company of other cases in one kernel."""
+    cur = list(others)
+    n, steps = 2, 0
+    while cur and steps < max_steps:
+        chunk = -(-len(cur) // n)
+        for start in range(0, len(cur), chunk):
+            trial = cur[:start] + cur[start + chunk:]
+            steps += 1
+            if still_fails(trial):
+                cur, n = trial, max(n - 1, 2)
+                break
+            if steps >= max_steps:
+                return cur
+        else:
+            if chunk == 1:
+                break
+            n = min(len(cur), 2 * n)
+    return cur
 
 
 def case_to_json(case: Case) -> dict:
@@ -447,3 +477,34 @@ def reproducer(case: Case, inputs, route: str, opt: int, what: str, path: str) -
         args=", ".join(f"a{k}[i]" for k in range(len(case.params))),
         dtypes="(" + ", ".join(dt[t] for t in case.params) + ",)",
         out_dtype=out_dtype, equal_nan=case.result in FLOATS)
+
+
+BATCH_REPRO_TEMPLATE = '''"""Reproducer written by benchmarks/fuzz.py: {what}.
+The case {name} fails only together with the other cases below, in one kernel
+(tests/gpux_fuzz.py builds it).  Run: python {path}  (exit status 1 while the
+defect is there)."""
+import json
+import sys
+
+sys.path.insert(0, {tests!r})
+import gpux_fuzz as F  # noqa: E402
+
+ROUTE, OPT, NAME = {route!r}, {opt}, {name!r}
+CASES = json.loads({cases!r})
+INPUTS = json.loads({inputs!r})  # the batch's input arrays (I, U, F, S, B) as lists
+
+status, detail = F.check_cases([F.case_from_json(c) for c in CASES], INPUTS, ROUTE, OPT, NAME)
+print(status, detail)
+sys.exit(1 if status in ("mismatch", "compile") else 0)
+'''
+
+
+def batch_reproducer(cases, inputs, name: str, route: str, opt: int, what: str, path: str,
+                     tests_dir: str) -> str:
+    """The text of a script that reproduces the failure of case *name* among *cases*
+    (one kernel, the batch's *inputs*), through this module in *tests_dir*."""
+    import json
+
+    return BATCH_REPRO_TEMPLATE.format(
+        what=what, path=path, name=name, route=route, opt=opt, tests=tests_dir,
+        cases=json.dumps([case_to_json(c) for c in cases]), inputs=json.dumps(inputs))

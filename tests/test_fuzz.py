@@ -93,3 +93,36 @@ def test_minimize_keeps_the_failure_and_shrinks():
     case = F.Case("f", src, [F.I64], F.I64)
     small = F.minimize(case, lambda c: "v2 = a0 * 3" in c.source and "return v2" in c.source)
     assert "v2 = a0 * 3" in small.source and "v1" not in small.source and "v3" not in small.source
+
+
+def test_reduce_cases_finds_the_company_a_failure_needs():
+    """A failure that needs cases 3 and 11 of a batch (in any order) keeps those two."""
+    others = list(range(20))
+    checks = []
+
+    def still(sub):
+        checks.append(len(sub))
+        return 3 in sub and 11 in sub
+
+    assert sorted(F.reduce_cases(others, still)) == [3, 11]
+    assert len(checks) <= 40
+    assert F.reduce_cases(others, lambda sub: True) == []
+    # a budget of checks is kept: what is left still fails
+    kept = F.reduce_cases(others, still, max_steps=3)
+    assert 3 in kept and 11 in kept
+
+
+def test_check_cases_reports_on_the_named_case():
+    routes = F.available_routes()
+    if not routes:
+        pytest.skip("no OpenCL device with SPIR-V and no ptxas")
+    batch = F.generate_batch(SEED, 3)
+    inputs = [a.tolist() for a in batch.inputs()]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        status, detail = F.check_cases(batch.cases, inputs, routes[0], 3, batch.cases[1].name)
+    assert (status, detail) == ("ok", "")
+    text = F.batch_reproducer(batch.cases, inputs, batch.cases[1].name, routes[0], 3,
+                              "a test", "repro.py", "/nonexistent/tests")
+    compile(text, "repro.py", "exec")
+    assert batch.cases[1].name in text and "check_cases" in text
