@@ -148,6 +148,7 @@ class GpuxFunction:
         self._shims: dict = {}                      # (argtypes, device) -> Shim
         self._launch_keys: dict = {}                # launch.py's launch keys
         self._configs: dict = {}                    # k[...] key -> LaunchConfig
+        self._extensions: list = []                 # see the extensions property
         self._numba_type_ = GpuxFunctionType(self)
         self._in_progress: set = set()
         self._nonliteral_failed: set = set()        # non-literal argtypes that did not type
@@ -162,6 +163,24 @@ class GpuxFunction:
             eager = [self.compile_neutral_sig(sig).argtypes for sig in signatures]
             if not device:
                 self._eager = tuple(dict.fromkeys(eager))
+
+    @property
+    def extensions(self) -> list:
+        """Objects applied to each argument before a launch: for every argument in
+        turn, ``value_type, value = ext.prepare_args(value_type, value, stream=stream,
+        retr=retr)`` (the argument's Numba type and value; *stream* is the launch's
+        queue, or None; *retr* a list of callables, run after the launch in order, e.g.
+        to copy results back).  What they return is launched.  Kernels with
+        extensions take the generic launch path on every launch."""
+        # the list may be changed through what this returns: launches already known
+        # by their argument types alone must not bypass it from now on
+        self._launch_keys.clear()
+        return self._extensions
+
+    @extensions.setter
+    def extensions(self, value) -> None:
+        self._launch_keys.clear()
+        self._extensions = list(value)
 
     def match_signature(self, argtypes: tuple) -> tuple:
         """The argument types a launch with *argtypes* compiles for: *argtypes* itself,

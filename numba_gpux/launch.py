@@ -463,6 +463,28 @@ def _launch_generic(dispatcher, cfg, args, device):
     if len(args) != dispatcher._nparams:
         raise LaunchError(f"kernel {dispatcher.__name__} takes {dispatcher._nparams} "
                           f"argument(s) but {len(args)} were given")
+    if dispatcher._extensions:
+        return _launch_extended(dispatcher, cfg, args, device)
+    return _launch_arguments(dispatcher, cfg, args, device)
+
+
+def _launch_extended(dispatcher, cfg, args, device):
+    """A launch whose arguments the kernel's extensions prepare first (see
+    GpuxFunction.extensions); the callables they leave in *retr* run after it."""
+    retr: list = []
+    prepared = []
+    for a in args:
+        ty = _typeof(a.ary if isinstance(a, HostArg) else a)
+        for ext in dispatcher._extensions:
+            ty, a = ext.prepare_args(ty, a, stream=cfg.queue, retr=retr)
+        prepared.append(a)
+    _launch_arguments(dispatcher, cfg, tuple(prepared), device, enter_key=False)
+    for callback in retr:
+        callback()
+    return None
+
+
+def _launch_arguments(dispatcher, cfg, args, device, enter_key: bool = True):
     _check_devices(dispatcher, args, device)
     host = None
     for i, a in enumerate(args):
@@ -483,7 +505,8 @@ def _launch_generic(dispatcher, cfg, args, device):
     if shim is None or shim.epoch != _overlays.epoch:
         shim = _shim_for(dispatcher, argtypes, device)
         dispatcher._shims[key] = shim
-    _enter_launch_key(dispatcher, device, args, argtypes, shim)
+    if enter_key:
+        _enter_launch_key(dispatcher, device, args, argtypes, shim)
     generic_launch(shim, cfg, shim.flatten(args))
     return None
 
@@ -518,6 +541,10 @@ def _launch_with_host_arrays(dispatcher, cfg, args, host, device):
         copy_in = copy_out = True
         if isinstance(h, HostArg):  # In / Out / InOut say which way to copy
             h, copy_in, copy_out = h.ary, h.copy_in, h.copy_out
+            if isinstance(h, tuple):
+                return on_device(h, i)
+            if not isinstance(h, (np.ndarray, DeviceArray)) and not hasattr(h, "__array__"):
+                return h  # a number with a hint: passed by value, as without one
             if isinstance(h, DeviceArray):
                 if h._alloc.device is not device:
                     _wrong_device(dispatcher, where, h, device)
