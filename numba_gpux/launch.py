@@ -39,6 +39,8 @@ that also carries ``.gpux_device`` makes launches on it use that device.
 from __future__ import annotations
 
 import functools
+import os
+import sys
 import threading
 import warnings
 from collections import OrderedDict
@@ -475,7 +477,7 @@ def _launch_extended(dispatcher, cfg, args, device):
     prepared = []
     for a in args:
         ty = _typeof(a.ary if isinstance(a, HostArg) else a)
-        for ext in dispatcher._extensions:
+        for ext in reversed(dispatcher._extensions):  # the last added sees values first
             ty, a = ext.prepare_args(ty, a, stream=cfg.queue, retr=retr)
         prepared.append(a)
     _launch_arguments(dispatcher, cfg, tuple(prepared), device, enter_key=False)
@@ -517,6 +519,18 @@ def _holds_host(t: tuple) -> bool:
                for x in t)
 
 
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+def _user_stacklevel() -> int:
+    """The ``stacklevel`` of the first caller outside numba_gpux, so that a warning
+    names the line of the user's launch."""
+    f, level = sys._getframe(1), 1
+    while f is not None and f.f_code.co_filename.startswith(_PACKAGE_DIR):
+        f, level = f.f_back, level + 1
+    return level
+
+
 def _launch_with_host_arrays(dispatcher, cfg, args, host, device):
     global _warned_numpy
     if not _warned_numpy and any(isinstance(args[i], np.ndarray) for i in host):
@@ -524,7 +538,7 @@ def _launch_with_host_arrays(dispatcher, cfg, args, host, device):
         warnings.warn(
             f"kernel {dispatcher.__name__}: NumPy arrays passed to a kernel are copied to the "
             f"device and back after every launch; use numba_gpux.to_device() to keep data on "
-            f"the device", NumpyArgumentWarning, stacklevel=3)
+            f"the device", NumpyArgumentWarning, stacklevel=_user_stacklevel())
     args = list(args)
     pairs = []
     readonly = []

@@ -51,16 +51,23 @@ def jit(func_or_sig=None, device: bool = False, inline="never", forceinline: boo
     if max_registers is not None:
         options["max_registers"] = max_registers
 
-    def with_extensions(made):
+    # numba.cuda launches a kernel given one signature (not a list) with whatever
+    # arrays it gets: integer arrays of the signature's width are viewed as its type
+    single = func_or_sig is not None and not callable(func_or_sig) \
+        and not isinstance(func_or_sig, list)
+
+    def finish(made):
+        if callable(made) and not isinstance(made, GpuxFunction):  # a decorator
+            return lambda fn: finish(made(fn))
         if extensions:
-            if callable(made) and not isinstance(made, GpuxFunction):  # a decorator
-                return lambda fn: with_extensions(made(fn))
             made.extensions = extensions
+        if single and not device:
+            made.bitcast_arrays = True
         return made
 
     if func_or_sig is None:
-        return with_extensions(lambda fn: _gpux_jit(fn, **options))
-    return with_extensions(_gpux_jit(func_or_sig, **options))
+        return finish(lambda fn: _gpux_jit(fn, **options))
+    return finish(_gpux_jit(func_or_sig, **options))
 
 
 def declare_device(name, sig, link=None, use_cooperative=False):

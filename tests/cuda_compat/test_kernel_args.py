@@ -4,6 +4,7 @@ arrays and scalars, copied to the device and back like top-level host arrays."""
 from collections import namedtuple
 
 import numpy as np
+import pytest
 
 from numba_gpux import cuda
 
@@ -160,3 +161,40 @@ def test_hints_on_scalars_and_tuples_pass_them_as_without_one(device):
     a = np.zeros(1, dtype=np.int64)
     put[1, 1](a, cuda.In(5), cuda.In((1, 2)))
     assert a[0] == 7
+
+
+def test_one_signature_views_integer_arrays_of_its_width(device):
+    def dec(a):
+        i, j = cuda.grid(2)
+        a[i, j] -= 1
+
+    one = cuda.jit("void(int32[:,:])")(dec)
+    a = np.arange(32, dtype=np.uint32).reshape(4, 8) + 5
+    one[1, (4, 8)](a)                       # uint32 data, viewed as int32
+    np.testing.assert_equal(a, np.arange(32).reshape(4, 8) + 4)
+    with pytest.raises(TypeError, match="No matching definition"):
+        one[1, (4, 8)](np.zeros((4, 8), dtype=np.int64))    # another width
+    with pytest.raises(TypeError, match="No matching definition"):
+        one[1, (4, 8)](np.zeros((4, 8), dtype=np.float32))  # not an integer
+    listed = cuda.jit(["void(int32[:,:])"])(dec)            # a list: types must match
+    with pytest.raises(TypeError, match="No matching definition"):
+        listed[1, (4, 8)](a)
+
+
+def test_extensions_apply_last_added_first(device):
+    order = []
+
+    class Tag:
+        def __init__(self, name):
+            self.name = name
+
+        def prepare_args(self, ty, val, stream=None, retr=None):
+            order.append(self.name)
+            return ty, val
+
+    @cuda.jit(extensions=[Tag("first"), Tag("second")])
+    def k(n):
+        pass
+
+    k[1, 1](1)
+    assert order == ["second", "first"]
