@@ -116,7 +116,14 @@ class GpuxTypingContext(TypingBaseContext):
             return val._numba_type_
         if isinstance(val, _CPUDispatcher):
             # a @numba.jit function called from a kernel (as numba.cuda allows):
-            # its Python source is compiled as a device function
+            # its Python source is compiled as a device function -- unless it was
+            # given signatures, which disable compiling it for other types (Numba's
+            # and numba.cuda's rule; Numba words the error "Untyped global name ...")
+            if not val._can_compile:
+                raise ValueError(
+                    f"using cpu function on device but its compilation is disabled: "
+                    f"@numba.jit function {val.py_func.__name__!r} was given explicit "
+                    f"signatures; use numba.jit without one, or numba_gpux.jit(device=True)")
             return _device_twin(val)._numba_type_
         if type(val) is type and val.__module__ == "builtins" \
                 and not issubclass(val, BaseException):
