@@ -245,6 +245,7 @@ class NeutralLibrary:
             main = ll.parse_assembly(texts[0])
             for t in texts[1:]:
                 main.link_in(ll.parse_assembly(t))
+            _link_helpers(main)
             if simplify:
                 simplify_neutral(main)
             self._neutral = str(main)
@@ -252,6 +253,14 @@ class NeutralLibrary:
         return self._neutral
 
     _neutral_simplified = False
+
+
+def _link_helpers(module) -> None:
+    """Define the C helpers of Numba's that *module* calls (language/helpers.py)."""
+    from .language.helpers import HELPER_NAMES, helper_text
+
+    for name in [f.name for f in module.functions if f.is_declaration and f.name in HELPER_NAMES]:
+        module.link_in(ll.parse_assembly(helper_text(name, target_context())))
 
 
 def simplify_neutral(module) -> None:

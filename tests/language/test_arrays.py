@@ -123,3 +123,26 @@ def test_device_array_helpers(device):
     assert gpux.is_device_array(d2) and not gpux.is_device_array(out)
     empty = gpux.to_device(np.zeros((0, 5)))
     assert empty.copy_to_host().shape == (0, 5)
+
+
+def _reshape_into(a, shape, out):
+    y = a.reshape(shape)
+    flat = out.reshape(out.size)
+    n = 0
+    for i in range(y.shape[0]):
+        for j in range(y.shape[1]):
+            for k in range(y.shape[2]):
+                flat[n] = y[i, j, k]
+                n += 1
+
+
+@pytest.mark.parametrize("shape, new", [
+    ((24,), (2, 3, 4)), ((1, 8, 1, 1, 3, 1), (8, 1, 3)), ((5, 5), (5, -1, 1)),
+    ((4, 6), (-1, 2, 3)), ((0,), (1, 0, 2)), ((2, 1, 12), (1, 24, 1)),
+])
+def test_reshape_in_a_kernel(device, shape, new):
+    a = np.arange(int(np.prod(shape)), dtype=np.int64).reshape(shape)
+    want = a.reshape(new)
+    out = gpux.to_device(np.full(want.size, -1, dtype=np.int64))
+    gpux.jit(_reshape_into)[1, 1](gpux.to_device(a), new, out)
+    np.testing.assert_equal(out.copy_to_host(), want.ravel())
