@@ -18,6 +18,7 @@ from numba.core.typing import BaseContext as TypingBaseContext
 
 from .interface import NEUTRAL_DATA_LAYOUT
 from .language.functions import is_device_function, make_device_function
+from .language.helpers import portable_math
 
 __all__ = ["typing_context", "target_context", "load_language_modules", "GpuxTypingContext",
            "GpuxTargetContext", "NeutralLibrary", "NEUTRAL_DATA_LAYOUT", "TARGET_NAME"]
@@ -248,7 +249,7 @@ class NeutralLibrary:
             _link_helpers(main)
             if simplify:
                 simplify_neutral(main)
-            self._neutral = str(main)
+            self._neutral = portable_math(str(main))
             self._neutral_simplified = simplify
         return self._neutral
 
@@ -361,7 +362,11 @@ class GpuxTargetContext(BaseContext):
         from numba.cpython import (  # noqa: F401
             builtins, charseq, enumimpl, iterators, numbers, rangeobj, slicing, tupleobj,
         )
-        from numba.np import arrayobj  # noqa: F401
+        from numba.np import arrayobj, npyimpl  # noqa: F401
+
+        # NumPy ufuncs on arrays (np.sin(x, out)): elementwise loops over the
+        # scalar kernels, which lower through the kernel language's math
+        self.install_registry(npyimpl.registry)
 
         from .language import lowering as gpux_lowering
 
@@ -376,6 +381,12 @@ class GpuxTargetContext(BaseContext):
             self.install_registry(_mod.lowering_registry)
         for reg in _extra_lowering_registries:
             self.install_registry(reg)
+
+    def get_ufunc_info(self, ufunc_key):
+        """The scalar loops of a NumPy ufunc, for ufuncs on arrays in kernels."""
+        from numba.np import ufunc_db
+
+        return ufunc_db.get_ufunc_info(ufunc_key)
 
     @property
     def nonconst_module_attrs(self):

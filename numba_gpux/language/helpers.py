@@ -1,5 +1,11 @@
 """Device definitions of the C helpers that Numba's own lowering calls.
 
+Numba's own implementations (ufunc loops, complex math) call LLVM's math
+intrinsics (``llvm.sin.f64``) and C's math library (``log1p``, ``sinf``), which
+back ends lower badly or not at all (NVPTX cannot select a double ``sin``, and
+its float ``sin`` is an approximation): :func:`portable_math` turns those calls
+into the kernel language's portable math intrinsics, as ``math.sin`` is.
+
 Some of Numba's implementations call functions of its C helper library
 (``_helperlib.c``) which exist only in the host process, e.g.
 ``array.reshape`` calls ``numba_attempt_nocopy_reshape``.  Each is written
@@ -10,10 +16,14 @@ declares it (:func:`link_helpers`), so every target gets the same definition.
 
 from __future__ import annotations
 
+import re
+
 from llvmlite import ir
 from numba.core import types, typing
 
-__all__ = ["HELPER_NAMES", "helper_text"]
+from .intrinsics import MATH_BINARY, MATH_UNARY
+
+__all__ = ["HELPER_NAMES", "helper_text", "portable_math"]
 
 
 def _nocopy_reshape(nd, dims, strides, newnd, newdims, newstrides, itemsize, is_f_order):
@@ -102,3 +112,19 @@ def helper_text(name: str, context) -> str:
         lib.add_ir_module(module)
         text = _texts[name] = lib.neutral_ir(simplify=True)
     return text
+
+
+# what LLVM's back ends lower exactly on every target stays an LLVM intrinsic
+_EXACT = {"sqrt", "fabs", "floor", "ceil", "trunc", "rint", "copysign", "fmin", "fmax"}
+_MATH = sorted((set(MATH_UNARY) | set(MATH_BINARY)) - _EXACT, key=len, reverse=True)
+_LLVM_MATH = re.compile(rf"@llvm\.({'|'.join(_MATH)})\.(f32|f64)\(")
+_ALL = sorted(set(MATH_UNARY) | set(MATH_BINARY), key=len, reverse=True)
+_LIBM = re.compile(rf"@({'|'.join(_ALL)})(f?)\(")
+
+
+def portable_math(text: str) -> str:
+    """*text* (LLVM IR) with calls and declarations of LLVM's and libm's math
+    functions renamed to the portable intrinsics ``__gpux_<fn>_f32/f64``."""
+    if "@llvm." in text:
+        text = _LLVM_MATH.sub(lambda m: f"@__gpux_{m.group(1)}_{m.group(2)}(", text)
+    return _LIBM.sub(lambda m: f"@__gpux_{m.group(1)}_{'f32' if m.group(2) else 'f64'}(", text)
