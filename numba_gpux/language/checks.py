@@ -61,9 +61,34 @@ class RejectHostOnlyValues(AnalysisPass):
                     if sig is not None:
                         what = next(filter(None, map(_what, (*sig.args, sig.return_type))),
                                     None)
+                if what is None and isinstance(inst.value, ir.Expr):
+                    if inst.value.op == "call":
+                        what = _allocating_ufunc(inst.value, typemap, calltypes)
+                    elif inst.value.op in ("binop", "unary") and isinstance(
+                            typemap.get(inst.target.name), types.Array):
+                        what = ("arithmetic on whole arrays would allocate its result, which "
+                                "GPU code cannot; write into an array (a += b, "
+                                "np.add(a, b, out)) or loop over the elements")
                 if what is not None:
                     raise UnsupportedError(f"{name}: {what}", inst.loc)
         return False
+
+
+def _allocating_ufunc(expr, typemap, calltypes) -> str | None:
+    """A NumPy ufunc called on arrays without its output array: the result would be
+    allocated, which GPU code cannot do."""
+    import numpy as np
+
+    fnty = typemap.get(expr.func.name)
+    ufunc = getattr(fnty, "typing_key", None)
+    sig = calltypes.get(expr)
+    if not isinstance(ufunc, np.ufunc) or sig is None:
+        return None
+    if isinstance(sig.return_type, types.ArrayCompatible) and len(expr.args) <= ufunc.nin:
+        outs = ", ".join(["out"] if ufunc.nout == 1 else [f"out{i}" for i in range(ufunc.nout)])
+        return (f"np.{ufunc.__name__}() on arrays would allocate its result, which GPU code "
+                f"cannot; pass the output array: np.{ufunc.__name__}(..., {outs})")
+    return None
 
 
 class GpuxCompiler(Compiler):
