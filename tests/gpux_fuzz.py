@@ -376,7 +376,7 @@ def minimize(case: Case, still_fails, max_steps: int = 200) -> Case:
 
         walk(body)
         for a, b in ranges:
-            if lines[a].strip().startswith("return"):
+            if lines[a].strip().startswith("return") or _fills_local_array(lines, a):
                 continue
             cand = lines[:a] + lines[b:]
             # an emptied block gets a pass
@@ -396,6 +396,14 @@ def minimize(case: Case, still_fails, max_steps: int = 200) -> Case:
     return case
 
 
+def _fills_local_array(lines, a: int) -> bool:
+    """Whether line *a* starts the local array's declaration or its fill loop: without
+    them a read of the array is of uninitialized memory, undefined on both sides."""
+    text = lines[a].strip()
+    return ("LOCAL_ARRAY(" in text or text == "for q in range(8):" or text.startswith("arr[q] = ")
+            ) and _indent(lines[a]) <= 8
+
+
 def _indent(line: str) -> int:
     return len(line) - len(line.lstrip())
 
@@ -410,6 +418,7 @@ import numpy as np
 
 import numba_gpux as gpux
 
+inf, nan = math.inf, math.nan  # as repr() writes them in INPUTS
 ROUTE, OPT = {route!r}, {opt}
 INPUTS = {inputs!r}  # per parameter: one value per work-item
 

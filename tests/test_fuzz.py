@@ -126,3 +126,30 @@ def test_check_cases_reports_on_the_named_case():
                               "a test", "repro.py", "/nonexistent/tests")
     compile(text, "repro.py", "exec")
     assert batch.cases[1].name in text and "check_cases" in text
+
+
+def test_minimize_keeps_the_local_array_filled():
+    """Removing the fill loop would leave a read of uninitialized memory (undefined on
+    both sides), which 'fails' for no reason of ours."""
+    src = ("@DEV\ndef f(a0):\n    arr = LOCAL_ARRAY(8, np.int64)\n    for q in range(8):\n"
+           "        arr[q] = a0\n    v1 = a0 + 1\n    return arr[a0 & 7]\n")
+    case = F.Case("f", src, [F.I64], F.I64)
+    small = F.minimize(case, lambda c: True)
+    assert "LOCAL_ARRAY" in small.source and "arr[q] = a0" in small.source
+    assert "v1" not in small.source
+
+
+def test_reproducer_runs_with_infinite_inputs(tmp_path):
+    import subprocess
+    import sys
+
+    routes = [r for r in F.available_routes() if r != "cuda-ptxas"]
+    if not routes:
+        pytest.skip("no OpenCL device with SPIR-V")
+    src = "@DEV\ndef f(a0, a1):\n    return a0 + a1\n"
+    case = F.Case("f", src, [F.F64, F.F64], F.F64)
+    inputs = ([[0]], [[0]], [[np.inf, 1.0], [np.nan, 2.0], [-np.inf, 0.5]], [[0.0]], [[False]])
+    path = tmp_path / "repro.py"
+    path.write_text(F.reproducer(case, inputs, routes[0], 3, "a test", str(path)))
+    p = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stdout + p.stderr
