@@ -105,6 +105,9 @@ class DeviceArray:
     """An array in device memory."""
 
     __array_priority__ = 1000
+    #: a kernel that reads one from a global or closure variable gets it as a hidden
+    #: argument (language/checks.py's CaptureDeviceArrays), never as a constant
+    _gpux_device_memory_ = True
 
     def __init__(self, shape, strides, dtype, alloc: Allocation, offset: int = 0):
         self.shape = tuple(int(s) for s in shape)
