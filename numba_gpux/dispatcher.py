@@ -239,6 +239,11 @@ class GpuxFunction:
                         res = compile_neutral(self.py_func, argtypes, self.options, return_type)
                     finally:
                         self._in_progress.discard(argtypes)
+                    if res.captured and self.is_device:
+                        raise GpuxUserError(
+                            f"device function {self.__name__} reads a device array from a "
+                            f"global or closure variable; only kernels capture device arrays "
+                            f"(pass it to {self.__name__} as an argument)")
                     self.stats["neutral_compiles"] += 1
                     self._neutral[argtypes] = res
                     self._neutral[res.argtypes] = res

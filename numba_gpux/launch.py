@@ -250,6 +250,9 @@ def _build_shim(dispatcher, argtypes, device) -> Shim:
     host_arrays = []
     # the disk cache's index (cache=True) knows what launching needs without typing
     art = _cache.index_lookup(dispatcher, dev_types, device.target) if dispatcher.cache else None
+    # (a kernel that captures device arrays is never in the index: the key cannot see
+    # into them, see cachekey.py, so a hit needs no typing to know there are none)
+    from_index = art is not None
     # limits the device cannot meet are errors before anything is built
     static_shared = art.info.get("static_shared_bytes") if art is not None else None
     if static_shared is None:
@@ -259,7 +262,18 @@ def _build_shim(dispatcher, argtypes, device) -> Shim:
         art = dispatcher.code_for(dev_types, device.target)
     program = _load(device, art)
     kernel = device.runtime.kernel(program, art.kernels[0])
-    flatten, params = _build_flatten(dev_types)
+    captured = () if from_index else dispatcher.neutral(dev_types).captured
+    if captured:  # device arrays the kernel reads from globals: hidden arguments
+        for a in captured:
+            if a._alloc.device is not device:
+                _wrong_device(dispatcher, "a device array it reads from a global variable",
+                              a, device)
+        inner, params = _build_flatten(dev_types + tuple(a._numba_type_ for a in captured))
+
+        def flatten(args, inner=inner, captured=captured):
+            return inner(tuple(args) + captured)
+    else:
+        flatten, params = _build_flatten(dev_types)
     errors = None
     if dispatcher.options.debug:
         from .language.debug import ERROR_SLOTS, ErrorBuffer

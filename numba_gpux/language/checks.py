@@ -12,12 +12,12 @@ from __future__ import annotations
 
 from numba.core import ir, types
 from numba.core.compiler import Compiler, DefaultPassBuilder
-from numba.core.compiler_machinery import AnalysisPass, register_pass
+from numba.core.compiler_machinery import AnalysisPass, FunctionPass, register_pass
 from numba.core.typed_passes import NopythonTypeInference
 
 from ..errors import UnsupportedError
 
-__all__ = ["GpuxCompiler", "RejectHostOnlyValues", "return_value_loc"]
+__all__ = ["GpuxCompiler", "RejectHostOnlyValues", "CaptureDeviceArrays", "return_value_loc"]
 
 
 def _what(ty) -> str | None:
@@ -92,10 +92,13 @@ def _allocating_ufunc(expr, typemap, calltypes) -> str | None:
 
 
 class GpuxCompiler(Compiler):
-    """Numba's nopython pipeline with :class:`RejectHostOnlyValues` after typing."""
+    """Numba's nopython pipeline with :class:`CaptureDeviceArrays` before typing and
+    :class:`RejectHostOnlyValues` after it."""
 
     def define_pipelines(self):
         pm = DefaultPassBuilder.define_nopython_pipeline(self.state)
+        before = pm.passes[[p for p, _ in pm.passes].index(NopythonTypeInference) - 1][0]
+        pm.add_pass_after(CaptureDeviceArrays, before)
         pm.add_pass_after(RejectHostOnlyValues, NopythonTypeInference)
         pm.finalize()
         return [pm]
@@ -116,3 +119,41 @@ def return_value_loc(cres):
                         and not isinstance(t, types.Omitted):
                     return inst.loc
     return None
+
+
+@register_pass(mutates_CFG=False, analysis_only=False)
+class CaptureDeviceArrays(FunctionPass):
+    """Device arrays a kernel reads from globals or closure variables become hidden
+    arguments after the kernel's own: the kernel gets each array's memory at every
+    launch (a device array has no address a program could hold as a constant), so
+    writes to the array between launches are seen, as numba.cuda captures the
+    array's pointer.  The arrays are kept in ``state.metadata["gpux_captured"]``.
+    (Device arrays say what they are by the class attribute ``_gpux_device_memory_``:
+    the kernel language sits below the runtime's modules.)"""
+
+    _name = "gpux_capture_device_arrays"
+
+    def __init__(self):
+        FunctionPass.__init__(self)
+
+    def run_pass(self, state):
+        func_ir = state.func_ir
+        found: dict[int, tuple] = {}  # id(array) -> (array, arg name)
+        for block in func_ir.blocks.values():
+            for inst in block.body:
+                if isinstance(inst, ir.Assign) and isinstance(inst.value, (ir.Global, ir.FreeVar)) \
+                        and getattr(type(inst.value.value), "_gpux_device_memory_", False):
+                    arr = inst.value.value
+                    if id(arr) not in found:
+                        found[id(arr)] = (arr, f"captured.{inst.value.name}.{len(found)}")
+                    name = found[id(arr)][1]
+                    index = func_ir.arg_count + list(found).index(id(arr))
+                    inst.value = ir.Arg(name=name, index=index, loc=inst.value.loc)
+        if not found:
+            return False
+        arrays = [a for a, _ in found.values()]
+        func_ir.arg_names = tuple(func_ir.arg_names) + tuple(n for _, n in found.values())
+        func_ir.arg_count += len(arrays)
+        state.args = tuple(state.args) + tuple(a._numba_type_ for a in arrays)
+        state.metadata["gpux_captured"] = tuple(arrays)
+        return True
