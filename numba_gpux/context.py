@@ -17,6 +17,7 @@ from numba.core.target_extension import GPU, dispatcher_registry, jit_registry, 
 from numba.core.typing import BaseContext as TypingBaseContext
 
 from .interface import NEUTRAL_DATA_LAYOUT
+from .passes import run_passes
 from .language.functions import is_device_function, make_device_function
 
 __all__ = ["typing_context", "target_context", "load_language_modules", "GpuxTypingContext",
@@ -264,7 +265,7 @@ def simplify_neutral(module) -> None:
     mpm.add_sroa_pass()
     mpm.add_instruction_combine_pass()
     mpm.add_simplify_cfg_pass()
-    mpm.run(module, pb)
+    run_passes(mpm, module, pb)
 
 
 class NeutralCodegen:
