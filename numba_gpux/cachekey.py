@@ -435,6 +435,10 @@ class _Keyer:
                 return f"overloaded:{mod}.{v.__qualname__}|{registered}"
             raise Uncacheable(f"the plain Python function {mod}.{v.__qualname__}")
         tmod = type(v).__module__
+        if getattr(type(v), "_gpux_device_memory_", False):
+            # a captured device array is a hidden argument of the launch, which only
+            # typing finds (the neutral IR's key still finds the compiled code)
+            raise Uncacheable("a device array read from a global or closure variable")
         if _root(tmod) in ("numba", "numba_gpux"):
             # numba types and numba-gpux stubs: their behaviour is the versions'
             name = getattr(v, "name", None) or getattr(v, "__name__", None) or getattr(v, "_name", "")

@@ -64,6 +64,15 @@ class NeutralResult:
     fndesc: object
     #: compiled with debug=True: the kernel wrapper reports errors (language/debug.py)
     debug: bool = False
+    #: device arrays read from globals or closure variables: hidden arguments after
+    #: ``argtypes`` (language/checks.py's CaptureDeviceArrays), passed at every launch
+    captured: tuple = ()
+
+    @property
+    def all_argtypes(self) -> tuple:
+        """The argument types of the lowered function: ``argtypes`` and then the
+        types of the captured device arrays."""
+        return self.argtypes + tuple(a._numba_type_ for a in self.captured)
 
 
 # --------------------------------------------------------------------------- front end
@@ -98,8 +107,10 @@ def compile_neutral(pyfunc, argtypes, options: Options, return_type=None) -> Neu
             tctx, cctx, pyfunc, tuple(argtypes), return_type, _flags(options), locals={},
             pipeline_class=GpuxCompiler,
         )
-    return NeutralResult(cres, tuple(cres.signature.args), cres.signature.return_type,
-                         cres.library, cres.fndesc, options.debug)
+    captured = tuple(cres.metadata.get("gpux_captured", ()))
+    args = tuple(cres.signature.args)
+    return NeutralResult(cres, args[:len(args) - len(captured)], cres.signature.return_type,
+                         cres.library, cres.fndesc, options.debug, captured)
 
 
 class _Loc:
@@ -194,7 +205,7 @@ def wrap_kernel(neutral: NeutralResult, name: str) -> str:
     module = context.create_module(f"{name}.entry")
     params: list[ir.Type] = []
     layout: list[tuple] = []  # per argument: list of leaf slots
-    for i, ty in enumerate(neutral.argtypes):
+    for i, ty in enumerate(neutral.all_argtypes):
         leaves = abi.flatten_type(ty, f"argument {i}")
         for leaf in leaves:
             if leaf.kind == abi.ARRAY:
@@ -255,10 +266,10 @@ def wrap_kernel(neutral: NeutralResult, name: str) -> str:
             return context.get_dummy_value()
         raise InternalCompilerError("wrap", f"unhandled argument type {ty}")
 
-    args = [build(ty) for ty in neutral.argtypes]
-    callee_ty = context.call_conv.get_function_type(types.void, neutral.argtypes)
+    args = [build(ty) for ty in neutral.all_argtypes]
+    callee_ty = context.call_conv.get_function_type(types.void, neutral.all_argtypes)
     callee = cgutils.get_or_insert_function(module, callee_ty, neutral.fndesc.llvm_func_name)
-    status, _ = context.call_conv.call_function(builder, callee, types.void, neutral.argtypes,
+    status, _ = context.call_conv.call_function(builder, callee, types.void, neutral.all_argtypes,
                                                 args)
     if neutral.debug:
         from .language.debug import emit_error_record

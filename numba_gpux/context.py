@@ -19,6 +19,7 @@ from numba.core.typing import BaseContext as TypingBaseContext
 from .interface import NEUTRAL_DATA_LAYOUT
 from .passes import run_passes
 from .language.functions import is_device_function, make_device_function
+from .language.helpers import portable_math
 
 __all__ = ["typing_context", "target_context", "load_language_modules", "GpuxTypingContext",
            "GpuxTargetContext", "NeutralLibrary", "NEUTRAL_DATA_LAYOUT", "TARGET_NAME"]
@@ -117,7 +118,14 @@ class GpuxTypingContext(TypingBaseContext):
             return val._numba_type_
         if isinstance(val, _CPUDispatcher):
             # a @numba.jit function called from a kernel (as numba.cuda allows):
-            # its Python source is compiled as a device function
+            # its Python source is compiled as a device function -- unless it was
+            # given signatures, which disable compiling it for other types (Numba's
+            # and numba.cuda's rule; Numba words the error "Untyped global name ...")
+            if not val._can_compile:
+                raise ValueError(
+                    f"using cpu function on device but its compilation is disabled: "
+                    f"@numba.jit function {val.py_func.__name__!r} was given explicit "
+                    f"signatures; use numba.jit without one, or numba_gpux.jit(device=True)")
             return _device_twin(val)._numba_type_
         if type(val) is type and val.__module__ == "builtins" \
                 and not issubclass(val, BaseException):
@@ -239,13 +247,22 @@ class NeutralLibrary:
             main = ll.parse_assembly(texts[0])
             for t in texts[1:]:
                 main.link_in(ll.parse_assembly(t))
+            _link_helpers(main)
             if simplify:
                 simplify_neutral(main)
-            self._neutral = str(main)
+            self._neutral = portable_math(str(main))
             self._neutral_simplified = simplify
         return self._neutral
 
     _neutral_simplified = False
+
+
+def _link_helpers(module) -> None:
+    """Define the C helpers of Numba's that *module* calls (language/helpers.py)."""
+    from .language.helpers import HELPER_NAMES, helper_text
+
+    for name in [f.name for f in module.functions if f.is_declaration and f.name in HELPER_NAMES]:
+        module.link_in(ll.parse_assembly(helper_text(name, target_context())))
 
 
 def simplify_neutral(module) -> None:
@@ -346,7 +363,11 @@ class GpuxTargetContext(BaseContext):
         from numba.cpython import (  # noqa: F401
             builtins, charseq, enumimpl, iterators, numbers, rangeobj, slicing, tupleobj,
         )
-        from numba.np import arrayobj  # noqa: F401
+        from numba.np import arrayobj, npyimpl  # noqa: F401
+
+        # NumPy ufuncs on arrays (np.sin(x, out)): elementwise loops over the
+        # scalar kernels, which lower through the kernel language's math
+        self.install_registry(npyimpl.registry)
 
         from .language import lowering as gpux_lowering
 
@@ -361,6 +382,12 @@ class GpuxTargetContext(BaseContext):
             self.install_registry(_mod.lowering_registry)
         for reg in _extra_lowering_registries:
             self.install_registry(reg)
+
+    def get_ufunc_info(self, ufunc_key):
+        """The scalar loops of a NumPy ufunc, for ufuncs on arrays in kernels."""
+        from numba.np import ufunc_db
+
+        return ufunc_db.get_ufunc_info(ufunc_key)
 
     @property
     def nonconst_module_attrs(self):

@@ -148,6 +148,7 @@ class GpuxFunction:
         self._shims: dict = {}                      # (argtypes, device) -> Shim
         self._launch_keys: dict = {}                # launch.py's launch keys
         self._configs: dict = {}                    # k[...] key -> LaunchConfig
+        self._extensions: list = []                 # see the extensions property
         self._numba_type_ = GpuxFunctionType(self)
         self._in_progress: set = set()
         self._nonliteral_failed: set = set()        # non-literal argtypes that did not type
@@ -163,6 +164,29 @@ class GpuxFunction:
             if not device:
                 self._eager = tuple(dict.fromkeys(eager))
 
+    #: an integer array argument launches as the eager signature's array of another
+    #: integer type of the same width (uint32 data as int32[:, :]: a bit-for-bit
+    #: view), as numba.cuda launches a kernel given a single signature
+    bitcast_arrays: bool = False
+
+    @property
+    def extensions(self) -> list:
+        """Objects applied to each argument before a launch: for every argument in
+        turn, ``value_type, value = ext.prepare_args(value_type, value, stream=stream,
+        retr=retr)`` (the argument's Numba type and value; *stream* is the launch's
+        queue, or None; *retr* a list of callables, run after the launch in order, e.g.
+        to copy results back).  What they return is launched.  Kernels with
+        extensions take the generic launch path on every launch."""
+        # the list may be changed through what this returns: launches already known
+        # by their argument types alone must not bypass it from now on
+        self._launch_keys.clear()
+        return self._extensions
+
+    @extensions.setter
+    def extensions(self, value) -> None:
+        self._launch_keys.clear()
+        self._extensions = list(value)
+
     def match_signature(self, argtypes: tuple) -> tuple:
         """The argument types a launch with *argtypes* compiles for: *argtypes* itself,
         or for a kernel with eager signatures the first one every argument converts to
@@ -176,6 +200,7 @@ class GpuxFunction:
         for sig in self._eager:
             if len(sig) == len(argtypes) and all(
                     a == s or tctx.can_convert(a, s) is not None
+                    or (self.bitcast_arrays and _same_width_view(a, s))
                     for a, s in zip(argtypes, sig)):
                 return sig
         sigs = "; ".join(f"({', '.join(map(str, s))})" for s in self._eager)
@@ -214,6 +239,11 @@ class GpuxFunction:
                         res = compile_neutral(self.py_func, argtypes, self.options, return_type)
                     finally:
                         self._in_progress.discard(argtypes)
+                    if res.captured and self.is_device:
+                        raise GpuxUserError(
+                            f"device function {self.__name__} reads a device array from a "
+                            f"global or closure variable; only kernels capture device arrays "
+                            f"(pass it to {self.__name__} as an argument)")
                     self.stats["neutral_compiles"] += 1
                     self._neutral[argtypes] = res
                     self._neutral[res.argtypes] = res
@@ -452,6 +482,20 @@ class GpuxFunction:
 
     def inspect_types(self):
         return {k: r.cres.type_annotation for k, r in self._neutral.items()}
+
+
+def _same_width_view(actual, formal) -> bool:
+    """Whether an array of type *actual* can be viewed as *formal*: same ndim, a
+    layout that converts, integer dtypes of one width."""
+    if not (isinstance(actual, types.Array) and isinstance(formal, types.Array)):
+        return False
+    a, f = actual.dtype, formal.dtype
+    if not (isinstance(a, types.Integer) and isinstance(f, types.Integer)
+            and a.bitwidth == f.bitwidth and actual.ndim == formal.ndim):
+        return False
+    if formal.mutable and not actual.mutable:
+        return False
+    return formal.layout == "A" or formal.layout == actual.layout
 
 
 def _device_function(py_func, inline: bool) -> GpuxFunction:

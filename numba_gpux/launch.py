@@ -39,6 +39,8 @@ that also carries ``.gpux_device`` makes launches on it use that device.
 from __future__ import annotations
 
 import functools
+import os
+import sys
 import threading
 import warnings
 from collections import OrderedDict
@@ -248,6 +250,9 @@ def _build_shim(dispatcher, argtypes, device) -> Shim:
     host_arrays = []
     # the disk cache's index (cache=True) knows what launching needs without typing
     art = _cache.index_lookup(dispatcher, dev_types, device.target) if dispatcher.cache else None
+    # (a kernel that captures device arrays is never in the index: the key cannot see
+    # into them, see cachekey.py, so a hit needs no typing to know there are none)
+    from_index = art is not None
     # limits the device cannot meet are errors before anything is built
     static_shared = art.info.get("static_shared_bytes") if art is not None else None
     if static_shared is None:
@@ -257,7 +262,18 @@ def _build_shim(dispatcher, argtypes, device) -> Shim:
         art = dispatcher.code_for(dev_types, device.target)
     program = _load(device, art)
     kernel = device.runtime.kernel(program, art.kernels[0])
-    flatten, params = _build_flatten(dev_types)
+    captured = () if from_index else dispatcher.neutral(dev_types).captured
+    if captured:  # device arrays the kernel reads from globals: hidden arguments
+        for a in captured:
+            if a._alloc.device is not device:
+                _wrong_device(dispatcher, "a device array it reads from a global variable",
+                              a, device)
+        inner, params = _build_flatten(dev_types + tuple(a._numba_type_ for a in captured))
+
+        def flatten(args, inner=inner, captured=captured):
+            return inner(tuple(args) + captured)
+    else:
+        flatten, params = _build_flatten(dev_types)
     errors = None
     if dispatcher.options.debug:
         from .language.debug import ERROR_SLOTS, ErrorBuffer
@@ -463,6 +479,28 @@ def _launch_generic(dispatcher, cfg, args, device):
     if len(args) != dispatcher._nparams:
         raise LaunchError(f"kernel {dispatcher.__name__} takes {dispatcher._nparams} "
                           f"argument(s) but {len(args)} were given")
+    if dispatcher._extensions:
+        return _launch_extended(dispatcher, cfg, args, device)
+    return _launch_arguments(dispatcher, cfg, args, device)
+
+
+def _launch_extended(dispatcher, cfg, args, device):
+    """A launch whose arguments the kernel's extensions prepare first (see
+    GpuxFunction.extensions); the callables they leave in *retr* run after it."""
+    retr: list = []
+    prepared = []
+    for a in args:
+        ty = _typeof(a.ary if isinstance(a, HostArg) else a)
+        for ext in reversed(dispatcher._extensions):  # the last added sees values first
+            ty, a = ext.prepare_args(ty, a, stream=cfg.queue, retr=retr)
+        prepared.append(a)
+    _launch_arguments(dispatcher, cfg, tuple(prepared), device, enter_key=False)
+    for callback in retr:
+        callback()
+    return None
+
+
+def _launch_arguments(dispatcher, cfg, args, device, enter_key: bool = True):
     _check_devices(dispatcher, args, device)
     host = None
     for i, a in enumerate(args):
@@ -483,7 +521,8 @@ def _launch_generic(dispatcher, cfg, args, device):
     if shim is None or shim.epoch != _overlays.epoch:
         shim = _shim_for(dispatcher, argtypes, device)
         dispatcher._shims[key] = shim
-    _enter_launch_key(dispatcher, device, args, argtypes, shim)
+    if enter_key:
+        _enter_launch_key(dispatcher, device, args, argtypes, shim)
     generic_launch(shim, cfg, shim.flatten(args))
     return None
 
@@ -494,6 +533,18 @@ def _holds_host(t: tuple) -> bool:
                for x in t)
 
 
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+def _user_stacklevel() -> int:
+    """The ``stacklevel`` of the first caller outside numba_gpux, so that a warning
+    names the line of the user's launch."""
+    f, level = sys._getframe(1), 1
+    while f is not None and f.f_code.co_filename.startswith(_PACKAGE_DIR):
+        f, level = f.f_back, level + 1
+    return level
+
+
 def _launch_with_host_arrays(dispatcher, cfg, args, host, device):
     global _warned_numpy
     if not _warned_numpy and any(isinstance(args[i], np.ndarray) for i in host):
@@ -501,7 +552,7 @@ def _launch_with_host_arrays(dispatcher, cfg, args, host, device):
         warnings.warn(
             f"kernel {dispatcher.__name__}: NumPy arrays passed to a kernel are copied to the "
             f"device and back after every launch; use numba_gpux.to_device() to keep data on "
-            f"the device", NumpyArgumentWarning, stacklevel=3)
+            f"the device", NumpyArgumentWarning, stacklevel=_user_stacklevel())
     args = list(args)
     pairs = []
     readonly = []
@@ -518,6 +569,10 @@ def _launch_with_host_arrays(dispatcher, cfg, args, host, device):
         copy_in = copy_out = True
         if isinstance(h, HostArg):  # In / Out / InOut say which way to copy
             h, copy_in, copy_out = h.ary, h.copy_in, h.copy_out
+            if isinstance(h, tuple):
+                return on_device(h, i)
+            if not isinstance(h, (np.ndarray, DeviceArray)) and not hasattr(h, "__array__"):
+                return h  # a number with a hint: passed by value, as without one
             if isinstance(h, DeviceArray):
                 if h._alloc.device is not device:
                     _wrong_device(dispatcher, where, h, device)

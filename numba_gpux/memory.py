@@ -24,6 +24,19 @@ __all__ = ["DeviceArray", "to_device", "device_array", "device_array_like", "is_
 _live_bytes: dict = {}  # id(device) -> bytes held by live allocations
 
 
+#: allocations are rounded up to this many bytes, the granularity of CUDA's allocator
+ALLOC_GRANULE = 256
+
+
+def padded_size(nbytes: int) -> int:
+    """The bytes actually allocated for *nbytes*: a multiple of :data:`ALLOC_GRANULE`
+    (at least one).  A kernel that writes a little past the end of a small array --
+    a bug CUDA's allocator hides, seen in real numba.cuda code -- then stays inside its
+    own allocation on every target instead of corrupting a CPU device's (the host
+    process's) heap."""
+    return max(-(-int(nbytes) // ALLOC_GRANULE), 1) * ALLOC_GRANULE
+
+
 class Allocation:
     """One allocation; the runtime's handle is released with this object."""
 
@@ -35,7 +48,7 @@ class Allocation:
         self.owner = None
         self.handle = None
         check_alloc(device, self.nbytes)
-        self.handle = device.runtime.alloc(max(self.nbytes, 1))
+        self.handle = device.runtime.alloc(padded_size(self.nbytes))
         _live_bytes[id(device)] = _live_bytes.get(id(device), 0) + self.nbytes
 
     @classmethod
@@ -105,6 +118,9 @@ class DeviceArray:
     """An array in device memory."""
 
     __array_priority__ = 1000
+    #: a kernel that reads one from a global or closure variable gets it as a hidden
+    #: argument (language/checks.py's CaptureDeviceArrays), never as a constant
+    _gpux_device_memory_ = True
 
     def __init__(self, shape, strides, dtype, alloc: Allocation, offset: int = 0):
         self.shape = tuple(int(s) for s in shape)

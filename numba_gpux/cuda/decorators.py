@@ -25,14 +25,13 @@ def jit(func_or_sig=None, device: bool = False, inline="never", forceinline: boo
     Accepted as in numba.cuda: a signature or list of signatures (eager
     compilation), ``device``, ``inline``, ``forceinline``, ``debug``, ``opt``,
     ``fastmath``, ``lineinfo``, ``cache``, ``boundscheck``, ``max_registers``,
-    ``launch_bounds``, ``lto``.  ``link`` (CUDA C/PTX files) and
-    ``extensions`` are not supported.
+    ``launch_bounds``, ``lto`` and ``extensions`` (objects whose ``prepare_args``
+    is applied to each argument before a launch: GpuxFunction.extensions).
+    ``link`` (CUDA C/PTX files) is not supported.
     """
     if link:
         raise UnsupportedError("cuda.jit(link=...): linking CUDA C, PTX or LTO-IR files is not "
                                "supported by numba_gpux (kernels must be Python)")
-    if extensions:
-        raise UnsupportedError("cuda.jit(extensions=...) is not supported by numba_gpux")
     argtypes = kws.pop("argtypes", None)
     restype = kws.pop("restype", None)
     kws.pop("nopython", None)
@@ -51,9 +50,24 @@ def jit(func_or_sig=None, device: bool = False, inline="never", forceinline: boo
         options["boundscheck"] = boundscheck
     if max_registers is not None:
         options["max_registers"] = max_registers
+
+    # numba.cuda launches a kernel given one signature (not a list) with whatever
+    # arrays it gets: integer arrays of the signature's width are viewed as its type
+    single = func_or_sig is not None and not callable(func_or_sig) \
+        and not isinstance(func_or_sig, list)
+
+    def finish(made):
+        if callable(made) and not isinstance(made, GpuxFunction):  # a decorator
+            return lambda fn: finish(made(fn))
+        if extensions:
+            made.extensions = extensions
+        if single and not device:
+            made.bitcast_arrays = True
+        return made
+
     if func_or_sig is None:
-        return lambda fn: _gpux_jit(fn, **options)
-    return _gpux_jit(func_or_sig, **options)
+        return finish(lambda fn: _gpux_jit(fn, **options))
+    return finish(_gpux_jit(func_or_sig, **options))
 
 
 def declare_device(name, sig, link=None, use_cooperative=False):

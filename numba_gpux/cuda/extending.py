@@ -12,6 +12,7 @@ import functools
 
 from numba.core import extending as _ext
 from numba.core.datamodel import models  # noqa: F401
+from numba.core.datamodel import models as core_models  # numba.cuda's name for them
 from numba.core.extending import (  # noqa: F401
     intrinsic, register_jitable, make_attribute_wrapper, type_callable, typeof_impl,
     register_model, box, unbox, NativeValue, as_numba_type, infer, infer_getattr,
@@ -23,7 +24,7 @@ from ..context import TARGET_NAME
 
 __all__ = ["overload", "overload_method", "overload_attribute", "overload_classmethod",
            "intrinsic", "register_jitable", "make_attribute_wrapper", "type_callable",
-           "typeof_impl", "register_model", "models", "box", "unbox", "NativeValue",
+           "typeof_impl", "register_model", "models", "core_models", "box", "unbox", "NativeValue",
            "as_numba_type", "infer", "infer_getattr", "lower_builtin", "lower_getattr",
            "lower_getattr_generic", "lower_setattr", "lower_setattr_generic", "lower_cast",
            "SentryLiteralArgs", "sentry_literal_args"]

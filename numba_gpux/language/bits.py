@@ -12,6 +12,8 @@ returns an int.
 
 from __future__ import annotations
 
+import math
+
 from llvmlite import ir
 from numba.core import types
 from numba.core.errors import TypingError
@@ -191,3 +193,36 @@ def _cbrt(context, builder, sig, args):
 @_lower(select, types.Boolean, types.Any, types.Any)
 def _select(context, builder, sig, args):
     return builder.select(*args)
+
+
+# round(x, ndigits) on float32 as numba.cuda and Python's round(float(x), ndigits): in
+# double precision (Numba's own rounds x * 10**ndigits to float32 first, so a product
+# just above a half can round down: round(float32(0.3425), 3) gave 0.342, not 0.343)
+_rint64 = types.ExternalFunction("llvm.rint.f64", signature(types.float64, types.float64))
+
+
+def _round_digits64(x, ndigits):
+    if math.isinf(x) or math.isnan(x):
+        return x
+    if ndigits >= 0:
+        if ndigits > 22:  # 10.0 ** ndigits in two factors, neither of which overflows
+            pow1 = 10.0 ** (ndigits - 22)
+            pow2 = 1e22
+        else:
+            pow1 = 10.0 ** ndigits
+            pow2 = 1.0
+        y = (x * pow1) * pow2
+        if math.isinf(y):
+            return x
+        return (_rint64(y) / pow2) / pow1  # rint: halves to even, as Python
+    pow1 = 10.0 ** (-ndigits)
+    return _rint64(x / pow1) * pow1
+
+
+@_lower(round, types.float32, types.Integer)
+def _round_f32_digits(context, builder, sig, args):
+    x, nd = args
+    wide = builder.fpext(x, ir.DoubleType())
+    sig64 = signature(types.float64, types.float64, sig.args[1])
+    res = context.compile_internal(builder, _round_digits64, sig64, [wide, nd])
+    return builder.fptrunc(res, ir.FloatType())

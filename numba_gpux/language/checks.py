@@ -12,12 +12,12 @@ from __future__ import annotations
 
 from numba.core import ir, types
 from numba.core.compiler import Compiler, DefaultPassBuilder
-from numba.core.compiler_machinery import AnalysisPass, register_pass
+from numba.core.compiler_machinery import AnalysisPass, FunctionPass, register_pass
 from numba.core.typed_passes import NopythonTypeInference
 
 from ..errors import UnsupportedError
 
-__all__ = ["GpuxCompiler", "RejectHostOnlyValues", "return_value_loc"]
+__all__ = ["GpuxCompiler", "RejectHostOnlyValues", "CaptureDeviceArrays", "return_value_loc"]
 
 
 def _what(ty) -> str | None:
@@ -61,16 +61,44 @@ class RejectHostOnlyValues(AnalysisPass):
                     if sig is not None:
                         what = next(filter(None, map(_what, (*sig.args, sig.return_type))),
                                     None)
+                if what is None and isinstance(inst.value, ir.Expr):
+                    if inst.value.op == "call":
+                        what = _allocating_ufunc(inst.value, typemap, calltypes)
+                    elif inst.value.op in ("binop", "unary") and isinstance(
+                            typemap.get(inst.target.name), types.Array):
+                        what = ("arithmetic on whole arrays would allocate its result, which "
+                                "GPU code cannot; write into an array (a += b, "
+                                "np.add(a, b, out)) or loop over the elements")
                 if what is not None:
                     raise UnsupportedError(f"{name}: {what}", inst.loc)
         return False
 
 
+def _allocating_ufunc(expr, typemap, calltypes) -> str | None:
+    """A NumPy ufunc called on arrays without its output array: the result would be
+    allocated, which GPU code cannot do."""
+    import numpy as np
+
+    fnty = typemap.get(expr.func.name)
+    ufunc = getattr(fnty, "typing_key", None)
+    sig = calltypes.get(expr)
+    if not isinstance(ufunc, np.ufunc) or sig is None:
+        return None
+    if isinstance(sig.return_type, types.ArrayCompatible) and len(expr.args) <= ufunc.nin:
+        outs = ", ".join(["out"] if ufunc.nout == 1 else [f"out{i}" for i in range(ufunc.nout)])
+        return (f"np.{ufunc.__name__}() on arrays would allocate its result, which GPU code "
+                f"cannot; pass the output array: np.{ufunc.__name__}(..., {outs})")
+    return None
+
+
 class GpuxCompiler(Compiler):
-    """Numba's nopython pipeline with :class:`RejectHostOnlyValues` after typing."""
+    """Numba's nopython pipeline with :class:`CaptureDeviceArrays` before typing and
+    :class:`RejectHostOnlyValues` after it."""
 
     def define_pipelines(self):
         pm = DefaultPassBuilder.define_nopython_pipeline(self.state)
+        before = pm.passes[[p for p, _ in pm.passes].index(NopythonTypeInference) - 1][0]
+        pm.add_pass_after(CaptureDeviceArrays, before)
         pm.add_pass_after(RejectHostOnlyValues, NopythonTypeInference)
         pm.finalize()
         return [pm]
@@ -91,3 +119,41 @@ def return_value_loc(cres):
                         and not isinstance(t, types.Omitted):
                     return inst.loc
     return None
+
+
+@register_pass(mutates_CFG=False, analysis_only=False)
+class CaptureDeviceArrays(FunctionPass):
+    """Device arrays a kernel reads from globals or closure variables become hidden
+    arguments after the kernel's own: the kernel gets each array's memory at every
+    launch (a device array has no address a program could hold as a constant), so
+    writes to the array between launches are seen, as numba.cuda captures the
+    array's pointer.  The arrays are kept in ``state.metadata["gpux_captured"]``.
+    (Device arrays say what they are by the class attribute ``_gpux_device_memory_``:
+    the kernel language sits below the runtime's modules.)"""
+
+    _name = "gpux_capture_device_arrays"
+
+    def __init__(self):
+        FunctionPass.__init__(self)
+
+    def run_pass(self, state):
+        func_ir = state.func_ir
+        found: dict[int, tuple] = {}  # id(array) -> (array, arg name)
+        for block in func_ir.blocks.values():
+            for inst in block.body:
+                if isinstance(inst, ir.Assign) and isinstance(inst.value, (ir.Global, ir.FreeVar)) \
+                        and getattr(type(inst.value.value), "_gpux_device_memory_", False):
+                    arr = inst.value.value
+                    if id(arr) not in found:
+                        found[id(arr)] = (arr, f"captured.{inst.value.name}.{len(found)}")
+                    name = found[id(arr)][1]
+                    index = func_ir.arg_count + list(found).index(id(arr))
+                    inst.value = ir.Arg(name=name, index=index, loc=inst.value.loc)
+        if not found:
+            return False
+        arrays = [a for a, _ in found.values()]
+        func_ir.arg_names = tuple(func_ir.arg_names) + tuple(n for _, n in found.values())
+        func_ir.arg_count += len(arrays)
+        state.args = tuple(state.args) + tuple(a._numba_type_ for a in arrays)
+        state.metadata["gpux_captured"] = tuple(arrays)
+        return True

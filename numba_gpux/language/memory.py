@@ -25,7 +25,7 @@ import re
 import numpy as np
 from llvmlite import ir
 from numba.core import cgutils, types
-from numba.core.errors import TypingError
+from numba.core.errors import NumbaNotImplementedError, TypingError
 from numba.core.imputils import Registry as LoweringRegistry
 from numba.core.typing.templates import AbstractTemplate, Registry, signature
 
@@ -173,6 +173,41 @@ def _template(stub, typer, literal=True):
     return T
 
 
+class _NumpyDtype(AbstractTemplate):
+    """``np.dtype("float32")`` or ``np.dtype(np.float32)`` in a kernel: a dtype known at
+    compile time (e.g. for an array's ``dtype=``), as in Numba's CPU target."""
+
+    key = np.dtype
+
+    def generic(self, args, kws):
+        if kws or len(args) != 1:
+            return None
+        (desc,) = args
+        if isinstance(desc, types.StringLiteral):
+            text = desc.literal_value
+        elif isinstance(desc, types.NumberClass):
+            text = str(desc.instance_type)
+        else:
+            raise TypingError(f"np.dtype() in a kernel takes a string or a NumPy scalar type "
+                              f"known at compile time, not {desc}")
+        from numba.np.numpy_support import from_dtype
+
+        try:
+            nbtype = from_dtype(np.dtype(text))
+        except (TypeError, NotImplementedError, NumbaNotImplementedError):
+            raise TypingError(f"Invalid NumPy dtype specified: '{text}'") from None
+        return signature(types.DType(nbtype), desc)
+
+
+typing_registry.register(_NumpyDtype)
+typing_registry.register_global(np.dtype, types.Function(_NumpyDtype))
+
+
+@_lower(np.dtype, types.Any)
+def _numpy_dtype_impl(context, builder, sig, args):
+    return context.get_dummy_value()  # a dtype exists only in the types
+
+
 # ---------------------------------------------------------------- typing helpers
 def _pysig(*names):
     import inspect
@@ -217,8 +252,10 @@ def _dtype_of(name, dtype):
             from numba.np.numpy_support import from_dtype
 
             return from_dtype(np.dtype(dtype.literal_value))
-        except TypeError:
-            pass
+        except (TypeError, NotImplementedError, NumbaNotImplementedError):
+            # NumPy has no such dtype, or Numba no type for it (numba's wording)
+            raise TypingError(f"{name}: Invalid NumPy dtype specified: "
+                              f"'{dtype.literal_value}'") from None
     raise TypingError(f"{name}: dtype must be a NumPy or Numba scalar type (np.float32, "
                       f"numba.int64, a record dtype), not {dtype}")
 

@@ -20,7 +20,10 @@ class Stub:
         self._name = name
         self._description = description
         self.__doc__ = description
-        self.__name__ = name
+        # named like the function it stands for (``shared.array``: __name__ "array"),
+        # which is how Numba's typing errors name it
+        self.__name__ = name.rpartition(".")[2]
+        self.__qualname__ = name
 
     def __call__(self, *args, **kwargs):
         raise RuntimeError(
@@ -29,7 +32,7 @@ class Stub:
         )
 
     def __repr__(self) -> str:
-        return f"<numba_gpux kernel intrinsic {self._name}>"
+        return f"<function {self._name} (a numba_gpux kernel intrinsic)>"
 
     def __reduce__(self):
         return self._name

@@ -32,6 +32,11 @@ def _env_vendor_dirs() -> list[str]:
     return [os.path.join(p, "etc", "OpenCL", "vendors") for p in prefixes]
 
 
+def _read(path: str) -> str:
+    with open(path) as f:
+        return f.read()
+
+
 def _fix_library_path(lib: str, prefix: str) -> str | None:
     """ICD files shipped in wheels name the library with a build-time prefix
     (e.g. a conda placeholder); find the library in this environment instead."""
@@ -64,7 +69,7 @@ def ensure_icd_vendors() -> None:
             prefix = os.path.dirname(os.path.dirname(os.path.dirname(d)))
             for icd in sorted(glob.glob(os.path.join(d, "*.icd"))):
                 try:
-                    lib = open(icd).read().strip()
+                    lib = _read(icd).strip()
                 except OSError:
                     continue
                 fixed = _fix_library_path(lib, prefix)
@@ -74,7 +79,7 @@ def ensure_icd_vendors() -> None:
             return
         for icd in sorted(glob.glob(os.path.join(SYSTEM_VENDORS, "*.icd"))):
             try:
-                entries["sys-" + os.path.basename(icd)] = open(icd).read().strip()
+                entries["sys-" + os.path.basename(icd)] = _read(icd).strip()
             except OSError:
                 continue
         digest = hashlib.sha256(repr(sorted(entries.items())).encode()).hexdigest()[:16]

@@ -248,3 +248,34 @@ def test_launching_a_device_function_is_a_runtime_error():
 
     with pytest.raises(RuntimeError, match="Cannot compile a device function as a kernel"):
         f[1, 1]()
+
+
+def test_cpu_jit_functions_called_from_a_kernel(device):
+    import numba
+    from numba.core.errors import TypingError
+
+    @numba.jit
+    def add(a, b):
+        return a + b
+
+    @cuda.jit
+    def k(ary):
+        i = cuda.grid(1)
+        if i < ary.size:
+            ary[i] = add(ary[i], 1)
+
+    a = np.arange(10)
+    k[1, 16](a)
+    np.testing.assert_equal(a, np.arange(10) + 1)
+
+    @numba.jit("(i4, i4)")
+    def add_sig(a, b):
+        return a + b
+
+    @cuda.jit
+    def k2(ary):
+        ary[0] = add_sig(ary[0], 1)
+
+    with pytest.raises(TypingError, match="Untyped global name 'add_sig':.*using cpu "
+                                          "function on device.*explicit signatures"):
+        k2[1, 1](np.arange(3, dtype=np.int32))

@@ -4,6 +4,7 @@ arrays and scalars, copied to the device and back like top-level host arrays."""
 from collections import namedtuple
 
 import numpy as np
+import pytest
 
 from numba_gpux import cuda
 
@@ -101,3 +102,99 @@ def test_read_only_array_in_a_tuple_is_refused_before_the_launch(device):
     with pytest.raises(LaunchError, match="an array in a tuple argument is a read-only"):
         write_first[1, 4]((frozen,))
     np.testing.assert_equal(frozen, np.zeros(4))
+
+
+class _CopyInOnly:
+    """An extension that passes host arrays as inputs only (no copy back)."""
+
+    def __init__(self):
+        self.seen = []
+
+    def prepare_args(self, ty, val, stream=None, retr=None):
+        self.seen.append(str(ty))
+        return ty, cuda.args.wrap_arg(val, default=cuda.In)
+
+
+def test_extensions_prepare_every_argument_before_the_launch(device):
+    ext = _CopyInOnly()
+
+    @cuda.jit(extensions=[ext])
+    def set3(a, n):
+        a[0] = n
+
+    host = np.zeros(2, dtype=np.int64)
+    set3[1, 1](host, 3)
+    np.testing.assert_equal(host, [0, 0])            # In: not copied back
+    assert ext.seen == ["array(int64, 1d, C)", "int64"]
+    set3[1, 1](cuda.InOut(host), 3)                  # a hint given by the caller stays
+    np.testing.assert_equal(host, [3, 0])
+
+
+def test_extension_added_after_launches_applies_to_the_next_one(device):
+    @cuda.jit
+    def set3(a):
+        a[0] = 3
+
+    d = cuda.to_device(np.zeros(1, dtype=np.int64))
+    set3[1, 1](d)
+    set3[1, 1](d)                                    # known by its launch key now
+    other = cuda.to_device(np.zeros(1, dtype=np.int64))
+    done = []
+
+    class Redirect:
+        def prepare_args(self, ty, val, stream=None, retr=None):
+            retr.append(lambda: done.append(other.copy_to_host()[0]))
+            return ty, other
+
+    set3.extensions.append(Redirect())
+    d2 = cuda.to_device(np.zeros(1, dtype=np.int64))
+    set3[1, 1](d2)
+    assert d2.copy_to_host()[0] == 0                 # the extension replaced it
+    assert done == [3]                               # retr callbacks run after the launch
+
+
+def test_hints_on_scalars_and_tuples_pass_them_as_without_one(device):
+    @cuda.jit
+    def put(a, n, t):
+        a[0] = n + t[1]
+
+    a = np.zeros(1, dtype=np.int64)
+    put[1, 1](a, cuda.In(5), cuda.In((1, 2)))
+    assert a[0] == 7
+
+
+def test_one_signature_views_integer_arrays_of_its_width(device):
+    def dec(a):
+        i, j = cuda.grid(2)
+        a[i, j] -= 1
+
+    one = cuda.jit("void(int32[:,:])")(dec)
+    a = np.arange(32, dtype=np.uint32).reshape(4, 8) + 5
+    one[1, (4, 8)](a)                       # uint32 data, viewed as int32
+    np.testing.assert_equal(a, np.arange(32).reshape(4, 8) + 4)
+    with pytest.raises(TypeError, match="No matching definition"):
+        one[1, (4, 8)](np.zeros((4, 8), dtype=np.int64))    # another width
+    with pytest.raises(TypeError, match="No matching definition"):
+        one[1, (4, 8)](np.zeros((4, 8), dtype=np.float32))  # not an integer
+    listed = cuda.jit(["void(int32[:,:])"])(dec)            # a list: types must match
+    with pytest.raises(TypeError, match="No matching definition"):
+        listed[1, (4, 8)](a)
+
+
+def test_extensions_apply_last_added_first(device):
+    order = []
+
+    class Tag:
+        def __init__(self, name):
+            self.name = name
+
+        def prepare_args(self, ty, val, stream=None, retr=None):
+            order.append(self.name)
+            return ty, val
+
+    @cuda.jit(extensions=[Tag("first"), Tag("second")])
+    def k(n):
+        pass
+
+    k[1, 1](1)
+    assert order == ["second", "first"]

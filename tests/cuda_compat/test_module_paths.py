@@ -105,6 +105,10 @@ def test_cudadrv_names(device):
     dev, copied = devicearray.auto_device(np.ones(3))
     assert copied and isinstance(dev, cuda.DeviceNDArray)
     assert devicearray.auto_device(d) == (d, False)
+    with pytest.raises(ValueError, match="non-contiguous"):
+        devicearray.auto_device(np.arange(10.0)[:-1:2])    # interleaved
+    dev, _ = devicearray.auto_device(np.broadcast_to(np.arange(3.0), (4, 3)))
+    np.testing.assert_equal(dev.copy_to_host(), np.broadcast_to(np.arange(3.0), (4, 3)))
     assert driver.driver.get_device_count() == len(cuda.gpus) >= 1
     assert driver.driver.is_available
     assert devices.get_context() is cuda.current_context()

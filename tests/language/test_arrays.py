@@ -123,3 +123,100 @@ def test_device_array_helpers(device):
     assert gpux.is_device_array(d2) and not gpux.is_device_array(out)
     empty = gpux.to_device(np.zeros((0, 5)))
     assert empty.copy_to_host().shape == (0, 5)
+
+
+def _reshape_into(a, shape, out):
+    y = a.reshape(shape)
+    flat = out.reshape(out.size)
+    n = 0
+    for i in range(y.shape[0]):
+        for j in range(y.shape[1]):
+            for k in range(y.shape[2]):
+                flat[n] = y[i, j, k]
+                n += 1
+
+
+@pytest.mark.parametrize("shape, new", [
+    ((24,), (2, 3, 4)), ((1, 8, 1, 1, 3, 1), (8, 1, 3)), ((5, 5), (5, -1, 1)),
+    ((4, 6), (-1, 2, 3)), ((0,), (1, 0, 2)), ((2, 1, 12), (1, 24, 1)),
+])
+def test_reshape_in_a_kernel(device, shape, new):
+    a = np.arange(int(np.prod(shape)), dtype=np.int64).reshape(shape)
+    want = a.reshape(new)
+    out = gpux.to_device(np.full(want.size, -1, dtype=np.int64))
+    gpux.jit(_reshape_into)[1, 1](gpux.to_device(a), new, out)
+    np.testing.assert_equal(out.copy_to_host(), want.ravel())
+
+
+_UFUNC_CASES = [("sin", np.float32, 1), ("exp", np.float64, 1), ("log1p", np.float32, 1),
+                ("sqrt", np.float64, 1), ("arctan2", np.float64, 2), ("power", np.float32, 2),
+                ("floor_divide", np.int64, 2), ("absolute", np.int32, 1), ("hypot", np.float64, 2),
+                ("isnan", np.float64, 1)]
+
+
+def _ufunc_kernel(name, nin):
+    src = (f"def k(out, a):\n    np.{name}(a, out)\n" if nin == 1
+           else f"def k(out, a, b):\n    np.{name}(a, b, out)\n")
+    g = {"np": np}
+    exec(src, g)
+    return g["k"]
+
+
+@pytest.mark.parametrize("name, dtype, nin", _UFUNC_CASES)
+def test_numpy_ufuncs_on_arrays_with_an_output(device, name, dtype, nin):
+    rng = np.random.default_rng(3)
+    if np.issubdtype(dtype, np.integer):
+        args = [rng.integers(-20, 20, 33).astype(dtype) for _ in range(nin)]
+        if name == "floor_divide":
+            args[1][args[1] == 0] = 7
+    else:
+        args = [(rng.random(33) * 4 + 0.25).astype(dtype) for _ in range(nin)]
+    ufunc = getattr(np, name)
+    want = ufunc(*args)
+    out = np.zeros_like(want)
+    gpux.jit(_ufunc_kernel(name, nin))[1, 1](out, *args)
+    np.testing.assert_allclose(out, want, rtol=4e-7 if dtype == np.float32 else 1e-14)
+
+
+@pytest.mark.parametrize("name, dtype, nin", _UFUNC_CASES)
+def test_numpy_ufuncs_on_arrays_compile_for_every_target(name, dtype, nin):
+    from numba import typeof
+    from numba.core import types
+
+    arr = np.ones(4, dtype=dtype)
+    out = getattr(np, name)(*[arr] * nin)
+    sig = types.void(typeof(out), *[typeof(arr)] * nin)
+    for target in ("cuda", "opencl"):
+        art = gpux.compile(_ufunc_kernel(name, nin), sig, target=target)
+        assert art.kernels
+
+
+def test_in_place_array_arithmetic(device):
+    @gpux.jit
+    def k(a, b):
+        a += b
+        a *= 2.0
+
+    a = np.arange(6.0)
+    k[1, 1](a, np.ones(6))
+    np.testing.assert_equal(a, (np.arange(6.0) + 1) * 2)
+
+
+def test_allocating_array_expressions_are_refused_with_the_line():
+    from numba_gpux.errors import UnsupportedError
+
+    def ufunc_without_out(r, x):
+        t = np.sin(x)
+        r[0] = t[0]
+
+    def array_sum(r, x):
+        t = x + x
+        r[0] = t[0]
+
+    sig = "void(float64[::1], float64[::1])"
+    with pytest.raises(UnsupportedError, match=r"np.sin\(\) on arrays would allocate.*"
+                                               r"np.sin\(\.\.\., out\)"):
+        gpux.compile(ufunc_without_out, sig, target="opencl")
+    with pytest.raises(UnsupportedError, match="arithmetic on whole arrays") as e:
+        gpux.compile(array_sum, sig, target="opencl")
+    assert "t = x + x" in str(e.value)

@@ -188,3 +188,16 @@ def test_modf(device, dtype, rng):
     np.testing.assert_array_equal(got_frac, want_frac)
     np.testing.assert_array_equal(whole.copy_to_host(), want_whole)
     np.testing.assert_array_equal(np.signbit(got_frac), np.signbit(want_frac))
+
+
+@pytest.mark.parametrize("value, ndigits", [(0.3425, 3), (2.5, 0), (3.5, 0), (1234.5, -1),
+                                             (-0.0625, 3), (1e-30, 33), (12345.678, 40)])
+def test_round_float32_to_digits_as_python_rounds_its_value(device, value, ndigits):
+    @gpux.jit("void(float32[::1], float32, int32)")
+    def k(out, x, n):
+        out[0] = round(x, n)
+
+    out = gpux.to_device(np.zeros(1, np.float32))
+    k[1, 1](out, np.float32(value), ndigits)
+    want = np.float32(round(float(np.float32(value)), ndigits))
+    assert out.copy_to_host()[0] == want

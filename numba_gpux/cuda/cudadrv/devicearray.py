@@ -42,13 +42,19 @@ def from_array_like(ary, stream=0, gpu_data=None) -> _mem.DeviceArray:
 
 
 def auto_device(obj, stream=0, copy=True, user_explicit=False):
-    """(device array, whether a copy was made): *obj* itself when it already is one."""
+    """(device array, whether a copy was made): *obj* itself when it already is one.
+
+    As in numba.cuda, a host array whose data is not one contiguous buffer (an
+    interleaved view such as ``x[::2]``; broadcast dimensions aside) is a
+    ValueError here; ``cuda.to_device`` copies such views."""
     if isinstance(obj, _mem.DeviceArray):
         return obj, False
     from ..api import to_device
 
     if not isinstance(obj, np.ndarray):
         obj = np.asarray(obj)
+    if not is_contiguous(obj):
+        raise ValueError("Array contains non-contiguous buffer")
     return to_device(obj, stream=stream, copy=copy), True
 
 

@@ -398,3 +398,14 @@ def test_fresh_process_emission_uses_the_targets_llvm_flags():
         kern = fn if hasattr(fn, "py_func") else gpux.jit(fn)
         art = _ptx(kern, sig, cc=(8, 0), cubin=False)
         assert emit_in_fresh_process(target, art.llvm_ir, 3).decode() == art.text
+
+
+def test_numba_c_helpers_are_defined_in_the_kernel():
+    # array.reshape calls Numba's C helper numba_attempt_nocopy_reshape; the shared
+    # context defines it, so the PTX has no extern function left to resolve
+    def reshape3(a, out):
+        y = a.reshape((2, 3, 4))
+        out[0] = y[1, 2, 3]
+
+    art = _ptx(reshape3, "void(int64[::1], int64[::1])", cc=(9, 0))
+    assert ".extern .func" not in art.text

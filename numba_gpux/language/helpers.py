@@ -1,0 +1,130 @@
+"""Device definitions of the C helpers that Numba's own lowering calls.
+
+Numba's own implementations (ufunc loops, complex math) call LLVM's math
+intrinsics (``llvm.sin.f64``) and C's math library (``log1p``, ``sinf``), which
+back ends lower badly or not at all (NVPTX cannot select a double ``sin``, and
+its float ``sin`` is an approximation): :func:`portable_math` turns those calls
+into the kernel language's portable math intrinsics, as ``math.sin`` is.
+
+Some of Numba's implementations call functions of its C helper library
+(``_helperlib.c``) which exist only in the host process, e.g.
+``array.reshape`` calls ``numba_attempt_nocopy_reshape``.  Each is written
+here in Python, compiled once per process through the shared context into a
+function of the helper's C signature, and linked into a neutral module that
+declares it (:func:`link_helpers`), so every target gets the same definition.
+"""
+
+from __future__ import annotations
+
+import re
+
+from llvmlite import ir
+from numba.core import types, typing
+
+from .intrinsics import MATH_BINARY, MATH_UNARY
+
+__all__ = ["HELPER_NAMES", "helper_text", "portable_math"]
+
+
+def _nocopy_reshape(nd, dims, strides, newnd, newdims, newstrides, itemsize, is_f_order):
+    """Strides that view an array of shape ``dims[:nd]`` (strides ``strides[:nd]``,
+    C order) with the shape ``newdims[:newnd]``; 1 and ``newstrides`` filled when
+    the data allows a view, 0 when the reshape needs a copy."""
+    total = 1
+    for i in range(nd):
+        total *= dims[i]
+    newtotal = 1
+    for i in range(newnd):
+        newtotal *= newdims[i]
+    if total != newtotal:
+        return 0
+    if total == 0:  # no element is ever addressed: any strides do
+        for i in range(newnd):
+            newstrides[i] = itemsize
+        return 1
+    o = 0
+    n = 0
+    while n < newnd:
+        if newdims[n] == 1:  # a new axis of length 1 takes any stride
+            newstrides[n] = itemsize
+            n += 1
+            continue
+        while dims[o] == 1:  # (an old axis of length 1 has no say)
+            o += 1
+        # the smallest runs of old axes o..oe-1 and new axes n..ne-1 of equal size
+        po = dims[o]
+        pn = newdims[n]
+        oe = o + 1
+        ne = n + 1
+        while po != pn:
+            if po < pn:
+                po *= dims[oe]
+                oe += 1
+            else:
+                pn *= newdims[ne]
+                ne += 1
+        # the old run must be one evenly strided block (C order) to be viewed anew
+        last = o
+        for k in range(o + 1, oe):
+            if dims[k] != 1:
+                if strides[last] != dims[k] * strides[k]:
+                    return 0
+                last = k
+        newstrides[ne - 1] = strides[last]
+        for j in range(ne - 2, n - 1, -1):
+            newstrides[j] = newstrides[j + 1] * newdims[j + 1]
+        o = oe
+        n = ne
+    return 1
+
+
+def _build_nocopy_reshape(context) -> tuple:
+    intp = types.intp
+    ptr = types.CPointer(intp)
+    sig = typing.signature(types.int32, intp, ptr, ptr, intp, ptr, ptr, intp, types.int32)
+    return sig, _nocopy_reshape
+
+
+_BUILDERS = {"numba_attempt_nocopy_reshape": _build_nocopy_reshape}
+
+#: the helpers defined here, by symbol name
+HELPER_NAMES = frozenset(_BUILDERS)
+
+_texts: dict = {}
+
+
+def helper_text(name: str, context) -> str:
+    """The LLVM IR text of a module defining the helper *name* (C signature,
+    ``linkonce_odr``), compiled through the target-neutral *context* once."""
+    text = _texts.get(name)
+    if text is None:
+        sig, impl = _BUILDERS[name](context)
+        lib = context.codegen().create_library(f"helper_{name}")
+        module = lib.create_ir_module(name)
+        fnty = ir.FunctionType(context.get_value_type(sig.return_type),
+                               [context.get_value_type(t) for t in sig.args])
+        fn = ir.Function(module, fnty, name)
+        fn.linkage = "linkonce_odr"
+        builder = ir.IRBuilder(fn.append_basic_block("entry"))
+        with context.push_code_library(lib):
+            res = context.compile_internal(builder, impl, sig, list(fn.args))
+        builder.ret(res)
+        lib.add_ir_module(module)
+        text = _texts[name] = lib.neutral_ir(simplify=True)
+    return text
+
+
+# what LLVM's back ends lower exactly on every target stays an LLVM intrinsic
+_EXACT = {"sqrt", "fabs", "floor", "ceil", "trunc", "rint", "copysign", "fmin", "fmax"}
+_MATH = sorted((set(MATH_UNARY) | set(MATH_BINARY)) - _EXACT, key=len, reverse=True)
+_LLVM_MATH = re.compile(rf"@llvm\.({'|'.join(_MATH)})\.(f32|f64)\(")
+_ALL = sorted(set(MATH_UNARY) | set(MATH_BINARY), key=len, reverse=True)
+_LIBM = re.compile(rf"@({'|'.join(_ALL)})(f?)\(")
+
+
+def portable_math(text: str) -> str:
+    """*text* (LLVM IR) with calls and declarations of LLVM's and libm's math
+    functions renamed to the portable intrinsics ``__gpux_<fn>_f32/f64``."""
+    if "@llvm." in text:
+        text = _LLVM_MATH.sub(lambda m: f"@__gpux_{m.group(1)}_{m.group(2)}(", text)
+    return _LIBM.sub(lambda m: f"@__gpux_{m.group(1)}_{'f32' if m.group(2) else 'f64'}(", text)

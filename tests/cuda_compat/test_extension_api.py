@@ -1,0 +1,81 @@
+"""numba.cuda's extension API through the facade: a type with a struct data model,
+typed with ``extending.type_callable`` and lowered with ``cudaimpl.lower`` (IR built
+with ``cgutils``), used as a scalar and as the dtype of a local array."""
+
+import numpy as np
+from numba.core.types import int32, void
+
+from numba_gpux import cuda
+from numba_gpux.cuda import cgutils, cudaimpl, extending, types
+
+
+class Pair:
+    def __init__(self, a, b):
+        self.a = a
+        self.b = b
+
+
+class PairType(types.Type):
+    def __init__(self):
+        super().__init__(name="FacadeTestPair")
+
+
+pair_type = PairType()
+
+
+@extending.typeof_impl.register(Pair)
+def _typeof_pair(val, c):
+    return pair_type
+
+
+@extending.register_model(PairType)
+class _PairModel(extending.core_models.StructModel):
+    def __init__(self, dmm, fe_type):
+        super().__init__(dmm, fe_type, [("a", int32), ("b", int32)])
+
+
+extending.make_attribute_wrapper(PairType, "a", "a")
+extending.make_attribute_wrapper(PairType, "b", "b")
+
+
+@extending.type_callable(Pair)
+def _type_pair(context):
+    def typer(a, b):
+        if isinstance(a, types.Integer) and isinstance(b, types.Integer):
+            return pair_type
+    return typer
+
+
+@cudaimpl.lower(Pair, types.Integer, types.Integer)
+def _lower_pair(context, builder, sig, args):
+    obj = cgutils.create_struct_proxy(pair_type)(context, builder)
+    obj.a = context.cast(builder, args[0], sig.args[0], int32)
+    obj.b = context.cast(builder, args[1], sig.args[1], int32)
+    return obj._getvalue()
+
+
+def test_the_names_are_numbas_own():
+    import numba.core.cgutils
+    import numba.core.datamodel.models
+    import numba.core.imputils
+
+    assert cgutils is numba.core.cgutils
+    assert extending.core_models is numba.core.datamodel.models
+    assert cudaimpl.registry is numba.core.imputils.builtin_registry
+
+
+def test_a_struct_model_type_in_a_local_array(device):
+    @cuda.jit(void(int32[::1], int32[::1]))
+    def f(outa, outb):
+        arr = cuda.local.array(6, dtype=pair_type)
+        for i in range(len(arr)):
+            arr[i] = Pair(int32(i), int32(3 * i))
+        for i in range(len(arr)):
+            outa[i] = arr[i].a
+            outb[i] = arr[i].b
+
+    outa = np.zeros(6, dtype=np.int32)
+    outb = np.zeros(6, dtype=np.int32)
+    f[1, 1](outa, outb)
+    np.testing.assert_equal(outa, np.arange(6))
+    np.testing.assert_equal(outb, 3 * np.arange(6))
