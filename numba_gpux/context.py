@@ -66,17 +66,20 @@ dispatcher_registry[Gpux] = _OverloadDispatcherMarker
 jit_registry[Gpux] = _overload_jit
 
 
-_reg_lists: dict = {}  # id(context) -> (number of registries, their registration lists)
-
-
 def _registrations(ctx) -> int:
-    """How many registrations the registries installed in *ctx* hold (they only grow)."""
+    """How many registrations the registries installed in *ctx* hold (they only grow).
+
+    The registries' lists are remembered on the context itself (with how many
+    registries there were): Numba makes a shallow copy of the lowering context for
+    every compile (``subtarget``), which shares the registries and so the memo, and
+    the memo goes with the context (a table keyed by ``id(ctx)`` kept an entry per
+    compile, and could hand a stale one to a new context at a reused id)."""
     n = len(ctx._registries)
-    got = _reg_lists.get(id(ctx))
+    got = ctx.__dict__.get("_gpux_reg_lists")
     if got is None or got[0] != n:
-        got = _reg_lists[id(ctx)] = (n, [getattr(reg, name) for reg, loader in
-                                         ctx._registries.items()
-                                         for name in loader.registry_items])
+        got = (n, [getattr(reg, name) for reg, loader in ctx._registries.items()
+                   for name in loader.registry_items])
+        ctx.__dict__["_gpux_reg_lists"] = got
     return n + sum(map(len, got[1]))
 
 
