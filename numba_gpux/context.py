@@ -386,6 +386,15 @@ class GpuxTargetContext(BaseContext):
         for reg in _extra_lowering_registries:
             self.install_registry(reg)
 
+    def get_getattr(self, typ, attr):
+        impl = super().get_getattr(typ, attr)
+        if impl is None and isinstance(typ, types.Module):
+            # a module's function or submodule (a dummy value): Numba lowers it
+            # nowhere, but the builtin getattr(module, "name") calls the result
+            def impl(context, builder, typ, val, attr):
+                return context.get_dummy_value()
+        return impl
+
     def get_ufunc_info(self, ufunc_key):
         """The scalar loops of a NumPy ufunc, for ufuncs on arrays in kernels."""
         from numba.np import ufunc_db
