@@ -177,3 +177,19 @@ def test_device_spec_that_matches_nothing():
     assert "ERR" in res.stdout and "opencl:gpu:7" in res.stdout
     with pytest.raises(gpux.DeviceNotFoundError):
         gpux.select_device("nosuchtarget:0")
+
+
+SPACE_NAME = "local"
+
+
+def test_builtin_getattr_of_a_module_is_a_typing_error_not_a_crash():
+    from numba.core.errors import TypingError
+
+    from numba_gpux import cuda
+
+    def k(x):
+        arr = getattr(cuda, SPACE_NAME).array(4, dtype=np.float64)
+        arr[0] = x[0]
+
+    with pytest.raises(TypingError, match="getattr"):
+        gpux.compile(k, "void(float64[::1])", target="opencl")
