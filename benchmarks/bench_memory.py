@@ -54,6 +54,20 @@ def rss_mib():
     return float("nan")
 
 N, W, L = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+
+def measure(one, warmup, n, finish=lambda: None, **extra):
+    # one(i) for the warm-up, then for the n measured ones; prints the RESULT line
+    for i in range(warmup):
+        one(i)
+    finish()
+    start, t0 = rss_mib(), time.perf_counter()
+    for i in range(warmup, warmup + n):
+        one(i)
+    finish()
+    end, t1 = rss_mib(), time.perf_counter()
+    print("RESULT", json.dumps({"mib_start": start, "mib_end": end, "mib_growth": end - start,
+                                "mib_per_item": (end - start) / n, "seconds": t1 - t0,
+                                **extra}))
 """
 
 _OURS_COMPILE = _COMMON + r"""
@@ -71,15 +85,7 @@ def one(i):
     k[1, 1](out)
     gpux.synchronize()
 
-for i in range(W):
-    one(i)
-start, t0 = rss_mib(), time.perf_counter()
-for i in range(W, W + N):
-    one(i)
-end, t1 = rss_mib(), time.perf_counter()
-print("RESULT", json.dumps({"mib_start": start, "mib_end": end,
-                            "mib_per_item": (end - start) / N, "seconds": t1 - t0,
-                            "device": gpux.default_device().spec}))
+measure(one, W, N, device=gpux.default_device().spec)
 """
 
 _NUMBA_NJIT = _COMMON + r"""
@@ -95,14 +101,7 @@ out = np.zeros(1)
 def one(i):
     make(float(i) + 0.5)(out)
 
-for i in range(W):
-    one(i)
-start, t0 = rss_mib(), time.perf_counter()
-for i in range(W, W + N):
-    one(i)
-end, t1 = rss_mib(), time.perf_counter()
-print("RESULT", json.dumps({"mib_start": start, "mib_end": end,
-                            "mib_per_item": (end - start) / N, "seconds": t1 - t0}))
+measure(one, W, N)
 """
 
 _PYOPENCL_BUILD = _COMMON + r"""
@@ -122,15 +121,7 @@ def one(i):
     prg.k(q, (1,), (1,), buf)
     q.finish()
 
-for i in range(W):
-    one(i)
-start, t0 = rss_mib(), time.perf_counter()
-for i in range(W, W + N):
-    one(i)
-end, t1 = rss_mib(), time.perf_counter()
-print("RESULT", json.dumps({"mib_start": start, "mib_end": end,
-                            "mib_per_item": (end - start) / N, "seconds": t1 - t0,
-                            "device": dev.spec}))
+measure(one, W, N, device=dev.spec)
 """
 
 _OURS_LAUNCH = _COMMON + r"""
@@ -142,22 +133,13 @@ def k(a):
     if i < a.size:
         a[i] = i
 
-def one():
+def one(i):
     a = gpux.device_array(256, np.float32)
     k[1, 256](a)
-
-for _ in range(1000):
-    one()
-gpux.synchronize()
-start, t0 = rss_mib(), time.perf_counter()
-for i in range(L):
-    one()
     if i % 1000 == 999:
         gpux.synchronize()
-gpux.synchronize()
-end, t1 = rss_mib(), time.perf_counter()
-print("RESULT", json.dumps({"mib_start": start, "mib_end": end, "mib_growth": end - start,
-                            "mib_per_item": (end - start) / L, "seconds": t1 - t0}))
+
+measure(one, 1000, L, finish=gpux.synchronize)
 """
 
 CASES = {"ours_compile": _OURS_COMPILE, "numba_njit": _NUMBA_NJIT,
@@ -181,8 +163,7 @@ def measure(n: int, warmup: int, launches: int, runs: int, cases, timeout: int) 
         out[name] = {"runs": got}
         if ok:
             out[name]["median_mib_per_item"] = statistics.median(g["mib_per_item"] for g in ok)
-            out[name]["median_mib_growth"] = statistics.median(g["mib_end"] - g["mib_start"]
-                                                               for g in ok)
+            out[name]["median_mib_growth"] = statistics.median(g["mib_growth"] for g in ok)
     return out
 
 

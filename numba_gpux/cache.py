@@ -32,6 +32,7 @@ import re
 import threading
 import warnings
 import weakref
+from collections import OrderedDict
 
 from . import config
 from .compiler import Job, Options, _AsmFromIR, run_target_stages
@@ -41,7 +42,12 @@ __all__ = ["cache_key", "compile_target", "clear_memory_cache", "stats", "DiskCa
            "CacheWarning", "index_lookup", "index_store", "load_program", "disk_usage",
            "clear_disk"]
 
-_mem: dict[str, Artifact] = {}
+#: finished code by cache key (the neutral IR, target and options): kernel objects
+#: whose code is the same share one artifact.  A bounded LRU: each kernel object
+#: keeps its own artifacts (``Dispatcher._code``), so what falls out is only what no
+#: live kernel uses or what a later identical kernel recompiles (or reads from disk).
+_mem: "OrderedDict[str, Artifact]" = OrderedDict()
+MEM_LRU = 256
 _lock = threading.Lock()
 #: hits: in memory by the neutral IR; disk_hits: on disk by the neutral IR;
 #: index_hits / index_misses: on disk by the pre-typing key (no typing ran for a hit);
@@ -291,7 +297,10 @@ def compile_target(neutral_text: str, kernels: tuple, target: Target, options: O
                    name: str = "module", exports: tuple = (), disk: bool = False) -> Artifact:
     """Run the per-target stages on *neutral_text*, through the caches."""
     key = cache_key(neutral_text, target, options)
-    art = _mem.get(key)
+    with _lock:
+        art = _mem.get(key)
+        if art is not None:
+            _mem.move_to_end(key)
     if art is not None:
         stats["hits"] += 1
         return art
@@ -306,18 +315,24 @@ def compile_target(neutral_text: str, kernels: tuple, target: Target, options: O
                 art = None
             if art is not None:
                 stats["disk_hits"] += 1
-                with _lock:
-                    _mem[key] = art
+                _remember(key, art)
                 return art
     stats["misses"] += 1
     job = Job(target=target, options=options, kernels=tuple(kernels), text=neutral_text,
               name=name, exports=tuple(exports), keep_ir=config.debug_ir())
     art = run_target_stages(job).artifact
-    with _lock:
-        _mem[key] = art
+    _remember(key, art)
     if dc is not None:
         dc.write("code", disk_key, _pack(art))
     return art
+
+
+def _remember(key: str, art: Artifact) -> None:
+    with _lock:
+        _mem[key] = art
+        _mem.move_to_end(key)
+        while len(_mem) > MEM_LRU:
+            _mem.popitem(last=False)
 
 
 def clear_memory_cache() -> None:

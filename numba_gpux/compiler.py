@@ -23,6 +23,7 @@ from numba.core.compiler_lock import global_compiler_lock
 from numba.core.target_extension import target_override
 
 from . import abi, irtext
+from .passes import run_passes
 from .errors import InternalCompilerError, GpuxUserError, UnsupportedError, ValidationError
 from .interface import Artifact, Target, provide_defaults
 
@@ -471,9 +472,9 @@ def _stage_optimize(job: Job):
     # option is process-wide in LLVM, so it is set around our run only.
     if job.target.option("legal_int_widths"):
         with llvm_options((("-replexitval=never", "-replexitval=cheap"),)):
-            mpm.run(job.module, pb)
+            run_passes(mpm, job.module, pb)
     else:
-        mpm.run(job.module, pb)
+        run_passes(mpm, job.module, pb)
     if job.options.opt > 0:
         _infer_address_spaces(job)
     _replace_intrinsics(job)
@@ -513,7 +514,7 @@ def _infer_address_spaces(job: Job) -> None:
                                 ll.create_pipeline_tuning_options(speed_level=0))
     mpm = ll.create_new_module_pass_manager()
     mpm.add_dead_code_elimination_pass()
-    mpm.run(job.module, pb)
+    run_passes(mpm, job.module, pb)
 
 
 def _replace_intrinsics(job: Job) -> None:
@@ -550,7 +551,7 @@ def _replace_intrinsics(job: Job) -> None:
         mpm = ll.create_new_module_pass_manager()
         mpm.add_always_inliner_pass()
         mpm.add_global_dead_code_eliminate_pass()
-        mpm.run(job.module, pb)
+        run_passes(mpm, job.module, pb)
 
 
 _HOST_OK = re.compile(r"^llvm\.")

@@ -17,6 +17,7 @@ from numba.core.target_extension import GPU, dispatcher_registry, jit_registry, 
 from numba.core.typing import BaseContext as TypingBaseContext
 
 from .interface import NEUTRAL_DATA_LAYOUT
+from .passes import run_passes
 from .language.functions import is_device_function, make_device_function
 from .language.helpers import portable_math
 
@@ -65,17 +66,20 @@ dispatcher_registry[Gpux] = _OverloadDispatcherMarker
 jit_registry[Gpux] = _overload_jit
 
 
-_reg_lists: dict = {}  # id(context) -> (number of registries, their registration lists)
-
-
 def _registrations(ctx) -> int:
-    """How many registrations the registries installed in *ctx* hold (they only grow)."""
+    """How many registrations the registries installed in *ctx* hold (they only grow).
+
+    The registries' lists are remembered on the context itself (with how many
+    registries there were): Numba makes a shallow copy of the lowering context for
+    every compile (``subtarget``), which shares the registries and so the memo, and
+    the memo goes with the context (a table keyed by ``id(ctx)`` kept an entry per
+    compile, and could hand a stale one to a new context at a reused id)."""
     n = len(ctx._registries)
-    got = _reg_lists.get(id(ctx))
+    got = ctx.__dict__.get("_gpux_reg_lists")
     if got is None or got[0] != n:
-        got = _reg_lists[id(ctx)] = (n, [getattr(reg, name) for reg, loader in
-                                         ctx._registries.items()
-                                         for name in loader.registry_items])
+        got = (n, [getattr(reg, name) for reg, loader in ctx._registries.items()
+                   for name in loader.registry_items])
+        ctx.__dict__["_gpux_reg_lists"] = got
     return n + sum(map(len, got[1]))
 
 
@@ -281,7 +285,7 @@ def simplify_neutral(module) -> None:
     mpm.add_sroa_pass()
     mpm.add_instruction_combine_pass()
     mpm.add_simplify_cfg_pass()
-    mpm.run(module, pb)
+    run_passes(mpm, module, pb)
 
 
 class NeutralCodegen:

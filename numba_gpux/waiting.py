@@ -15,7 +15,8 @@ Intel OpenCL CPU runtime (each status query takes about as long as the wait);
 the hand-over to a helper thread costs some tens of microseconds per wait.
 Other threads call the driver directly.  At exit, calls left running by an
 interrupted wait are waited for (a thread inside a driver while the process
-tears the driver down can crash it).
+tears the driver down can crash it); a runtime with exit work of its own that
+must come after them calls :func:`wait_for_abandoned` first.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ import queue
 import sys
 import threading
 
-__all__ = ["wait_blocking"]
+__all__ = ["wait_blocking", "wait_for_abandoned"]
 
 _idle: list = []  # helper threads waiting for work
 _abandoned: list = []  # jobs whose caller was interrupted, until they finish
@@ -97,12 +98,14 @@ def wait_blocking(fn):
 
 
 @atexit.register
-def _drain() -> None:
-    """Wait for the driver calls interrupted waits left running."""
-    jobs = list(_abandoned)
+def wait_for_abandoned() -> None:
+    """Wait for the driver calls that interrupted waits left running (at exit; also
+    for a runtime's own exit handler that must run after them)."""
+    jobs = [j for j in list(_abandoned) if not j.finished]
     if not jobs:
         return
     print(f"numba_gpux: waiting for {len(jobs)} device command(s) an interrupted wait left "
           f"running (a running kernel cannot be cancelled)", file=sys.stderr)
     for job in jobs:
         job.done.acquire()
+        job.done.release()  # finished: a later call does not wait for it again

@@ -12,11 +12,13 @@ from __future__ import annotations
 import ctypes
 import struct
 import threading
+import weakref
 
 import numpy as np
 
 from numba_gpux.devices import Device
 from numba_gpux.errors import GpuxUserError, LaunchError
+from numba_gpux.waiting import wait_blocking
 
 __all__ = ["discover", "CUDARuntime", "CUDAError"]
 
@@ -117,11 +119,24 @@ def discover() -> list[Device]:
     return found
 
 
+#: dropped modules waiting to be unloaded before a load synchronizes the context to
+#: unload them (see CUDARuntime.load)
+DEAD_MODULES_MAX = 64
+
 # struct formats of one 8-byte kernel-parameter slot per ABI leaf
 _SLOT = {np.dtype(np.float32): "f4x", np.dtype(np.float64): "d", np.dtype(np.int8): "b7x",
          np.dtype(np.uint8): "B7x", np.dtype(np.int16): "h6x", np.dtype(np.uint16): "H6x",
          np.dtype(np.int32): "i4x", np.dtype(np.uint32): "I4x", np.dtype(np.int64): "q",
          np.dtype(np.uint64): "Q", np.dtype(np.float16): "e6x", np.dtype(np.bool_): "?7x"}
+
+
+class _Module:
+    """A loaded CUmodule, unloaded once nothing uses it (see :meth:`CUDARuntime.load`)."""
+
+    __slots__ = ("handle", "__weakref__")
+
+    def __init__(self, handle):
+        self.handle = handle
 
 
 class _Kernel:
@@ -186,6 +201,13 @@ class CUDARuntime:
         self._ctx = None
         self._lock = threading.Lock()
         self._tls = threading.local()
+        #: a kernel was launched since the last completed context-wide synchronize: a
+        #: wait may be long, so it goes through numba_gpux.waiting (Ctrl-C is handled)
+        self.busy = False
+        #: modules whose program was dropped, unloaded once no launch can still use them
+        self._dead_modules: list = []
+        #: modules loaded and not yet unloaded
+        self.loaded_modules = 0
 
     # -- context --------------------------------------------------------------
     def _current(self):
@@ -215,6 +237,20 @@ class CUDARuntime:
                 return v
         return int(q)
 
+    def _wait(self, fn):
+        """``fn()``, a driver call that may block until the device has finished earlier
+        work: through numba_gpux.waiting once a kernel may be running (Ctrl-C raises at
+        once); the call runs with this device's context current on whichever thread
+        makes it."""
+        if not self.busy:
+            return fn()
+
+        def call():
+            self._current()
+            return fn()
+
+        return wait_blocking(call)
+
     # -- memory ---------------------------------------------------------------
     def alloc(self, nbytes: int) -> int:
         self._current()
@@ -237,17 +273,25 @@ class CUDARuntime:
         host = np.ascontiguousarray(host) if not (host.flags.c_contiguous or
                                                   host.flags.f_contiguous) else host
         s = self._stream(queue)
-        _check(drv.cuMemcpyHtoDAsync(drv.CUdeviceptr(int(handle) + int(offset)),
-                                     host.ctypes.data, host.nbytes, s))
-        _check(drv.cuStreamSynchronize(s))
+        dst = drv.CUdeviceptr(int(handle) + int(offset))
+
+        def copy():  # holds *host* until the copy is done, also after an interrupt
+            _check(drv.cuMemcpyHtoDAsync(dst, host.ctypes.data, host.nbytes, s))
+            _check(drv.cuStreamSynchronize(s))
+
+        self._wait(copy)
 
     def read(self, host: np.ndarray, handle, offset: int, queue=None) -> None:
         self._current()
         drv = _driver()
         s = self._stream(queue)
-        _check(drv.cuMemcpyDtoHAsync(host.ctypes.data,
-                                     drv.CUdeviceptr(int(handle) + int(offset)), host.nbytes, s))
-        _check(drv.cuStreamSynchronize(s))
+        src = drv.CUdeviceptr(int(handle) + int(offset))
+
+        def copy():  # a copy into pageable memory blocks until it is done
+            _check(drv.cuMemcpyDtoHAsync(host.ctypes.data, src, host.nbytes, s))
+            _check(drv.cuStreamSynchronize(s))
+
+        self._wait(copy)
 
     def copy(self, dst, dst_offset: int, src, src_offset: int, nbytes: int, queue=None) -> None:
         """Device-to-device copy (ordered on *queue*)."""
@@ -258,21 +302,29 @@ class CUDARuntime:
                                      int(nbytes), self._stream(queue)))
 
     # -- code -----------------------------------------------------------------
-    def load(self, artifact):
-        """A CUmodule from the artifact's cubin (if it loads) or else its PTX (driver JIT)."""
+    def load(self, artifact) -> _Module:
+        """A CUmodule from the artifact's cubin (if it loads) or else its PTX (driver JIT).
+
+        The module is unloaded when the program (and every kernel from it) is dropped,
+        so that programs live as long as kernels can launch them (numba_gpux.launch
+        keeps a bounded number of recent ones besides).  A launch may still be running
+        then, so the unload waits for a context-wide synchronize: the next one, or one
+        made here once :data:`DEAD_MODULES_MAX` dropped modules are waiting."""
         self._current()
+        if len(self._dead_modules) >= DEAD_MODULES_MAX:
+            self._synchronize_context()
         drv = _driver()
         errors = []
         if artifact.binary:
             try:
-                return _check(drv.cuModuleLoadData(artifact.binary))
+                return self._module(_check(drv.cuModuleLoadData(artifact.binary)))
             except CUDAError as e:  # e.g. a cubin from a newer ptxas than the driver
                 errors.append(f"cubin: {e}")
         ptx = artifact.text
         if ptx is None:
             raise LaunchError(f"CUDA cannot load a {artifact.kind} artifact without PTX")
         try:
-            return _check(drv.cuModuleLoadData(ptx.encode() + b"\0"))
+            return self._module(_check(drv.cuModuleLoadData(ptx.encode() + b"\0")))
         except CUDAError as e:
             from numba_gpux.errors import InternalCompilerError
 
@@ -280,9 +332,28 @@ class CUDARuntime:
             raise InternalCompilerError("load", "the CUDA driver rejected the module ("
                                         + "; ".join(errors) + ")", ptx) from None
 
-    def kernel(self, program, name: str) -> _Kernel:
+    def _module(self, handle) -> _Module:
+        mod = _Module(handle)
+        self.loaded_modules += 1
+        # not at exit: the driver unloads everything itself when the process ends
+        weakref.finalize(mod, self._dead_modules.append, handle).atexit = False
+        return mod
+
+    def _unload_dead(self) -> None:
+        """Unload the dropped modules (after a context-wide synchronize: no launch
+        from them can be running)."""
+        drv = _driver()
+        while self._dead_modules:
+            try:
+                handle = self._dead_modules.pop()
+            except IndexError:  # another thread took the last one
+                break
+            drv.cuModuleUnload(handle)
+            self.loaded_modules -= 1
+
+    def kernel(self, program: _Module, name: str) -> _Kernel:
         self._current()
-        fn = _check(_driver().cuModuleGetFunction(program, name.encode()))
+        fn = _check(_driver().cuModuleGetFunction(program.handle, name.encode()))
         return _Kernel(fn, name, program)
 
     def prepare(self, kernel: _Kernel, params) -> None:
@@ -313,6 +384,7 @@ class CUDARuntime:
                 drv.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                 int(shared_bytes)))
             kernel.shared_set = int(shared_bytes)
+        self.busy = True
         with kernel.lock:  # the driver copies the parameters before cuLaunchKernel returns
             kernel.pack(kernel.buffer, args)
             _check(drv.cuLaunchKernel(
@@ -325,9 +397,18 @@ class CUDARuntime:
         drv = _driver()
         s = self._stream(queue)
         if s == 0:
-            _check(drv.cuCtxSynchronize())
+            self._synchronize_context()
         else:
-            _check(drv.cuStreamSynchronize(s))
+            self._wait(lambda: _check(drv.cuStreamSynchronize(s)))
+
+    def _synchronize_context(self) -> None:
+        """Wait for all work of this device's context; then nothing of ours is running,
+        so dropped modules are unloaded and later waits are direct until a launch."""
+        drv = _driver()
+        self._wait(lambda: _check(drv.cuCtxSynchronize()))
+        self.busy = False
+        if self._dead_modules:
+            self._unload_dead()
 
     # -- queues and events ------------------------------------------------------
     def new_queue(self):
@@ -352,7 +433,13 @@ class CUDARuntime:
         return True
 
     def event_synchronize(self, event) -> None:
-        _check(_driver().cuEventSynchronize(event))
+        drv = _driver()
+
+        def call():
+            self._current()
+            _check(drv.cuEventSynchronize(event))
+
+        wait_blocking(call)
 
     def event_wait(self, event, queue=None) -> None:
         self._current()
@@ -404,7 +491,8 @@ class CUDARuntime:
         if stream not in (None, 0, 1, 2):
             # the producer's work on its stream must finish before ours reads the data
             self._current()
-            _check(_driver().cuStreamSynchronize(int(stream)))
+            drv = _driver()
+            self._wait(lambda: _check(drv.cuStreamSynchronize(int(stream))))
         low = sum((n - 1) * s for n, s in zip(shape, strides) if n > 0 and s < 0)
         return ptr + low, -low, shape, strides, dtype, obj
 

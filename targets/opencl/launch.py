@@ -8,6 +8,7 @@ without the user setting anything, and the system's own drivers
 
 from __future__ import annotations
 
+import atexit
 import glob
 import hashlib
 import os
@@ -412,6 +413,7 @@ class OpenCLRuntime:
         ev = _Event(cl.enqueue_marker(q))
         if not q.properties & cl.command_queue_properties.PROFILING_ENABLE:
             # no device timestamps on this queue: take the host's clock on completion
+            _callbacks_pending.add(ev)
             ev.event.set_callback(cl.command_execution_status.COMPLETE, ev.completed)
         return ev
 
@@ -553,6 +555,40 @@ def _generate(kinds, dynamic):
     return env["make"]
 
 
+#: events whose completion callback has not run yet (see _wait_for_callbacks)
+_callbacks_pending: set = set()
+
+
+@atexit.register
+def _wait_for_callbacks() -> None:
+    """Exit waits for the completion callbacks still to run.
+
+    pyopencl runs an event's callback on a thread of its own, which takes the GIL to
+    call it; a thread that asks for the GIL while the interpreter finalizes is ended
+    inside C++ code and the process aborts ("terminate called without an active
+    exception", seen in about half of the runs that exit soon after a kernel whose
+    event had a callback, with or without an interrupted wait).  So exit waits for
+    each such event (a running kernel cannot be cancelled; an interrupted wait's
+    command is waited for the same way by numba_gpux.waiting), then, for a few
+    seconds at most, for the callbacks, and lets the last one return."""
+    import time
+
+    if not _callbacks_pending:
+        return
+    from numba_gpux.waiting import wait_for_abandoned
+
+    wait_for_abandoned()  # first: it says what exit is waiting for
+    for ev in list(_callbacks_pending):
+        try:
+            ev.event.wait()
+        except Exception:  # noqa: BLE001 - a failed command completes too
+            pass
+    deadline = time.monotonic() + 5.0
+    while _callbacks_pending and time.monotonic() < deadline:
+        time.sleep(0.001)
+    time.sleep(0.05)  # the last callback thread: from our function back out of pyopencl
+
+
 class _Event:
     """A marker event; its time is the device's profiling clock where the queue
     has one, else the host's clock when the driver reported completion."""
@@ -567,6 +603,7 @@ class _Event:
         import time
 
         self._host_ns = time.perf_counter_ns()
+        _callbacks_pending.discard(self)
 
     def timestamp_ns(self) -> int:
         if self._host_ns is None:

@@ -96,6 +96,7 @@ class OpenCLTarget(Target):
 
         from numba_gpux import irtext
         from numba_gpux.compiler import fresh_target_machine
+        from numba_gpux.passes import run_passes
 
         for f in module.functions:
             if not f.is_declaration and f.name not in kernels:
@@ -104,7 +105,7 @@ class OpenCLTarget(Target):
                                     ll.create_pipeline_tuning_options(speed_level=0))
         mpm = ll.create_new_module_pass_manager()
         mpm.add_always_inliner_pass()
-        mpm.run(module, pb)
+        run_passes(mpm, module, pb)
         text = irtext.calls_to_kernel_params(str(module), kernels, _DYNAMIC_SHARED_PARAMS)
         return ll.parse_assembly(text)
 

@@ -28,7 +28,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 LAYERS: tuple[tuple[str, ...], ...] = (
     # 1: data and text, nothing of the pipeline
     ("_version", "errors", "config", "irtext", "legalize", "overlays", "interface", "abi",
-     "serialize", "limits"),
+     "serialize", "limits", "passes"),
     # 2: the kernel language (typing, lowering) and the one shared context
     ("language", "context"),
     # 3: the stages, and the C-family source emitter targets run as their emit

@@ -229,3 +229,55 @@ def test_dynamic_shared_bytes_above_48k(cuda_device):
     K.device_calls[1, 128, 0, big](x, out)
     gpux.synchronize()
     assert out.copy_to_host().shape == (128,)
+
+
+@cuda
+def test_dropped_programs_are_unloaded(cuda_device):
+    """Programs live as long as a kernel can launch them (plus the launch path's
+    bounded list of recent ones): modules of dropped kernels are unloaded."""
+    from numba_gpux import launch
+
+    rt = cuda_device.runtime
+    out = gpux.device_array(1, np.float64)
+
+    def make(c):
+        @gpux.jit
+        def k(a):
+            a[0] = c
+        return k
+
+    kept = make(-1.5)
+    kept[1, 1](out)
+    before = rt.loaded_modules
+    n = 3 * launch.PROGRAM_LRU + 10
+    for i in range(n):
+        make(i + 0.25)[1, 1](out)
+    gc.collect()
+    gpux.synchronize()  # a context-wide synchronize unloads what was dropped
+    assert rt.loaded_modules <= before + launch.PROGRAM_LRU + 1, (before, rt.loaded_modules)
+    assert out.copy_to_host()[0] == n - 1 + 0.25
+    kept[1, 1](out)  # a live kernel's module stays loaded
+    assert out.copy_to_host()[0] == -1.5
+
+
+@cuda
+def test_waits_after_a_launch_go_through_the_interruptible_helper(cuda_device):
+    """Once a kernel may run, synchronize and copies wait on a helper thread (so that
+    Ctrl-C raises at once, see test_bad_inputs); afterwards waits are direct again."""
+    rt = cuda_device.runtime
+    a = gpux.to_device(np.zeros(256, np.float32))
+
+    @gpux.jit
+    def fill(x):
+        i = gpux.grid(1)
+        if i < x.size:
+            x[i] = i
+
+    fill[1, 256](a)
+    assert rt.busy
+    np.testing.assert_array_equal(a.copy_to_host(), np.arange(256, dtype=np.float32))
+    gpux.synchronize()
+    assert not rt.busy
+    ev = rt.record_event()
+    rt.event_synchronize(ev)
+    assert rt.event_query(ev)
