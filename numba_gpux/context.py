@@ -7,6 +7,7 @@ by the Target's data and overlay registry.
 
 from __future__ import annotations
 
+import re
 import threading
 
 from llvmlite import ir
@@ -250,7 +251,7 @@ class NeutralLibrary:
             main = ll.parse_assembly(texts[0])
             for t in texts[1:]:
                 main.link_in(ll.parse_assembly(t))
-            _link_helpers(main)
+            _link_helpers(main, texts)
             if simplify:
                 simplify_neutral(main)
             self._neutral = portable_math(str(main))
@@ -260,12 +261,16 @@ class NeutralLibrary:
     _neutral_simplified = False
 
 
-def _link_helpers(module) -> None:
-    """Define the C helpers of Numba's that *module* calls (language/helpers.py)."""
+def _link_helpers(module, texts: list) -> None:
+    """Define the C helpers of Numba's that *module*, linked from *texts*, calls
+    (language/helpers.py).  Found in the texts: walking the module's functions costs
+    foreign calls per function on every compile."""
     from .language.helpers import HELPER_NAMES, helper_text
 
-    for name in [f.name for f in module.functions if f.is_declaration and f.name in HELPER_NAMES]:
-        module.link_in(ll.parse_assembly(helper_text(name, target_context())))
+    for name in HELPER_NAMES:
+        declared = re.compile(rf'^declare [^@\n]*@"?{re.escape(name)}"?\(', re.M)
+        if any(name in t and declared.search(t) for t in texts):
+            module.link_in(ll.parse_assembly(helper_text(name, target_context())))
 
 
 def simplify_neutral(module) -> None:

@@ -571,7 +571,7 @@ def _launch_with_host_arrays(dispatcher, cfg, args, host, device):
             h, copy_in, copy_out = h.ary, h.copy_in, h.copy_out
             if isinstance(h, tuple):
                 return on_device(h, i)
-            if not isinstance(h, (np.ndarray, DeviceArray)) and not hasattr(h, "__array__"):
+            if not hasattr(h, "__array__"):  # (NumPy and device arrays have it)
                 return h  # a number with a hint: passed by value, as without one
             if isinstance(h, DeviceArray):
                 if h._alloc.device is not device:

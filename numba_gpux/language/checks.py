@@ -10,6 +10,7 @@ neutral compile (:class:`GpuxCompiler`).
 
 from __future__ import annotations
 
+import numpy as np
 from numba.core import ir, types
 from numba.core.compiler import Compiler, DefaultPassBuilder
 from numba.core.compiler_machinery import AnalysisPass, FunctionPass, register_pass
@@ -77,8 +78,6 @@ class RejectHostOnlyValues(AnalysisPass):
 def _allocating_ufunc(expr, typemap, calltypes) -> str | None:
     """A NumPy ufunc called on arrays without its output array: the result would be
     allocated, which GPU code cannot do."""
-    import numpy as np
-
     fnty = typemap.get(expr.func.name)
     ufunc = getattr(fnty, "typing_key", None)
     sig = calltypes.get(expr)
@@ -138,21 +137,21 @@ class CaptureDeviceArrays(FunctionPass):
 
     def run_pass(self, state):
         func_ir = state.func_ir
-        found: dict[int, tuple] = {}  # id(array) -> (array, arg name)
+        found: dict[int, tuple] = {}  # id(array) -> (array, arg name, arg index)
         for block in func_ir.blocks.values():
             for inst in block.body:
                 if isinstance(inst, ir.Assign) and isinstance(inst.value, (ir.Global, ir.FreeVar)) \
                         and getattr(type(inst.value.value), "_gpux_device_memory_", False):
                     arr = inst.value.value
-                    if id(arr) not in found:
-                        found[id(arr)] = (arr, f"captured.{inst.value.name}.{len(found)}")
-                    name = found[id(arr)][1]
-                    index = func_ir.arg_count + list(found).index(id(arr))
-                    inst.value = ir.Arg(name=name, index=index, loc=inst.value.loc)
+                    got = found.get(id(arr))
+                    if got is None:
+                        got = found[id(arr)] = (arr, f"captured.{inst.value.name}.{len(found)}",
+                                                func_ir.arg_count + len(found))
+                    inst.value = ir.Arg(name=got[1], index=got[2], loc=inst.value.loc)
         if not found:
             return False
-        arrays = [a for a, _ in found.values()]
-        func_ir.arg_names = tuple(func_ir.arg_names) + tuple(n for _, n in found.values())
+        arrays = [a for a, _, _ in found.values()]
+        func_ir.arg_names = tuple(func_ir.arg_names) + tuple(n for _, n, _ in found.values())
         func_ir.arg_count += len(arrays)
         state.args = tuple(state.args) + tuple(a._numba_type_ for a in arrays)
         state.metadata["gpux_captured"] = tuple(arrays)

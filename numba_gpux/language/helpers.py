@@ -11,7 +11,7 @@ Some of Numba's implementations call functions of its C helper library
 ``array.reshape`` calls ``numba_attempt_nocopy_reshape``.  Each is written
 here in Python, compiled once per process through the shared context into a
 function of the helper's C signature, and linked into a neutral module that
-declares it (:func:`link_helpers`), so every target gets the same definition.
+declares it (``context._link_helpers``), so every target gets the same definition.
 """
 
 from __future__ import annotations
