@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from .dialect import SourceDef
 from .irmodel import Func, Inst, Ty, Val, c_name, struct_offsets, type_size_align
-from .values import (_SIGNED, SourceEmitError, WIDE_HELPERS, ctype, float_literal, stype,
+from .values import (SourceEmitError, WIDE_HELPERS, ctype, float_literal, masked, odd_width,
+                     signed_value, stype,
                      wide_expr)
 
 __all__ = ["FnExprs", "GENERIC", "GLOBAL", "SHARED", "CONSTANT", "PRIVATE", "locals_in"]
@@ -241,7 +242,7 @@ class FnExprs:
                 sval = iv.value if iv.value < (1 << (iv.ty.bits - 1)) else iv.value - (1 << iv.ty.bits)
                 const_off += sval * size
             else:
-                e = f"({_SIGNED[iv.ty.bits]}){self.expr(iv)}"
+                e = signed_value(self.expr(iv), iv.ty)
                 terms.append(e if size == 1 else f"{e} * {size}")
         if const_off:
             terms.append(str(const_off))
@@ -255,9 +256,10 @@ class FnExprs:
         return f"*(({q} {ctype(ty)}*){self.expr(ptr)})"
 
     def narrow(self, e: str, ty: Ty) -> str:
-        """Results narrower than int are promoted by C; cast them back."""
-        if ty.kind == "int" and ty.bits < 32:
-            return f"(({ctype(ty)})({e}))"
+        """Results narrower than int are promoted by C; cast them back (and clear the
+        bits above an odd width)."""
+        if ty.kind == "int" and (ty.bits < 32 or odd_width(ty)):
+            return masked(e, ty)
         return e
 
     def inst_expr(self, i: Inst) -> str:
@@ -278,10 +280,9 @@ class FnExprs:
                 return f"(({E(a[0])} {binops[op]} {E(a[1])}) != 0)"
             return self.narrow(f"({E(a[0])} {binops[op]} {E(a[1])})", i.ty)
         if op in ("sdiv", "srem", "ashr"):
-            st = stype(i.ty)
             sym = {"sdiv": "/", "srem": "%", "ashr": ">>"}[op]
-            rhs = f"({st}){E(a[1])}" if op != "ashr" else E(a[1])
-            return f"(({ctype(i.ty)})(({st}){E(a[0])} {sym} {rhs}))"
+            rhs = signed_value(E(a[1]), i.ty) if op != "ashr" else E(a[1])
+            return masked(f"{signed_value(E(a[0]), i.ty)} {sym} {rhs}", i.ty)
         if op == "frem":
             return f"{self.d.builtin('fmod')}({E(a[0])}, {E(a[1])})"
         if op == "fneg":
@@ -335,8 +336,7 @@ class FnExprs:
         if p[0] == "s" and x.ty.kind == "int":
             if x.ty.bits == 1:  # true is -1 as a signed i1
                 return f"((int)-(int){self.expr(x)} {sym} (int)-(int){self.expr(y)})"
-            st = stype(x.ty)
-            return f"(({st}){self.expr(x)} {sym} ({st}){self.expr(y)})"
+            return f"({signed_value(self.expr(x), x.ty)} {sym} {signed_value(self.expr(y), y.ty)})"
         return f"({self.expr(x)} {sym} {self.expr(y)})"
 
     def fcmp(self, i: Inst) -> str:
@@ -369,31 +369,34 @@ class FnExprs:
         if op == "trunc":
             if dst.bits == 1:
                 return f"(({e} & 1) != 0)"
-            return f"(({ctype(dst)}){e})"
+            return masked(e, dst)
         if op == "zext":
             return f"(({ctype(dst)}){e})"
         if op == "sext":
             if src.bits == 1:
-                return f"(({ctype(dst)})-({stype(dst)}){e})"
-            return f"(({ctype(dst)})({stype(dst)})({stype(src)}){e})"
+                return masked(f"-({stype(dst)}){e}", dst)
+            return masked(f"({stype(dst)}){signed_value(e, src)}", dst)
         if op == "fptosi":
             if dst.bits == 1:
                 return f"(({e}) != 0)"
-            return f"(({ctype(dst)})({stype(dst)}){e})"
+            return masked(f"({stype(dst)}){e}", dst)
         if op == "fptoui":
-            return f"(({ctype(dst)}){e})"
+            return masked(e, dst)
         if op == "sitofp":
             if src.bits == 1:
                 return f"(({ctype(dst)})({e} ? -1 : 0))"
-            return f"(({ctype(dst)})({stype(src)}){e})"
+            return f"(({ctype(dst)}){signed_value(e, src)})"
         if op in ("uitofp", "fpext", "fptrunc"):
             return f"(({ctype(dst)}){e})"
         if op == "bitcast":
+            if odd_width(src) or odd_width(dst):
+                raise SourceEmitError(f"`{i.text}`: a bit cast of an odd-width integer cannot "
+                                      f"be written as {self.d.name} source")
             if ctype(src) == ctype(dst):
                 return e
             return self.d.bitcast.format(t=ctype(dst), x=e)
         if op == "ptrtoint":
-            return f"(({ctype(dst)})(ulong){e})"
+            return masked(f"(ulong){e}", dst)
         raise SourceEmitError(f"`{i.text}` (an integer made into a pointer) cannot be written "
                               f"as {self.d.name} source")
 
@@ -524,12 +527,19 @@ class FnExprs:
         B = self.d.builtin
         ty = i.ty
         if base in ("smax", "smin", "umax", "umin"):
-            st = stype(ty) if base[0] == "s" else ctype(ty)
             fn = B(base[1:])
-            return f"(({ctype(ty)}){fn}(({st}){args[0]}, ({st}){args[1]}))"
+            if base[0] == "s":
+                return masked(f"{fn}({signed_value(args[0], ty)}, {signed_value(args[1], ty)})", ty)
+            return f"(({ctype(ty)}){fn}(({ctype(ty)}){args[0]}, ({ctype(ty)}){args[1]}))"
         if base == "abs":
-            st = stype(ty)
-            return f"(({ctype(ty)}){B('abs')}(({st}){args[0]}))"
+            return masked(f"{B('abs')}({signed_value(args[0], ty)})", ty)
+        if odd_width(ty) or any(odd_width(a.ty) for a in i.args):
+            if base in ("expect", "freeze", "ssa"):
+                return args[0]
+            if base == "ctpop":  # the bits above the width are clear
+                return f"(({ctype(ty)}){B('popcount')}({args[0]}))"
+            raise SourceEmitError(f"the LLVM intrinsic {i.callee} on an odd-width integer "
+                                  f"cannot be written as {self.d.name} source yet")
         if base in ("fabs", "sqrt", "floor", "ceil", "trunc", "rint", "round", "copysign", "fma",
                     "sin", "cos", "exp", "exp2", "log", "log2", "log10", "pow"):
             return f"{B(base)}({', '.join(args)})"

@@ -17,7 +17,8 @@ from ..errors import GpuxUserError
 from .dialect import Dialect
 from .irmodel import Inst, Ty, Val, struct_offsets, type_size_align
 
-__all__ = ["SourceEmitError", "ctype", "stype", "float_literal", "WIDE_HELPERS", "wide_expr",
+__all__ = ["SourceEmitError", "ctype", "stype", "odd_width", "signed_value", "masked",
+           "float_literal", "WIDE_HELPERS", "wide_expr",
            "serialize"]
 
 _UNSIGNED = {1: "bool", 8: "uchar", 16: "ushort", 32: "uint", 64: "ulong"}
@@ -88,22 +89,52 @@ class SourceEmitError(GpuxUserError):
     """The kernel uses something the source dialect cannot express."""
 
 
+def _storage_bits(bits: int) -> int:
+    return 8 if bits <= 8 else 16 if bits <= 16 else 32 if bits <= 32 else 64
+
+
+def odd_width(ty: Ty) -> bool:
+    """An integer of 2..63 bits other than 8, 16 and 32 (the optimizer makes such
+    induction variables, e.g. ``i2`` for ``j & 3``): it is stored zero-extended in the
+    next C type, and operations that can set the bits above its width mask them off."""
+    return ty.kind == "int" and 1 < ty.bits < 64 and ty.bits not in _SIGNED
+
+
 def ctype(ty: Ty) -> str:
     """The storage type of a value of LLVM type *ty* (unsigned for integers)."""
     if ty.kind == "int":
         if 64 < ty.bits <= 128:
             return "_gpux_wide"
-        if ty.bits not in _UNSIGNED:
-            raise SourceEmitError(f"{ty.bits}-bit integers cannot be written as source")
-        return _UNSIGNED[ty.bits]
+        if ty.bits in _UNSIGNED:
+            return _UNSIGNED[ty.bits]
+        if 1 < ty.bits < 64:
+            return _UNSIGNED[_storage_bits(ty.bits)]
+        raise SourceEmitError(f"{ty.bits}-bit integers cannot be written as source")
     if ty.kind == "float":
         return _FLOAT[ty.bits]
     raise SourceEmitError(f"values of type {ty} cannot be written as source")
 
 
 def stype(ty: Ty) -> str:
-    """The signed integer type of the width of *ty*."""
-    return _SIGNED[ty.bits]
+    """The signed integer type of the storage of *ty* (for an odd width, only a value
+    made by :func:`signed_value` holds the signed number)."""
+    return _SIGNED[_storage_bits(ty.bits)]
+
+
+def signed_value(e: str, ty: Ty) -> str:
+    """Expression *e* of integer type *ty* as a number of its signed storage type."""
+    st = stype(ty)
+    if not odd_width(ty):
+        return f"({st}){e}"
+    k = 64 - ty.bits
+    return f"(({st})(((long)((ulong){e} << {k}u)) >> {k}u))"
+
+
+def masked(e: str, ty: Ty) -> str:
+    """*e* in the storage type of *ty*, with the bits above an odd width cleared."""
+    if not odd_width(ty):
+        return f"(({ctype(ty)})({e}))"
+    return f"(({ctype(ty)})(({e}) & {(1 << ty.bits) - 1}ul))"
 
 
 def _decimal(v: float, bits: int) -> str:
@@ -155,12 +186,12 @@ def wide_expr(fn, i: Inst) -> str:
     if op == "sext":
         src = a[0].ty.bits
         e = fn.expr(a[0])
-        lo = e if src == 64 else f"(ulong)(long)({stype(a[0].ty)}){e}" if src > 1 else f"(ulong)-(long){e}"
+        lo = e if src == 64 else f"(ulong)(long){signed_value(e, a[0].ty)}" if src > 1 else f"(ulong)-(long){e}"
         return f"_gpux_w_mask(_gpux_w({lo}, ((long)({lo}) < 0l) ? ~0ul : 0ul), {n}u)"
     if op == "trunc":
         if i.ty.bits > 64:
             return f"_gpux_w_mask({fn.expr(a[0])}, {i.ty.bits}u)"
-        return f"(({ctype(i.ty)})({fn.expr(a[0])}).lo)" if i.ty.bits > 1 else \
+        return masked(f"({fn.expr(a[0])}).lo", i.ty) if i.ty.bits > 1 else \
             f"((({fn.expr(a[0])}).lo & 1ul) != 0ul)"
     if op == "icmp":
         x, y = W(a[0]), W(a[1])
