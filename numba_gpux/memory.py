@@ -281,7 +281,8 @@ class DeviceArray:
         view.copy_to_device(np.asarray(value, dtype=self.dtype))
 
     def view_as(self, shape, strides, offset) -> "DeviceArray":
-        return DeviceArray(shape, strides, self.dtype, self._alloc, offset)
+        """A view on the same memory, of this array's class."""
+        return type(self)(shape, strides, self.dtype, self._alloc, offset)
 
     def reshape(self, *newshape, order: str = "C") -> "DeviceArray":
         if len(newshape) == 1 and isinstance(newshape[0], (tuple, list)):
@@ -342,14 +343,20 @@ class DeviceArray:
                                     f"of the new item size {dtype.itemsize}")
             shape[-1] = last // dtype.itemsize
             strides[-1] = dtype.itemsize
-        return DeviceArray(shape, strides, dtype, self._alloc, self.offset)
+        return type(self)(shape, strides, dtype, self._alloc, self.offset)
+
+    def _same_class(self, other: "DeviceArray") -> "DeviceArray":
+        if type(other) is not type(self):
+            other.__class__ = type(self)
+        return other
 
     def flatten(self, order: str = "C") -> "DeviceArray":
         """A 1-D contiguous copy on the same device."""
-        return to_device(self.copy_to_host().flatten(order=order), device=self.device)
+        return self._same_class(to_device(self.copy_to_host().flatten(order=order),
+                                          device=self.device))
 
     def copy(self) -> "DeviceArray":
-        return to_device(self.copy_to_host(), device=self.device)
+        return self._same_class(to_device(self.copy_to_host(), device=self.device))
 
     def __reduce__(self):
         # pickled as its host data (docs/scaling.md): the unpickling process copies it

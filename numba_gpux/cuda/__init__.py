@@ -39,7 +39,8 @@ from .api import (
     is_float16_supported, is_bfloat16_supported, is_fp8_supported, defer_cleanup,
     profile_start, profile_stop, profiling, CudaSupportError, MemoryInfo,
 )
-from ..memory import In, Out, InOut, DeviceArray as DeviceNDArray
+from ..memory import In, Out, InOut
+from ._arrays import DeviceNDArray
 from .reduction import Reduce, reduce
 from .compiler import (
     compile, compile_ptx, compile_for_current_device, compile_ptx_for_current_device,

@@ -20,6 +20,7 @@ from ..devices import default_device as _default_device
 from ..devices import devices as _devices
 from ..devices import select_device as _gpux_select_device
 from ..errors import DeviceNotFoundError, GpuxUserError, UnsupportedError
+from ._arrays import DeviceNDArray, as_facade
 
 __all__ = [
     "to_device", "device_array", "device_array_like", "pinned_array", "pinned_array_like",
@@ -530,8 +531,8 @@ def to_device(obj, stream=0, copy: bool = True, to=None):
         return obj
     if not copy:
         host = np.asarray(obj)
-        return _mem.device_array_like(host, device=dev)
-    return _mem.to_device(obj, device=dev, stream=stream or None)
+        return as_facade(_mem.device_array_like(host, device=dev))
+    return as_facade(_mem.to_device(obj, device=dev, stream=stream or None))
 
 
 def _nbytes_for(shape, strides, itemsize):
@@ -546,17 +547,17 @@ def device_array(shape, dtype=np.float64, strides=None, order="C", stream=0):
     """An uninitialized device array."""
     dev = _stream_device(stream)
     if strides is None:
-        return _mem.device_array(shape, dtype, order=order, device=dev)
+        return as_facade(_mem.device_array(shape, dtype, order=order, device=dev))
     shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
     dtype = np.dtype(dtype)
     strides = tuple(int(s) for s in strides)
     alloc = _mem.Allocation(dev, _nbytes_for(shape, strides, dtype.itemsize))
-    return _mem.DeviceArray(shape, strides, dtype, alloc, 0)
+    return DeviceNDArray(shape, strides, dtype, alloc, 0)
 
 
 def device_array_like(ary, stream=0):
     """An uninitialized device array shaped (and ordered) like *ary*."""
-    return _mem.device_array_like(ary, device=_stream_device(stream))
+    return as_facade(_mem.device_array_like(ary, device=_stream_device(stream)))
 
 
 def _host_array(shape, dtype, strides, order):
@@ -637,7 +638,7 @@ def as_cuda_array(obj, sync: bool = True):
         return obj
     wrap = getattr(_mem, "from_foreign", None)
     if wrap is not None and hasattr(obj, "__cuda_array_interface__"):
-        return wrap(obj)
+        return as_facade(wrap(obj))
     raise UnsupportedError(f"cannot use a {type(obj).__name__} as a device array on "
                            f"{_current().spec}")
 

@@ -76,6 +76,42 @@ def test_device_in_spawned_worker(device):
     assert got == (devnum, [0.0, 2.0, 4.0, 6.0])
 
 
+def test_transpose_of_a_2d_array_is_a_contiguous_copy(device):
+    """numba.cuda's DeviceNDArray.T: a new C-contiguous array (also of a strided view),
+    so a kernel with a C-layout signature takes it; other ranks permute as views."""
+    import numba_gpux as gpux
+    from numba_gpux.cuda.cudadrv.devicearray import DeviceNDArray
+
+    h = np.arange(120, dtype=np.float64).reshape(10, 12)
+    d = cuda.to_device(h)
+    assert type(d) is DeviceNDArray and type(d[::2, ::2]) is DeviceNDArray
+    t = d[::2, ::2].T
+    assert type(t) is DeviceNDArray
+    assert t.shape == (6, 5) and t.strides == (40, 8) and t.is_c_contiguous()
+    np.testing.assert_array_equal(t.copy_to_host(), h[::2, ::2].T)
+    like = cuda.device_array_like(t)
+    assert like.strides == (40, 8) and like.is_c_contiguous() and not like.is_f_contiguous()
+    t[0, 0] = -1.0  # a copy: the source is unchanged
+    assert d.copy_to_host()[0, 0] == 0.0
+    assert d.transpose((0, 1)) is d
+    np.testing.assert_array_equal(d.transpose((1, 0)).copy_to_host(), h.T)
+    with pytest.raises(ValueError, match="invalid axes"):
+        d.transpose((0, 0))
+
+    @cuda.jit("void(float64[:, ::1], float64[::1])")
+    def first_column(a, out):
+        i = cuda.grid(1)
+        if i < a.shape[0]:
+            out[i] = a[i, 0]
+
+    out = cuda.device_array(6)
+    first_column[1, 8](t, out)
+    np.testing.assert_array_equal(out.copy_to_host(), [-1.0, *h[0, 2::2]])
+    # numba_gpux's own arrays keep NumPy's view semantics
+    g = gpux.to_device(h)
+    assert type(g) is gpux.DeviceArray and g.T.is_f_contiguous()
+
+
 def test_device_array_methods(device):
     h = np.arange(24, dtype=np.float32).reshape(4, 6)
     d = cuda.to_device(h)
@@ -85,7 +121,6 @@ def test_device_array_methods(device):
     np.testing.assert_array_equal(d.reshape(6, 4).copy_to_host(), h.reshape(6, 4))
     np.testing.assert_array_equal(d.reshape(-1, 3).copy_to_host(), h.reshape(-1, 3))
     np.testing.assert_array_equal(d.T.copy_to_host(), h.T)
-    assert d.T.is_f_contiguous()
     h3 = np.arange(24, dtype=np.int32).reshape(2, 3, 4)
     d3 = cuda.to_device(h3)
     np.testing.assert_array_equal(d3.transpose((1, 0, 2)).copy_to_host(), h3.transpose(1, 0, 2))

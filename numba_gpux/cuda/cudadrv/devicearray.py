@@ -1,6 +1,9 @@
 """``numba_gpux.cuda.cudadrv.devicearray``: numba.cuda's device-array module.
 
-``DeviceNDArray`` is :class:`numba_gpux.DeviceArray`.
+``DeviceNDArrayBase`` is :class:`numba_gpux.DeviceArray`; the arrays the facade makes
+are ``DeviceNDArray``, its subclass with numba.cuda's transpose: ``a.T`` of a 2-D
+array is a new C-contiguous array holding the transpose (written by a kernel), not a
+view as NumPy's (and numba_gpux's) is.  Views of a ``DeviceNDArray`` are ones too.
 """
 
 from __future__ import annotations
@@ -9,12 +12,12 @@ import numpy as np
 
 from ... import memory as _mem
 from ...errors import GpuxUserError
+from .._arrays import DeviceNDArray, DeviceNDArrayBase, as_facade
 
 __all__ = ["DeviceNDArray", "DeviceNDArrayBase", "is_cuda_ndarray", "verify_cuda_ndarray_interface",
-           "require_cuda_ndarray", "auto_device", "from_array_like", "array_core",
+           "require_cuda_ndarray", "auto_device", "as_facade", "from_array_like", "array_core",
            "is_contiguous", "sentry_contiguous", "check_array_compatibility"]
 
-DeviceNDArray = DeviceNDArrayBase = _mem.DeviceArray
 
 
 def is_cuda_ndarray(obj) -> bool:
@@ -38,7 +41,7 @@ def from_array_like(ary, stream=0, gpu_data=None) -> _mem.DeviceArray:
     """An uninitialized device array shaped like *ary*."""
     if gpu_data is not None:
         raise GpuxUserError("from_array_like: gpu_data (foreign memory) is not supported")
-    return _mem.device_array_like(ary)
+    return as_facade(_mem.device_array_like(ary))
 
 
 def auto_device(obj, stream=0, copy=True, user_explicit=False):
