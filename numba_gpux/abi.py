@@ -9,6 +9,10 @@ Every kernel argument is flattened into scalars and buffers:
   its argument by default; a target whose launcher passes ``buffer +
   byte_offset`` as the pointer (CUDA, where buffers are device addresses)
   defines it as 0, so the offset is neither loaded nor kept live in the kernel;
+* a pointer (``CPointer(dtype)``, ``voidptr``: numba.cuda's raw device pointers)
+  becomes ``(buffer, byte_offset)``, the first two leaves of an array; the host
+  passes an integer device pointer (``memory.device_pointer``), resolved at launch
+  into the allocation it points into and the offset in it;
 * a bool becomes ``i8``; integers and floats stay themselves;
 * a complex number becomes ``(real, imag)``; tuples are flattened in order.
 """
@@ -19,9 +23,14 @@ from numba.core import types
 
 from .errors import GpuxUserError
 
-__all__ = ["Param", "flatten_type", "ARRAY", "SCALAR", "BOOL"]
+__all__ = ["Param", "flatten_type", "ARRAY", "POINTER", "SCALAR", "BOOL", "is_pointer"]
 
-ARRAY, SCALAR, BOOL = "array", "scalar", "bool"
+ARRAY, POINTER, SCALAR, BOOL = "array", "pointer", "scalar", "bool"
+
+
+def is_pointer(ty) -> bool:
+    """A raw pointer kernel argument type."""
+    return isinstance(ty, types.CPointer) or ty == types.voidptr
 
 
 class Param:
@@ -47,6 +56,8 @@ def flatten_type(ty, where: str = "argument") -> list[Param]:
                 ty.dtype, (types.Number, types.Boolean, types.Record)):
             raise GpuxUserError(f"{where}: arrays of {ty.dtype} cannot be passed to a kernel")
         return [Param(ARRAY, ty)]
+    if is_pointer(ty):
+        return [Param(POINTER, ty)]
     if isinstance(ty, types.Boolean):
         return [Param(BOOL, ty)]
     if isinstance(ty, types.Complex):

@@ -212,6 +212,8 @@ def wrap_kernel(neutral: NeutralResult, name: str) -> str:
                 n = leaf.ty.ndim
                 params.append(ir.PointerType(addrspace=1))
                 params.extend([ir.IntType(64)] * (1 + 2 * n))
+            elif leaf.kind == abi.POINTER:
+                params.extend([ir.PointerType(addrspace=1), ir.IntType(64)])
             elif leaf.kind == abi.BOOL:
                 params.append(ir.IntType(8))
             else:
@@ -248,6 +250,11 @@ def wrap_kernel(neutral: NeutralResult, name: str) -> str:
                 meminfo=None,
             )
             return ary._getvalue()
+        if abi.is_pointer(ty):
+            buf, off = take(2)
+            generic = builder.addrspacecast(buf, ir.PointerType())
+            off = call_intrinsic(builder, "__gpux_array_offset", off)  # abi.py
+            return builder.gep(generic, [off], inbounds=True, source_etype=ir.IntType(8))
         if isinstance(ty, types.Boolean):
             (v,) = take(1)
             return builder.icmp_unsigned("!=", v, ir.Constant(v.type, 0))

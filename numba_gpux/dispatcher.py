@@ -13,6 +13,7 @@ import threading
 from numba.core import sigutils, types, typing, utils
 from numba.core.typing.typeof import Purpose, typeof
 
+from . import abi
 from . import serialize as _serialize
 from .compiler import Options, compile_neutral, kernel_symbol, wrap_kernel
 from .devices import Device as _Device
@@ -201,6 +202,7 @@ class GpuxFunction:
             if len(sig) == len(argtypes) and all(
                     a == s or tctx.can_convert(a, s) is not None
                     or (self.bitcast_arrays and _same_width_view(a, s))
+                    or (isinstance(a, types.Integer) and abi.is_pointer(s))
                     for a, s in zip(argtypes, sig)):
                 return sig
         sigs = "; ".join(f"({', '.join(map(str, s))})" for s in self._eager)
@@ -460,7 +462,8 @@ class GpuxFunction:
         return _serialize.reduce_function(self, {
             "device": self.is_device, "options": self.options, "cache": self.cache,
             "extra": self.extra, "signatures": self._eager_sigs,
-            "specialized": getattr(self, "_specialized", None)})
+            "specialized": getattr(self, "_specialized", None),
+            "extensions": list(self._extensions), "bitcast_arrays": self.bitcast_arrays})
 
     @classmethod
     def _from_pickle(cls, py_func, state):
@@ -469,6 +472,10 @@ class GpuxFunction:
         if state.get("specialized") is not None:
             fn.compile_neutral_sig(typing.signature(types.void, *state["specialized"]))
             fn._specialized = state["specialized"]
+        if state.get("extensions"):
+            fn.extensions = state["extensions"]
+        if state.get("bitcast_arrays"):
+            fn.bitcast_arrays = True
         return fn
 
     def specialize(self, *args):

@@ -56,7 +56,8 @@ from . import overlays as _overlays
 from .errors import GpuxUserError, LaunchError
 from .language.memory import static_shared_bytes
 from .limits import check_config, check_static_shared
-from .memory import DeviceArray, HostArg, device_array, device_array_like, from_foreign, to_device
+from .memory import (DeviceArray, HostArg, device_array, device_array_like, from_foreign,
+                     resolve_pointer, to_device)
 
 __all__ = ["bind_arguments", "launch", "generic_launch", "Shim", "NumpyArgumentWarning"]
 
@@ -143,13 +144,15 @@ def _array_flat(x) -> tuple:
     return t
 
 
-def _build_flatten(argtypes):
-    """Generate ``flatten(args) -> list`` for *argtypes*, plus the leaf parameter list."""
+def _build_flatten(argtypes, device=None):
+    """Generate ``flatten(args) -> list`` for *argtypes*, plus the leaf parameter list
+    (pointer arguments are resolved into allocations of *device*)."""
     n = len(argtypes)
     head = ["def flatten(a):",
             f"    {''.join(f'a{i}, ' for i in range(n))}= a" if n else "    pass"]
     lines = ["    return ["]
-    env: dict = {"_array_flat": _array_flat}
+    env: dict = {"_array_flat": _array_flat, "_resolve_pointer": resolve_pointer,
+                 "_device": device}
     params: list = []
     nflat = 0
 
@@ -165,6 +168,10 @@ def _build_flatten(argtypes):
             head.extend(["    try:", f"        {f} = {expr}._gpux_flat_",
                          "    except AttributeError:", f"        {f} = _array_flat({expr})"])
             lines.append(f"        *{f},")
+        elif abi.is_pointer(ty):  # an integer device pointer: (buffer, offset)
+            params.append(("buffer", ty))
+            params.append(("i64", None))
+            lines.append(f"        *_resolve_pointer({expr}, _device),")
         elif isinstance(ty, types.Boolean):
             params.append(("i8", np.int8))
             lines.append(f"        1 if {expr} else 0,")
@@ -191,10 +198,11 @@ def _build_flatten(argtypes):
         emit(f"a{i}", ty)
     lines.append("    ]")
     src = "\n".join(head + lines)
-    fn = _flatten_fns.get(src)  # signatures of one structure share the function
+    key = (src, device) if "_resolve_pointer" in src else src
+    fn = _flatten_fns.get(key)  # signatures of one structure share the function
     if fn is None:
         exec(src, env)  # noqa: S102 - generated from types only
-        fn = _flatten_fns[src] = env["flatten"]
+        fn = _flatten_fns[key] = env["flatten"]
     return fn, params
 
 
@@ -268,12 +276,13 @@ def _build_shim(dispatcher, argtypes, device) -> Shim:
             if a._alloc.device is not device:
                 _wrong_device(dispatcher, "a device array it reads from a global variable",
                               a, device)
-        inner, params = _build_flatten(dev_types + tuple(a._numba_type_ for a in captured))
+        inner, params = _build_flatten(dev_types + tuple(a._numba_type_ for a in captured),
+                                       device)
 
         def flatten(args, inner=inner, captured=captured):
             return inner(tuple(args) + captured)
     else:
-        flatten, params = _build_flatten(dev_types)
+        flatten, params = _build_flatten(dev_types, device)
     errors = None
     if dispatcher.options.debug:
         from .language.debug import ERROR_SLOTS, ErrorBuffer

@@ -7,14 +7,18 @@ without copying.
 
 from __future__ import annotations
 
+import bisect
+import functools
 import operator
+import threading
+import weakref
 
 import numpy as np
 from numba.core import types
 from numba.np.numpy_support import from_dtype
 from numba.core.typing.typeof import typeof_impl
 
-from .errors import GpuxUserError
+from .errors import GpuxUserError, LaunchError
 from .limits import check_alloc
 
 __all__ = ["DeviceArray", "to_device", "device_array", "device_array_like", "is_device_array",
@@ -66,6 +70,78 @@ class Allocation:
             self.device.runtime.free(self.handle)
         except Exception:
             pass
+
+
+# -- integer device pointers ------------------------------------------------------
+# numba.cuda code passes raw device pointers (``a.gpu_data.device_pointer``) to kernels
+# with ``CPointer`` parameters.  A runtime whose buffers are device addresses
+# (``buffers_are_addresses``) gives each allocation its address; on the others (OpenCL
+# buffers have none) an allocation gets a range of made-up addresses.  Either way a
+# pointer passed to a kernel is resolved into (buffer, offset) through the allocations
+# that have given out pointers; their entries go when they are freed.
+_VIRTUAL_BASE = 1 << 44
+_VIRTUAL_GAP = 1 << 16
+_ptr_bases: list = []           # sorted starts of the ranges given out
+_ptr_allocs: dict = {}          # start -> weak reference to its Allocation
+_ptr_of = weakref.WeakKeyDictionary()  # Allocation -> start
+_ptr_next = [_VIRTUAL_BASE]
+_ptr_lock = threading.Lock()
+
+
+def device_pointer(alloc: "Allocation") -> int:
+    """The integer device pointer of the start of *alloc*."""
+    base = _ptr_of.get(alloc)
+    if base is not None:
+        return base
+    with _ptr_lock:
+        base = _ptr_of.get(alloc)
+        if base is None:
+            if getattr(alloc.device.runtime, "buffers_are_addresses", False):
+                base = int(alloc.handle)
+            else:
+                base = _ptr_next[0]
+                span = padded_size(alloc.nbytes) + _VIRTUAL_GAP
+                _ptr_next[0] += -(-span // _VIRTUAL_GAP) * _VIRTUAL_GAP
+            if base in _ptr_allocs:  # an address of a freed allocation, reused
+                _ptr_allocs[base] = weakref.ref(alloc, functools.partial(_forget_pointer, base))
+            else:
+                bisect.insort(_ptr_bases, base)
+                _ptr_allocs[base] = weakref.ref(alloc, functools.partial(_forget_pointer, base))
+            _ptr_of[alloc] = base
+    return base
+
+
+def _forget_pointer(base: int, ref) -> None:
+    with _ptr_lock:
+        if _ptr_allocs.get(base) is ref:
+            del _ptr_allocs[base]
+            i = bisect.bisect_left(_ptr_bases, base)
+            if i < len(_ptr_bases) and _ptr_bases[i] == base:
+                del _ptr_bases[i]
+
+
+def resolve_pointer(value, device) -> tuple:
+    """(buffer handle, byte offset) of the integer device pointer *value* on *device*;
+    a LaunchError when it points into no live allocation of *device*."""
+    try:
+        v = int(value)
+    except (TypeError, ValueError):
+        raise LaunchError(f"a pointer argument must be an integer device pointer "
+                          f"(array.gpu_data.device_pointer), not {type(value).__name__}") from None
+    with _ptr_lock:
+        i = bisect.bisect_right(_ptr_bases, v) - 1
+        ref = _ptr_allocs.get(_ptr_bases[i]) if i >= 0 else None
+        alloc = ref() if ref is not None else None
+        base = _ptr_bases[i] if alloc is not None else 0
+    if alloc is not None and v - base <= padded_size(alloc.nbytes):
+        if device is not None and alloc.device is not device:
+            raise LaunchError(f"the pointer 0x{v:x} points into memory of {alloc.device.spec}, "
+                              f"but the kernel launches on {device.spec}")
+        return alloc.handle, v - base
+    if device is not None and getattr(device.runtime, "buffers_are_addresses", False):
+        return v, 0  # another library's memory: the address is what the kernel gets
+    raise LaunchError(f"the pointer 0x{v:x} does not point into a live numba_gpux device "
+                      f"allocation{'' if device is None else ' on ' + device.spec}")
 
 
 def allocated_bytes(device) -> int:

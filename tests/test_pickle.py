@@ -278,3 +278,50 @@ def test_vectorize_and_guvectorize_objects_pickle(pk, tmp_path, opencl_device):
     np.testing.assert_allclose(got["axpc"], x * x + 3.0)
     np.testing.assert_allclose(got["cums"], np.cumsum(x * 3.0))
     np.testing.assert_allclose(got["lazy"], x + 3.0)
+
+
+class DoubleFirst:
+    """A kernel extension (numba.cuda's prepare_args protocol): doubles scalar args."""
+
+    def prepare_args(self, ty, val, stream=None, retr=None):
+        if isinstance(val, int):
+            return ty, 2 * val
+        return ty, val
+
+
+def make_facade_kernel():
+    from numba_gpux import cuda
+
+    @cuda.jit("void(int32[::1], int64)", extensions=[DoubleFirst()])
+    def put(a, v):
+        i = cuda.grid(1)
+        if i < a.size:
+            a[i] = v + i
+    return put
+
+
+CHILD_FACADE = textwrap.dedent("""
+    import json, pickle, sys
+    import numpy as np
+    from numba_gpux import cuda
+
+    k = pickle.load(open(sys.argv[1], "rb"))
+    a = cuda.to_device(np.zeros(4, np.uint32))  # the single signature's int32: a view
+    k[1, 4](a, 5)
+    print("RESULT" + json.dumps({"ext": [type(e).__name__ for e in k.extensions],
+                                 "bitcast": k.bitcast_arrays,
+                                 "out": a.copy_to_host().tolist()}))
+""")
+
+
+def test_a_facade_kernel_keeps_its_extensions_and_signature_rule(tmp_path, opencl_device):
+    p = tmp_path / "k.pkl"
+    p.write_bytes(cloudpickle.dumps(make_facade_kernel()))
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([os.path.dirname(__file__), env.get("PYTHONPATH", "")])
+    res = subprocess.run([sys.executable, "-c", CHILD_FACADE, str(p)], capture_output=True,
+                         text=True, timeout=300, env=env)
+    assert res.returncode == 0, res.stdout + res.stderr
+    line = [ln for ln in res.stdout.splitlines() if ln.startswith("RESULT")][-1]
+    got = json.loads(line[len("RESULT"):])
+    assert got == {"ext": ["DoubleFirst"], "bitcast": True, "out": [10, 11, 12, 13]}

@@ -4,6 +4,8 @@ NumPy's (``cudadrv.devicearray`` and ``numba_gpux.cuda`` export it)."""
 
 from __future__ import annotations
 
+import ctypes
+
 from .. import memory as _mem
 
 __all__ = ["DeviceNDArray", "DeviceNDArrayBase", "as_facade", "transpose_2d"]
@@ -30,6 +32,44 @@ class DeviceNDArray(DeviceNDArrayBase):
     @property
     def T(self):
         return self.transpose()
+
+    @property
+    def gpu_data(self) -> "GpuData":
+        """numba.cuda's memory pointer of the array's data (``device_pointer``)."""
+        return GpuData(self)
+
+    @property
+    def device_ctypes_pointer(self) -> ctypes.c_void_p:
+        """The data's integer device pointer as a ``ctypes.c_void_p``."""
+        return GpuData(self).device_ctypes_pointer
+
+
+class GpuData:
+    """The data of a device array as numba.cuda's ``MemoryPointer`` shows it:
+    ``device_pointer`` is an integer device pointer (see ``memory.device_pointer``)
+    that kernels with ``CPointer`` parameters take, ``size`` the bytes it spans."""
+
+    __slots__ = ("_array",)
+
+    def __init__(self, array):
+        self._array = array
+
+    @property
+    def device_pointer(self) -> int:
+        a = self._array
+        return _mem.device_pointer(a._alloc) + a.offset
+
+    @property
+    def device_ctypes_pointer(self) -> ctypes.c_void_p:
+        return ctypes.c_void_p(self.device_pointer)
+
+    @property
+    def size(self) -> int:
+        return self._array.nbytes
+
+    @property
+    def owner(self):
+        return self._array
 
 
 def as_facade(arr):

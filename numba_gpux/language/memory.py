@@ -308,6 +308,84 @@ _template(shared.array, _array_typer("shared.array", True))
 _template(local.array, _array_typer("local.array", False))
 
 
+# ------------------------------------------------ numba.carray / numba.farray
+def _cfarray_typer(name, layout):
+    """``carray(ptr, shape, dtype=None)``: an array view of the memory a pointer kernel
+    argument (``CPointer(dtype)``, or ``voidptr`` with *dtype*) points to.  Numba's
+    own overload returns an array made inside a function, which Numba refuses
+    without its runtime; this types the call directly."""
+    def typer(args, kws):
+        if len(args) > 3 or set(kws) - {"dtype"} or (len(args) == 3 and kws):
+            raise TypingError(f"{name}(ptr, shape, dtype=None): wrong arguments")
+        if len(args) < 2:
+            return None
+        ptr, shape = args[:2]
+        dtype = args[2] if len(args) == 3 else kws.get("dtype")
+        if isinstance(ptr, types.CPointer):
+            pdt = ptr.dtype
+        elif ptr == types.voidptr:
+            pdt = None
+        else:
+            raise TypingError(f"{name}: pointer argument expected, got '{ptr}'")
+        if isinstance(dtype, types.NoneType):
+            dtype = None
+        dt = pdt if dtype is None else _dtype_of(name, dtype)
+        if dt is None:
+            raise TypingError(f"{name}: explicit dtype required for void* argument")
+        if pdt is not None and dt != pdt:
+            raise TypingError(f"{name}: mismatching dtype '{dt}' for pointer type '{ptr}'")
+        if isinstance(shape, types.Integer):
+            ndim = 1
+        elif isinstance(shape, types.BaseTuple) and len(shape) and all(
+                isinstance(t, types.Integer) for t in shape):
+            ndim = len(shape)
+        else:
+            raise TypingError(f"{name}: invalid shape '{shape}'")
+        ret = types.Array(dt, ndim, layout)
+        if dtype is None:
+            return signature(ret, ptr, shape)
+        return signature(ret, ptr, shape, dtype).replace(pysig=_pysig("ptr", "shape", "dtype"))
+    return typer
+
+
+def _register_cfarray():
+    from numba.np.numpy_support import carray, farray
+
+    for fn, layout in ((carray, "C"), (farray, "F")):
+        class T(AbstractTemplate):
+            key = fn
+            _typer = staticmethod(_cfarray_typer(fn.__name__, layout))
+
+            def generic(self, args, kws):
+                return self._typer(args, kws)
+
+        T.__name__ = f"Gpux_{fn.__name__}"
+        typing_registry.register(T)
+        typing_registry.register_global(fn, types.Function(T))
+
+        @_lower(fn, types.Any, types.Any)
+        @_lower(fn, types.Any, types.Any, types.Any)
+        def _cfarray_impl(context, builder, sig, args):
+            aryty, shape_ty = sig.return_type, sig.args[1]
+            intp = context.get_value_type(types.intp)
+            if isinstance(shape_ty, types.Integer):
+                dims = [context.cast(builder, args[1], shape_ty, types.intp)]
+            else:
+                dims = [context.cast(builder, v, t, types.intp) for v, t in
+                        zip(cgutils.unpack_tuple(builder, args[1]), shape_ty)]
+            itemsize = context.get_abi_sizeof(context.get_data_type(aryty.dtype))
+            strides = [None] * len(dims)
+            acc = ir.Constant(intp, itemsize)
+            order = range(len(dims) - 1, -1, -1) if aryty.layout == "C" else range(len(dims))
+            for k in order:
+                strides[k] = acc
+                acc = builder.mul(acc, dims[k])
+            return _make_array(context, builder, aryty, args[0], dims, strides)
+
+
+_register_cfarray()
+
+
 def _const_typer(args, kws):
     (ary,) = _bind("const.array_like", args, kws, ["ary"])
     if not isinstance(ary, types.Array):

@@ -194,6 +194,10 @@ def _make_pack(pack_into, params):
 class CUDARuntime:
     """One CUDA device: its primary context, default stream, memory, modules and launches."""
 
+    #: allocations are device addresses: integer device pointers are real ones
+    #: (memory.device_pointer), and one into no numba_gpux allocation passes as it is
+    buffers_are_addresses = True
+
     def __init__(self, ordinal: int, cu_device, limits: dict):
         self.ordinal = ordinal
         self.cu_device = cu_device
