@@ -508,7 +508,9 @@ def _infer_address_spaces(job: Job) -> None:
     LLVM's own pass is not in llvmlite's pass manager, and LLVM's SPIR-V back end
     would emit generic loads and stores); the casts left unused are removed."""
     text = str(job.module)
-    new = irtext.infer_address_spaces(text, job.target.addrspaces.generic)
+    spaces = job.target.addrspaces
+    new = irtext.narrow_shared_atomics(irtext.infer_address_spaces(text, spaces.generic),
+                                       spaces.shared)
     if new == text:
         return
     try:

@@ -428,3 +428,20 @@ def mask_shift_amounts(text: str) -> str:
                 f"{indent}{name} = {op}{flags} i{bits} {a}, {masked}")
 
     return _SHIFT.sub(sub, text)
+
+
+_SHARED_ATOMIC = re.compile(r'^(\s*(?:' + _NAME + r' = )?(?:atomicrmw|cmpxchg)\b[^\n]*?'
+                            r'\bptr addrspace\((\d+)\)[^\n]*?)syncscope\("device"\)', re.M)
+
+
+def narrow_shared_atomics(text: str, shared: int) -> str:
+    """Atomics on memory in the *shared* address space at work-group scope
+    (``syncscope("workgroup")``) instead of device scope: only the work-items of one
+    group can see such memory, so the narrower scope orders the same accesses, and
+    back ends may pick cheaper instructions for it."""
+    def sub(m: re.Match) -> str:
+        if int(m.group(2)) != shared:
+            return m.group(0)
+        return m.group(1) + 'syncscope("workgroup")'
+
+    return _SHARED_ATOMIC.sub(sub, text)

@@ -154,6 +154,53 @@ def test_spirv_shared_accesses_are_workgroup():
     assert re.search(r"\b(atomicrmw fadd|cmpxchg) ptr addrspace\(1\)", body)
 
 
+@gpux.jit
+def shared_histogram(x, bins):
+    h = gpux.shared.array(16, np.int32)
+    t = gpux.thread_idx.x
+    if t < 16:
+        h[t] = 0
+    gpux.barrier()
+    i = gpux.grid(1)
+    if i < x.size:
+        gpux.atomic.add(h, x[i] & 15, 1)
+    gpux.barrier()
+    if t < 16:
+        gpux.atomic.add(bins, t, h[t])
+
+
+HIST_SIG = "void(int32[::1], int32[::1])"
+
+
+@pytest.mark.parametrize("target", ["opencl", "cuda"])
+def test_shared_memory_atomics_have_workgroup_scope(target):
+    ir_text = gpux.compile(shared_histogram, HIST_SIG, target=target).llvm_ir
+    shared_as = resolve_target(target).addrspaces.shared
+    atomics = [ln for ln in _kernel_body(ir_text).splitlines() if "atomicrmw" in ln]
+    on_shared = [ln for ln in atomics if f"ptr addrspace({shared_as})" in ln]
+    on_global = [ln for ln in atomics if ln not in on_shared]
+    assert on_shared and on_global, atomics
+    assert all('syncscope("workgroup")' in ln for ln in on_shared), on_shared
+    assert all('syncscope("device")' in ln for ln in on_global), on_global
+
+
+def test_shared_memory_atomics_count_right(opencl_device):
+    x = (np.arange(1000, dtype=np.int32) * 7) % 23
+    bins = gpux.to_device(np.zeros(16, np.int32))
+    shared_histogram[(1000 + 127) // 128, 128](gpux.to_device(x), bins)
+    np.testing.assert_array_equal(bins.copy_to_host(), np.bincount(x & 15, minlength=16))
+
+
+def test_narrow_shared_atomics_text():
+    text = ("  %a = atomicrmw add ptr addrspace(3) %p, i32 1 syncscope(\"device\") monotonic\n"
+            "  %b = atomicrmw add ptr addrspace(1) %q, i32 1 syncscope(\"device\") monotonic\n"
+            "  %c = cmpxchg ptr addrspace(3) %p, i32 0, i32 1 syncscope(\"device\") monotonic "
+            "monotonic\n")
+    out = irtext.narrow_shared_atomics(text, 3).splitlines()
+    assert 'syncscope("workgroup")' in out[0] and 'syncscope("workgroup")' in out[2]
+    assert 'syncscope("device")' in out[1]
+
+
 @pytest.mark.parametrize("kernel,sig", KERNELS, ids=lambda v: getattr(v, "__name__", ""))
 def test_ptx_has_no_generic_memory_access(kernel, sig):
     ptx = gpux.compile(kernel, sig, target="cuda", cubin=False).text
