@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["REWRITES", "apply_rewrites", "sitofp_i1", "byte_allocas"]
+__all__ = ["REWRITES", "apply_rewrites", "sitofp_i1", "byte_allocas", "rematerialize_index_math"]
 
 _SITOFP_I1 = re.compile(
     r"^(\s*%[-\w.$\"]+ = )sitofp i1 (%[-\w.$\"]+|true|false) to (half|float|double)\b", re.M)
@@ -80,10 +80,122 @@ def byte_allocas(text: str) -> str:
     return _ARRAY_ALLOCA.sub(repl, text)
 
 
+_DEF = re.compile(r'^\s*(%[-\w.$]+) = (.*)$')
+_LOCAL = re.compile(r'%[-\w.$]+')
+_LABEL = re.compile(r'^([-\w.$]+):')
+_PURE_OPS = ("getelementptr", "add", "sub", "mul", "shl", "lshr", "ashr", "and", "or", "xor",
+             "zext", "sext", "trunc", "addrspacecast")
+#: a work-item index query: a call our pipeline annotated with its result's range
+#: (irtext.index_ranges; the annotation stays on the target's call after inlining)
+_INDEX_QUERY = re.compile(r'^(?:tail )?call noundef range\(i64 \d+, \d+\) i64 @[-\w.$"]+'
+                          r'\(i32 \d\)(?: #\d+)?$')
+
+
+def _pure(rhs: str) -> bool:
+    op = rhs.split(" ", 1)[0]
+    return op in _PURE_OPS or bool(_INDEX_QUERY.match(rhs))
+
+
+def rematerialize_index_math(text: str) -> str:
+    """Address and index arithmetic built from work-item indices, kernel arguments and
+    constants is computed again in each block that uses it, instead of once in a block
+    before (where LLVM's loop-invariant code motion put it).
+
+    For drivers that run a work-group on a CPU core: they cut a kernel at its barriers
+    into loops over the work-items, and a value live across a barrier is stored per
+    work-item and read back, losing what their vectorizer knew about it.  The Intel
+    OpenCL CPU driver (2026.2) turned the tiled matrix product's ``b[t * T + ty, col]``,
+    whose address LICM had hoisted above the barrier loop, into a gather
+    (``vgatherqps``) where the same load written in OpenCL C is one contiguous vector
+    load.  Recomputing costs a few integer operations; the driver's vectorizer then
+    sees addresses derived from the work-item index in the block that uses them."""
+    lines = text.split("\n")
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        out.append(line)
+        i += 1
+        if not line.startswith("define "):
+            continue
+        body = []
+        while i < len(lines) and lines[i] != "}":
+            body.append(lines[i])
+            i += 1
+        out.extend(_remat_function(body))
+    return "\n".join(out)
+
+
+_BOUNDARY = re.compile(r'^\s*(?:tail )?call void @(?!llvm\.)')
+
+
+def _remat_function(body: list[str]) -> list[str]:
+    """One function's body with its remat-able values recomputed per region (a block, or
+    the part of one after a call that returns nothing: a barrier cuts there)."""
+    pure: dict[str, str] = {}       # value -> its instruction's right-hand side
+    region_of: dict[str, int] = {}
+    regions: list[list[str]] = [[]]
+    for ln in body:
+        if _LABEL.match(ln):
+            regions.append([ln])
+            continue
+        regions[-1].append(ln)
+        m = _DEF.match(ln)
+        if m:
+            region_of[m.group(1)] = len(regions) - 1
+            if _pure(m.group(2)):
+                pure[m.group(1)] = m.group(2)
+        if _BOUNDARY.match(ln):
+            regions.append([])
+    ok: dict[str, bool] = {}
+
+    def remat(v: str) -> bool:
+        """Whether *v*'s whole operand tree is pure (arguments and constants are leaves)."""
+        if v in ok:
+            return ok[v]
+        ok[v] = False
+        if v not in pure:
+            return False
+        ok[v] = all(remat(u) or u not in region_of for u in _LOCAL.findall(pure[v]))
+        return ok[v]
+
+    order = {v: k for k, v in enumerate(pure)}
+    result: list[str] = []
+    for r, reg in enumerate(regions):
+        labelled = bool(reg) and bool(_LABEL.match(reg[0]))
+        head = (1 + sum(1 for ln in reg[1:] if " = phi " in ln)) if labelled else 0
+        needed: set = set()
+
+        def need(v):
+            if v in needed or region_of.get(v) == r:
+                return
+            needed.add(v)
+            for u in _LOCAL.findall(pure[v]):
+                if u in pure and ok.get(u):
+                    need(u)
+
+        for ln in reg[head:]:
+            for u in _LOCAL.findall(ln.split(" = ", 1)[-1]):
+                if u in pure and region_of.get(u) != r and remat(u):
+                    need(u)
+        if not needed:
+            result.extend(reg)
+            continue
+        rename = {v: f"{v}.rm{r}" for v in needed}
+
+        def sub(ln):
+            return _LOCAL.sub(lambda m: rename.get(m.group(0), m.group(0)), ln)
+
+        clones = [f"  {rename[v]} = {sub(pure[v])}" for v in sorted(needed, key=order.get)]
+        result.extend(reg[:head] + clones + [sub(ln) for ln in reg[head:]])
+    return result
+
+
 #: rewrite name -> function (module text -> module text)
 REWRITES = {
     "sitofp_i1": sitofp_i1,
     "byte_allocas": byte_allocas,
+    "rematerialize_index_math": rematerialize_index_math,
 }
 
 

@@ -130,6 +130,6 @@ def make_target(device=None, *, features=None) -> OpenCLTarget:
                  # this metadata as the SubgroupSize execution mode
                  ("subgroup_size_metadata", "intel_reqd_sub_group_size"),
                  ("replace_intrinsics", ("llvm.bitreverse.", "llvm.sadd.with.overflow.")),
-                 ("ir_rewrites", ("sitofp_i1", "byte_allocas"))),
+                 ("ir_rewrites", ("sitofp_i1", "byte_allocas", "rematerialize_index_math"))),
         index_limits=INDEX_LIMITS,
     )

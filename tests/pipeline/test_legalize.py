@@ -68,3 +68,81 @@ def test_spirv_of_bool_to_float_has_no_signed_conversion_of_a_0_1_select(spirv_v
     path = tmp_path / "k.spv"
     path.write_bytes(art.binary)
     assert subprocess.run([spirv_val, str(path)], capture_output=True).returncode == 0
+
+
+REMAT = """
+declare i64 @lid(i32)
+declare void @wait(i32)
+
+define void @k(ptr addrspace(1) %a, i64 %n) {
+entry:
+  %t = tail call noundef range(i64 0, 1024) i64 @lid(i32 0)
+  %p = getelementptr float, ptr addrspace(1) %a, i64 %t
+  %q = getelementptr i8, ptr addrspace(1) %p, i64 64
+  %other = load float, ptr addrspace(1) %q
+  br label %loop
+
+loop:
+  %k = phi i64 [ 0, %entry ], [ %k1, %loop ]
+  %r = getelementptr float, ptr addrspace(1) %q, i64 %k
+  store float 1.0, ptr addrspace(1) %r
+  tail call void @wait(i32 3)
+  %v = load float, ptr addrspace(1) %p
+  store float %v, ptr addrspace(1) %r
+  %k1 = add i64 %k, 1
+  %done = icmp eq i64 %k1, %n
+  br i1 %done, label %exit, label %loop
+
+exit:
+  ret void
+}
+"""
+
+
+def test_index_math_is_recomputed_in_each_block_and_after_each_barrier():
+    out = legalize.rematerialize_index_math(REMAT)
+    ll.parse_assembly(out).verify()
+    loop = out.split("loop:", 1)[1].split("exit:", 1)[0]
+    head, after = loop.split("call void @wait", 1)
+    # the loop's first region recomputes the index and both addresses after the phi
+    assert "%t.rm" in head and "%q.rm" in head and head.index("phi") < head.index("%t.rm")
+    # after the barrier: %p again (its use there); %r (made from the phi) is not pure
+    assert "%p.rm" in after and "%t.rm" in after and "%r.rm" not in out
+    assert "load float, ptr addrspace(1) %p.rm" in after
+    # nothing that reads memory or a phi is copied, and the entry is left as it was
+    assert "%other.rm" not in out and "%k.rm" not in out
+    assert out.split("loop:", 1)[0] == REMAT.split("loop:", 1)[0]
+
+
+def test_rematerialized_tiled_kernel_is_right(opencl_device):
+    from numba import float32
+
+    T = 8
+
+    @gpux.jit
+    def tiled(a, b, c):
+        ta = gpux.shared.array((T, T), float32)
+        tb = gpux.shared.array((T, T), float32)
+        tx, ty = gpux.thread_idx.x, gpux.thread_idx.y
+        col = gpux.block_idx.x * T + tx
+        row = gpux.block_idx.y * T + ty
+        acc = float32(0.0)
+        for t in range(a.shape[1] // T):
+            ta[ty, tx] = a[row, t * T + tx]
+            tb[ty, tx] = b[t * T + ty, col]
+            gpux.barrier()
+            for k in range(T):
+                acc += ta[ty, k] * tb[k, tx]
+            gpux.barrier()
+        c[row, col] = acc
+
+    n = 32
+    rng = np.random.default_rng(1)
+    a = rng.integers(-4, 4, (n, n)).astype(np.float32)
+    b = rng.integers(-4, 4, (n, n)).astype(np.float32)
+    dc = gpux.device_array((n, n), np.float32)
+    tiled[(n // T, n // T), (T, T)](gpux.to_device(a), gpux.to_device(b), dc)
+    np.testing.assert_array_equal(dc.copy_to_host(), a @ b)
+    art = gpux.compile(tiled, "void(float32[:, ::1], float32[:, ::1], float32[:, ::1])",
+                       target="opencl")
+    assert ".rm" in art.llvm_ir
