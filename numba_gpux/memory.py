@@ -437,15 +437,20 @@ class DeviceArray:
     def __reduce__(self):
         # pickled as its host data (docs/scaling.md): the unpickling process copies it
         # to its own current device; views come back as contiguous arrays
-        return _rebuild_device_array, (self.copy_to_host(),)
+        if type(self) is DeviceArray:
+            return _rebuild_device_array, (self.copy_to_host(),)
+        return _rebuild_device_array, (self.copy_to_host(), type(self))  # a subclass stays one
 
     def __array__(self, dtype=None, copy=None):
         out = self.copy_to_host()
         return out if dtype is None else out.astype(dtype)
 
 
-def _rebuild_device_array(host):
-    return to_device(host)
+def _rebuild_device_array(host, cls=None):
+    out = to_device(host)
+    if cls is not None and cls is not DeviceArray and issubclass(cls, DeviceArray):
+        out.__class__ = cls
+    return out
 
 
 def _index_view(a: DeviceArray, index) -> DeviceArray:

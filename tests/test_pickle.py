@@ -325,3 +325,15 @@ def test_a_facade_kernel_keeps_its_extensions_and_signature_rule(tmp_path, openc
     line = [ln for ln in res.stdout.splitlines() if ln.startswith("RESULT")][-1]
     got = json.loads(line[len("RESULT"):])
     assert got == {"ext": ["DoubleFirst"], "bitcast": True, "out": [10, 11, 12, 13]}
+
+
+def test_a_facade_array_pickles_as_one(opencl_device):
+    from numba_gpux import cuda
+    from numba_gpux.cuda.cudadrv.devicearray import DeviceNDArray
+
+    d = cuda.to_device(np.arange(6.0).reshape(2, 3))
+    back = pickle.loads(pickle.dumps(d))
+    assert type(back) is DeviceNDArray
+    np.testing.assert_array_equal(back.T.copy_to_host(), np.arange(6.0).reshape(2, 3).T)
+    assert back.T.is_c_contiguous()
+    assert type(pickle.loads(pickle.dumps(gpux.to_device(np.zeros(2))))) is gpux.DeviceArray
