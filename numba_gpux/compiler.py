@@ -499,7 +499,12 @@ def _apply_rewrites(job: Job) -> None:
     text = str(job.module)
     new = apply_rewrites(text, names)
     if new != text:
-        job.module = ll.parse_assembly(new)
+        try:
+            job.module = ll.parse_assembly(new)
+            job.module.verify()
+        except RuntimeError as e:
+            raise InternalCompilerError("optimize", f"the IR rewrites {names} made invalid IR: "
+                                        f"{e}", new) from None
 
 
 def _infer_address_spaces(job: Job) -> None:

@@ -80,9 +80,10 @@ def byte_allocas(text: str) -> str:
     return _ARRAY_ALLOCA.sub(repl, text)
 
 
-_DEF = re.compile(r'^\s*(%[-\w.$]+) = (.*)$')
-_LOCAL = re.compile(r'%[-\w.$]+')
-_LABEL = re.compile(r'^([-\w.$]+):')
+_NAME = r'%(?:"[^"]*"|[-\w.$]+)'
+_DEF = re.compile(r'^\s*(' + _NAME + r') = (.*)$')
+_LOCAL = re.compile(_NAME)
+_LABEL = re.compile(r'^(?:"[^"]*"|[-\w.$]+):')
 _PURE_OPS = ("getelementptr", "add", "sub", "mul", "shl", "lshr", "ashr", "and", "or", "xor",
              "zext", "sext", "trunc", "addrspacecast")
 #: a work-item index query: a call our pipeline annotated with its result's range
@@ -181,7 +182,7 @@ def _remat_function(body: list[str]) -> list[str]:
         if not needed:
             result.extend(reg)
             continue
-        rename = {v: f"{v}.rm{r}" for v in needed}
+        rename = {v: (f'{v[:-1]}.rm{r}"' if v.endswith('"') else f"{v}.rm{r}") for v in needed}
 
         def sub(ln):
             return _LOCAL.sub(lambda m: rename.get(m.group(0), m.group(0)), ln)

@@ -146,3 +146,11 @@ def test_rematerialized_tiled_kernel_is_right(opencl_device):
     art = gpux.compile(tiled, "void(float32[:, ::1], float32[:, ::1], float32[:, ::1])",
                        target="opencl")
     assert ".rm" in art.llvm_ir
+
+
+def test_rematerialization_handles_quoted_names():
+    text = REMAT.replace("%t", '%"t x"').replace("loop:", '"loop 1":').replace(
+        "label %loop", 'label %"loop 1"').replace("%loop ]", '%"loop 1" ]')
+    out = legalize.rematerialize_index_math(text)
+    ll.parse_assembly(out).verify()
+    assert '%"t x.rm' in out
