@@ -182,7 +182,9 @@ def _remat_function(body: list[str]) -> list[str]:
         if not needed:
             result.extend(reg)
             continue
-        rename = {v: (f'{v[:-1]}.rm{r}"' if v.endswith('"') else f"{v}.rm{r}") for v in needed}
+        # (a named copy also of a numbered value: %7 -> %gpux.rm3.7)
+        rename = {v: (f'%"gpux.rm{r}.{v[2:]}' if v.startswith('%"') else f"%gpux.rm{r}.{v[1:]}")
+                  for v in needed}
 
         def sub(ln):
             return _LOCAL.sub(lambda m: rename.get(m.group(0), m.group(0)), ln)
