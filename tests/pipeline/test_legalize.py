@@ -121,23 +121,26 @@ def test_rematerialized_tiled_kernel_is_right(opencl_device):
     from numba import float32
 
     T = 8
+    BOTH = 2 * T * T
 
     @gpux.jit
     def tiled(a, b, c):
-        ta = gpux.shared.array((T, T), float32)
-        tb = gpux.shared.array((T, T), float32)
-        tx, ty = gpux.thread_idx.x, gpux.thread_idx.y
-        col = gpux.block_idx.x * T + tx
-        row = gpux.block_idx.y * T + ty
-        acc = float32(0.0)
-        for t in range(a.shape[1] // T):
-            ta[ty, tx] = a[row, t * T + tx]
-            tb[ty, tx] = b[t * T + ty, col]
+        # one flat shared buffer holding both tiles, indices computed from the thread
+        tiles = gpux.shared.array(BOTH, float32)
+        lx, ly = gpux.thread_idx.x, gpux.thread_idx.y
+        gx, gy = gpux.grid(2)
+        total = float32(0.0)
+        steps = a.shape[1] // T
+        t = 0
+        while t < steps:
+            tiles[ly * T + lx] = a[gy, t * T + lx]
+            tiles[T * T + ly * T + lx] = b[t * T + ly, gx]
             gpux.barrier()
             for k in range(T):
-                acc += ta[ty, k] * tb[k, tx]
+                total += tiles[ly * T + k] * tiles[T * T + k * T + lx]
             gpux.barrier()
-        c[row, col] = acc
+            t += 1
+        c[gy, gx] = total
 
     n = 32
     rng = np.random.default_rng(1)
