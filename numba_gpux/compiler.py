@@ -514,8 +514,10 @@ def _infer_address_spaces(job: Job) -> None:
     would emit generic loads and stores); the casts left unused are removed."""
     text = str(job.module)
     spaces = job.target.addrspaces
-    new = irtext.narrow_shared_atomics(irtext.infer_address_spaces(text, spaces.generic),
-                                       spaces.shared)
+    new = irtext.infer_address_spaces(text, spaces.generic)
+    scope = job.target.option("workgroup_syncscope")  # the back end's name for it, if any
+    if scope:
+        new = irtext.narrow_shared_atomics(new, spaces.shared, scope)
     if new == text:
         return
     try:

@@ -175,7 +175,8 @@ class Target:
     #: and ``codegen_flags`` (set while code is emitted), each a tuple of (flag, reset)
     #: pairs, both also in a fresh-process emission; ``legal_int_widths``; and others
     #: named where they are used (``extern_prefixes``, ``replace_intrinsics``,
-    #: ``ir_rewrites``, ...).
+    #: ``ir_rewrites``, ``workgroup_syncscope`` (the back end's syncscope name for a
+    #: work-group: atomics on shared memory get it), ...).
     #: Sub-group width (``Options.subgroup_size``): ``subgroup_width`` (sub-groups
     #: always have this width) or ``subgroup_size_metadata`` (the kernel metadata
     #: that requires one, on devices with the feature ``required_subgroup_size``)

@@ -434,14 +434,14 @@ _SHARED_ATOMIC = re.compile(r'^(\s*(?:' + _NAME + r' = )?(?:atomicrmw|cmpxchg)\b
                             r'\bptr addrspace\((\d+)\)[^\n]*?)syncscope\("device"\)', re.M)
 
 
-def narrow_shared_atomics(text: str, shared: int) -> str:
-    """Atomics on memory in the *shared* address space at work-group scope
-    (``syncscope("workgroup")``) instead of device scope: only the work-items of one
-    group can see such memory, so the narrower scope orders the same accesses, and
-    back ends may pick cheaper instructions for it."""
+def narrow_shared_atomics(text: str, shared: int, scope: str = "workgroup") -> str:
+    """Atomics on memory in the *shared* address space at work-group scope (the back
+    end's name for it: ``syncscope("workgroup")`` for SPIR-V) instead of device scope:
+    only the work-items of one group can see such memory, so the narrower scope orders
+    the same accesses, and back ends may pick cheaper instructions for it."""
     def sub(m: re.Match) -> str:
         if int(m.group(2)) != shared:
             return m.group(0)
-        return m.group(1) + 'syncscope("workgroup")'
+        return m.group(1) + f'syncscope("{scope}")'
 
     return _SHARED_ATOMIC.sub(sub, text)
