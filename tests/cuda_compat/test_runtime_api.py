@@ -164,6 +164,33 @@ def test_forall_argument_checks(device):
         _add_one.forall(2.5)
 
 
+def test_forall_block_size_is_a_tuning_hook(device):
+    from numba_gpux import hooks
+
+    limit = device.max_threads_per_block
+    want = min(limit, 256) if device.kind != "cpu" else limit
+    assert _add_one.forall(100_000).blockdim[0] == want
+    x = np.zeros(1000)
+    _add_one.forall(1000)(x)
+    compiles = _add_one.stats["neutral_compiles"]
+    hook = hooks.get_hook("launch.forall_block_size")
+    saved = dict(hook.impls)
+    try:
+        hooks.implement("launch.forall_block_size", target=device.target_name,
+                        device_kind=device.kind, fn=lambda q: 96)
+        cfg = _add_one.forall(1000)
+        assert cfg.blockdim[0] == min(96, limit) and cfg.griddim[0] == -(-1000 // min(96, limit))
+        cfg(x)  # another block size, the same compiled kernel
+        assert x.tolist() == [2.0] * 1000
+        assert _add_one.stats["neutral_compiles"] == compiles
+        hooks.implement("launch.forall_block_size", target=device.target_name,
+                        device_kind=device.kind, fn=lambda q: 10 ** 9)
+        assert _add_one.forall(10).blockdim[0] == limit  # clamped to the device
+    finally:
+        hook.impls.clear()
+        hook.impls.update(saved)
+
+
 def test_stream_synchronize_and_auto_synchronize(device):
     s = cuda.stream()
     h = np.arange(100.0)
