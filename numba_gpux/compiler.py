@@ -232,14 +232,18 @@ def wrap_kernel(neutral: NeutralResult, name: str) -> str:
         pos += k
         return list(vals)
 
+    def data_pointer(buf, off):
+        """The generic pointer at *buf* + the byte offset *off* (abi.py)."""
+        generic = builder.addrspacecast(buf, ir.PointerType())
+        off = call_intrinsic(builder, "__gpux_array_offset", off)
+        return builder.gep(generic, [off], inbounds=True, source_etype=ir.IntType(8))
+
     def build(ty):
         if isinstance(ty, types.Array):
             n = ty.ndim
             buf, off, *rest = take(2 + 2 * n)
             shapes, strides = rest[:n], rest[n:]
-            generic = builder.addrspacecast(buf, ir.PointerType())
-            off = call_intrinsic(builder, "__gpux_array_offset", off)  # abi.py
-            data = builder.gep(generic, [off], inbounds=True, source_etype=ir.IntType(8))
+            data = data_pointer(buf, off)
             ary = context.make_array(ty)(context, builder)
             itemsize = context.get_abi_sizeof(context.get_data_type(ty.dtype))
             context.populate_array(
@@ -251,10 +255,7 @@ def wrap_kernel(neutral: NeutralResult, name: str) -> str:
             )
             return ary._getvalue()
         if abi.is_pointer(ty):
-            buf, off = take(2)
-            generic = builder.addrspacecast(buf, ir.PointerType())
-            off = call_intrinsic(builder, "__gpux_array_offset", off)  # abi.py
-            return builder.gep(generic, [off], inbounds=True, source_etype=ir.IntType(8))
+            return data_pointer(*take(2))
         if isinstance(ty, types.Boolean):
             (v,) = take(1)
             return builder.icmp_unsigned("!=", v, ir.Constant(v.type, 0))

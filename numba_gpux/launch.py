@@ -447,7 +447,7 @@ def _enter_launch_key(dispatcher, device, args, argtypes, shim) -> None:
     arrays, ints = [], []
     for i, a in enumerate(args):
         t = type(a)
-        if t is DeviceArray or isinstance(a, DeviceArray):
+        if isinstance(a, DeviceArray):
             arrays.append(i)
         elif t is int:
             if not _I64_MIN <= a <= _I64_MAX:

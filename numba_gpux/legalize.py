@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import re
 
+from .irtext import _NAME
+
 __all__ = ["REWRITES", "apply_rewrites", "sitofp_i1", "byte_allocas", "rematerialize_index_math"]
 
 _SITOFP_I1 = re.compile(
@@ -80,7 +82,6 @@ def byte_allocas(text: str) -> str:
     return _ARRAY_ALLOCA.sub(repl, text)
 
 
-_NAME = r'%(?:"[^"]*"|[-\w.$]+)'
 _DEF = re.compile(r'^\s*(' + _NAME + r') = (.*)$')
 _LOCAL = re.compile(_NAME)
 _LABEL = re.compile(r'^(?:"[^"]*"|[-\w.$]+):')

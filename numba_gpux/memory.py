@@ -102,11 +102,9 @@ def device_pointer(alloc: "Allocation") -> int:
                 base = _ptr_next[0]
                 span = padded_size(alloc.nbytes) + _VIRTUAL_GAP
                 _ptr_next[0] += -(-span // _VIRTUAL_GAP) * _VIRTUAL_GAP
-            if base in _ptr_allocs:  # an address of a freed allocation, reused
-                _ptr_allocs[base] = weakref.ref(alloc, functools.partial(_forget_pointer, base))
-            else:
+            if base not in _ptr_allocs:  # (else an address of a freed allocation, reused)
                 bisect.insort(_ptr_bases, base)
-                _ptr_allocs[base] = weakref.ref(alloc, functools.partial(_forget_pointer, base))
+            _ptr_allocs[base] = weakref.ref(alloc, functools.partial(_forget_pointer, base))
             _ptr_of[alloc] = base
     return base
 

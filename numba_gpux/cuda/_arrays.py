@@ -30,10 +30,6 @@ class DeviceNDArray(DeviceNDArrayBase):
         return transpose_2d(self)
 
     @property
-    def T(self):
-        return self.transpose()
-
-    @property
     def gpu_data(self) -> "GpuData":
         """numba.cuda's memory pointer of the array's data (``device_pointer``)."""
         return GpuData(self)

@@ -167,7 +167,7 @@ def _template(stub, typer, literal=True):
         def generic(self, args, kws):
             return typer(args, kws)
 
-    T.__name__ = f"Gpux_{stub._name.replace('.', '_')}"
+    T.__name__ = f"Gpux_{getattr(stub, '_name', stub.__name__).replace('.', '_')}"
     typing_registry.register(T)
     typing_registry.register_global(stub, types.Function(T))
     return T
@@ -352,16 +352,7 @@ def _register_cfarray():
     from numba.np.numpy_support import carray, farray
 
     for fn, layout in ((carray, "C"), (farray, "F")):
-        class T(AbstractTemplate):
-            key = fn
-            _typer = staticmethod(_cfarray_typer(fn.__name__, layout))
-
-            def generic(self, args, kws):
-                return self._typer(args, kws)
-
-        T.__name__ = f"Gpux_{fn.__name__}"
-        typing_registry.register(T)
-        typing_registry.register_global(fn, types.Function(T))
+        _template(fn, _cfarray_typer(fn.__name__, layout), literal=False)
 
         @_lower(fn, types.Any, types.Any)
         @_lower(fn, types.Any, types.Any, types.Any)
