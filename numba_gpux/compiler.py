@@ -279,6 +279,7 @@ def wrap_kernel(neutral: NeutralResult, name: str) -> str:
     callee = cgutils.get_or_insert_function(module, callee_ty, neutral.fndesc.llvm_func_name)
     status, _ = context.call_conv.call_function(builder, callee, types.void, neutral.all_argtypes,
                                                 args)
+    _inline_call_of(builder.block, callee)
     if neutral.debug:
         from .language.debug import emit_error_record
 
@@ -288,7 +289,19 @@ def wrap_kernel(neutral: NeutralResult, name: str) -> str:
     lib = context.codegen().create_library(name)
     lib.add_ir_module(module)
     lib.add_linking_library(neutral.library)
-    return lib.neutral_ir(simplify=True)
+    return lib.neutral_ir(simplify=True, entry_points=(name,))
+
+
+def _inline_call_of(block, callee) -> None:
+    """Mark the entry point's one call of the kernel's lowered function ``alwaysinline``
+    (a call-site attribute: other callers, a recursive call, are not affected), so
+    that the neutral clean-up inlines it once for every target: each target's
+    optimizer then starts from one function, not from the entry point and the body
+    it would inline itself (about 1 ms of every target's O3 on a small kernel)."""
+    for ins in block.instructions:
+        if isinstance(ins, ir.CallInstr) and ins.callee is callee:
+            ins.attributes.add("alwaysinline")
+            return
 
 
 # --------------------------------------------------------------------------- per target
@@ -527,7 +540,7 @@ def _infer_address_spaces(job: Job) -> None:
     except RuntimeError as e:
         raise InternalCompilerError("optimize", f"address-space inference made invalid IR: {e}",
                                     new) from None
-    pb = ll.create_pass_builder(target_machine(job.target, 0),
+    pb = ll.create_pass_builder(target_machine(job.target, job.options.opt),
                                 ll.create_pipeline_tuning_options(speed_level=0))
     mpm = ll.create_new_module_pass_manager()
     mpm.add_dead_code_elimination_pass()
@@ -563,7 +576,7 @@ def _replace_intrinsics(job: Job) -> None:
         for f in job.module.functions:
             if f.name in wanted and not f.is_declaration:
                 f.linkage = "internal"
-        pb = ll.create_pass_builder(target_machine(job.target, 0),
+        pb = ll.create_pass_builder(target_machine(job.target, job.options.opt),
                                     ll.create_pipeline_tuning_options(speed_level=0))
         mpm = ll.create_new_module_pass_manager()
         mpm.add_always_inliner_pass()
@@ -649,15 +662,30 @@ def _stage_validate(job: Job):
 
 
 def fresh_target_machine(target: Target, opt: int):
-    """A target machine used for exactly one emission.
-
-    LLVM 22's SPIR-V back end keeps a per-target-machine registry of emitted
-    types that points into machine functions freed after emission; a second
-    emission through the same target machine can read freed memory and abort
-    (seen: SPIRVIRMapping::findMI assertion).  Code generation therefore never
-    reuses a target machine.  Creating one costs well under a millisecond.
-    """
+    """A new target machine, used for exactly one emission (see :func:`emit_machine`)."""
     return _create_target_machine(target, opt)
+
+
+_emit_lock = threading.Lock()
+
+
+@contextmanager
+def emit_machine(target: Target, opt: int):
+    """The target machine that emits one module of *target*, for the emission.
+
+    A target whose back end carries state from one emission into the next in its
+    target machine sets the option ``fresh_emit_machine`` and gets a new machine
+    each time (LLVM 22's SPIR-V back end keeps a per-machine registry of emitted
+    types that points into machine functions freed after emission: a second
+    emission through one machine read freed memory and aborted, seen as a
+    SPIRVIRMapping::findMI assertion).  Every other target emits through its kept
+    machine (:func:`target_machine`), one emission at a time: making an NVPTX
+    machine costs about 0.5 ms, which every compile paid."""
+    if target.option("fresh_emit_machine", False):
+        yield fresh_target_machine(target, opt)
+    else:
+        with _emit_lock:
+            yield target_machine(target, opt)
 
 
 class _AsmFromIR:
@@ -669,8 +697,9 @@ class _AsmFromIR:
     def __call__(self) -> str | None:
         try:
             mod = ll.parse_assembly(self.ir_text)
-            with llvm_options(self.target.option("codegen_flags", ())):
-                return fresh_target_machine(self.target, self.opt).emit_assembly(mod)
+            with llvm_options(self.target.option("codegen_flags", ())), \
+                    emit_machine(self.target, self.opt) as tm:
+                return tm.emit_assembly(mod)
         except Exception:  # some back ends cannot print assembly
             return None
 
@@ -683,8 +712,7 @@ def default_emit(target: Target, module, kernels, opt: int, ir_text: str | None 
     both do), so the text is printed before it, never after."""
     if ir_text is None:
         ir_text = str(module)
-    with llvm_options(target.option("codegen_flags", ())):
-        tm = fresh_target_machine(target, opt)
+    with llvm_options(target.option("codegen_flags", ())), emit_machine(target, opt) as tm:
         if target.emit_kind == "assembly":
             return Artifact(target.artifact_kind, None, tm.emit_assembly(module),
                             tuple(kernels), llvm_ir=ir_text)

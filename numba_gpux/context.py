@@ -240,22 +240,29 @@ class NeutralLibrary:
             out.extend(lib._all_texts(seen))
         return out
 
-    def neutral_ir(self, simplify: bool = False) -> str:
+    def neutral_ir(self, simplify: bool = False, entry_points=None) -> str:
         """This function and everything it calls, linked into one neutral module.
 
         With *simplify*, the module is first cleaned up by target-independent
         passes (see :func:`simplify_neutral`); the text is kept for one setting.
+        *entry_points*, if given, are the only symbols anything outside the module
+        refers to: the clean-up then drops whatever is left unused once they are
+        simplified (a kernel's lowered body, inlined into its entry point).
         """
-        if self._neutral is None or self._neutral_simplified != simplify:
+        setting = (simplify, tuple(entry_points) if entry_points is not None else None)
+        if self._neutral is None or self._neutral_simplified != setting:
             texts = self._all_texts(set())
             main = ll.parse_assembly(texts[0])
             for t in texts[1:]:
                 main.link_in(ll.parse_assembly(t))
             _link_helpers(main, texts)
             if simplify:
-                simplify_neutral(main)
-            self._neutral = portable_math(str(main))
-            self._neutral_simplified = simplify
+                simplify_neutral(main, entry_points)
+            text = str(main)
+            if entry_points is not None:
+                text = _drop_lifetime_markers(text)
+            self._neutral = portable_math(text)
+            self._neutral_simplified = setting
         return self._neutral
 
     _neutral_simplified = False
@@ -273,8 +280,27 @@ def _link_helpers(module, texts: list) -> None:
             module.link_in(ll.parse_assembly(helper_text(name, target_context())))
 
 
-def simplify_neutral(module) -> None:
-    """SROA, instruction combining and CFG simplification, once, on the neutral module.
+_LIFETIME_CALL = re.compile(r"^ *(?:tail )?call void @llvm\.lifetime\.(?:start|end)\.p\d+\(.*\n", re.M)
+_LIFETIME_DECL = re.compile(r"^(?:; Function Attrs: .*\n)?declare void @llvm\.lifetime\."
+                            r"(?:start|end)\.p\d+\(.*\n", re.M)
+
+
+def _drop_lifetime_markers(text: str) -> str:
+    """The neutral module without the lifetime markers its inlining added.
+
+    Inlining the lowered body into the entry point marks the body's allocas'
+    lifetimes, which span the whole kernel (no information), and in the neutral
+    address spaces: after a target's mapping the marker would point at a cast
+    of the alloca, which LLVM rejects.  Each target's optimizer marks what it
+    inlines itself, in its own address spaces."""
+    if "@llvm.lifetime." not in text:
+        return text
+    return _LIFETIME_DECL.sub("", _LIFETIME_CALL.sub("", text))
+
+
+def simplify_neutral(module, entry_points=None) -> None:
+    """Inlining of ``alwaysinline`` calls, SROA, instruction combining and CFG
+    simplification, once, on the neutral module.
 
     Numba's lowering is verbose (every value through an alloca, every array
     built in memory); cleaning it up once here, with no target's cost model
@@ -284,12 +310,26 @@ def simplify_neutral(module) -> None:
     on saxpy: 4 ms here, 4 to 8 ms less per target.  It also runs for
     ``opt=0``: LLVM's SPIR-V back end turns unoptimized aggregate code into SPIR-V
     that drivers reject (struct indices as OpConstantNull).
+
+    With *entry_points*, every other definition becomes internal and what is
+    then unused is removed.
     """
+    if entry_points is not None:
+        keep = set(entry_points)
+        for f in module.functions:
+            if not f.is_declaration and f.name not in keep:
+                f.linkage = "internal"
+        for g in module.global_variables:
+            if not g.is_declaration and g.name not in keep:
+                g.linkage = "internal"
     pb = ll.create_pass_builder(None, ll.create_pipeline_tuning_options(speed_level=0))
     mpm = ll.create_new_module_pass_manager()
+    mpm.add_always_inliner_pass()
     mpm.add_sroa_pass()
     mpm.add_instruction_combine_pass()
     mpm.add_simplify_cfg_pass()
+    if entry_points is not None:
+        mpm.add_global_dead_code_eliminate_pass()
     run_passes(mpm, module, pb)
 
 

@@ -96,6 +96,10 @@ def set_prober(fn) -> None:
 _DIST = "numba-gpux"
 #: built-in targets loaded by name before the full scan (``get_target_entry``)
 _builtin: dict = {}
+#: numba-gpux's own entry points of ENTRY_POINT_GROUP, read once (finding the
+#: distribution searches sys.path: a few milliseconds, which a second target's
+#: first use would otherwise pay again)
+_own_eps: list | None = None
 
 
 def _load_entry(ep):
@@ -115,14 +119,17 @@ def _builtin_entry(name: str):
     milliseconds of a first compile; a built-in target named in
     ``compile(..., target="cuda")`` or a device spec does not need it.
     """
+    global _own_eps
     entry = _builtin.get(name)
     if entry is None:
-        try:
-            eps = metadata.distribution(_DIST).entry_points
-        except metadata.PackageNotFoundError:  # run from a source tree, not installed
-            return None
-        for ep in eps:
-            if ep.group == ENTRY_POINT_GROUP and ep.name == name:
+        if _own_eps is None:
+            try:
+                eps = metadata.distribution(_DIST).entry_points
+            except metadata.PackageNotFoundError:  # run from a source tree, not installed
+                eps = ()
+            _own_eps = [ep for ep in eps if ep.group == ENTRY_POINT_GROUP]
+        for ep in _own_eps:
+            if ep.name == name:
                 entry = _load_entry(ep)
                 if entry is not None:
                     _builtin[name] = entry
@@ -171,7 +178,7 @@ def rescan() -> dict:
     """Forget the targets and devices found so far and look again (after a target
     package was installed, or put on ``sys.path``, while the process runs).
     The selected default device is kept."""
-    global _entries, _devices
+    global _entries, _devices, _own_eps
     import importlib
 
     importlib.invalidate_caches()
@@ -179,6 +186,7 @@ def rescan() -> dict:
         _entries = None
         _devices = None
         _builtin.clear()
+        _own_eps = None
     return targets()
 
 

@@ -7,8 +7,6 @@ installed, turns the PTX into a cubin for the same ``sm_XX``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from numba_gpux.errors import GpuxUserError
 from numba_gpux.interface import NEUTRAL_ADDRSPACES, Artifact, IndexLimits, Target
 
@@ -64,12 +62,19 @@ def _parse_cc(cc) -> tuple[int, int]:
     return major, minor
 
 
-@dataclass(frozen=True)
 class CUDATarget(Target):
-    """NVPTX code for one compute capability."""
+    """NVPTX code for one compute capability (the options ``cc`` and ``ptx_version``).
 
-    cc: tuple = DEFAULT_CC
-    ptx_version: tuple = (6, 3)
+    It adds no fields to the Target contract, so it is not a dataclass of its own:
+    making one costs about 2 ms of the target's first use."""
+
+    @property
+    def cc(self) -> tuple:
+        return self.option("cc", DEFAULT_CC)
+
+    @property
+    def ptx_version(self) -> tuple:
+        return self.option("ptx_version", ptx_isa_for(self.cc))
 
     def map_ir(self, text: str) -> str:
         """Identity: the neutral address spaces are NVPTX's."""
@@ -138,9 +143,8 @@ def make_target(device=None, *, cc=None, ptx_version=None, cubin: bool = True) -
         features=frozenset(features),
         options=(("extern_prefixes", _EXTERN_PREFIXES), ("cubin", bool(cubin)),
                  ("codegen_flags", CODEGEN_FLAGS), ("tm_flags", TM_FLAGS),
-                 ("subgroup_width", 32)),  # warps: Options.subgroup_size 32 holds as is
+                 ("subgroup_width", 32),  # warps: Options.subgroup_size 32 holds as is
+                 ("cc", cc), ("ptx_version", ptx)),
         globals_addrspace=1,
         index_limits=INDEX_LIMITS,
-        cc=cc,
-        ptx_version=ptx,
     )

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 
 from numba_gpux.cemit import SourceTarget, make_source_target
 from numba_gpux.interface import IndexLimits
@@ -22,7 +21,6 @@ OPT_TRIPLE = "nvptx64-nvidia-cuda"
 INDEX_LIMITS = IndexLimits(block=(1024, 1024, 1024), grid=(2 ** 31 - 1,) * 3)
 
 
-@dataclass(frozen=True)
 class MetalTarget(SourceTarget):
     pass
 

@@ -74,7 +74,6 @@ OPT_TRIPLE = "nvptx64-nvidia-cuda"
 DEFAULT_FEATURES = frozenset({"fp64", "int64_atomics"})
 
 
-@dataclasses.dataclass(frozen=True)
 class OpenCLCTarget(SourceTarget):
     pass
 

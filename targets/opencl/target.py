@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 
 from numba_gpux.interface import AddressSpaces, IndexLimits, Target
 
@@ -35,7 +34,6 @@ _DYNAMIC_SHARED_PARAMS = {
 }
 
 
-@dataclass(frozen=True)
 class OpenCLTarget(Target):
     def map_ir(self, text: str) -> str:
         """The default address-space mapping, then printf format strings into
@@ -95,13 +93,13 @@ class OpenCLTarget(Target):
         from llvmlite import binding as ll
 
         from numba_gpux import irtext
-        from numba_gpux.compiler import fresh_target_machine
+        from numba_gpux.compiler import target_machine
         from numba_gpux.passes import run_passes
 
         for f in module.functions:
             if not f.is_declaration and f.name not in kernels:
                 f.add_function_attribute("alwaysinline")
-        pb = ll.create_pass_builder(fresh_target_machine(self, 0),
+        pb = ll.create_pass_builder(target_machine(self, 3),  # the kept optimizing machine
                                     ll.create_pipeline_tuning_options(speed_level=0))
         mpm = ll.create_new_module_pass_manager()
         mpm.add_always_inliner_pass()
@@ -131,6 +129,9 @@ def make_target(device=None, *, features=None) -> OpenCLTarget:
                  ("subgroup_size_metadata", "intel_reqd_sub_group_size"),
                  ("replace_intrinsics", ("llvm.bitreverse.", "llvm.sadd.with.overflow.")),
                  ("ir_rewrites", ("sitofp_i1", "byte_allocas", "rematerialize_index_math")),
-                 ("workgroup_syncscope", "workgroup")),
+                 ("workgroup_syncscope", "workgroup"),
+                 # LLVM 22's SPIR-V back end keeps state from one emission in its
+                 # target machine that breaks the next (compiler.emit_machine)
+                 ("fresh_emit_machine", True)),
         index_limits=INDEX_LIMITS,
     )
