@@ -69,9 +69,22 @@ _REF = re.compile(r"@([\w.$]+)")
 
 
 class LibDevice:
-    """libdevice split into top-level entities, with each function's dependencies."""
+    """libdevice split into top-level entities, with each function's dependencies.
+
+    The functions' bodies (about 2.7 MB of text) are kept apart from the rest: a
+    split read back from the disk cache reads only the bodies a kernel needs
+    (``_read_body``), not all of them."""
+
+    #: the entities other than the bodies: what a split read from the disk cache holds
+    INDEX = ("path", "types", "globals", "declares", "attributes", "metadata", "next_md",
+             "_deps")
 
     def __init__(self, path: str):
+        self._parse(path)
+        self._read_body = None
+        self._lock = threading.RLock()
+
+    def _parse(self, path: str) -> None:
         from llvmlite import binding as ll
 
         with open(path, "rb") as f:
@@ -81,7 +94,7 @@ class LibDevice:
         self.types: list[str] = []
         self.globals: dict[str, str] = {}
         self.declares: dict[str, str] = {}
-        self.defines: dict[str, str] = {}
+        self._bodies: dict[str, str] = {}
         self.attributes: list[str] = []
         self.metadata: list[str] = []
         lines = text.splitlines()
@@ -93,7 +106,7 @@ class LibDevice:
                 while lines[j] != "}":
                     j += 1
                 name = _DEFINE.match(line).group(1)
-                self.defines[name] = "\n".join(lines[i:j + 1])
+                self._bodies[name] = "\n".join(lines[i:j + 1])
                 i = j + 1
                 continue
             if line.startswith("declare "):
@@ -111,16 +124,47 @@ class LibDevice:
             i += 1
         self.next_md = 1 + max((int(m[1:].split(" ")[0]) for m in self.metadata), default=-1)
         self._deps: dict[str, frozenset] = {}
-        for name, body in self.defines.items():
+        for name, body in self._bodies.items():
             head, _, rest = body.partition("{")
             self._deps[name] = frozenset(_REF.findall(rest)) - {name}
 
+    @classmethod
+    def from_index(cls, index: dict, read_body) -> "LibDevice":
+        """A split from its INDEX entities; ``read_body(name)`` gives a function's
+        body, or None where it cannot (the file is then parsed again)."""
+        lib = cls.__new__(cls)
+        lib.__dict__.update({k: index[k] for k in cls.INDEX})
+        lib._bodies = {}
+        lib._read_body = read_body
+        lib._lock = threading.RLock()
+        return lib
+
+    def index(self) -> dict:
+        return {k: getattr(self, k) for k in self.INDEX}
+
     def provides(self, name: str) -> bool:
-        return name in self.defines
+        return name in self._deps
+
+    @property
+    def defines(self) -> dict[str, str]:
+        """Every function's body (all of them read)."""
+        return self._bodies_of(self._deps)
+
+    def _bodies_of(self, names) -> dict[str, str]:
+        with self._lock:
+            missing = [n for n in names if n in self._deps and n not in self._bodies]
+            for n in missing:
+                body = self._read_body(n) if self._read_body is not None else None
+                if body is None:  # not readable: parse the file again, all of it
+                    self._parse(self.path)
+                    self._read_body = None
+                    break
+                self._bodies[n] = body
+            return {n: self._bodies[n] for n in names if n in self._bodies}
 
     def closure(self, names) -> set[str]:
         """Every libdevice symbol (function, declaration, global) *names* reach."""
-        todo = [n for n in names if n in self.defines]
+        todo = [n for n in names if n in self._deps]
         seen: set[str] = set()
         while todo:
             n = todo.pop()
@@ -129,7 +173,7 @@ class LibDevice:
             seen.add(n)
             for d in self._deps.get(n, ()):
                 if d not in seen:
-                    if d in self.defines:
+                    if d in self._deps:
                         todo.append(d)
                     elif d in self.globals or d in self.declares:
                         seen.add(d)
@@ -137,12 +181,17 @@ class LibDevice:
 
     def module_text(self, names) -> str:
         """IR text defining the libdevice functions *names* and what they use."""
+        with self._lock:  # a new parse (see _bodies_of) replaces every entity at once
+            return self._module_text(names)
+
+    def _module_text(self, names) -> str:
         need = self.closure(names)
+        bodies = self._bodies_of(sorted(need))
         parts = list(self.types)
         parts.extend(self.globals[n] for n in sorted(need) if n in self.globals)
         parts.extend(self.declares[n] for n in sorted(need) if n in self.declares)
         for n in sorted(need):
-            body = self.defines.get(n)
+            body = bodies.get(n)
             if body is not None:
                 parts.append(body.replace("define internal ", "define ", 1))
         parts.extend(self.attributes)
@@ -170,28 +219,50 @@ def get() -> LibDevice:
     return _cached
 
 
-def _load_split(path: str) -> LibDevice:
-    """libdevice split, from the disk cache where this file was split before (parsing
-    and splitting it costs about 0.2 s, once per process otherwise: a CUDA target's
-    largest first-use cost), else parsed and stored there."""
+def split_key(path: str) -> str | None:
+    """The disk-cache key of the split index of the libdevice file *path* (None: the
+    file cannot be read); a body's key is derived from it."""
     import llvmlite
-
-    from numba_gpux.cache import DiskCache
 
     try:
         st = os.stat(path)
     except OSError:
+        return None
+    return hashlib.sha256(f"libdevice-split-2|{os.path.abspath(path)}|{st.st_size}|"
+                          f"{st.st_mtime_ns}|{llvmlite.__version__}".encode()).hexdigest()
+
+
+def _load_split(path: str) -> LibDevice:
+    """libdevice split, from the disk cache where this file was split before (parsing
+    and splitting it costs about 0.2 s, once per process otherwise: a CUDA target's
+    largest first-use cost), else parsed and stored there.
+
+    The cache holds the split's index (everything but the bodies, ~60 KB) as one
+    entry and each function's body as an entry of its own, written before the
+    index: a process reads the index and the few bodies its kernels call (reading
+    all 2.7 MB cost about 8 ms of the target's first use).  A body that cannot be
+    read (evicted, damaged) costs a new parse."""
+    from numba_gpux.cache import DiskCache
+
+    key = split_key(path)
+    if key is None:
         return LibDevice(path)
-    key = hashlib.sha256(f"libdevice-split-1|{os.path.abspath(path)}|{st.st_size}|"
-                         f"{st.st_mtime_ns}|{llvmlite.__version__}".encode()).hexdigest()
     dc = DiskCache(quiet=True)
-    state = dc.read("libraries", key)
-    if isinstance(state, dict) and state.get("path") == path:
-        lib = LibDevice.__new__(LibDevice)
-        lib.__dict__.update(state)
-        return lib
+
+    def body_key(name: str) -> str:
+        return hashlib.sha256(f"{key}|{name}".encode()).hexdigest()
+
+    def read_body(name: str):
+        body = dc.read("libraries", body_key(name))
+        return body if isinstance(body, str) else None
+
+    index = dc.read("libraries", key)
+    if isinstance(index, dict) and index.get("path") == path and \
+            all(k in index for k in LibDevice.INDEX):
+        return LibDevice.from_index(index, read_body)
     lib = LibDevice(path)
-    dc.write("libraries", key, dict(lib.__dict__))
+    if all(dc.write("libraries", body_key(n), body) for n, body in lib.defines.items()):
+        dc.write("libraries", key, lib.index())
     return lib
 
 
