@@ -342,23 +342,28 @@ def _stage_parse(job: Job):
     job.module.data_layout = job.target.data_layout
 
 
-def _declared(module, prefix: str = "") -> set[str]:
-    return {f.name for f in module.functions if f.is_declaration and f.name.startswith(prefix)}
-
-
 def _stage_link(job: Job):
+    """Link the overlay definitions of what the module declares, and of what those
+    declare in turn.  What is declared is read from the texts parsed (the module's
+    and each overlay module's), not by walking the module's functions: that costs
+    two foreign calls per function, several times per compile."""
     stack = job.target.overlays()
+    defined = irtext.defined_functions(job.text)
+    declared = irtext.declared_functions(job.text)
     done: set[str] = set()
     while True:
-        wanted = {n for n in _declared(job.module) if stack.provides(n)} - done
+        wanted = {n for n in declared if stack.provides(n)} - done
         if not wanted:
             break
-        _link_overlays(job, stack, wanted)
+        _missing, text = _link_overlays(job, stack, wanted)
+        defined |= irtext.defined_functions(text)
+        declared = (declared | irtext.declared_functions(text)) - defined
         done |= wanted
 
 
-def _link_overlays(job: Job, stack, names) -> set[str]:
-    """Link the stack's definitions of *names* into the module; the names it lacks."""
+def _link_overlays(job: Job, stack, names) -> tuple[set[str], str]:
+    """Link the stack's definitions of *names* into the module: the names it lacks,
+    and the text linked."""
     text, missing = stack.module_text(names)
     if set(names) - missing:
         try:
@@ -369,7 +374,7 @@ def _link_overlays(job: Job, stack, names) -> set[str]:
         ovl.triple = job.target.triple
         ovl.data_layout = job.target.data_layout
         job.module.link_in(ovl)
-    return missing
+    return missing, text
 
 
 def _stage_internalize(job: Job):
@@ -571,7 +576,7 @@ def _replace_intrinsics(job: Job) -> None:
     job.module = ll.parse_assembly(text)
     wanted = {f"__gpux_{n.replace('.', '_')}" for n in names}
     # names the stack lacks stay declared: validation reports them as unresolved
-    wanted -= _link_overlays(job, job.target.overlays(), wanted)
+    wanted -= _link_overlays(job, job.target.overlays(), wanted)[0]
     if wanted:
         for f in job.module.functions:
             if f.name in wanted and not f.is_declaration:
@@ -590,15 +595,14 @@ _ATOMIC64 = re.compile(r"\b(?:atomicrmw|cmpxchg)\b[^\n]*?, (?:i64|double) ")
 _INT_TYPE = re.compile(r'(?<![%@\w.$"\-])i(\d+)\b')
 
 
-#: a function definition's name, and a direct call's callee, in IR text
-_DEFINE = re.compile(r'^define [^@\n]*@(?:"([^"]+)"|([-\w.$]+))\(', re.M)
+#: a direct call's callee, in IR text
 _CALLEE = re.compile(r'\bcall\b[^@\n]*@(?:"([^"]+)"|([-\w.$]+))\(')
 
 
 def _call_graph(text: str) -> dict[str, set[str]]:
     """Defined function -> the defined functions it calls directly."""
     bodies = {}
-    for m in _DEFINE.finditer(text):
+    for m in irtext.DEFINE_NAME.finditer(text):
         end = text.find("\n}", m.end())
         bodies[m.group(1) or m.group(2)] = text[m.end():end if end >= 0 else len(text)]
     return {name: {c for q, p in _CALLEE.findall(body) if (c := q or p) in bodies}
@@ -612,7 +616,11 @@ def _stage_validate(job: Job):
     # source-emitting targets keep __gpux_* calls and map them by name; their
     # own validate hook checks each one against their source registry
     by_name = bool(job.target.option("intrinsics_by_name", False))
-    for name in sorted(_declared(job.module)):
+    # the declarations and the call graph among defined functions, read from the
+    # module's text (one print; walking the module through the binding costs
+    # foreign calls per function and instruction)
+    text = str(job.module)
+    for name in sorted(irtext.declared_functions(text)):
         if name.startswith("__gpux_"):
             if by_name:
                 continue
@@ -623,9 +631,6 @@ def _stage_validate(job: Job):
         elif not (_HOST_OK.match(name) or name.startswith(allowed)):
             problems.append(f"calls {name!r}, which is not available on the device "
                             f"(a host function or an unsupported library call)")
-    # the call graph among defined functions, read from the module's text (one
-    # print; walking every instruction through the binding costs ~10x more)
-    text = str(job.module)
     calls = _call_graph(text)
     # recursion: a cycle in the call graph among defined functions
     state: dict[str, int] = {}
@@ -673,19 +678,19 @@ _emit_lock = threading.Lock()
 def emit_machine(target: Target, opt: int):
     """The target machine that emits one module of *target*, for the emission.
 
-    A target whose back end carries state from one emission into the next in its
-    target machine sets the option ``fresh_emit_machine`` and gets a new machine
-    each time (LLVM 22's SPIR-V back end keeps a per-machine registry of emitted
-    types that points into machine functions freed after emission: a second
-    emission through one machine read freed memory and aborted, seen as a
-    SPIRVIRMapping::findMI assertion).  Every other target emits through its kept
+    By default a new machine each time: LLVM 22's SPIR-V back end keeps a
+    per-machine registry of emitted types that points into machine functions
+    freed after emission, and a second emission through one machine read freed
+    memory and aborted (seen as a SPIRVIRMapping::findMI assertion, and as
+    crashes).  A target whose back end emits module after module through one
+    machine sets the option ``reusable_emit_machine`` and emits through its kept
     machine (:func:`target_machine`), one emission at a time: making an NVPTX
-    machine costs about 0.5 ms, which every compile paid."""
-    if target.option("fresh_emit_machine", False):
-        yield fresh_target_machine(target, opt)
-    else:
+    machine costs about 0.5 ms of every compile."""
+    if target.option("reusable_emit_machine", False):
         with _emit_lock:
             yield target_machine(target, opt)
+    else:
+        yield fresh_target_machine(target, opt)
 
 
 class _AsmFromIR:

@@ -15,7 +15,23 @@ from __future__ import annotations
 import re
 
 __all__ = ["remap_address_spaces", "add_function_metadata", "mark_kernels", "global_variable_names", "definitions_only",
-           "calls_to_kernel_params", "index_ranges", "infer_address_spaces", "mask_shift_amounts"]
+           "calls_to_kernel_params", "index_ranges", "infer_address_spaces", "mask_shift_amounts",
+           "defined_functions", "declared_functions", "DEFINE_NAME"]
+
+#: a function definition's name (group 1 if quoted, else group 2)
+DEFINE_NAME = re.compile(r'^define [^@\n]*@(?:"([^"]+)"|([-\w.$]+))\(', re.M)
+_DECLARE_NAME = re.compile(r'^declare [^@\n]*@(?:"([^"]+)"|([-\w.$]+))\(', re.M)
+
+
+def defined_functions(text: str) -> set[str]:
+    """The names of the functions the module text defines."""
+    return {q or p for q, p in DEFINE_NAME.findall(text)}
+
+
+def declared_functions(text: str) -> set[str]:
+    """The names of the functions the module text declares without defining."""
+    return {q or p for q, p in _DECLARE_NAME.findall(text)}
+
 
 # a bare `ptr` type token (not part of a name, not already qualified)
 # (the lookbehind after the match: ~35% faster than one before it)

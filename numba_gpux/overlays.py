@@ -60,12 +60,12 @@ class OverlayRegistry:
             if callable(ir_text):
                 token = getattr(ir_text, "cache_token", None) or \
                     f"{getattr(ir_text, '__module__', '')}.{getattr(ir_text, '__qualname__', repr(ir_text))}"
-            else:  # text, or a definition object of another kind: its repr is its content
-                token = hashlib.sha1((ir_text if isinstance(ir_text, str) else repr(ir_text))
-                                     .encode()).hexdigest()
+            # else: text, or a definition object of another kind, whose repr is its
+            # content: hashed into the digest itself (one hash for all definitions
+            # when the digest is read, not one per definition at import)
         with self._lock:
             self._defs[name] = ir_text
-            self._tokens[name] = str(token)
+            self._tokens[name] = None if token is None else str(token)
             self._digest = None
             self.version += 1
             epoch += 1
@@ -120,7 +120,14 @@ class OverlayRegistry:
             with self._lock:
                 h = hashlib.sha1(self.name.encode())
                 for k in sorted(self._tokens):
-                    h.update(f"|{k}={self._tokens[k]}".encode())
+                    tok = self._tokens[k]
+                    if tok is None:  # the definition's content
+                        d = self._defs[k]
+                        body = (d if isinstance(d, str) else repr(d)).encode()
+                        h.update(f"|{k}#{len(body)}=".encode())
+                        h.update(body)
+                    else:
+                        h.update(f"|{k}={tok}".encode())
                 d = self._digest = h.hexdigest()
         return d
 

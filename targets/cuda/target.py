@@ -144,7 +144,10 @@ def make_target(device=None, *, cc=None, ptx_version=None, cubin: bool = True) -
         options=(("extern_prefixes", _EXTERN_PREFIXES), ("cubin", bool(cubin)),
                  ("codegen_flags", CODEGEN_FLAGS), ("tm_flags", TM_FLAGS),
                  ("subgroup_width", 32),  # warps: Options.subgroup_size 32 holds as is
-                 ("cc", cc), ("ptx_version", ptx)),
+                 ("cc", cc), ("ptx_version", ptx),
+                 # the NVPTX back end emits module after module through one target
+                 # machine (compiler.emit_machine)
+                 ("reusable_emit_machine", True)),
         globals_addrspace=1,
         index_limits=INDEX_LIMITS,
     )

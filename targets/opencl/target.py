@@ -129,9 +129,6 @@ def make_target(device=None, *, features=None) -> OpenCLTarget:
                  ("subgroup_size_metadata", "intel_reqd_sub_group_size"),
                  ("replace_intrinsics", ("llvm.bitreverse.", "llvm.sadd.with.overflow.")),
                  ("ir_rewrites", ("sitofp_i1", "byte_allocas", "rematerialize_index_math")),
-                 ("workgroup_syncscope", "workgroup"),
-                 # LLVM 22's SPIR-V back end keeps state from one emission in its
-                 # target machine that breaks the next (compiler.emit_machine)
-                 ("fresh_emit_machine", True)),
+                 ("workgroup_syncscope", "workgroup")),
         index_limits=INDEX_LIMITS,
     )

@@ -232,10 +232,15 @@ def test_barrier_count_and_dynamic_shared(cdev):
         o = gpux.barrier_or(buf[t] > 90)
         out[gpux.grid(1)] = n * 100 + a * 10 + o + buf[gpux.block_dim.x - 1 - t] * 1000
 
-    x = np.arange(64, dtype=np.int32) * 3 % 100
-    out = gpux.to_device(np.zeros(64, np.int32))
-    k[2, 32, 0, 32 * 4](gpux.to_device(x), out)
-    xb = x.reshape(2, 32)
+    from gpux_testing import is_pocl
+
+    # PoCL 3.0 gives wrong predicate counts when work-groups run at once (see
+    # tests/conformance/skiplist.py): one work-group there, two elsewhere
+    groups = 1 if is_pocl(cdev) else 2
+    x = np.arange(32 * groups, dtype=np.int32) * 3 % 100
+    out = gpux.to_device(np.zeros(32 * groups, np.int32))
+    k[groups, 32, 0, 32 * 4](gpux.to_device(x), out)
+    xb = x.reshape(groups, 32)
     want = ((xb > 10).sum(1)[:, None] * 100 + 10 * (xb >= 0).all(1)[:, None]
             + (xb > 90).any(1)[:, None] + xb[:, ::-1] * 1000)
     np.testing.assert_array_equal(out.copy_to_host(), want.ravel())

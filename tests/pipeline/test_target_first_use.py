@@ -1,0 +1,134 @@
+"""What a target's first use and every per-target tail no longer pay for: the
+entry-point lookup once per process, target descriptions without dataclasses of
+their own, one kept target machine per target (emission too, where the back end
+allows it), the kernel's body inlined once in the neutral module, and overlay
+digests hashed when read.  Each test checks the behaviour that makes the cost go."""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import re
+
+import numpy as np
+import pytest
+
+import numba_gpux as gpux
+from numba_gpux import compiler, overlays
+from numba_gpux.devices import resolve_target
+from numba_gpux.interface import Target
+
+devices = importlib.import_module("numba_gpux.devices")  # the module, not gpux.devices()
+SAXPY = "void(float32, float32[::1], float32[::1], float32[::1])"
+
+
+@gpux.jit
+def saxpy(a, x, y, out):
+    i = gpux.grid(1)
+    if i < out.size:
+        out[i] = a * x[i] + y[i]
+
+
+def test_own_entry_points_are_read_once_per_process(monkeypatch):
+    calls = []
+    real = devices.metadata.distribution
+
+    def counting(name):
+        calls.append(name)
+        return real(name)
+
+    monkeypatch.setattr(devices.metadata, "distribution", counting)
+    monkeypatch.setattr(devices, "_own_eps", None)
+    monkeypatch.setattr(devices, "_builtin", {})
+    monkeypatch.setattr(devices, "_entries", None)
+    first = devices.get_target_entry("opencl")
+    second = devices.get_target_entry("cuda")
+    assert (first.name, second.name) == ("opencl", "cuda")
+    assert calls == ["numba-gpux"]  # not once per target
+
+
+@pytest.mark.parametrize("name", ["cuda", "opencl", "opencl-c", "metal"])
+def test_targets_add_no_dataclass_fields(name):
+    t = resolve_target(name)
+    assert isinstance(t, Target)
+    assert [f.name for f in dataclasses.fields(t)] == [f.name for f in dataclasses.fields(Target)]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        t.name = "other"  # still a frozen description
+
+
+def test_cuda_compute_capability_is_data_in_the_fingerprint():
+    a, b = resolve_target("cuda", cc=(8, 0)), resolve_target("cuda", cc=(9, 0))
+    assert (a.cc, b.cc) == ((8, 0), (9, 0)) and a.ptx_version <= b.ptx_version
+    assert a.option("cc") == (8, 0) and a.cpu == "sm_80"
+    assert a.fingerprint != b.fingerprint
+    assert resolve_target("cuda", cc=(8, 0)) == a
+
+
+def test_emission_reuses_the_kept_machine_only_where_the_target_says_so():
+    cuda = resolve_target("cuda", cubin=False)
+    assert cuda.option("reusable_emit_machine")
+    with compiler.emit_machine(cuda, 3) as tm:
+        assert tm is compiler.target_machine(cuda, 3)
+    spirv = resolve_target("opencl")  # LLVM's SPIR-V back end: a new machine each time
+    assert not spirv.option("reusable_emit_machine", False)
+    with compiler.emit_machine(spirv, 3) as a, compiler.emit_machine(spirv, 3) as b:
+        assert a is not b and a is not compiler.target_machine(spirv, 3)
+
+
+def test_kept_machine_emits_one_kernel_after_another():
+    @gpux.jit
+    def scale(out, x):
+        i = gpux.grid(1)
+        if i < out.size:
+            out[i] = 3 * x[i]
+
+    one = gpux.compile(saxpy, SAXPY, target="cuda", cubin=False).text
+    two = gpux.compile(scale, "void(int64[::1], int64[::1])", target="cuda", cubin=False).text
+    again = gpux.compile(saxpy, SAXPY, target="cuda", cc=(8, 6), cubin=False).text
+    assert ".entry saxpy" in one and ".entry scale" in two and ".entry saxpy" in again
+    assert "add.rn.f32" in one and "ld.global" in two and "st.global" in two
+    assert ".target sm_86" in again and ".target sm_75" in one
+
+
+def test_kernel_body_is_inlined_once_in_the_neutral_module():
+    from numba.core import sigutils
+
+    args = tuple(sigutils.normalize_signature(SAXPY)[0])
+    sym, text = saxpy.kernel_ir(args)
+    defines = re.findall(r"^define [^@\n]*@\"?([\w.$]+)", text, re.M)
+    assert defines == [sym]  # the entry point alone: the body is inlined into it
+    assert "@llvm.lifetime." not in text
+    art = gpux.compile(saxpy, SAXPY, target="opencl")
+    assert art.binary[:4] == b"\x03\x02\x23\x07"  # SPIR-V
+
+
+def test_inlining_keeps_private_arrays_and_results_right(device):
+    @gpux.jit
+    def window(out, x):
+        i = gpux.grid(1)
+        if i < out.size:
+            buf = gpux.local.array(4, np.float32)
+            for k in range(4):
+                buf[k] = x[(i + k) % x.size]
+            s = np.float32(0)
+            for k in range(4):
+                s += buf[k] * (k + 1)
+            out[i] = s
+
+    x = np.arange(37, dtype=np.float32)
+    out = gpux.to_device(np.zeros_like(x), device=device)
+    window[2, 32](out, gpux.to_device(x, device=device))
+    want = sum(np.roll(x, -k) * (k + 1) for k in range(4))
+    np.testing.assert_allclose(out.copy_to_host(), want)
+
+
+def test_overlay_digest_still_follows_the_text():
+    reg = overlays.OverlayRegistry("t-first-use")
+    reg.define("__t_f", "define i32 @__t_f() { ret i32 1 }")
+    d1 = reg.digest
+    reg.define("__t_f", "define i32 @__t_f() { ret i32 2 }")
+    d2 = reg.digest
+    reg.define("__t_f", "define i32 @__t_f() { ret i32 1 }")
+    assert d1 != d2 and reg.digest == d1
+    reg.define("__t_f", "define i32 @__t_f() { ret i32 1 }", token="explicit")
+    assert reg.digest not in (d1, d2)
