@@ -25,13 +25,36 @@ import re
 import threading
 from typing import Callable, Iterable
 
-__all__ = ["OverlayRegistry", "OverlayStack", "registry", "registry_stack", "SHARED", "epoch"]
+__all__ = ["OverlayRegistry", "OverlayStack", "Deferred", "registry", "registry_stack", "SHARED",
+           "epoch"]
 
 #: bumped by every ``define`` in any registry
 epoch = 0
 
 _DECL = re.compile(r"^declare .*$", re.M)
 _DEF_NAME = re.compile(r'^define [^@]*@"?([^"(]+)"?\(', re.M)
+
+
+class Deferred:
+    """A definition made when it is first looked up: ``factory(*args)``, then kept.
+
+    For overlay modules that register many variants (one per type and operation):
+    importing them, a target's first use, then builds no text for the variants no
+    kernel calls.  Its cache token names the factory and the arguments, so the
+    factory's output must follow from them and from its module's code (numba-gpux's
+    own files enter every cache key; see ``cachekey.environment_key``)."""
+
+    __slots__ = ("factory", "args", "cache_token", "_text")
+
+    def __init__(self, factory: Callable[..., str], *args):
+        self.factory, self.args = factory, args
+        self.cache_token = f"{factory.__module__}.{factory.__qualname__}{args!r}"
+        self._text = None
+
+    def __call__(self) -> str:
+        if self._text is None:
+            self._text = self.factory(*self.args)
+        return self._text
 
 
 class OverlayRegistry:

@@ -11,7 +11,7 @@ Written in NVPTX address spaces, which are the neutral numbering.
 from __future__ import annotations
 
 from numba_gpux.language.intrinsics import MATH_BINARY, MATH_UNARY
-from numba_gpux.overlays import registry
+from numba_gpux.overlays import Deferred, registry
 
 NVPTX = registry("nvptx")
 NVPTX_SM70 = registry("nvptx.sm70")
@@ -80,10 +80,10 @@ def _math(fn: str, sfx: str, nargs: int) -> str:
 
 for _fn in MATH_UNARY:
     for _sfx in _FT:
-        NVPTX.define(f"__gpux_{_fn}_{_sfx}", _math(_fn, _sfx, 1))
+        NVPTX.define(f"__gpux_{_fn}_{_sfx}", Deferred(_math, _fn, _sfx, 1))
 for _fn in MATH_BINARY:
     for _sfx in _FT:
-        NVPTX.define(f"__gpux_{_fn}_{_sfx}", _math(_fn, _sfx, 2))
+        NVPTX.define(f"__gpux_{_fn}_{_sfx}", Deferred(_math, _fn, _sfx, 2))
 
 # nanosleep.u32 needs sm_70 (older capabilities: the shared definition, no sleep)
 NVPTX_SM70.define("__gpux_nanosleep", (

@@ -13,7 +13,7 @@ values travel as two 32-bit shuffles.  Reductions are a five-step
 from __future__ import annotations
 
 from numba_gpux.language.intrinsics import SG_REDUCE_OPS
-from numba_gpux.overlays import registry
+from numba_gpux.overlays import Deferred, registry
 
 NVPTX = registry("nvptx")
 NVPTX_SM70 = registry("nvptx.sm70")
@@ -120,7 +120,7 @@ for _kind in _MODE:
     for _sfx in ("i32", "i64", "f32", "f64"):
         for _masked in (False, True):
             NVPTX.define(f"__gpux_sg_{_kind}{_FORMS[_masked][0]}_{_sfx}",
-                         _shuffle(_kind, _sfx, _masked))
+                         Deferred(_shuffle, _kind, _sfx, _masked))
 
 
 def _vote(vote: str, masked: bool) -> str:
@@ -175,7 +175,7 @@ for _op in SG_REDUCE_OPS:
     for _sfx in ("i32", "u32", "i64", "u64", "f32", "f64"):
         if _op in ("and", "or", "xor") and _sfx[0] == "f":
             continue
-        NVPTX.define(f"__gpux_sg_reduce_{_op}_{_sfx}", _reduce(_op, _sfx))
+        NVPTX.define(f"__gpux_sg_reduce_{_op}_{_sfx}", Deferred(_reduce, _op, _sfx))
 
 
 def _match(kind: str, sfx: str, masked: bool) -> str:
@@ -199,4 +199,4 @@ for _kind in ("any", "all"):
     for _sfx in ("i32", "i64"):
         for _masked in (False, True):
             NVPTX_SM70.define(f"__gpux_sg_match_{_kind}{_FORMS[_masked][0]}_{_sfx}",
-                              _match(_kind, _sfx, _masked))
+                              Deferred(_match, _kind, _sfx, _masked))

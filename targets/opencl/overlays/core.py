@@ -8,7 +8,7 @@ OpenCL.std set, and OpControlBarrier.  Written in SPIR-V address spaces.
 from __future__ import annotations
 
 from numba_gpux.language.intrinsics import MATH_BINARY, MATH_UNARY
-from numba_gpux.overlays import registry
+from numba_gpux.overlays import Deferred, registry
 
 SPIRV = registry("spirv")
 
@@ -47,10 +47,10 @@ def _math(fn: str, sfx: str, nargs: int) -> str:
 
 for _fn in MATH_UNARY:
     for _sfx in _FT:
-        SPIRV.define(f"__gpux_{_fn}_{_sfx}", _math(_fn, _sfx, 1))
+        SPIRV.define(f"__gpux_{_fn}_{_sfx}", Deferred(_math, _fn, _sfx, 1))
 for _fn in MATH_BINARY:
     for _sfx in _FT:
-        SPIRV.define(f"__gpux_{_fn}_{_sfx}", _math(_fn, _sfx, 2))
+        SPIRV.define(f"__gpux_{_fn}_{_sfx}", Deferred(_math, _fn, _sfx, 2))
 
 
 # LLVM intrinsics the SPIR-V back end aborts on, which the optimizer may create by

@@ -9,7 +9,7 @@ OpGroupNonUniform* / OpGroup* instructions.
 from __future__ import annotations
 
 from numba_gpux.language.intrinsics import SG_REDUCE_OPS
-from numba_gpux.overlays import registry
+from numba_gpux.overlays import Deferred, registry
 
 SPIRV = registry("spirv")
 
@@ -71,7 +71,7 @@ def _shuffle(kind: str, sfx: str) -> str:
 
 for _kind in ("shuffle", "shuffle_up", "shuffle_down", "shuffle_xor"):
     for _sfx in ("i32", "i64", "f32", "f64"):
-        SPIRV.define(f"__gpux_sg_{_kind}_{_sfx}", _shuffle(_kind, _sfx))
+        SPIRV.define(f"__gpux_sg_{_kind}_{_sfx}", Deferred(_shuffle, _kind, _sfx))
 
 
 def _vote(name: str, builtin: str) -> str:
@@ -110,4 +110,4 @@ for _op in SG_REDUCE_OPS:
     for _sfx in _T:
         if _op in ("and", "or", "xor") and _sfx[0] == "f":
             continue
-        SPIRV.define(f"__gpux_sg_reduce_{_op}_{_sfx}", _reduce(_op, _sfx))
+        SPIRV.define(f"__gpux_sg_reduce_{_op}_{_sfx}", Deferred(_reduce, _op, _sfx))
