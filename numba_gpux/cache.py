@@ -35,7 +35,8 @@ import weakref
 from collections import OrderedDict
 
 from . import config
-from .compiler import Job, Options, _AsmFromIR, run_target_stages
+from .compiler import Job, Options, run_target_stages
+from .machines import _AsmFromIR
 from .interface import Artifact, Target
 
 __all__ = ["cache_key", "compile_target", "clear_memory_cache", "stats", "DiskCache",

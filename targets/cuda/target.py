@@ -44,7 +44,7 @@ _EXTERN_PREFIXES = ("__nv_", "vprintf", "__assertfail", "malloc", "free")
 CODEGEN_FLAGS = (("-disable-lsr=true", "-disable-lsr=false"),
                  ("-spec-exec-max-not-hoisted=1", "-spec-exec-max-not-hoisted=5"))
 
-#: LLVM flags read when a target machine is created (compiler._create_target_machine):
+#: LLVM flags read when a target machine is created (machines._create_target_machine):
 #: ``-nvptx-short-ptr`` gives the NVPTX target machine the 32-bit shared, constant and
 #: local pointers of DATA_LAYOUT (clang's ``-fcuda-short-ptr``).  atomic_add_shared
 #: int32 used 15 registers with 64-bit shared addresses, numba-cuda's 14.
@@ -100,7 +100,7 @@ class CUDATarget(Target):
     def emit(self, module, kernels, opt: int) -> Artifact:
         """PTX from LLVM's NVPTX back end (the shared emission, with this target's
         flags); a cubin from ptxas where it is installed."""
-        from numba_gpux.compiler import default_emit
+        from numba_gpux.machines import default_emit
 
         art = default_emit(self, module, kernels, opt)
         cubin = None
@@ -146,7 +146,7 @@ def make_target(device=None, *, cc=None, ptx_version=None, cubin: bool = True) -
                  ("subgroup_width", 32),  # warps: Options.subgroup_size 32 holds as is
                  ("cc", cc), ("ptx_version", ptx),
                  # the NVPTX back end emits module after module through one target
-                 # machine (compiler.emit_machine)
+                 # machine (machines.emit_machine)
                  ("reusable_emit_machine", True)),
         globals_addrspace=1,
         index_limits=INDEX_LIMITS,

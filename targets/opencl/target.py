@@ -50,7 +50,7 @@ class OpenCLTarget(Target):
         22 back-end bug that hits about one module in a hundred in a process that
         has emitted many; see spirv_ids.py): such a module is emitted again by a
         fresh process, whose back end carries nothing over."""
-        from numba_gpux.compiler import default_emit, emit_in_fresh_process
+        from numba_gpux.machines import default_emit, emit_in_fresh_process
         from numba_gpux.errors import InternalCompilerError
 
         from llvmlite import binding as ll
@@ -93,7 +93,7 @@ class OpenCLTarget(Target):
         from llvmlite import binding as ll
 
         from numba_gpux import irtext
-        from numba_gpux.compiler import target_machine
+        from numba_gpux.machines import target_machine
         from numba_gpux.passes import run_passes
 
         for f in module.functions:

@@ -32,7 +32,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     # 2: the kernel language (typing, lowering) and the one shared context
     ("language", "context"),
     # 3: the stages, and the C-family source emitter targets run as their emit
-    ("compiler", "cemit"),
+    ("compiler", "machines", "cemit"),
     # 4: keys and stores of compiled code
     ("cache", "cachekey"),
     # 5: the runtime side
@@ -291,9 +291,9 @@ def test_fingerprint_builds_the_shared_context_first():
 
 
 def test_default_emit_is_the_compilers():
-    from numba_gpux import compiler, interface
+    from numba_gpux import compiler, interface, machines
 
-    assert interface._provided["emit"] is compiler.default_emit
+    assert interface._provided["emit"] is machines.default_emit
     assert interface._provided["before_fingerprint"] is compiler._build_shared_context
 
 

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import numba_gpux as gpux
-from numba_gpux import compiler, overlays
+from numba_gpux import machines, overlays
 from numba_gpux.devices import resolve_target
 from numba_gpux.interface import Target
 
@@ -67,12 +67,12 @@ def test_cuda_compute_capability_is_data_in_the_fingerprint():
 def test_emission_reuses_the_kept_machine_only_where_the_target_says_so():
     cuda = resolve_target("cuda", cubin=False)
     assert cuda.option("reusable_emit_machine")
-    with compiler.emit_machine(cuda, 3) as tm:
-        assert tm is compiler.target_machine(cuda, 3)
+    with machines.emit_machine(cuda, 3) as tm:
+        assert tm is machines.target_machine(cuda, 3)
     spirv = resolve_target("opencl")  # LLVM's SPIR-V back end: a new machine each time
     assert not spirv.option("reusable_emit_machine", False)
-    with compiler.emit_machine(spirv, 3) as a, compiler.emit_machine(spirv, 3) as b:
-        assert a is not b and a is not compiler.target_machine(spirv, 3)
+    with machines.emit_machine(spirv, 3) as a, machines.emit_machine(spirv, 3) as b:
+        assert a is not b and a is not machines.target_machine(spirv, 3)
 
 
 def test_kept_machine_emits_one_kernel_after_another():

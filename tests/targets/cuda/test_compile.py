@@ -259,7 +259,7 @@ def test_too_old_ptx_isa_is_a_user_error():
 def test_llvm_ir_is_the_module_as_emitted():
     """The NVPTX back end rewrites the module while it emits; the artifact keeps the
     text from before, which gives the same PTX again."""
-    from numba_gpux.compiler import emit_in_fresh_process
+    from numba_gpux.machines import emit_in_fresh_process
     from numba_gpux.devices import resolve_target
 
     from numba.core import sigutils
@@ -389,7 +389,7 @@ def test_fresh_process_emission_uses_the_targets_llvm_flags():
     """emit_in_fresh_process sets the target's tm_flags and codegen_flags in the child
     too: a loop kernel (where -disable-lsr changes the code) and a shared-memory one
     (32-bit pointers) come out as the in-process emission."""
-    from numba_gpux.compiler import emit_in_fresh_process
+    from numba_gpux.machines import emit_in_fresh_process
     from numba_gpux.devices import resolve_target
 
     target = resolve_target("cuda", cc=(8, 0), cubin=False)

@@ -10,7 +10,7 @@ from array import array
 import numpy as np
 
 import numba_gpux as gpux
-from numba_gpux.compiler import emit_in_fresh_process
+from numba_gpux.machines import emit_in_fresh_process
 from numba_gpux.devices import resolve_target
 from numba_gpux.targets.opencl.spirv_ids import duplicate_result_ids
 
