@@ -22,7 +22,7 @@ from numba.core.target_extension import target_override
 
 from . import abi, irtext
 from .machines import default_emit, llvm_options, target_machine
-from .passes import run_passes
+from .passes import internalize, run_passes
 from .errors import InternalCompilerError, GpuxUserError, UnsupportedError, ValidationError
 from .interface import Artifact, Target, provide_defaults
 
@@ -377,13 +377,7 @@ def _link_overlays(job: Job, stack, names) -> tuple[set[str], str]:
 
 
 def _stage_internalize(job: Job):
-    keep = set(job.kernels) | set(job.exports)
-    for f in job.module.functions:
-        if not f.is_declaration and f.name not in keep:
-            f.linkage = "internal"
-    for g in job.module.global_variables:
-        if not g.is_declaration:
-            g.linkage = "internal"
+    internalize(job.module, (*job.kernels, *job.exports))
 
 
 def _require_subgroup_size(job: Job):

@@ -18,7 +18,7 @@ from numba.core.target_extension import GPU, dispatcher_registry, jit_registry, 
 from numba.core.typing import BaseContext as TypingBaseContext
 
 from .interface import NEUTRAL_DATA_LAYOUT
-from .passes import run_passes
+from .passes import internalize, run_passes
 from .language.functions import is_device_function, make_device_function
 from .language.helpers import portable_math
 
@@ -315,13 +315,7 @@ def simplify_neutral(module, entry_points=None) -> None:
     then unused is removed.
     """
     if entry_points is not None:
-        keep = set(entry_points)
-        for f in module.functions:
-            if not f.is_declaration and f.name not in keep:
-                f.linkage = "internal"
-        for g in module.global_variables:
-            if not g.is_declaration and g.name not in keep:
-                g.linkage = "internal"
+        internalize(module, entry_points)
     pb = ll.create_pass_builder(None, ll.create_pipeline_tuning_options(speed_level=0))
     mpm = ll.create_new_module_pass_manager()
     mpm.add_always_inliner_pass()

@@ -25,6 +25,8 @@ import re
 import threading
 from typing import Callable, Iterable
 
+from .irtext import defined_functions
+
 __all__ = ["OverlayRegistry", "OverlayStack", "Deferred", "registry", "registry_stack", "SHARED",
            "epoch"]
 
@@ -32,7 +34,6 @@ __all__ = ["OverlayRegistry", "OverlayStack", "Deferred", "registry", "registry_
 epoch = 0
 
 _DECL = re.compile(r"^declare .*$", re.M)
-_DEF_NAME = re.compile(r'^define [^@]*@"?([^"(]+)"?\(', re.M)
 
 
 class Deferred:
@@ -145,8 +146,8 @@ class OverlayRegistry:
                 for k in sorted(self._tokens):
                     tok = self._tokens[k]
                     if tok is None:  # the definition's content
-                        d = self._defs[k]
-                        body = (d if isinstance(d, str) else repr(d)).encode()
+                        defn = self._defs[k]
+                        body = (defn if isinstance(defn, str) else repr(defn)).encode()
                         h.update(f"|{k}#{len(body)}=".encode())
                         h.update(body)
                     else:
@@ -226,8 +227,7 @@ class OverlayStack:
             for d in _DECL.findall(text):
                 decls[d] = None
             body = _DECL.sub("", text).strip()
-            for m in _DEF_NAME.finditer(body):
-                defined.add(m.group(1))
+            defined |= defined_functions(body)
             bodies.append(body)
         # a definition's helper declares must not clash with another's definition
         kept = [d for d in decls if not any(f"@{x}(" in d or f'@"{x}"(' in d for x in defined)]

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from llvmlite.binding import ffi
 
-__all__ = ["run_passes", "free_pass_manager"]
+__all__ = ["run_passes", "free_pass_manager", "internalize"]
 
 
 def free_pass_manager(pm) -> None:
@@ -41,3 +41,16 @@ def run_passes(pm, module, pass_builder) -> None:
         pm.run(module, pass_builder)
     finally:
         free_pass_manager(pm)
+
+
+def internalize(module, keep) -> None:
+    """Give every definition of *module* internal linkage except the functions named
+    in *keep* (what LLVM's Internalize pass does, which llvmlite does not offer):
+    the optimizer may then inline, specialize or remove them."""
+    keep = set(keep)
+    for f in module.functions:
+        if not f.is_declaration and f.name not in keep:
+            f.linkage = "internal"
+    for g in module.global_variables:
+        if not g.is_declaration:
+            g.linkage = "internal"

@@ -74,7 +74,8 @@ class CUDATarget(Target):
 
     @property
     def ptx_version(self) -> tuple:
-        return self.option("ptx_version", ptx_isa_for(self.cc))
+        ptx = self.option("ptx_version")
+        return ptx if ptx is not None else ptx_isa_for(self.cc)
 
     def map_ir(self, text: str) -> str:
         """Identity: the neutral address spaces are NVPTX's."""
