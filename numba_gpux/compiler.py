@@ -429,55 +429,58 @@ def _stage_optimize(job: Job):
             run_passes(mpm, job.module, pb)
     else:
         run_passes(mpm, job.module, pb)
-    if job.options.opt > 0:
-        _infer_address_spaces(job)
     _replace_intrinsics(job)
-    _apply_rewrites(job)
+    _rewrite_text(job)
 
 
-def _apply_rewrites(job: Job) -> None:
-    """The target's IR rewrites (option ``ir_rewrites``, see ``legalize.py``): constructs
-    its back end mistranslates, written another way after the optimizer has run."""
+def _rewrite_text(job: Job) -> None:
+    """The text rewrites after the optimizer, in one print and one parse of the module:
+    address-space inference (at ``opt`` > 0), then the target's IR rewrites (option
+    ``ir_rewrites``, see ``legalize.py``: constructs its back end mistranslates,
+    written another way after the optimizer has run)."""
+    text = str(job.module)
+    inferred = _infer_address_spaces(job, text) if job.options.opt > 0 else text
     names = tuple(job.target.option("ir_rewrites", ()))
-    if not names:
-        return
-    from .legalize import apply_rewrites
+    new = inferred
+    if names:
+        from .legalize import apply_rewrites
 
-    text = str(job.module)
-    new = apply_rewrites(text, names)
-    if new != text:
-        try:
-            job.module = ll.parse_assembly(new)
-            job.module.verify()
-        except RuntimeError as e:
-            raise InternalCompilerError("optimize", f"the IR rewrites {names} made invalid IR: "
-                                        f"{e}", new) from None
-
-
-def _infer_address_spaces(job: Job) -> None:
-    """Memory accesses through generic pointers that are casts of global, shared, local
-    or constant pointers use those pointers instead (``irtext.infer_address_spaces``;
-    LLVM's own pass is not in llvmlite's pass manager, and LLVM's SPIR-V back end
-    would emit generic loads and stores); the casts left unused are removed."""
-    text = str(job.module)
-    spaces = job.target.addrspaces
-    new = irtext.infer_address_spaces(text, spaces.generic)
-    scope = job.target.option("workgroup_syncscope")  # the back end's name for it, if any
-    if scope:
-        new = irtext.narrow_shared_atomics(new, spaces.shared, scope)
+        new = apply_rewrites(inferred, names)
     if new == text:
         return
     try:
         job.module = ll.parse_assembly(new)
         job.module.verify()
     except RuntimeError as e:
-        raise InternalCompilerError("optimize", f"address-space inference made invalid IR: {e}",
-                                    new) from None
+        # say which made the invalid IR: the inference alone, or the rewrites after it
+        culprit, bad = "address-space inference", inferred
+        if new is not inferred:
+            try:
+                ll.parse_assembly(inferred).verify()
+                culprit, bad = f"the IR rewrites {names}", new
+            except RuntimeError:
+                pass
+        raise InternalCompilerError("optimize", f"{culprit} made invalid IR: {e}", bad) from None
+    # the casts that address-space inference left unused
     pb = ll.create_pass_builder(target_machine(job.target, job.options.opt),
                                 ll.create_pipeline_tuning_options(speed_level=0))
     mpm = ll.create_new_module_pass_manager()
     mpm.add_dead_code_elimination_pass()
     run_passes(mpm, job.module, pb)
+
+
+def _infer_address_spaces(job: Job, text: str) -> str:
+    """Memory accesses through generic pointers that are casts of global, shared, local
+    or constant pointers use those pointers instead (``irtext.infer_address_spaces``;
+    LLVM's own pass is not in llvmlite's pass manager, and LLVM's SPIR-V back end
+    would emit generic loads and stores); the casts left unused are for dead-code
+    elimination to remove."""
+    spaces = job.target.addrspaces
+    new = irtext.infer_address_spaces(text, spaces.generic)
+    scope = job.target.option("workgroup_syncscope")  # the back end's name for it, if any
+    if scope:
+        new = irtext.narrow_shared_atomics(new, spaces.shared, scope)
+    return new
 
 
 def _replace_intrinsics(job: Job) -> None:
