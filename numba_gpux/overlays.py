@@ -12,6 +12,11 @@ overlay was added or replaced is never reused after (``Target.fingerprint``).
 ``epoch`` counts changes to any registry, for caches that must notice them
 cheaply (the launch path's per-signature shims).
 
+A feature module that few kernels need can be named with ``define_module``
+instead of imported: it is imported when a name it defines is first looked up,
+and its definitions enter the digest through the module's name (numba-gpux's
+own files enter every cache key), so loading it changes no fingerprint.
+
 Definitions should be ``alwaysinline`` and externally visible (a plain
 ``define``): linking resolves the kernel's declarations against them, and the
 internalize stage then makes them internal.  A definition may ``declare``
@@ -21,6 +26,7 @@ what it calls.
 from __future__ import annotations
 
 import hashlib
+import importlib
 import re
 import threading
 from typing import Callable, Iterable
@@ -34,6 +40,35 @@ __all__ = ["OverlayRegistry", "OverlayStack", "Deferred", "registry", "registry_
 epoch = 0
 
 _DECL = re.compile(r"^declare .*$", re.M)
+
+#: the token of a definition made by a module named with ``define_module`` while it
+#: loads: the digest has the module's name instead
+_FROM_MODULE = object()
+#: per thread: the modules being loaded for ``define_module`` (innermost last)
+_loading = threading.local()
+#: modules named with ``define_module`` that have been imported
+_loaded: set[str] = set()
+
+
+def _module_loading() -> str | None:
+    stack = getattr(_loading, "stack", None)
+    return stack[-1] if stack else None
+
+
+def _load_module(module: str) -> None:
+    """Import a module named with ``define_module`` (once; its ``define`` calls are
+    attributed to it)."""
+    if module in _loaded:
+        return
+    stack = getattr(_loading, "stack", None)
+    if stack is None:
+        stack = _loading.stack = []
+    stack.append(module)
+    try:
+        importlib.import_module(module)
+    finally:
+        stack.pop()
+    _loaded.add(module)
 
 
 class Deferred:
@@ -67,7 +102,9 @@ class OverlayRegistry:
         #: name prefix -> factory(name) returning a definition, or None for a name
         #: outside the family (``define_family``)
         self._families: dict[str, Callable[[str], object]] = {}
-        self._tokens: dict[str, str] = {}
+        self._tokens: dict[str, object] = {}
+        #: name prefix -> module that defines the names with that prefix (``define_module``)
+        self._modules: dict[str, str] = {}
         self._digest: str | None = None
         self._lock = threading.Lock()
         self.version = 0
@@ -80,6 +117,13 @@ class OverlayRegistry:
         attribute or its qualified name.
         """
         global epoch
+        if self._by_module(name):
+            with self._lock:
+                # a definition made before the module loaded (an override) stays
+                if name not in self._defs:
+                    self._defs[name] = ir_text
+                    self._tokens[name] = _FROM_MODULE
+            return
         if token is None:
             if callable(ir_text):
                 token = getattr(ir_text, "cache_token", None) or \
@@ -107,6 +151,11 @@ class OverlayRegistry:
         ``cache_token`` attribute or qualified name), as for ``define``.
         """
         global epoch
+        if self._by_module(prefix):
+            with self._lock:
+                self._families.setdefault(prefix, factory)
+                self._tokens.setdefault(prefix + "*", _FROM_MODULE)
+            return
         if token is None:
             token = getattr(factory, "cache_token", None) or \
                 f"{getattr(factory, '__module__', '')}.{getattr(factory, '__qualname__', repr(factory))}"
@@ -116,6 +165,49 @@ class OverlayRegistry:
             self._digest = None
             self.version += 1
             epoch += 1
+
+    def define_module(self, module: str, prefixes: Iterable[str]) -> None:
+        """The names that start with one of *prefixes* are defined by *module* (a
+        module path), imported when one of them is first looked up (or the
+        registry's names are listed, or one of them removed).
+
+        The module fills this registry with ``define`` and ``define_family`` as
+        usual, with names of those prefixes only; a definition made before it
+        loads (an override) is kept.  The digest names the module, so loading it
+        changes no fingerprint; its code enters cache keys with numba-gpux's files
+        (``cachekey.environment_key``) or its package's (``cachekey.target_key``)."""
+        global epoch
+        with self._lock:
+            for p in prefixes:
+                self._modules[p] = module
+                self._tokens[p + "@"] = f"module {module}"
+            self._digest = None
+            self.version += 1
+            epoch += 1
+
+    def _by_module(self, name: str) -> bool:
+        """Whether *name* is being defined by the module loading now, for this
+        registry (a name outside the module's prefixes is an error)."""
+        module = _module_loading()
+        if module is None or module not in self._modules.values():
+            return False
+        if not any(name.startswith(p) for p, m in self._modules.items() if m == module):
+            raise ValueError(f"overlay module {module} defines {name!r} in registry "
+                             f"{self.name!r}, outside the prefixes it was named for")
+        return True
+
+    def _load_for(self, name: str) -> bool:
+        """Load the module that defines *name*, if one is named for it and not yet
+        loaded; whether one was loaded."""
+        for p, module in self._modules.items():
+            if name.startswith(p) and module not in _loaded:
+                _load_module(module)
+                return True
+        return False
+
+    def _load_all(self) -> None:
+        for module in set(self._modules.values()):
+            _load_module(module)
 
     def _from_family(self, name: str):
         for prefix, factory in self._families.items():
@@ -128,10 +220,14 @@ class OverlayRegistry:
     def remove(self, names: Iterable[str]) -> None:
         """Remove the definitions of *names* (those present) from this registry."""
         global epoch
+        names = list(names)
+        for n in names:
+            self._load_for(n)
         with self._lock:
             for n in names:
                 if self._defs.pop(n, None) is not None:
-                    self._tokens.pop(n, None)
+                    if self._tokens.pop(n, None) is _FROM_MODULE:
+                        self._tokens[n + "!"] = "removed"  # the module's name no longer says it
                     self._digest = None
                     self.version += 1
                     epoch += 1
@@ -145,6 +241,8 @@ class OverlayRegistry:
                 h = hashlib.sha1(self.name.encode())
                 for k in sorted(self._tokens):
                     tok = self._tokens[k]
+                    if tok is _FROM_MODULE:  # the module's name is in the digest
+                        continue
                     if tok is None:  # the definition's content
                         defn = self._defs[k]
                         body = (defn if isinstance(defn, str) else repr(defn)).encode()
@@ -162,18 +260,27 @@ class OverlayRegistry:
     def get(self, name: str) -> str | None:
         d = self._defs.get(name)
         if d is None:
+            if self._modules and self._load_for(name):
+                return self.get(name)
             return self._from_family(name) if self._families else None
         return d() if callable(d) else d
 
     def names(self) -> set[str]:
         """The names defined one by one (families' members are made on demand)."""
+        self._load_all()
         return set(self._defs)
 
     def __contains__(self, name: str) -> bool:
-        return name in self._defs or (bool(self._families) and self._from_family(name) is not None)
+        if name in self._defs:
+            return True
+        if self._modules and self._load_for(name):
+            return name in self
+        return bool(self._families) and self._from_family(name) is not None
 
     def __repr__(self):
-        return f"<OverlayRegistry {self.name!r}: {len(self._defs)} definitions>"
+        more = f", {len(set(self._modules.values()) - _loaded)} modules not loaded" \
+            if set(self._modules.values()) - _loaded else ""
+        return f"<OverlayRegistry {self.name!r}: {len(self._defs)} definitions{more}>"
 
 
 _registries: dict[str, OverlayRegistry] = {}

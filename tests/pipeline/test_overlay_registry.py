@@ -55,3 +55,115 @@ def test_printf_intrinsics_are_entered_when_used():
         assert "'l' and 'd'" in str(e)
     else:
         raise AssertionError("printf_name accepted a bad code")
+
+
+# ------------------------------------------------------------ modules loaded on demand
+
+def _write_module(tmp_path, monkeypatch, name, body):
+    (tmp_path / f"{name}.py").write_text(
+        "from numba_gpux.overlays import registry\n"
+        f"REG = registry({name!r})\n" + body)
+    monkeypatch.syspath_prepend(str(tmp_path))
+
+
+def test_module_is_imported_when_a_name_it_defines_is_first_needed(tmp_path, monkeypatch):
+    import sys
+
+    name = "t_lazy_mod_a"
+    _write_module(tmp_path, monkeypatch, name,
+                  'REG.define("__t_lz_one", "define i32 @__t_lz_one() { ret i32 1 }")\n'
+                  'REG.define_family("__t_lz_f_", lambda n: "define i32 @" + n + "() { ret i32 2 }")\n')
+    reg = overlays.registry(name)
+    reg.define_module(name, ("__t_lz_one", "__t_lz_f_"))
+    digest = reg.digest
+    # names outside its prefixes do not import it
+    assert "__t_other" not in reg and name not in sys.modules
+    assert "ret i32 1" in reg.get("__t_lz_one")
+    assert name in sys.modules
+    assert "ret i32 2" in reg.get("__t_lz_f_x")
+    # the module's name stands for what it defines: loading it changed no digest
+    assert reg.digest == digest
+    assert reg.names() == {"__t_lz_one"}
+
+
+def test_override_before_the_module_loads_is_kept_and_removal_is_seen(tmp_path, monkeypatch):
+    name = "t_lazy_mod_b"
+    _write_module(tmp_path, monkeypatch, name,
+                  'REG.define("__t_lzb_a", "define i32 @__t_lzb_a() { ret i32 1 }")\n'
+                  'REG.define("__t_lzb_b", "define i32 @__t_lzb_b() { ret i32 1 }")\n')
+    reg = overlays.registry(name)
+    reg.define_module(name, ("__t_lzb_",))
+    d0 = reg.digest
+    reg.define("__t_lzb_a", "define i32 @__t_lzb_a() { ret i32 7 }")  # before the load
+    d1 = reg.digest
+    assert d1 != d0
+    assert "ret i32 7" in reg.get("__t_lzb_a")
+    assert "ret i32 1" in reg.get("__t_lzb_b")  # loaded now; the override stayed
+    assert "ret i32 7" in reg.get("__t_lzb_a") and reg.digest == d1
+    reg.remove(["__t_lzb_b"])
+    assert reg.get("__t_lzb_b") is None and reg.digest not in (d0, d1)
+
+
+def test_removal_before_the_load_is_not_undone_by_it(tmp_path, monkeypatch):
+    name = "t_lazy_mod_c"
+    _write_module(tmp_path, monkeypatch, name,
+                  'REG.define("__t_lzc_a", "define i32 @__t_lzc_a() { ret i32 1 }")\n')
+    reg = overlays.registry(name)
+    reg.define_module(name, ("__t_lzc_",))
+    d0 = reg.digest
+    reg.remove(["__t_lzc_a"])
+    assert "__t_lzc_a" not in reg and reg.digest != d0
+
+
+def test_module_defining_outside_its_prefixes_is_refused(tmp_path, monkeypatch):
+    import pytest
+
+    name = "t_lazy_mod_d"
+    _write_module(tmp_path, monkeypatch, name,
+                  'REG.define("__t_elsewhere", "define i32 @__t_elsewhere() { ret i32 1 }")\n')
+    reg = overlays.registry(name)
+    reg.define_module(name, ("__t_lzd_",))
+    with pytest.raises(ValueError, match="outside the prefixes"):
+        reg.get("__t_lzd_x")
+
+
+def test_built_in_feature_modules_load_within_their_prefixes():
+    # every registry's modules load (names() loads them all) without a name outside
+    # the prefixes it was named for, and loading them changes no digest
+    from numba_gpux.devices import resolve_target
+
+    for name in ("cuda", "opencl"):
+        target = resolve_target(name)
+        stack = target.overlays()
+        fingerprint = target.fingerprint  # (builds the shared context, which fills "shared")
+        digest = stack.digest
+        for reg in stack.registries:
+            reg.names()
+        assert stack.digest == digest and resolve_target(name).fingerprint == fingerprint
+        assert stack.provides("__gpux_atomic_add_f32") and stack.provides("__gpux_sg_lane_id")
+
+
+def test_a_kernel_without_atomics_or_sub_groups_imports_neither():
+    import subprocess
+    import sys
+
+    code = """
+import sys
+import numba_gpux as gpux
+def saxpy(a, x, y, out):
+    i = gpux.grid(1)
+    if i < out.size:
+        out[i] = a * x[i] + y[i]
+sig = "void(float32, float32[::1], float32[::1], float32[::1])"
+gpux.compile(gpux.jit(saxpy), sig, target="cuda", cubin=False)
+gpux.compile(gpux.jit(saxpy), sig, target="opencl")
+loaded = sorted(m for m in sys.modules if m.startswith("numba_gpux.targets.") and ".overlays." in m)
+print(" ".join(loaded))
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    loaded = out.stdout.split()
+    assert "numba_gpux.targets.cuda.overlays.core" in loaded
+    assert "numba_gpux.targets.opencl.overlays.core" in loaded
+    for feature in ("atomics", "subgroups", "printing", "bits", "memory"):
+        assert not [m for m in loaded if m.endswith("." + feature)], loaded

@@ -12,18 +12,9 @@ from __future__ import annotations
 
 from numba_gpux.overlays import registry
 
-CUDA = registry("cuda")
 NVPTX = registry("nvptx")
 
 _ATTR = "alwaysinline nounwind"
-
-# Array arguments: this target's launcher (targets/cuda/launch.py) passes each
-# array's device address plus its byte offset as the pointer, so the entry point
-# adds nothing (numba_gpux/abi.py): the offset parameter is never loaded and no
-# register keeps it.  On the "cuda" registry, not the "nvptx" family: the fold is
-# this launcher's, not NVPTX's.
-CUDA.define("__gpux_array_offset",
-            f"define i64 @__gpux_array_offset(i64 %off) {_ATTR} {{\n  ret i64 0\n}}")
 
 NVPTX.define("__gpux_dynamic_shared", (
     "@__gpux_dynamic_shared_mem = external addrspace(3) global [0 x i8], align 16\n"

@@ -5,7 +5,7 @@ float32-based defaults of ``__gpux_<fn>_f16``."""
 from __future__ import annotations
 
 from numba_gpux.language.intrinsics import MATH_BINARY, MATH_UNARY
-from numba_gpux.overlays import registry
+from numba_gpux.overlays import Deferred, registry
 
 SPIRV = registry("spirv")
 
@@ -19,6 +19,6 @@ def _half(fn: str, nargs: int) -> str:
 
 
 for _fn in MATH_UNARY:
-    SPIRV.define(f"__gpux_{_fn}_f16", _half(_fn, 1))
+    SPIRV.define(f"__gpux_{_fn}_f16", Deferred(_half, _fn, 1))
 for _fn in MATH_BINARY:
-    SPIRV.define(f"__gpux_{_fn}_f16", _half(_fn, 2))
+    SPIRV.define(f"__gpux_{_fn}_f16", Deferred(_half, _fn, 2))
