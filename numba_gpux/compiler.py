@@ -320,6 +320,8 @@ class Job:
     name: str = "module"
     history: dict = field(default_factory=dict)
     keep_ir: bool = False
+    #: the functions the module defines, once linked (read from the texts linked)
+    defined: set | None = None
 
 
 def _stage_map_ir(job: Job):
@@ -358,6 +360,7 @@ def _stage_link(job: Job):
         defined |= irtext.defined_functions(text)
         declared = (declared | irtext.declared_functions(text)) - defined
         done |= wanted
+    job.defined = defined
 
 
 def _link_overlays(job: Job, stack, names) -> tuple[set[str], str]:
@@ -377,7 +380,7 @@ def _link_overlays(job: Job, stack, names) -> tuple[set[str], str]:
 
 
 def _stage_internalize(job: Job):
-    internalize(job.module, (*job.kernels, *job.exports))
+    internalize(job.module, (*job.kernels, *job.exports), job.defined)
 
 
 def _require_subgroup_size(job: Job):

@@ -43,14 +43,23 @@ def run_passes(pm, module, pass_builder) -> None:
         free_pass_manager(pm)
 
 
-def internalize(module, keep) -> None:
+def internalize(module, keep, defined=None) -> None:
     """Give every definition of *module* internal linkage except the functions named
     in *keep* (what LLVM's Internalize pass does, which llvmlite does not offer):
-    the optimizer may then inline, specialize or remove them."""
+    the optimizer may then inline, specialize or remove them.  *defined*, the names
+    of the functions the module defines where the caller knows them (read from the
+    texts it was made of), spares walking every function through the binding."""
     keep = set(keep)
-    for f in module.functions:
-        if not f.is_declaration and f.name not in keep:
-            f.linkage = "internal"
+    if defined is not None:
+        try:
+            for name in set(defined) - keep:
+                module.get_function(name).linkage = "internal"
+        except NameError:  # not a name the module defines: walk them all
+            defined = None
+    if defined is None:
+        for f in module.functions:
+            if not f.is_declaration and f.name not in keep:
+                f.linkage = "internal"
     for g in module.global_variables:
         if not g.is_declaration:
             g.linkage = "internal"

@@ -138,3 +138,26 @@ def test_overlay_digest_still_follows_the_text():
     assert d1 != d2 and reg.digest == d1
     reg.define("__t_f", "define i32 @__t_f() { ret i32 1 }", token="explicit")
     assert reg.digest not in (d1, d2)
+
+
+def test_internalize_by_known_names_matches_the_walk():
+    from llvmlite import binding as ll
+
+    from numba_gpux.passes import internalize
+
+    text = ("define void @k() {\n  call void @a()\n  ret void\n}\n"
+            "define void @a() {\n  ret void\n}\n"
+            "define void @b() {\n  ret void\n}\n"
+            "declare void @c()\n")
+
+    def linkages(defined):
+        m = ll.parse_assembly(text)
+        internalize(m, ["k"], defined)
+        return {f.name: f.linkage.name for f in m.functions}
+
+    walked = linkages(None)
+    assert walked["a"] == walked["b"] == "internal" and walked["k"] == "external"
+    assert walked["c"] == "external"  # a declaration stays one
+    assert linkages({"k", "a", "b"}) == walked
+    # a name the module lacks (a caller's wrong list) falls back to the walk
+    assert linkages({"k", "a", "nowhere"}) == walked
