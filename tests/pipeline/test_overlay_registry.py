@@ -59,22 +59,26 @@ def test_printf_intrinsics_are_entered_when_used():
 
 # ------------------------------------------------------------ modules loaded on demand
 
-def _write_module(tmp_path, monkeypatch, name, body):
+def _lazy_registry(tmp_path, monkeypatch, name, prefixes, *lines):
+    """Registry *name*, whose names of *prefixes* come from a module *name* (written
+    with *lines*, each a definition), not imported yet."""
     (tmp_path / f"{name}.py").write_text(
         "from numba_gpux.overlays import registry\n"
-        f"REG = registry({name!r})\n" + body)
+        f"REG = registry({name!r})\n" + "".join(ln + "\n" for ln in lines))
     monkeypatch.syspath_prepend(str(tmp_path))
+    reg = overlays.registry(name)
+    reg.define_module(name, prefixes)
+    return reg
 
 
 def test_module_is_imported_when_a_name_it_defines_is_first_needed(tmp_path, monkeypatch):
     import sys
 
     name = "t_lazy_mod_a"
-    _write_module(tmp_path, monkeypatch, name,
-                  'REG.define("__t_lz_one", "define i32 @__t_lz_one() { ret i32 1 }")\n'
-                  'REG.define_family("__t_lz_f_", lambda n: "define i32 @" + n + "() { ret i32 2 }")\n')
-    reg = overlays.registry(name)
-    reg.define_module(name, ("__t_lz_one", "__t_lz_f_"))
+    reg = _lazy_registry(tmp_path, monkeypatch, name, ("__t_lz_one", "__t_lz_f_"),
+                         'REG.define("__t_lz_one", "define i32 @__t_lz_one() { ret i32 1 }")',
+                         'REG.define_family("__t_lz_f_",'
+                         ' lambda n: "define i32 @" + n + "() { ret i32 2 }")')
     digest = reg.digest
     # names outside its prefixes do not import it
     assert "__t_other" not in reg and name not in sys.modules
@@ -88,11 +92,9 @@ def test_module_is_imported_when_a_name_it_defines_is_first_needed(tmp_path, mon
 
 def test_override_before_the_module_loads_is_kept_and_removal_is_seen(tmp_path, monkeypatch):
     name = "t_lazy_mod_b"
-    _write_module(tmp_path, monkeypatch, name,
-                  'REG.define("__t_lzb_a", "define i32 @__t_lzb_a() { ret i32 1 }")\n'
-                  'REG.define("__t_lzb_b", "define i32 @__t_lzb_b() { ret i32 1 }")\n')
-    reg = overlays.registry(name)
-    reg.define_module(name, ("__t_lzb_",))
+    reg = _lazy_registry(tmp_path, monkeypatch, name, ("__t_lzb_",),
+                         'REG.define("__t_lzb_a", "define i32 @__t_lzb_a() { ret i32 1 }")',
+                         'REG.define("__t_lzb_b", "define i32 @__t_lzb_b() { ret i32 1 }")')
     d0 = reg.digest
     reg.define("__t_lzb_a", "define i32 @__t_lzb_a() { ret i32 7 }")  # before the load
     d1 = reg.digest
@@ -106,10 +108,8 @@ def test_override_before_the_module_loads_is_kept_and_removal_is_seen(tmp_path, 
 
 def test_removal_before_the_load_is_not_undone_by_it(tmp_path, monkeypatch):
     name = "t_lazy_mod_c"
-    _write_module(tmp_path, monkeypatch, name,
-                  'REG.define("__t_lzc_a", "define i32 @__t_lzc_a() { ret i32 1 }")\n')
-    reg = overlays.registry(name)
-    reg.define_module(name, ("__t_lzc_",))
+    reg = _lazy_registry(tmp_path, monkeypatch, name, ("__t_lzc_",),
+                         'REG.define("__t_lzc_a", "define i32 @__t_lzc_a() { ret i32 1 }")')
     d0 = reg.digest
     reg.remove(["__t_lzc_a"])
     assert "__t_lzc_a" not in reg and reg.digest != d0
@@ -119,10 +119,8 @@ def test_module_defining_outside_its_prefixes_is_refused(tmp_path, monkeypatch):
     import pytest
 
     name = "t_lazy_mod_d"
-    _write_module(tmp_path, monkeypatch, name,
-                  'REG.define("__t_elsewhere", "define i32 @__t_elsewhere() { ret i32 1 }")\n')
-    reg = overlays.registry(name)
-    reg.define_module(name, ("__t_lzd_",))
+    reg = _lazy_registry(tmp_path, monkeypatch, name, ("__t_lzd_",),
+                         'REG.define("__t_elsewhere", "define i32 @__t_elsewhere() { ret i32 1 }")')
     with pytest.raises(ValueError, match="outside the prefixes"):
         reg.get("__t_lzd_x")
 
