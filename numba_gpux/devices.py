@@ -285,6 +285,14 @@ def _probe(found: list) -> tuple[list, list]:
     return usable, unusable
 
 
+#: every device found in this process, by what identifies it (see devices())
+_known: dict = {}
+
+
+def _identity(d: Device) -> tuple:
+    return (d.target_name, d.kind, d.kind_index, d.name, d.vendor, d.platform)
+
+
 def devices(refresh: bool = False) -> list[Device]:
     """Every usable device of every installed target, best first (GPUs before CPUs).
 
@@ -305,6 +313,9 @@ def devices(refresh: bool = False) -> list[Device]:
                     devs = []
                 found.extend((d, entry.priority) for d in devs)
             found = _visible(found)
+            # a device found again (after rescan) is the object found before: arrays,
+            # compiled code and the selected default device stay valid on it
+            found = [(_known.setdefault(_identity(d), d), p) for d, p in found]
             found.sort(key=lambda dp: (_KIND_ORDER.get(dp[0].kind, 3), -dp[1], dp[0].index))
             usable, unusable = _probe([d for d, _ in found])
             _unusable = unusable

@@ -141,11 +141,14 @@ _wrappers: dict = {}
 
 
 def _wrap(gdev) -> Device:
+    """The facade's device object of *gdev*, whose ``id`` is its place in the device
+    list as it is now (``devices.rescan`` can add or remove devices before it)."""
+    devs = _devices()
+    num = next((i for i, d in enumerate(devs) if d is gdev), len(devs))
     w = _wrappers.get(id(gdev))
     if w is None or w.gpux_device is not gdev:
-        devs = _devices()
-        num = next((i for i, d in enumerate(devs) if d is gdev), len(devs))
         w = _wrappers[id(gdev)] = Device(gdev, num)
+    w.id = num
     return w
 
 

@@ -17,22 +17,31 @@ devmod = importlib.import_module("numba_gpux.devices")
 FIXTURE = pathlib.Path(__file__).resolve().parents[1] / "fixtures" / "toy_target" / "toy_target"
 
 
-@pytest.fixture
-def toy_installed(tmp_path, opencl_device, monkeypatch):
-    """The toy package plus its dist-info on a temporary sys.path entry, as pip would leave it."""
+def _install_toy(tmp_path, monkeypatch):
+    """The toy package plus its dist-info on a temporary sys.path entry, as pip would
+    leave it, then a rescan."""
     shutil.copytree(FIXTURE, tmp_path / "toy_target")
     dist = tmp_path / "toy_target-0.0.dist-info"
     dist.mkdir()
     (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: toy_target\nVersion: 0.0\n")
     (dist / "entry_points.txt").write_text("[numba_gpux.targets]\ntoy = toy_target:target_entry\n")
     monkeypatch.syspath_prepend(str(tmp_path))
-    prev = devmod._selected
     devmod.rescan()
-    yield
+
+
+def _uninstall_toy(monkeypatch):
     monkeypatch.undo()
     for name in [m for m in sys.modules if m == "toy_target" or m.startswith("toy_target.")]:
         del sys.modules[name]
     devmod.rescan()
+
+
+@pytest.fixture
+def toy_installed(tmp_path, opencl_device, monkeypatch):
+    prev = devmod._selected
+    _install_toy(tmp_path, monkeypatch)
+    yield
+    _uninstall_toy(monkeypatch)
     devmod._selected = prev
 
 
@@ -78,3 +87,39 @@ def test_select_toy_by_spec(toy_installed):
 
     x = np.arange(50, dtype=np.float32)[::-1].copy()
     np.testing.assert_array_equal(algorithms.sort(x), np.sort(x))
+
+
+def test_rescan_keeps_the_devices_found_before_and_facade_ids_follow(opencl_device):
+    from numba_gpux import cuda
+
+    before = {d.spec: d for d in gpux.devices()}
+    gpux.select_device(opencl_device)
+    facade_before = cuda.get_current_device()
+    devmod.rescan()
+    after = gpux.devices()
+    # a device found again is the same object: arrays and the selected device stay valid
+    for d in after:
+        if d.spec in before:
+            assert d is before[d.spec]
+    assert opencl_device in after
+    here = cuda.get_current_device()
+    assert here is facade_before and cuda.gpus[here.id].gpux_device is opencl_device
+    x = gpux.to_device(np.arange(4, dtype=np.float32))
+    assert x.copy_to_host().tolist() == [0, 1, 2, 3]
+
+
+def test_facade_device_ids_follow_a_target_added_and_removed(tmp_path, opencl_device,
+                                                            monkeypatch):
+    from numba_gpux import cuda
+
+    gpux.select_device(opencl_device)
+    try:
+        _install_toy(tmp_path, monkeypatch)
+        with_toy = len(cuda.gpus)
+        here = cuda.get_current_device()
+        assert cuda.gpus[here.id].gpux_device is opencl_device
+    finally:
+        _uninstall_toy(monkeypatch)
+    assert len(cuda.gpus) < with_toy  # the toy devices are gone again
+    here = cuda.get_current_device()  # its place in the list, as the list is now
+    assert cuda.gpus[here.id].gpux_device is opencl_device
