@@ -441,9 +441,11 @@ def _rewrite_text(job: Job) -> None:
     address-space inference (at ``opt`` > 0), then the target's IR rewrites (option
     ``ir_rewrites``, see ``legalize.py``: constructs its back end mistranslates,
     written another way after the optimizer has run)."""
+    names = tuple(job.target.option("ir_rewrites", ()))
+    if job.options.opt <= 0 and not names:
+        return  # nothing to rewrite: the module is not printed
     text = str(job.module)
     inferred = _infer_address_spaces(job, text) if job.options.opt > 0 else text
-    names = tuple(job.target.option("ir_rewrites", ()))
     new = inferred
     if names:
         from .legalize import apply_rewrites
@@ -464,6 +466,8 @@ def _rewrite_text(job: Job) -> None:
             except RuntimeError:
                 pass
         raise InternalCompilerError("optimize", f"{culprit} made invalid IR: {e}", bad) from None
+    if inferred == text:
+        return
     # the casts that address-space inference left unused
     pb = ll.create_pass_builder(target_machine(job.target, job.options.opt),
                                 ll.create_pipeline_tuning_options(speed_level=0))

@@ -278,8 +278,8 @@ class OverlayRegistry:
         return bool(self._families) and self._from_family(name) is not None
 
     def __repr__(self):
-        more = f", {len(set(self._modules.values()) - _loaded)} modules not loaded" \
-            if set(self._modules.values()) - _loaded else ""
+        pending = set(self._modules.values()) - _loaded
+        more = f", {len(pending)} modules not loaded" if pending else ""
         return f"<OverlayRegistry {self.name!r}: {len(self._defs)} definitions{more}>"
 
 
