@@ -322,6 +322,9 @@ class Job:
     keep_ir: bool = False
     #: the functions the module defines, once linked (read from the texts linked)
     defined: set | None = None
+    #: the module's text as the optimize stage left it (printed or parsed), for the
+    #: stages after it, which read the module without changing it
+    printed: str | None = None
 
 
 def _stage_map_ir(job: Job):
@@ -440,48 +443,49 @@ def _rewrite_text(job: Job) -> None:
     """The text rewrites after the optimizer, in one print and one parse of the module:
     address-space inference (at ``opt`` > 0), then the target's IR rewrites (option
     ``ir_rewrites``, see ``legalize.py``: constructs its back end mistranslates,
-    written another way after the optimizer has run)."""
+    written another way after the optimizer has run), then the removal of the values
+    they left unused (``irtext.drop_unused_values``, what dead-code elimination would
+    do, without a pass manager run).  The text parsed is kept for the stages after."""
     names = tuple(job.target.option("ir_rewrites", ()))
     if job.options.opt <= 0 and not names:
         return  # nothing to rewrite: the module is not printed
     text = str(job.module)
-    inferred = _infer_address_spaces(job, text) if job.options.opt > 0 else text
-    new = inferred
+    steps = []  # (what made it, text after it)
+    if job.options.opt > 0:
+        steps.append(("address-space inference", _infer_address_spaces(job, text)))
     if names:
         from .legalize import apply_rewrites
 
-        new = apply_rewrites(inferred, names)
+        steps.append((f"the IR rewrites {names}", apply_rewrites(steps[-1][1] if steps else text,
+                                                                 names)))
+    new = steps[-1][1]
     if new == text:
+        job.printed = text
         return
+    new = irtext.drop_unused_values(new)
+    steps.append(("the removal of unused values", new))
     try:
         job.module = ll.parse_assembly(new)
         job.module.verify()
     except RuntimeError as e:
-        # say which made the invalid IR: the inference alone, or the rewrites after it
-        culprit, bad = "address-space inference", inferred
-        if new is not inferred:
+        # say which step made the invalid IR: the first whose result is invalid
+        culprit, bad = steps[-1]
+        for what, t in steps[:-1]:
             try:
-                ll.parse_assembly(inferred).verify()
-                culprit, bad = f"the IR rewrites {names}", new
+                ll.parse_assembly(t).verify()
             except RuntimeError:
-                pass
+                culprit, bad = what, t
+                break
         raise InternalCompilerError("optimize", f"{culprit} made invalid IR: {e}", bad) from None
-    if inferred == text:
-        return
-    # the casts that address-space inference left unused
-    pb = ll.create_pass_builder(target_machine(job.target, job.options.opt),
-                                ll.create_pipeline_tuning_options(speed_level=0))
-    mpm = ll.create_new_module_pass_manager()
-    mpm.add_dead_code_elimination_pass()
-    run_passes(mpm, job.module, pb)
+    job.printed = new
 
 
 def _infer_address_spaces(job: Job, text: str) -> str:
     """Memory accesses through generic pointers that are casts of global, shared, local
     or constant pointers use those pointers instead (``irtext.infer_address_spaces``;
     LLVM's own pass is not in llvmlite's pass manager, and LLVM's SPIR-V back end
-    would emit generic loads and stores); the casts left unused are for dead-code
-    elimination to remove."""
+    would emit generic loads and stores); the casts left unused are removed after
+    (``_rewrite_text``)."""
     spaces = job.target.addrspaces
     new = irtext.infer_address_spaces(text, spaces.generic)
     scope = job.target.option("workgroup_syncscope")  # the back end's name for it, if any
@@ -557,7 +561,7 @@ def _stage_validate(job: Job):
     # the declarations and the call graph among defined functions, read from the
     # module's text (one print; walking the module through the binding costs
     # foreign calls per function and instruction)
-    text = str(job.module)
+    text = job.printed if job.printed is not None else str(job.module)
     for name in sorted(irtext.declared_functions(text)):
         if name.startswith("__gpux_"):
             if by_name:

@@ -16,7 +16,8 @@ import re
 
 __all__ = ["remap_address_spaces", "add_function_metadata", "mark_kernels", "global_variable_names", "definitions_only",
            "calls_to_kernel_params", "index_ranges", "infer_address_spaces", "mask_shift_amounts",
-           "defined_functions", "declared_functions", "DEFINE_NAME"]
+           "defined_functions", "declared_functions", "DEFINE_NAME",
+           "drop_unused_values"]
 
 #: a function definition's name (group 1 if quoted, else group 2)
 DEFINE_NAME = re.compile(r'^define [^@\n]*@(?:"([^"]+)"|([-\w.$]+))\(', re.M)
@@ -322,8 +323,8 @@ def infer_address_spaces(text: str, generic: int) -> str:
     Followed through ``getelementptr`` chains, from ``addrspacecast`` instructions
     and constant expressions (shared and constant arrays are module variables).  A
     computed pointer keeps its generic form for every other user (calls, ``phi``,
-    ``select``, pointers stored as values); the casts left unused are for dead-code
-    elimination to remove.  OpenCL drivers and GPUs then see global, local and
+    ``select``, pointers stored as values); the casts left unused are for
+    ``drop_unused_values`` to remove.  OpenCL drivers and GPUs then see global, local and
     private accesses, not generic ones."""
     gen_ty = _ptr_type(generic)
     text = _hoist_const_casts(text, gen_ty)
@@ -396,6 +397,69 @@ def infer_address_spaces(text: str, generic: int) -> str:
         i = j
     return "\n".join(out)
 
+
+
+#: the right-hand sides of instructions with no effect but their value
+_PURE_HEADS = ("getelementptr ", "addrspacecast ", "bitcast ", "ptrtoint ", "inttoptr ", "add ",
+               "sub ", "mul ", "shl ", "lshr ", "ashr ", "and ", "or ", "xor ", "zext ", "sext ",
+               "trunc ", "icmp ", "fcmp ", "select ", "freeze ", "fneg ", "fadd ", "fsub ",
+               "fmul ", "fpext ", "fptrunc ", "sitofp ", "uitofp ", "fptosi ", "fptoui ")
+_PURE_DEF = re.compile(r'^\s*(' + _NAME + r') = (?:' + "|".join(h.strip() for h in _PURE_HEADS)
+                       + r') ')
+
+
+def drop_unused_values(text: str) -> str:
+    """Instructions with no effect but their value (address computations, casts,
+    integer arithmetic) that nothing uses, removed, as dead-code elimination would: the
+    casts that address-space inference leaves, and the values whose every use the IR
+    rewrites recomputed.  Without a pass manager run, and the module need not be parsed
+    for it.  (A name is counted wherever it appears in the function's text, so a use
+    is never missed; something that only looks like one keeps a value.)"""
+    if not any(f" = {h}" in text for h in _PURE_HEADS):
+        return text
+    lines = text.split("\n")
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        out.append(line)
+        i += 1
+        if not _DEFINE_LINE.match(line):
+            continue
+        j = i
+        while j < len(lines) and lines[j] != "}":
+            j += 1
+        out.extend(_drop_unused_in(lines[i:j]))
+        i = j
+    return "\n".join(out)
+
+
+def _drop_unused_in(body: list[str]) -> list[str]:
+    uses: dict[str, int] = {}
+    defs: dict[str, int] = {}   # removable value -> its line
+    operands: dict[int, list[str]] = {}
+    for k, ln in enumerate(body):
+        names = re.findall(_NAME, ln)
+        for n in names:
+            uses[n] = uses.get(n, 0) + 1
+        m = _PURE_DEF.match(ln) if " = " in ln else None
+        if m:
+            defs[m.group(1)] = k
+            operands[k] = names[1:]  # the first name is the value defined
+    for n in defs:
+        uses[n] -= 1  # its definition
+    dead = [n for n, k in defs.items() if uses[n] == 0]
+    gone: set[int] = set()
+    while dead:
+        k = defs[dead.pop()]
+        if k in gone:
+            continue
+        gone.add(k)
+        for u in operands[k]:
+            uses[u] -= 1
+            if uses[u] == 0 and u in defs:
+                dead.append(u)
+    return body if not gone else [ln for k, ln in enumerate(body) if k not in gone]
 
 _MEM_OP = re.compile(r'^\s*(?:' + _NAME + r' = )?(load|store|atomicrmw|cmpxchg)\b')
 

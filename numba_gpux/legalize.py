@@ -87,20 +87,77 @@ def byte_allocas(text: str) -> str:
     return re.compile(_ARRAY_ALLOCA).sub(repl, text)
 
 
-_DEF = re.compile(r'^\s*(' + _NAME + r') = (.*)$')
-_LOCAL = re.compile(_NAME)
-_LABEL = re.compile(r'^(?:"[^"]*"|[-\w.$]+):')
-_PURE_OPS = ("getelementptr", "add", "sub", "mul", "shl", "lshr", "ashr", "and", "or", "xor",
-             "zext", "sext", "trunc", "addrspacecast")
-#: a work-item index query: a call our pipeline annotated with its result's range
-#: (irtext.index_ranges; the annotation stays on the target's call after inlining)
-_INDEX_QUERY = re.compile(r'^(?:tail )?call noundef range\(i64 \d+, \d+\) i64 @[-\w.$"]+'
-                          r'\(i32 \d\)(?: #\d+)?$')
+_PURE_OPS = frozenset(("getelementptr", "add", "sub", "mul", "shl", "lshr", "ashr", "and", "or",
+                       "xor", "zext", "sext", "trunc", "addrspacecast"))
+# The line tests below are string operations, not regular expressions: every
+# OpenCL compile runs this rewrite, and compiling its four patterns cost about
+# 0.6 ms of a target's first use.
+
+
+def _name_end(s: str, start: int) -> int:
+    """Where the IR name at *start* of *s* (quoted, or letters, digits and ``-_.$``)
+    ends (*start* itself: no name there)."""
+    if s.startswith('"', start):
+        close = s.find('"', start + 1)
+        return start if close < 0 else close + 1
+    k = start
+    while k < len(s) and (s[k].isalnum() or s[k] in "-_.$"):
+        k += 1
+    return k
+
+
+def _definition(line: str):
+    """(``%name``, right-hand side) of an instruction that defines a value, else None."""
+    s = line.lstrip()
+    if not s.startswith("%"):
+        return None
+    end = _name_end(s, 1)
+    if end == 1 or not s.startswith(" = ", end):
+        return None
+    return s[:end], s[end + 3:]
+
+
+def _is_label(line: str) -> bool:
+    end = _name_end(line, 0)
+    return end > 0 and line.startswith(":", end)
+
+
+def _is_boundary(line: str) -> bool:
+    """A call that returns nothing (not of an LLVM intrinsic): a barrier cuts there."""
+    s = line.lstrip()
+    s = s[5:] if s.startswith("tail ") else s
+    return s.startswith("call void @") and not s.startswith("call void @llvm.")
+
+
+_RANGE_CALL = "call noundef range(i64 "
+
+
+def _index_query(rhs: str) -> bool:
+    """A work-item index query: ``[tail ]call noundef range(i64 A, B) i64 @f(i32 D)``,
+    optionally with an attribute group: a call our pipeline annotated with its
+    result's range (irtext.index_ranges; the annotation stays on the target's call
+    after inlining)."""
+    s = rhs[5:] if rhs.startswith("tail ") else rhs
+    if not s.startswith(_RANGE_CALL):
+        return False
+    close = s.find(") i64 @", len(_RANGE_CALL))
+    if close < 0:
+        return False
+    lo, sep, hi = s[len(_RANGE_CALL):close].partition(", ")
+    if not (sep and lo.isdigit() and hi.isdigit()):
+        return False
+    rest = s[close + len(") i64 @"):]
+    name = _name_end(rest, 0)
+    if name == 0 or not rest.startswith("(i32 ", name):
+        return False
+    tail = rest[name + len("(i32 "):]
+    return (len(tail) >= 2 and tail[0].isdigit() and tail[1] == ")"
+            and (len(tail) == 2 or (tail.startswith(" #", 2) and tail[4:].isdigit())))
 
 
 def _pure(rhs: str) -> bool:
     op = rhs.split(" ", 1)[0]
-    return op in _PURE_OPS or bool(_INDEX_QUERY.match(rhs))
+    return op in _PURE_OPS or _index_query(rhs)
 
 
 def rematerialize_index_math(text: str) -> str:
@@ -133,9 +190,6 @@ def rematerialize_index_math(text: str) -> str:
     return "\n".join(out)
 
 
-_BOUNDARY = re.compile(r'^\s*(?:tail )?call void @(?!llvm\.)')
-
-
 def _remat_function(body: list[str]) -> list[str]:
     """One function's body with its remat-able values recomputed per region (a block, or
     the part of one after a call that returns nothing: a barrier cuts there)."""
@@ -143,16 +197,16 @@ def _remat_function(body: list[str]) -> list[str]:
     region_of: dict[str, int] = {}
     regions: list[list[str]] = [[]]
     for ln in body:
-        if _LABEL.match(ln):
+        if _is_label(ln):
             regions.append([ln])
             continue
         regions[-1].append(ln)
-        m = _DEF.match(ln)
-        if m:
-            region_of[m.group(1)] = len(regions) - 1
-            if _pure(m.group(2)):
-                pure[m.group(1)] = m.group(2)
-        if _BOUNDARY.match(ln):
+        d = _definition(ln)
+        if d:
+            region_of[d[0]] = len(regions) - 1
+            if _pure(d[1]):
+                pure[d[0]] = d[1]
+        if _is_boundary(ln):
             regions.append([])
     ok: dict[str, bool] = {}
 
@@ -163,13 +217,13 @@ def _remat_function(body: list[str]) -> list[str]:
         ok[v] = False
         if v not in pure:
             return False
-        ok[v] = all(remat(u) or u not in region_of for u in _LOCAL.findall(pure[v]))
+        ok[v] = all(remat(u) or u not in region_of for u in re.findall(_NAME, pure[v]))
         return ok[v]
 
     order = {v: k for k, v in enumerate(pure)}
     result: list[str] = []
     for r, reg in enumerate(regions):
-        labelled = bool(reg) and bool(_LABEL.match(reg[0]))
+        labelled = bool(reg) and _is_label(reg[0])
         head = (1 + sum(1 for ln in reg[1:] if " = phi " in ln)) if labelled else 0
         needed: set = set()
 
@@ -177,12 +231,12 @@ def _remat_function(body: list[str]) -> list[str]:
             if v in needed or region_of.get(v) == r:
                 return
             needed.add(v)
-            for u in _LOCAL.findall(pure[v]):
+            for u in re.findall(_NAME, pure[v]):
                 if u in pure and ok.get(u):
                     need(u)
 
         for ln in reg[head:]:
-            for u in _LOCAL.findall(ln.split(" = ", 1)[-1]):
+            for u in re.findall(_NAME, ln.split(" = ", 1)[-1]):
                 if u in pure and region_of.get(u) != r and remat(u):
                     need(u)
         if not needed:
@@ -193,7 +247,7 @@ def _remat_function(body: list[str]) -> list[str]:
                   for v in needed}
 
         def sub(ln):
-            return _LOCAL.sub(lambda m: rename.get(m.group(0), m.group(0)), ln)
+            return re.sub(_NAME, lambda m: rename.get(m.group(0), m.group(0)), ln)
 
         clones = [f"  {rename[v]} = {sub(pure[v])}" for v in sorted(needed, key=order.get)]
         result.extend(reg[:head] + clones + [sub(ln) for ln in reg[head:]])

@@ -266,12 +266,17 @@ def _load_split(path: str) -> LibDevice:
     return lib
 
 
-def link_needed(module, triple: str, data_layout: str) -> set[str]:
-    """Link into *module* the libdevice functions it declares (``__nv_*``); they become
-    internal.  Returns the names linked."""
+def link_needed(module, triple: str, data_layout: str, wanted=None) -> set[str]:
+    """Link into *module* the libdevice functions it declares (``__nv_*``; *wanted*, those
+    names where the caller has read them already); they become internal.  Returns the
+    names linked."""
     from llvmlite import binding as ll
 
-    wanted = {f.name for f in module.functions if f.is_declaration and f.name.startswith("__nv_")}
+    from numba_gpux import irtext
+
+    if wanted is None:
+        wanted = {f.name for f in module.functions
+                  if f.is_declaration and f.name.startswith("__nv_")}
     if not wanted:
         return set()
     lib = get()
@@ -285,9 +290,13 @@ def link_needed(module, triple: str, data_layout: str) -> set[str]:
     sub = ll.parse_assembly(text)
     sub.triple = triple
     sub.data_layout = data_layout
-    defined = {f.name for f in sub.functions if not f.is_declaration}
+    defined = irtext.defined_functions(text)
     module.link_in(sub)
-    for f in module.functions:
-        if f.name in defined:
-            f.linkage = "internal"
+    try:  # by name (walking every function costs two foreign calls each)
+        for name in defined:
+            module.get_function(name).linkage = "internal"
+    except NameError:  # a name the link changed: walk them all
+        for f in module.functions:
+            if f.name in defined:
+                f.linkage = "internal"
     return defined

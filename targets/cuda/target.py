@@ -84,19 +84,26 @@ class CUDATarget(Target):
     def finish_module(self, module, kernels) -> None:
         """Link the libdevice functions the module calls (with the module flag
         ``nvvm-reflect-ftz`` = 0, read by the NVVMReflect pass during optimize)."""
-        if not any(f.is_declaration and f.name.startswith("__nv_") for f in module.functions):
+        from numba_gpux import irtext
+
+        # the declarations read from the module's text: one print costs less than
+        # walking its functions through the binding (two foreign calls each)
+        text = str(module)
+        wanted = {n for n in irtext.declared_functions(text) if n.startswith("__nv_")} \
+            if "@__nv_" in text else ()
+        if not wanted:
             return None  # no libdevice call: the module (and its parse) is not needed
         from . import libdevice
 
-        libdevice.link_needed(module, self.triple, self.data_layout)
+        libdevice.link_needed(module, self.triple, self.data_layout, wanted)
         return None
 
     def validate(self, module, kernels) -> list[str]:
-        problems = []
-        for f in module.functions:
-            if f.is_declaration and f.name == "__nvvm_reflect":
-                problems.append("__nvvm_reflect is still called after optimization")
-        return problems
+        try:  # by name: walking every function costs two foreign calls each
+            left = module.get_function("__nvvm_reflect").is_declaration
+        except NameError:
+            left = False
+        return ["__nvvm_reflect is still called after optimization"] if left else []
 
     def emit(self, module, kernels, opt: int) -> Artifact:
         """PTX from LLVM's NVPTX back end (the shared emission, with this target's

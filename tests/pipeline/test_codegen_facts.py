@@ -4,6 +4,7 @@ only there)."""
 
 import re
 
+import llvmlite.binding as ll
 import numpy as np
 import pytest
 
@@ -262,6 +263,72 @@ def test_infer_address_spaces_text():
     # the generic form of %p is kept for its other users
     assert "%p = addrspacecast ptr addrspace(1) %gpux.as1 to ptr addrspace(4)" in out
 
+
+
+def test_unused_values_are_dropped_from_the_text_as_dead_code_elimination_would():
+    text = "\n".join([
+        "define void @k(ptr addrspace(1) %a, i64 %n, i1 %c) {",
+        "entry:",
+        "  %g = addrspacecast ptr addrspace(1) %a to ptr addrspace(4)",   # used by %p only
+        "  %p = getelementptr float, ptr addrspace(4) %g, i64 4",         # used by nothing
+        "  %q = getelementptr float, ptr addrspace(1) %a, i64 %n",        # used by the load
+        "  %v = load float, ptr addrspace(1) %q, align 4",                # unused, but a load
+        '  %"x y" = add i64 %n, 1',                                       # used by the phi
+        "  %0 = mul i64 %n, 3",                                           # unused
+        "  %1 = shl i64 %n, 2",
+        "  br label %next",
+        "next:",
+        '  %r = phi i64 [ %"x y", %entry ]',
+        "  store i64 %1, ptr addrspace(1) %a, align 8",
+        "  ret void",
+        "}",
+        "define void @other(i64 %n) {",
+        "  %g = add i64 %n, 1",   # the same name in another function: its own
+        "  ret void",
+        "}"])
+    out = irtext.drop_unused_values(text)
+    for gone in ("%g = addrspacecast", "%p = getelementptr", "%0 = mul", "%g = add"):
+        assert gone not in out
+    for kept in ("%q = getelementptr", "%v = load", '%"x y" = add', "%1 = shl", "%r = phi"):
+        assert kept in out
+    module = ll.parse_assembly(out)  # numbered values with a gap parse
+    module.verify()
+    assert irtext.drop_unused_values(out) == out
+
+
+def test_no_value_is_left_for_dead_code_elimination_after_the_optimizer():
+    """The module after address-space inference and the target's IR rewrites, with the
+    unused values removed on the text: LLVM's own dead-code elimination finds nothing
+    more (a kernel with shared memory, generic pointers and index arithmetic)."""
+    from numba_gpux.compiler import Job, Options, run_target_stages, target_machine
+    from numba_gpux.passes import run_passes
+
+    @gpux.jit
+    def tiled(a, out):
+        sh = gpux.shared.array(64, np.float32)
+        t = gpux.thread_idx.x
+        i = gpux.grid(1)
+        sh[t] = a[i] * 2
+        gpux.barrier()
+        out[i] = sh[63 - t] + sh[t]
+
+    from numba.core import types
+
+    sig = (types.float32[::1], types.float32[::1])
+    for target in (resolve_target("opencl"), resolve_target("cuda")):
+        sym, text = tiled.kernel_ir(sig)
+        job = run_target_stages(Job(target=target, options=Options(), kernels=(sym,),
+                                    text=text, name="tiled"), stop="optimize")
+        assert job.printed is not None
+        module = ll.parse_assembly(job.printed)
+        before = str(module)
+        pb = ll.create_pass_builder(target_machine(target, 3),
+                                    ll.create_pipeline_tuning_options(speed_level=0))
+        mpm = ll.create_new_module_pass_manager()
+        mpm.add_dead_code_elimination_pass()
+        run_passes(mpm, module, pb)
+        assert str(module) == before, target.name
+        assert str(job.module) == before  # the text kept is the module's
 
 def test_mask_shift_amounts_text():
     text = "  %s = shl nuw i64 %a, %b\n  %c = lshr i32 %x, 3\n  %d = ashr exact i16 7, %e\n"

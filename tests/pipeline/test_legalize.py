@@ -7,6 +7,7 @@ import re
 import subprocess
 
 import numpy as np
+import pytest
 from llvmlite import binding as ll
 
 import numba_gpux as gpux
@@ -167,3 +168,35 @@ def test_rematerialization_renames_numbered_values():
     out = legalize.rematerialize_index_math(text)
     ll.parse_assembly(out).verify()
     assert re.search(r"%gpux\.rm\d+\.0 = ", out) and re.search(r"%gpux\.rm\d+\.1 = ", out)
+
+
+@pytest.mark.parametrize("rhs, query", [
+    ("call noundef range(i64 0, 1024) i64 @_Z12get_local_idj(i32 0)", True),
+    ("tail call noundef range(i64 0, 1024) i64 @_Z12get_local_idj(i32 2) #3", True),
+    ('call noundef range(i64 0, 65536) i64 @"q.x"(i32 1)', True),
+    ("call noundef range(i64 -1, 1024) i64 @f(i32 0)", False),   # not a range we write
+    ("call noundef range(i64 0, 1024) i64 @f(i32 12)", False),   # not a dimension
+    ("call noundef range(i64 0, 1024) i64 @f(i32 %d)", False),   # a dynamic dimension
+    ("call noundef range(i64 0, 1024) i64 @f(i32 0) #", False),
+    ("call i64 @f(i32 0)", False),                              # no range: not ours
+    ("musttail call noundef range(i64 0, 8) i64 @f(i32 0)", False),
+])
+def test_only_annotated_index_queries_count_as_pure(rhs, query):
+    """The rematerialization recomputes an index query (a call our pipeline gave a
+    result range) like arithmetic; any other call stays where it is."""
+    assert legalize._pure(rhs) is query
+
+
+def test_line_kinds_of_the_rematerialization():
+    assert legalize._definition('  %"a b" = add i64 %x, 1') == ('%"a b"', "add i64 %x, 1")
+    assert legalize._definition("  %7 = getelementptr i8, ptr %p, i64 8") == \
+        ("%7", "getelementptr i8, ptr %p, i64 8")
+    assert legalize._definition("  store i64 %x, ptr %p") is None
+    assert legalize._definition("  %x =add i64 1, 2") is None
+    assert legalize._is_label("L.endif:                  ; preds = %entry")
+    assert legalize._is_label('"a label":')
+    assert not legalize._is_label("  %x = add i64 1, 2")
+    assert legalize._is_boundary("  tail call void @_Z7barrierj(i32 3)")
+    assert legalize._is_boundary("  call void @f()")
+    assert not legalize._is_boundary("  call void @llvm.assume(i1 true)")
+    assert not legalize._is_boundary("  %r = call i64 @f()")
