@@ -193,6 +193,7 @@ def rematerialize_index_math(text: str) -> str:
 def _remat_function(body: list[str]) -> list[str]:
     """One function's body with its remat-able values recomputed per region (a block, or
     the part of one after a call that returns nothing: a barrier cuts there)."""
+    local = re.compile(_NAME)  # (re's cache: compiled once per process)
     pure: dict[str, str] = {}       # value -> its instruction's right-hand side
     region_of: dict[str, int] = {}
     regions: list[list[str]] = [[]]
@@ -217,7 +218,7 @@ def _remat_function(body: list[str]) -> list[str]:
         ok[v] = False
         if v not in pure:
             return False
-        ok[v] = all(remat(u) or u not in region_of for u in re.findall(_NAME, pure[v]))
+        ok[v] = all(remat(u) or u not in region_of for u in local.findall(pure[v]))
         return ok[v]
 
     order = {v: k for k, v in enumerate(pure)}
@@ -231,12 +232,12 @@ def _remat_function(body: list[str]) -> list[str]:
             if v in needed or region_of.get(v) == r:
                 return
             needed.add(v)
-            for u in re.findall(_NAME, pure[v]):
+            for u in local.findall(pure[v]):
                 if u in pure and ok.get(u):
                     need(u)
 
         for ln in reg[head:]:
-            for u in re.findall(_NAME, ln.split(" = ", 1)[-1]):
+            for u in local.findall(ln.split(" = ", 1)[-1]):
                 if u in pure and region_of.get(u) != r and remat(u):
                     need(u)
         if not needed:
@@ -247,7 +248,7 @@ def _remat_function(body: list[str]) -> list[str]:
                   for v in needed}
 
         def sub(ln):
-            return re.sub(_NAME, lambda m: rename.get(m.group(0), m.group(0)), ln)
+            return local.sub(lambda m: rename.get(m.group(0), m.group(0)), ln)
 
         clones = [f"  {rename[v]} = {sub(pure[v])}" for v in sorted(needed, key=order.get)]
         result.extend(reg[:head] + clones + [sub(ln) for ln in reg[head:]])
