@@ -89,9 +89,9 @@ def byte_allocas(text: str) -> str:
 
 _PURE_OPS = frozenset(("getelementptr", "add", "sub", "mul", "shl", "lshr", "ashr", "and", "or",
                        "xor", "zext", "sext", "trunc", "addrspacecast"))
-# The line tests below are string operations, not regular expressions: every
-# OpenCL compile runs this rewrite, and compiling its four patterns cost about
-# 0.6 ms of a target's first use.
+# The line tests below are string operations, not regular expressions: a target
+# that lists this rewrite runs it on every compile, and compiling its four
+# patterns cost about 0.6 ms of the target's first use.
 
 
 def _name_end(s: str, start: int) -> int:
