@@ -17,7 +17,7 @@ import re
 __all__ = ["remap_address_spaces", "add_function_metadata", "mark_kernels", "global_variable_names", "definitions_only",
            "calls_to_kernel_params", "index_ranges", "infer_address_spaces", "mask_shift_amounts",
            "defined_functions", "declared_functions", "DEFINE_NAME",
-           "drop_unused_values"]
+           "drop_unused_values", "rewrite_bodies"]
 
 #: a function definition's name (group 1 if quoted, else group 2)
 DEFINE_NAME = re.compile(r'^define [^@\n]*@(?:"([^"]+)"|([-\w.$]+))\(', re.M)
@@ -269,6 +269,26 @@ _GEP_DEF = re.compile(r'^(\s*)(' + _NAME + r') = getelementptr ')
 _DEFINE_LINE = re.compile(r'^define [^\n]*\{$')
 
 
+def rewrite_bodies(text: str, rewrite) -> str:
+    """*text* with the lines of each function body (between its ``define ... {`` line
+    and its ``}``) replaced by ``rewrite(lines)``."""
+    lines = text.split("\n")
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        out.append(line)
+        i += 1
+        if not _DEFINE_LINE.match(line):
+            continue
+        j = i
+        while j < len(lines) and lines[j] != "}":
+            j += 1
+        out.extend(rewrite(lines[i:j]))
+        i = j
+    return "\n".join(out)
+
+
 def _ptr_type(space: int) -> str:
     return "ptr" if space == 0 else f"ptr addrspace({space})"
 
@@ -324,26 +344,16 @@ def infer_address_spaces(text: str, generic: int) -> str:
     and constant expressions (shared and constant arrays are module variables).  A
     computed pointer keeps its generic form for every other user (calls, ``phi``,
     ``select``, pointers stored as values); the casts left unused are for
-    ``drop_unused_values`` to remove.  OpenCL drivers and GPUs then see global, local and
-    private accesses, not generic ones."""
+    ``drop_unused_values`` to remove.  OpenCL drivers and GPUs then see global,
+    local and private accesses, not generic ones."""
     gen_ty = _ptr_type(generic)
     text = _hoist_const_casts(text, gen_ty)
     cast_head = re.compile(r'addrspacecast \(ptr(?: addrspace\((\d+)\))? ')
     cast_tail = f" to {gen_ty})"
-    lines = text.split("\n")
-    out: list[str] = []
     counter = 0
-    i = 0
-    while i < len(lines):
-        line = lines[i]
-        out.append(line)
-        i += 1
-        if not _DEFINE_LINE.match(line):
-            continue
-        j = i
-        while j < len(lines) and lines[j] != "}":
-            j += 1
-        body = lines[i:j]
+
+    def per_function(body: list[str]) -> list[str]:
+        nonlocal counter
         known: dict[str, tuple[int, str]] = {}  # generic name -> (space, specific operand)
 
         def resolve(op: str):
@@ -389,49 +399,40 @@ def infer_address_spaces(text: str, generic: int) -> str:
                               f"{indent}{name} = addrspacecast {_ptr_type(space)} {sname} to {gen_ty}")
                 known[name] = (space, sname)
                 changed = True
+        out: list[str] = []
         for k, ln in enumerate(body):
             if k in gep_new:
                 out.extend(gep_new[k])
                 continue
             out.append(_use_specific(ln, gen_ty, resolve))
-        i = j
-    return "\n".join(out)
+        return out
+
+    return rewrite_bodies(text, per_function)
 
 
-
-#: the right-hand sides of instructions with no effect but their value
+#: the right-hand sides of instructions with no effect but their value (a load too,
+#: unless it is volatile or atomic; a division by zero, undefined, may be dropped)
 _PURE_HEADS = ("getelementptr ", "addrspacecast ", "bitcast ", "ptrtoint ", "inttoptr ", "add ",
-               "sub ", "mul ", "shl ", "lshr ", "ashr ", "and ", "or ", "xor ", "zext ", "sext ",
-               "trunc ", "icmp ", "fcmp ", "select ", "freeze ", "fneg ", "fadd ", "fsub ",
-               "fmul ", "fpext ", "fptrunc ", "sitofp ", "uitofp ", "fptosi ", "fptoui ")
+               "sub ", "mul ", "udiv ", "sdiv ", "urem ", "srem ", "shl ", "lshr ", "ashr ",
+               "and ", "or ", "xor ", "zext ", "sext ", "trunc ", "icmp ", "fcmp ", "select ",
+               "phi ", "freeze ", "fneg ", "fadd ", "fsub ", "fmul ", "fdiv ", "frem ", "fpext ",
+               "fptrunc ", "sitofp ", "uitofp ", "fptosi ", "fptoui ", "extractvalue ",
+               "insertvalue ", "extractelement ", "insertelement ", "shufflevector ", "load ")
 _PURE_DEF = re.compile(r'^\s*(' + _NAME + r') = (?:' + "|".join(h.strip() for h in _PURE_HEADS)
-                       + r') ')
+                       + r')(?<!load(?= volatile| atomic)) ')
 
 
 def drop_unused_values(text: str) -> str:
     """Instructions with no effect but their value (address computations, casts,
-    integer arithmetic) that nothing uses, removed, as dead-code elimination would: the
-    casts that address-space inference leaves, and the values whose every use the IR
-    rewrites recomputed.  Without a pass manager run, and the module need not be parsed
-    for it.  (A name is counted wherever it appears in the function's text, so a use
-    is never missed; something that only looks like one keeps a value.)"""
+    arithmetic, comparisons, phis, plain loads) that nothing uses, removed, as
+    dead-code elimination would: the casts that address-space inference leaves, and
+    the values whose every use the IR rewrites recomputed.  Without a pass manager
+    run, and the module need not be parsed for it.  (A name is counted wherever it
+    appears in the function's text, so a use is never missed; something that only
+    looks like one keeps a value.)"""
     if not any(f" = {h}" in text for h in _PURE_HEADS):
         return text
-    lines = text.split("\n")
-    out: list[str] = []
-    i = 0
-    while i < len(lines):
-        line = lines[i]
-        out.append(line)
-        i += 1
-        if not _DEFINE_LINE.match(line):
-            continue
-        j = i
-        while j < len(lines) and lines[j] != "}":
-            j += 1
-        out.extend(_drop_unused_in(lines[i:j]))
-        i = j
-    return "\n".join(out)
+    return rewrite_bodies(text, _drop_unused_in)
 
 
 def _drop_unused_in(body: list[str]) -> list[str]:

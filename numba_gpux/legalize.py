@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-from .irtext import _NAME
+from .irtext import _NAME, rewrite_bodies
 
 __all__ = ["REWRITES", "apply_rewrites", "sitofp_i1", "byte_allocas", "rematerialize_index_math"]
 
@@ -173,21 +173,7 @@ def rematerialize_index_math(text: str) -> str:
     (``vgatherqps``) where the same load written in OpenCL C is one contiguous vector
     load.  Recomputing costs a few integer operations; the driver's vectorizer then
     sees addresses derived from the work-item index in the block that uses them."""
-    lines = text.split("\n")
-    out: list[str] = []
-    i = 0
-    while i < len(lines):
-        line = lines[i]
-        out.append(line)
-        i += 1
-        if not line.startswith("define "):
-            continue
-        body = []
-        while i < len(lines) and lines[i] != "}":
-            body.append(lines[i])
-            i += 1
-        out.extend(_remat_function(body))
-    return "\n".join(out)
+    return rewrite_bodies(text, _remat_function)
 
 
 def _remat_function(body: list[str]) -> list[str]:

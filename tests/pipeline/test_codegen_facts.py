@@ -272,8 +272,10 @@ def test_unused_values_are_dropped_from_the_text_as_dead_code_elimination_would(
         "  %g = addrspacecast ptr addrspace(1) %a to ptr addrspace(4)",   # used by %p only
         "  %p = getelementptr float, ptr addrspace(4) %g, i64 4",         # used by nothing
         "  %q = getelementptr float, ptr addrspace(1) %a, i64 %n",        # used by the load
-        "  %v = load float, ptr addrspace(1) %q, align 4",                # unused, but a load
-        '  %"x y" = add i64 %n, 1',                                       # used by the phi
+        "  %v = load float, ptr addrspace(1) %q, align 4",                # unused
+        "  %w = load volatile float, ptr addrspace(1) %q, align 4",       # unused, volatile
+        "  %d = srem i64 %n, 7",                                          # unused
+        '  %"x y" = add i64 %n, 1',                                       # used by the phi only
         "  %0 = mul i64 %n, 3",                                           # unused
         "  %1 = shl i64 %n, 2",
         "  br label %next",
@@ -287,10 +289,13 @@ def test_unused_values_are_dropped_from_the_text_as_dead_code_elimination_would(
         "  ret void",
         "}"])
     out = irtext.drop_unused_values(text)
-    for gone in ("%g = addrspacecast", "%p = getelementptr", "%0 = mul", "%g = add"):
+    for gone in ("%g = addrspacecast", "%p = getelementptr", "%0 = mul", "%g = add",
+                 "%v = load", "%d = srem", "%r = phi"):
         assert gone not in out
-    for kept in ("%q = getelementptr", "%v = load", '%"x y" = add', "%1 = shl", "%r = phi"):
+    # the volatile load's address and the values the store reads are used
+    for kept in ("%q = getelementptr", "%w = load volatile", "%1 = shl"):
         assert kept in out
+    assert '%"x y"' not in out  # its one user, the phi, is gone
     module = ll.parse_assembly(out)  # numbered values with a gap parse
     module.verify()
     assert irtext.drop_unused_values(out) == out
