@@ -17,7 +17,7 @@ import re
 __all__ = ["remap_address_spaces", "add_function_metadata", "mark_kernels", "global_variable_names", "definitions_only",
            "calls_to_kernel_params", "index_ranges", "infer_address_spaces", "mask_shift_amounts",
            "defined_functions", "declared_functions", "DEFINE_NAME",
-           "drop_unused_values", "rewrite_bodies"]
+           "drop_unused_values", "rewrite_bodies", "definition", "name_end"]
 
 #: a function definition's name (group 1 if quoted, else group 2)
 DEFINE_NAME = re.compile(r'^define [^@\n]*@(?:"([^"]+)"|([-\w.$]+))\(', re.M)
@@ -410,16 +410,44 @@ def infer_address_spaces(text: str, generic: int) -> str:
     return rewrite_bodies(text, per_function)
 
 
-#: the right-hand sides of instructions with no effect but their value (a load too,
-#: unless it is volatile or atomic; a division by zero, undefined, may be dropped)
-_PURE_HEADS = ("getelementptr ", "addrspacecast ", "bitcast ", "ptrtoint ", "inttoptr ", "add ",
-               "sub ", "mul ", "udiv ", "sdiv ", "urem ", "srem ", "shl ", "lshr ", "ashr ",
-               "and ", "or ", "xor ", "zext ", "sext ", "trunc ", "icmp ", "fcmp ", "select ",
-               "phi ", "freeze ", "fneg ", "fadd ", "fsub ", "fmul ", "fdiv ", "frem ", "fpext ",
-               "fptrunc ", "sitofp ", "uitofp ", "fptosi ", "fptoui ", "extractvalue ",
-               "insertvalue ", "extractelement ", "insertelement ", "shufflevector ", "load ")
-_PURE_DEF = re.compile(r'^\s*(' + _NAME + r') = (?:' + "|".join(h.strip() for h in _PURE_HEADS)
-                       + r')(?<!load(?= volatile| atomic)) ')
+#: the operations with no effect but their value (a load too, unless it is volatile or
+#: atomic; a division by zero, undefined, may be dropped).  Told apart with string
+#: operations: a pattern of them all took about 1 ms to compile at import.
+_NO_EFFECT_OPS = frozenset((
+    "getelementptr", "addrspacecast", "bitcast", "ptrtoint", "inttoptr", "add", "sub", "mul",
+    "udiv", "sdiv", "urem", "srem", "shl", "lshr", "ashr", "and", "or", "xor", "zext", "sext",
+    "trunc", "icmp", "fcmp", "select", "phi", "freeze", "fneg", "fadd", "fsub", "fmul", "fdiv",
+    "frem", "fpext", "fptrunc", "sitofp", "uitofp", "fptosi", "fptoui", "extractvalue",
+    "insertvalue", "extractelement", "insertelement", "shufflevector", "load"))
+
+
+def name_end(s: str, start: int) -> int:
+    """Where the IR name at *start* of *s* (quoted, or letters, digits and ``-_.$``)
+    ends (*start* itself: no name there)."""
+    if s.startswith('"', start):
+        close = s.find('"', start + 1)
+        return start if close < 0 else close + 1
+    k = start
+    while k < len(s) and (s[k].isalnum() or s[k] in "-_.$"):
+        k += 1
+    return k
+
+
+def definition(line: str):
+    """(``%name``, right-hand side) of an instruction that defines a value, else None."""
+    s = line.lstrip()
+    if not s.startswith("%"):
+        return None
+    end = name_end(s, 1)
+    if end == 1 or not s.startswith(" = ", end):
+        return None
+    return s[:end], s[end + 3:]
+
+
+def _no_effect(rhs: str) -> bool:
+    op = rhs.split(" ", 1)[0]
+    return op in _NO_EFFECT_OPS and not (op == "load" and rhs.startswith(("load volatile ",
+                                                                     "load atomic ")))
 
 
 def drop_unused_values(text: str) -> str:
@@ -430,7 +458,7 @@ def drop_unused_values(text: str) -> str:
     run, and the module need not be parsed for it.  (A name is counted wherever it
     appears in the function's text, so a use is never missed; something that only
     looks like one keeps a value.)"""
-    if not any(f" = {h}" in text for h in _PURE_HEADS):
+    if not any(f" = {op} " in text for op in _NO_EFFECT_OPS):
         return text
     return rewrite_bodies(text, _drop_unused_in)
 
@@ -439,13 +467,14 @@ def _drop_unused_in(body: list[str]) -> list[str]:
     uses: dict[str, int] = {}
     defs: dict[str, int] = {}   # removable value -> its line
     operands: dict[int, list[str]] = {}
+    local = re.compile(_NAME)  # (re's cache: compiled once per process)
     for k, ln in enumerate(body):
-        names = re.findall(_NAME, ln)
+        names = local.findall(ln)
         for n in names:
             uses[n] = uses.get(n, 0) + 1
-        m = _PURE_DEF.match(ln) if " = " in ln else None
-        if m:
-            defs[m.group(1)] = k
+        d = definition(ln) if " = " in ln else None
+        if d and _no_effect(d[1]):
+            defs[d[0]] = k
             operands[k] = names[1:]  # the first name is the value defined
     for n in defs:
         uses[n] -= 1  # its definition

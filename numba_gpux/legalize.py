@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-from .irtext import _NAME, rewrite_bodies
+from .irtext import _NAME, definition, name_end, rewrite_bodies
 
 __all__ = ["REWRITES", "apply_rewrites", "sitofp_i1", "byte_allocas", "rematerialize_index_math"]
 
@@ -94,31 +94,8 @@ _PURE_OPS = frozenset(("getelementptr", "add", "sub", "mul", "shl", "lshr", "ash
 # patterns cost about 0.6 ms of the target's first use.
 
 
-def _name_end(s: str, start: int) -> int:
-    """Where the IR name at *start* of *s* (quoted, or letters, digits and ``-_.$``)
-    ends (*start* itself: no name there)."""
-    if s.startswith('"', start):
-        close = s.find('"', start + 1)
-        return start if close < 0 else close + 1
-    k = start
-    while k < len(s) and (s[k].isalnum() or s[k] in "-_.$"):
-        k += 1
-    return k
-
-
-def _definition(line: str):
-    """(``%name``, right-hand side) of an instruction that defines a value, else None."""
-    s = line.lstrip()
-    if not s.startswith("%"):
-        return None
-    end = _name_end(s, 1)
-    if end == 1 or not s.startswith(" = ", end):
-        return None
-    return s[:end], s[end + 3:]
-
-
 def _is_label(line: str) -> bool:
-    end = _name_end(line, 0)
+    end = name_end(line, 0)
     return end > 0 and line.startswith(":", end)
 
 
@@ -147,7 +124,7 @@ def _index_query(rhs: str) -> bool:
     if not (sep and lo.isdigit() and hi.isdigit()):
         return False
     rest = s[close + len(") i64 @"):]
-    name = _name_end(rest, 0)
+    name = name_end(rest, 0)
     if name == 0 or not rest.startswith("(i32 ", name):
         return False
     tail = rest[name + len("(i32 "):]
@@ -188,7 +165,7 @@ def _remat_function(body: list[str]) -> list[str]:
             regions.append([ln])
             continue
         regions[-1].append(ln)
-        d = _definition(ln)
+        d = definition(ln)
         if d:
             region_of[d[0]] = len(regions) - 1
             if _pure(d[1]):

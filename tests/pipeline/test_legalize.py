@@ -11,7 +11,7 @@ import pytest
 from llvmlite import binding as ll
 
 import numba_gpux as gpux
-from numba_gpux import legalize
+from numba_gpux import irtext, legalize
 from numba_gpux.targets.opencl.target import make_target
 
 SITOFP = """
@@ -188,11 +188,11 @@ def test_only_annotated_index_queries_count_as_pure(rhs, query):
 
 
 def test_line_kinds_of_the_rematerialization():
-    assert legalize._definition('  %"a b" = add i64 %x, 1') == ('%"a b"', "add i64 %x, 1")
-    assert legalize._definition("  %7 = getelementptr i8, ptr %p, i64 8") == \
+    assert irtext.definition('  %"a b" = add i64 %x, 1') == ('%"a b"', "add i64 %x, 1")
+    assert irtext.definition("  %7 = getelementptr i8, ptr %p, i64 8") == \
         ("%7", "getelementptr i8, ptr %p, i64 8")
-    assert legalize._definition("  store i64 %x, ptr %p") is None
-    assert legalize._definition("  %x =add i64 1, 2") is None
+    assert irtext.definition("  store i64 %x, ptr %p") is None
+    assert irtext.definition("  %x =add i64 1, 2") is None
     assert legalize._is_label("L.endif:                  ; preds = %entry")
     assert legalize._is_label('"a label":')
     assert not legalize._is_label("  %x = add i64 1, 2")
