@@ -441,17 +441,20 @@ def _stage_optimize(job: Job):
 
 def _rewrite_text(job: Job) -> None:
     """The text rewrites after the optimizer, in one print and one parse of the module:
-    address-space inference (at ``opt`` > 0), then the target's IR rewrites (option
-    ``ir_rewrites``, see ``legalize.py``: constructs its back end mistranslates,
-    written another way after the optimizer has run), then the removal of the values
-    they left unused (``irtext.drop_unused_values``, what dead-code elimination would
-    do, without a pass manager run).  The text parsed is kept for the stages after."""
+    address-space inference (at ``opt`` > 0, unless the target's option
+    ``backend_infers_address_spaces`` says its code generation runs LLVM's own pass),
+    then the target's IR rewrites (option ``ir_rewrites``, see ``legalize.py``:
+    constructs its back end mistranslates, written another way after the optimizer has
+    run), then the removal of the values they left unused (``irtext.drop_unused_values``,
+    what dead-code elimination would do, without a pass manager run).  The text parsed
+    is kept for the stages after."""
     names = tuple(job.target.option("ir_rewrites", ()))
-    if job.options.opt <= 0 and not names:
+    infer = job.options.opt > 0 and not job.target.option("backend_infers_address_spaces")
+    if not infer and not names:
         return  # nothing to rewrite: the module is not printed
     text = str(job.module)
     steps = []  # (what made it, text after it)
-    if job.options.opt > 0:
+    if infer:
         steps.append(("address-space inference", _infer_address_spaces(job, text)))
     if names:
         from .legalize import apply_rewrites

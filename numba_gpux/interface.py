@@ -176,7 +176,9 @@ class Target:
     #: pairs, both also in a fresh-process emission; ``legal_int_widths``; and others
     #: named where they are used (``extern_prefixes``, ``replace_intrinsics``,
     #: ``ir_rewrites``, ``workgroup_syncscope`` (the back end's syncscope name for a
-    #: work-group: atomics on shared memory get it), ...).
+    #: work-group: atomics on shared memory get it), ``backend_infers_address_spaces``
+    #: (its code generation runs LLVM's InferAddressSpaces: the compiler's own
+    #: inference after the optimizer is skipped), ...).
     #: Sub-group width (``Options.subgroup_size``): ``subgroup_width`` (sub-groups
     #: always have this width) or ``subgroup_size_metadata`` (the kernel metadata
     #: that requires one, on devices with the feature ``required_subgroup_size``)

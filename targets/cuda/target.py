@@ -155,7 +155,11 @@ def make_target(device=None, *, cc=None, ptx_version=None, cubin: bool = True) -
                  ("cc", cc), ("ptx_version", ptx),
                  # the NVPTX back end emits module after module through one target
                  # machine (machines.emit_machine)
-                 ("reusable_emit_machine", True)),
+                 ("reusable_emit_machine", True),
+                 # its code generation runs LLVM's InferAddressSpaces (at opt > 0) before
+                 # instruction selection: the compiler's own inference on the text, a
+                 # print and a parse of every module, gave the same PTX
+                 ("backend_infers_address_spaces", True)),
         globals_addrspace=1,
         index_limits=INDEX_LIMITS,
     )

@@ -2,6 +2,7 @@
 (so that Numba's negative-index wraparound folds away on ``grid()`` indices, and
 only there)."""
 
+import dataclasses
 import re
 
 import llvmlite.binding as ll
@@ -222,6 +223,38 @@ def test_ptx_has_no_generic_memory_access(kernel, sig):
     assert re.search(r"\bld\.global", ptx)
 
 
+def _without_backend_inference(target):
+    return dataclasses.replace(target, options=tuple(
+        (k, v) for k, v in target.options if k != "backend_infers_address_spaces"))
+
+
+@pytest.mark.parametrize("kernel,sig", KERNELS, ids=lambda v: getattr(v, "__name__", ""))
+def test_a_back_end_that_infers_address_spaces_gets_the_module_as_optimized(kernel, sig):
+    """NVPTX's code generation runs LLVM's InferAddressSpaces: the compiler neither
+    prints, rewrites nor parses the module again after the optimizer, and the PTX is
+    the same as with the compiler's own inference."""
+    from numba_gpux.compiler import Job, Options, run_target_stages
+    from numba.core import sigutils
+
+    cuda = resolve_target("cuda", cubin=False)
+    assert cuda.option("backend_infers_address_spaces")
+    own = _without_backend_inference(cuda)
+    assert not own.option("backend_infers_address_spaces")
+    sym, text = kernel.kernel_ir(tuple(sigutils.normalize_signature(sig)[0]))
+
+    def optimized(target):
+        return run_target_stages(Job(target=target, options=Options(), kernels=(sym,),
+                                     text=text, name=kernel.__name__), stop="optimize")
+
+    kept, rewritten = optimized(cuda), optimized(own)
+    assert kept.printed is None and rewritten.printed is not None
+    generic = re.compile(r"\b(?:load|store|atomicrmw|cmpxchg)\b[^\n]*ptr %")
+    left = len(generic.findall(_kernel_body(str(kept.module))))  # for the back end
+    assert left > len(generic.findall(_kernel_body(rewritten.printed)))
+    assert gpux.compile(kernel, sig, target=cuda).text == \
+        gpux.compile(kernel, sig, target=own).text
+
+
 @pytest.mark.parametrize("target,generic_word", [("opencl-c", "__generic"), ("metal", "device")])
 def test_source_routes_name_the_address_spaces(target, generic_word):
     src = gpux.compile(block_sum, "void(float32[::1], float32[::1])", target=target).text
@@ -320,7 +353,9 @@ def test_no_value_is_left_for_dead_code_elimination_after_the_optimizer():
     from numba.core import types
 
     sig = (types.float32[::1], types.float32[::1])
-    for target in (resolve_target("opencl"), resolve_target("cuda")):
+    # CUDA with the compiler's own inference too (its back end infers address spaces
+    # itself, and the compiler leaves the module as the optimizer made it)
+    for target in (resolve_target("opencl"), _without_backend_inference(resolve_target("cuda"))):
         sym, text = tiled.kernel_ir(sig)
         job = run_target_stages(Job(target=target, options=Options(), kernels=(sym,),
                                     text=text, name="tiled"), stop="optimize")
