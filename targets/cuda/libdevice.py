@@ -266,17 +266,14 @@ def _load_split(path: str) -> LibDevice:
     return lib
 
 
-def link_needed(module, triple: str, data_layout: str, wanted=None) -> set[str]:
-    """Link into *module* the libdevice functions it declares (``__nv_*``; *wanted*, those
-    names where the caller has read them already); they become internal.  Returns the
-    names linked."""
+def link_needed(module, triple: str, data_layout: str, wanted) -> set[str]:
+    """Link into *module* the libdevice functions *wanted* (the ``__nv_*`` names it
+    declares, which the caller reads from the module's text); they become internal.
+    Returns the names linked."""
     from llvmlite import binding as ll
 
     from numba_gpux import irtext
 
-    if wanted is None:
-        wanted = {f.name for f in module.functions
-                  if f.is_declaration and f.name.startswith("__nv_")}
     if not wanted:
         return set()
     lib = get()
