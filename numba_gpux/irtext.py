@@ -335,17 +335,22 @@ def _hoist_const_casts(text: str, gen_ty: str) -> str:
         text = new
 
 
+_CAST_OPEN = "addrspacecast (ptr "
+
+
 def _cast_head(op: str) -> tuple[int, int] | None:
     """(source space, where the source operand starts) of an operand that begins
     ``addrspacecast (ptr [addrspace(N)] ``, else None (string operations: a pattern
     cost a process's first inference about 0.1 ms to compile)."""
-    if not op.startswith("addrspacecast (ptr "):
+    head = len(_CAST_OPEN)
+    if not op.startswith(_CAST_OPEN):
         return None
-    if not op.startswith("addrspace(", 19):
-        return 0, 19
-    close = op.find(") ", 29)
-    digits = op[29:close]
-    return (int(digits), close + 2) if close > 29 and digits.isdigit() else (0, 19)
+    if not op.startswith("addrspace(", head):
+        return 0, head
+    num = head + len("addrspace(")
+    close = op.find(") ", num)
+    digits = op[num:close]
+    return (int(digits), close + 2) if close > num and digits.isdigit() else (0, head)
 
 
 def infer_address_spaces(text: str, generic: int) -> str:
