@@ -310,7 +310,6 @@ def test_infer_address_spaces_text():
     assert "%p = addrspacecast ptr addrspace(1) %gpux.as1 to ptr addrspace(4)" in out
 
 
-
 def test_unused_values_are_dropped_from_the_text_as_dead_code_elimination_would():
     text = "\n".join([
         "define void @k(ptr addrspace(1) %a, i64 %n, i1 %c) {",
@@ -382,6 +381,7 @@ def test_no_value_is_left_for_dead_code_elimination_after_the_optimizer():
         run_passes(mpm, module, pb)
         assert str(module) == before, target.name
         assert str(job.module) == before  # the text kept is the module's
+
 
 def test_mask_shift_amounts_text():
     text = "  %s = shl nuw i64 %a, %b\n  %c = lshr i32 %x, 3\n  %d = ashr exact i16 7, %e\n"
