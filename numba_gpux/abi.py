@@ -13,6 +13,10 @@ Every kernel argument is flattened into scalars and buffers:
   becomes ``(buffer, byte_offset)``, the first two leaves of an array; the host
   passes an integer device pointer (``memory.device_pointer``), resolved at launch
   into the allocation it points into and the offset in it;
+* a record (a NumPy structured scalar, ``numba.types.Record``) becomes ``(buffer,
+  byte_offset)`` too: the host copies the record's bytes to the device for the launch
+  (and back after it), and the kernel gets a pointer to them, Numba's value of a
+  record;
 * a bool becomes ``i8``; integers and floats stay themselves;
 * a complex number becomes ``(real, imag)``; tuples are flattened in order.
 """
@@ -23,9 +27,10 @@ from numba.core import types
 
 from .errors import GpuxUserError
 
-__all__ = ["Param", "flatten_type", "ARRAY", "POINTER", "SCALAR", "BOOL", "is_pointer"]
+__all__ = ["Param", "flatten_type", "ARRAY", "POINTER", "RECORD", "SCALAR", "BOOL",
+           "is_pointer"]
 
-ARRAY, POINTER, SCALAR, BOOL = "array", "pointer", "scalar", "bool"
+ARRAY, POINTER, RECORD, SCALAR, BOOL = "array", "pointer", "record", "scalar", "bool"
 
 
 def is_pointer(ty) -> bool:
@@ -58,6 +63,8 @@ def flatten_type(ty, where: str = "argument") -> list[Param]:
         return [Param(ARRAY, ty)]
     if is_pointer(ty):
         return [Param(POINTER, ty)]
+    if isinstance(ty, types.Record):
+        return [Param(RECORD, ty)]
     if isinstance(ty, types.Boolean):
         return [Param(BOOL, ty)]
     if isinstance(ty, types.Complex):
@@ -75,5 +82,5 @@ def flatten_type(ty, where: str = "argument") -> list[Param]:
         return []
     raise GpuxUserError(
         f"{where} of type {ty} cannot be passed to a kernel; kernels take arrays, "
-        f"numbers, booleans and tuples of those"
+        f"numbers, booleans, records and tuples of those"
     )

@@ -211,7 +211,7 @@ def wrap_kernel(neutral: NeutralResult, name: str) -> str:
                 n = leaf.ty.ndim
                 params.append(ir.PointerType(addrspace=1))
                 params.extend([ir.IntType(64)] * (1 + 2 * n))
-            elif leaf.kind == abi.POINTER:
+            elif leaf.kind in (abi.POINTER, abi.RECORD):
                 params.extend([ir.PointerType(addrspace=1), ir.IntType(64)])
             elif leaf.kind == abi.BOOL:
                 params.append(ir.IntType(8))
@@ -253,7 +253,7 @@ def wrap_kernel(neutral: NeutralResult, name: str) -> str:
                 meminfo=None,
             )
             return ary._getvalue()
-        if abi.is_pointer(ty):
+        if abi.is_pointer(ty) or isinstance(ty, types.Record):  # a record: its data pointer
             return data_pointer(*take(2))
         if isinstance(ty, types.Boolean):
             (v,) = take(1)

@@ -98,6 +98,7 @@ class GpuxTypingContext(TypingBaseContext):
 
     def load_additional_registries(self):
         from numba.core.typing import cmathdecl, enumdecl, mathdecl, npydecl
+        from numba.misc import literal  # noqa: F401  (literal_unroll, literally: overloads)
 
         from .language import typing as gpux_typing
 
@@ -119,7 +120,8 @@ class GpuxTypingContext(TypingBaseContext):
 
     def resolve_value_type(self, val):
         if is_device_function(val):
-            return val._numba_type_
+            # a kernel called from device code compiles as a device function
+            return val.device_function._numba_type_
         if isinstance(val, _CPUDispatcher):
             # a @numba.jit function called from a kernel (as numba.cuda allows):
             # its Python source is compiled as a device function -- unless it was

@@ -167,6 +167,7 @@ class GpuxFunction:
         self._numba_type_ = GpuxFunctionType(self)
         self._in_progress: set = set()
         self._nonliteral_failed: set = set()        # non-literal argtypes that did not type
+        self._device_twin: GpuxFunction | None = None  # see device_function
         self.stats = {"neutral_compiles": 0, "target_compiles": 0}
         self._pysig = utils.pysignature(py_func)
         self._nparams = len(self._pysig.parameters)
@@ -313,11 +314,27 @@ class GpuxFunction:
         args = fold_arguments(self._pysig, args, kws, normal, default, stararg)
         return self._pysig, args
 
+    @property
+    def device_function(self) -> GpuxFunction:
+        """What a call from device code compiles: a device function is itself; a
+        kernel (called from another kernel, as numba.cuda allows) is a device function
+        made from its Python source, with its options and eager signatures, compiled
+        for the call's argument types and returning what the source returns."""
+        if self.is_device:
+            return self
+        with self._lock:
+            if self._device_twin is None:
+                self._device_twin = GpuxFunction(
+                    self.py_func, device=True, options=self.options,
+                    signatures=self._eager_sigs or None, extra=self.extra)
+            return self._device_twin
+
     def get_call_template(self, args, kws):
         if not self.is_device:
+            # the typing context types a kernel named in device code as its
+            # device_function; only that object's template is ever asked for
             raise GpuxUserError(
-                f"{self.__name__} is a kernel and cannot be called from device code; "
-                f"declare it with @jit(device=True)")
+                f"{self.__name__} is a kernel: device code calls its device_function")
         pysig, args = self.fold_argument_types(args, kws)
         # with eager signatures a call converts its arguments to one of them, as in
         # numba.cuda (no new specialization); otherwise it is compiled for its types
@@ -506,6 +523,55 @@ class GpuxFunction:
     def inspect_types(self):
         return {k: r.cres.type_annotation for k, r in self._neutral.items()}
 
+    #: the target :meth:`inspect_asm` compiles for when none is given: None (the
+    #: default device's), or a callable returning a target spec (numba.cuda's
+    #: facade: PTX for the current device's compute capability)
+    inspect_target = None
+
+    def _inspected(self, signature) -> list[tuple]:
+        """(argument types, return type or None) for *signature* (a signature, a
+        string or a tuple of types), or for every signature compiled so far."""
+        if signature is None:
+            return [(a, None) for a in self.signatures]
+        if isinstance(signature, (tuple, list)):
+            return [(tuple(signature), None)]
+        args, ret = sigutils.normalize_signature(signature)
+        return [(tuple(args), ret)]
+
+    def inspect_llvm(self, signature=None):
+        """The LLVM IR lowered for *signature* (target-neutral, before any target's
+        optimizer; a kernel's with its entry wrapper), or ``{argtypes: IR}`` for every
+        signature compiled so far.  ``numba_gpux.compile(...).llvm_ir`` is a target's
+        optimized IR."""
+        def ir_of(args, ret):
+            if self.is_device:
+                return self.neutral(args, ret).library.neutral_ir()
+            return self.kernel_ir(args)[1]
+
+        sigs = self._inspected(signature)
+        return ir_of(*sigs[0]) if signature is not None else {a: ir_of(a, r) for a, r in sigs}
+
+    def inspect_asm(self, signature=None, target=None):
+        """The readable code (PTX, SPIR-V disassembly, MSL) compiled for *signature*
+        for *target* (a name, Device or Target; default: :attr:`inspect_target`, else
+        the default device's target), or ``{argtypes: text}`` for every signature
+        compiled so far."""
+        from .cache import compile_target
+        from .devices import default_device, resolve_target
+
+        if target is None:
+            target = self.inspect_target() if self.inspect_target else default_device()
+        tgt = resolve_target(target)
+
+        def text_of(args, ret):
+            if not self.is_device:
+                return self.code_for(args, tgt).text
+            res = self.neutral(args, ret)
+            return compile_target(res.library.neutral_ir(), (), tgt, self.options,
+                                  name=self.__name__, exports=(res.fndesc.llvm_func_name,)).text
+
+        sigs = self._inspected(signature)
+        return text_of(*sigs[0]) if signature is not None else {a: text_of(a, r) for a, r in sigs}
 
 def _same_width_view(actual, formal) -> bool:
     """Whether an array of type *actual* can be viewed as *formal*: same ndim, a

@@ -90,7 +90,8 @@ def _typeof(v):
         return typeof(v, Purpose.argument)
     except ValueError:
         raise GpuxUserError(f"cannot pass an argument of type {type(v).__name__} to a kernel; "
-                            f"kernels take arrays, numbers, booleans and tuples of those") from None
+                            f"kernels take arrays, numbers, booleans, records and tuples of "
+                            f"those") from None
 
 
 class Shim:
@@ -168,6 +169,10 @@ def _build_flatten(argtypes, device=None):
             head.extend(["    try:", f"        {f} = {expr}._gpux_flat_",
                          "    except AttributeError:", f"        {f} = _array_flat({expr})"])
             lines.append(f"        *{f},")
+        elif isinstance(ty, types.Record):  # a structured scalar's device copy
+            params.append(("buffer", ty))
+            params.append(("i64", None))
+            lines.append(f"        *{expr}._gpux_flat_,")
         elif abi.is_pointer(ty):  # an integer device pointer: (buffer, offset)
             params.append(("buffer", ty))
             params.append(("i64", None))
@@ -513,7 +518,8 @@ def _launch_arguments(dispatcher, cfg, args, device, enter_key: bool = True):
     _check_devices(dispatcher, args, device)
     host = None
     for i, a in enumerate(args):
-        if isinstance(a, (np.ndarray, HostArg)) or (isinstance(a, tuple) and _holds_host(a)):
+        if isinstance(a, (np.ndarray, HostArg, np.void)) or (
+                isinstance(a, tuple) and _holds_host(a)):
             host = host or []
             host.append(i)
         elif type(a) not in _FAST_TYPES and not isinstance(a, _PLAIN_ARGS):
@@ -537,9 +543,35 @@ def _launch_arguments(dispatcher, cfg, args, device, enter_key: bool = True):
 
 
 def _holds_host(t: tuple) -> bool:
-    """Whether the tuple *t* holds (also in nested tuples) a host array to copy."""
-    return any(isinstance(x, (np.ndarray, HostArg)) or (isinstance(x, tuple) and _holds_host(x))
-               for x in t)
+    """Whether the tuple *t* holds (also in nested tuples) a host array or record to copy."""
+    return any(isinstance(x, (np.ndarray, HostArg, np.void))
+               or (isinstance(x, tuple) and _holds_host(x)) for x in t)
+
+
+class _DeviceRecord:
+    """A NumPy structured scalar's copy on the device for one launch: the kernel gets
+    a pointer to it (abi.py); ``array`` is the one-element device array holding it."""
+
+    __slots__ = ("array", "_numba_type_", "_gpux_flat_")
+
+    def __init__(self, array, ty):
+        self.array = array
+        self._numba_type_ = ty
+        self._gpux_flat_ = _array_flat(array)[:2]
+
+
+def _record_to_device(rec: np.void, device, queue):
+    """(the record's device copy, a callable writing the device copy back into it)."""
+    host = np.zeros(1, dtype=rec.dtype)
+    host[0] = rec
+    d = to_device(host, device=device, stream=queue)
+
+    def copy_back():
+        got = d.copy_to_host(stream=queue)[0]
+        for name in rec.dtype.names:  # a record from an array is a view: its array changes
+            rec[name] = got[name]
+
+    return _DeviceRecord(d, _typeof(rec)), copy_back
 
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -564,6 +596,7 @@ def _launch_with_host_arrays(dispatcher, cfg, args, host, device):
             f"the device", NumpyArgumentWarning, stacklevel=_user_stacklevel())
     args = list(args)
     pairs = []
+    backs = []  # records: their copy-backs
     readonly = []
 
     def on_device(h, i):
@@ -571,6 +604,10 @@ def _launch_with_host_arrays(dispatcher, cfg, args, host, device):
         if isinstance(h, tuple):  # tuples (also nested) of arrays and scalars
             items = [on_device(x, None) for x in h]
             return type(h)(*items) if hasattr(h, "_fields") else tuple(items)
+        if isinstance(h, np.void) and h.dtype.names:  # a record: copied in and back
+            d, copy_back = _record_to_device(h, device, cfg.queue)
+            backs.append(copy_back)
+            return d
         if not isinstance(h, (np.ndarray, HostArg)):
             return h
         where = f"argument {i}" if i is not None else "an array in a tuple argument"
@@ -634,6 +671,8 @@ def _launch_with_host_arrays(dispatcher, cfg, args, host, device):
             d.copy_to_host(h, stream=cfg.queue)
         else:
             h[...] = d.copy_to_host(stream=cfg.queue)
+    for copy_back in backs:
+        copy_back()
     return None
 
 

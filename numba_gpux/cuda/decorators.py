@@ -63,11 +63,27 @@ def jit(func_or_sig=None, device: bool = False, inline="never", forceinline: boo
             made.extensions = extensions
         if single and not device:
             made.bitcast_arrays = True
+        made.inspect_target = _ptx_target
         return made
 
     if func_or_sig is None:
         return finish(lambda fn: _gpux_jit(fn, **options))
     return finish(_gpux_jit(func_or_sig, **options))
+
+
+def _ptx_target():
+    """What ``kernel.inspect_asm()`` shows, as in numba.cuda: PTX, for the current
+    device's compute capability (the CUDA target's default off NVIDIA GPUs)."""
+    from ..devices import default_device, resolve_target
+    from ..errors import DeviceNotFoundError
+
+    try:
+        dev = default_device()
+    except DeviceNotFoundError:  # PTX needs no device
+        return resolve_target("cuda", cubin=False)
+    if dev.target.name == "cuda":  # the code the kernel launches with
+        return dev
+    return resolve_target("cuda", cubin=False)
 
 
 def declare_device(name, sig, link=None, use_cooperative=False):

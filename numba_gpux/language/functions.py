@@ -33,7 +33,8 @@ _factory: Callable | None = None
 
 def register_device_functions(cls: type, factory: Callable) -> None:
     """Called by the kernel-object module when it is imported: *cls* is the class of
-    kernel and device function objects (each with a ``_numba_type_``, a
+    kernel and device function objects (each with a ``device_function``, the object
+    a call from device code compiles, whose ``_numba_type_`` is a
     :class:`GpuxFunctionType`); ``factory(py_func, inline)`` makes a device function
     of a Python function, inlined into its callers where *inline* is true."""
     global _classes, _factory

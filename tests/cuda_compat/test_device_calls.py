@@ -279,3 +279,49 @@ def test_cpu_jit_functions_called_from_a_kernel(device):
     with pytest.raises(TypingError, match="Untyped global name 'add_sig':.*using cpu "
                                           "function on device.*explicit signatures"):
         k2[1, 1](np.arange(3, dtype=np.int32))
+
+
+def test_kernel_called_from_a_kernel_compiles_as_a_device_function(device):
+    # numba.cuda compiles a @cuda.jit kernel called from device code as a device
+    # function: for the call's argument types, returning what its source returns
+    @cuda.jit
+    def set_first(a, v):
+        a[0] = v
+
+    @cuda.jit
+    def bump(x):
+        return x + 1
+
+    @cuda.jit
+    def caller(a, out):
+        set_first(a, 5)
+        out[0] = bump(a[1])
+        out[1] = bump(2.5)
+
+    a = np.ones(3, dtype=np.int32)
+    out = np.zeros(2)
+    caller[1, 1](a, out)
+    np.testing.assert_equal(a, [5, 1, 1])
+    np.testing.assert_equal(out, [2.0, 3.5])
+    # the kernel itself still launches, and was never compiled as a kernel by the call
+    assert set_first.signatures == []
+    set_first[1, 1](a, 9)
+    np.testing.assert_equal(a, [9, 1, 1])
+    assert set_first.device_function.is_device and not set_first.is_device
+
+
+def test_kernel_with_eager_signature_called_from_a_kernel_converts_arguments(device):
+    @cuda.jit("void(float32[::1], float32)")
+    def put(a, v):
+        a[0] = v
+
+    @cuda.jit
+    def caller(a):
+        put(a, 7)  # an int literal: converted to the signature's float32
+
+    a = np.zeros(2, dtype=np.float32)
+    caller[1, 1](a)
+    np.testing.assert_equal(a, [7.0, 0.0])
+    twin = put.device_function
+    assert [tuple(map(str, s)) for s in twin.signatures] == [("array(float32, 1d, C)",
+                                                              "float32")]

@@ -74,6 +74,9 @@ def test_top_level_names():
     assert cuda.config.DISABLE_PERFORMANCE_WARNINGS == numba.core.config.DISABLE_PERFORMANCE_WARNINGS
     with pytest.raises(AttributeError, match="NO_SUCH_SETTING"):
         cuda.config.NO_SUCH_SETTING
+    # numba.cuda's default; code that turns it on (and back) for allocations in kernels
+    # reads and writes it
+    assert cuda.config.CUDA_ENABLE_NRT is False
     assert cuda.libdevice.sin is importlib.import_module("numba_gpux.cuda.libdevice").sin
     assert cuda.CUSource("int f() { return 0; }", name="f.cu").name == "f.cu"
     assert cuda.PTXSource(b"").name == "<unnamed-ptx>"

@@ -260,3 +260,20 @@ def test_math_on_integers_promotes_to_float64(device):
     out = gpux.device_array(10, np.float64)
     k[1, 16](gpux.to_device(a), out)
     np.testing.assert_allclose(out.copy_to_host(), np.sqrt(a) + 1.0)
+
+
+def test_literal_unroll_over_a_heterogeneous_tuple(device):
+    from numba import literal_unroll
+
+    consts = (1, 2.5, np.float32(0.25), True)
+
+    @gpux.jit
+    def total(out):
+        acc = 0.0
+        for c in literal_unroll(consts):
+            acc += c
+        out[0] = acc
+
+    out = gpux.to_device(np.zeros(1))
+    total[1, 1](out)
+    assert out.copy_to_host()[0] == 4.75

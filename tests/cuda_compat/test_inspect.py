@@ -1,0 +1,78 @@
+"""``kernel.inspect_asm()`` and ``kernel.inspect_llvm()``: numba.cuda's way to look at
+the code of a kernel or device function (PTX, and the LLVM IR lowered from Python),
+and the same methods on ``numba_gpux.jit`` functions (any target's code)."""
+
+import numpy as np
+import pytest
+from numba import types
+
+import numba_gpux as gpux
+from numba_gpux import cuda
+
+F32 = types.float32[::1]
+
+
+def test_kernel_asm_is_ptx_for_each_signature_compiled(device):
+    @cuda.jit
+    def scale(a, s):
+        i = cuda.grid(1)
+        if i < a.size:
+            a[i] = a[i] * s
+
+    a = cuda.to_device(np.ones(4, dtype=np.float32))
+    scale[1, 4](a, np.float32(2.0))
+    scale[1, 4](cuda.to_device(np.ones(4)), 3.0)
+    by_sig = scale.inspect_asm()
+    assert set(by_sig) == set(scale.signatures) and len(by_sig) == 2
+    one = scale.inspect_asm((F32, types.float32))
+    assert one == by_sig[(F32, types.float32)]
+    assert ".visible .entry" in one and ".target sm_" in one
+    assert "mul.rn.f32" in one and "mul.rn.f64" in by_sig[(types.float64[::1], types.float64)]
+    np.testing.assert_equal(a.copy_to_host(), [2.0] * 4)
+
+
+def test_signature_strings_and_device_functions():
+    @cuda.jit(device=True)
+    def inc(x):
+        return x + 1
+
+    ptx = inc.inspect_asm("float32(float32)")
+    assert ".func" in ptx and "add.rn.f32" in ptx and ".entry" not in ptx
+    ir = inc.inspect_llvm("float32(float32)")
+    # before the optimizer: Numba adds float32 + int64 in float64, then rounds
+    assert "fadd double" in ir and "fptrunc double" in ir and "define" in ir
+
+    @cuda.jit("void(float32[::1])")
+    def k(a):
+        a[0] = inc(a[0])
+
+    ir = k.inspect_llvm("void(float32[::1])")
+    # the lowered IR, before any optimizer: the entry wrapper calls the kernel body
+    assert k.inspect_llvm() == {(F32,): ir}
+    assert ir.count("define ") >= 2 and "call " in ir
+
+
+def test_gpux_jit_asm_is_the_default_devices_code_or_the_named_targets(device):
+    @gpux.jit
+    def fill(a, v):
+        i = gpux.grid(1)
+        if i < a.size:
+            a[i] = v
+
+    fill[1, 4](gpux.to_device(np.zeros(4, dtype=np.float32)), np.float32(1.0))
+    sig = (F32, types.float32)
+    mine = fill.inspect_asm(sig)
+    assert mine == gpux.compile(fill, "void(float32[::1], float32)", target=device).text
+    assert ".visible .entry" in fill.inspect_asm(sig, target="cuda")
+
+
+def test_inspecting_a_signature_that_does_not_type_raises():
+    from numba.core.errors import TypingError
+
+    @cuda.jit
+    def k(a):
+        a[0] = a.nope
+
+    with pytest.raises(TypingError):
+        k.inspect_asm((F32,))
+    assert k.inspect_asm() == {}
