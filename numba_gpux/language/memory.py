@@ -209,25 +209,44 @@ def _numpy_dtype_impl(context, builder, sig, args):
 
 
 # ---------------------------------------------------------------- typing helpers
-def _pysig(*names):
+def _pysig(*names, optional=()):
     import inspect
 
-    return inspect.Signature([inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-                              for n in names])
+    kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
+    return inspect.Signature([inspect.Parameter(n, kind) for n in names] +
+                             [inspect.Parameter(n, kind, default=None) for n in optional])
 
 
-def _bind(name, args, kws, params):
-    """Positional + keyword arguments -> a list in *params* order (None if it doesn't fit)."""
-    out = list(args) + [None] * (len(params) - len(args))
-    if len(args) > len(params):
-        raise TypingError(f"{name}() takes {len(params)} arguments, got {len(args)}")
+def _bind(name, args, kws, params, optional=()):
+    """Positional + keyword arguments -> a list in *params* + *optional* order (an
+    optional argument not given is None)."""
+    every = list(params) + list(optional)
+    out = list(args) + [None] * (len(every) - len(args))
+    if len(args) > len(every):
+        raise TypingError(f"{name}() takes {len(every)} arguments, got {len(args)}")
     for k, v in kws.items():
-        if k not in params:
+        if k not in every:
             raise TypingError(f"{name}() got an unexpected keyword argument {k!r}")
-        out[params.index(k)] = v
-    if any(v is None for v in out):
+        out[every.index(k)] = v
+    if any(v is None for v in out[:len(params)]):
         raise TypingError(f"{name}() needs the arguments {', '.join(params)}")
     return out
+
+
+def _alignment_of(name, alignment) -> int | None:
+    """The ``alignment=`` of a shared or local array: None, or a power of two known at
+    compile time (numba.cuda's keyword; the address is a multiple of it)."""
+    if alignment is None or isinstance(alignment, (types.NoneType, types.Omitted)):
+        return None
+    if not isinstance(alignment, types.IntegerLiteral):
+        from numba.core.errors import RequireLiteralValue
+
+        raise RequireLiteralValue(f"{name}: alignment must be a constant integer, not "
+                                  f"{alignment}")
+    v = alignment.literal_value
+    if v <= 0 or v & (v - 1):
+        raise TypingError(f"{name}: Alignment must be a positive power of 2, not {v}")
+    return v
 
 
 def _shape_of(name, shape):
@@ -282,7 +301,8 @@ def _check_local_size(name, shp, dt) -> None:
 
 def _array_typer(name, allow_dynamic):
     def typer(args, kws):
-        shape, dtype = _bind(name, args, kws, ["shape", "dtype"])
+        shape, dtype, alignment = _bind(name, args, kws, ["shape", "dtype"], ["alignment"])
+        _alignment_of(name, alignment)
         shp = _shape_of(name, shape)
         if shp is None:
             return None  # numba retries with literal argument types
@@ -299,8 +319,9 @@ def _array_typer(name, allow_dynamic):
             _check_local_size(name, shp, dt)
         # the Python signature lets Numba's lowering fold keyword arguments
         # (numba.cuda code writes shared.array(shape=..., dtype=...))
-        return signature(types.Array(dt, len(shp), "C"), shape, dtype).replace(
-            pysig=_pysig("shape", "dtype"))
+        alignment = types.Omitted(None) if alignment is None else alignment
+        return signature(types.Array(dt, len(shp), "C"), shape, dtype, alignment).replace(
+            pysig=_pysig("shape", "dtype", optional=("alignment",)))
     return typer
 
 
@@ -470,12 +491,17 @@ def _shape_from_sig(sig):
     return tuple(x.literal_value for x in s)
 
 
+def _align_from_sig(sig, natural: int) -> int:
+    """The array's alignment: *natural*, or the ``alignment=`` given if larger."""
+    return max(natural, _alignment_of("array", sig.args[2]) or 1)
+
+
 def _shared_array(context, builder, sig, args):
     aryty = sig.return_type
     shape = _shape_from_sig(sig)
     elty = context.get_data_type(aryty.dtype)
     itemsize = context.get_abi_sizeof(elty)
-    align = max(16, context.get_abi_alignment(elty))
+    align = _align_from_sig(sig, max(16, context.get_abi_alignment(elty)))
     if shape == (0,):
         data = call(builder, "__gpux_dynamic_shared")
         nbytes = call(builder, "__gpux_dynamic_shared_bytes")
@@ -501,15 +527,15 @@ def _local_array(context, builder, sig, args):
     itemsize = context.get_abi_sizeof(elty)
     count = int(np.prod(shape))
     data = cgutils.alloca_once(builder, ir.ArrayType(elty, count), name="gpux.local")
-    data.align = max(8, context.get_abi_alignment(elty))
+    data.align = _align_from_sig(sig, max(8, context.get_abi_alignment(elty)))
     return _make_array(context, builder, aryty, data,
                        [ir.Constant(I64, s) for s in shape],
                        [ir.Constant(I64, s) for s in _c_strides(shape, itemsize)])
 
 
 for _stub, _impl in ((shared.array, _shared_array), (local.array, _local_array)):
-    _lower(_stub, types.IntegerLiteral, types.Any)(_impl)
-    _lower(_stub, types.BaseTuple, types.Any)(_impl)
+    for _shape in (types.IntegerLiteral, types.BaseTuple):
+        _lower(_stub, _shape, types.Any, types.Any)(_impl)  # (shape, dtype, alignment)
 
 
 @_lower(const.array_like, types.Array)

@@ -288,3 +288,46 @@ def test_array_constructors_take_keywords(device):
     d = gpux.to_device(np.zeros(4, np.float32))
     kw[1, 4](d)
     np.testing.assert_array_equal(d.copy_to_host(), [6, 4, 2, 0])
+
+
+def test_local_and_shared_arrays_take_an_alignment(device):
+    # numba.cuda's alignment= keyword: the array's address is a multiple of it
+    @gpux.jit
+    def k(x, out, n):
+        i = gpux.thread_idx.x
+        loc = gpux.local.array(shape=64, dtype=np.float32, alignment=64)
+        sh = gpux.shared.array(32, np.float32, alignment=256)
+        dflt = gpux.shared.array(shape=(2, 16), dtype=np.float32, alignment=None)
+        for j in range(64):
+            loc[j] = x[j] + i
+        sh[i] = loc[(i + n) % 64]
+        dflt[i // 16, i % 16] = 1.0
+        gpux.barrier()
+        out[i] = sh[(i + 1) % 32] + dflt[(i + 1) // 16 % 2, (i + 1) % 16]
+
+    x = np.arange(64, dtype=np.float32)
+    out = gpux.to_device(np.zeros(32, dtype=np.float32))
+    k[1, 32](gpux.to_device(x), out, 5)
+    i = np.arange(32)
+    j = (i + 1) % 32
+    np.testing.assert_array_equal(out.copy_to_host(), x[(j + 5) % 64] + j + 1.0)
+    sig = "void(float32[::1], float32[::1], int64)"
+    ptx = gpux.compile(k, sig, target="cuda", cubin=False).text
+    assert ".shared .align 256 .b8" in ptx and ".local .align 64 .b8" in ptx
+    assert ".shared .align 16 .b8" in ptx  # the default: at least 16
+
+
+@pytest.mark.parametrize("alignment, why", [
+    ("3", "Alignment must be a positive power of 2, not 3"),
+    ("0", "Alignment must be a positive power of 2, not 0"),
+    ("1.5", "alignment must be a constant integer, not float64"),
+    ("n", "alignment must be a constant integer, not int64"),
+])
+def test_a_bad_alignment_is_a_typing_error(alignment, why):
+    from numba.core.errors import TypingError
+
+    ns = {"gpux": gpux, "np": np}
+    exec(f"def k(out, n):\n    a = gpux.local.array(4, np.float32, alignment={alignment})\n"
+         f"    a[0] = n\n    out[0] = a[0]\n", ns)
+    with pytest.raises(TypingError, match=why):
+        gpux.compile(ns["k"], "void(float32[::1], int64)", target="cuda", cubin=False)
