@@ -7,7 +7,6 @@ import importlib
 import os
 import shutil
 import sys
-import time
 
 __all__ = ["main"]
 

@@ -158,7 +158,7 @@ def _build_flatten(argtypes, device=None):
     nflat = 0
 
     def emit(expr: str, ty):
-        nonlocal lines, nflat
+        nonlocal nflat
         if isinstance(ty, types.Array):
             params.append(("buffer", ty))
             params.append(("i64", None))

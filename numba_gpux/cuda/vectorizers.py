@@ -29,7 +29,8 @@ from ..dispatcher import jit as _gpux_jit
 from ..errors import GpuxUserError
 from ..language.stubs import grid as _grid
 
-__all__ = ["vectorize", "guvectorize", "CUDAUFunc", "CUDAGUFunc"]
+__all__ = ["vectorize", "guvectorize", "CUDAUFunc", "CUDAGUFunc", "CUDAVectorize",
+           "CUDAGUFuncVectorize"]
 
 _TPB = 128
 
@@ -289,6 +290,10 @@ class CUDAGUFunc:
         self.nin, self.nout = len(self._in_dims), len(self._out_dims)
         self._sigs = _signatures(signatures)
         for args, ret in self._sigs:
+            if ret not in (None, types.none, types.void):
+                raise TypeError(f"{self.__name__}: guvectorized functions cannot return values "
+                                f"(they write their outputs): signature {args} specifies "
+                                f"{ret} return type")
             if len(args) != self.nin + self.nout:
                 raise TypeError(f"{self.__name__}: signature {args} does not have the "
                                 f"{self.nin + self.nout} arguments of layout {layout!r}")
@@ -308,10 +313,15 @@ class CUDAGUFunc:
 
     def __call__(self, *args, out=None, stream=0):
         if out is not None:
+            if len(args) > self.nin:
+                raise ValueError("cannot specify argument 'out' as both positional and keyword")
             args = tuple(args) + (tuple(out) if isinstance(out, (tuple, list)) else (out,))
         if len(args) not in (self.nin, self.nin + self.nout):
-            raise TypeError(f"{self.__name__} takes {self.nin} inputs (and optionally "
-                            f"{self.nout} outputs), got {len(args)} arguments")
+            n = len(args)
+            raise TypeError(f"gufunc {self.__name__} accepts {self.nin} positional arguments "
+                            f"(the inputs) or {self.nin + self.nout} positional arguments "
+                            f"(inputs and outputs). Got {n} positional argument"
+                            f"{'' if n == 1 else 's'}.")
         prepared = [_Arg(a, stream) for a in args[:self.nin]]
         given_out = list(args[self.nin:])
         dtypes = [p.dtype for p in prepared]
@@ -422,10 +432,95 @@ def _sig_objects(sigs) -> list:
     return [typing.signature(ret, *args) for args, ret in sigs]
 
 
+def _vectorize_options(options: dict, cache=False) -> None:
+    """numba.cuda's checks of ``vectorize`` options: ``nopython`` is redundant (a
+    warning); anything else is an error."""
+    if cache:
+        raise TypeError("caching is not supported")
+    for opt in options:
+        if opt == "nopython":
+            import warnings
+
+            warnings.warn("nopython kwarg for cuda target is redundant", RuntimeWarning,
+                          stacklevel=3)
+        else:
+            raise KeyError(f"Unrecognized options. cuda vectorize target does not support "
+                           f"option: {opt!r}")
+
+
+def _guvectorize_options(options: dict, cache=False, writable_args=()) -> None:
+    """numba.cuda's checks of ``guvectorize`` options: ``nopython`` must be True."""
+    options = dict(options)
+    if cache:
+        raise TypeError("caching is not supported")
+    if writable_args:
+        raise TypeError("writable_args are not supported")
+    if not options.pop("nopython", True):
+        raise TypeError("nopython flag must be True")
+    if options:
+        raise TypeError(f"The following target options are not supported: "
+                        f"{', '.join(repr(k) for k in options)}")
+
+
+class CUDAVectorize:
+    """What ``numba.vectorize(..., target="cuda")`` builds with (Numba's ufunc-builder
+    protocol: ``add(sig)`` per signature, ``disable_compile()``, ``build_ufunc()``);
+    the ufunc is a :class:`CUDAUFunc`."""
+
+    def __init__(self, func, identity=None, cache=False, targetoptions=None):
+        _vectorize_options(targetoptions or {}, cache)
+        self.py_func = func
+        self.identity = identity
+        self._sigs: list = []
+
+    @property
+    def pyfunc(self):
+        return self.py_func
+
+    def add(self, sig=None):
+        if sig is not None:
+            self._sigs.append(sig)
+
+    def disable_compile(self):
+        pass  # a ufunc given signatures compiles only those
+
+    def build_ufunc(self) -> CUDAUFunc:
+        return CUDAUFunc(self.py_func, self._sigs or None)
+
+
+class CUDAGUFuncVectorize:
+    """What ``numba.guvectorize(..., target="cuda")`` builds with: a
+    :class:`CUDAGUFunc`."""
+
+    def __init__(self, func, sig, identity=None, cache=False, targetoptions=None,
+                 writable_args=()):
+        _guvectorize_options(targetoptions or {}, cache, writable_args)
+        self.py_func = func
+        self.signature = sig
+        self.identity = identity
+        self._sigs: list = []
+
+    @property
+    def pyfunc(self):
+        return self.py_func
+
+    def add(self, sig=None):
+        if sig is not None:
+            self._sigs.append(sig)
+
+    def disable_compile(self):
+        pass
+
+    def build_ufunc(self) -> CUDAGUFunc:
+        return CUDAGUFunc(self.py_func, self._sigs or None, self.signature)
+
+
 def vectorize(ftylist_or_function=(), **kws):
     """``@cuda.vectorize(['float32(float32, float32)'])`` or ``@cuda.vectorize`` (types
     taken from each call): a ufunc whose elements are computed by a kernel."""
     kws.pop("target", None)
+    kws.pop("identity", None)
+    _vectorize_options(kws, kws.pop("cache", False))
     if callable(ftylist_or_function) and not isinstance(ftylist_or_function, (str, list,
                                                                               tuple)):
         return CUDAUFunc(ftylist_or_function, None)
@@ -442,6 +537,8 @@ def guvectorize(ftylist, signature=None, **kws):
     ufunc whose loop is a kernel; without signatures (``guvectorize('(n)->(n)')``) pass
     the outputs too, and their types choose the compiled version."""
     kws.pop("target", None)
+    kws.pop("identity", None)
+    _guvectorize_options(kws, kws.pop("cache", False), kws.pop("writable_args", ()))
     if signature is None and isinstance(ftylist, str) and "->" in ftylist:
         ftylist, signature = None, ftylist
     if signature is None:

@@ -21,7 +21,7 @@ import re
 from llvmlite import ir
 from numba.core import types, typing
 
-from .intrinsics import MATH_BINARY, MATH_UNARY
+from .intrinsics import MATH_APPROX, MATH_BINARY, MATH_UNARY
 
 __all__ = ["HELPER_NAMES", "helper_text", "portable_math"]
 
@@ -122,9 +122,32 @@ _ALL = sorted(set(MATH_UNARY) | set(MATH_BINARY), key=len, reverse=True)
 _LIBM = re.compile(rf"@({'|'.join(_ALL)})(f?)\(")
 
 
+#: a call of float32 math with fast-math flags
+_FAST_CALL = re.compile(
+    r"\bcall((?: (?:fast|nnan|ninf|nsz|arcp|contract|afn|reassoc))+) float "
+    rf"@__gpux_({'|'.join(MATH_APPROX)})_f32\(")
+
+
 def portable_math(text: str) -> str:
     """*text* (LLVM IR) with calls and declarations of LLVM's and libm's math
-    functions renamed to the portable intrinsics ``__gpux_<fn>_f32/f64``."""
+    functions renamed to the portable intrinsics ``__gpux_<fn>_f32/f64``; a float32
+    call whose fast-math flags allow approximate functions (``fast``, ``afn``: a
+    ``fastmath`` kernel) calls ``__gpux_<fn>_f32_approx`` (intrinsics.MATH_APPROX)."""
     if "@llvm." in text:
         text = _LLVM_MATH.sub(lambda m: f"@__gpux_{m.group(1)}_{m.group(2)}(", text)
-    return _LIBM.sub(lambda m: f"@__gpux_{m.group(1)}_{'f32' if m.group(2) else 'f64'}(", text)
+    text = _LIBM.sub(lambda m: f"@__gpux_{m.group(1)}_{'f32' if m.group(2) else 'f64'}(", text)
+    if "call fast " in text or " afn " in text:
+        used = set()
+
+        def approx(m):
+            flags = m.group(1).split()
+            if "fast" not in flags and "afn" not in flags:
+                return m.group(0)
+            used.add(m.group(2))
+            return f"call{m.group(1)} float @__gpux_{m.group(2)}_f32_approx("
+
+        text = _FAST_CALL.sub(approx, text)
+        for fn in sorted(used):
+            args = "float, float" if fn == "pow" else "float"
+            text += f"\ndeclare float @__gpux_{fn}_f32_approx({args})\n"
+    return text

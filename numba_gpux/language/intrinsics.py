@@ -15,7 +15,8 @@ from dataclasses import dataclass
 
 from llvmlite import ir
 
-__all__ = ["Intrinsic", "INTRINSICS", "call", "declare", "MATH_UNARY", "MATH_BINARY", "math_name"]
+__all__ = ["Intrinsic", "INTRINSICS", "call", "declare", "MATH_UNARY", "MATH_BINARY",
+           "MATH_APPROX", "math_name"]
 
 I32 = ir.IntType(32)
 I64 = ir.IntType(64)
@@ -74,9 +75,31 @@ for _fn in MATH_BINARY:
         _add(f"__gpux_{_fn}_{_sfx}", _t, [_t, _t], f"C99 {_fn} on {_sfx}.")
 
 
+#: float32 math that a ``fastmath`` call may compute approximately: such a call of
+#: ``__gpux_<fn>_f32`` (fast-math flags ``fast`` or ``afn``) calls
+#: ``__gpux_<fn>_f32_approx`` instead (``helpers.portable_math``)
+MATH_APPROX = ("sin", "cos", "tan", "exp", "log", "log2", "log10", "pow")
+
+for _fn in MATH_APPROX:
+    _add(f"__gpux_{_fn}_f32_approx", _FT["f32"], [_FT["f32"]] * (2 if _fn == "pow" else 1),
+         f"{_fn} on f32 in a fastmath kernel: may be approximate (the target's fast version, "
+         f"e.g. CUDA's __nv_fast_{_fn}f); shared default: __gpux_{_fn}_f32.")
+
+
+def _approx_default(fn: str) -> str:
+    params = "float %a, float %b" if fn == "pow" else "float %a"
+    types_ = "float, float" if fn == "pow" else "float"
+    return (f"declare float @__gpux_{fn}_f32({types_})\n"
+            f"define float @__gpux_{fn}_f32_approx({params}) alwaysinline nounwind {{\n"
+            f"  %r = call float @__gpux_{fn}_f32({params})\n  ret float %r\n}}")
+
+
 def _shared_defaults() -> None:
     """Definitions every target gets unless it overrides them (the "shared" registry)."""
-    from ..overlays import SHARED, registry
+    from ..overlays import SHARED, Deferred, registry
+
+    for fn in MATH_APPROX:
+        registry(SHARED).define(f"__gpux_{fn}_f32_approx", Deferred(_approx_default, fn))
 
     registry(SHARED).define(
         "__gpux_sg_width",

@@ -165,3 +165,96 @@ def test_generated_kernels_compile_for_cuda(ptxas, device, add):
     sig = "void(int64, float32[:], float32, float32[:])"
     res = numba_gpux.compile(kernel.py_func, sig, target="cuda")
     assert ".entry" in res.text
+
+
+@pytest.fixture
+def numba_target():
+    """The facade's builders registered with ``numba.vectorize``/``numba.guvectorize``
+    under a name of their own, as numba registers numba.cuda's under ``"cuda"``."""
+    from numba.np.ufunc.decorators import GUVectorize, Vectorize
+
+    from numba_gpux.cuda.vectorizers import CUDAGUFuncVectorize, CUDAVectorize
+
+    name = "gpux_facade_test"
+    Vectorize.target_registry.ondemand[name] = lambda: CUDAVectorize
+    GUVectorize.target_registry.ondemand[name] = lambda: CUDAGUFuncVectorize
+    yield name
+    for reg in (Vectorize.target_registry, GUVectorize.target_registry):
+        reg.ondemand.pop(name, None)
+        reg.pop(name, None)
+
+
+def test_numba_vectorize_builds_through_the_facade(device, numba_target):
+    import numba
+
+    @numba.vectorize(["float64(float64, float64)", "int64(int64, int64)"],
+                     target=numba_target)
+    def mul(a, b):
+        return a * b
+
+    assert isinstance(mul, cuda.vectorizers.CUDAUFunc)
+    np.testing.assert_array_equal(mul(np.arange(5.0), 3.0), np.arange(5.0) * 3.0)
+    assert mul(np.arange(4), np.arange(4)).dtype == np.int64
+
+    @numba.guvectorize(["void(float64[:], float64[:])"], "(n)->()", target=numba_target)
+    def norm2(x, res):
+        s = 0.0
+        for v in x:
+            s += v * v
+        res[0] = s
+
+    x = np.arange(12.0).reshape(3, 4)
+    np.testing.assert_allclose(norm2(x), (x * x).sum(axis=1))
+
+
+def test_vectorize_options_checked_as_numba_cuda(device, numba_target):
+    import numba
+
+    def f(a):
+        return a
+
+    with pytest.raises(TypeError, match="caching is not supported"):
+        cuda.vectorize(["float64(float64)"], cache=True)(f)
+    with pytest.raises(KeyError, match="does not support option: 'fastmath_x'"):
+        cuda.vectorize(["float64(float64)"], fastmath_x=True)(f)
+    with pytest.warns(RuntimeWarning, match="nopython kwarg for cuda target is redundant"):
+        g = numba.vectorize(["float64(float64)"], target=numba_target, nopython=True)(f)
+    np.testing.assert_array_equal(g(np.arange(3.0)), np.arange(3.0))
+    with pytest.raises(TypeError, match="caching is not supported"):
+        numba.vectorize(["float64(float64)"], target=numba_target, cache=True)(f)
+
+    def h(x, out):
+        out[0] = x[0]
+
+    sig, layout = ["void(float64[:], float64[:])"], "(n)->()"
+    with pytest.raises(TypeError, match="caching is not supported"):
+        cuda.guvectorize(sig, layout, cache=True)(h)
+    with pytest.raises(TypeError, match="writable_args are not supported"):
+        numba.guvectorize(sig, layout, target=numba_target, writable_args=(0,))(h)
+    with pytest.raises(TypeError, match="nopython flag must be True"):
+        cuda.guvectorize(sig, layout, nopython=False)(h)
+    with pytest.raises(TypeError, match="not supported: 'bogus'"):
+        cuda.guvectorize(sig, layout, bogus=1)(h)
+
+
+def test_gufunc_call_errors(device):
+    with pytest.raises(TypeError, match="cannot return values.*float64 return type"):
+        @cuda.guvectorize(["float64(float64[:], float64[:])"], "(n)->()")
+        def bad(x, out):
+            out[0] = x[0]
+
+    @cuda.guvectorize(["void(float64[:], float64[:], float64[:])"], "(n),(n)->(n)")
+    def addv(a, b, out):
+        for i in range(a.shape[0]):
+            out[i] = a[i] + b[i]
+
+    a = np.arange(4.0)
+    with pytest.raises(TypeError, match=r"accepts 2 positional arguments \(the inputs\) or 3 "
+                                        r"positional arguments \(inputs and outputs\)\. "
+                                        r"Got 1 positional argument\."):
+        addv(a)
+    out = np.empty(4)
+    with pytest.raises(ValueError, match="'out' as both positional and keyword"):
+        addv(a, a, out, out=out)
+    addv(a, a, out=out)
+    np.testing.assert_array_equal(out, 2 * a)

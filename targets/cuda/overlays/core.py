@@ -10,7 +10,7 @@ Written in NVPTX address spaces, which are the neutral numbering.
 
 from __future__ import annotations
 
-from numba_gpux.language.intrinsics import MATH_BINARY, MATH_UNARY
+from numba_gpux.language.intrinsics import MATH_APPROX, MATH_BINARY, MATH_UNARY
 from numba_gpux.overlays import Deferred, registry
 
 NVPTX = registry("nvptx")
@@ -84,6 +84,20 @@ for _fn in MATH_UNARY:
 for _fn in MATH_BINARY:
     for _sfx in _FT:
         NVPTX.define(f"__gpux_{_fn}_{_sfx}", Deferred(_math, _fn, _sfx, 2))
+
+
+def _fast_math(fn: str) -> str:
+    """A fastmath kernel's float32 *fn*: libdevice's fast version (``__nv_fast_sinf``:
+    ``sin.approx.f32``), as numba.cuda's fastmath."""
+    params = "float %a, float %b" if fn == "pow" else "float %a"
+    types_ = "float, float" if fn == "pow" else "float"
+    return (f"declare float @__nv_fast_{fn}f({types_})\n"
+            f"define float @__gpux_{fn}_f32_approx({params}) {_ATTR} {{\n"
+            f"  %r = call float @__nv_fast_{fn}f({params})\n  ret float %r\n}}")
+
+
+for _fn in MATH_APPROX:
+    NVPTX.define(f"__gpux_{_fn}_f32_approx", Deferred(_fast_math, _fn))
 
 # nanosleep.u32 needs sm_70 (older capabilities: the shared definition, no sleep)
 NVPTX_SM70.define("__gpux_nanosleep", (
