@@ -21,8 +21,8 @@ from .devices import Device, devices, default_device, select_device, use_device 
 from .devices import targets as available_targets  # noqa: E402
 from .api import compile, synchronize  # noqa: E402
 from .errors import (  # noqa: E402
-    GpuxUserError, LaunchError, DeviceNotFoundError, ValidationError, UnsupportedError,
-    InternalCompilerError, ToolchainError,
+    GpuxUserError, LaunchError, LaunchTypeError, DeviceNotFoundError, ValidationError,
+    UnsupportedError, InternalCompilerError, ToolchainError,
 )
 from .launch import NumpyArgumentWarning  # noqa: E402
 from . import probe as _probe  # noqa: E402,F401  (devices are probed before they are listed)
@@ -66,7 +66,7 @@ __all__ = [
     "DeviceArray", "to_device", "device_array", "device_array_like", "is_device_array",
     "Device", "devices", "default_device", "select_device", "use_device", "available_targets",
     "compile", "synchronize",
-    "GpuxUserError", "LaunchError", "DeviceNotFoundError", "ValidationError",
+    "GpuxUserError", "LaunchError", "LaunchTypeError", "DeviceNotFoundError", "ValidationError",
     "UnsupportedError", "InternalCompilerError", "ToolchainError", "NumpyArgumentWarning",
     "hooks", "tuning", "overlay",
     "subgroup",

@@ -18,7 +18,7 @@ from . import hooks as _hooks
 from . import serialize as _serialize
 from .compiler import Options, compile_neutral, kernel_symbol, wrap_kernel
 from .devices import Device as _Device
-from .errors import GpuxUserError, LaunchError
+from .errors import GpuxUserError, LaunchError, LaunchTypeError
 from .language.functions import GpuxFunctionType, register_device_functions
 from .launch import key_function as _key_function, launch_call as _launch_call
 
@@ -44,7 +44,7 @@ def normalize_dims(value, what: str) -> tuple[int, int, int]:
 
             d = operator.index(d)
         except TypeError:
-            raise LaunchError(f"{what} must contain ints, not {value!r}") from None
+            raise LaunchTypeError(f"{what} must contain ints, not {value!r}") from None
         if d < 1:
             raise LaunchError(f"{what} must be positive, not {value!r}")
         out.append(d)
@@ -82,7 +82,10 @@ class LaunchConfig:
         if isinstance(queue, (str, _Device)):  # k[griddim, blockdim, device]
             device, queue = _resolve_device(queue), None
         self.queue = queue
-        if not isinstance(shared_bytes, int) or shared_bytes < 0:
+        if not isinstance(shared_bytes, int):
+            raise LaunchTypeError(f"dynamic shared memory must be an int of bytes, "
+                                  f"not {shared_bytes!r}")
+        if shared_bytes < 0:
             raise LaunchError(f"dynamic shared memory must be a non-negative int of bytes, "
                               f"not {shared_bytes!r}")
         self.shared_bytes = shared_bytes
@@ -483,7 +486,7 @@ class GpuxFunction:
             raise GpuxUserError(
                 f"{self.__name__} is a device function: call it from a kernel, not from the host")
         raise LaunchError(
-            f"kernel {self.__name__} was called without a launch configuration; launch it as "
+            f"kernel {self.__name__}: launch configuration was not specified; launch it as "
             f"{self.__name__}[griddim, blockdim](...)")
 
     def __repr__(self):

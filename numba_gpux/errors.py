@@ -13,6 +13,7 @@ __all__ = [
     "GpuxUserError",
     "UnsupportedError",
     "LaunchError",
+    "LaunchTypeError",
     "DeviceNotFoundError",
     "ValidationError",
     "InternalCompilerError",
@@ -36,6 +37,10 @@ class UnsupportedError(GpuxUserError):
 
 class LaunchError(GpuxUserError, ValueError):
     """A kernel launch was rejected before anything ran."""
+
+
+class LaunchTypeError(LaunchError, TypeError):
+    """A launch was given a value of the wrong type (a float grid size, say)."""
 
 
 class DeviceNotFoundError(GpuxUserError, RuntimeError):

@@ -16,7 +16,8 @@ import re
 
 from .irtext import _NAME, definition, name_end, rewrite_bodies
 
-__all__ = ["REWRITES", "apply_rewrites", "sitofp_i1", "byte_allocas", "rematerialize_index_math"]
+__all__ = ["REWRITES", "apply_rewrites", "sitofp_i1", "byte_allocas", "rematerialize_index_math",
+           "split_aggregate_phis"]
 
 # (patterns of rewrites that most modules do not need are compiled, through re's own
 # cache, only for a module that has the construct: compiling one costs about 0.2 ms)
@@ -218,11 +219,264 @@ def _remat_function(body: list[str]) -> list[str]:
     return result
 
 
+def split_aggregate_phis(text: str) -> str:
+    """A ``phi`` of a struct or array of scalars as one ``phi`` per element, with the
+    aggregate rebuilt by ``insertvalue`` after the block's phis.
+
+    LLVM 22's SPIR-V back end cannot select an aggregate-typed ``phi``: it aborts the
+    process (an assertion in ``SPIRVEmitIntrinsics``, or ``ArrayRef::drop_front`` on
+    the machine operands).  SimplifyCFG makes such phis from a loop over a tuple of
+    small structs (numba.cuda's vector types) indexed by the loop counter, where each
+    case of the index's ``switch`` yields a constant struct.  Smallest IR::
+
+        define spir_kernel void @k(ptr addrspace(1) %p, i1 %c, float %a) {
+        entry:
+          %x = insertvalue { float, float } undef, float %a, 0
+          br i1 %c, label %other, label %end
+        other:
+          br label %end
+        end:
+          %v = phi { float, float } [ %x, %entry ], [ { float 1.0, float 2.0 }, %other ]
+          %e = extractvalue { float, float } %v, 1
+          store float %e, ptr addrspace(1) %p
+          ret void
+        }
+
+    An incoming value that is not a constant is taken apart at the end of its block
+    (its elements read through the ``insertvalue`` chain that built it where there is
+    one, else by ``extractvalue``), and an ``extractvalue`` of the split phi becomes
+    the element's phi, so that the aggregate is usually left unused (the OpenCL C
+    emitter, which writes no aggregate values, needs that).  A phi of nested
+    aggregates, or an unnamed (numbered) one, is left as it is."""
+    if " = phi {" not in text and " = phi [" not in text:
+        return text
+    return rewrite_bodies(text, _split_phis_in)
+
+
+def _split_top(s: str) -> list[str]:
+    """*s* split at its commas outside brackets and quotes, each part stripped."""
+    parts, depth, start, i = [], 0, 0, 0
+    while i < len(s):
+        c = s[i]
+        if c == '"':
+            i = s.index('"', i + 1)
+        elif c in "([{<":
+            depth += 1
+        elif c in ")]}>":
+            depth -= 1
+        elif c == "," and depth == 0:
+            parts.append(s[start:i].strip())
+            start = i + 1
+        i += 1
+    parts.append(s[start:].strip())
+    return parts
+
+
+def _close(s: str, at: int) -> int:
+    """The index of the bracket that closes the one at *at* of *s*."""
+    depth = 0
+    for i in range(at, len(s)):
+        if s[i] in "([{<":
+            depth += 1
+        elif s[i] in ")]}>":
+            depth -= 1
+            if depth == 0:
+                return i
+    return -1
+
+
+def _element_types(ty: str):
+    """The element types of the struct or array type *ty*, if all are scalars or
+    vectors, else None."""
+    if ty.startswith("{ ") and ty.endswith(" }"):
+        elems = _split_top(ty[2:-2])
+    elif ty.startswith("[") and ty.endswith("]") and " x " in ty:
+        count, elem = ty[1:-1].split(" x ", 1)
+        if not count.isdigit():
+            return None
+        elems = [elem.strip()] * int(count)
+    else:
+        return None
+    if not elems or any(e.startswith(("{", "[", "<{")) or not e for e in elems):
+        return None
+    return elems
+
+
+def _constant_elements(op: str, elems: list[str]):
+    """The elements of the constant aggregate *op* (each without its type), or None
+    for a value that is not such a constant."""
+    if op in ("undef", "poison", "zeroinitializer"):
+        return [op] * len(elems)
+    if op[:1] not in "{[" or _close(op, 0) != len(op) - 1:
+        return None
+    parts = _split_top(op[1:-1].strip())
+    if len(parts) != len(elems) or not all(p.startswith(t + " ") for p, t in zip(parts, elems)):
+        return None
+    return [p[len(t) + 1:] for p, t in zip(parts, elems)]
+
+
+def _parse_phi(line: str):
+    """(name, type, [(value, block)], element types) of an aggregate phi, else None."""
+    d = definition(line)
+    if d is None or d[0][1:2].isdigit() or not d[1].startswith("phi "):
+        return None
+    rest = d[1][4:]
+    end = _close(rest, 0)
+    if end < 0:
+        return None
+    ty = rest[:end + 1]
+    elems = _element_types(ty)
+    if elems is None:
+        return None
+    incoming, k = [], end + 1
+    while True:
+        k = rest.find("[", k)
+        if k < 0:
+            break
+        close = _close(rest, k)
+        pair = _split_top(rest[k + 1:close].strip())
+        if len(pair) != 2 or not pair[1].startswith("%"):
+            return None
+        incoming.append((pair[0], pair[1]))
+        k = close + 1
+        nxt = rest[k:].lstrip()
+        if not nxt.startswith(", ["):
+            break
+    return (d[0], ty, incoming, elems) if incoming else None
+
+
+def _suffixed(name: str, suffix: str) -> str:
+    return f'{name[:-1]}.{suffix}"' if name.endswith('"') else f"{name}.{suffix}"
+
+
+def _element_of(value: str, e: int, ty: str, defs: dict):
+    """Element *e* of the aggregate *value* of type *ty*, read through the
+    ``insertvalue`` chain that built it (``defs``: name -> right-hand side), or None."""
+    for _ in range(64):
+        rhs = defs.get(value)
+        if rhs is None or not rhs.startswith(f"insertvalue {ty} "):
+            break
+        parts = _split_top(rhs[len("insertvalue "):])
+        if len(parts) != 3 or not parts[2].isdigit():
+            return None
+        if int(parts[2]) == e:
+            return parts[1].split(" ")[-1] if " " in parts[1] else None
+        value = parts[0][len(ty) + 1:]
+    consts = _constant_elements(value, _element_types(ty) or [])
+    return consts[e] if consts else None
+
+
+def _split_phis_in(body: list[str]) -> list[str]:
+    """One function body with its aggregate phis split (see split_aggregate_phis)."""
+    if not any(" = phi {" in ln or " = phi [" in ln for ln in body):
+        return body
+    defs = {}
+    for ln in body:
+        if " = insertvalue " in ln:
+            d = definition(ln)
+            if d:
+                defs[d[0]] = d[1]
+    # blocks: name -> (first line, end line); the entry block may have no label
+    starts = [(0, None)]
+    for i, ln in enumerate(body):
+        if _is_label(ln):
+            starts.append((i, "%" + ln[:name_end(ln, 0)]))
+    blocks: dict = {}
+    for n, (i, name) in enumerate(starts):
+        end = starts[n + 1][0] if n + 1 < len(starts) else len(body)
+        blocks[name] = (i, end)
+    before: dict[int, list[str]] = {}    # line index -> lines to insert before it
+    after: dict[int, list[str]] = {}     # line index -> lines to insert after it
+    replaced: dict[int, list[str]] = {}  # line index -> its replacement
+    extracted: dict = {}
+    serial = 0
+    for i, ln in enumerate(body):
+        if " = phi {" not in ln and " = phi [" not in ln:
+            continue
+        phi = _parse_phi(ln)
+        if phi is None:
+            continue
+        name, ty, incoming, elems = phi
+        columns: list[list[str]] = [[] for _ in elems]
+        ok = True
+        for value, block in incoming:
+            consts = _constant_elements(value, elems)
+            if consts is None:
+                if not value.startswith("%"):
+                    ok = False
+                    break
+                span = blocks.get(block) or blocks.get(None)
+                if span is None or span[1] <= span[0]:
+                    ok = False
+                    break
+                key = (value, block)
+                if key not in extracted:
+                    found = [_element_of(value, e, ty, defs) for e in range(len(elems))]
+                    if all(f is not None for f in found):
+                        extracted[key] = found
+                if key not in extracted:
+                    term = span[1] - 1
+                    while term > span[0] and (not body[term].strip()
+                                              or body[term].lstrip().startswith(";")):
+                        term -= 1
+                    names = []
+                    for e in range(len(elems)):
+                        serial += 1
+                        names.append(f"%gpux.pe{serial}")
+                        before.setdefault(term, []).append(
+                            f"  {names[-1]} = extractvalue {ty} {value}, {e}")
+                    extracted[key] = names
+                consts = extracted[key]
+            for e, c in enumerate(consts):
+                columns[e].append(f"[ {c}, {block} ]")
+        if not ok:
+            continue
+        parts = [_suffixed(name, f"gpux.e{e}") for e in range(len(elems))]
+        replaced[i] = [f"  {p} = phi {t} {', '.join(col)}"
+                       for p, t, col in zip(parts, elems, columns)]
+        # rebuilt after the block's last phi
+        last = i
+        while last + 1 < len(body) and " = phi " in body[last + 1]:
+            last += 1
+        prev = "undef"
+        for e, (p, t) in enumerate(zip(parts, elems)):
+            dst = name if e == len(elems) - 1 else _suffixed(name, f"gpux.b{e}")
+            after.setdefault(last, []).append(f"  {dst} = insertvalue {ty} {prev}, {t} {p}, {e}")
+            prev = dst
+    if not replaced:
+        return body
+    # an extractvalue of a split phi is the element's phi
+    split = {}
+    for i in replaced:
+        name = definition(body[i])[0]
+        split[name] = [definition(x)[0] for x in replaced[i]]
+    rename: dict[str, str] = {}
+    for i, ln in enumerate(body):
+        if " = extractvalue " in ln:
+            d = definition(ln)
+            parts = _split_top(d[1][len("extractvalue "):]) if d else []
+            if len(parts) == 2 and parts[1].isdigit():
+                src = parts[0].rsplit(" ", 1)[-1]
+                if src in split and int(parts[1]) < len(split[src]):
+                    rename[d[0]] = split[src][int(parts[1])]
+                    replaced[i] = []
+    local = re.compile(_NAME)
+    out: list[str] = []
+    for i, ln in enumerate(body):
+        out.extend(before.get(i, ()))
+        out.extend(replaced.get(i, (ln,)))
+        out.extend(after.get(i, ()))
+    if rename:
+        out = [local.sub(lambda m: rename.get(m.group(0), m.group(0)), ln) for ln in out]
+    return out
+
+
 #: rewrite name -> function (module text -> module text)
 REWRITES = {
     "sitofp_i1": sitofp_i1,
     "byte_allocas": byte_allocas,
     "rematerialize_index_math": rematerialize_index_math,
+    "split_aggregate_phis": split_aggregate_phis,
 }
 
 

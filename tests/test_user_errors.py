@@ -63,6 +63,16 @@ def test_kernel_without_launch_configuration(opencl_device):
         add_one(gpux.device_array(4, np.int32))
 
 
+@pytest.mark.parametrize("config", [(1.0, 4), (1, (2, 2.5)), (1, 4, 0, 16.0)], ids=repr)
+def test_launch_values_of_the_wrong_type_are_type_errors(opencl_device, config):
+    # a TypeError, as numba.cuda's, and still a LaunchError
+    with pytest.raises(gpux.LaunchTypeError, match="must (contain ints|be an int)") as ei:
+        add_one[config](gpux.device_array(4, np.int32))
+    assert isinstance(ei.value, TypeError) and isinstance(ei.value, gpux.LaunchError)
+    with pytest.raises(gpux.LaunchError, match="must be positive"):
+        add_one[0, 4]
+
+
 def test_wrong_number_of_arguments_before_anything_runs(opencl_device):
     d = gpux.to_device(np.zeros(4, np.int32))
     with pytest.raises(gpux.LaunchError, match="takes 1 argument"):

@@ -103,6 +103,8 @@ def make_source_target(cls, device=None, features=None, *, name: str, dialect: s
         artifact_kind=artifact_kind,
         features=frozenset(features),
         options=(("dialect", dialect), ("intrinsics_by_name", True),
-                 ("source_families", (name,))),
+                 ("source_families", (name,)),
+                 # constant aggregates have no spelling as an operand of a phi copy
+                 ("ir_rewrites", ("split_aggregate_phis",))),
         index_limits=index_limits,
     )

@@ -70,6 +70,11 @@ def __getattr__(name: str):
         import importlib
 
         return importlib.import_module(f"{__name__}.{name}")
+    if name[-1:] in ("1", "2", "3", "4"):  # a vector type: cuda.float32x4, cuda.float4
+        from .vector_types import constructors
+
+        if name in constructors:
+            return constructors[name]
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 from .intrinsics import _install as _install_registries

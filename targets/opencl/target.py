@@ -128,7 +128,8 @@ def make_target(device=None, *, features=None) -> OpenCLTarget:
                  # this metadata as the SubgroupSize execution mode
                  ("subgroup_size_metadata", "intel_reqd_sub_group_size"),
                  ("replace_intrinsics", ("llvm.bitreverse.", "llvm.sadd.with.overflow.")),
-                 ("ir_rewrites", ("sitofp_i1", "byte_allocas", "rematerialize_index_math")),
+                 ("ir_rewrites", ("split_aggregate_phis", "sitofp_i1", "byte_allocas",
+                                  "rematerialize_index_math")),
                  ("workgroup_syncscope", "workgroup")),
         index_limits=INDEX_LIMITS,
     )

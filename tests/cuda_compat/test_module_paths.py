@@ -140,22 +140,6 @@ def test_kernels_transpose_and_reduce(device):
     assert Reduce is cuda.Reduce
 
 
-def test_vector_types_import_and_fail_clearly_in_kernels(device):
-    from numba_gpux.cuda.vector_types import vector_types
-
-    assert {"float32x4", "float4", "int2", "double3", "uchar1"} <= set(vector_types)
-    assert vector_types["float4"] is vector_types["float32x4"]
-    f4 = vector_types["float32x4"]
-
-    @cuda.jit
-    def k(out):
-        v = f4(1.0, 2.0, 3.0, 4.0)  # noqa: F841
-        out[0] = 1
-
-    with pytest.raises(numba.core.errors.TypingError, match="float32x4 is not supported"):
-        k[1, 1](cuda.device_array(1))
-
-
 def test_extending_overload_reaches_kernels(device):
     from numba_gpux.cuda.extending import overload
 
