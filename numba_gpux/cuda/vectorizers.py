@@ -462,13 +462,11 @@ def _guvectorize_options(options: dict, cache=False, writable_args=()) -> None:
                         f"{', '.join(repr(k) for k in options)}")
 
 
-class CUDAVectorize:
-    """What ``numba.vectorize(..., target="cuda")`` builds with (Numba's ufunc-builder
-    protocol: ``add(sig)`` per signature, ``disable_compile()``, ``build_ufunc()``);
-    the ufunc is a :class:`CUDAUFunc`."""
+class _UFuncBuilder:
+    """Numba's ufunc-builder protocol (what ``numba.vectorize(..., target=...)`` calls):
+    ``add(sig)`` per signature, ``disable_compile()``, ``build_ufunc()``."""
 
-    def __init__(self, func, identity=None, cache=False, targetoptions=None):
-        _vectorize_options(targetoptions or {}, cache)
+    def __init__(self, func, identity):
         self.py_func = func
         self.identity = identity
         self._sigs: list = []
@@ -484,32 +482,27 @@ class CUDAVectorize:
     def disable_compile(self):
         pass  # a ufunc given signatures compiles only those
 
+
+class CUDAVectorize(_UFuncBuilder):
+    """What ``numba.vectorize(..., target="cuda")`` builds with: a :class:`CUDAUFunc`."""
+
+    def __init__(self, func, identity=None, cache=False, targetoptions=None):
+        _vectorize_options(targetoptions or {}, cache)
+        super().__init__(func, identity)
+
     def build_ufunc(self) -> CUDAUFunc:
         return CUDAUFunc(self.py_func, self._sigs or None)
 
 
-class CUDAGUFuncVectorize:
+class CUDAGUFuncVectorize(_UFuncBuilder):
     """What ``numba.guvectorize(..., target="cuda")`` builds with: a
     :class:`CUDAGUFunc`."""
 
     def __init__(self, func, sig, identity=None, cache=False, targetoptions=None,
                  writable_args=()):
         _guvectorize_options(targetoptions or {}, cache, writable_args)
-        self.py_func = func
+        super().__init__(func, identity)
         self.signature = sig
-        self.identity = identity
-        self._sigs: list = []
-
-    @property
-    def pyfunc(self):
-        return self.py_func
-
-    def add(self, sig=None):
-        if sig is not None:
-            self._sigs.append(sig)
-
-    def disable_compile(self):
-        pass
 
     def build_ufunc(self) -> CUDAGUFunc:
         return CUDAGUFunc(self.py_func, self._sigs or None, self.signature)

@@ -526,18 +526,31 @@ CONFORMANCE_KERNELS += [
 # element read by the loop counter is a phi of the struct, which LLVM's SPIR-V back
 # end cannot select (it aborted the process); legalize.split_aggregate_phis --
 
+@numba.njit
+def _struct_tuples_at(c, i, out):
+    """Element *i*'s twelve values (a device function in the kernel, compiled from
+    the same source for the CPU reference)."""
+    j = i * 12
+    for z in (complex(c[i], 1.0), 3 + 4j, complex(2.0, c[i])):
+        out[j] = z.real
+        out[j + 1] = z.imag
+        j += 2
+    for t in ((c[i], 1), (3.0, 4), (5.0, i)):
+        out[j] = t[0]
+        out[j + 1] = t[1]
+        j += 2
+
+
 def loop_over_struct_tuples(c, out):
     i = gpux.grid(1)
     if i < c.size:
-        j = i * 12
-        for z in (complex(c[i], 1.0), 3 + 4j, complex(2.0, c[i])):
-            out[j] = z.real
-            out[j + 1] = z.imag
-            j += 2
-        for t in ((c[i], 1), (3.0, 4), (5.0, i)):
-            out[j] = t[0]
-            out[j + 1] = t[1]
-            j += 2
+        _struct_tuples_at(c, i, out)
+
+
+@numba.njit
+def _struct_ref(c, out):
+    for i in range(c.size):
+        _struct_tuples_at(c, i, out)
 
 
 @OPTS
@@ -545,21 +558,8 @@ def test_loop_over_a_tuple_of_structs(route, opt):
     c = np.arange(64, dtype=np.float64) * 0.5
     out = _on(route, loop_over_struct_tuples, opt, c, np.zeros(64 * 12))[-1]
     want = np.zeros(64 * 12)
-    numba.njit(_struct_ref)(c, want)
+    _struct_ref(c, want)
     np.testing.assert_array_equal(out, want)
-
-
-def _struct_ref(c, out):
-    for i in range(c.size):
-        j = i * 12
-        for z in (complex(c[i], 1.0), 3 + 4j, complex(2.0, c[i])):
-            out[j] = z.real
-            out[j + 1] = z.imag
-            j += 2
-        for t in ((c[i], 1), (3.0, 4), (5.0, i)):
-            out[j] = t[0]
-            out[j + 1] = t[1]
-            j += 2
 
 
 CONFORMANCE_KERNELS += [(loop_over_struct_tuples, "void(float64[::1], float64[::1])")]
