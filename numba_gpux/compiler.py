@@ -423,6 +423,8 @@ def _stage_finish(job: Job):
 def _stage_optimize(job: Job):
     tm = target_machine(job.target, job.options.opt)
     pto = ll.create_pipeline_tuning_options(speed_level=job.options.opt)
+    if not job.target.option("loop_vectorization", True):
+        pto.loop_vectorization = False
     pb = ll.create_pass_builder(tm, pto)
     mpm = pb.getModulePassManager()
     # Targets that accept only some integer widths (SPIR-V without

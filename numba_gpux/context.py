@@ -21,6 +21,7 @@ from .interface import NEUTRAL_DATA_LAYOUT
 from .passes import internalize, run_passes
 from .language.functions import is_device_function, make_device_function
 from .language.helpers import portable_math
+from .language.reductions import METHODS as _ARRAY_METHODS, array_method
 
 __all__ = ["typing_context", "target_context", "load_language_modules", "GpuxTypingContext",
            "GpuxTargetContext", "NeutralLibrary", "NEUTRAL_DATA_LAYOUT", "TARGET_NAME"]
@@ -143,6 +144,12 @@ class GpuxTypingContext(TypingBaseContext):
             if ty is not None:
                 return ty
         return super().resolve_value_type(val)
+
+    def resolve_getattr(self, typ, attr):
+        # the kernel language's a.min()/a.max()/a.argmin()/a.argmax() (Numba's
+        # allocate), ahead of Numba's templates for them
+        got = array_method(self, typ, attr) if attr in _ARRAY_METHODS else None
+        return got if got is not None else super().resolve_getattr(typ, attr)
 
 
 class _ArraysOnly:
@@ -407,15 +414,20 @@ class GpuxTargetContext(BaseContext):
         from numba.cpython import (  # noqa: F401
             builtins, charseq, enumimpl, iterators, numbers, rangeobj, slicing, tupleobj,
         )
-        from numba.np import arrayobj, npyimpl  # noqa: F401
+        # whole-array reductions (np.sum, a.mean(), np.argmax ...; numba.np.arraymath,
+        # about 8 ms of a first compile).  Loaded with the context, not when typing
+        # first meets one: a registration made during typing gives a global typed
+        # earlier in the same function a second Function type, which do not unify.
+        from numba.np import arraymath, arrayobj, npyimpl  # noqa: F401
 
         # NumPy ufuncs on arrays (np.sin(x, out)): elementwise loops over the
         # scalar kernels, which lower through the kernel language's math
         self.install_registry(npyimpl.registry)
 
-        from .language import lowering as gpux_lowering
+        from .language import lowering as gpux_lowering, reductions
 
         self.install_registry(gpux_lowering.registry)
+        self.install_registry(reductions.lowering_registry)
         from .language import subgroups, types as gpux_types, printing, debug
         self.install_registry(subgroups.lowering_registry)
         self.install_registry(gpux_types.lowering_registry)
@@ -537,6 +549,9 @@ def _build():
             return
         from numba.core.target_extension import target_override
 
+        from .language import reductions
+
+        reductions.register(TARGET_NAME)  # np.min/max & co. (Numba's allocate)
         t = GpuxTypingContext()
         c = GpuxTargetContext(t)
         _typing, _target = t, c

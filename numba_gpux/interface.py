@@ -178,7 +178,8 @@ class Target:
     #: ``ir_rewrites``, ``workgroup_syncscope`` (the back end's syncscope name for a
     #: work-group: atomics on shared memory get it), ``backend_infers_address_spaces``
     #: (its code generation runs LLVM's InferAddressSpaces: the compiler's own
-    #: inference after the optimizer is skipped), ...).
+    #: inference after the optimizer is skipped), ``loop_vectorization`` (False: the
+    #: optimizer's loop vectorizer is off, for targets that write scalar source), ...).
     #: Sub-group width (``Options.subgroup_size``): ``subgroup_width`` (sub-groups
     #: always have this width) or ``subgroup_size_metadata`` (the kernel metadata
     #: that requires one, on devices with the feature ``required_subgroup_size``)

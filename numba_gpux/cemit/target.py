@@ -105,6 +105,9 @@ def make_source_target(cls, device=None, features=None, *, name: str, dialect: s
         options=(("dialect", dialect), ("intrinsics_by_name", True),
                  ("source_families", (name,)),
                  # constant aggregates have no spelling as an operand of a phi copy
-                 ("ir_rewrites", ("split_aggregate_phis",))),
+                 ("ir_rewrites", ("split_aggregate_phis",)),
+                 # the emitter writes scalar code (the device's compiler vectorizes
+                 # across work-items itself): no vector IR from LLVM's loop vectorizer
+                 ("loop_vectorization", False)),
         index_limits=index_limits,
     )
