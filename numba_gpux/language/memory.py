@@ -467,10 +467,11 @@ def _make_array(context, builder, aryty, data, shape_vals, stride_vals):
     ary = context.make_array(aryty)(context, builder)
     data = builder.bitcast(data, ary.data.type)
     itemsize = context.get_abi_sizeof(context.get_data_type(aryty.dtype))
+    intp = context.get_value_type(types.intp)  # given: a 0-d array has no shape values
     context.populate_array(
         ary, data=data,
-        shape=cgutils.pack_array(builder, shape_vals),
-        strides=cgutils.pack_array(builder, stride_vals),
+        shape=cgutils.pack_array(builder, shape_vals, ty=intp),
+        strides=cgutils.pack_array(builder, stride_vals, ty=intp),
         itemsize=context.get_constant(types.intp, itemsize),
         meminfo=None,
     )

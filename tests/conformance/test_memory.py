@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from numba import literal_unroll
 from numba.core.errors import TypingError
 
 import numba_gpux as gpux
@@ -221,6 +222,28 @@ def test_const_arrays(device):
     np.testing.assert_array_equal(out.copy_to_host(), TABLE[i % 5, i % 8] + LUT[i % 8])
     np.testing.assert_array_equal(out2.copy_to_host(), LUT[(i + 1) % 8])
     np.testing.assert_array_equal(out3.copy_to_host(), FLUT[i % 3, i % 4])
+
+
+SCALAR_ARRAY = np.array(7.5, np.float32)      # 0-d: no shape, no strides
+EMPTY = np.zeros((0, 3), np.int32)
+CASES = (np.int32([1, 0, 2]), np.array(4, np.int32), np.zeros(0, np.int32))
+
+
+@gpux.jit
+def const_0d_and_empty(out):
+    if gpux.grid(1) == 0:
+        out[0] = SCALAR_ARRAY[()]
+        out[1] = SCALAR_ARRAY.ndim + EMPTY.size + EMPTY.shape[1]
+        i = 2
+        for c in literal_unroll(CASES):   # a tuple of global arrays: a constant tuple
+            out[i] = c.size * 10 + c.ndim
+            i += 1
+
+
+def test_const_zero_dimensional_and_empty_arrays(device):
+    out = gpux.to_device(np.zeros(5, np.float32))
+    const_0d_and_empty[1, 1](out)
+    np.testing.assert_array_equal(out.copy_to_host(), [7.5, 3, 31, 10, 1])
 
 
 def _compile(fn, sig):
