@@ -95,6 +95,7 @@ def _flags(options: Options):
 
 def compile_neutral(pyfunc, argtypes, options: Options, return_type=None) -> NeutralResult:
     """translate -> type -> lower, in the shared context."""
+    from . import context as _context
     from .context import TARGET_NAME, target_context, typing_context
 
     from .language.checks import GpuxCompiler
@@ -102,10 +103,19 @@ def compile_neutral(pyfunc, argtypes, options: Options, return_type=None) -> Neu
     _reject_unsupported_constructs(pyfunc)
     tctx, cctx = typing_context(), target_context()
     with global_compiler_lock, target_override(TARGET_NAME):
-        cres = compiler.compile_extra(
-            tctx, cctx, pyfunc, tuple(argtypes), return_type, _flags(options), locals={},
-            pipeline_class=GpuxCompiler,
-        )
+        while True:
+            loads = _context.array_math_loads
+            try:
+                cres = compiler.compile_extra(
+                    tctx, cctx, pyfunc, tuple(argtypes), return_type, _flags(options),
+                    locals={}, pipeline_class=GpuxCompiler,
+                )
+            except Exception:
+                if _context.array_math_loads == loads:
+                    raise
+                continue  # array math loaded during this compile: type it again
+            if _context.array_math_loads == loads:
+                break
     captured = tuple(cres.metadata.get("gpux_captured", ()))
     args = tuple(cres.signature.args)
     return NeutralResult(cres, args[:len(args) - len(captured)], cres.signature.return_type,

@@ -143,13 +143,54 @@ class GpuxTypingContext(TypingBaseContext):
             ty = self._get_global_type(val)
             if ty is not None:
                 return ty
-        return super().resolve_value_type(val)
+        try:
+            return super().resolve_value_type(val)
+        except ValueError:
+            if _from_numpy(val) and load_array_math():
+                return super().resolve_value_type(val)
+            raise
 
     def resolve_getattr(self, typ, attr):
         # the kernel language's a.min()/a.max()/a.argmin()/a.argmax() (Numba's
         # allocate), ahead of Numba's templates for them
         got = array_method(self, typ, attr) if attr in _ARRAY_METHODS else None
-        return got if got is not None else super().resolve_getattr(typ, attr)
+        if got is None:
+            got = super().resolve_getattr(typ, attr)
+            if got is None and isinstance(typ, types.Array) and load_array_math():
+                got = super().resolve_getattr(typ, attr)
+        return got
+
+
+def _from_numpy(val) -> bool:
+    return callable(val) and str(getattr(val, "__module__", None)).startswith("numpy")
+
+
+#: how many times array math was loaded (0 or 1): a compile that saw it change restarts
+array_math_loads = 0
+
+
+def load_array_math() -> bool:
+    """Numba's whole-array reductions and the like (``np.sum``, ``a.mean()``, ``np.all``
+    ...; ``numba.np.arraymath``, about 10 ms of a first compile), loaded when typing
+    first meets a NumPy function or an array attribute it does not know, so that
+    kernels using none of them do not pay for them.  True if this call loaded them.
+
+    Loading adds templates to globals that may already have been typed in the compile
+    under way (``np.count_nonzero``: the kernel language's template, then Numba's
+    too), and two Function types of one global do not unify: :func:`compile_neutral`
+    therefore runs a compile again, from the start, when it saw a load."""
+    global array_math_loads
+    with _lock:
+        if array_math_loads:
+            return False
+        from numba.core.target_extension import target_override
+        from numba.np import arraymath  # noqa: F401  (registers as it loads)
+
+        with target_override(TARGET_NAME):
+            typing_context().refresh()
+            target_context().refresh()
+        array_math_loads += 1
+        return True
 
 
 class _ArraysOnly:
@@ -414,11 +455,7 @@ class GpuxTargetContext(BaseContext):
         from numba.cpython import (  # noqa: F401
             builtins, charseq, enumimpl, iterators, numbers, rangeobj, slicing, tupleobj,
         )
-        # whole-array reductions (np.sum, a.mean(), np.argmax ...; numba.np.arraymath,
-        # about 8 ms of a first compile).  Loaded with the context, not when typing
-        # first meets one: a registration made during typing gives a global typed
-        # earlier in the same function a second Function type, which do not unify.
-        from numba.np import arraymath, arrayobj, npyimpl  # noqa: F401
+        from numba.np import arrayobj, npyimpl  # noqa: F401
 
         # NumPy ufuncs on arrays (np.sin(x, out)): elementwise loops over the
         # scalar kernels, which lower through the kernel language's math

@@ -207,9 +207,10 @@ CONFORMANCE_KERNELS = [
 ]
 
 
-# In a fresh process, as the first kernel, after another kernel, and whether or not
-# numba's CPU target ran first (which imports Numba's array reductions for itself):
-# the same results each time.
+# Numba's reductions load when typing first meets one, and the compile then starts
+# again.  In a fresh process, as the first kernel, after another kernel, and whether
+# or not numba's CPU target ran first (which imports Numba's array reductions for
+# itself): the same results each time.
 PROGRAM = """
 import sys
 import numpy as np
@@ -229,14 +230,15 @@ def plain(a):
 @gpux.jit
 def red(a, out):
     if gpux.grid(1) == 0:
-        out[0] = np.max(a)
+        out[0] = np.max(a)    # typed before Numba's reductions are loaded (by np.sum)
         out[1] = np.sum(a)
         out[2] = a.mean()
+        out[3] = np.max(a)    # and again after
 
 a = gpux.to_device(np.array([1.5, 4.0, -2.0], np.float32))
 if order == "after-another":
     plain[1, 32](a)
-out = gpux.to_device(np.zeros(3, np.float32))
+out = gpux.to_device(np.zeros(4, np.float32))
 red[1, 32](a, out)
 print(" ".join(repr(float(v)) for v in out.copy_to_host()))
 """
@@ -250,4 +252,5 @@ def test_reductions_in_a_fresh_process_whatever_ran_before(device, order):
     assert p.returncode == 0, p.stderr[-3000:]
     lines = p.stdout.strip().splitlines()
     a = np.array([1.5, 4.0, -2.0], np.float32) + (order == "after-another")
-    assert lines[-1].split() == [repr(float(v)) for v in (np.max(a), np.sum(a), a.mean())]
+    assert lines[-1].split() == [repr(float(v)) for v in (np.max(a), np.sum(a), a.mean(),
+                                                          np.max(a))]
