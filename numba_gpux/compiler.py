@@ -43,10 +43,28 @@ class Options:
     #: operations (0: the device's natural width); the numba.cuda facade asks for
     #: 32, its warp size.  A target that cannot provide the width is an error.
     subgroup_size: int = 0
+    #: (max threads per block, min blocks per multiprocessor, max blocks per cluster),
+    #: a prefix of them or (): a launch with a larger block is an error, and targets
+    #: that can tell their code generator (option ``kernel_bound_attributes``) do
+    max_threads: int = 0
+    min_blocks: int = 0
+    max_cluster_blocks: int = 0
+    #: at most this many registers per thread, where the target can say so (0: any)
+    max_registers: int = 0
+    #: the share of on-chip memory the kernel prefers as shared memory, in percent
+    #: (-1: the driver's default), where the device's runtime takes the hint
+    shared_memory_carveout: int = -1
 
     def __post_init__(self):
         if self.opt not in (0, 1, 2, 3):
             raise GpuxUserError(f"opt must be 0, 1, 2 or 3, not {self.opt!r}")
+        for name in ("max_threads", "min_blocks", "max_cluster_blocks", "max_registers"):
+            v = getattr(self, name)
+            if not isinstance(v, int) or isinstance(v, bool) or v < 0:
+                raise GpuxUserError(f"{name} must be a non-negative int, not {v!r}")
+        c = self.shared_memory_carveout
+        if not isinstance(c, int) or isinstance(c, bool) or not -1 <= c <= 100:
+            raise ValueError(f"shared_memory_carveout must be between -1 and 100, not {c!r}")
         w = self.subgroup_size
         if not isinstance(w, int) or w < 0 or w & (w - 1):
             raise GpuxUserError(f"subgroup_size must be 0 or a power of two, not {w!r}")
@@ -66,6 +84,9 @@ class NeutralResult:
     #: device arrays read from globals or closure variables: hidden arguments after
     #: ``argtypes`` (language/checks.py's CaptureDeviceArrays), passed at every launch
     captured: tuple = ()
+    #: compiled for one launch configuration (the kernel was marked with
+    #: mark_launch_config_sensitive() before the compile ended)
+    launch_config_sensitive: bool = False
 
     @property
     def all_argtypes(self) -> tuple:
@@ -345,6 +366,11 @@ def _stage_map_ir(job: Job):
 
 def _stage_mark_kernels(job: Job):
     job.text = irtext.mark_kernels(job.text, job.kernels, job.target.kernel_cc)
+    # the kernel's launch bounds, as function attributes where the target names them
+    names = dict(job.target.option("kernel_bound_attributes", ()))
+    attrs = {names[k]: str(getattr(job.options, k)) for k in names if getattr(job.options, k)}
+    if attrs:
+        job.text = irtext.add_function_attributes(job.text, job.kernels, attrs)
 
 
 def _stage_parse(job: Job):

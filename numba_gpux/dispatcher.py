@@ -16,6 +16,7 @@ from numba.core.typing.typeof import Purpose, typeof
 from . import abi
 from . import hooks as _hooks
 from . import serialize as _serialize
+from .attributes import KernelAttributes
 from .compiler import Options, compile_neutral, kernel_symbol, wrap_kernel
 from .devices import Device as _Device
 from .errors import GpuxUserError, LaunchError, LaunchTypeError
@@ -142,7 +143,7 @@ _hooks.implement("launch.forall_block_size", device_kind="cpu",
                  fn=lambda q: q.limit("max_threads_per_block", 256))
 
 
-class GpuxFunction:
+class GpuxFunction(KernelAttributes):
     """A jitted kernel or device function."""
 
     def __init__(self, py_func, *, device: bool = False, options: Options | None = None,
@@ -183,6 +184,65 @@ class GpuxFunction:
             if not device:
                 self._eager = tuple(dict.fromkeys(eager))
 
+    #: marked by mark_launch_config_sensitive(): launches go to the kernel object
+    #: compiled for their configuration (for_launch_config)
+    _config_sensitive: bool = False
+    #: (griddim, blockdim, dynamic shared bytes) that this object's code was compiled for
+    _compiled_config: tuple | None = None
+
+    def mark_launch_config_sensitive(self) -> None:
+        """Say that the code being compiled depends on the launch configuration
+        (called while a launch compiles the kernel, by code that reads
+        ``launch.current_launch()``: a rewrite, an overload): from now on a launch
+        with another griddim, blockdim or dynamic shared size compiles the kernel
+        again, for its own, and this kernel is not kept in the disk cache's index."""
+        from .launch import current_launch
+
+        if self._config_sensitive:
+            return
+        cur = current_launch()
+        self._compiled_config = None if cur is None else (
+            cur.griddim, cur.blockdim, cur.shared_bytes)
+        self._config_sensitive = True
+        self._launch_keys.clear()  # every launch now checks its configuration
+
+    def for_launch_config(self, cfg) -> "GpuxFunction":
+        """The kernel object whose code is for *cfg*'s configuration (this one, for the
+        configuration it was compiled under; else one made for it, kept)."""
+        key = (cfg.griddim, cfg.blockdim, cfg.shared_bytes)
+        if key == self._compiled_config:
+            return self
+        variants = self.__dict__.setdefault("_config_variants", {})
+        k = variants.get(key)
+        if k is None:
+            with self._lock:
+                k = variants.get(key)
+                if k is None:
+                    k = GpuxFunction(self.py_func, device=self.is_device, options=self.options,
+                                     extra=self.extra)
+                    k._eager = self._eager
+                    k.bitcast_arrays = self.bitcast_arrays
+                    k.inspect_target = self.inspect_target
+                    if self._extensions:
+                        k.extensions = self.extensions
+                    k._config_sensitive, k._compiled_config = True, key
+                    variants[key] = k
+        return k
+
+    def _compile_for_args(self, *args, **kws):
+        """Compile for a launch's arguments (Numba's dispatcher hook): a launch with
+        argument types this kernel has not seen calls it, with the launch visible to
+        the compile (``launch.current_launch()``).  The result for the signature the
+        arguments match."""
+        from .launch import _typeof, current_launch
+
+        cur = current_launch()
+        if cur is not None and cur.dispatcher is self and cur.argtypes is not None:
+            argtypes = cur.argtypes
+        else:
+            argtypes = self.match_signature(tuple(_typeof(a) for a in args))
+        return self.neutral(argtypes)
+
     #: an integer array argument launches as the eager signature's array of another
     #: integer type of the same width (uint32 data as int32[:, :]: a bit-for-bit
     #: view), as numba.cuda launches a kernel given a single signature
@@ -208,15 +268,25 @@ class GpuxFunction:
 
     def match_signature(self, argtypes: tuple) -> tuple:
         """The argument types a launch with *argtypes* compiles for: *argtypes* itself,
-        or for a kernel with eager signatures the first one every argument converts to
-        (as Numba's dispatcher converts: scalars may narrow, arrays only change layout).
-        Raises TypeError naming the signatures when none fits."""
+        or for a kernel with eager signatures the one the arguments convert to best (as
+        Numba's dispatcher chooses: scalars may narrow, arrays only change layout), else
+        the first one they view as (integer arrays of the same width, integers as
+        pointers).  Raises TypeError naming the signatures when none fits, or the two
+        best when they tie."""
         if not self._eager or argtypes in self._eager:
             return argtypes
         from .context import typing_context
 
         tctx = typing_context()
-        for sig in self._eager:
+        # Numba's dispatcher's choice: the signature the arguments convert to best
+        # (exact, then promotion, then safe, then unsafe conversions); a tie between
+        # the best two is a TypeError naming both
+        cases = [typing.signature(types.none, *sig) for sig in self._eager
+                 if len(sig) == len(argtypes)]
+        best = tctx.resolve_overload(self.py_func, cases, argtypes, {}, allow_ambiguous=False)
+        if best is not None:
+            return tuple(best.args)
+        for sig in self._eager:  # what Numba does not convert: array views, pointers
             if len(sig) == len(argtypes) and all(
                     a == s or tctx.can_convert(a, s) is not None
                     or (self.bitcast_arrays and _same_width_view(a, s))
@@ -259,6 +329,7 @@ class GpuxFunction:
                         res = compile_neutral(self.py_func, argtypes, self.options, return_type)
                     finally:
                         self._in_progress.discard(argtypes)
+                    res.launch_config_sensitive = self._config_sensitive
                     if res.captured and self.is_device:
                         raise GpuxUserError(
                             f"device function {self.__name__} reads a device array from a "
@@ -397,7 +468,7 @@ class GpuxFunction:
     # ------------------------------------------------------------------ code
     def code_for(self, argtypes: tuple, target):
         """Finished code (an Artifact) of this kernel for *target*."""
-        if self.cache and not self.is_device:
+        if self.cache and not self.is_device and not self._config_sensitive:
             # the disk cache's index: finished code found before typing (cache.py)
             from .cache import index_lookup
 
@@ -418,7 +489,7 @@ class GpuxFunction:
                                          disk=self.cache)
                     self.stats["target_compiles"] += 1
                     self._code[key] = art
-                    if self.cache and not self.is_device:
+                    if self.cache and not self.is_device and not self._config_sensitive:
                         index_store(self, argtypes, target, art, text)
         return art
 
@@ -515,13 +586,31 @@ class GpuxFunction:
         return fn
 
     def specialize(self, *args):
-        """A kernel restricted to the types of *args* (compiled now)."""
-        argtypes = self.typeof_args(args)
-        k = GpuxFunction(self.py_func, device=self.is_device, options=self.options,
-                         cache=self.cache, extra=self.extra)
-        k.compile_neutral_sig(typing.signature(types.void, *argtypes))
-        k._specialized = argtypes
+        """A kernel restricted to the types of *args* (compiled now): values, or Numba
+        types (``float32[::1]``).  One kernel per argument types, kept in
+        :attr:`specializations`; a kernel that is itself restricted (specialized, or
+        given signatures at ``@jit``) cannot be specialized again."""
+        if getattr(self, "_specialized", None) is not None or self._eager:
+            raise RuntimeError(f"Dispatcher already specialized: kernel {self.__name__} "
+                               f"only takes the argument types it was compiled for")
+        argtypes = tuple(a if isinstance(a, types.Type) else self.typeof_args((a,))[0]
+                         for a in args)
+        k = self.specializations.get(argtypes)
+        if k is None:
+            k = GpuxFunction(self.py_func, device=self.is_device, options=self.options,
+                             cache=self.cache, extra=self.extra)
+            k.compile_neutral_sig(typing.signature(types.void, *argtypes))
+            k._specialized = argtypes
+            self.specializations[argtypes] = k
         return k
+
+    @property
+    def specializations(self) -> dict:
+        """The kernels :meth:`specialize` made, by argument types."""
+        got = self.__dict__.get("_specializations")
+        if got is None:
+            got = self.__dict__["_specializations"] = {}
+        return got
 
     def inspect_types(self):
         return {k: r.cres.type_annotation for k, r in self._neutral.items()}
@@ -576,6 +665,7 @@ class GpuxFunction:
         sigs = self._inspected(signature)
         return text_of(*sigs[0]) if signature is not None else {a: text_of(a, r) for a, r in sigs}
 
+
 def _same_width_view(actual, formal) -> bool:
     """Whether an array of type *actual* can be viewed as *formal*: same ndim, a
     layout that converts, integer dtypes of one width."""
@@ -590,6 +680,37 @@ def _same_width_view(actual, formal) -> bool:
     return formal.layout == "A" or formal.layout == actual.layout
 
 
+_CARVEOUTS = {"maxl1": 0, "maxshared": 100, "default": -1}
+
+
+def _carveout(value) -> int:
+    """``shared_memory_carveout`` as a percentage, or -1 for the driver's default."""
+    if isinstance(value, str):
+        if value.lower() not in _CARVEOUTS:
+            raise ValueError(f"Invalid carveout value {value!r}: use 'MaxL1', 'MaxShared', "
+                             f"'default' or a percentage")
+        return _CARVEOUTS[value.lower()]
+    if not isinstance(value, int) or isinstance(value, bool) or not -1 <= value <= 100:
+        raise ValueError(f"shared_memory_carveout must be between -1 and 100, not {value!r}")
+    return value
+
+
+def _launch_bounds(value) -> tuple:
+    """``launch_bounds`` as a tuple of one to three positive ints (() for None)."""
+    if value is None:
+        return ()
+    bounds = tuple(value) if isinstance(value, (tuple, list)) else (value,)
+    if len(bounds) > 3:
+        raise ValueError(f"Got {len(bounds)} launch bounds: {bounds}. A maximum of three are "
+                         f"supported: (max_threads_per_block, min_blocks_per_sm, "
+                         f"max_blocks_per_cluster)")
+    if not bounds or not all(isinstance(b, int) and not isinstance(b, bool) and b > 0
+                             for b in bounds):
+        raise ValueError(f"launch_bounds must be a positive int or a tuple of one to three "
+                         f"positive ints, not {value!r}")
+    return bounds
+
+
 def _device_function(py_func, inline: bool) -> GpuxFunction:
     return GpuxFunction(py_func, device=True, options=Options(inline=True) if inline else None)
 
@@ -600,16 +721,24 @@ register_device_functions(GpuxFunction, _device_function)
 
 def jit(func_or_sig=None, *, device: bool = False, fastmath: bool = False, opt: int | bool = 3,
         debug: bool = False, inline: bool | str = False, cache: bool = False,
-        lineinfo: bool = False, subgroup_size: int = 0, **extra):
+        lineinfo: bool = False, subgroup_size: int = 0, launch_bounds=None,
+        max_registers=None, shared_memory_carveout=-1, **extra):
     """Compile a Python function as a GPU kernel (or, with ``device=True``, a device function).
 
     Use bare (``@jit``), with options (``@jit(fastmath=True)``) or with an eager
     signature, numba style (``@jit("void(float32[::1], float32)")``).
     ``subgroup_size=n`` runs a kernel that uses sub-group operations with sub-groups
     of exactly *n* lanes (an error where the device cannot); 0, the default, keeps
-    the device's natural width.
+    the device's natural width.  ``launch_bounds``: the most threads a block of the
+    kernel has, or a tuple (max threads per block, min blocks per multiprocessor,
+    max blocks per cluster) of one to three ints: a launch with a larger block is a
+    LaunchError, and targets whose code generator takes the bounds (CUDA) get them;
+    ``max_registers`` likewise caps registers per thread where the target can.
+    ``shared_memory_carveout``: the share (0 to 100 percent; "MaxL1" 0, "MaxShared"
+    100, "default" or -1 the driver's choice) of on-chip memory the kernel prefers
+    as shared memory, a hint the CUDA runtime passes on and OpenCL has no way to.
     """
-    unknown = set(extra) - {"link", "max_registers", "boundscheck", "forceinline", "nopython"}
+    unknown = set(extra) - {"link", "boundscheck", "forceinline", "nopython"}
     if unknown:
         raise GpuxUserError(f"jit() got unexpected options: {', '.join(sorted(unknown))}")
     if opt is True:
@@ -617,8 +746,12 @@ def jit(func_or_sig=None, *, device: bool = False, fastmath: bool = False, opt: 
     elif opt is False:
         opt = 0
     inline_flag = inline not in (False, "never", None)
+    bounds = _launch_bounds(launch_bounds)
     options = Options(opt=int(opt), fastmath=bool(fastmath), debug=bool(debug),
-                      inline=inline_flag, lineinfo=bool(lineinfo), subgroup_size=subgroup_size)
+                      inline=inline_flag, lineinfo=bool(lineinfo), subgroup_size=subgroup_size,
+                      **dict(zip(("max_threads", "min_blocks", "max_cluster_blocks"), bounds)),
+                      max_registers=0 if max_registers is None else max_registers,
+                      shared_memory_carveout=_carveout(shared_memory_carveout))
 
     def decorate(fn, sigs=None):
         if not callable(fn):

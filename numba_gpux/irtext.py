@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["remap_address_spaces", "add_function_metadata", "mark_kernels", "global_variable_names", "definitions_only",
+__all__ = ["remap_address_spaces", "add_function_attributes", "add_function_metadata", "mark_kernels", "global_variable_names", "definitions_only",
            "calls_to_kernel_params", "index_ranges", "infer_address_spaces", "mask_shift_amounts",
            "defined_functions", "declared_functions", "DEFINE_NAME",
            "drop_unused_values", "rewrite_bodies", "definition", "name_end"]
@@ -152,6 +152,27 @@ def mark_kernels(text: str, kernels, calling_convention: str) -> str:
         text, n = pat.subn(lambda m: f"define {m.group(1)}{calling_convention} void {m.group(2)}", text)
         if n != 1:
             raise ValueError(f"kernel entry point {name!r} not found exactly once")
+    return text
+
+
+_BEFORE_FN_ATTRS = re.compile(r"(?: (?:local_)?unnamed_addr| addrspace\(\d+\))*")
+
+
+def add_function_attributes(text: str, functions, attrs: dict) -> str:
+    """Put the string attributes *attrs* (``{"name": "value"}``) on the definition of
+    each of *functions*, beside the attributes its ``define`` line has."""
+    spelled = " ".join(f'"{k}"="{v}"' for k, v in attrs.items())
+    for name in functions:
+        pat = re.compile(r'^define [^\n]*@"?' + re.escape(name) + r'"?\(', re.M)
+        found = list(pat.finditer(text))
+        if len(found) != 1:
+            raise ValueError(f"function {name!r} not defined exactly once")
+        i, depth = found[0].end(), 1
+        while depth:  # to the parenthesis that closes the parameter list
+            depth += {"(": 1, ")": -1}.get(text[i], 0)
+            i += 1
+        i = _BEFORE_FN_ATTRS.match(text, i).end()  # (unnamed_addr, addrspace come first)
+        text = f"{text[:i]} {spelled}{text[i:]}"
     return text
 
 

@@ -226,12 +226,47 @@ def _int_wrapper(ty):
     return lambda v: int(v) % size
 
 
-def _shim_for(dispatcher, argtypes, device) -> Shim:
+class LaunchUnderWay:
+    """The launch that is compiling its kernel for new argument types, as the compile
+    sees it (:func:`current_launch`): the kernel object, its configuration (griddim
+    and blockdim as 3-tuples, the queue, the dynamic shared bytes) and the arguments
+    as the launch was given them."""
+
+    __slots__ = ("dispatcher", "griddim", "blockdim", "queue", "shared_bytes", "args",
+                 "argtypes")
+
+    def __init__(self, dispatcher, cfg, args, argtypes=None):
+        self.dispatcher = dispatcher
+        self.griddim, self.blockdim = cfg.griddim, cfg.blockdim
+        self.queue, self.shared_bytes = cfg.queue, cfg.shared_bytes
+        self.args = tuple(args)
+        #: the signature the compile is for
+        self.argtypes = argtypes
+
+    def __repr__(self):
+        return (f"<launch of {self.dispatcher.__name__}[{self.griddim}, {self.blockdim}, "
+                f"shared {self.shared_bytes}] compiling>")
+
+
+_under_way = threading.local()
+
+
+def current_launch() -> LaunchUnderWay | None:
+    """The launch whose compile runs on this thread (typing, rewrites, lowering and
+    code generation for argument types the kernel had not seen), else None.  Code
+    whose result depends on the configuration marks the kernel with
+    ``mark_launch_config_sensitive()``."""
+    return getattr(_under_way, "launch", None)
+
+
+def _shim_for(dispatcher, argtypes, device, cfg=None, args=()) -> Shim:
     """The shim for a launch whose arguments have *argtypes*, compiled for the
     signature they match (``match_signature``).  Integers that convert to a
-    narrower or differently signed type wrap around, as a C cast (and numba.cuda)."""
+    narrower or differently signed type wrap around, as a C cast (and numba.cuda).
+    With the launch's *cfg* and *args*: a compile runs through the kernel's
+    ``_compile_for_args`` with the launch visible to it (:func:`current_launch`)."""
     compiled = dispatcher.match_signature(argtypes)
-    shim = _build_shim(dispatcher, compiled, device)
+    shim = _build_shim(dispatcher, compiled, device, cfg, args)
     if compiled == argtypes:
         return shim
     wraps = {i: _int_wrapper(t) for i, (a, t) in enumerate(zip(argtypes, compiled))
@@ -250,7 +285,18 @@ def _shim_for(dispatcher, argtypes, device) -> Shim:
     return shim
 
 
-def _build_shim(dispatcher, argtypes, device) -> Shim:
+def _compile_for_launch(dispatcher, argtypes, cfg, args) -> None:
+    """Type and lower *dispatcher* for *argtypes* through its ``_compile_for_args``,
+    with the launch visible to the compile (:func:`current_launch`)."""
+    prev = getattr(_under_way, "launch", None)
+    _under_way.launch = LaunchUnderWay(dispatcher, cfg, args, argtypes)
+    try:
+        dispatcher._compile_for_args(*args)
+    finally:
+        _under_way.launch = prev
+
+
+def _build_shim(dispatcher, argtypes, device, cfg=None, args=()) -> Shim:
     spec = getattr(dispatcher, "_specialized", None)
     if spec is not None and tuple(spec) != tuple(argtypes):
         raise GpuxUserError(f"{dispatcher.__name__} was specialized for {spec}; got {argtypes}")
@@ -266,6 +312,8 @@ def _build_shim(dispatcher, argtypes, device) -> Shim:
     # (a kernel that captures device arrays is never in the index: the key cannot see
     # into them, see cachekey.py, so a hit needs no typing to know there are none)
     from_index = art is not None
+    if not from_index and cfg is not None and tuple(argtypes) not in dispatcher._neutral:
+        _compile_for_launch(dispatcher, tuple(argtypes), cfg, args)
     # limits the device cannot meet are errors before anything is built
     static_shared = art.info.get("static_shared_bytes") if art is not None else None
     if static_shared is None:
@@ -275,6 +323,9 @@ def _build_shim(dispatcher, argtypes, device) -> Shim:
         art = dispatcher.code_for(dev_types, device.target)
     program = _load(device, art)
     kernel = device.runtime.kernel(program, art.kernels[0])
+    carveout = dispatcher.options.shared_memory_carveout
+    if carveout != -1 and hasattr(device.runtime, "set_shared_memory_carveout"):
+        device.runtime.set_shared_memory_carveout(kernel, carveout)  # a hint: where taken
     captured = () if from_index else dispatcher.neutral(dev_types).captured
     if captured:  # device arrays the kernel reads from globals: hidden arguments
         for a in captured:
@@ -436,9 +487,7 @@ def launch_call(cfg, *args, **kwargs):
             if not _I64_MIN <= args[i] <= _I64_MAX:
                 return _launch_generic(cfg.dispatcher, cfg, args, device)
     if cfg.checked is not device:
-        check_config(device, shim.name, cfg.griddim, cfg.blockdim, cfg.shared_bytes,
-                     shim.static_shared)
-        cfg.checked = device
+        _check_launch(cfg, shim, device)
     # (shims launched through language/debug.py's checked_launch have no launch key)
     shim.launch(cfg.griddim, cfg.blockdim, shim.flatten(args) if args else [],
                 cfg.shared_bytes, cfg.queue)
@@ -490,6 +539,8 @@ def _wrong_device(dispatcher, what: str, a, device):
 
 
 def _launch_generic(dispatcher, cfg, args, device):
+    if dispatcher._config_sensitive:  # its code for this configuration
+        dispatcher = dispatcher.for_launch_config(cfg)
     if len(args) != dispatcher._nparams:
         raise LaunchError(f"kernel {dispatcher.__name__} takes {dispatcher._nparams} "
                           f"argument(s) but {len(args)} were given")
@@ -534,9 +585,9 @@ def _launch_arguments(dispatcher, cfg, args, device, enter_key: bool = True):
     key = (argtypes, device)
     shim = dispatcher._shims.get(key)
     if shim is None or shim.epoch != _overlays.epoch:
-        shim = _shim_for(dispatcher, argtypes, device)
+        shim = _shim_for(dispatcher, argtypes, device, cfg, args)
         dispatcher._shims[key] = shim
-    if enter_key:
+    if enter_key and not dispatcher._config_sensitive:
         _enter_launch_key(dispatcher, device, args, argtypes, shim)
     generic_launch(shim, cfg, shim.flatten(args))
     return None
@@ -594,6 +645,7 @@ def _launch_with_host_arrays(dispatcher, cfg, args, host, device):
             f"kernel {dispatcher.__name__}: NumPy arrays passed to a kernel are copied to the "
             f"device and back after every launch; use numba_gpux.to_device() to keep data on "
             f"the device", NumpyArgumentWarning, stacklevel=_user_stacklevel())
+    given = args
     args = list(args)
     pairs = []
     backs = []  # records: their copy-backs
@@ -653,7 +705,7 @@ def _launch_with_host_arrays(dispatcher, cfg, args, host, device):
     shim = dispatcher._shims.get(key)
     if shim is None or shim.epoch != _overlays.epoch:
         try:
-            shim = _shim_for(dispatcher, argtypes, device)
+            shim = _shim_for(dispatcher, argtypes, device, cfg, given)
         except Exception as e:
             if readonly and "readonly array" in str(e):
                 names = list(dispatcher._pysig.parameters)
@@ -676,13 +728,24 @@ def _launch_with_host_arrays(dispatcher, cfg, args, host, device):
     return None
 
 
+def _check_launch(cfg, shim: Shim, device) -> None:
+    """What the device and the kernel's launch bounds allow of *cfg* (once per device)."""
+    check_config(device, shim.name, cfg.griddim, cfg.blockdim, cfg.shared_bytes,
+                 shim.static_shared)
+    bound = cfg.dispatcher.options.max_threads
+    bx, by, bz = cfg.blockdim
+    if bound and bx * by * bz > bound:
+        raise LaunchError(f"kernel {shim.name}: a block of {bx * by * bz} threads "
+                          f"({bx}, {by}, {bz}) is more than its launch bound of {bound} "
+                          f"threads per block (launch_bounds)")
+    cfg.checked = device
+
+
 def generic_launch(shim: Shim, cfg, flat_args) -> None:
     """The one launch path every kernel shares."""
     device = shim.device
     if cfg.checked is not device:  # each configuration is checked once per device
-        check_config(device, shim.name, cfg.griddim, cfg.blockdim, cfg.shared_bytes,
-                     shim.static_shared)
-        cfg.checked = device
+        _check_launch(cfg, shim, device)
     if shim.checked:
         from .language.debug import checked_launch
 

@@ -25,7 +25,7 @@ def jit(func_or_sig=None, device: bool = False, inline="never", forceinline: boo
     Accepted as in numba.cuda: a signature or list of signatures (eager
     compilation), ``device``, ``inline``, ``forceinline``, ``debug``, ``opt``,
     ``fastmath``, ``lineinfo``, ``cache``, ``boundscheck``, ``max_registers``,
-    ``launch_bounds``, ``lto`` and ``extensions`` (objects whose ``prepare_args``
+    ``launch_bounds``, ``shared_memory_carveout``, ``lto`` and ``extensions`` (objects whose ``prepare_args``
     is applied to each argument before a launch: GpuxFunction.extensions).
     ``link`` (CUDA C/PTX files) is not supported.
     """
@@ -34,6 +34,7 @@ def jit(func_or_sig=None, device: bool = False, inline="never", forceinline: boo
                                "supported by numba_gpux (kernels must be Python)")
     argtypes = kws.pop("argtypes", None)
     restype = kws.pop("restype", None)
+    carveout = kws.pop("shared_memory_carveout", None)
     kws.pop("nopython", None)
     if kws:
         raise TypeError(f"cuda.jit() got unexpected keyword argument(s): {', '.join(sorted(kws))}")
@@ -50,6 +51,10 @@ def jit(func_or_sig=None, device: bool = False, inline="never", forceinline: boo
         options["boundscheck"] = boundscheck
     if max_registers is not None:
         options["max_registers"] = max_registers
+    if launch_bounds is not None:
+        options["launch_bounds"] = launch_bounds
+    if carveout is not None:
+        options["shared_memory_carveout"] = carveout
 
     # numba.cuda launches a kernel given one signature (not a list) with whatever
     # arrays it gets: integer arrays of the signature's width are viewed as its type

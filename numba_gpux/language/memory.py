@@ -622,6 +622,16 @@ def _type_size(ty: str) -> int:
     return size
 
 
+_CONST_GLOBAL = re.compile(r'^@"?__gpux_const[^=]*= internal addrspace\(4\) constant (.+?) '
+                           r'(?:c"|\[|zeroinitializer)', re.M)
+
+
+def constant_bytes(neutral_text: str) -> int:
+    """Bytes of the constant-memory arrays a kernel's neutral module defines (constant
+    arrays and the global NumPy arrays it reads, up to CONSTANT_MEMORY_LIMIT each)."""
+    return sum(_type_size(ty) for ty in _CONST_GLOBAL.findall(neutral_text))
+
+
 def static_shared_bytes(neutral_text: str) -> int:
     """Bytes of the static shared arrays a kernel's neutral module declares (its device
     functions' included), for the launch limit check before a program is built."""

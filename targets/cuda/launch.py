@@ -360,6 +360,23 @@ class CUDARuntime:
         fn = _check(_driver().cuModuleGetFunction(program.handle, name.encode()))
         return _Kernel(fn, name, program)
 
+    def kernel_attributes(self, kernel: _Kernel) -> dict:
+        """What the driver reports of a loaded kernel (cuFuncGetAttribute)."""
+        drv = _driver()
+        attr = drv.CUfunction_attribute
+        ask = lambda what: int(_check(drv.cuFuncGetAttribute(what, kernel.function))[0])  # noqa: E731
+        return {"max_threads_per_block": ask(attr.CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK),
+                "shared_mem_per_block": ask(attr.CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES),
+                "local_mem_per_thread": ask(attr.CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES),
+                "const_mem_size": ask(attr.CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES),
+                "regs_per_thread": ask(attr.CU_FUNC_ATTRIBUTE_NUM_REGS)}
+
+    def set_shared_memory_carveout(self, kernel: _Kernel, percent: int) -> None:
+        """The kernel's preferred share of L1/shared memory for shared memory."""
+        drv = _driver()
+        attr = drv.CUfunction_attribute.CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT
+        _check(drv.cuFuncSetAttribute(kernel.function, attr, percent))
+
     def prepare(self, kernel: _Kernel, params) -> None:
         """Build the parameter packer: one 8-byte slot per ABI leaf, pointers fixed."""
         fmt = ["<"]

@@ -159,7 +159,13 @@ def make_target(device=None, *, cc=None, ptx_version=None, cubin: bool = True) -
                  # its code generation runs LLVM's InferAddressSpaces (at opt > 0) before
                  # instruction selection: the compiler's own inference on the text, a
                  # print and a parse of every module, gave the same PTX
-                 ("backend_infers_address_spaces", True)),
+                 ("backend_infers_address_spaces", True),
+                 # launch bounds and register limits: NVPTX writes .maxntid,
+                 # .minnctapersm, .maxclusterrank and .maxnreg from these
+                 ("kernel_bound_attributes", (("max_threads", "nvvm.maxntid"),
+                                              ("min_blocks", "nvvm.minctasm"),
+                                              ("max_cluster_blocks", "nvvm.maxclusterrank"),
+                                              ("max_registers", "nvvm.maxnreg")))),
         globals_addrspace=1,
         index_limits=INDEX_LIMITS,
     )

@@ -377,6 +377,18 @@ class OpenCLRuntime:
 
         return cl.Kernel(program, name)
 
+    def kernel_attributes(self, kernel) -> dict:
+        """What the driver reports of a built kernel (clGetKernelWorkGroupInfo): the
+        largest work-group it launches with, its local (shared) memory and its
+        private memory per work-item, in bytes.  OpenCL reports no register count."""
+        import pyopencl as cl
+
+        info = cl.kernel_work_group_info
+        ask = lambda what: int(kernel.get_work_group_info(what, self.cl_device))  # noqa: E731
+        return {"max_threads_per_block": ask(info.WORK_GROUP_SIZE),
+                "shared_mem_per_block": ask(info.LOCAL_MEM_SIZE),
+                "local_mem_per_thread": ask(info.PRIVATE_MEM_SIZE)}
+
     def prepare(self, kernel, params):
         """The kernel's launch function (see :func:`_launcher`), also kept on the kernel
         so that :meth:`launch` goes through it."""

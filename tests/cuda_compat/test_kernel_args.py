@@ -198,3 +198,48 @@ def test_extensions_apply_last_added_first(device):
 
     k[1, 1](1)
     assert order == ["second", "first"]
+
+
+def _add(r, x, y):
+    r[0] = x + y
+
+
+def test_several_signatures_take_the_best_conversion(device):
+    f = cuda.jit(["(float64[::1], float32, float32)", "(float64[::1], float64, float64)"])(_add)
+    r = np.zeros(1)
+    f[1, 1](r, np.float32(1), np.float32(2 ** -25))
+    assert r[0] == 1.0                        # float32 arithmetic: the small part is lost
+    f[1, 1](r, 1, 2 ** -25)                   # int64, float64: the float64 signature
+    assert r[0] == 1.0 + 2 ** -25
+
+
+def test_a_tie_between_the_best_signatures_is_a_type_error(device):
+    f = cuda.jit(["(float64[::1], float32, float64)", "(float64[::1], float64, float32)",
+                  "(float64[::1], int64, int64)"])(_add)
+    with pytest.raises(TypeError, match=r"Ambiguous overloading .*\n.*float32, float64.*\n"
+                                        r".*float64, float32") as e:
+        f[1, 1](np.zeros(1), 1.0, 2.0)
+    assert "int64" not in str(e.value)
+
+
+def test_specialize_keeps_one_kernel_per_argument_types(device):
+    from numba import float32, int32
+
+    @cuda.jit
+    def f(x):
+        x[0] = 7
+
+    assert f.specializations == {}
+    a = f.specialize(float32[::1])
+    assert f.specialize(float32[::1]) is a
+    b = f.specialize(np.zeros(3, np.int32))      # a value: its type
+    assert b is f.specialize(int32[::1]) and b is not a
+    assert len(f.specializations) == 2
+    x = np.zeros(2, np.float32)
+    a[1, 1](x)
+    assert x[0] == 7
+    with pytest.raises(Exception, match="specialized for"):
+        a[1, 1](np.zeros(2, np.int32))
+    for restricted in (a, cuda.jit("void(float32[::1])")(f.py_func)):
+        with pytest.raises(RuntimeError, match="Dispatcher already specialized"):
+            restricted.specialize(float32[::1])

@@ -37,8 +37,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("cache", "cachekey"),
     # 5: the runtime side
     ("devices", "memory", "launch", "hooks", "waiting"),
-    # 6: the kernel object
-    ("dispatcher",),
+    # 6: the kernel object (and what drivers report of its compiled code)
+    ("dispatcher", "attributes"),
     # 7: the public API
     ("api", "probe", ""),
     # 8: facades, libraries, tools and the built-in targets, on the public contract

@@ -1,0 +1,71 @@
+"""What a device's driver reports of a compiled kernel, and numba.cuda's ``get_*``
+methods that read it (mixed into the kernel object, ``dispatcher.GpuxFunction``)."""
+
+from __future__ import annotations
+
+from .devices import default_device, lookup_device
+from .errors import UnsupportedError
+
+__all__ = ["KernelAttributes"]
+
+
+class KernelAttributes:
+    """The kernel object's attribute queries (it provides ``signatures``, ``_eager``,
+    ``_specialized``, ``_shims`` and ``kernel_ir``)."""
+
+    def kernel_attributes(self, signature=None, device=None) -> dict:
+        """What *device* (default: the current one) reports of this kernel compiled
+        for *signature* (argument types or a signature; the kernel's only one if
+        omitted), compiling and loading it if needed: ``max_threads_per_block``,
+        ``shared_mem_per_block`` (static shared bytes), ``local_mem_per_thread``
+        (private bytes per work-item), ``const_mem_size`` (bytes of constant memory;
+        where the driver does not say, the kernel's constant arrays) and, where the
+        driver reports it, ``regs_per_thread``."""
+        from .launch import _shim_for
+        from .language.memory import constant_bytes
+
+        if signature is None:
+            signature = self._only_signature()
+            if signature is None:
+                raise TypeError(f"kernel {self.__name__} has {len(self.signatures)} "
+                                f"signatures; say which")
+        argtypes = tuple(getattr(signature, "args", signature))
+        dev = lookup_device(device) if device is not None else default_device()
+        shim = self._shims.get((argtypes, dev)) or _shim_for(self, argtypes, dev)
+        query = getattr(dev.runtime, "kernel_attributes", None)
+        attrs = dict(query(shim.kernel)) if query is not None else {}
+        attrs.setdefault("shared_mem_per_block", shim.static_shared)
+        attrs.setdefault("const_mem_size", constant_bytes(self.kernel_ir(argtypes)[1]))
+        return attrs
+
+    def _only_signature(self):
+        if getattr(self, "_specialized", None) is not None:
+            return tuple(self._specialized)
+        if len(self._eager) == 1:
+            return self._eager[0]
+        return None
+
+    def _kernel_attribute(self, name: str, signature, what: str):
+        """numba.cuda's ``get_*`` methods: the value for *signature*, for the only one,
+        else a dict by argument types of every signature compiled."""
+        if signature is None and self._only_signature() is None:
+            return {args: self._kernel_attribute(name, args, what) for args in self.signatures}
+        attrs = self.kernel_attributes(signature)
+        if name not in attrs:
+            raise UnsupportedError(f"{default_device().spec}: the driver does not report {what}")
+        return attrs[name]
+
+    def get_regs_per_thread(self, signature=None):
+        return self._kernel_attribute("regs_per_thread", signature, "register counts")
+
+    def get_shared_mem_per_block(self, signature=None):
+        return self._kernel_attribute("shared_mem_per_block", signature, "shared memory sizes")
+
+    def get_local_mem_per_thread(self, signature=None):
+        return self._kernel_attribute("local_mem_per_thread", signature, "local memory sizes")
+
+    def get_const_mem_size(self, signature=None):
+        return self._kernel_attribute("const_mem_size", signature, "constant memory sizes")
+
+    def get_max_threads_per_block(self, signature=None):
+        return self._kernel_attribute("max_threads_per_block", signature, "block size limits")
