@@ -64,66 +64,54 @@ def _complex_less(v, m):
     return v.real < m.real or (v.real == m.real and v.imag < m.imag)
 
 
+@register_jitable
+def _real_greater(v, m):
+    return v > m
+
+
+@register_jitable
+def _real_less(v, m):
+    return v < m
+
+
+@register_jitable
+def _never_nan(v):
+    return False
+
+
+@register_jitable
+def _real_nan(v):
+    return math.isnan(v)
+
+
+@register_jitable
+def _complex_nan(v):
+    return math.isnan(v.real) or math.isnan(v.imag)
+
+
+def _order(kind: str, greater: bool):
+    """(is-NaN test, beats test) for elements of *kind*: complex numbers are ordered by
+    real part, then imaginary part, and a NaN in either part is NaN."""
+    isnan = {"i": _never_nan, "f": _real_nan, "c": _complex_nan}[kind]
+    if kind == "c":
+        return isnan, _complex_greater if greater else _complex_less
+    return isnan, _real_greater if greater else _real_less
+
+
 def _extreme(kind: str, greater: bool, skip_nan: bool, what: str):
     """The implementation of min/max (``greater``: max) over an array of *kind*."""
     msg = _EMPTY.format(what)
-
-    if kind == "i":
-        if greater:
-            def impl(a):
-                if a.size == 0:
-                    raise ValueError(msg)
-                m = a.flat[0]
-                for v in a.flat:
-                    if v > m:
-                        m = v
-                return m
-        else:
-            def impl(a):
-                if a.size == 0:
-                    raise ValueError(msg)
-                m = a.flat[0]
-                for v in a.flat:
-                    if v < m:
-                        m = v
-                return m
-        return impl
-
-    if kind == "f":
-        if skip_nan:
-            def impl(a):
-                if a.size == 0:
-                    raise ValueError(msg)
-                m = a.flat[0]
-                for v in a.flat:  # the first number, then numbers only
-                    if math.isnan(m) or (v > m if greater else v < m):
-                        m = v
-                return m
-        else:
-            def impl(a):
-                if a.size == 0:
-                    raise ValueError(msg)
-                m = a.flat[0]
-                for v in a.flat:
-                    if math.isnan(v):
-                        return v
-                    if v > m if greater else v < m:
-                        m = v
-                return m
-        return impl
-
-    # complex: ordered by real part, then imaginary part; NaN in either part is NaN
-    beats = _complex_greater if greater else _complex_less
+    isnan, beats = _order(kind, greater)
 
     if skip_nan:
         def impl(a):
             if a.size == 0:
                 raise ValueError(msg)
             m = a.flat[0]
-            for v in a.flat:
-                if math.isnan(v.real) or math.isnan(v.imag):
+            for v in a.flat:  # the first number, then numbers only
+                if isnan(v):
                     continue
-                if math.isnan(m.real) or math.isnan(m.imag) or beats(v, m):
+                if isnan(m) or beats(v, m):
                     m = v
             return m
     else:
@@ -132,7 +120,7 @@ def _extreme(kind: str, greater: bool, skip_nan: bool, what: str):
                 raise ValueError(msg)
             m = a.flat[0]
             for v in a.flat:
-                if math.isnan(v.real) or math.isnan(v.imag):
+                if isnan(v):
                     return v
                 if beats(v, m):
                     m = v
@@ -144,26 +132,7 @@ def _arg_extreme(kind: str, greater: bool):
     """The implementation of argmin/argmax: the flat (C-order) index of the first
     extreme element, or of the first NaN."""
     msg = f"attempt to get {'argmax' if greater else 'argmin'} of an empty sequence"
-    beats = _complex_greater if greater else _complex_less
-
-    if kind == "c":
-        def impl(a):
-            if a.size == 0:
-                raise ValueError(msg)
-            m = a.flat[0]
-            k = 0
-            i = 0
-            for v in a.flat:
-                if math.isnan(v.real) or math.isnan(v.imag):
-                    return i
-                if beats(v, m):
-                    m = v
-                    k = i
-                i += 1
-            return k
-        return impl
-
-    check_nan = kind == "f"
+    isnan, beats = _order(kind, greater)
 
     def impl(a):
         if a.size == 0:
@@ -172,9 +141,9 @@ def _arg_extreme(kind: str, greater: bool):
         k = 0
         i = 0
         for v in a.flat:
-            if check_nan and math.isnan(v):
+            if isnan(v):
                 return i
-            if v > m if greater else v < m:
+            if beats(v, m):
                 m = v
                 k = i
             i += 1
