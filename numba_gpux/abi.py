@@ -28,9 +28,13 @@ from numba.core import types
 from .errors import GpuxUserError
 
 __all__ = ["Param", "flatten_type", "ARRAY", "POINTER", "RECORD", "SCALAR", "BOOL",
-           "is_pointer"]
+           "DATETIME_TYPES", "is_pointer"]
 
 ARRAY, POINTER, RECORD, SCALAR, BOOL = "array", "pointer", "record", "scalar", "bool"
+
+#: NumPy's datetime64 and timedelta64 (any unit): a signed 64-bit count of units,
+#: NaT being its smallest value, in arrays and as scalars
+DATETIME_TYPES = (types.NPDatetime, types.NPTimedelta)
 
 
 def is_pointer(ty) -> bool:
@@ -57,8 +61,8 @@ def flatten_type(ty, where: str = "argument") -> list[Param]:
         if ty.ndim == 0:
             raise GpuxUserError(f"{where} is a 0-d array, which kernels do not take; pass a "
                                 f"1-element array (x.reshape(1)) or the scalar (x[()])")
-        if isinstance(ty.dtype, (types.Array,)) or not isinstance(
-                ty.dtype, (types.Number, types.Boolean, types.Record)):
+        if not isinstance(ty.dtype, (types.Number, types.Boolean, types.Record)
+                          + DATETIME_TYPES):
             raise GpuxUserError(f"{where}: arrays of {ty.dtype} cannot be passed to a kernel")
         return [Param(ARRAY, ty)]
     if is_pointer(ty):
@@ -70,6 +74,8 @@ def flatten_type(ty, where: str = "argument") -> list[Param]:
     if isinstance(ty, types.Complex):
         return [Param(SCALAR, ty.underlying_float), Param(SCALAR, ty.underlying_float)]
     if isinstance(ty, (types.Integer, types.Float)):
+        return [Param(SCALAR, ty)]
+    if isinstance(ty, DATETIME_TYPES):  # NumPy's datetime64/timedelta64: an int64 count
         return [Param(SCALAR, ty)]
     if isinstance(ty, types.BaseTuple):
         out: list[Param] = []

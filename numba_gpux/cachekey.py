@@ -487,10 +487,12 @@ def _type_key(t) -> str:
     """A Numba argument type; only the kinds whose name says everything about them."""
     from numba.core import types
 
-    if isinstance(t, (types.Integer, types.Float, types.Complex, types.Boolean)):
+    # (datetime64/timedelta64 names carry their unit: "datetime64[D]")
+    named = (types.Integer, types.Float, types.Complex, types.Boolean, types.NPDatetime,
+             types.NPTimedelta)
+    if isinstance(t, named):
         return f"{type(t).__name__}:{t.name}"
-    if isinstance(t, types.Array) and type(t) is types.Array and \
-            isinstance(t.dtype, (types.Integer, types.Float, types.Complex, types.Boolean)):
+    if isinstance(t, types.Array) and type(t) is types.Array and isinstance(t.dtype, named):
         return f"Array:{t.dtype.name}:{t.ndim}:{t.layout}:{t.mutable}:{t.aligned}"
     if isinstance(t, (types.UniTuple, types.Tuple)) and type(t) in (types.UniTuple, types.Tuple):
         return f"{type(t).__name__}(" + ",".join(_type_key(x) for x in t.types) + ")"

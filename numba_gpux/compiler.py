@@ -119,7 +119,7 @@ def compile_neutral(pyfunc, argtypes, options: Options, return_type=None) -> Neu
     from . import context as _context
     from .context import TARGET_NAME, target_context, typing_context
 
-    from .language.checks import GpuxCompiler
+    from .language.checks import GpuxCompiler, lowering_failure
 
     _reject_unsupported_constructs(pyfunc)
     tctx, cctx = typing_context(), target_context()
@@ -131,9 +131,12 @@ def compile_neutral(pyfunc, argtypes, options: Options, return_type=None) -> Neu
                     tctx, cctx, pyfunc, tuple(argtypes), return_type, _flags(options),
                     locals={}, pipeline_class=GpuxCompiler,
                 )
-            except Exception:
+            except Exception as e:
                 if _context.array_math_loads == loads:
-                    raise
+                    failure = lowering_failure(e, pyfunc)
+                    if failure is None:
+                        raise
+                    raise failure from e
                 continue  # array math loaded during this compile: type it again
             if _context.array_math_loads == loads:
                 break
@@ -196,8 +199,15 @@ def _reject_unsupported_constructs(pyfunc) -> None:
     for ins in instrs:
         if ins.opname in ("LOAD_GLOBAL", "LOAD_NAME") and isinstance(ins.argval, str):
             if ins.argval not in glb and not hasattr(builtins, ins.argval):
-                raise UnsupportedError(f"{name}: name {ins.argval!r} is not defined",
-                                       _Loc(code.co_filename, line_of(ins)))
+                loc = _Loc(code.co_filename, line_of(ins))
+                if ins.argval == getattr(pyfunc, "__name__", None):
+                    # a call of itself, compiled (an eager signature) before its name is bound
+                    from .errors import format_loc
+
+                    raise numba_errors.TypingError(
+                        f"recursion is not supported on GPUs: {name} calls itself\n\n"
+                        f"{format_loc(loc)}")
+                raise UnsupportedError(f"{name}: name {ins.argval!r} is not defined", loc)
 
 
 def kernel_symbol(pyfunc, argtypes) -> str:
@@ -294,7 +304,7 @@ def wrap_kernel(neutral: NeutralResult, name: str) -> str:
             cplx = context.make_complex(builder, ty)
             cplx.real, cplx.imag = re_, im
             return cplx._getvalue()
-        if isinstance(ty, (types.Integer, types.Float)):
+        if isinstance(ty, (types.Integer, types.Float) + abi.DATETIME_TYPES):
             return take(1)[0]
         if isinstance(ty, (types.EnumMember, types.IntEnumMember)):
             return take(1)[0]

@@ -47,6 +47,7 @@ from collections import OrderedDict
 
 import numpy as np
 from numba.core import types
+from numba.core.errors import NumbaPerformanceWarning
 from numba.core.typing.typeof import Purpose, typeof
 
 from . import abi
@@ -62,8 +63,9 @@ from .memory import (DeviceArray, HostArg, device_array, device_array_like, from
 __all__ = ["bind_arguments", "launch", "generic_launch", "Shim", "NumpyArgumentWarning"]
 
 
-class NumpyArgumentWarning(UserWarning):
-    """A host array was passed to a kernel and copied both ways."""
+class NumpyArgumentWarning(NumbaPerformanceWarning, UserWarning):
+    """A host array was passed to a kernel and copied both ways (a performance warning
+    in Numba's sense: filters for ``NumbaPerformanceWarning`` apply to it)."""
 
 
 _warned_numpy = False
@@ -153,7 +155,7 @@ def _build_flatten(argtypes, device=None):
             f"    {''.join(f'a{i}, ' for i in range(n))}= a" if n else "    pass"]
     lines = ["    return ["]
     env: dict = {"_array_flat": _array_flat, "_resolve_pointer": resolve_pointer,
-                 "_device": device}
+                 "_device": device, "_i8": np.int64}
     params: list = []
     nflat = 0
 
@@ -187,6 +189,9 @@ def _build_flatten(argtypes, device=None):
         elif isinstance(ty, (types.Integer, types.Float)):
             params.append(("scalar", _np_scalar(ty)))
             lines.append(f"        {expr},")
+        elif isinstance(ty, abi.DATETIME_TYPES):  # np.datetime64/timedelta64: its int64
+            params.append(("scalar", np.int64))
+            lines.append(f"        {expr}.view(_i8),")
         elif isinstance(ty, (types.EnumMember, types.IntEnumMember)):
             params.append(("scalar", _np_scalar(ty.dtype)))
             lines.append(f"        {expr}.value,")
@@ -637,14 +642,27 @@ def _user_stacklevel() -> int:
     return level
 
 
-def _launch_with_host_arrays(dispatcher, cfg, args, host, device):
+def _warn_host_arrays(dispatcher) -> None:
+    """The warning that a launch copies host arrays: once per process, or as the
+    kernel's ``host_copy_warning()`` says (its message for this launch, or None)."""
     global _warned_numpy
-    if not _warned_numpy and any(isinstance(args[i], np.ndarray) for i in host):
+    custom = getattr(dispatcher, "host_copy_warning", None)
+    if custom is not None:
+        message = custom()
+    elif _warned_numpy:
+        return
+    else:
         _warned_numpy = True
-        warnings.warn(
-            f"kernel {dispatcher.__name__}: NumPy arrays passed to a kernel are copied to the "
-            f"device and back after every launch; use numba_gpux.to_device() to keep data on "
-            f"the device", NumpyArgumentWarning, stacklevel=_user_stacklevel())
+        message = (f"kernel {dispatcher.__name__}: NumPy arrays passed to a kernel are copied "
+                   f"to the device and back after every launch; use numba_gpux.to_device() to "
+                   f"keep data on the device")
+    if message:
+        warnings.warn(message, NumpyArgumentWarning, stacklevel=_user_stacklevel())
+
+
+def _launch_with_host_arrays(dispatcher, cfg, args, host, device):
+    if any(isinstance(args[i], np.ndarray) for i in host):
+        _warn_host_arrays(dispatcher)
     given = args
     args = list(args)
     pairs = []

@@ -45,6 +45,32 @@ def test_typing_error_names_line_and_operation():
     assert 'a[i] = "text" + 1' in msg and "test_user_errors.py" in msg
 
 
+def test_a_lowering_that_fails_is_reported_with_the_line_and_the_operation():
+    """A lowering function that raises something other than a Numba error (a library's
+    intrinsic here) is reported naming the kernel's line and the operation, not as the
+    bare exception from inside the code generator; the original is kept as the cause."""
+    from numba.core import types
+    from numba.extending import intrinsic
+
+    @intrinsic(target="gpux")
+    def broken(typingctx, x):
+        def codegen(context, builder, sig, args):
+            raise ValueError("no code for this")
+        return types.int64(x), codegen
+
+    @gpux.jit
+    def k(a):
+        a[0] = broken(a[1])  # the line the error must point at
+
+    with pytest.raises(gpux.UnsupportedError) as ei:
+        gpux.compile(k, "void(int64[::1])")
+    msg = str(ei.value)
+    assert "generating code for the call of Function(<intrinsic broken>) with (int64) " \
+           "failed: ValueError: no code for this" in msg
+    assert "a[0] = broken(a[1])" in msg and "test_user_errors.py" in msg
+    assert isinstance(ei.value.__cause__, ValueError)
+
+
 def test_python_objects_in_kernels_are_rejected_with_the_construct():
     @gpux.jit
     def uses_dict(a):

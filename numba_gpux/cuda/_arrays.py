@@ -67,6 +67,20 @@ class GpuData:
     def owner(self):
         return self._array
 
+    def _span(self):
+        a = self._array
+        return (id(a._alloc), a.offset, a.nbytes)
+
+    # the same memory is the same data: an array and its dtype views (``a.view(np.int64)``)
+    # compare equal, as numba.cuda's views share their MemoryPointer
+    def __eq__(self, other):
+        if not isinstance(other, GpuData):
+            return NotImplemented
+        return self._array._alloc is other._array._alloc and self._span() == other._span()
+
+    def __hash__(self):
+        return hash(self._span())
+
 
 def as_facade(arr):
     """*arr* (a numba_gpux device array made for the facade) as a ``DeviceNDArray``."""

@@ -69,11 +69,25 @@ def jit(func_or_sig=None, device: bool = False, inline="never", forceinline: boo
         if single and not device:
             made.bitcast_arrays = True
         made.inspect_target = _ptx_target
+        if not device:
+            made.host_copy_warning = _host_copy_warning
         return made
 
     if func_or_sig is None:
         return finish(lambda fn: _gpux_jit(fn, **options))
     return finish(_gpux_jit(func_or_sig, **options))
+
+
+def _host_copy_warning():
+    """numba.cuda's warning for a launch that copies host arrays: at every such launch
+    while ``config.CUDA_WARN_ON_IMPLICIT_COPY`` is set (its default), with its text."""
+    from .core import config
+
+    if config.CUDA_WARN_ON_IMPLICIT_COPY and not config.DISABLE_PERFORMANCE_WARNINGS:
+        return ("Host array used in CUDA kernel will incur copy overhead to/from device "
+                "(the NumPy array is copied to the device and back at each launch; "
+                "cuda.to_device() keeps it there)")
+    return None
 
 
 def _ptx_target():

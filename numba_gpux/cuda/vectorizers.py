@@ -57,7 +57,9 @@ class _Arg:
         elif isinstance(value, (numbers.Number, np.generic)) or np.ndim(value) == 0:
             self.array = None
             numpy_scalar = isinstance(value, (np.generic, np.ndarray))
-            self.scalar = value.item() if numpy_scalar else value
+            # (a datetime64/timedelta64 stays a NumPy value: .item() gives a datetime)
+            self.scalar = value.item() if numpy_scalar and np.asarray(value).dtype.kind \
+                not in "mM" else value
             # a NumPy scalar keeps its dtype; a Python one is typed as NumPy would
             self.dtype = np.asarray(value).dtype
             if not numpy_scalar and isinstance(value, (bool, int, float, complex)):
@@ -108,10 +110,12 @@ def _broadcast_view(dev: _mem.DeviceArray, shape: tuple, core: int = 0) -> _mem.
                        tuple(strides) + dev.strides[loop_ndim:], dev.offset)
 
 
-def _kernel_source(nin: int, plain: tuple, nloop: int, nout: int, gufunc: bool) -> str:
+def _kernel_source(nin: int, plain: tuple, nloop: int, nout: int, gufunc: bool,
+                   cast: tuple = ()) -> str:
     """Source of a kernel over *nloop* loop dimensions, one thread per loop element (the
     thread index is unravelled, last axis fastest).  ``plain[k]``: input k is passed as
-    it is (a scalar), not indexed by the loop indices."""
+    it is (a scalar), not indexed by the loop indices; ``cast[k]``: input k is converted
+    to the signature's type ``t<k>`` (a number type: datetimes arrive as they are)."""
     ins = [f"a{k}" for k in range(nin)]
     outs = [f"o{k}" for k in range(nout)]
     lines = [f"def _vectorized(loop_size, {', '.join(ins + outs)}):",
@@ -130,7 +134,8 @@ def _kernel_source(nin: int, plain: tuple, nloop: int, nout: int, gufunc: bool) 
         call = [at(n, p) for n, p in zip(ins, plain)] + [at(o) for o in outs]
         lines.append(f"        fn({', '.join(call)})")
     else:
-        call = [f"t{k}({at(n, p)})" for k, (n, p) in enumerate(zip(ins, plain))]
+        call = [f"t{k}({at(n, p)})" if k < len(cast) and cast[k] else at(n, p)
+                for k, (n, p) in enumerate(zip(ins, plain))]
         lines.append(f"        {at(outs[0])} = fn({', '.join(call)})")
     return "\n".join(lines) + "\n"
 
@@ -145,7 +150,8 @@ class _KernelCache:
     def get(self, key, nin, plain, nloop, nout, gufunc, casts=()):
         k = self.kernels.get(key)
         if k is None:
-            src = _kernel_source(nin, plain, nloop, nout, gufunc)
+            src = _kernel_source(nin, plain, nloop, nout, gufunc,
+                                 tuple(isinstance(t, types.Number) for t in casts))
             ns = {"grid": _grid, "fn": self.fn}
             ns.update({f"t{j}": t for j, t in enumerate(casts)})
             exec(compile(src, f"<numba_gpux.cuda vectorize kernel of {self.fn.__name__}>",
@@ -193,14 +199,24 @@ class CUDAUFunc:
 
     @property
     def types(self) -> list:
-        return [f"{''.join(np.dtype(str(a)).char for a in args)}->{np.dtype(str(r)).char}"
+        def char(t):
+            return numpy_support.as_dtype(t).char
+
+        return [f"{''.join(char(a) for a in args)}->"
+                f"{char(r if r is not None else self._dev.neutral(tuple(args)).return_type)}"
                 for args, r in self._sigs]
 
     def _select(self, dtypes):
-        """(input numba types, return numba type) for inputs of *dtypes*."""
+        """(input numba types, return numba type) for inputs of *dtypes*; a signature
+        without a return type (argument types only) gets the one typing finds."""
+        args, ret = self._select_signature(dtypes)
+        if ret is None:
+            ret = self._dev.neutral(args).return_type
+        return args, ret
+
+    def _select_signature(self, dtypes):
         if not self._sigs:
-            argtys = tuple(numpy_support.from_dtype(d) for d in dtypes)
-            return argtys, self._dev.neutral(argtys).return_type
+            return tuple(numpy_support.from_dtype(d) for d in dtypes), None
         for args, ret in self._sigs:
             if all(np.dtype(str(a)) == d for a, d in zip(args, dtypes)):
                 return tuple(args), ret
@@ -252,7 +268,7 @@ class CUDAUFunc:
         kargs, plain = [], []
         for p, ty in zip(prepared, argtys):
             if p.is_scalar:
-                kargs.append(numpy_support.as_dtype(ty).type(p.scalar))
+                kargs.append(np.asarray(p.scalar).astype(numpy_support.as_dtype(ty))[()])
                 plain.append(True)
             else:
                 dev = p.device(numpy_support.as_dtype(ty))

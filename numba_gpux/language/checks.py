@@ -5,7 +5,9 @@ Python string held in a variable, a list.  Left to lowering they fail deep
 inside (an LLVM IR parse error, a missing ``build_list``); this pass rejects
 them first, as an :class:`~numba_gpux.errors.UnsupportedError` naming the
 construct and the user's source line.  It runs in the pipeline of every
-neutral compile (:class:`GpuxCompiler`).
+neutral compile (:class:`GpuxCompiler`).  A lowering function that fails anyway
+is reported the same way, with the line and the operation it was lowering
+(:func:`lowering_failure`).
 """
 
 from __future__ import annotations
@@ -16,9 +18,12 @@ from numba.core.compiler import Compiler, DefaultPassBuilder
 from numba.core.compiler_machinery import AnalysisPass, FunctionPass, register_pass
 from numba.core.typed_passes import NopythonTypeInference
 
-from ..errors import UnsupportedError
+from numba.core.errors import NumbaError
 
-__all__ = ["GpuxCompiler", "RejectHostOnlyValues", "CaptureDeviceArrays", "return_value_loc"]
+from ..errors import GpuxUserError, InternalCompilerError, UnsupportedError, format_loc
+
+__all__ = ["GpuxCompiler", "RejectHostOnlyValues", "CaptureDeviceArrays", "return_value_loc",
+           "lowering_failure"]
 
 
 def _what(ty) -> str | None:
@@ -156,3 +161,60 @@ class CaptureDeviceArrays(FunctionPass):
         state.args = tuple(state.args) + tuple(a._numba_type_ for a in arrays)
         state.metadata["gpux_captured"] = tuple(arrays)
         return True
+
+
+_OPERATORS = {"add": "+", "sub": "-", "mul": "*", "truediv": "/", "floordiv": "//", "mod": "%",
+              "pow": "**", "lshift": "<<", "rshift": ">>", "and_": "&", "or_": "|", "xor": "^",
+              "matmul": "@", "eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">",
+              "ge": ">=", "neg": "unary -", "pos": "unary +", "invert": "~", "not_": "not"}
+
+
+def lowering_failure(exc, pyfunc):
+    """The error to raise for *exc*, an exception other than Numba's own errors raised
+    by the code that lowers one operation of *pyfunc* (Numba's, a library's or the
+    project's): the bare exception names neither the source line nor the operation.
+    None where *exc* is not such a failure.  A lowering function of numba-gpux's own
+    that fails is an InternalCompilerError; any other is an UnsupportedError."""
+    from numba.core.lowering import BaseLower
+
+    if isinstance(exc, (NumbaError, GpuxUserError, InternalCompilerError)):
+        return None
+    lower = inst = None
+    last_module = None
+    tb = exc.__traceback__
+    while tb is not None:
+        frame = tb.tb_frame
+        this = frame.f_locals.get("self")
+        if isinstance(this, BaseLower):
+            lower = this
+            inst = frame.f_locals.get("inst", inst)
+        module = frame.f_globals.get("__name__", "")
+        if not module.startswith(("llvmlite.", "numba.core.cgutils")):  # helpers: skipped
+            last_module = module
+        tb = tb.tb_next
+    if lower is None or inst is None:
+        return None
+    def typed(variables) -> str:
+        try:
+            return ", ".join(str(lower.typeof(v.name)) for v in variables)
+        except Exception:  # noqa: BLE001 - the description is best effort
+            return "..."
+
+    what = "this statement"
+    value = getattr(inst, "value", None)
+    if isinstance(value, ir.Expr):
+        if value.op in ("binop", "inplace_binop", "unary"):
+            fn = getattr(value, "fn", None)
+            name = getattr(fn, "__name__", str(fn))
+            what = (f"the operator {_OPERATORS.get(name.strip('_'), name)} on "
+                    f"({typed(value.list_vars())})")
+        elif value.op == "call":
+            what = f"the call of {typed([value.func])} with ({typed(value.args)})"
+        else:
+            what = f"the expression {value.op!r} on ({typed(value.list_vars())})"
+    name = getattr(pyfunc, "__qualname__", getattr(pyfunc, "__name__", "kernel"))
+    message = f"{name}: generating code for {what} failed: {type(exc).__name__}: {exc}"
+    if last_module.startswith("numba_gpux"):
+        return InternalCompilerError("lower", f"{message}\n{format_loc(inst.loc)}")
+    return UnsupportedError(f"{message} (in the lowering of {last_module or 'a library'}; "
+                            f"write the operation another way)", inst.loc)

@@ -155,3 +155,15 @@ def test_pointer_kernel_on_the_opencl_c_route(opencl_device):
         np.testing.assert_array_equal(d.copy_to_host(), [0, 2, 4, 6, 8, 10, 12, 7])
         assert "__global" in gpux.compile(k, "void(CPointer(float32), int64, float32)",
                                           target=dev).text
+
+
+def test_gpu_data_of_a_dtype_view_is_the_arrays(device):
+    """As numba.cuda's views share their MemoryPointer: the same memory compares equal
+    (a datetime64 array and its int64 view), a slice or another array does not."""
+    dates = np.arange("2005-02", "2006-02", dtype="datetime64[D]")
+    d = cuda.to_device(dates)
+    viewed = d.view(np.int64)
+    np.testing.assert_array_equal(viewed.copy_to_host(), dates.view(np.int64))
+    assert viewed.gpu_data == d.gpu_data and hash(viewed.gpu_data) == hash(d.gpu_data)
+    assert d[1:].gpu_data != d.gpu_data
+    assert cuda.to_device(dates).gpu_data != d.gpu_data

@@ -234,3 +234,35 @@ def test_host_arrays_like_a_device_array_keep_its_layout(device, shape, order, v
         got = like(d)
         assert got.shape == want.shape and got.strides == want.strides, like.__name__
         assert got.flags["F_CONTIGUOUS"] == want.flags["F_CONTIGUOUS"], like.__name__
+
+
+def test_host_array_launches_give_numbas_performance_warning(device, monkeypatch):
+    """As numba.cuda: each launch that copies a host array warns with a
+    NumbaPerformanceWarning while config.CUDA_WARN_ON_IMPLICIT_COPY is set; device
+    arrays do not warn, and the setting (or DISABLE_PERFORMANCE_WARNINGS) silences it."""
+    import warnings
+
+    from numba.core.errors import NumbaPerformanceWarning
+
+    import numba_gpux as gpux
+
+    @cuda.jit
+    def bump(r, x):
+        r[0] = x + 1
+
+    host = np.zeros(4, np.float32)
+    for _ in range(2):  # every launch, not once per process
+        with pytest.warns(NumbaPerformanceWarning,
+                          match="Host array used in CUDA kernel will incur.+copy overhead"):
+            bump[1, 4](host, 3)
+    assert host[0] == 4
+    with pytest.warns(gpux.NumpyArgumentWarning):  # the same warning, under both names
+        bump[1, 4](host, 3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        bump[1, 4](cuda.to_device(host), 3)
+        monkeypatch.setattr(cuda.config, "CUDA_WARN_ON_IMPLICIT_COPY", False)
+        bump[1, 4](host, 3)
+        monkeypatch.setattr(cuda.config, "CUDA_WARN_ON_IMPLICIT_COPY", True)
+        monkeypatch.setattr(cuda.config, "DISABLE_PERFORMANCE_WARNINGS", 1, raising=False)
+        bump[1, 4](host, 3)

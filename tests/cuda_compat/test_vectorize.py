@@ -258,3 +258,43 @@ def test_gufunc_call_errors(device):
         addv(a, a, out, out=out)
     addv(a, a, out=out)
     np.testing.assert_array_equal(out, 2 * a)
+
+
+def test_datetime_ufuncs_and_signatures_of_argument_types_only(device):
+    from numba.np.numpy_support import from_dtype
+
+    day, span = from_dtype(np.dtype("datetime64[D]")), from_dtype(np.dtype("timedelta64[D]"))
+
+    @cuda.vectorize([(day, day)])   # argument types only: the result type is typing's
+    def timediff(start, end):
+        return end - start
+
+    @cuda.vectorize([(day, span)])
+    def later(d, by):
+        return d + by
+
+    @cuda.guvectorize([(day, day, span[:])], "(),()->()")
+    def gtimediff(start, end, out):
+        out[0] = end - start
+
+    start = np.arange("2005-02", "2006-02", dtype="datetime64[D]")
+    end = start + np.arange(start.size) * 7
+    for f in (timediff, gtimediff):
+        got = f(start, end)
+        assert got.dtype == np.dtype("timedelta64[D]")
+        np.testing.assert_array_equal(got, end - start)
+    assert timediff.types == ["MM->m"]
+    # scalars keep their unit: a datetime64 scalar is not turned into a datetime.date
+    np.testing.assert_array_equal(later(start, np.timedelta64(3, "D")), start + 3)
+    assert later(np.datetime64("2005-02-01"), np.timedelta64(3, "D")) == \
+        np.datetime64("2005-02-04")
+
+    from numba import types
+
+    @cuda.vectorize([(types.float32, types.float32)])
+    def sub(a, b):
+        return a - b
+
+    r = sub(np.float32(5), np.arange(3, dtype=np.float32))
+    assert r.dtype == np.float32 and sub.types == ["ff->f"]
+    np.testing.assert_array_equal(r, 5 - np.arange(3, dtype=np.float32))

@@ -91,9 +91,9 @@ def test_what_the_key_cannot_see_makes_the_kernel_unkeyed(target):
 
     for value in (Scale(2.0), Opaque(), plain):
         assert cachekey.kernel_key(_kernel({"VALUE": value}), ARGS, target) is None
-    # argument types outside numbers, arrays of numbers and tuples of those
+    # argument types outside numbers, datetimes, arrays of those and tuples of those
     k = _kernel({"VALUE": 1})
-    assert cachekey.kernel_key(k, (types.NPDatetime("s"),), target) is None
+    assert cachekey.kernel_key(k, (types.CPointer(types.float32),), target) is None
 
 
 def test_overlays_enter_the_key(target):
@@ -109,3 +109,18 @@ def test_overlays_enter_the_key(target):
     finally:
         reg.remove([name])
     assert cachekey.kernel_key(k, ARGS, target) == before
+
+
+def test_datetime_arguments_and_constants_are_keyed_with_their_units(target):
+    day, hour = types.NPDatetime("D"), types.NPDatetime("h")
+    src = "a[0] = (a[1] - EPOCH) // STEP"
+    k = _kernel({"EPOCH": np.datetime64("2000-01-01"), "STEP": np.timedelta64(1, "D")}, src)
+    keys = {cachekey.kernel_key(k, args, target)
+            for args in [(day[::1],), (hour[::1],), (day[:, ::1],), (day, day[::1])]}
+    assert None not in keys and len(keys) == 4
+    base = cachekey.kernel_key(k, (day[::1],), target)
+    for change in [{"EPOCH": np.datetime64("2000-01-02")},
+                   {"EPOCH": np.datetime64("2000-01-01T00", "h")},
+                   {"STEP": np.timedelta64(2, "D")}]:
+        env = {"EPOCH": np.datetime64("2000-01-01"), "STEP": np.timedelta64(1, "D"), **change}
+        assert cachekey.kernel_key(_kernel(env, src), (day[::1],), target) != base

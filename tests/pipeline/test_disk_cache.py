@@ -183,6 +183,43 @@ def test_a_kernel_reading_an_unknown_object_is_not_indexed(tmp_path):
     assert second["stats"]["disk_hits"] == 1  # the neutral-IR-keyed entry
 
 
+def test_a_datetime_kernel_hits_and_a_changed_date_constant_misses(tmp_path):
+    """datetime64/timedelta64 arguments (arrays and a scalar) and a datetime64 global:
+    the second process launches from the index, and a new date is a miss."""
+    folder = tmp_path / "prog"
+    folder.mkdir()
+    source = """
+        import json
+        import numpy as np
+        import numba_gpux as gpux
+        from numba_gpux import cache, context
+
+        EPOCH = np.datetime64("2000-01-01")
+
+        @gpux.jit(cache=True)
+        def since(d, step, out):
+            i = gpux.grid(1)
+            if i < d.size:
+                out[i] = d[i] - EPOCH + step
+
+        d = gpux.to_device(np.array(["2000-01-20", "2001-05-05"], "M8[D]"))
+        out = gpux.device_array(2, "m8[D]")
+        since[1, 4](d, np.timedelta64(2, "D"), out)
+        print(json.dumps({"out": out.copy_to_host().astype(np.int64).tolist(),
+                          "stats": cache.stats, "typed": since.stats["neutral_compiles"],
+                          "context_built": context._ready}))
+        """
+    _write(folder, "prog.py", source)
+    cache_dir = tmp_path / "cache"
+    first = _run(folder, cache_dir)
+    assert _miss(first) and first["out"] == [21, 492]
+    again = _run(folder, cache_dir)
+    assert _hit(again) and again["out"] == [21, 492]
+    _write(folder, "prog.py", source.replace("2000-01-01", "2000-01-03"))
+    moved = _run(folder, cache_dir)
+    assert _miss(moved) and moved["out"] == [19, 490]
+
+
 def _entries(cache):
     """The disk cache's entries (other parts of numba-gpux keep files in the folder too)."""
     return [p for p in (cache / "code-v2").rglob("*") if p.is_file()]

@@ -170,6 +170,22 @@ def test_recursion_is_rejected():
         gpux.compile(k, "void(int64[::1])", target="opencl")
 
 
+def test_recursion_compiled_before_the_name_is_bound_is_rejected_as_recursion(tmp_path):
+    """An eager signature compiles the function in its decorator, before its name is
+    bound: the call of itself is reported as recursion, not as an undefined name."""
+    from numba.core.errors import TypingError
+
+    path = tmp_path / "fib_module.py"
+    path.write_text("import numba_gpux as gpux\n\n"
+                    "@gpux.jit('int64(int64)', device=True)\n"
+                    "def fib(n):\n"
+                    "    return n if n < 2 else fib(n - 1) + fib(n - 2)\n")
+    with pytest.raises(TypingError, match="recursion is not supported on GPUs: fib calls "
+                                          "itself") as ei:
+        exec(compile(path.read_text(), str(path), "exec"), {"__name__": "fib_module"})
+    assert f'File "{path}", line 5' in str(ei.value)
+
+
 def test_compile_device_function_exports_it():
     art = gpux.compile(inner, "float32(float32)", target="opencl", device=True)
     assert "OpEntryPoint" not in (art.text or "")

@@ -2,7 +2,8 @@
 
 ``ENABLE_CUDASIM`` is False: kernels are always compiled, never simulated.
 The CUDA-specific settings numba.cuda code reads have their numba.cuda
-defaults here (numba_gpux does not act on them); any other name is read from
+defaults here (numba_gpux acts on ``CUDA_WARN_ON_IMPLICIT_COPY`` only: the
+warning of a launch that copies host arrays); any other name is read from
 Numba's own ``numba.core.config`` (``DISABLE_PERFORMANCE_WARNINGS``, ``OPT``...).
 """
 
