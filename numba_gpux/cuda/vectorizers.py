@@ -282,6 +282,46 @@ class CUDAUFunc:
             out_dev = out_dev.view_as((), (), out_dev.offset)
         return _finish(out_dev, host_out, want_device, stream)
 
+    def reduce(self, arg, stream=0):
+        """The binary ufunc folded over the 1-d array *arg* (host or device), pairwise as
+        numba.cuda folds it: element i with element i + n/2, then the halves again, an odd
+        last element last; a NumPy scalar of the ufunc's result type.  *arg* is not
+        changed (numba.cuda folds a device array in place)."""
+        if self.nin != 2:
+            raise TypeError(f"{self.__name__}: reduce needs a ufunc of two arguments, this one "
+                            f"takes {self.nin}")
+        if np.ndim(arg) != 1:
+            raise ValueError(f"{self.__name__}.reduce: the array must be 1-d, not "
+                             f"{np.ndim(arg)}-d")
+        n = arg.shape[0]
+        if n == 0:
+            raise TypeError("Reduction on an empty array.")
+        if n == 1:
+            return arg[0]
+        if isinstance(arg, _mem.DeviceArray):
+            src = arg
+        else:
+            from .api import to_device
+
+            src = to_device(np.ascontiguousarray(arg), stream=stream)
+        res = self._fold(src, stream)
+        return res.copy_to_host(stream=stream or None)[0]
+
+    def _fold(self, src, stream):
+        """A 1-element device array: *src* (n >= 2 elements) folded pairwise, into new
+        arrays (never into *src*)."""
+        from .api import device_array
+
+        n = src.shape[0]
+        half = n // 2
+        _, ret = self._select([src.dtype, src.dtype])
+        out = device_array(half, numpy_support.as_dtype(ret), stream=stream)
+        self(src[:half], src[half:2 * half], out=out, stream=stream)
+        res = out if half == 1 else self._fold(out, stream)
+        if n % 2:
+            self(res, src[n - 1:], out=res, stream=stream)
+        return res
+
     def __repr__(self):
         return f"<numba_gpux.cuda ufunc {self.__name__}>"
 

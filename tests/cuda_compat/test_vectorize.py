@@ -298,3 +298,35 @@ def test_datetime_ufuncs_and_signatures_of_argument_types_only(device):
     r = sub(np.float32(5), np.arange(3, dtype=np.float32))
     assert r.dtype == np.float32 and sub.types == ["ff->f"]
     np.testing.assert_array_equal(r, 5 - np.arange(3, dtype=np.float32))
+
+
+def test_ufunc_reduce_folds_pairwise_and_leaves_its_input(device):
+    @cuda.vectorize(["int32(int32, int32)", "float64(float64, float64)"])
+    def add(a, b):
+        return a + b
+
+    @cuda.vectorize(["int64(int64, int64)"])
+    def sub(a, b):
+        return a - b
+
+    for n in (1, 2, 3, 7, 64, 1001):
+        x = np.arange(n, dtype=np.int32)
+        r = add.reduce(x)
+        assert r == x.sum() and r.dtype == np.int32
+        d = cuda.to_device(x)
+        assert add.reduce(d, stream=cuda.stream()) == x.sum()
+        np.testing.assert_array_equal(d.copy_to_host(), x)  # not folded in place
+    assert add.reduce(np.arange(5.0)) == 10.0
+    # numba.cuda's order: element i with i + n/2 over the first n - 1, the odd one last
+    assert sub.reduce(np.array([1, 2, 4, 8, 16])) == ((1 - 4) - (2 - 8)) - 16
+    with pytest.raises(TypeError, match="Reduction on an empty array"):
+        add.reduce(np.zeros(0, np.int32))
+    with pytest.raises(ValueError, match="must be 1-d"):
+        add.reduce(np.zeros((2, 2), np.int32))
+
+    @cuda.vectorize(["float64(float64)"])
+    def neg(a):
+        return -a
+
+    with pytest.raises(TypeError, match="two arguments"):
+        neg.reduce(np.ones(3))
