@@ -58,9 +58,6 @@ class Param:
 def flatten_type(ty, where: str = "argument") -> list[Param]:
     """The leaves of a kernel argument type, in ABI order."""
     if isinstance(ty, types.Array):
-        if ty.ndim == 0:
-            raise GpuxUserError(f"{where} is a 0-d array, which kernels do not take; pass a "
-                                f"1-element array (x.reshape(1)) or the scalar (x[()])")
         if not isinstance(ty.dtype, (types.Number, types.Boolean, types.Record)
                           + DATETIME_TYPES):
             raise GpuxUserError(f"{where}: arrays of {ty.dtype} cannot be passed to a kernel")

@@ -288,8 +288,8 @@ def wrap_kernel(neutral: NeutralResult, name: str) -> str:
             itemsize = context.get_abi_sizeof(context.get_data_type(ty.dtype))
             context.populate_array(
                 ary, data=data,
-                shape=cgutils.pack_array(builder, shapes),
-                strides=cgutils.pack_array(builder, strides),
+                shape=cgutils.pack_array(builder, shapes, ty=ir.IntType(64)),
+                strides=cgutils.pack_array(builder, strides, ty=ir.IntType(64)),
                 itemsize=context.get_constant(types.intp, itemsize),
                 meminfo=None,
             )
@@ -306,8 +306,8 @@ def wrap_kernel(neutral: NeutralResult, name: str) -> str:
             return cplx._getvalue()
         if isinstance(ty, (types.Integer, types.Float) + abi.DATETIME_TYPES):
             return take(1)[0]
-        if isinstance(ty, (types.EnumMember, types.IntEnumMember)):
-            return take(1)[0]
+        if isinstance(ty, (types.EnumMember, types.IntEnumMember)):  # its value's model
+            return build(ty.dtype)
         if isinstance(ty, types.BaseTuple):
             return context.make_tuple(builder, ty, [build(t) for t in ty.types])
         if isinstance(ty, types.NoneType):

@@ -192,9 +192,8 @@ def _build_flatten(argtypes, device=None):
         elif isinstance(ty, abi.DATETIME_TYPES):  # np.datetime64/timedelta64: its int64
             params.append(("scalar", np.int64))
             lines.append(f"        {expr}.view(_i8),")
-        elif isinstance(ty, (types.EnumMember, types.IntEnumMember)):
-            params.append(("scalar", _np_scalar(ty.dtype)))
-            lines.append(f"        {expr}.value,")
+        elif isinstance(ty, (types.EnumMember, types.IntEnumMember)):  # its value's leaves
+            emit(f"{expr}.value", ty.dtype)
         elif isinstance(ty, types.BaseTuple):
             for i, t in enumerate(ty.types):
                 emit(f"{expr}[{i}]", t)

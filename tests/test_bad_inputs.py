@@ -136,13 +136,6 @@ def uses_list(a):
 def list_literal():
     uses_list[1, 1](a)
 
-@gpux.jit
-def takes_two(a, b):
-    a[0] = b[()]
-
-@case
-def zero_d_argument():
-    takes_two[1, 1](a, gpux.to_device(np.array(3.0, dtype=np.float32)))
 
 @gpux.jit
 def generator(a):
@@ -319,8 +312,6 @@ USER_CASES = {
     "undefined_name": ("UnsupportedError", ["'no_such_name_anywhere' is not defined"],
                        "no_such_name_anywhere"),
     "try_block": ("UnsupportedError", ["try/except"], "try:"),
-    "zero_d_argument": ("GpuxUserError", ["kernel takes_two", "argument 1 (b)", "0-d array"],
-                        None),
     "eager_signature_mismatch": ("TypeError", ["No matching definition",
                                                "array(float64, 1d, C)",
                                                "array(float32, 1d, C)"], None),

@@ -1,5 +1,7 @@
 """Arrays of 1 to 3 dimensions in every layout (C, F, strided views) on the device."""
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -220,3 +222,20 @@ def test_allocating_array_expressions_are_refused_with_the_line():
     with pytest.raises(UnsupportedError, match="arithmetic on whole arrays") as e:
         gpux.compile(array_sum, sig, target="opencl")
     assert "t = x + x" in str(e.value)
+
+
+def test_zero_dimensional_arrays_as_arguments(device):
+    """0-d arrays (device and host) are kernel arguments, read and written with
+    ``x[()]``, as in numba.cuda."""
+    @gpux.jit
+    def twice_plus_one(out, x):
+        out[()] = x[()] * 2 + 1
+
+    out = gpux.to_device(np.zeros((), np.float32))
+    twice_plus_one[1, 1](out, gpux.to_device(np.array(3.0, np.float32)))
+    assert out.shape == () and out.copy_to_host() == 7.0
+    host = np.zeros((), np.int64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", gpux.NumpyArgumentWarning)
+        twice_plus_one[1, 1](host, np.array(5))
+    assert host == 11

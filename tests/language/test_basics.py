@@ -277,3 +277,40 @@ def test_literal_unroll_over_a_heterogeneous_tuple(device):
     out = gpux.to_device(np.zeros(1))
     total[1, 1](out)
     assert out.copy_to_host()[0] == 4.75
+
+
+@pytest.mark.needs("fp64")
+def test_enum_members_of_every_value_kind_as_arguments(device):
+    """Enum members are passed as their values' leaves: an int, a float, a tuple of
+    floats (the ``Planet`` of Python's enum docs); == and != compare members."""
+    import enum
+
+    class Planet(enum.Enum):
+        EARTH = (5.976e24, 6.37814e6)
+        MARS = (6.421e23, 3.3972e6)
+
+    class Color(enum.Enum):
+        red = 1
+        green = 2
+
+    class Shape(enum.IntEnum):
+        circle = 2
+
+    @gpux.jit
+    def compare(a, b, out):
+        out[0] = a == b
+        out[1] = a != b
+
+    @gpux.jit
+    def radius(p, out):
+        out[0] = p.value[1]
+
+    for a, b in [(Planet.EARTH, Planet.EARTH), (Planet.EARTH, Planet.MARS),
+                 (Color.red, Color.green), (Color.green, Color.green),
+                 (Shape.circle, Shape.circle)]:
+        out = gpux.to_device(np.zeros(2, np.bool_))
+        compare[1, 1](a, b, out)
+        assert out.copy_to_host().tolist() == [a == b, a != b]
+    out = gpux.to_device(np.zeros(1, np.float32))
+    radius[1, 1](Planet.MARS, out)
+    assert out.copy_to_host()[0] == np.float32(3.3972e6)
