@@ -374,10 +374,11 @@ class CUDAGUFunc:
             args = tuple(args) + (tuple(out) if isinstance(out, (tuple, list)) else (out,))
         if len(args) not in (self.nin, self.nin + self.nout):
             n = len(args)
-            raise TypeError(f"gufunc {self.__name__} accepts {self.nin} positional arguments "
+            # (numba.cuda's words, which code may match; then the gufunc's name)
+            raise TypeError(f"gufunc accepts {self.nin} positional arguments "
                             f"(the inputs) or {self.nin + self.nout} positional arguments "
                             f"(inputs and outputs). Got {n} positional argument"
-                            f"{'' if n == 1 else 's'}.")
+                            f"{'' if n == 1 else 's'}. (gufunc {self.__name__})")
         prepared = [_Arg(a, stream) for a in args[:self.nin]]
         given_out = list(args[self.nin:])
         dtypes = [p.dtype for p in prepared]

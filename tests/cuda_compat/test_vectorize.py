@@ -249,9 +249,9 @@ def test_gufunc_call_errors(device):
             out[i] = a[i] + b[i]
 
     a = np.arange(4.0)
-    with pytest.raises(TypeError, match=r"accepts 2 positional arguments \(the inputs\) or 3 "
-                                        r"positional arguments \(inputs and outputs\)\. "
-                                        r"Got 1 positional argument\."):
+    with pytest.raises(TypeError, match=r"^gufunc accepts 2 positional arguments \(the inputs\) "
+                                        r"or 3 positional arguments \(inputs and outputs\)\. "
+                                        r"Got 1 positional argument\. \(gufunc addv\)$"):
         addv(a)
     out = np.empty(4)
     with pytest.raises(ValueError, match="'out' as both positional and keyword"):
