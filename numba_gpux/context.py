@@ -14,7 +14,7 @@ from llvmlite import ir
 from llvmlite import binding as ll
 from numba.core import callconv, types
 from numba.core.base import BaseContext
-from numba.core.target_extension import GPU, dispatcher_registry, jit_registry, target_registry
+from numba.core.target_extension import CUDA, dispatcher_registry, jit_registry, target_registry
 from numba.core.typing import BaseContext as TypingBaseContext
 
 from .interface import NEUTRAL_DATA_LAYOUT
@@ -29,8 +29,13 @@ __all__ = ["typing_context", "target_context", "load_language_modules", "GpuxTyp
 TARGET_NAME = "gpux"
 
 
-class Gpux(GPU):
-    """Numba target-extension marker: ``@overload(..., target="gpux")``."""
+class Gpux(CUDA):
+    """Numba target-extension marker: ``@overload(..., target="gpux")``.
+
+    A kind of Numba's ``cuda`` target in its hierarchy: code written for numba.cuda
+    registers its extensions with ``numba.extending.overload(..., target="cuda")``, and
+    those apply to every kernel here too (one registered for "gpux" is more specific,
+    so it wins over a "cuda" one for the same function)."""
 
 
 target_registry[TARGET_NAME] = Gpux
@@ -63,6 +68,23 @@ def _overload_jit(*args, **options):
         return wrap(args[0])
     return wrap
 
+
+class OverloadFrontEnd:
+    """What Numba's ``@overload(..., inline="always")`` (or a cost model) reads of the
+    implementation's dispatcher, ``disp._compiler``, to run its front end on the
+    implementation for inlining: the target descriptor, the pipeline and the locals."""
+
+    targetdescr = _TargetDescriptor()
+    locals: dict = {}
+
+    @property
+    def pipeline_class(self):
+        from .language.checks import GpuxCompiler
+
+        return GpuxCompiler
+
+
+OVERLOAD_FRONT_END = OverloadFrontEnd()
 
 dispatcher_registry[Gpux] = _OverloadDispatcherMarker
 jit_registry[Gpux] = _overload_jit

@@ -403,6 +403,13 @@ class GpuxFunction(KernelAttributes):
                     signatures=self._eager_sigs or None, extra=self.extra)
             return self._device_twin
 
+    @property
+    def _compiler(self):
+        """Numba's dispatcher attribute that ``@overload(inline=...)`` reads."""
+        from .context import OVERLOAD_FRONT_END
+
+        return OVERLOAD_FRONT_END
+
     def get_call_template(self, args, kws):
         if not self.is_device:
             # the typing context types a kernel named in device code as its

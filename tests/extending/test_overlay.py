@@ -141,3 +141,76 @@ def test_typing_level_extensions_work_in_kernels(opencl_device):
 
     x = np.linspace(-2, 2, 17).astype(np.float32)
     np.testing.assert_allclose(_run(k, x), np.clip(2 * x, -1, 1) + x * x, rtol=1e-6)
+
+
+def _answer():
+    raise NotImplementedError
+
+
+@overload(_answer, target="gpux", inline="always")
+def _answer_inline():
+    def impl():
+        a = gpux.local.array(1, dtype=np.float32)
+        a[0] = 42.0
+        return a[0]
+    return impl
+
+
+def _offset(x, y):
+    raise NotImplementedError
+
+
+@overload(_offset, target="gpux", inline=lambda expr, caller, callee: True)
+def _offset_cost_model(x, y):
+    def impl(x, y):
+        return x + y
+    return impl
+
+
+def _seven():
+    raise NotImplementedError
+
+
+@overload(_seven, target="cuda", inline="always")   # written for numba.cuda
+def _seven_for_numba_cuda():
+    def impl():
+        return 7
+    return impl
+
+
+def _three():
+    raise NotImplementedError
+
+
+@overload(_three, target="cuda")
+def _three_for_numba_cuda():
+    def impl():
+        return 3
+    return impl
+
+
+@overload(_three, target="gpux")   # the more specific target's wins
+def _three_here():
+    def impl():
+        return 30
+    return impl
+
+
+def test_inlined_overloads_and_numba_cuda_extensions(opencl_device):
+    """``@overload(inline="always")`` or with a cost model is inlined at Numba's IR
+    level (it reads the dispatcher's front end); numba.extending's ``target="cuda"``
+    overloads, as numba.cuda code writes them, apply here too, and one for "gpux" is
+    chosen over one for "cuda"."""
+    @gpux.jit
+    def k(out):
+        out[0] = _answer()
+        out[1] = _offset(out[0], np.float32(1))
+        out[2] = _seven()
+        out[3] = _three()
+
+    out = gpux.to_device(np.zeros(4, np.float32))
+    k[1, 1](out)
+    np.testing.assert_array_equal(out.copy_to_host(), [42, 43, 7, 30])
+    # Numba's CPU target does not take them
+    with pytest.raises(numba.core.errors.NumbaError, match="current target"):
+        numba.njit(lambda: _seven())()
