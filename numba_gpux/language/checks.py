@@ -22,8 +22,8 @@ from numba.core.errors import NumbaError
 
 from ..errors import GpuxUserError, InternalCompilerError, UnsupportedError, format_loc
 
-__all__ = ["GpuxCompiler", "RejectHostOnlyValues", "CaptureDeviceArrays", "return_value_loc",
-           "lowering_failure"]
+__all__ = ["GpuxCompiler", "RejectHostOnlyValues", "RejectAllocations", "CaptureDeviceArrays",
+           "return_value_loc", "lowering_failure"]
 
 
 def _what(ty) -> str | None:
@@ -69,7 +69,8 @@ class RejectHostOnlyValues(AnalysisPass):
                                     None)
                 if what is None and isinstance(inst.value, ir.Expr):
                     if inst.value.op == "call":
-                        what = _allocating_ufunc(inst.value, typemap, calltypes)
+                        what = _allocating_ufunc(inst.value, typemap, calltypes) or \
+                            _allocating_method(inst.value, typemap)
                     elif inst.value.op in ("binop", "unary") and isinstance(
                             typemap.get(inst.target.name), types.Array):
                         what = ("arithmetic on whole arrays would allocate its result, which "
@@ -95,14 +96,69 @@ def _allocating_ufunc(expr, typemap, calltypes) -> str | None:
     return None
 
 
+#: what the message for an allocation suggests instead
+_INSTEAD = ("GPU code cannot allocate arrays; use gpux.local.array(shape, dtype) for an array "
+            "of each thread, gpux.shared.array(shape, dtype) for one of each block, or pass the "
+            "array to the kernel")
+
+#: NumPy functions whose result is a new array
+_ALLOCATING_NUMPY = frozenset((
+    "zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like", "full_like",
+    "array", "copy", "arange", "linspace", "eye", "identity", "concatenate", "stack", "hstack",
+    "vstack", "tile", "repeat", "sort", "argsort", "cumsum", "cumprod", "diff", "unique",
+    "outer"))
+
+#: array methods whose result is a new array (Numba's typing keys)
+_ALLOCATING_METHODS = frozenset(("array.copy", "array.astype", "array.flatten", "array.cumsum",
+                                 "array.cumprod", "array.argsort", "array.repeat"))
+
+
+def _allocating_method(expr, typemap) -> str | None:
+    fnty = typemap.get(expr.func.name)
+    key = getattr(fnty, "typing_key", None) if isinstance(fnty, types.BoundFunction) else None
+    if key in _ALLOCATING_METHODS:
+        return f"a.{key.partition('.')[2]}() makes a new array: {_INSTEAD}"
+    return None
+
+
+@register_pass(mutates_CFG=False, analysis_only=True)
+class RejectAllocations(AnalysisPass):
+    """Before typing: a call of a NumPy function that makes a new array (np.zeros,
+    np.empty, ...) is an error naming the line, not Numba's list of the overloads that
+    failed to type deep inside it."""
+
+    _name = "gpux_reject_allocations"
+
+    def __init__(self):
+        AnalysisPass.__init__(self)
+
+    def run_pass(self, state):
+        from numba.core.ir_utils import find_callname, guard
+
+        func_ir = state.func_ir
+        if func_ir.func_id.modname.partition(".")[0] == "numba":
+            return False  # Numba's own implementations (see RejectHostOnlyValues)
+        for block in func_ir.blocks.values():
+            for inst in block.body:
+                if isinstance(inst, ir.Assign) and isinstance(inst.value, ir.Expr) \
+                        and inst.value.op == "call":
+                    found = guard(find_callname, func_ir, inst.value)
+                    if found and found[1] == "numpy" and found[0] in _ALLOCATING_NUMPY:
+                        raise UnsupportedError(
+                            f"{func_ir.func_id.func_qualname}: np.{found[0]}() makes a new "
+                            f"array: {_INSTEAD}", inst.loc)
+        return False
+
+
 class GpuxCompiler(Compiler):
-    """Numba's nopython pipeline with :class:`CaptureDeviceArrays` before typing and
-    :class:`RejectHostOnlyValues` after it."""
+    """Numba's nopython pipeline with :class:`CaptureDeviceArrays` and
+    :class:`RejectAllocations` before typing and :class:`RejectHostOnlyValues` after it."""
 
     def define_pipelines(self):
         pm = DefaultPassBuilder.define_nopython_pipeline(self.state)
         before = pm.passes[[p for p, _ in pm.passes].index(NopythonTypeInference) - 1][0]
         pm.add_pass_after(CaptureDeviceArrays, before)
+        pm.add_pass_after(RejectAllocations, CaptureDeviceArrays)
         pm.add_pass_after(RejectHostOnlyValues, NopythonTypeInference)
         pm.finalize()
         return [pm]
