@@ -25,6 +25,12 @@ gives medians.
 Goals: first kernel <= 0.35x numba-cuda's first compile_ptx; second
 target <= 0.15x the first; new signature < 0.5 ms.
 
+The numba-cuda column runs in this interpreter unless ``NUMBA_CUDA_PYTHON`` names
+another, with the numba-cuda distribution installed (it replaces Numba's bundled
+``numba.cuda``, so it is usually kept out of the environment that runs numba-gpux):
+e.g. ``python -m venv /tmp/ncv && /tmp/ncv/bin/pip install "numba-cuda[cu12]"`` and
+``NUMBA_CUDA_PYTHON=/tmp/ncv/bin/python``.
+
 Usage: python benchmarks/bench_compile.py [--runs 7] [--out FILE]
 """
 
@@ -173,8 +179,24 @@ CASES = {
 }
 
 
-def _run(code: str, args: list, env: dict) -> dict:
-    p = subprocess.run([sys.executable, "-c", code, *args], env=env, capture_output=True,
+#: the interpreter of the numba-cuda column (see the module's docstring)
+REFERENCE_PYTHON = os.environ.get("NUMBA_CUDA_PYTHON") or sys.executable
+
+
+def _python(name: str) -> str:
+    return REFERENCE_PYTHON if name == "numba_cuda" else sys.executable
+
+
+def _reference_version():
+    """The numba-cuda version of the reference interpreter (None: not installed)."""
+    p = subprocess.run([REFERENCE_PYTHON, "-c", "import importlib.metadata as m; "
+                        "print(m.version('numba-cuda'))"], capture_output=True, text=True,
+                       timeout=120)
+    return p.stdout.strip() or None if p.returncode == 0 else None
+
+
+def _run(code: str, args: list, env: dict, python: str = sys.executable) -> dict:
+    p = subprocess.run([python, "-c", code, *args], env=env, capture_output=True,
                        text=True, timeout=600)
     if p.returncode != 0:
         err = p.stderr.strip().splitlines()
@@ -188,13 +210,13 @@ def measure(runs: int) -> dict:
     errors: dict[str, str] = {}
     for name, (code, args) in CASES.items():  # warm the bytecode cache; find what runs
         try:
-            _run(code, args, env)
+            _run(code, args, env, _python(name))
         except Exception as e:
             errors[name] = str(e)
     for _ in range(runs):
         for name, (code, args) in CASES.items():
             if name not in errors:
-                samples[name].append(_run(code, args, env))
+                samples[name].append(_run(code, args, env, _python(name)))
 
     def med(name, field):
         vals = [s[field] for s in samples[name]]
@@ -252,6 +274,8 @@ def measure(runs: int) -> dict:
         g["new_signature_ms"] = {"max": GOALS["new_signature_ms"], "value": v,
                                  "met": v < GOALS["new_signature_ms"]}
     out["machine"] = machine()
+    out["machine"]["versions"]["numba_cuda"] = _reference_version()
+    out["reference_python"] = REFERENCE_PYTHON
     return out
 
 
