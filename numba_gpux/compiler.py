@@ -23,7 +23,8 @@ from numba.core.target_extension import target_override
 from . import abi, irtext
 from .machines import default_emit, llvm_options, target_machine
 from .passes import internalize, run_passes
-from .errors import InternalCompilerError, GpuxUserError, UnsupportedError, ValidationError
+from .errors import (InternalCompilerError, GpuxUserError, UndefinedNameError, UnsupportedError,
+                     ValidationError)
 from .interface import Artifact, Target, provide_defaults
 
 __all__ = ["Options", "Job", "TARGET_STAGES", "compile_neutral", "wrap_kernel",
@@ -207,7 +208,8 @@ def _reject_unsupported_constructs(pyfunc) -> None:
                     raise numba_errors.TypingError(
                         f"recursion is not supported on GPUs: {name} calls itself\n\n"
                         f"{format_loc(loc)}")
-                raise UnsupportedError(f"{name}: name {ins.argval!r} is not defined", loc)
+                raise UndefinedNameError(f"{name}: NameError: name {ins.argval!r} is not defined",
+                                         loc)
 
 
 def kernel_symbol(pyfunc, argtypes) -> str:

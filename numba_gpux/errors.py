@@ -9,9 +9,12 @@
 
 from __future__ import annotations
 
+from numba.core.errors import TypingError
+
 __all__ = [
     "GpuxUserError",
     "UnsupportedError",
+    "UndefinedNameError",
     "LaunchError",
     "LaunchTypeError",
     "DeviceNotFoundError",
@@ -33,6 +36,15 @@ class UnsupportedError(GpuxUserError):
         if loc is not None:
             message = f"{message}\n\n{format_loc(loc)}"
         super().__init__(message)
+
+
+class UndefinedNameError(UnsupportedError, TypingError):
+    """GPU code reads a name that is defined nowhere: also Numba's ``TypingError``, which
+    numba.cuda raises for it (and code written for numba.cuda catches)."""
+
+    def __init__(self, message: str, loc=None):
+        UnsupportedError.__init__(self, message, loc)
+        self.loc = loc
 
 
 class LaunchError(GpuxUserError, ValueError):

@@ -309,7 +309,8 @@ USER_CASES = {
                            "yield 1"),
     "returned_value": ("UnsupportedError", ["returns", "must not return a value"],
                        "return 5"),
-    "undefined_name": ("UnsupportedError", ["'no_such_name_anywhere' is not defined"],
+    "undefined_name": ("UndefinedNameError", ["NameError: name 'no_such_name_anywhere' is "
+                                              "not defined"],
                        "no_such_name_anywhere"),
     "try_block": ("UnsupportedError", ["try/except"], "try:"),
     "eager_signature_mismatch": ("TypeError", ["No matching definition",

@@ -87,6 +87,23 @@ def test_allocating_arrays_is_rejected_with_the_line_and_what_to_use(stmt, what)
     assert 'File "<kernel source>", line 2' in msg
 
 
+def test_an_undefined_name_is_also_numbas_typing_error(opencl_device):
+    """As numba.cuda reports it, also from a device function the kernel calls."""
+    @gpux.jit(device=True)
+    def uses_floor(x):
+        return floor(x)  # noqa: F821 - the undefined name
+
+    @gpux.jit
+    def k(a):
+        a[0] = uses_floor(1.5)
+
+    with pytest.raises(TypingError, match="NameError: name 'floor' is not defined"):
+        k[1, 1](gpux.to_device(np.zeros(1)))
+    with pytest.raises(gpux.UnsupportedError) as ei:
+        gpux.compile(uses_floor, "float64(float64)", device=True)
+    assert isinstance(ei.value, TypingError) and "return floor(x)" in str(ei.value)
+
+
 def test_views_are_not_allocations(opencl_device):
     @gpux.jit
     def views(a, out):
