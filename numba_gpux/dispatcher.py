@@ -17,6 +17,7 @@ from . import abi
 from . import hooks as _hooks
 from . import serialize as _serialize
 from .attributes import KernelAttributes
+from .inspection import KernelInspection
 from .compiler import Options, compile_neutral, kernel_symbol, wrap_kernel
 from .devices import Device as _Device
 from .errors import GpuxUserError, LaunchError, LaunchTypeError
@@ -143,7 +144,7 @@ _hooks.implement("launch.forall_block_size", device_kind="cpu",
                  fn=lambda q: q.limit("max_threads_per_block", 256))
 
 
-class GpuxFunction(KernelAttributes):
+class GpuxFunction(KernelAttributes, KernelInspection):
     """A jitted kernel or device function."""
 
     def __init__(self, py_func, *, device: bool = False, options: Options | None = None,
@@ -618,59 +619,6 @@ class GpuxFunction(KernelAttributes):
         if got is None:
             got = self.__dict__["_specializations"] = {}
         return got
-
-    def inspect_types(self):
-        return {k: r.cres.type_annotation for k, r in self._neutral.items()}
-
-    #: the target :meth:`inspect_asm` compiles for when none is given: None (the
-    #: default device's), or a callable returning a target spec (numba.cuda's
-    #: facade: PTX for the current device's compute capability)
-    inspect_target = None
-
-    def _inspected(self, signature) -> list[tuple]:
-        """(argument types, return type or None) for *signature* (a signature, a
-        string or a tuple of types), or for every signature compiled so far."""
-        if signature is None:
-            return [(a, None) for a in self.signatures]
-        if isinstance(signature, (tuple, list)):
-            return [(tuple(signature), None)]
-        args, ret = sigutils.normalize_signature(signature)
-        return [(tuple(args), ret)]
-
-    def inspect_llvm(self, signature=None):
-        """The LLVM IR lowered for *signature* (target-neutral, before any target's
-        optimizer; a kernel's with its entry wrapper), or ``{argtypes: IR}`` for every
-        signature compiled so far.  ``numba_gpux.compile(...).llvm_ir`` is a target's
-        optimized IR."""
-        def ir_of(args, ret):
-            if self.is_device:
-                return self.neutral(args, ret).library.neutral_ir()
-            return self.kernel_ir(args)[1]
-
-        sigs = self._inspected(signature)
-        return ir_of(*sigs[0]) if signature is not None else {a: ir_of(a, r) for a, r in sigs}
-
-    def inspect_asm(self, signature=None, target=None):
-        """The readable code (PTX, SPIR-V disassembly, MSL) compiled for *signature*
-        for *target* (a name, Device or Target; default: :attr:`inspect_target`, else
-        the default device's target), or ``{argtypes: text}`` for every signature
-        compiled so far."""
-        from .cache import compile_target
-        from .devices import default_device, resolve_target
-
-        if target is None:
-            target = self.inspect_target() if self.inspect_target else default_device()
-        tgt = resolve_target(target)
-
-        def text_of(args, ret):
-            if not self.is_device:
-                return self.code_for(args, tgt).text
-            res = self.neutral(args, ret)
-            return compile_target(res.library.neutral_ir(), (), tgt, self.options,
-                                  name=self.__name__, exports=(res.fndesc.llvm_func_name,)).text
-
-        sigs = self._inspected(signature)
-        return text_of(*sigs[0]) if signature is not None else {a: text_of(a, r) for a, r in sigs}
 
 
 def _same_width_view(actual, formal) -> bool:

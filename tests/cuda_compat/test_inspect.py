@@ -1,6 +1,7 @@
-"""``kernel.inspect_asm()`` and ``kernel.inspect_llvm()``: numba.cuda's way to look at
-the code of a kernel or device function (PTX, and the LLVM IR lowered from Python),
-and the same methods on ``numba_gpux.jit`` functions (any target's code)."""
+"""``kernel.inspect_asm()``, ``kernel.inspect_llvm()`` and ``kernel.inspect_types()``:
+numba.cuda's way to look at the code of a kernel or device function (PTX, the LLVM IR
+lowered from Python, Numba's typed annotation), and the same methods on
+``numba_gpux.jit`` functions (any target's code)."""
 
 import numpy as np
 import pytest
@@ -76,3 +77,22 @@ def test_inspecting_a_signature_that_does_not_type_raises():
     with pytest.raises(TypingError):
         k.inspect_asm((F32,))
     assert k.inspect_asm() == {}
+
+
+def test_inspect_types_prints_each_signatures_annotation(capsys):
+    import io
+
+    @cuda.jit([(types.float32, types.int32), (types.float64, types.int64)])
+    def foo(x, y):
+        z = x + y  # noqa: F841 - typed in the annotation
+
+    out = io.StringIO()
+    assert foo.inspect_types(file=out) is None
+    text = out.getvalue()
+    assert "foo (float32, int32)" in text and "foo (float64, int64)" in text
+    assert ":: float32" in text and ":: float64" in text   # the typed variables
+    foo.inspect_types(signature=(types.float64, types.int64))   # to stdout, one signature
+    printed = capsys.readouterr().out
+    assert "foo (float64, int64)" in printed and "float32, int32" not in printed
+    with pytest.raises(gpux.GpuxUserError, match="pretty"):
+        foo.inspect_types(pretty=True)

@@ -37,8 +37,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("cache", "cachekey"),
     # 5: the runtime side
     ("devices", "memory", "launch", "hooks", "waiting"),
-    # 6: the kernel object (and what drivers report of its compiled code)
-    ("dispatcher", "attributes"),
+    # 6: the kernel object (what drivers report of its compiled code, its inspection)
+    ("dispatcher", "attributes", "inspection"),
     # 7: the public API
     ("api", "probe", ""),
     # 8: facades, libraries, tools and the built-in targets, on the public contract

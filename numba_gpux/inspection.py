@@ -1,0 +1,80 @@
+"""The kernel object's views of its compiled code: Numba's typed annotation, the
+neutral LLVM IR and a target's readable code (mixed into ``dispatcher.GpuxFunction``)."""
+
+from __future__ import annotations
+
+import sys
+
+from numba.core import sigutils
+
+from .errors import GpuxUserError
+
+__all__ = ["KernelInspection"]
+
+
+class KernelInspection:
+    """``inspect_types``, ``inspect_llvm`` and ``inspect_asm`` (the kernel object
+    provides ``signatures``, ``_neutral``, ``neutral``, ``kernel_ir``, ``code_for``,
+    ``is_device`` and ``options``)."""
+
+    def inspect_types(self, file=None, signature=None, pretty=False, style="default"):
+        """Print Numba's typed annotation of each signature compiled (or of
+        *signature*) to *file* (stdout), as Numba's dispatchers do."""
+        if pretty:
+            raise GpuxUserError("inspect_types(pretty=True) is not supported; use the text form")
+        chosen = {tuple(a) for a, _ in self._inspected(signature)} if signature else None
+        out = sys.stdout if file is None else file
+        for args, res in dict((r.argtypes, r) for r in self._neutral.values()).items():
+            if chosen is None or args in chosen:
+                print(f"{self.__name__} {args}", "-" * 80, res.cres.type_annotation, "=" * 80,
+                      sep="\n", file=out)
+
+    #: the target :meth:`inspect_asm` compiles for when none is given: None (the
+    #: default device's), or a callable returning a target spec (numba.cuda's
+    #: facade: PTX for the current device's compute capability)
+    inspect_target = None
+
+    def _inspected(self, signature) -> list[tuple]:
+        """(argument types, return type or None) for *signature* (a signature, a
+        string or a tuple of types), or for every signature compiled so far."""
+        if signature is None:
+            return [(a, None) for a in self.signatures]
+        if isinstance(signature, (tuple, list)):
+            return [(tuple(signature), None)]
+        args, ret = sigutils.normalize_signature(signature)
+        return [(tuple(args), ret)]
+
+    def inspect_llvm(self, signature=None):
+        """The LLVM IR lowered for *signature* (target-neutral, before any target's
+        optimizer; a kernel's with its entry wrapper), or ``{argtypes: IR}`` for every
+        signature compiled so far.  ``numba_gpux.compile(...).llvm_ir`` is a target's
+        optimized IR."""
+        def ir_of(args, ret):
+            if self.is_device:
+                return self.neutral(args, ret).library.neutral_ir()
+            return self.kernel_ir(args)[1]
+
+        sigs = self._inspected(signature)
+        return ir_of(*sigs[0]) if signature is not None else {a: ir_of(a, r) for a, r in sigs}
+
+    def inspect_asm(self, signature=None, target=None):
+        """The readable code (PTX, SPIR-V disassembly, MSL) compiled for *signature*
+        for *target* (a name, Device or Target; default: :attr:`inspect_target`, else
+        the default device's target), or ``{argtypes: text}`` for every signature
+        compiled so far."""
+        from .cache import compile_target
+        from .devices import default_device, resolve_target
+
+        if target is None:
+            target = self.inspect_target() if self.inspect_target else default_device()
+        tgt = resolve_target(target)
+
+        def text_of(args, ret):
+            if not self.is_device:
+                return self.code_for(args, tgt).text
+            res = self.neutral(args, ret)
+            return compile_target(res.library.neutral_ir(), (), tgt, self.options,
+                                  name=self.__name__, exports=(res.fndesc.llvm_func_name,)).text
+
+        sigs = self._inspected(signature)
+        return text_of(*sigs[0]) if signature is not None else {a: text_of(a, r) for a, r in sigs}
