@@ -173,6 +173,9 @@ class GpuxFunction(KernelAttributes, KernelInspection):
         self._in_progress: set = set()
         self._nonliteral_failed: set = set()        # non-literal argtypes that did not type
         self._device_twin: GpuxFunction | None = None  # see device_function
+        #: the kernels specialize() made, by argument types
+        self.specializations: dict = {}
+        self._config_variants: dict = {}            # see for_launch_config
         self.stats = {"neutral_compiles": 0, "target_compiles": 0}
         self._pysig = utils.pysignature(py_func)
         self._nparams = len(self._pysig.parameters)
@@ -213,7 +216,7 @@ class GpuxFunction(KernelAttributes, KernelInspection):
         key = (cfg.griddim, cfg.blockdim, cfg.shared_bytes)
         if key == self._compiled_config:
             return self
-        variants = self.__dict__.setdefault("_config_variants", {})
+        variants = self._config_variants
         k = variants.get(key)
         if k is None:
             with self._lock:
@@ -612,14 +615,6 @@ class GpuxFunction(KernelAttributes, KernelInspection):
             self.specializations[argtypes] = k
         return k
 
-    @property
-    def specializations(self) -> dict:
-        """The kernels :meth:`specialize` made, by argument types."""
-        got = self.__dict__.get("_specializations")
-        if got is None:
-            got = self.__dict__["_specializations"] = {}
-        return got
-
 
 def _same_width_view(actual, formal) -> bool:
     """Whether an array of type *actual* can be viewed as *formal*: same ndim, a
@@ -638,15 +633,14 @@ def _same_width_view(actual, formal) -> bool:
 _CARVEOUTS = {"maxl1": 0, "maxshared": 100, "default": -1}
 
 
-def _carveout(value) -> int:
-    """``shared_memory_carveout`` as a percentage, or -1 for the driver's default."""
+def _carveout(value):
+    """``shared_memory_carveout`` with its names as percentages ("default": -1, the
+    driver's); Options checks the range."""
     if isinstance(value, str):
         if value.lower() not in _CARVEOUTS:
             raise ValueError(f"Invalid carveout value {value!r}: use 'MaxL1', 'MaxShared', "
                              f"'default' or a percentage")
         return _CARVEOUTS[value.lower()]
-    if not isinstance(value, int) or isinstance(value, bool) or not -1 <= value <= 100:
-        raise ValueError(f"shared_memory_carveout must be between -1 and 100, not {value!r}")
     return value
 
 

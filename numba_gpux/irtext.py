@@ -167,10 +167,7 @@ def add_function_attributes(text: str, functions, attrs: dict) -> str:
         found = list(pat.finditer(text))
         if len(found) != 1:
             raise ValueError(f"function {name!r} not defined exactly once")
-        i, depth = found[0].end(), 1
-        while depth:  # to the parenthesis that closes the parameter list
-            depth += {"(": 1, ")": -1}.get(text[i], 0)
-            i += 1
+        i = _close_paren(text, found[0].end() - 1) + 1  # past the parameter list
         i = _BEFORE_FN_ATTRS.match(text, i).end()  # (unnamed_addr, addrspace come first)
         text = f"{text[:i]} {spelled}{text[i:]}"
     return text

@@ -25,8 +25,9 @@ def jit(func_or_sig=None, device: bool = False, inline="never", forceinline: boo
     Accepted as in numba.cuda: a signature or list of signatures (eager
     compilation), ``device``, ``inline``, ``forceinline``, ``debug``, ``opt``,
     ``fastmath``, ``lineinfo``, ``cache``, ``boundscheck``, ``max_registers``,
-    ``launch_bounds``, ``shared_memory_carveout``, ``lto`` and ``extensions`` (objects whose ``prepare_args``
-    is applied to each argument before a launch: GpuxFunction.extensions).
+    ``launch_bounds``, ``shared_memory_carveout``, ``lto`` and ``extensions``
+    (objects whose ``prepare_args`` is applied to each argument before a launch:
+    GpuxFunction.extensions).
     ``link`` (CUDA C/PTX files) is not supported.
     """
     if link:

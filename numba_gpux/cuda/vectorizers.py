@@ -57,11 +57,11 @@ class _Arg:
         elif isinstance(value, (numbers.Number, np.generic)) or np.ndim(value) == 0:
             self.array = None
             numpy_scalar = isinstance(value, (np.generic, np.ndarray))
-            # (a datetime64/timedelta64 stays a NumPy value: .item() gives a datetime)
-            self.scalar = value.item() if numpy_scalar and np.asarray(value).dtype.kind \
-                not in "mM" else value
-            # a NumPy scalar keeps its dtype; a Python one is typed as NumPy would
             self.dtype = np.asarray(value).dtype
+            # (a datetime64/timedelta64 stays a NumPy value: .item() gives a datetime)
+            self.scalar = value.item() if numpy_scalar and self.dtype.kind not in "mM" \
+                else value
+            # a NumPy scalar keeps its dtype; a Python one is typed as NumPy would
             if not numpy_scalar and isinstance(value, (bool, int, float, complex)):
                 self.dtype = np.dtype({bool: np.bool_, int: np.int64, float: np.float64,
                                        complex: np.complex128}[type(value)])
@@ -202,17 +202,17 @@ class CUDAUFunc:
         def char(t):
             return numpy_support.as_dtype(t).char
 
-        return [f"{''.join(char(a) for a in args)}->"
-                f"{char(r if r is not None else self._dev.neutral(tuple(args)).return_type)}"
+        return [f"{''.join(char(a) for a in args)}->{char(self._result_type(args, r))}"
                 for args, r in self._sigs]
 
+    def _result_type(self, args, ret):
+        """*ret*, or for a signature of argument types only the one typing finds."""
+        return ret if ret is not None else self._dev.neutral(tuple(args)).return_type
+
     def _select(self, dtypes):
-        """(input numba types, return numba type) for inputs of *dtypes*; a signature
-        without a return type (argument types only) gets the one typing finds."""
+        """(input numba types, return numba type) for inputs of *dtypes*."""
         args, ret = self._select_signature(dtypes)
-        if ret is None:
-            ret = self._dev.neutral(args).return_type
-        return args, ret
+        return args, self._result_type(args, ret)
 
     def _select_signature(self, dtypes):
         if not self._sigs:

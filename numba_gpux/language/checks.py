@@ -51,9 +51,7 @@ class RejectHostOnlyValues(AnalysisPass):
     def run_pass(self, state):
         typemap, calltypes = state.typemap, state.calltypes
         func_id = state.func_ir.func_id
-        if func_id.modname.partition(".")[0] == "numba":
-            # Numba's own implementations (an @overload tried while typing a call) are
-            # not the user's code: a failure there is the candidate's, and typing goes on
+        if _numbas_own(func_id):
             return False
         name = func_id.func_qualname
         for block in state.func_ir.blocks.values():
@@ -79,6 +77,12 @@ class RejectHostOnlyValues(AnalysisPass):
                 if what is not None:
                     raise UnsupportedError(f"{name}: {what}", inst.loc)
         return False
+
+
+def _numbas_own(func_id) -> bool:
+    """Numba's own implementations (an @overload tried while typing a call) are not the
+    user's code: a failure there is the candidate's, and typing goes on."""
+    return func_id.modname.partition(".")[0] == "numba"
 
 
 def _allocating_ufunc(expr, typemap, calltypes) -> str | None:
@@ -136,8 +140,8 @@ class RejectAllocations(AnalysisPass):
         from numba.core.ir_utils import find_callname, guard
 
         func_ir = state.func_ir
-        if func_ir.func_id.modname.partition(".")[0] == "numba":
-            return False  # Numba's own implementations (see RejectHostOnlyValues)
+        if _numbas_own(func_ir.func_id):
+            return False
         for block in func_ir.blocks.values():
             for inst in block.body:
                 if isinstance(inst, ir.Assign) and isinstance(inst.value, ir.Expr) \
@@ -236,7 +240,7 @@ def lowering_failure(exc, pyfunc):
     if isinstance(exc, (NumbaError, GpuxUserError, InternalCompilerError)):
         return None
     lower = inst = None
-    last_module = None
+    last_module = ""
     tb = exc.__traceback__
     while tb is not None:
         frame = tb.tb_frame
@@ -250,6 +254,7 @@ def lowering_failure(exc, pyfunc):
         tb = tb.tb_next
     if lower is None or inst is None:
         return None
+
     def typed(variables) -> str:
         try:
             return ", ".join(str(lower.typeof(v.name)) for v in variables)
@@ -262,7 +267,7 @@ def lowering_failure(exc, pyfunc):
         if value.op in ("binop", "inplace_binop", "unary"):
             fn = getattr(value, "fn", None)
             name = getattr(fn, "__name__", str(fn))
-            what = (f"the operator {_OPERATORS.get(name.strip('_'), name)} on "
+            what = (f"the operator {_OPERATORS.get(name, name)} on "
                     f"({typed(value.list_vars())})")
         elif value.op == "call":
             what = f"the call of {typed([value.func])} with ({typed(value.args)})"
@@ -272,5 +277,5 @@ def lowering_failure(exc, pyfunc):
     message = f"{name}: generating code for {what} failed: {type(exc).__name__}: {exc}"
     if last_module.startswith("numba_gpux"):
         return InternalCompilerError("lower", f"{message}\n{format_loc(inst.loc)}")
-    return UnsupportedError(f"{message} (in the lowering of {last_module or 'a library'}; "
+    return UnsupportedError(f"{message} (in the lowering of {last_module}; "
                             f"write the operation another way)", inst.loc)
