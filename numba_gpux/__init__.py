@@ -39,6 +39,7 @@ _LAZY = {
         "shared", "local", "const", "barrier_count", "barrier_and", "barrier_or", "fence",
         "fence_block", "fence_device", "fence_system", "nanosleep")},
     "atomic": (".language.atomics", "atomic"),
+    "cache_hints": (".language.cachehints", None),
     **{n: (".language.bits", n) for n in ("popc", "clz", "ffs", "brev", "fma", "cbrt", "select")},
 }
 

@@ -417,7 +417,7 @@ def _stage_link(job: Job):
 def _link_overlays(job: Job, stack, names) -> tuple[set[str], str]:
     """Link the stack's definitions of *names* into the module: the names it lacks,
     and the text linked."""
-    text, missing = stack.module_text(names)
+    text, missing = stack.module_text(names, map_shared=job.target.map_ir)
     if set(names) - missing:
         try:
             ovl = ll.parse_assembly(text)

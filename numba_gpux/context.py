@@ -131,8 +131,9 @@ class GpuxTypingContext(TypingBaseContext):
         self.install_registry(gpux_types.typing_registry)
         self.install_registry(printing.typing_registry)
         self.install_registry(debug.typing_registry)
-        from .language import atomics, bits, memory  # memory spaces, sync, atomics, bits
-        for _mod in (memory, atomics, bits):
+        # memory spaces, sync, atomics, bits, cache-hinted loads and stores
+        from .language import atomics, bits, cachehints, memory
+        for _mod in (memory, atomics, bits, cachehints):
             self.install_registry(_mod.typing_registry)
         self.install_registry(mathdecl.registry)
         self.install_registry(cmathdecl.registry)
@@ -492,8 +493,8 @@ class GpuxTargetContext(BaseContext):
         self.install_registry(gpux_types.lowering_registry)
         self.install_registry(printing.lowering_registry)
         self.install_registry(debug.lowering_registry)
-        from .language import atomics, bits, memory  # memory spaces, sync, atomics, bits
-        for _mod in (memory, atomics, bits):
+        from .language import atomics, bits, cachehints, memory
+        for _mod in (memory, atomics, bits, cachehints):
             self.install_registry(_mod.lowering_registry)
         for reg in _extra_lowering_registries:
             self.install_registry(reg)

@@ -306,11 +306,14 @@ class OverlayStack:
         self.registries = tuple(regs)
 
     def lookup(self, name: str) -> str | None:
+        return self._lookup(name)[0]
+
+    def _lookup(self, name: str) -> tuple[str | None, OverlayRegistry | None]:
         for reg in self.registries:
             text = reg.get(name)
             if text is not None:
-                return text
-        return None
+                return text, reg
+        return None, None
 
     @property
     def digest(self) -> str:
@@ -320,17 +323,22 @@ class OverlayStack:
     def provides(self, name: str) -> bool:
         return any(name in reg for reg in self.registries)
 
-    def module_text(self, names: Iterable[str]) -> tuple[str, set[str]]:
-        """IR text defining every name it can, and the set of names it could not."""
+    def module_text(self, names: Iterable[str], map_shared=None) -> tuple[str, set[str]]:
+        """IR text defining every name it can, and the set of names it could not.
+
+        The shared registry's definitions are written in the neutral address-space
+        numbering; *map_shared* (the target's ``map_ir``) turns each into the target's."""
         bodies: list[str] = []
         decls: dict[str, None] = {}
         missing: set[str] = set()
         defined: set[str] = set()
         for n in sorted(set(names)):
-            text = self.lookup(n)
+            text, reg = self._lookup(n)
             if text is None:
                 missing.add(n)
                 continue
+            if map_shared is not None and reg.name == SHARED:
+                text = map_shared(text)
             for d in _DECL.findall(text):
                 decls[d] = None
             body = _DECL.sub("", text).strip()

@@ -291,21 +291,10 @@ if cbrt is None:
         return math.cbrt(x)
 
 # ------------------------------------------------------------------ cache-hinted loads/stores
-# numba.cuda's ld*/st* take an array and an index; the cache hint is dropped.
-
-
-@_device
-def _load(array, i):
-    return array[i]
-
-
-@_device
-def _store(array, i, value):
-    array[i] = value
-
-
-ldca = ldcg = ldcs = ldlu = ldcv = _load
-stcg = stcs = stwb = stwt = _store
+# numba.cuda's ld*/st*: the kernel language's own (language/cachehints.py)
+from ..language.cachehints import (  # noqa: E402
+    ldca, ldcg, ldcs, ldlu, ldcv, stcg, stcs, stwb, stwt,
+)
 
 
 # ------------------------------------------------------------------ laneid / warpsize

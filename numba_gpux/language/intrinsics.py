@@ -114,6 +114,53 @@ def _shared_defaults() -> None:
 _shared_defaults()
 
 
+# ------------------------------------------------- cache-hinted loads and stores
+# (typed and lowered by language/cachehints.py; defined here with the other shared
+# defaults, which the targets' fingerprints hash before any kernel is compiled)
+LOAD_HINTS = ("ca", "cg", "cs", "lu", "cv")
+STORE_HINTS = ("cg", "cs", "wb", "wt")
+CACHE_HINT_WIDTHS = (8, 16, 32, 64)
+#: PTX's cache operators, as the intrinsics' documentation words them
+CACHE_HINTS = {"ca": "cached at all levels", "cg": "cached in L2, not L1",
+               "cs": "streaming (likely accessed once)", "lu": "last use",
+               "cv": "not cached (fetched again)", "wb": "written back",
+               "wt": "written through to memory"}
+
+
+def load_name(hint: str, bits: int) -> str:
+    return f"__gpux_ld_{hint}_b{bits}"
+
+
+def store_name(hint: str, bits: int) -> str:
+    return f"__gpux_st_{hint}_b{bits}"
+
+
+def _cache_hint_intrinsics() -> None:
+    from ..overlays import SHARED, registry
+
+    shared = registry(SHARED)
+    ptr = ir.PointerType()
+    for w in CACHE_HINT_WIDTHS:
+        t = ir.IntType(w)
+        for h in LOAD_HINTS:
+            _add(load_name(h, w), t, [ptr],
+                 f"Load {w} bits from the pointer, {CACHE_HINTS[h]}.  Shared default: a plain "
+                 f"load.  CUDA: ld.global.{h}.b{w}.")
+            shared.define(load_name(h, w), (
+                f"define i{w} @{load_name(h, w)}(ptr %p) alwaysinline nounwind {{\n"
+                f"  %v = load i{w}, ptr %p, align {w // 8}\n  ret i{w} %v\n}}"))
+        for h in STORE_HINTS:
+            _add(store_name(h, w), VOID, [ptr, t],
+                 f"Store {w} bits to the pointer, {CACHE_HINTS[h]}.  Shared default: a plain "
+                 f"store.  CUDA: st.global.{h}.b{w}.")
+            shared.define(store_name(h, w), (
+                f"define void @{store_name(h, w)}(ptr %p, i{w} %v) alwaysinline nounwind {{\n"
+                f"  store i{w} %v, ptr %p, align {w // 8}\n  ret void\n}}"))
+
+
+_cache_hint_intrinsics()
+
+
 def math_name(fn: str, llty: ir.Type) -> str:
     return f"__gpux_{fn}_{'f32' if isinstance(llty, ir.FloatType) else 'f64'}"
 

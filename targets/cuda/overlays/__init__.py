@@ -38,5 +38,6 @@ NVPTX.define_module(f"{__name__}.memory", ("__gpux_dynamic_shared", "__gpux_barr
 NVPTX.define_module(f"{__name__}.atomics", ("__gpux_atomic_",))
 NVPTX.define_module(f"{__name__}.bits", ("__gpux_brev_",))
 NVPTX.define_module(f"{__name__}.subgroups", ("__gpux_sg_",))
+NVPTX.define_module(f"{__name__}.cachehints", ("__gpux_ld_", "__gpux_st_"))
 NVPTX_SM70.define_module(f"{__name__}.subgroups", ("__gpux_sg_match_",))
 NVPTX.define_module(f"{__name__}.printing", (PRINTF_PREFIX,))
