@@ -105,7 +105,7 @@ class _Fn(FnExprs):
     def cond_of(self, block: str, key) -> str:
         t = self.fn.block(block).term
         if t.op == "br":
-            return self.expr(t.args[0])
+            return _bare(self.expr(t.args[0]))
         v = self.expr(t.args[0])
         return " || ".join(f"{v} == {self.int_literal(c, t.args[0].ty)}" for c in key)
 
@@ -194,7 +194,7 @@ class _Fn(FnExprs):
                 o.append(f"{ii}_gpux_state = {ids[dst]}; continue;")
 
             if t.op == "br" and len(t.blocks) == 2:
-                out.append(f"{inner}if ({self.expr(t.args[0])}) {{")
+                out.append(f"{inner}if ({_bare(self.expr(t.args[0]))}) {{")
                 goto(t.blocks[0], out, inner + "  ")
                 out.append(f"{inner}}}")
                 goto(t.blocks[1], out, inner)
@@ -364,3 +364,18 @@ def emit_source(module, kernels, dialect: Dialect, lookup, features=frozenset())
             pre.append(p)
     parts = pre + list(em.helpers) + em.gdecls + funcs
     return "\n\n".join(p.strip("\n") for p in parts if p) + "\n"
+
+
+def _bare(expr: str) -> str:
+    """*expr* without the parentheses around all of it, if it has them: the condition
+    of an ``if`` is parenthesized already, and compilers warn of ``if ((a == b))``
+    (clang's -Wparentheses-equality, which PoCL reports as it builds the program)."""
+    if not (expr.startswith("(") and expr.endswith(")")):
+        return expr
+    depth = 0
+    for n, ch in enumerate(expr):
+        depth += ch == "("
+        depth -= ch == ")"
+        if depth == 0:
+            return expr[1:-1] if n == len(expr) - 1 else expr
+    return expr

@@ -354,10 +354,15 @@ class FnExprs:
             return f"(({x} < {y}) || ({x} > {y}))"
         if p == "ueq":
             return f"(!(({x} < {y}) || ({x} > {y})))"
-        if p == "ord":
-            return f"(({x} == {x}) && ({y} == {y}))"
-        if p == "uno":
-            return f"(({x} != {x}) || ({y} != {y}))"
+        if p in ("ord", "uno"):
+            # a float constant that is not NaN drops out (`fcmp ord %v, 0.0` is LLVM's
+            # "is %v not NaN"): compilers warn of `&&` with a constant operand
+            same, join = ("==", "&&") if p == "ord" else ("!=", "||")
+            tests = [f"({e} {same} {e})" for v, e in zip(i.args, (x, y))
+                     if not (v.kind == "float" and v.value == v.value)]
+            if not tests:
+                return "true" if p == "ord" else "false"
+            return tests[0] if len(tests) == 1 else f"({tests[0]} {join} {tests[1]})"
         return "true" if p == "true" else "false"
 
     def cast(self, i: Inst) -> str:

@@ -331,3 +331,39 @@ def test_float_classification(cdev):
     want = np.stack([(x == 0) | ~np.isfinite(x), (x == math.inf) | np.isnan(x)],
                     axis=1).astype(np.int32)
     np.testing.assert_array_equal(out.copy_to_host(), want)
+
+
+def _nan_skipping_sum(x, out, n):
+    i = gpux.grid(1)
+    if i < x.size:
+        acc = 0.0
+        for j in range(n):
+            v = x[(i + j) % x.size]
+            if v == 1.0:
+                acc += 2.0
+            elif not math.isnan(v):
+                acc += v
+        out[i] = acc
+
+
+def test_source_has_nothing_compilers_warn_of():
+    """PoCL prints clang's warnings as it builds a program: the text has no
+    ``if ((a == b))`` and no ``&&``/``||`` with a constant operand (``fcmp uno %v, 0.0``
+    is just ``v != v``)."""
+    import re
+
+    art = gpux.compile(_nan_skipping_sum, "void(float64[::1], float64[::1], int64)",
+                       target="opencl-c")
+    body = art.text[art.text.index("__kernel"):]
+    assert "if (" in body and re.search(r"\(v_\w+ != v_\w+\)", body)
+    assert not re.search(r"\bif \(\([^()]*\)\) \{", body)
+    assert not re.search(r"(&&|\|\|) \(0x[0-9a-fp.+-]+ [!=]= 0x", body)
+
+
+def test_nan_skipping_sum(cdev):
+    x = np.array([1.0, math.nan, 2.5, -1.0, math.nan, 1.0, 4.0])
+    out = gpux.device_array(x.size, np.float64)
+    gpux.jit(_nan_skipping_sum)[1, 8](gpux.to_device(x), out, 5)
+    want = [sum(2.0 if v == 1.0 else (0.0 if math.isnan(v) else v)
+                for v in (x[(i + j) % x.size] for j in range(5))) for i in range(x.size)]
+    np.testing.assert_allclose(out.copy_to_host(), want)
