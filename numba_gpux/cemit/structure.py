@@ -20,7 +20,7 @@ emitter falls back to a state machine (``while (1) switch (state)``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 __all__ = ["structure", "lower_jumps", "SBlock", "SLoop", "SIf", "SBr", "SCode", "SMoves",
            "SRet", "SUnreachable", "CBreak", "CContinue", "CJump", "CDispatch", "rpo_order"]
