@@ -52,6 +52,10 @@ def _current():
         raise CudaSupportError(str(e)) from None
 
 
+#: CUDA's largest block, per dimension (every NVIDIA GPU since compute capability 2.0)
+_CUDA_BLOCK = (1024, 1024, 64)
+
+
 class Device:
     """numba.cuda's device object over a ``numba_gpux`` Device.
 
@@ -91,11 +95,21 @@ class Device:
     def __getattr__(self, attr):
         if not attr.isupper():
             raise AttributeError(attr)
+        # a runtime that can ask its driver (CU_DEVICE_ATTRIBUTE_<attr>) answers itself
+        query = getattr(self.gpux_device.runtime, "device_attribute", None)
+        if query is not None:
+            value = query(attr)
+            if value is not None:
+                return value
         lim = self.gpux_device.limits
-        block = tuple(lim.get("max_block_dims") or (1024, 1024, 64))
+        # at most CUDA's block limits (1024 threads, 1024 x 1024 x 64), which numba.cuda
+        # code sizes its shared arrays by: a CPU device's 8192-item work-groups would
+        # overrun a cuda.shared.array(1024) indexed by the thread
+        block = tuple(min(d, c) for d, c in zip(lim.get("max_block_dims") or _CUDA_BLOCK,
+                                                _CUDA_BLOCK))
         grid = tuple(lim.get("max_grid_dims") or (2**31 - 1, 65535, 65535))
         table = {
-            "MAX_THREADS_PER_BLOCK": self.gpux_device.max_threads_per_block,
+            "MAX_THREADS_PER_BLOCK": min(self.gpux_device.max_threads_per_block, 1024),
             "MAX_BLOCK_DIM_X": block[0], "MAX_BLOCK_DIM_Y": block[1], "MAX_BLOCK_DIM_Z": block[2],
             "MAX_GRID_DIM_X": grid[0], "MAX_GRID_DIM_Y": grid[1], "MAX_GRID_DIM_Z": grid[2],
             "MAX_SHARED_MEMORY_PER_BLOCK": lim.get("max_shared_bytes", 49152),
@@ -104,7 +118,9 @@ class Device:
             "TOTAL_CONSTANT_MEMORY": lim.get("max_constant_bytes", 65536),
             "COMPUTE_CAPABILITY_MAJOR": self.compute_capability[0],
             "COMPUTE_CAPABILITY_MINOR": self.compute_capability[1],
-            "UNIFIED_ADDRESSING": 0, "CONCURRENT_KERNELS": 1, "ASYNC_ENGINE_COUNT": 0,
+            # copies on a queue run asynchronously to the host, one at a time (libraries
+            # size their stream pools by it, and divide by it)
+            "UNIFIED_ADDRESSING": 0, "CONCURRENT_KERNELS": 1, "ASYNC_ENGINE_COUNT": 1,
             "PCI_BUS_ID": 0, "PCI_DEVICE_ID": 0, "PCI_DOMAIN_ID": 0,
         }
         try:

@@ -213,6 +213,15 @@ class CUDARuntime:
         #: modules loaded and not yet unloaded
         self.loaded_modules = 0
 
+    def device_attribute(self, name: str) -> int | None:
+        """The driver's ``CU_DEVICE_ATTRIBUTE_<name>`` of this device (numba.cuda's
+        ``device.<NAME>``), or None if the driver has no attribute of that name."""
+        drv = _driver()
+        which = getattr(drv.CUdevice_attribute, f"CU_DEVICE_ATTRIBUTE_{name}", None)
+        if which is None:
+            return None
+        return int(_check(drv.cuDeviceGetAttribute(which, self.cu_device)))
+
     # -- context --------------------------------------------------------------
     def _current(self):
         """Make this device's primary context current on the calling thread."""

@@ -52,6 +52,17 @@ def test_device_list_entries_and_context_manager(device):
     assert cuda.get_current_device() == here
 
 
+def test_device_attributes_libraries_size_pools_by(device):
+    # e.g. a stream pool of ASYNC_ENGINE_COUNT streams, indexed modulo its size
+    d = cuda.get_current_device()
+    assert d.ASYNC_ENGINE_COUNT >= 1 and d.MULTIPROCESSOR_COUNT >= 1
+    # CUDA's limits at most, which numba.cuda code sizes shared arrays by
+    assert d.MAX_THREADS_PER_BLOCK == min(device.max_threads_per_block, 1024)
+    assert d.MAX_BLOCK_DIM_X <= 1024 and d.MAX_BLOCK_DIM_Y <= 1024 and d.MAX_BLOCK_DIM_Z <= 64
+    with pytest.raises(AttributeError, match="NOT_AN_ATTRIBUTE"):
+        d.NOT_AN_ATTRIBUTE
+
+
 def _worker(devnum):
     from numba_gpux import cuda as c
 

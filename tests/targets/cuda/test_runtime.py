@@ -68,6 +68,20 @@ def test_device_reports_compute_capability(cuda_device):
 
 
 @cuda
+def test_facade_device_attributes_come_from_the_driver(cuda_device):
+    """numba.cuda's ``device.<NAME>`` is the driver's CU_DEVICE_ATTRIBUTE_<NAME>, also for
+    names numba_gpux keeps no limit of."""
+    from numba_gpux import cuda as facade
+
+    d = facade.gpus[[g.gpux_device for g in facade.gpus].index(cuda_device)]
+    assert d.MULTIPROCESSOR_COUNT == cuda_device.limits["compute_units"]
+    assert d.ASYNC_ENGINE_COUNT >= 1 and d.L2_CACHE_SIZE > 0 and d.CLOCK_RATE > 0
+    assert d.COMPUTE_CAPABILITY_MAJOR == cuda_device.limits["compute_capability"][0]
+    with pytest.raises(AttributeError, match="NOT_AN_ATTRIBUTE"):
+        d.NOT_AN_ATTRIBUTE
+
+
+@cuda
 def test_saxpy(cuda_device, rng):
     n = 1000
     x, y = rng.random(n, dtype=np.float32), rng.random(n, dtype=np.float32)
