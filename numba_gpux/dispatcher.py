@@ -38,7 +38,7 @@ def normalize_dims(value, what: str) -> tuple[int, int, int]:
     else:
         dims = (value,)
     if not 1 <= len(dims) <= 3:
-        raise LaunchError(f"{what} must be an int or a tuple of 1 to 3 ints, not {value!r}")
+        raise LaunchError(f"{what} must be a sequence of 1, 2 or 3 integers, got {list(dims)!r}")
     out = []
     for d in dims:
         try:
@@ -46,7 +46,7 @@ def normalize_dims(value, what: str) -> tuple[int, int, int]:
 
             d = operator.index(d)
         except TypeError:
-            raise LaunchTypeError(f"{what} must contain ints, not {value!r}") from None
+            raise LaunchTypeError(f"{what} must be a sequence of integers, got {list(dims)!r}") from None
         if d < 1:
             raise LaunchError(f"{what} must be positive, not {value!r}")
         out.append(d)

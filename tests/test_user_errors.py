@@ -136,11 +136,16 @@ def test_kernel_without_launch_configuration(opencl_device):
 @pytest.mark.parametrize("config", [(1.0, 4), (1, (2, 2.5)), (1, 4, 0, 16.0)], ids=repr)
 def test_launch_values_of_the_wrong_type_are_type_errors(opencl_device, config):
     # a TypeError, as numba.cuda's, and still a LaunchError
-    with pytest.raises(gpux.LaunchTypeError, match="must (contain ints|be an int)") as ei:
+    # numba.cuda's wording for the dimensions ("griddim must be a sequence of integers")
+    with pytest.raises(gpux.LaunchTypeError,
+                       match="must (be a sequence of integers, got|be an int of bytes)") as ei:
         add_one[config](gpux.device_array(4, np.int32))
     assert isinstance(ei.value, TypeError) and isinstance(ei.value, gpux.LaunchError)
     with pytest.raises(gpux.LaunchError, match="must be positive"):
         add_one[0, 4]
+    with pytest.raises(gpux.LaunchError, match=r"griddim must be a sequence of 1, 2 or 3 "
+                                               r"integers, got \[1, 2, 3, 4\]"):
+        add_one[(1, 2, 3, 4), 4]
 
 
 def test_wrong_number_of_arguments_before_anything_runs(opencl_device):
