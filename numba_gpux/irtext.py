@@ -56,6 +56,11 @@ def _asmap(src: AddressSpaces, dst: AddressSpaces) -> dict[int, int]:
     return {s[k]: d[k] for k in s}
 
 
+#: a parameter attribute of a call argument, between its type and its value
+_PARAM_ATTR = (r"(?:nonnull|noundef|noalias|nocapture|readonly|readnone|writeonly|"
+               r"align \d+|dereferenceable(?:_or_null)?\(\d+\))")
+
+
 def remap_address_spaces(text: str, src: AddressSpaces, dst: AddressSpaces,
                          globals_addrspace: int) -> str:
     """Rewrite IR written in the *src* convention into the *dst* convention.
@@ -107,10 +112,12 @@ def remap_address_spaces(text: str, src: AddressSpaces, dst: AddressSpaces,
     text = _GLOBAL_DEF.sub(_gdef, text)
     if moved:
         names = "|".join(re.escape(n) for n in sorted(moved, key=len, reverse=True))
-        use = re.compile(rf"ptr addrspace\({gen}\) ({names})(?![\w.$\-\"])")
+        # (a call argument may carry attributes between its type and the value)
+        use = re.compile(rf"ptr addrspace\({gen}\)((?: {_PARAM_ATTR})*) ({names})"
+                         rf"(?![\w.$\-\"])")
         text = use.sub(
-            lambda m: f"ptr addrspace({gen}) addrspacecast (ptr addrspace({gvar_as}) {m.group(1)} "
-                      f"to ptr addrspace({gen}))",
+            lambda m: f"ptr addrspace({gen}){m.group(1)} addrspacecast (ptr addrspace({gvar_as}) "
+                      f"{m.group(2)} to ptr addrspace({gen}))",
             text,
         )
         # the definitions themselves must not be rewritten as uses

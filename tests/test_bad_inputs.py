@@ -119,15 +119,6 @@ USER_ERRORS = '''
 a = gpux.device_array(4, np.float32)
 
 @gpux.jit
-def uses_string(a):
-    s = "hello"
-    a[0] = len(s)   # <- here
-
-@case
-def string():
-    uses_string[1, 1](a)
-
-@gpux.jit
 def uses_list(a):
     x = [1, 2, 3]   # <- here
     a[0] = x[0]
@@ -302,7 +293,6 @@ def test_the_process_still_works_after_the_bad_launches(ocl, tmp_path_factory):
 
 USER_CASES = {
     # case: (error class, words, marked line or None)
-    "string": ("UnsupportedError", ["uses_string", "strings are not supported"], "len(s)"),
     "list_literal": ("UnsupportedError", ["uses_list", "lists are not supported"],
                      "x = [1, 2, 3]"),
     "generator_function": ("UnsupportedError", ["generator", "cannot be a kernel"],

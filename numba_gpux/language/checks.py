@@ -29,8 +29,9 @@ __all__ = ["GpuxCompiler", "RejectHostOnlyValues", "RejectAllocations", "Capture
 def _what(ty) -> str | None:
     """What is wrong with a variable of type *ty* in GPU code, or None."""
     if isinstance(ty, (types.UnicodeType, types.UnicodeCharSeq, types.CharSeq, types.Bytes)):
-        return ("strings are not supported in GPU code (only as literal arguments of "
-                "print() and of intrinsics such as fence('block'))")
+        return ("strings are not supported in GPU code beyond constants (compared, measured "
+                "with len(), passed to device functions, printed): making a new string "
+                "allocates")
     if isinstance(ty, (types.List, types.ListType, types.LiteralList)):
         return ("lists are not supported in GPU code; use a tuple, or a local.array / "
                 "shared.array of a fixed size")
@@ -59,12 +60,16 @@ class RejectHostOnlyValues(AnalysisPass):
                 if not isinstance(inst, ir.Assign) or isinstance(inst.value, ir.Arg):
                     continue  # (argument types are checked at launch, with their position)
                 what = _what(typemap.get(inst.target.name))
+                if what is not None and _reads_a_string(inst.value, typemap):
+                    # a string constant (or a copy of one) is static data: comparing it,
+                    # taking its length or passing it to a device function (as numba.cuda
+                    # code passes mode strings) allocates nothing; what makes a new string
+                    # (s + t, s[1:], str(x), s.upper()) is still rejected, here
+                    what = None
                 if what is None and isinstance(inst.value, ir.Expr):
-                    # an operation on a string literal turned into a string value (len(s))
                     sig = calltypes.get(inst.value)
                     if sig is not None:
-                        what = next(filter(None, map(_what, (*sig.args, sig.return_type))),
-                                    None)
+                        what = _what(sig.return_type)
                 if what is None and isinstance(inst.value, ir.Expr):
                     if inst.value.op == "call":
                         what = _allocating_ufunc(inst.value, typemap, calltypes) or \
@@ -77,6 +82,15 @@ class RejectHostOnlyValues(AnalysisPass):
                 if what is not None:
                     raise UnsupportedError(f"{name}: {what}", inst.loc)
         return False
+
+
+def _reads_a_string(value, typemap) -> bool:
+    """*value* is a unicode string that already exists: a constant, a global or a copy of
+    another variable (not the result of an operation)."""
+    if isinstance(value, (ir.Const, ir.Global, ir.FreeVar)):
+        return isinstance(value.value, str)
+    return isinstance(value, ir.Var) and isinstance(
+        typemap.get(value.name), (types.UnicodeType, types.StringLiteral))
 
 
 def _numbas_own(func_id) -> bool:

@@ -53,6 +53,21 @@ def test_spirv_mapping_parses_and_verifies():
     assert sorted(bare) == ['%"named x.gpux.priv"', "%tmp.gpux.priv"], bare
 
 
+def test_module_variable_passed_with_argument_attributes_is_cast():
+    # a string constant passed to a device function: `ptr nonnull @.bytes.1`
+    text = """@.bytes.-1 = internal constant [2 x i8] c"1\\00"
+declare i32 @f(ptr, ptr)
+define i32 @k() {
+  %r = call i32 @f(ptr nonnull @.bytes.-1, ptr noundef nonnull align 1 @.bytes.-1)
+  ret i32 %r
+}
+"""
+    out = remap_address_spaces(text, NEUTRAL_ADDRSPACES, SPIRV, 1)
+    mod = ll.parse_assembly(out)
+    mod.verify()
+    assert str(mod).count("addrspacecast (ptr addrspace(1) @.bytes.-1 to ptr addrspace(4))") == 2
+
+
 def test_mark_kernels_sets_calling_convention():
     out = mark_kernels(NEUTRAL, ["k"], "spir_kernel")
     assert 'define spir_kernel void @"k"(' in out
