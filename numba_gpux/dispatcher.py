@@ -71,7 +71,7 @@ class LaunchConfig:
     """``kernel[griddim, blockdim, queue, dynamic_shared_bytes]``; call it to launch."""
 
     __slots__ = ("dispatcher", "griddim", "blockdim", "queue", "shared_bytes", "ndim",
-                 "device", "checked", "launch_keys", "keyfn")
+                 "device", "checked", "launch_keys", "keyfn", "_callbacks")
 
     def __init__(self, dispatcher, griddim, blockdim, queue=None, shared_bytes=0):
         self.dispatcher = dispatcher
@@ -102,6 +102,25 @@ class LaunchConfig:
         self.launch_keys = dispatcher._launch_keys
         #: ``keyfn(device, args)``: the launch key for the kernel's parameter count
         self.keyfn = dispatcher._launch_keyfn
+        self._callbacks = None
+
+    @property
+    def pre_launch_callbacks(self) -> list:
+        """Callables ``callback(kernel, config)`` run on the host just before each launch
+        of this configuration, as numba.cuda's are (*kernel* is the kernel object; they
+        run before its code for the arguments is looked up or compiled).
+
+        A configuration with callbacks is this object's alone: ``kernel[griddim,
+        blockdim]`` makes a new one from then on, and its launches take the generic
+        path, which runs them (the shim's fast path has no callback to check)."""
+        if self._callbacks is None:
+            self._callbacks = []
+            self.launch_keys = {}  # never filled: every launch is a generic one
+            cache = self.dispatcher._configs
+            for key, cfg in list(cache.items()):
+                if cfg is self:
+                    cache.pop(key, None)
+        return self._callbacks
 
     #: launch on the arguments: ``launch.launch_call(cfg, *args)``
     __call__ = _launch_call
@@ -110,6 +129,12 @@ class LaunchConfig:
         return f"<launch {self.dispatcher.__name__}[{self.griddim}, {self.blockdim}]>"
 
     def __reduce__(self):
+        if self._callbacks:
+            import pickle
+
+            raise pickle.PicklingError(
+                f"Cannot pickle configured launches with pre-launch callbacks ({self!r}): "
+                f"they are host code of this process; add them again after unpickling")
         # a queue belongs to one process; a device travels as its spec (serialize.py)
         if self.queue is not None:
             raise GpuxUserError(

@@ -548,6 +548,10 @@ def _launch_generic(dispatcher, cfg, args, device):
     if len(args) != dispatcher._nparams:
         raise LaunchError(f"kernel {dispatcher.__name__} takes {dispatcher._nparams} "
                           f"argument(s) but {len(args)} were given")
+    callbacks = getattr(cfg, "_callbacks", None)
+    if callbacks:  # LaunchConfig.pre_launch_callbacks
+        for callback in tuple(callbacks):
+            callback(dispatcher, cfg)
     if dispatcher._extensions:
         return _launch_extended(dispatcher, cfg, args, device)
     return _launch_arguments(dispatcher, cfg, args, device)

@@ -153,3 +153,36 @@ def test_kernels_that_do_not_mark_are_not_recompiled(device):
     assert out.copy_to_host()[0] == 1 + 2 + 4
     assert k.stats["neutral_compiles"] == 1
     assert not any(r.launch_config_sensitive for r in k.overloads.values())
+
+
+def test_pre_launch_callbacks_run_before_each_launch_of_their_configuration(device):
+    import pickle
+
+    @cuda.jit
+    def bump(a):
+        i = cuda.grid(1)
+        if i < a.size:
+            a[i] += 1
+
+    a = cuda.to_device(np.zeros(8, np.int64))
+    seen = []
+
+    def callback(kernel, config):
+        # before the launch: the array still holds what the previous launch left
+        seen.append((kernel, config.griddim, config.blockdim, int(a.copy_to_host()[0])))
+
+    cfg = bump[1, 8]
+    bump[1, 8](a)  # warm: the shim's fast path exists for these arguments
+    cfg.pre_launch_callbacks.append(callback)
+    cfg(a)
+    cfg(a)
+    assert [s[3] for s in seen] == [1, 2] and all(s[0] is bump for s in seen)
+    assert seen[0][1] == (1, 1, 1) and seen[0][2] == (8, 1, 1)
+    # the callbacks are this configuration's: bump[1, 8] is a new one without them
+    other = bump[1, 8]
+    assert other is not cfg and other.pre_launch_callbacks == []
+    other(a)
+    assert len(seen) == 2 and a.copy_to_host().tolist() == [4] * 8
+    with pytest.raises(pickle.PicklingError, match="pre-launch callbacks"):
+        pickle.dumps(cfg)
+    pickle.loads(pickle.dumps(bump[1, 8]))  # one without callbacks still pickles
