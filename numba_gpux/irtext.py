@@ -17,7 +17,7 @@ import re
 __all__ = ["remap_address_spaces", "add_function_attributes", "add_function_metadata", "mark_kernels", "global_variable_names", "definitions_only",
            "calls_to_kernel_params", "index_ranges", "infer_address_spaces", "mask_shift_amounts",
            "defined_functions", "declared_functions", "DEFINE_NAME",
-           "drop_unused_values", "rewrite_bodies", "definition", "name_end"]
+           "drop_unused_values", "rewrite_bodies", "definition", "name_end", "close_paren"]
 
 #: a function definition's name (group 1 if quoted, else group 2)
 DEFINE_NAME = re.compile(r'^define [^@\n]*@(?:"([^"]+)"|([-\w.$]+))\(', re.M)
@@ -174,7 +174,7 @@ def add_function_attributes(text: str, functions, attrs: dict) -> str:
         found = list(pat.finditer(text))
         if len(found) != 1:
             raise ValueError(f"function {name!r} not defined exactly once")
-        i = _close_paren(text, found[0].end() - 1) + 1  # past the parameter list
+        i = close_paren(text, found[0].end() - 1) + 1  # past the parameter list
         i = _BEFORE_FN_ATTRS.match(text, i).end()  # (unnamed_addr, addrspace come first)
         text = f"{text[:i]} {spelled}{text[i:]}"
     return text
@@ -210,7 +210,8 @@ def definitions_only(text: str) -> str:
     return text.strip() + "\n"
 
 
-def _close_paren(text: str, open_at: int) -> int:
+def close_paren(text: str, open_at: int) -> int:
+    """The index of the parenthesis that closes the one at *open_at*."""
     depth = 0
     for i in range(open_at, len(text)):
         c = text[i]
@@ -238,7 +239,7 @@ def calls_to_kernel_params(text: str, kernels, params: dict[str, tuple[str, str]
         m = re.search(r'^define [^@\n]*@"?' + re.escape(kname) + r'"?\(', text, re.M)
         if m is None:
             raise ValueError(f"kernel entry point {kname!r} not found")
-        close = _close_paren(text, m.end() - 1)
+        close = close_paren(text, m.end() - 1)
         inner = text[m.end():close]
         extra = ", ".join(f'{ty} %"{n}.arg"' for n, (ty, _) in params.items())
         text = text[:close] + (", " if inner.strip() else "") + extra + text[close:]
@@ -403,7 +404,7 @@ def infer_address_spaces(text: str, generic: int) -> str:
                 return known[op]
             head = _cast_head(op)
             # the whole operand is one cast: its "(" at 14 closes at the end
-            if head and op.endswith(cast_tail) and _close_paren(op, 14) == len(op) - 1:
+            if head and op.endswith(cast_tail) and close_paren(op, 14) == len(op) - 1:
                 space, end = head
                 if space != generic:
                     return space, op[end:-len(cast_tail)]

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 
 from ..errors import InternalCompilerError
+from ..irtext import close_paren
 from . import structure as S
 from .dialect import Dialect
 from .instructions import CONSTANT, GENERIC, GLOBAL, SHARED, FnExprs
@@ -370,12 +371,6 @@ def _bare(expr: str) -> str:
     """*expr* without the parentheses around all of it, if it has them: the condition
     of an ``if`` is parenthesized already, and compilers warn of ``if ((a == b))``
     (clang's -Wparentheses-equality, which PoCL reports as it builds the program)."""
-    if not (expr.startswith("(") and expr.endswith(")")):
-        return expr
-    depth = 0
-    for n, ch in enumerate(expr):
-        depth += ch == "("
-        depth -= ch == ")"
-        if depth == 0:
-            return expr[1:-1] if n == len(expr) - 1 else expr
+    if expr.startswith("(") and close_paren(expr, 0) == len(expr) - 1:
+        return expr[1:-1]
     return expr

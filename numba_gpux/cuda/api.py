@@ -52,7 +52,9 @@ def _current():
         raise CudaSupportError(str(e)) from None
 
 
-#: CUDA's largest block, per dimension (every NVIDIA GPU since compute capability 2.0)
+#: CUDA's largest block: threads, and per dimension (every NVIDIA GPU since compute
+#: capability 2.0)
+_CUDA_THREADS = 1024
 _CUDA_BLOCK = (1024, 1024, 64)
 
 
@@ -109,7 +111,7 @@ class Device:
                                                 _CUDA_BLOCK))
         grid = tuple(lim.get("max_grid_dims") or (2**31 - 1, 65535, 65535))
         table = {
-            "MAX_THREADS_PER_BLOCK": min(self.gpux_device.max_threads_per_block, 1024),
+            "MAX_THREADS_PER_BLOCK": min(self.gpux_device.max_threads_per_block, _CUDA_THREADS),
             "MAX_BLOCK_DIM_X": block[0], "MAX_BLOCK_DIM_Y": block[1], "MAX_BLOCK_DIM_Z": block[2],
             "MAX_GRID_DIM_X": grid[0], "MAX_GRID_DIM_Y": grid[1], "MAX_GRID_DIM_Z": grid[2],
             "MAX_SHARED_MEMORY_PER_BLOCK": lim.get("max_shared_bytes", 49152),

@@ -23,12 +23,12 @@ as CUDA's ``atomicAdd``.  64-bit atomics need the device feature
 from __future__ import annotations
 
 from llvmlite import ir
-from numba.core import cgutils, types
+from numba.core import types
 from numba.core.errors import TypingError
 from numba.core.imputils import Registry as LoweringRegistry
 from numba.core.typing.templates import AbstractTemplate, Registry, signature
 
-from .intrinsics import INTRINSICS, Intrinsic, call
+from .intrinsics import INTRINSICS, Intrinsic, call, element_pointer
 from .stubs import Stub
 
 __all__ = ["atomic", "typing_registry", "lowering_registry", "ATOMIC_OPS", "ATOMIC_DTYPES",
@@ -324,21 +324,11 @@ typing_registry.register_global(atomic.cas, types.Function(_Cas))
 
 
 # ---------------------------------------------------------------- lowering
-def _pointer(context, builder, aryty, ary, idxty, idx):
-    if isinstance(idxty, types.BaseTuple):
-        indices = cgutils.unpack_tuple(builder, idx, len(idxty))
-        indices = [context.cast(builder, i, t, types.intp) for i, t in zip(indices, idxty)]
-    else:
-        indices = [context.cast(builder, idx, idxty, types.intp)]
-    lary = context.make_array(aryty)(context, builder, ary)
-    return cgutils.get_item_pointer(context, builder, aryty, lary, indices, wraparound=True)
-
-
 def _op_impl(op):
     def impl(context, builder, sig, args):
         aryty, idxty, valty = sig.args
         ary, idx, val = args
-        ptr = _pointer(context, builder, aryty, ary, idxty, idx)
+        ptr = element_pointer(context, builder, aryty, ary, idxty, idx)
         return call(builder, intrinsic_name(op, aryty.dtype), builder.bitcast(ptr, GENERIC), val)
     return impl
 
@@ -351,6 +341,6 @@ for _op in ATOMIC_OPS:
 def _cas_impl(context, builder, sig, args):
     aryty, idxty, _, _ = sig.args
     ary, idx, expected, new = args
-    ptr = _pointer(context, builder, aryty, ary, idxty, idx)
+    ptr = element_pointer(context, builder, aryty, ary, idxty, idx)
     name = f"__gpux_atomic_cas_{intrinsic_suffix('cas', aryty.dtype)}"
     return call(builder, name, builder.bitcast(ptr, GENERIC), expected, new)

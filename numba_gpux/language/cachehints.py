@@ -17,14 +17,14 @@ instructions take the hint overrides in its overlay registry.
 from __future__ import annotations
 
 from llvmlite import ir
-from numba.core import cgutils, types
+from numba.core import types
 from numba.core.errors import TypingError
 from numba.core.imputils import Registry as LoweringRegistry
 from numba.core.typing.templates import AbstractTemplate, Registry, signature
 
 from .intrinsics import (
-    CACHE_HINT_WIDTHS as WIDTHS, CACHE_HINTS as _WHAT, LOAD_HINTS, STORE_HINTS, call, load_name,
-    store_name,
+    CACHE_HINT_WIDTHS as WIDTHS, CACHE_HINTS as _WHAT, LOAD_HINTS, STORE_HINTS, call,
+    element_pointer, load_name, store_name,
 )
 from .stubs import Stub
 
@@ -96,13 +96,8 @@ def _template(stub, store: bool):
 def _pointer(context, builder, aryty, ary, idxty, idx):
     if isinstance(aryty, types.CPointer):
         return builder.gep(ary, [context.cast(builder, idx, idxty, types.intp)])
-    if isinstance(idxty, types.BaseTuple):
-        indices = cgutils.unpack_tuple(builder, idx, len(idxty))
-    else:
-        indices = [idx]
-    lary = context.make_array(aryty)(context, builder, ary)
-    return cgutils.get_item_pointer(context, builder, aryty, lary, indices, wraparound=True,
-                                    boundscheck=context.enable_boundscheck)
+    return element_pointer(context, builder, aryty, ary, idxty, idx,
+                           boundscheck=context.enable_boundscheck)
 
 
 def _lower_load(hint):

@@ -161,6 +161,21 @@ def _cache_hint_intrinsics() -> None:
 _cache_hint_intrinsics()
 
 
+def element_pointer(context, builder, aryty, ary, idxty, idx, boundscheck=False):
+    """The address of ``ary[idx]`` (an int index, or a tuple of one per dimension; negative
+    indices count from the end), for the intrinsics that take an array and an index."""
+    from numba.core import cgutils, types
+
+    if isinstance(idxty, types.BaseTuple):
+        indices = cgutils.unpack_tuple(builder, idx, len(idxty))
+        indices = [context.cast(builder, i, t, types.intp) for i, t in zip(indices, idxty)]
+    else:
+        indices = [context.cast(builder, idx, idxty, types.intp)]
+    lary = context.make_array(aryty)(context, builder, ary)
+    return cgutils.get_item_pointer(context, builder, aryty, lary, indices, wraparound=True,
+                                    boundscheck=boundscheck)
+
+
 def math_name(fn: str, llty: ir.Type) -> str:
     return f"__gpux_{fn}_{'f32' if isinstance(llty, ir.FloatType) else 'f64'}"
 

@@ -71,11 +71,14 @@ _ATTRS = {
 }
 
 
+def _attribute(drv, dev, which) -> int:
+    """The driver's attribute *which* (a ``CUdevice_attribute``) of *dev*."""
+    return int(_check(drv.cuDeviceGetAttribute(which, dev)))
+
+
 def _attributes(drv, dev) -> dict:
-    out = {}
-    for key, name in _ATTRS.items():
-        out[key] = int(_check(drv.cuDeviceGetAttribute(getattr(drv.CUdevice_attribute, name), dev)))
-    return out
+    return {key: _attribute(drv, dev, getattr(drv.CUdevice_attribute, name))
+            for key, name in _ATTRS.items()}
 
 
 def discover() -> list[Device]:
@@ -218,9 +221,7 @@ class CUDARuntime:
         ``device.<NAME>``), or None if the driver has no attribute of that name."""
         drv = _driver()
         which = getattr(drv.CUdevice_attribute, f"CU_DEVICE_ATTRIBUTE_{name}", None)
-        if which is None:
-            return None
-        return int(_check(drv.cuDeviceGetAttribute(which, self.cu_device)))
+        return None if which is None else _attribute(drv, self.cu_device, which)
 
     # -- context --------------------------------------------------------------
     def _current(self):
