@@ -383,6 +383,19 @@ def _stage_mark_kernels(job: Job):
     attrs = {names[k]: str(getattr(job.options, k)) for k in names if getattr(job.options, k)}
     if attrs:
         job.text = irtext.add_function_attributes(job.text, job.kernels, attrs)
+    fast = _fastmath_attributes(job)
+    if fast:
+        job.text = irtext.add_function_attributes(job.text, None, fast)
+
+
+def _fastmath_attributes(job: Job) -> dict:
+    """The function attributes a ``fastmath`` compile puts on every function the module
+    defines, its own and the overlay definitions linked (target option
+    ``fastmath_function_attributes``, e.g. CUDA's float32 denormal mode: LLVM does not
+    inline a function into one whose mode differs)."""
+    if not job.options.fastmath:
+        return {}
+    return dict(job.target.option("fastmath_function_attributes", ()))
 
 
 def _stage_parse(job: Job):
@@ -418,6 +431,9 @@ def _link_overlays(job: Job, stack, names) -> tuple[set[str], str]:
     """Link the stack's definitions of *names* into the module: the names it lacks,
     and the text linked."""
     text, missing = stack.module_text(names, map_shared=job.target.map_ir)
+    fast = _fastmath_attributes(job)
+    if fast:
+        text = irtext.add_function_attributes(text, None, fast)
     if set(names) - missing:
         try:
             ovl = ll.parse_assembly(text)

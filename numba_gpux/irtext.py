@@ -167,14 +167,21 @@ _BEFORE_FN_ATTRS = re.compile(r"(?: (?:local_)?unnamed_addr| addrspace\(\d+\))*"
 
 def add_function_attributes(text: str, functions, attrs: dict) -> str:
     """Put the string attributes *attrs* (``{"name": "value"}``) on the definition of
-    each of *functions*, beside the attributes its ``define`` line has."""
+    each of *functions* (None: every function the text defines), beside the
+    attributes its ``define`` line has."""
     spelled = " ".join(f'"{k}"="{v}"' for k, v in attrs.items())
-    for name in functions:
-        pat = re.compile(r'^define [^\n]*@"?' + re.escape(name) + r'"?\(', re.M)
-        found = list(pat.finditer(text))
-        if len(found) != 1:
-            raise ValueError(f"function {name!r} not defined exactly once")
-        i = close_paren(text, found[0].end() - 1) + 1  # past the parameter list
+    if functions is None:
+        starts = [m.end() for m in DEFINE_NAME.finditer(text)]
+    else:
+        starts = []
+        for name in functions:
+            pat = re.compile(r'^define [^\n]*@"?' + re.escape(name) + r'"?\(', re.M)
+            found = list(pat.finditer(text))
+            if len(found) != 1:
+                raise ValueError(f"function {name!r} not defined exactly once")
+            starts.append(found[0].end())
+    for start in sorted(starts, reverse=True):  # from the end: earlier offsets stay valid
+        i = close_paren(text, start - 1) + 1  # past the parameter list
         i = _BEFORE_FN_ATTRS.match(text, i).end()  # (unnamed_addr, addrspace come first)
         text = f"{text[:i]} {spelled}{text[i:]}"
     return text

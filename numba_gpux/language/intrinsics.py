@@ -78,7 +78,7 @@ for _fn in MATH_BINARY:
 #: float32 math that a ``fastmath`` call may compute approximately: such a call of
 #: ``__gpux_<fn>_f32`` (fast-math flags ``fast`` or ``afn``) calls
 #: ``__gpux_<fn>_f32_approx`` instead (``helpers.portable_math``)
-MATH_APPROX = ("sin", "cos", "tan", "exp", "log", "log2", "log10", "pow")
+MATH_APPROX = ("sin", "cos", "tan", "exp", "log", "log2", "log10", "pow", "sqrt", "tanh")
 
 for _fn in MATH_APPROX:
     _add(f"__gpux_{_fn}_f32_approx", _FT["f32"], [_FT["f32"]] * (2 if _fn == "pow" else 1),

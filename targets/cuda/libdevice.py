@@ -10,7 +10,8 @@ module holding only the functions it calls and their dependencies.
 
 ``__nvvm_reflect`` calls inside libdevice are resolved by LLVM's NVVMReflect
 pass (part of the NVPTX pass pipeline) from the module flag
-``nvvm-reflect-ftz`` (0: no flush-to-zero) and the target's ``sm_XX``.
+``nvvm-reflect-ftz`` (1 for fastmath code, which flushes float32 denormals to
+zero; else 0) and the target's ``sm_XX``.
 """
 
 from __future__ import annotations
@@ -179,12 +180,15 @@ class LibDevice:
                         seen.add(d)
         return seen
 
-    def module_text(self, names) -> str:
-        """IR text defining the libdevice functions *names* and what they use."""
+    def module_text(self, names, ftz: str = "") -> str:
+        """IR text defining the libdevice functions *names* and what they use; *ftz*,
+        for code that flushes float32 denormals to zero, is the function attribute that
+        says so (spelled ``"name"="value"``): the functions take their FTZ paths and
+        every one gets the attribute."""
         with self._lock:  # a new parse (see _bodies_of) replaces every entity at once
-            return self._module_text(names)
+            return self._module_text(names, ftz)
 
-    def _module_text(self, names) -> str:
+    def _module_text(self, names, ftz: str) -> str:
         need = self.closure(names)
         bodies = self._bodies_of(sorted(need))
         parts = list(self.types)
@@ -194,11 +198,14 @@ class LibDevice:
             body = bodies.get(n)
             if body is not None:
                 parts.append(body.replace("define internal ", "define ", 1))
-        parts.extend(self.attributes)
+        if ftz:  # every group: a function whose mode differs from its caller's is not inlined
+            parts.extend(a.replace("{", f"{{ {ftz} ", 1) for a in self.attributes)
+        else:
+            parts.extend(self.attributes)
         parts.extend(self.metadata)
-        # no flush-to-zero: NVVMReflect folds __nvvm_reflect("__CUDA_FTZ") to this
+        # NVVMReflect folds __nvvm_reflect("__CUDA_FTZ") to this flag
         parts.append('!llvm.module.flags = !{!gpux.ftz}'.replace("gpux.ftz", str(self.next_md)))
-        parts.append(f'!{self.next_md} = !{{i32 4, !"nvvm-reflect-ftz", i32 0}}')
+        parts.append(f'!{self.next_md} = !{{i32 4, !"nvvm-reflect-ftz", i32 {int(bool(ftz))}}}')
         return "\n".join(parts) + "\n"
 
 
@@ -266,9 +273,10 @@ def _load_split(path: str) -> LibDevice:
     return lib
 
 
-def link_needed(module, triple: str, data_layout: str, wanted) -> set[str]:
+def link_needed(module, triple: str, data_layout: str, wanted, ftz: str = "") -> set[str]:
     """Link into *module* the libdevice functions *wanted* (the ``__nv_*`` names it
     declares, which the caller reads from the module's text); they become internal.
+    *ftz*: the module flushes float32 denormals (LibDevice.module_text).
     Returns the names linked."""
     from llvmlite import binding as ll
 
@@ -283,7 +291,7 @@ def link_needed(module, triple: str, data_layout: str, wanted) -> set[str]:
 
         raise InternalCompilerError("finish", f"libdevice ({lib.path}) does not define "
                                     f"{', '.join(unknown)}")
-    text = lib.module_text(wanted)
+    text = lib.module_text(wanted, ftz)
     sub = ll.parse_assembly(text)
     sub.triple = triple
     sub.data_layout = data_layout

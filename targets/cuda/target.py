@@ -50,6 +50,10 @@ CODEGEN_FLAGS = (("-disable-lsr=true", "-disable-lsr=false"),
 #: int32 used 15 registers with 64-bit shared addresses, numba-cuda's 14.
 TM_FLAGS = (("-nvptx-short-ptr=true", "-nvptx-short-ptr=false"),)
 
+#: the function attribute and value that flush float32 denormals (inputs and results)
+FTZ_ATTRIBUTE, FTZ_MODE = "denormal-fp-math-f32", "preserve-sign,preserve-sign"
+
+
 def _parse_cc(cc) -> tuple[int, int]:
     """(major, minor) from ``(9, 0)``, ``"9.0"``, ``"sm_90"`` or ``"90"``."""
     try:
@@ -82,8 +86,10 @@ class CUDATarget(Target):
         return text
 
     def finish_module(self, module, kernels) -> None:
-        """Link the libdevice functions the module calls (with the module flag
-        ``nvvm-reflect-ftz`` = 0, read by the NVVMReflect pass during optimize)."""
+        """Link the libdevice functions the module calls, with the module flag
+        ``nvvm-reflect-ftz`` (read by the NVVMReflect pass during optimize) saying
+        whether the module's code flushes float32 denormals: 1 where its kernels
+        carry the attribute of ``fastmath_function_attributes``, else 0."""
         from numba_gpux import irtext
 
         # the declarations read from the module's text: one print costs less than
@@ -95,7 +101,9 @@ class CUDATarget(Target):
             return None  # no libdevice call: the module (and its parse) is not needed
         from . import libdevice
 
-        libdevice.link_needed(module, self.triple, self.data_layout, wanted)
+        ftz = f'"{FTZ_ATTRIBUTE}"="{FTZ_MODE}"'
+        libdevice.link_needed(module, self.triple, self.data_layout, wanted,
+                              ftz=ftz if ftz in text else "")
         return None
 
     def validate(self, module, kernels) -> list[str]:
@@ -139,7 +147,8 @@ def make_target(device=None, *, cc=None, ptx_version=None, cubin: bool = True) -
         features.add("fp16")
     return CUDATarget(
         name="cuda",
-        families=("nvptx.sm70", "nvptx") if cc >= (7, 0) else ("nvptx",),
+        families=(("nvptx.sm75",) if cc >= (7, 5) and ptx >= (7, 0) else ()) + (
+            ("nvptx.sm70", "nvptx") if cc >= (7, 0) else ("nvptx",)),
         triple=TRIPLE,
         data_layout=DATA_LAYOUT,
         addrspaces=NEUTRAL_ADDRSPACES,
@@ -165,7 +174,13 @@ def make_target(device=None, *, cc=None, ptx_version=None, cubin: bool = True) -
                  ("kernel_bound_attributes", (("max_threads", "nvvm.maxntid"),
                                               ("min_blocks", "nvvm.minctasm"),
                                               ("max_cluster_blocks", "nvvm.maxclusterrank"),
-                                              ("max_registers", "nvvm.maxnreg")))),
+                                              ("max_registers", "nvvm.maxnreg"))),
+                 # fastmath flushes float32 denormals to zero, as numba.cuda's (NVVM's
+                 # -ftz=1): NVPTX then emits the .ftz forms (div.approx.ftz.f32,
+                 # sqrt.approx.ftz.f32, add.ftz.f32), and libdevice's FTZ paths are
+                 # taken (finish_module reads the mode from the module)
+                 ("fastmath_function_attributes",
+                  ((FTZ_ATTRIBUTE, FTZ_MODE),))),
         globals_addrspace=1,
         index_limits=INDEX_LIMITS,
     )

@@ -73,3 +73,24 @@ def test_mark_kernels_sets_calling_convention():
     assert 'define spir_kernel void @"k"(' in out
     with pytest.raises(ValueError):
         mark_kernels(NEUTRAL, ["missing"], "spir_kernel")
+
+
+def test_function_attributes_on_named_or_on_every_definition():
+    from numba_gpux.irtext import add_function_attributes
+
+    text = ('declare float @d(float)\n'
+            'define internal fastcc float @"f.1"(float %x) unnamed_addr #0 {\n'
+            '  %r = call float @d(float %x)\n  ret float %r\n}\n'
+            'define void @k(ptr addrspace(1) %p, { i32, i64 } %s) !dbg !3 {\n'
+            '  ret void\n}\n'
+            'attributes #0 = { nounwind }\n')
+    every = add_function_attributes(text, None, {"a": "1", "b": "x,y"})
+    assert '@"f.1"(float %x) unnamed_addr "a"="1" "b"="x,y" #0 {' in every
+    assert '@k(ptr addrspace(1) %p, { i32, i64 } %s) "a"="1" "b"="x,y" !dbg !3 {' in every
+    assert "declare float @d(float)\n" in every  # declarations keep theirs
+    one = add_function_attributes(text, ["k"], {"a": "1"})
+    assert one.count('"a"="1"') == 1 and '%s) "a"="1" !dbg' in one
+    m = ll.parse_assembly(every.replace(" !dbg !3", ""))
+    assert 'define void @k(ptr addrspace(1) %p, { i32, i64 } %s) #1' in str(m)
+    with pytest.raises(ValueError, match="not defined exactly once"):
+        add_function_attributes(text, ["d"], {"a": "1"})

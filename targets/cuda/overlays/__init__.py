@@ -19,6 +19,9 @@ NVPTX = registry("nvptx")
 #: definitions that need sm_70 or newer, searched first by targets of such a compute
 #: capability (make_target lists it among their families)
 NVPTX_SM70 = registry("nvptx.sm70")
+#: sm_75 or newer with PTX ISA 7.0 or newer (tanh.approx.f32), searched before
+#: NVPTX_SM70 by such targets
+NVPTX_SM75 = registry("nvptx.sm75")
 
 _ATTR = "alwaysinline nounwind"
 

@@ -15,6 +15,7 @@ from numba_gpux.overlays import Deferred, registry
 
 NVPTX = registry("nvptx")
 NVPTX_SM70 = registry("nvptx.sm70")
+NVPTX_SM75 = registry("nvptx.sm75")
 
 __all__ = ["LIBDEVICE_NAMES", "LLVM_MATH"]
 
@@ -88,16 +89,27 @@ for _fn in MATH_BINARY:
 
 def _fast_math(fn: str) -> str:
     """A fastmath kernel's float32 *fn*: libdevice's fast version (``__nv_fast_sinf``:
-    ``sin.approx.f32``), as numba.cuda's fastmath."""
+    ``sin.approx.f32``), as numba.cuda's fastmath; for sqrt, LLVM's with the flag
+    ``afn`` (``sqrt.approx.f32``, NVVM's -prec-sqrt=0)."""
     params = "float %a, float %b" if fn == "pow" else "float %a"
     types_ = "float, float" if fn == "pow" else "float"
-    return (f"declare float @__nv_fast_{fn}f({types_})\n"
+    callee, flags = ("llvm.sqrt.f32", " afn") if fn == "sqrt" else (f"__nv_fast_{fn}f", "")
+    return (f"declare float @{callee}({types_})\n"
             f"define float @__gpux_{fn}_f32_approx({params}) {_ATTR} {{\n"
-            f"  %r = call float @__nv_fast_{fn}f({params})\n  ret float %r\n}}")
+            f"  %r = call{flags} float @{callee}({params})\n  ret float %r\n}}")
 
 
 for _fn in MATH_APPROX:
-    NVPTX.define(f"__gpux_{_fn}_f32_approx", Deferred(_fast_math, _fn))
+    if _fn != "tanh":  # (NVPTX_SM75 below)
+        NVPTX.define(f"__gpux_{_fn}_f32_approx", Deferred(_fast_math, _fn))
+
+# tanh.approx.f32 needs sm_75 and PTX ISA 7.0 (NVPTX cannot select an approximate tanh
+# without them;
+# older capabilities: the shared default, libdevice's tanhf), as numba.cuda's fastmath
+NVPTX_SM75.define("__gpux_tanh_f32_approx", (
+    "declare float @llvm.tanh.f32(float)\n"
+    f"define float @__gpux_tanh_f32_approx(float %a) {_ATTR} {{\n"
+    "  %r = call afn float @llvm.tanh.f32(float %a)\n  ret float %r\n}"))
 
 # nanosleep.u32 needs sm_70 (older capabilities: the shared definition, no sleep)
 NVPTX_SM70.define("__gpux_nanosleep", (
