@@ -14,6 +14,7 @@ language names are numba_gpux's own, device arrays are numba_gpux's.
 from __future__ import annotations
 
 from numba.core.types import *  # noqa: F401,F403 - numba.cuda re-exports the type names
+from numba.core.types import f2, float16  # noqa: F401 - (not in numba.core.types.__all__)
 from numba.core.errors import TypingError  # noqa: F401
 from numba.misc.special import literal_unroll  # noqa: F401
 

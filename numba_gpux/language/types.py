@@ -145,6 +145,15 @@ def _isnan_f16(context, builder, sig, args):
     return builder.fcmp_unordered("uno", args[0], args[0])
 
 
+# float(x) keeps a float's own type (Numba's rule for float32): float16 stays float16
+_half_template(float, 1)
+
+
+@_lower(float, F16)
+def _float_of_f16(context, builder, sig, args):
+    return args[0]
+
+
 # ------------------------------------------------------------------ complex
 def _install_cmath():
     from numba.cpython import cmathimpl

@@ -125,6 +125,27 @@ def test_float16_arithmetic(device, rng):
 
 
 @pytest.mark.needs("fp16")
+def test_float_of_a_float16_stays_float16(device):
+    """float(x) keeps a float's type (Numba's rule, numba.cuda's for float16 too)."""
+    @gpux.jit
+    def k(out, a):
+        out[0] = float(a[0]) * float(a[1])
+        out[1] = float(a[0]) * a[1] + float(a[1])
+
+    from numba.core import types
+
+    from numba_gpux.context import target_context
+
+    typing = target_context().typing_context
+    fnty = typing.resolve_value_type(float)
+    assert fnty.get_call_type(typing, (types.float16,), {}).return_type == types.float16
+    a = np.array([1.5, 2.25], np.float16)
+    out = gpux.to_device(np.zeros(2, np.float16))
+    k[1, 1](out, gpux.to_device(a))
+    np.testing.assert_array_equal(out.copy_to_host(), [a[0] * a[1], a[0] * a[1] + a[1]])
+
+
+@pytest.mark.needs("fp16")
 def test_float16_math(device, rng):
     a = rng.uniform(0.1, 3, N).astype(np.float16)
     b = rng.uniform(0.5, 2, N).astype(np.float16)
