@@ -622,13 +622,14 @@ def _type_size(ty: str) -> int:
     return size
 
 
-_CONST_GLOBAL = re.compile(r'^@"?__gpux_const[^=]*= internal addrspace\(4\) constant (.+?) '
+_CONST_GLOBAL = re.compile(r'^@"?__gpux_(?:const|fmt_)[^=]*= internal addrspace\(4\) constant (.+?) '
                            r'(?:c"|\[|zeroinitializer)', re.M)
 
 
 def constant_bytes(neutral_text: str) -> int:
-    """Bytes of the constant-memory arrays a kernel's neutral module defines (constant
-    arrays and the global NumPy arrays it reads, up to CONSTANT_MEMORY_LIMIT each)."""
+    """Bytes of the constant memory a kernel's neutral module defines: constant arrays
+    and the global NumPy arrays it reads (up to CONSTANT_MEMORY_LIMIT each), and the
+    format strings of its ``print`` calls."""
     return sum(_type_size(ty) for ty in _CONST_GLOBAL.findall(neutral_text))
 
 

@@ -33,6 +33,21 @@ def test_shared_and_constant_memory_of_one_signature(device):
             k.get_regs_per_thread()
 
 
+def test_print_format_strings_are_constant_memory(device):
+    @cuda.jit
+    def k(val, to_print):
+        if to_print:
+            print(val)
+
+    k[1, 1](1, False)
+    k[1, 1](1.5, False)
+    from numba import boolean
+
+    # b"%ld\n\0" (5 bytes) for the integer; a float's format is at least b"%g\n\0"
+    assert k.get_const_mem_size(void(int64, boolean)) >= 5
+    assert k.get_const_mem_size(void(float64, boolean)) >= 4
+
+
 def test_several_signatures_give_a_dict_or_one_value(device):
     @cuda.jit
     def k(x, n):
