@@ -88,6 +88,8 @@ class NeutralResult:
     #: compiled for one launch configuration (the kernel was marked with
     #: mark_launch_config_sensitive() before the compile ended)
     launch_config_sensitive: bool = False
+    #: compiled with lineinfo=True: the lowered code carries source locations
+    lineinfo: bool = False
 
     @property
     def all_argtypes(self) -> tuple:
@@ -106,7 +108,9 @@ def _flags(options: Options):
     flags.no_cpython_wrapper = True
     flags.no_cfunc_wrapper = True
     flags.nrt = False
-    flags.debuginfo = False
+    # lineinfo: source locations only (DWARF directives, no variables), as numba.cuda's
+    flags.debuginfo = options.lineinfo
+    flags.dbg_directives_only = options.lineinfo
     flags.boundscheck = options.debug
     flags.forceinline = options.inline
     flags.error_model = "python" if options.debug else "numpy"
@@ -144,7 +148,8 @@ def compile_neutral(pyfunc, argtypes, options: Options, return_type=None) -> Neu
     captured = tuple(cres.metadata.get("gpux_captured", ()))
     args = tuple(cres.signature.args)
     return NeutralResult(cres, args[:len(args) - len(captured)], cres.signature.return_type,
-                         cres.library, cres.fndesc, options.debug, captured)
+                         cres.library, cres.fndesc, options.debug, captured,
+                         lineinfo=options.lineinfo)
 
 
 class _Loc:
@@ -317,6 +322,8 @@ def wrap_kernel(neutral: NeutralResult, name: str) -> str:
         raise InternalCompilerError("wrap", f"unhandled argument type {ty}")
 
     args = [build(ty) for ty in neutral.all_argtypes]
+    if neutral.lineinfo:
+        _locate_entry(module, fn, builder, neutral.cres)
     callee_ty = context.call_conv.get_function_type(types.void, neutral.all_argtypes)
     callee = cgutils.get_or_insert_function(module, callee_ty, neutral.fndesc.llvm_func_name)
     status, _ = context.call_conv.call_function(builder, callee, types.void, neutral.all_argtypes,
@@ -332,6 +339,32 @@ def wrap_kernel(neutral: NeutralResult, name: str) -> str:
     lib.add_ir_module(module)
     lib.add_linking_library(neutral.library)
     return lib.neutral_ir(simplify=True, entry_points=(name,))
+
+
+def _locate_entry(module, fn, builder, cres) -> None:
+    """With lineinfo, the entry point's own debug scope (a subprogram at the kernel's
+    ``def`` line), and that location on the call of the lowered body: LLVM's inliner
+    drops the locations of what it inlines at a call that has none."""
+    import os
+
+    func_id = cres.type_annotation.func_id
+    filename, line = func_id.filename, func_id.firstlineno
+    d, base = os.path.split(os.path.abspath(filename))
+    file_ = module.add_debug_info("DIFile", {"directory": d, "filename": base})
+    unit = module.add_debug_info("DICompileUnit", {
+        "language": ir.DIToken("DW_LANG_Python"), "file": file_, "producer": "numba-gpux",
+        "runtimeVersion": 0, "isOptimized": True,
+        "emissionKind": ir.DIToken("DebugDirectivesOnly")}, is_distinct=True)
+    module.add_named_metadata("llvm.dbg.cu", unit)
+    module.add_named_metadata("llvm.module.flags", module.add_metadata(
+        [ir.IntType(32)(2), "Debug Info Version", ir.IntType(32)(3)]))
+    sp = module.add_debug_info("DISubprogram", {
+        "name": fn.name, "file": file_, "line": line, "scopeLine": line, "unit": unit,
+        "type": module.add_debug_info("DISubroutineType", {"types": module.add_metadata([])}),
+        "spFlags": ir.DIToken("DISPFlagDefinition | DISPFlagOptimized")}, is_distinct=True)
+    fn.set_metadata("dbg", sp)
+    builder.debug_metadata = module.add_debug_info("DILocation", {"line": line, "column": 1,
+                                                                  "scope": sp})
 
 
 def _inline_call_of(block, callee) -> None:

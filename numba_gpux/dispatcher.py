@@ -499,7 +499,24 @@ class GpuxFunction(KernelAttributes, KernelInspection):
 
     @property
     def overloads(self):
-        return {r.argtypes: r for k, r in self._neutral.items() if k == r.argtypes}
+        """``{argtypes: Overload}`` of every signature compiled (inspection.Overload)."""
+        from .inspection import Overload
+
+        return {r.argtypes: Overload(self, r) for k, r in self._neutral.items()
+                if k == r.argtypes}
+
+    def compile(self, sig):
+        """Compile for *sig* now, as numba.cuda's (and Numba's) ``compile``: typing and
+        lowering, and a kernel's code for the current device's target, so that errors
+        are raised here rather than at the first launch.  Returns the Overload."""
+        from .inspection import Overload
+
+        res = self.compile_neutral_sig(sig)
+        if not self.is_device:
+            from .devices import default_device
+
+            self.code_for(res.argtypes, default_device().target)
+        return Overload(self, res)
 
     # ------------------------------------------------------------------ code
     def code_for(self, argtypes: tuple, target):

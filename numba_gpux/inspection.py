@@ -9,7 +9,49 @@ from numba.core import sigutils
 
 from .errors import GpuxUserError
 
-__all__ = ["KernelInspection"]
+__all__ = ["KernelInspection", "Overload"]
+
+
+class Overload:
+    """One compiled signature of a kernel or device function (what ``kernel.compile(sig)``
+    returns and ``kernel.overloads`` holds, as numba.cuda's): its typed and lowered
+    result's attributes (``fndesc``, ``library``, ...), its ``signature``, and the kernel's
+    views of its code for this signature."""
+
+    def __init__(self, dispatcher, result):
+        self._dispatcher = dispatcher
+        self._result = result
+
+    def __getattr__(self, name):
+        return getattr(self._result, name)
+
+    @property
+    def argtypes(self) -> tuple:
+        return self._result.argtypes
+
+    @property
+    def py_func(self):
+        return self._dispatcher.py_func
+
+    @property
+    def signature(self):
+        from numba.core import typing
+
+        return typing.signature(self._result.return_type, *self._result.argtypes)
+
+    _sig = signature.fget
+
+    def inspect_llvm(self) -> str:
+        return self._dispatcher.inspect_llvm(self._sig())
+
+    def inspect_asm(self, target=None) -> str:
+        return self._dispatcher.inspect_asm(self._sig(), target=target)
+
+    def inspect_types(self, file=None, **kws) -> None:
+        self._dispatcher.inspect_types(file=file, signature=self._sig(), **kws)
+
+    def __repr__(self) -> str:
+        return f"<Overload of {self._dispatcher.__name__}{self._result.argtypes}>"
 
 
 class KernelInspection:

@@ -96,3 +96,39 @@ def test_inspect_types_prints_each_signatures_annotation(capsys):
     assert "foo (float64, int64)" in printed and "float32, int32" not in printed
     with pytest.raises(gpux.GpuxUserError, match="pretty"):
         foo.inspect_types(pretty=True)
+
+
+def test_compile_now_and_the_overloads_views(device):
+    """``kernel.compile(sig)`` (numba.cuda's and Numba's): typing, lowering and the
+    current device's code now, errors included; it and ``overloads`` give one compiled
+    signature with its own inspect methods."""
+    @cuda.jit
+    def fill(a, v):
+        i = cuda.grid(1)
+        if i < a.size:
+            a[i] = v
+
+    sig = "void(float32[::1], float32)"
+    ov = fill.compile(sig)
+    assert fill.stats["target_compiles"] == 1  # code for the current device exists
+    a = cuda.to_device(np.zeros(8, np.float32))
+    fill[1, 8](a, np.float32(4))  # launches with that code
+    assert fill.stats["target_compiles"] == 1 and (a.copy_to_host() == 4).all()
+    assert ov.signature.args == (F32, types.float32) and ov.argtypes == ov.signature.args
+    assert fill.overloads[ov.argtypes].signature == ov.signature
+    assert ov.inspect_asm() == fill.inspect_asm(sig)
+    assert ov.inspect_llvm() == fill.inspect_llvm(sig)
+    assert ov.py_func is fill.py_func and "fill" in repr(ov)
+
+    @cuda.jit(device=True)
+    def twice(x):
+        return 2 * x
+
+    assert twice.compile("int32(int32)").signature.return_type == types.int32
+
+    @cuda.jit
+    def bad(a):
+        a[0] = undefined_name  # noqa: F821
+
+    with pytest.raises(Exception, match="undefined_name"):
+        bad.compile("void(float32[::1])")
