@@ -187,6 +187,35 @@ def _facade_atomic():
 atomic = _facade_atomic()
 
 # ------------------------------------------------------------------ warp (sub-group) functions
+_vote_check = _stubs.Stub("cuda._vote_check", "numba.cuda's type checks of a vote's arguments")
+
+
+class _VoteCheck(AbstractTemplate):
+    """A vote's (``all_sync`` & co.) mask must be an integer and its predicate an
+    integer or a boolean: numba.cuda's TypingErrors, before the sub-group operation
+    would convert a float."""
+
+    key = _vote_check
+
+    def generic(self, args, kws):
+        from numba.core.typing.templates import signature
+
+        mask, predicate = args
+        if not isinstance(mask, types.Integer):
+            raise TypingError(f"Mask type must be an integer, not {mask}")
+        if not isinstance(predicate, (types.Integer, types.Boolean)):
+            raise TypingError(f"Predicate must be an integer or boolean, not {predicate}")
+        return signature(types.none, *args)
+
+
+typing_registry.register_global(_vote_check, types.Function(_VoteCheck))
+
+
+@lowering_registry.lower(_vote_check, types.Any, types.Any)
+def _lower_vote_check(context, builder, sig, args):
+    return context.get_dummy_value()
+
+
 _sg = _pick("subgroup")
 if _sg is not None:
     # the member mask goes to the masked sub-group forms: a target whose warp
@@ -211,20 +240,24 @@ if _sg is not None:
 
     @_device
     def all_sync(mask, predicate):
+        _vote_check(mask, predicate)
         return _sg.all(predicate, mask)
 
     @_device
     def any_sync(mask, predicate):
+        _vote_check(mask, predicate)
         return _sg.any(predicate, mask)
 
     @_device
     def eq_sync(mask, predicate):
         """True when *predicate* (as a bool) is the same on every lane of *mask*."""
+        _vote_check(mask, predicate)
         return _sg.all(predicate, mask) or not _sg.any(predicate, mask)
 
     @_device
     def ballot_sync(mask, predicate):
         """uint32 of the lanes where *predicate* holds (lanes 0-31, as numba.cuda)."""
+        _vote_check(mask, predicate)
         return types_uint32(_sg.ballot(predicate, mask) & 0xFFFFFFFF)
 
     @_device

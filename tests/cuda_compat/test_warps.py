@@ -126,3 +126,23 @@ def test_cuda_warpsize_is_the_constant_32():
     ptx = gpux.compile(width, "void(int32[::1])", target="cuda").text
     assert "], 32;" in ptx            # the constant is stored
     assert "min.u32" not in ptx      # not the size of a (possibly partial) warp
+
+
+@pytest.mark.parametrize("vote", ["all_sync", "any_sync", "eq_sync", "ballot_sync"])
+def test_vote_argument_types_are_checked_as_numba_cuda_does(vote):
+    from numba.core.errors import TypingError
+
+    ns = {"cuda": cuda}
+    exec(f"def k(mask, pred, out):\n    i = cuda.grid(1)\n"
+         f"    out[i] = cuda.{vote}(mask[i], pred[i])\n", ns)
+    cases = [("float32", "int32", "Mask type must be an integer, not float32"),
+             ("boolean", "int32", "Mask type must be an integer, not bool"),
+             ("int32", "float64", "Predicate must be an integer or boolean, not float64")]
+    for mask, pred, message in cases:
+        with pytest.raises(TypingError, match=message):
+            gpux.compile(cuda.jit(ns["k"]), f"void({mask}[:], {pred}[:], int32[:])",
+                         target="cuda", cubin=False)
+    # integer masks with integer or boolean predicates type and compile
+    for pred in ("int32", "boolean"):
+        gpux.compile(cuda.jit(ns["k"]), f"void(uint32[:], {pred}[:], int32[:])",
+                     target="cuda", cubin=False)
