@@ -172,6 +172,9 @@ _hooks.implement("launch.forall_block_size", device_kind="cpu",
 class GpuxFunction(KernelAttributes, KernelInspection):
     """A jitted kernel or device function."""
 
+    #: what the kernel language's checks recognize a GpuxFunction by (it sits below)
+    _gpux_kernel_ = True
+
     def __init__(self, py_func, *, device: bool = False, options: Options | None = None,
                  cache: bool = False, signatures=None, extra: dict | None = None):
         self.py_func = py_func
@@ -362,8 +365,9 @@ class GpuxFunction(KernelAttributes, KernelInspection):
                     if res.captured and self.is_device:
                         raise GpuxUserError(
                             f"device function {self.__name__} reads a device array from a "
-                            f"global or closure variable; only kernels capture device arrays "
-                            f"(pass it to {self.__name__} as an argument)")
+                            f"global or closure variable; kernels capture device arrays, and "
+                            f"device functions called by name from a kernel, but not one "
+                            f"compiled on its own (pass it to {self.__name__} as an argument)")
                     self.stats["neutral_compiles"] += 1
                     self._neutral[argtypes] = res
                     self._neutral[res.argtypes] = res
@@ -431,6 +435,16 @@ class GpuxFunction(KernelAttributes, KernelInspection):
                     self.py_func, device=True, options=self.options,
                     signatures=self._eager_sigs or None, extra=self.extra)
             return self._device_twin
+
+    @property
+    def targetoptions(self) -> dict:
+        """Numba's dispatcher attribute that its IR inliner reads: a function that reads
+        device arrays from globals or closure variables (language/checks.py's
+        reads_device_arrays) is inlined into its caller's IR, so that the kernel
+        captures the arrays, as hidden arguments, like its own."""
+        from .language.checks import reads_device_arrays
+
+        return {"inline": "always"} if reads_device_arrays(self.py_func) else {}
 
     @property
     def _compiler(self):

@@ -199,6 +199,45 @@ def return_value_loc(cres):
     return None
 
 
+def reads_device_arrays(py_func, _seen=None) -> bool:
+    """Whether *py_func* (or a device function it names, transitively) may read a device
+    array from a global or closure variable: its code's global names and its closure
+    cells, searched without compiling.  Such a device function is inlined into the
+    IR of the kernel that calls it (the dispatcher's ``targetoptions``), where the
+    kernel captures the arrays as its own."""
+    seen = set() if _seen is None else _seen
+    if id(py_func) in seen:
+        return False
+    seen.add(id(py_func))
+    code = getattr(py_func, "__code__", None)
+    if code is None:
+        return False
+    values = [c.cell_contents for c in (py_func.__closure__ or ()) if _filled(c)]
+    names, todo = set(), [code]
+    while todo:  # nested code objects (comprehensions, inner functions)
+        c = todo.pop()
+        names.update(c.co_names)
+        todo.extend(k for k in c.co_consts if hasattr(k, "co_names"))
+    g = getattr(py_func, "__globals__", {})
+    values.extend(g[n] for n in names if n in g)
+    for v in values:
+        if getattr(type(v), "_gpux_device_memory_", False):
+            return True
+        inner = getattr(v, "py_func", None)
+        if inner is not None and getattr(v, "_gpux_kernel_", False) \
+                and reads_device_arrays(inner, seen):
+            return True
+    return False
+
+
+def _filled(cell) -> bool:
+    try:
+        cell.cell_contents
+    except ValueError:  # an empty cell
+        return False
+    return True
+
+
 @register_pass(mutates_CFG=False, analysis_only=False)
 class CaptureDeviceArrays(FunctionPass):
     """Device arrays a kernel reads from globals or closure variables become hidden

@@ -52,19 +52,43 @@ def test_a_closure_device_array_is_written_by_the_kernel(device):
     np.testing.assert_equal(twice.copy_to_host(), [5.0] * 4)
 
 
-def test_a_device_function_cannot_capture(device):
+def test_device_functions_called_by_name_capture_for_their_kernel(device):
+    """A device function that reads device arrays from globals or closure variables
+    (itself, or one it calls) is inlined into the calling kernel's IR, whose launch
+    passes them: writes between launches are seen, as in numba.cuda."""
     table = gpux.to_device(np.arange(4.0))
 
     @gpux.jit(device=True)
     def look(i):
         return table[i]
 
+    @gpux.jit(device=True)
+    def twice_looked(i):  # reads no array itself
+        return 2.0 * look(i)
+
     @gpux.jit
     def k(out):
-        out[0] = look(1)
+        i = gpux.grid(1)
+        if i < out.size:
+            out[i] = twice_looked(i) + look(3 - i)
+
+    out = gpux.to_device(np.zeros(4))
+    k[1, 4](out)
+    np.testing.assert_equal(out.copy_to_host(), 2 * np.arange(4.0) + np.arange(4.0)[::-1])
+    table.copy_to_device(np.full(4, 10.0))
+    k[1, 4](out)
+    np.testing.assert_equal(out.copy_to_host(), [30.0] * 4)
+
+
+def test_a_device_function_compiled_on_its_own_cannot_capture(device):
+    table = gpux.to_device(np.arange(4.0))
+
+    @gpux.jit(device=True)
+    def look(i):
+        return table[i]
 
     with pytest.raises(Exception, match="device function look reads a device array"):
-        k[1, 1](gpux.to_device(np.zeros(1)))
+        gpux.compile(look, "float64(int64)", device=True, target=device)
 
 
 PROGRAM = """
