@@ -277,6 +277,16 @@ class Context:
     def synchronize(self) -> None:
         self.device.gpux_device.runtime.synchronize()
 
+    def can_access_peer(self, peer_device) -> bool:
+        """Whether kernels on this context's device can access *peer_device*'s memory
+        directly (a device number or Device).  Copies between devices work either way
+        (through the host where the runtimes share nothing)."""
+        peer = gpus[peer_device] if isinstance(peer_device, int) else peer_device
+        if peer.gpux_device == self.device.gpux_device:
+            return True
+        ask = getattr(self.device.gpux_device.runtime, "can_access_peer", None)
+        return bool(ask(peer.gpux_device.runtime)) if ask is not None else False
+
     def reset(self) -> None:
         self.synchronize()
 

@@ -223,6 +223,14 @@ class CUDARuntime:
         which = getattr(drv.CUdevice_attribute, f"CU_DEVICE_ATTRIBUTE_{name}", None)
         return None if which is None else _attribute(drv, self.cu_device, which)
 
+    def can_access_peer(self, other) -> bool:
+        """Whether this device's kernels can access *other*'s memory directly
+        (cuDeviceCanAccessPeer; numba.cuda's ``context.can_access_peer``)."""
+        peer = getattr(other, "cu_device", None)
+        if peer is None:  # not a CUDA device
+            return False
+        return bool(_check(_driver().cuDeviceCanAccessPeer(self.cu_device, peer)))
+
     # -- context --------------------------------------------------------------
     def _current(self):
         """Make this device's primary context current on the calling thread."""

@@ -52,6 +52,28 @@ def test_device_list_entries_and_context_manager(device):
     assert cuda.get_current_device() == here
 
 
+def test_peer_access_and_copies_between_devices(device):
+    """can_access_peer says whether kernels reach another device's memory directly
+    (never between devices of runtimes that share nothing); a copy between devices
+    works either way."""
+    ctx = cuda.current_context()
+    here = cuda.get_current_device()
+    assert ctx.can_access_peer(here.id) and ctx.can_access_peer(here)
+    hostarr = np.arange(10, dtype=np.float32)
+    for other in cuda.gpus:
+        direct = getattr(here.gpux_device.runtime, "can_access_peer", None)
+        if other.gpux_device != here.gpux_device and direct is None:
+            assert not ctx.can_access_peer(other.id)  # an OpenCL device's kernels
+        elif direct is not None and other.gpux_device != here.gpux_device:
+            assert ctx.can_access_peer(other.id) == direct(other.gpux_device.runtime)
+        with other:
+            dst = cuda.to_device(np.zeros_like(hostarr))
+        with cuda.gpus[here.id]:
+            src = cuda.to_device(hostarr)
+            dst.copy_to_device(src)
+        np.testing.assert_equal(dst.copy_to_host(), hostarr)
+
+
 def test_device_attributes_libraries_size_pools_by(device):
     # e.g. a stream pool of ASYNC_ENGINE_COUNT streams, indexed modulo its size
     d = cuda.get_current_device()
