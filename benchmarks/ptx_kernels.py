@@ -14,9 +14,10 @@ reductions, local and constant arrays, atomics on global and shared memory,
 warp shuffles and votes, bit intrinsics, random numbers, print and device
 functions.
 
-``KERNELS`` is a list of ``(group, function, [signatures])``; a signature is a
-string, or a callable taking the ``cuda`` module and returning one (for record
-types).
+``KERNELS`` is a list of ``(group, function, [signatures])`` or ``(group, function,
+[signatures], options)`` (compile options given to both sides, e.g. ``fastmath``); a
+signature is a string, or a callable taking the ``cuda`` module and returning one (for
+record types).
 """
 
 from __future__ import annotations
@@ -690,6 +691,13 @@ KERNELS = [
     ("random", rand_uniform64, [_rand_sig(__import__("numba").float64)]),
     ("random", rand_normal, [_rand_sig(__import__("numba").float64)]),
     ("print", print_values, ["void(float32[::1], int64)"]),
+    # fastmath: approximate math, division and square root, denormals flushed
+    ("fastmath", math_unary, [f"void({F32}[::1], {F32}[:, ::1])"], {"fastmath": True}),
+    ("fastmath", math_special, [f"void({F32}[::1], {F32}[:, ::1])"], {"fastmath": True}),
+    ("fastmath", float_arith, [f"void({F32}[::1], {F32}[::1], {F32}[:, ::1])"],
+     {"fastmath": True}),
+    ("fastmath", matmul_naive, ["void(float32[:, ::1], float32[:, ::1], float32[:, ::1])"],
+     {"fastmath": True}),
 ]
 
 #: module-level device functions (re-wrapped with numba.cuda's ``jit`` for the reference)
@@ -706,13 +714,13 @@ def _sig_text(sig) -> str:
 
 
 def cases(filter_text: str = ""):
-    """``(id, group, function, signature)`` for every kernel and signature; a
+    """``(id, group, function, signature, options)`` for every kernel and signature; a
     signature that depends on the module is returned as the callable."""
     out = []
-    for group, fn, sigs in KERNELS:
+    for group, fn, sigs, *opts in KERNELS:
         for sig in sigs:
             sig_for_id = sig if isinstance(sig, str) else _sig_text(sig(cuda))
             ident = f"{group}.{fn.__name__}[{sig_for_id}]"
             if filter_text in ident:
-                out.append((ident, group, fn, sig))
+                out.append((ident, group, fn, sig, opts[0] if opts else {}))
     return out

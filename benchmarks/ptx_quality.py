@@ -113,11 +113,11 @@ def measure(cc, cases, kmod, verbose=False):
 
     rebinder = _Rebinder(kmod, cc)
     rows = []
-    for ident, group, fn, sig in cases:
+    for ident, group, fn, sig, opts in cases:
         row = {"kernel": ident, "group": group}
         try:
             t = time.perf_counter()
-            ptx, _ = gcuda.compile_ptx(fn, sig(gcuda) if callable(sig) else sig, cc=cc)
+            ptx, _ = gcuda.compile_ptx(fn, sig(gcuda) if callable(sig) else sig, cc=cc, **opts)
             row["gpux_compile_s"] = round(time.perf_counter() - t, 4)
             row["gpux"] = _resources(ptx, cc)
         except Exception as e:  # report, keep going
@@ -126,7 +126,7 @@ def measure(cc, cases, kmod, verbose=False):
         try:
             t = time.perf_counter()
             ptx, _ = ncuda.compile_ptx(rebinder.rebind(fn), sig(ncuda) if callable(sig) else sig,
-                                       cc=cc)
+                                       cc=cc, **opts)
             row["numba_cuda_compile_s"] = round(time.perf_counter() - t, 4)
             row["numba_cuda"] = _resources(ptx, cc)
         except Exception as e:
