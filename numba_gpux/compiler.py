@@ -108,9 +108,9 @@ def _flags(options: Options):
     flags.no_cpython_wrapper = True
     flags.no_cfunc_wrapper = True
     flags.nrt = False
-    # lineinfo: source locations only (DWARF directives, no variables), as numba.cuda's
-    flags.debuginfo = options.lineinfo
-    flags.dbg_directives_only = options.lineinfo
+    # lineinfo, and debug (as numba.cuda's debug=True, which implies line information):
+    # source locations only (DWARF directives, no variables)
+    flags.debuginfo = flags.dbg_directives_only = options.lineinfo or options.debug
     flags.boundscheck = options.debug
     flags.forceinline = options.inline
     flags.error_model = "python" if options.debug else "numpy"
@@ -149,7 +149,7 @@ def compile_neutral(pyfunc, argtypes, options: Options, return_type=None) -> Neu
     args = tuple(cres.signature.args)
     return NeutralResult(cres, args[:len(args) - len(captured)], cres.signature.return_type,
                          cres.library, cres.fndesc, options.debug, captured,
-                         lineinfo=options.lineinfo)
+                         lineinfo=options.lineinfo or options.debug)
 
 
 class _Loc:

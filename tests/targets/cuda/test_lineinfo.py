@@ -61,3 +61,14 @@ def test_a_lineinfo_kernel_computes_the_same(device):
     out = gpux.to_device(np.zeros_like(x))
     gpux.jit(lineinfo=True)(body)[3, 128](out, gpux.to_device(x))
     np.testing.assert_allclose(out.copy_to_host(), np.sin(x) * 2 + 1, rtol=1e-5, atol=1e-6)
+
+
+def test_debug_implies_line_information(ptxas):
+    """As numba.cuda's debug=True, which turns line information on with its checks."""
+    from numba_gpux.targets.cuda import toolkit
+
+    ptx = gpux.compile(gpux.jit(debug=True)(body), SIG, target="cuda", cc=(9, 0),
+                       cubin=False).text
+    assert _line("# KERNEL LINE") in {int(line) for _, line in _LOC.findall(ptx)}
+    ok, messages = toolkit.ptxas_check(ptx, (9, 0))
+    assert ok, messages
