@@ -88,7 +88,7 @@ class NeutralResult:
     #: compiled for one launch configuration (the kernel was marked with
     #: mark_launch_config_sensitive() before the compile ended)
     launch_config_sensitive: bool = False
-    #: compiled with lineinfo=True: the lowered code carries source locations
+    #: compiled with lineinfo=True (or debug=True): the lowered code carries source locations
     lineinfo: bool = False
 
     @property

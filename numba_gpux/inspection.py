@@ -23,6 +23,8 @@ class Overload:
         self._result = result
 
     def __getattr__(self, name):
+        if name.startswith("_"):  # (before __init__, e.g. while copying: no recursion)
+            raise AttributeError(name)
         return getattr(self._result, name)
 
     @property
