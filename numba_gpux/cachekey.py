@@ -300,6 +300,12 @@ def _is_gpux_function(v) -> bool:
     return is_device_function(v)
 
 
+def _is_device_memory(v) -> bool:
+    from .language.checks import is_device_memory
+
+    return is_device_memory(v)
+
+
 def _eager(fn) -> str:
     """The eager signatures a kernel or device function was declared with (they decide
     the types it is compiled for)."""
@@ -435,7 +441,7 @@ class _Keyer:
                 return f"overloaded:{mod}.{v.__qualname__}|{registered}"
             raise Uncacheable(f"the plain Python function {mod}.{v.__qualname__}")
         tmod = type(v).__module__
-        if getattr(type(v), "_gpux_device_memory_", False):
+        if _is_device_memory(v):
             # a captured device array is a hidden argument of the launch, which only
             # typing finds (the neutral IR's key still finds the compiled code)
             raise Uncacheable("a device array read from a global or closure variable")

@@ -17,9 +17,9 @@ from . import abi
 from . import hooks as _hooks
 from . import serialize as _serialize
 from .attributes import KernelAttributes
-from .inspection import KernelInspection
+from .inspection import KernelInspection, Overload
 from .compiler import Options, compile_neutral, kernel_symbol, wrap_kernel
-from .devices import Device as _Device
+from .devices import Device as _Device, default_device
 from .errors import GpuxUserError, LaunchError, LaunchTypeError
 from .language.functions import GpuxFunctionType, register_device_functions
 from .launch import key_function as _key_function, launch_call as _launch_call
@@ -171,9 +171,6 @@ _hooks.implement("launch.forall_block_size", device_kind="cpu",
 
 class GpuxFunction(KernelAttributes, KernelInspection):
     """A jitted kernel or device function."""
-
-    #: what the kernel language's checks recognize a GpuxFunction by (it sits below)
-    _gpux_kernel_ = True
 
     def __init__(self, py_func, *, device: bool = False, options: Options | None = None,
                  cache: bool = False, signatures=None, extra: dict | None = None):
@@ -514,8 +511,6 @@ class GpuxFunction(KernelAttributes, KernelInspection):
     @property
     def overloads(self):
         """``{argtypes: Overload}`` of every signature compiled (inspection.Overload)."""
-        from .inspection import Overload
-
         return {r.argtypes: Overload(self, r) for k, r in self._neutral.items()
                 if k == r.argtypes}
 
@@ -523,12 +518,8 @@ class GpuxFunction(KernelAttributes, KernelInspection):
         """Compile for *sig* now, as numba.cuda's (and Numba's) ``compile``: typing and
         lowering, and a kernel's code for the current device's target, so that errors
         are raised here rather than at the first launch.  Returns the Overload."""
-        from .inspection import Overload
-
         res = self.compile_neutral_sig(sig)
         if not self.is_device:
-            from .devices import default_device
-
             self.code_for(res.argtypes, default_device().target)
         return Overload(self, res)
 
@@ -601,8 +592,6 @@ class GpuxFunction(KernelAttributes, KernelInspection):
 
     def forall(self, ntasks: int, tpb: int = 0, queue=None, shared_bytes: int = 0):
         """A 1-D configuration covering *ntasks* threads (none: calling it does nothing)."""
-        from .devices import default_device
-
         try:
             ntasks = operator.index(ntasks)
         except TypeError:

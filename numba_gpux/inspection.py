@@ -41,16 +41,14 @@ class Overload:
 
         return typing.signature(self._result.return_type, *self._result.argtypes)
 
-    _sig = signature.fget
-
     def inspect_llvm(self) -> str:
-        return self._dispatcher.inspect_llvm(self._sig())
+        return self._dispatcher.inspect_llvm(self.signature)
 
     def inspect_asm(self, target=None) -> str:
-        return self._dispatcher.inspect_asm(self._sig(), target=target)
+        return self._dispatcher.inspect_asm(self.signature, target=target)
 
     def inspect_types(self, file=None, **kws) -> None:
-        self._dispatcher.inspect_types(file=file, signature=self._sig(), **kws)
+        self._dispatcher.inspect_types(file=file, signature=self.signature, **kws)
 
     def __repr__(self) -> str:
         return f"<Overload of {self._dispatcher.__name__}{self._result.argtypes}>"

@@ -19,7 +19,7 @@ import sys
 from numba.core import types
 from numba.core.errors import TypingError
 from numba.core.imputils import Registry as LoweringRegistry
-from numba.core.typing.templates import AbstractTemplate, AttributeTemplate, Registry
+from numba.core.typing.templates import AbstractTemplate, AttributeTemplate, Registry, signature
 
 import numba_gpux as _gpux
 
@@ -198,8 +198,6 @@ class _VoteCheck(AbstractTemplate):
     key = _vote_check
 
     def generic(self, args, kws):
-        from numba.core.typing.templates import signature
-
         mask, predicate = args
         if not isinstance(mask, types.Integer):
             raise TypingError(f"Mask type must be an integer, not {mask}")
@@ -332,8 +330,6 @@ from ..language.cachehints import (  # noqa: E402
 
 # ------------------------------------------------------------------ laneid / warpsize
 def _install():
-    from numba.core.typing.templates import signature  # noqa: F401
-
     pkg = sys.modules[__package__]
     mod_ty = types.Module(pkg)
 

@@ -21,6 +21,7 @@ from numba.core.typed_passes import NopythonTypeInference
 from numba.core.errors import NumbaError
 
 from ..errors import GpuxUserError, InternalCompilerError, UnsupportedError, format_loc
+from .functions import is_device_function
 
 __all__ = ["GpuxCompiler", "RejectHostOnlyValues", "RejectAllocations", "CaptureDeviceArrays",
            "return_value_loc", "lowering_failure"]
@@ -221,13 +222,17 @@ def reads_device_arrays(py_func, _seen=None) -> bool:
     g = getattr(py_func, "__globals__", {})
     values.extend(g[n] for n in names if n in g)
     for v in values:
-        if getattr(type(v), "_gpux_device_memory_", False):
+        if is_device_memory(v):
             return True
-        inner = getattr(v, "py_func", None)
-        if inner is not None and getattr(v, "_gpux_kernel_", False) \
-                and reads_device_arrays(inner, seen):
+        if is_device_function(v) and reads_device_arrays(v.py_func, seen):
             return True
     return False
+
+
+def is_device_memory(value) -> bool:
+    """Whether *value* is a device array (its class says so by the attribute
+    ``_gpux_device_memory_``: the kernel language sits below the runtime's modules)."""
+    return getattr(type(value), "_gpux_device_memory_", False)
 
 
 def _filled(cell) -> bool:
@@ -245,8 +250,7 @@ class CaptureDeviceArrays(FunctionPass):
     launch (a device array has no address a program could hold as a constant), so
     writes to the array between launches are seen, as numba.cuda captures the
     array's pointer.  The arrays are kept in ``state.metadata["gpux_captured"]``.
-    (Device arrays say what they are by the class attribute ``_gpux_device_memory_``:
-    the kernel language sits below the runtime's modules.)"""
+    (Device arrays are recognized by :func:`is_device_memory`.)"""
 
     _name = "gpux_capture_device_arrays"
 
@@ -259,7 +263,7 @@ class CaptureDeviceArrays(FunctionPass):
         for block in func_ir.blocks.values():
             for inst in block.body:
                 if isinstance(inst, ir.Assign) and isinstance(inst.value, (ir.Global, ir.FreeVar)) \
-                        and getattr(type(inst.value.value), "_gpux_device_memory_", False):
+                        and is_device_memory(inst.value.value):
                     arr = inst.value.value
                     got = found.get(id(arr))
                     if got is None:
