@@ -126,9 +126,14 @@ def xoroshiro128p_uniform_float64(states, index):
 
 @jit(device=True)
 def xoroshiro128p_normal_float32(states, index):
-    """A standard normal float32 (Box-Muller; advances generator *index* two steps)."""
+    """A standard normal float32 (Box-Muller; advances generator *index* two steps).
+
+    ``u1`` is the uniform draw itself, as numba.cuda takes it: ``1 - u`` would round
+    to 0.0 in float32 whenever the float64 draw is at least ``1 - 2**-25`` (about once
+    in 2**25 draws) and return ``-inf``; ``u`` itself is 0.0 only for a zero draw (one
+    in 2**53), where numba.cuda's generator gives the same infinity."""
     index = int64(index)
-    u1 = float32(1.0) - xoroshiro128p_uniform_float32(states, index)  # (0, 1]: log is finite
+    u1 = xoroshiro128p_uniform_float32(states, index)
     u2 = xoroshiro128p_uniform_float32(states, index)
     return math.sqrt(float32(-2.0) * math.log(u1)) * math.cos(TWO_PI_FLOAT32 * u2)
 
@@ -137,7 +142,7 @@ def xoroshiro128p_normal_float32(states, index):
 def xoroshiro128p_normal_float64(states, index):
     """A standard normal float64 (Box-Muller; advances generator *index* two steps)."""
     index = int64(index)
-    u1 = 1.0 - xoroshiro128p_uniform_float64(states, index)
+    u1 = xoroshiro128p_uniform_float64(states, index)  # (as numba.cuda; see the float32 one)
     u2 = xoroshiro128p_uniform_float64(states, index)
     return math.sqrt(-2.0 * math.log(u1)) * math.cos(TWO_PI_FLOAT64 * u2)
 

@@ -5,6 +5,7 @@ between streams) with fixed seeds."""
 from __future__ import annotations
 
 import math
+import pathlib
 
 import numpy as np
 import pytest
@@ -174,3 +175,48 @@ def test_bad_state_array_is_a_typing_error(device):
     with pytest.raises(TypingError, match="xoroshiro128p"):
         draw_raw[1, 1](gpux.to_device(np.zeros(4, np.float32)),
                        gpux.to_device(np.zeros((1, 1), np.uint64)))
+
+
+# ------------------------------------------------- numba.cuda's own values (simulator)
+_SIM = np.load(pathlib.Path(__file__).parents[1] / "fixtures" / "numba_cuda_reference" / "random.npz")
+
+
+@pytest.mark.parametrize("kernel, dtype, name, rtol", [
+    (draw_uniform32, np.float32, "xoroshiro128p_uniform_float32", 0),
+    (draw_uniform64, np.float64, "xoroshiro128p_uniform_float64", 0),
+    # the simulator evaluates float32 math in float64: compare to float32's precision
+    (draw_normal32, np.float32, "xoroshiro128p_normal_float32", 2e-6),
+    (draw_normal64, np.float64, "xoroshiro128p_normal_float64", 1e-13),
+])
+def test_draws_equal_numba_cuda_simulator(device, kernel, dtype, name, rtol):
+    ref = _SIM[name]
+    states = create_xoroshiro128p_states(ref.shape[0], seed=7)
+    out = gpux.to_device(np.zeros(ref.shape, dtype))
+    kernel[1, ref.shape[0]](states, out)
+    got = out.copy_to_host()
+    if rtol:
+        np.testing.assert_allclose(got, ref.astype(dtype), rtol=rtol, atol=1e-6)
+    else:
+        np.testing.assert_array_equal(got, ref.astype(dtype))
+
+
+@gpux.jit
+def draw_normal32_window(states, index, skip, out):
+    if gpux.grid(1) == 0:
+        for _ in range(skip):
+            xoroshiro128p_normal_float32(states, index)
+        for j in range(out.size):
+            out[j] = xoroshiro128p_normal_float32(states, index)
+
+
+def test_normal_float32_has_no_infinity_where_uniform_rounds_to_one(device):
+    """Seed 0's state 1340, draw 19752: the float32 uniform is exactly 1.0 there; the
+    normal draw is numba.cuda's 0.0, not ``log(1 - 1.0)``'s infinity."""
+    ref = _SIM["normal_float32_seed0_state1340_from19740"]
+    states = create_xoroshiro128p_states(1341, seed=0)
+    out = gpux.to_device(np.zeros(ref.shape, np.float32))
+    draw_normal32_window[1, 1](states, 1340, 19740, out)
+    got = out.copy_to_host()
+    assert np.isfinite(got).all()
+    assert got[12] == 0.0
+    np.testing.assert_allclose(got, ref, rtol=2e-6, atol=1e-6)
