@@ -9,6 +9,9 @@ import pytest
 
 import numba_gpux as gpux
 
+#: the quick subset that .ci/run also runs on the other CPythons
+pytestmark = pytest.mark.quick
+
 
 def test_public_namespace_is_explicit():
     for name in ["jit", "grid", "gridsize", "thread_idx", "block_idx", "block_dim", "grid_dim",

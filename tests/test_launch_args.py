@@ -14,6 +14,9 @@ import pytest
 
 import numba_gpux as gpux
 
+#: the quick subset that .ci/run also runs on the other CPythons
+pytestmark = pytest.mark.quick
+
 N = 16
 
 

@@ -11,6 +11,9 @@ from numba.core.errors import TypingError
 import numba_gpux as gpux
 from numba_gpux.language.atomics import ATOMIC_OPS
 
+#: the quick subset that .ci/run also runs on the other CPythons
+pytestmark = pytest.mark.quick
+
 DTYPES = {"int32": np.int32, "uint32": np.uint32, "int64": np.int64, "uint64": np.uint64,
           "float32": np.float32, "float64": np.float64}
 N = 64          # work-items

@@ -17,6 +17,9 @@ from numba_gpux.random import (
     xoroshiro128p_uniform_float64,
 )
 
+#: the quick subset that .ci/run also runs on the other CPythons
+pytestmark = pytest.mark.quick
+
 NSTATES, DRAWS = 256, 200
 
 

@@ -7,6 +7,9 @@ import pytest
 from numba_gpux import cuda
 from numba_gpux.cuda.intrinsics import Unavailable
 
+#: the quick subset that .ci/run also runs on the other CPythons
+pytestmark = pytest.mark.quick
+
 
 def needs(*objs):
     """Skip while one of the facade names is still a placeholder."""

@@ -10,6 +10,9 @@ import pytest
 
 import numba_gpux as gpux
 
+#: the quick subset that .ci/run also runs on the other CPythons
+pytestmark = pytest.mark.quick
+
 INT_TYPES = [np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64]
 FLOAT_TYPES = [np.float32, np.float64]
 
