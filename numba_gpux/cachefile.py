@@ -6,8 +6,8 @@ strings, bytes, and lists, tuples, frozensets and dicts of those (:func:`encode`
 its binary and texts, its kernels' names and a few numbers; a driver program is
 bytes; a target's parsed library is strings.  In particular no Numba type and no
 record dtype is ever written: argument types enter only the entry's *key* (a
-hash, ``cachekey.py``), and a value of any other type makes :func:`encode` refuse,
-so that it is not cached on disk at all (the kernel compiles in each process).
+hash, ``cachekey.py``).  A value of any other type makes :func:`encode` refuse, so
+that it is not cached on disk at all (compiled in each process), never pickled.
 
 Each file is ``MAGIC``, an HMAC-SHA256 of the entry, then the encoded body.  The
 MAC covers the entry's kind and key as well as its body (a file moved under
@@ -129,8 +129,16 @@ def decode(body: bytes):
 
 # --------------------------------------------------------------------------- sealing
 
+#: key -> an HMAC keyed with it and fed nothing yet (copied: the key is set up once)
+_keyed: dict[bytes, "hmac.HMAC"] = {}
+
+
 def _mac(key: bytes, kind: str, name: str, body) -> bytes:
-    h = hmac.new(key, b"%s%s\0%s\0" % (MAGIC, kind.encode(), name.encode()), "sha256")
+    base = _keyed.get(key)
+    if base is None:
+        base = _keyed[key] = hmac.new(key, digestmod="sha256")
+    h = base.copy()
+    h.update(b"%s%s\0%s\0" % (MAGIC, kind.encode(), name.encode()))
     h.update(body)
     return h.digest()
 

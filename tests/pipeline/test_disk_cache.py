@@ -227,6 +227,50 @@ def test_a_datetime_kernel_hits_and_a_changed_date_constant_misses(tmp_path):
     assert _miss(moved) and moved["out"] == [19, 490]
 
 
+def test_a_record_kernel_hits_and_another_layout_misses(tmp_path):
+    """Arrays of records and a record scalar as arguments: keyed by Numba's description of
+    the record (field names, types, offsets, size), so the second process launches from
+    the index and a record with other fields or offsets misses (and computes right)."""
+    folder = tmp_path / "prog"
+    folder.mkdir()
+    _write(folder, "prog.py", """
+        import json, sys
+        import numpy as np
+        import numba_gpux as gpux
+        from numba_gpux import cache, context
+
+        fields = {"aligned": [("x", np.float32), ("y", np.int32)],
+                  "swapped": [("y", np.int32), ("x", np.float32)],
+                  "wide": [("x", np.float64), ("y", np.int32)]}[sys.argv[1]]
+        dt = np.dtype([("pad", np.int8)] + fields, align=True)
+
+        @gpux.jit(cache=True)
+        def k(r, s, out):
+            i = gpux.grid(1)
+            if i < out.size:
+                out[i] = r[i].x * 2 + r[i].y + s.y
+
+        r = np.zeros(4, dt)
+        r["x"] = [1.5, 2, 3, 4]
+        r["y"] = [10, 20, 30, 40]
+        s = np.zeros(1, dt)
+        s["y"] = 100
+        out = gpux.device_array(4, np.float64)
+        k[1, 4](gpux.to_device(r), s[0], out)
+        print(json.dumps({"out": out.copy_to_host().tolist(), "stats": cache.stats,
+                          "typed": k.stats["neutral_compiles"], "context_built": context._ready}))
+        """)
+    cache_dir = tmp_path / "cache"
+    expected = [113.0, 124.0, 136.0, 148.0]
+    first = _run(folder, cache_dir, "aligned")
+    assert _miss(first) and first["out"] == expected
+    again = _run(folder, cache_dir, "aligned")
+    assert _hit(again) and again["out"] == expected
+    for other in ("swapped", "wide"):
+        r = _run(folder, cache_dir, other)
+        assert _miss(r) and r["out"] == expected
+
+
 def _entries(cache):
     """The disk cache's entries (other parts of numba-gpux keep files in the folder too)."""
     return [p for p in (cache / "code-v3").rglob("*") if p.is_file()]
