@@ -72,13 +72,19 @@ def warn_once(topic: str, message: str, category=CacheTrustWarning) -> None:
 
 def encode(obj) -> bytes:
     """*obj* (data only: see the module's docstring) as bytes; TypeError for anything
-    else.  A JSON text for the structure, followed by the bytes values it refers to."""
+    else.  A JSON text for the structure, followed by the bytes values and long
+    strings (UTF-8) it refers to."""
     segments: list[bytes] = []
     size = 0
 
     def conv(v):
         nonlocal size
         t = type(v)  # exactly: a subclass may carry behaviour the reader would not rebuild
+        if t is str and len(v) > 64:  # a long text (IR, assembly): raw, not JSON-escaped
+            raw = v.encode()
+            segments.append(raw)
+            size += len(raw)
+            return {"$u": [size - len(raw), len(raw)]}
         if v is None or t is str or t is bool or t is int or t is float:
             return v
         if t is bytes or t is bytearray:
@@ -113,11 +119,12 @@ def decode(body: bytes):
             (tag, v), = d.items()
             if tag == "$t":
                 return tuple(v)
-            if tag == "$b":
+            if tag == "$b" or tag == "$u":
                 off, ln = v
                 if off < 0 or ln < 0 or base + off + ln > len(body):
-                    raise ValueError("a bytes value outside the entry")
-                return body[base + off:base + off + ln]
+                    raise ValueError("a value outside the entry")
+                raw = body[base + off:base + off + ln]
+                return raw if tag == "$b" else raw.decode()
             if tag == "$f":
                 return frozenset(v)
             if tag == "$d":

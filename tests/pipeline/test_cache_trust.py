@@ -306,6 +306,7 @@ def test_entries_hold_data_only(tmp_path, monkeypatch):
     value = {"kind": "spirv", "binary": b"\x00\x01\xff" * 5, "kernels": ("k", "j"),
              "info": {"cc": (8, 0), "flag": True, "none": None, "x": 1.5},
              "deps": {"f": frozenset({"g", "h"})}, "list": [1, "a", b"b"],
+             "ir": "define void @f() {\n  ret void ; \"é\" \u2192\n}\n" * 10,
              "$odd": {1: "int key", ("t", 2): [b""]}}
     assert cachefile.decode(cachefile.encode(value)) == value
     for bad in (np.float64(1.0), types.float32, types.Array(types.int64, 1, "C"),
