@@ -98,7 +98,7 @@ def _recompiled_with_one_warning(r, scale=10):
     """Nothing loaded from the cache, the result right, one warning for every bad entry."""
     assert r["out"] == _expected(scale)
     assert r["stats"]["index_hits"] == 0 and r["stats"]["disk_hits"] == 0
-    assert r["typed"] == 1
+    assert r["typed"] == 1 and r["stats"]["program_hits"] == 0  # no driver binary loaded
     assert r["stats"]["untrusted"] >= 2  # the index's and the neutral IR's entry at least
     warned = _trust_warnings(r)
     assert len(warned) == 1 and "failed its authentication check" in warned[0], r["warnings"]
@@ -204,6 +204,22 @@ def test_an_entry_moved_to_another_keys_file_is_not_loaded(case):
     assert r["out"] == _expected(11) and r["stats"]["index_hits"] == 0
     assert r["stats"]["untrusted"] == 1 and len(_trust_warnings(r)) == 1
     assert _hit(case.run("11")) and _hit(case.run("10"))
+
+
+def test_a_driver_binary_moved_to_another_kernels_file_is_not_loaded(case):
+    """The driver program of SCALE=11, put where SCALE=10's program lives, never reaches
+    the driver: the code comes from the index, the program is built from it again."""
+    assert case.run("10")["out"] == _expected(10)
+    ten = [f for f in case.entries() if _kind_and_key(f)[0] == "programs"]
+    assert case.run("11")["out"] == _expected(11)
+    eleven = [f for f in case.entries() if _kind_and_key(f)[0] == "programs" and f not in ten]
+    assert len(ten) == 1 and len(eleven) == 1
+    ten[0].write_bytes(eleven[0].read_bytes())
+    r = case.run("10")
+    assert r["out"] == _expected(10)
+    assert r["stats"]["index_hits"] == 1 and r["stats"]["program_hits"] == 0
+    assert r["stats"]["untrusted"] == 1 and len(_trust_warnings(r)) == 1
+    assert _hit(case.run("10"))
 
 
 def test_new_folders_entries_and_key_are_owner_only(case):
