@@ -47,8 +47,8 @@ from .machines import _AsmFromIR
 from .interface import Artifact, Target
 
 __all__ = ["cache_key", "compile_target", "clear_memory_cache", "stats", "DiskCache",
-           "CacheWarning", "CacheTrustWarning", "index_lookup", "index_store", "load_program", "disk_usage",
-           "clear_disk"]
+           "CacheWarning", "CacheTrustWarning", "index_lookup", "index_store", "load_program",
+           "disk_usage", "clear_disk"]
 
 #: finished code by cache key (the neutral IR, target and options): kernel objects
 #: whose code is the same share one artifact.  A bounded LRU: each kernel object
