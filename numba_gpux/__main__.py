@@ -112,6 +112,7 @@ def _cmd_compile(args) -> int:
 
 def _cmd_cache(args) -> int:
     from .cache import clear_disk, disk_usage
+    from .cachefile import key_status
 
     if args.action == "clear":
         where = disk_usage()["folder"]
@@ -122,6 +123,8 @@ def _cmd_cache(args) -> int:
     limit = u["limit_bytes"]
     print(f"folder   {u['folder']}")
     print(f"limit    {_size(limit) if limit else 'none'} (NUMBA_GPUX_CACHE_SIZE)")
+    key_file, key_state = key_status()
+    print(f"key      {key_file}: {key_state} (NUMBA_GPUX_CACHE_KEY_FILE)")
     print(f"entries  {u['entries']}, {_size(u['bytes'])}")
     labels = {"index": "found before typing", "code": "found by the neutral IR",
               "programs": "device programs", "libraries": "targets' parsed libraries"}

@@ -15,10 +15,14 @@ With a device runtime that can export the programs it builds (``binary_identity`
 of a ``cache=True`` kernel is kept too, keyed by the device and the code.
 
 On disk (``NUMBA_GPUX_CACHE_DIR``, see ``docs/caching.md``) every entry is one
-file, written to a temporary name and renamed into place (two processes writing
-the same entry both succeed; a reader never sees half a file), with a header
-and a checksum: a truncated, corrupted or foreign file is dropped and rebuilt.
-A folder that cannot be made or written means no disk cache (one warning).
+file of data (never a pickle), sealed with an HMAC under this user's key
+(``cachefile.py``): an entry that fails the check -- changed, damaged, written
+under another key or moved to another key's file -- is dropped and compiled again,
+with one ``CacheTrustWarning`` per process; nothing in it is decoded or handed to
+a driver.  A file is written (owner-only) to a temporary name and renamed into
+place: two processes writing the same entry both succeed; a reader never sees half
+a file.  The folder is made owner-only; one that others can write is warned about
+once.  A folder that cannot be made or written means no disk cache (one warning).
 The size is bounded (``NUMBA_GPUX_CACHE_SIZE``): the least recently used
 entries go first (a hit refreshes an entry's modification time).
 """
@@ -27,21 +31,24 @@ from __future__ import annotations
 
 import hashlib
 import os
-import pickle
 import re
+import secrets
 import threading
 import warnings
 import weakref
 from collections import OrderedDict
 
 from . import config
+from .cachefile import (FORMAT_VERSION, CacheTrustWarning, CacheWarning, decode, encode,
+                        folder_problem, key_problem, make_private_dirs, seal, secret, unseal,
+                        warn_once)
 from .compiler import Job, Options, run_target_stages
 from .machines import _AsmFromIR
 from .interface import Artifact, Target
 
 __all__ = ["cache_key", "compile_target", "clear_memory_cache", "stats", "DiskCache",
-           "CacheWarning", "index_lookup", "index_store", "load_program", "disk_usage",
-           "clear_disk"]
+           "CacheWarning", "CacheTrustWarning", "index_lookup", "index_store", "load_program",
+           "disk_usage", "clear_disk"]
 
 #: finished code by cache key (the neutral IR, target and options): kernel objects
 #: whose code is the same share one artifact.  A bounded LRU: each kernel object
@@ -53,17 +60,12 @@ _lock = threading.Lock()
 #: hits: in memory by the neutral IR; disk_hits: on disk by the neutral IR;
 #: index_hits / index_misses: on disk by the pre-typing key (no typing ran for a hit);
 #: uncacheable: cache=True kernels the pre-typing key cannot cover; program_hits:
-#: driver programs loaded from disk; bad_files: entries dropped as unreadable
+#: driver programs loaded from disk; bad_files: entries dropped as unreadable;
+#: untrusted: those of them that failed the authentication check
 stats = {"hits": 0, "misses": 0, "disk_hits": 0, "index_hits": 0, "index_misses": 0,
-         "uncacheable": 0, "program_hits": 0, "bad_files": 0}
+         "uncacheable": 0, "program_hits": 0, "bad_files": 0, "untrusted": 0}
 
-FORMAT_VERSION = 2
-_MAGIC = b"numba-gpux cache %d\n" % FORMAT_VERSION
 _KINDS = ("code", "index", "programs", "libraries")
-
-
-class CacheWarning(UserWarning):
-    """The disk cache cannot be used (its folder cannot be made or written)."""
 
 
 def cache_key(neutral_text: str, target: Target, options: Options) -> str:
@@ -108,7 +110,9 @@ def _versions() -> str:
 
 _warned = False
 _unusable: set[str] = set()  # roots found unusable in this process
+_checked: set[str] = set()  # roots whose folders were looked at in this process
 _stores = 0
+_OPEN_NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
 
 
 def _warn_once(root: str, err: Exception) -> None:
@@ -127,8 +131,8 @@ class DiskCache:
     def __init__(self, root: str | None = None, quiet: bool = False):
         self.base = os.path.abspath(root or config.cache_dir())
         self.root = os.path.join(self.base, f"code-v{FORMAT_VERSION}")
-        #: an unusable folder gives no warning (caches the user did not ask for:
-        #: a target's parsed libraries)
+        #: an unusable folder or key gives no warning (caches the user did not ask
+        #: for: a target's parsed libraries)
         self.quiet = quiet
 
     @property
@@ -138,9 +142,43 @@ class DiskCache:
     def path(self, kind: str, key: str) -> str:
         return os.path.join(self.root, kind, key[:2], key)
 
-    def read(self, kind: str, key: str):
-        """The object stored under *key*, or None; an unreadable file is removed."""
+    def _secret(self) -> bytes | None:
+        """The key that seals the entries, or None: no disk cache (one warning)."""
         if not self.usable:
+            return None
+        key = secret()
+        if key is None:
+            if not self.quiet:
+                why, refused = key_problem()
+                if refused:
+                    warn_once("key", f"numba-gpux: the cache key file {why}; kernels compile "
+                              f"without a disk cache (make it this user's and owner-only, "
+                              f"`chmod 600`, or name another with NUMBA_GPUX_CACHE_KEY_FILE)")
+                else:
+                    warn_once("key", f"numba-gpux: the cache key cannot be read or made "
+                              f"({why}); kernels compile without a disk cache (set "
+                              f"NUMBA_GPUX_CACHE_KEY_FILE to a file in a writable folder)",
+                              CacheWarning)
+            return None
+        if self.base not in _checked and not self.quiet:
+            _checked.add(self.base)
+            for folder in (self.base, self.root):
+                problem = folder_problem(folder)
+                if problem is not None and not config.cache_shared():
+                    warn_once("folder", f"numba-gpux: the cache folder {folder} is not "
+                              f"private: {problem}. Its entries are authenticated (a changed "
+                              f"one is never loaded), but others can delete or replace them, "
+                              f"costing compiles, and fill the disk. Make it owner-only "
+                              f"(chmod 700 {folder}) or, where it is shared on purpose, set "
+                              f"NUMBA_GPUX_CACHE_SHARED=1")
+                    break
+        return key
+
+    def read(self, kind: str, key: str):
+        """The object stored under *key*, or None; an entry that fails its check is
+        removed, unread."""
+        secret_key = self._secret()
+        if secret_key is None:
             return None
         path = self.path(kind, key)
         try:
@@ -148,17 +186,20 @@ class DiskCache:
                 data = f.read()
         except OSError:
             return None
+        body = unseal(secret_key, kind, key, data)
+        if body is None:
+            stats["bad_files"] += 1
+            stats["untrusted"] += 1
+            self._remove(path)
+            warn_once("entry", f"numba-gpux: the disk cache entry {path} failed its "
+                      f"authentication check (changed, damaged, or written under another "
+                      f"key); it was not loaded, and what it held is made again (a compile). "
+                      f"Later such entries are dropped silently in this process "
+                      f"(numba_gpux.cache.stats['untrusted'] counts them)")
+            return None
         try:
-            head = len(_MAGIC)
-            if data[:head] != _MAGIC or len(data) < head + 32:
-                raise ValueError("not a numba-gpux cache file of this format")
-            body = data[head + 32:]
-            if hashlib.sha256(body).digest() != data[head:head + 32]:
-                raise ValueError("checksum mismatch (truncated or corrupted)")
-            stored_key, obj = pickle.loads(body)
-            if stored_key != key:
-                raise ValueError("the entry belongs to another key")
-        except Exception:  # noqa: BLE001 - any unreadable entry costs a recompile
+            obj = decode(body)
+        except Exception:  # noqa: BLE001 - authentic but not readable here: recompile
             stats["bad_files"] += 1
             self._remove(path)
             return None
@@ -169,20 +210,22 @@ class DiskCache:
         return obj
 
     def write(self, kind: str, key: str, obj) -> bool:
-        """Store *obj* under *key* (atomically); False where the folder is unusable."""
+        """Store *obj* under *key* (atomically); False where the folder is unusable or
+        *obj* is not data (``cachefile.encode``: such a thing is not kept on disk)."""
         global _stores
-        if not self.usable:
+        secret_key = self._secret()
+        if secret_key is None:
             return False
         path = self.path(kind, key)
         try:
-            body = pickle.dumps((key, obj), protocol=pickle.HIGHEST_PROTOCOL)
-        except Exception:  # noqa: BLE001 - something unpicklable: not stored
+            data = seal(secret_key, kind, key, encode(obj))
+        except (TypeError, ValueError):
             return False
-        tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
+        tmp = f"{path}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
         try:
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            with open(tmp, "wb") as f:
-                f.write(_MAGIC + hashlib.sha256(body).digest() + body)
+            make_private_dirs(os.path.dirname(path))
+            with open(os.open(tmp, _OPEN_NEW, 0o600), "wb") as f:
+                f.write(data)
             os.replace(tmp, path)
         except OSError as e:
             self._remove(tmp)

@@ -17,7 +17,8 @@ of:
   (keyed like a kernel), an ``@intrinsic``'s definition, and for any other
   template the size and modification time of the file that defines it;
   the same for attribute and method templates registered by libraries;
-* the argument types, the caller options, the target description and the
+* the argument types (numbers, arrays, tuples and records: types whose Numba name
+  says everything about them), the caller options, the target description and the
   content of its overlay registries;
 * the versions of Python, NumPy, Numba, llvmlite and numba-gpux, and the sizes
   and modification times of numba-gpux's own files (an edited checkout is
@@ -498,8 +499,15 @@ def _type_key(t) -> str:
              types.NPTimedelta)
     if isinstance(t, named):
         return f"{type(t).__name__}:{t.name}"
-    if isinstance(t, types.Array) and type(t) is types.Array and isinstance(t.dtype, named):
-        return f"Array:{t.dtype.name}:{t.ndim}:{t.layout}:{t.mutable}:{t.aligned}"
+    if type(t) is types.Record:
+        # Numba's identity of a record type is its name, which spells every field's name,
+        # type, offset (and alignment or title), the size and whether it is aligned
+        return f"Record:{t.name}"
+    if isinstance(t, types.Array) and type(t) is types.Array:
+        if isinstance(t.dtype, named):
+            return f"Array:{t.dtype.name}:{t.ndim}:{t.layout}:{t.mutable}:{t.aligned}"
+        if type(t.dtype) is types.Record:
+            return f"Array:{_type_key(t.dtype)}:{t.ndim}:{t.layout}:{t.mutable}:{t.aligned}"
     if isinstance(t, (types.UniTuple, types.Tuple)) and type(t) in (types.UniTuple, types.Tuple):
         return f"{type(t).__name__}(" + ",".join(_type_key(x) for x in t.types) + ")"
     raise Uncacheable(f"argument type {t}")

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import os
 
-__all__ = ["user_temp_dir", "device_spec", "visible_devices", "cache_dir", "cache_max_bytes", "debug_ir", "opencl_vendor_override", "cuda_home_dirs",
+__all__ = ["user_temp_dir", "device_spec", "visible_devices", "cache_dir", "cache_max_bytes",
+           "cache_key_file", "cache_shared", "debug_ir", "opencl_vendor_override", "cuda_home_dirs",
            "opencl_c_route"]
 
 
@@ -29,6 +30,24 @@ def cache_dir() -> str:
         return base
     xdg = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return os.path.join(xdg, "numba_gpux")
+
+
+def cache_key_file() -> str:
+    """``NUMBA_GPUX_CACHE_KEY_FILE``: the secret that authenticates the disk cache's entries
+    (made on first use, owner-only); default ``$XDG_CONFIG_HOME/numba-gpux/cache.key``,
+    else ``~/.config/numba-gpux/cache.key``: outside the cache folder.  Processes that
+    share a cache folder share it on purpose by naming the same key (docs/caching.md)."""
+    path = os.environ.get("NUMBA_GPUX_CACHE_KEY_FILE")
+    if path:
+        return os.path.abspath(os.path.expanduser(path))
+    xdg = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    return os.path.join(xdg, "numba-gpux", "cache.key")
+
+
+def cache_shared() -> bool:
+    """``NUMBA_GPUX_CACHE_SHARED=1``: the cache folder is shared on purpose; no warning
+    that other users can write it."""
+    return os.environ.get("NUMBA_GPUX_CACHE_SHARED", "") not in ("", "0")
 
 
 def cache_max_bytes() -> int:

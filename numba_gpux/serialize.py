@@ -13,6 +13,12 @@ finished code from the disk cache when the kernel was declared with
   pickles its Python function with Numba's copy of cloudpickle, code,
   closure cells and referenced globals included, also under plain ``pickle``.
 
+Unpickling runs what the pickle says (a by-value function's code comes with
+it, and ``pickle`` itself can call anything): a process that unpickles a kernel
+trusts whoever made the pickle, as with any pickle.  No compiled code travels
+this way; what the receiving process then loads from its disk cache is checked
+with its own key (``cachefile.py``, docs/caching.md "Trust").
+
 Each jitted function carries a random id; unpickling one that this process
 already has (it made it, or unpickled it before) returns that object, so its
 compiled code is reused instead of compiled again per task.

@@ -202,7 +202,7 @@ def test_cache_true_keeps_finished_code_on_disk(tmp_path):
                             timeout=300)
     assert first.stdout.split() == ["0", "1"], first.stderr
     assert second.stdout.split() == ["1", "0"], second.stderr
-    assert list((tmp_path / "cache" / "code-v2" / "index").rglob("*"))
+    assert list((tmp_path / "cache" / "code-v3" / "index").rglob("*"))
 
 
 def test_available_targets_survives_loading_the_targets_subpackage():

@@ -73,8 +73,15 @@ def _write(folder, name, text):
     (folder / name).write_text(textwrap.dedent(text))
 
 
+def _env(folder, cache_dir) -> dict:
+    """The environment of a test's processes: its cache folder, and a key file of its own
+    (the entries are sealed with it; made by the first process)."""
+    return dict(os.environ, NUMBA_GPUX_CACHE_DIR=str(cache_dir), PYTHONDONTWRITEBYTECODE="1",
+                NUMBA_GPUX_CACHE_KEY_FILE=str(folder.parent / "keys" / "cache.key"))
+
+
 def _run(folder, cache_dir, *args, prelude="", env_extra=None, check=True):
-    env = dict(os.environ, NUMBA_GPUX_CACHE_DIR=str(cache_dir), PYTHONDONTWRITEBYTECODE="1")
+    env = _env(folder, cache_dir)
     env.update(env_extra or {})
     code = prelude + f"import runpy, sys; sys.path.insert(0, {str(folder)!r}); " \
                      f"sys.argv = ['prog.py', *{list(args)!r}]; " \
@@ -220,9 +227,53 @@ def test_a_datetime_kernel_hits_and_a_changed_date_constant_misses(tmp_path):
     assert _miss(moved) and moved["out"] == [19, 490]
 
 
+def test_a_record_kernel_hits_and_another_layout_misses(tmp_path):
+    """Arrays of records and a record scalar as arguments: keyed by Numba's description of
+    the record (field names, types, offsets, size), so the second process launches from
+    the index and a record with other fields or offsets misses (and computes right)."""
+    folder = tmp_path / "prog"
+    folder.mkdir()
+    _write(folder, "prog.py", """
+        import json, sys
+        import numpy as np
+        import numba_gpux as gpux
+        from numba_gpux import cache, context
+
+        fields = {"aligned": [("x", np.float32), ("y", np.int32)],
+                  "swapped": [("y", np.int32), ("x", np.float32)],
+                  "wide": [("x", np.float64), ("y", np.int32)]}[sys.argv[1]]
+        dt = np.dtype([("pad", np.int8)] + fields, align=True)
+
+        @gpux.jit(cache=True)
+        def k(r, s, out):
+            i = gpux.grid(1)
+            if i < out.size:
+                out[i] = r[i].x * 2 + r[i].y + s.y
+
+        r = np.zeros(4, dt)
+        r["x"] = [1.5, 2, 3, 4]
+        r["y"] = [10, 20, 30, 40]
+        s = np.zeros(1, dt)
+        s["y"] = 100
+        out = gpux.device_array(4, np.float64)
+        k[1, 4](gpux.to_device(r), s[0], out)
+        print(json.dumps({"out": out.copy_to_host().tolist(), "stats": cache.stats,
+                          "typed": k.stats["neutral_compiles"], "context_built": context._ready}))
+        """)
+    cache_dir = tmp_path / "cache"
+    expected = [113.0, 124.0, 136.0, 148.0]
+    first = _run(folder, cache_dir, "aligned")
+    assert _miss(first) and first["out"] == expected
+    again = _run(folder, cache_dir, "aligned")
+    assert _hit(again) and again["out"] == expected
+    for other in ("swapped", "wide"):
+        r = _run(folder, cache_dir, other)
+        assert _miss(r) and r["out"] == expected
+
+
 def _entries(cache):
     """The disk cache's entries (other parts of numba-gpux keep files in the folder too)."""
-    return [p for p in (cache / "code-v2").rglob("*") if p.is_file()]
+    return [p for p in (cache / "code-v3").rglob("*") if p.is_file()]
 
 
 @pytest.mark.parametrize("damage", ["truncated", "corrupted", "foreign", "empty"])
@@ -241,11 +292,16 @@ def test_bad_cache_files_are_dropped_and_rebuilt(program, damage):
             f.write_bytes(b"\x80\x04K\x01." + b"not ours" * 10)
         else:
             f.write_bytes(b"")
-    r = _run(folder, cache)
+    p = _run(folder, cache, check=False)
+    assert p.returncode == 0, p.stderr[-3000:]
+    r = json.loads(p.stdout.strip().splitlines()[-1])
     assert r["out"] == _expected()
     # the index's and the neutral-IR entry's (the device program's too where the rebuilt
-    # code is byte-identical: Numba's function numbering may differ from the first run)
+    # code is byte-identical: Numba's function numbering may differ from the first run),
+    # each failing its authentication check, with one warning for all of them
     assert r["stats"]["bad_files"] >= 2 and r["stats"]["index_hits"] == 0
+    assert r["stats"]["untrusted"] == r["stats"]["bad_files"]
+    assert p.stderr.count("CacheTrustWarning") == 1, p.stderr
     again = _run(folder, cache)
     assert _hit(again) and again["out"] == _expected()  # replaced by good entries
     assert again["stats"]["bad_files"] == 0
@@ -288,7 +344,7 @@ def test_unusable_cache_folder_warns_once_and_compiles(tmp_path):
 
 def test_two_processes_writing_the_same_entries_both_succeed(program):
     folder, cache = program
-    env = dict(os.environ, NUMBA_GPUX_CACHE_DIR=str(cache), PYTHONDONTWRITEBYTECODE="1")
+    env = _env(folder, cache)  # a key not made yet: both processes make it at once
     cmd = [sys.executable, str(folder / "prog.py")]
     procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                               env=env, cwd=str(folder)) for _ in range(2)]
@@ -297,7 +353,8 @@ def test_two_processes_writing_the_same_entries_both_succeed(program):
         assert p.returncode == 0, err[-3000:]
         assert json.loads(out.strip().splitlines()[-1])["out"] == _expected()
     assert not [p for p in cache.rglob("*.tmp")]
-    assert _hit(_run(folder, cache))
+    assert not [p for p in (folder.parent / "keys").iterdir() if p.name != "cache.key"]
+    assert _hit(_run(folder, cache))  # both wrote under the one key that was kept
 
 
 def test_size_limit_evicts_least_recently_used(tmp_path, monkeypatch):
@@ -328,11 +385,12 @@ def test_size_limit_evicts_least_recently_used(tmp_path, monkeypatch):
 def test_command_line_cache_info_and_clear(program):
     folder, cache = program
     _run(folder, cache)
-    env = dict(os.environ, NUMBA_GPUX_CACHE_DIR=str(cache))
+    env = _env(folder, cache)
     info = subprocess.run([sys.executable, "-m", "numba_gpux", "cache", "info"], env=env,
                           capture_output=True, text=True, timeout=120)
     assert info.returncode == 0, info.stderr
     assert str(cache) in info.stdout and "entries  3," in info.stdout
+    assert f"key      {env['NUMBA_GPUX_CACHE_KEY_FILE']}: present" in info.stdout
     clear = subprocess.run([sys.executable, "-m", "numba_gpux", "cache", "clear"], env=env,
                            capture_output=True, text=True, timeout=120)
     assert clear.returncode == 0 and "removed 3 file(s)" in clear.stdout, clear.stdout

@@ -34,7 +34,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     # 3: the stages, and the C-family source emitter targets run as their emit
     ("compiler", "machines", "cemit"),
     # 4: keys and stores of compiled code
-    ("cache", "cachekey"),
+    ("cache", "cachekey", "cachefile"),
     # 5: the runtime side
     ("devices", "memory", "launch", "hooks", "waiting"),
     # 6: the kernel object (what drivers report of its compiled code, its inspection)

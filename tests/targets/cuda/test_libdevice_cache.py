@@ -19,7 +19,7 @@ def path(tmp_path, monkeypatch):
 
 
 def _files(tmp_path):
-    return [f for f in (tmp_path / "code-v2" / "libraries").rglob("*") if f.is_file()]
+    return [f for f in (tmp_path / "code-v3" / "libraries").rglob("*") if f.is_file()]
 
 
 def _index(path):
