@@ -185,20 +185,24 @@ def _remat_function(body: list[str]) -> list[str]:
         ok[v] = all(remat(u) or u not in region_of for u in local.findall(pure[v]))
         return ok[v]
 
-    order = {v: k for k, v in enumerate(pure)}
     result: list[str] = []
     for r, reg in enumerate(regions):
         labelled = bool(reg) and _is_label(reg[0])
         head = (1 + sum(1 for ln in reg[1:] if " = phi " in ln)) if labelled else 0
-        needed: set = set()
+        # the values to compute again here, each after those it reads: the order of
+        # the text is not one of dominance (a block may be written before the block
+        # that dominates it), so the clones are put in post-order of their operands
+        seen: set = set()
+        needed: list = []
 
         def need(v):
-            if v in needed or region_of.get(v) == r:
+            if v in seen or region_of.get(v) == r:
                 return
-            needed.add(v)
+            seen.add(v)
             for u in local.findall(pure[v]):
                 if u in pure and ok.get(u):
                     need(u)
+            needed.append(v)
 
         for ln in reg[head:]:
             for u in local.findall(ln.split(" = ", 1)[-1]):
@@ -214,7 +218,7 @@ def _remat_function(body: list[str]) -> list[str]:
         def sub(ln):
             return local.sub(lambda m: rename.get(m.group(0), m.group(0)), ln)
 
-        clones = [f"  {rename[v]} = {sub(pure[v])}" for v in sorted(needed, key=order.get)]
+        clones = [f"  {rename[v]} = {sub(pure[v])}" for v in needed]
         result.extend(reg[:head] + clones + [sub(ln) for ln in reg[head:]])
     return result
 

@@ -262,3 +262,32 @@ def test_split_aggregate_phis_emits_through_the_spirv_back_end():
 def test_phis_the_split_leaves_alone(phi):
     body = ["a:", "  br label %c", "b:", "  br label %c", "c:", f"  {phi}", "  ret void"]
     assert legalize._split_phis_in(body) == body
+
+
+# a block may be written before the block that dominates it: the copies of a value
+# and of the values it reads follow the operands, not the order of the text
+REMAT_OUT_OF_ORDER = """
+declare i64 @lid(i32)
+
+define void @k(ptr addrspace(1) %a, i64 %n) {
+entry:
+  br label %late
+early:
+  %q = getelementptr float, ptr addrspace(1) %a, i64 %t
+  br label %use
+use:
+  store float 1.0, ptr addrspace(1) %q
+  ret void
+late:
+  %t = tail call noundef range(i64 0, 1024) i64 @lid(i32 0)
+  br label %early
+}
+"""
+
+
+def test_recomputed_values_follow_their_operands_not_the_text_order():
+    ll.parse_assembly(REMAT_OUT_OF_ORDER).verify()
+    out = legalize.rematerialize_index_math(REMAT_OUT_OF_ORDER)
+    ll.parse_assembly(out).verify()
+    use = out.split("use:", 1)[1].split("late:", 1)[0]
+    assert use.index(".t = ") < use.index(".q = ") < use.index("store")
