@@ -8,7 +8,7 @@ from numba_gpux.interface import AddressSpaces, IndexLimits, Target
 from . import overlays  # noqa: F401  (fills the "spirv" and "opencl" registries)
 
 __all__ = ["OpenCLTarget", "make_target", "SPIRV_ADDRSPACES", "TRIPLE", "DATA_LAYOUT",
-           "INDEX_LIMITS"]
+           "INDEX_LIMITS", "CODEGEN_FLAGS"]
 
 #: Neutral constant memory maps to CrossWorkgroup (1), not UniformConstant (2):
 #: kernels reach constant arrays through generic pointers, and OpenCL cannot cast
@@ -18,6 +18,25 @@ TRIPLE = "spirv64-unknown-unknown"
 DATA_LAYOUT = ("e-i64:64-v16:16-v24:32-v32:32-v48:64-v96:128-v192:256-v256:256-"
                "v512:512-v1024:1024-n8:16:32:64-G1")
 DEFAULT_FEATURES = frozenset({"fp64", "int64_atomics"})
+#: LLVM flags set while SPIR-V is emitted (machines.default_emit).  Code generation's
+#: loop strength reduction is off: its SCEV expansion writes a trip count such as
+#: ``6 - (x & 1)`` as ``zext (trunc i64 %x to i1) to i3`` ..., and LLVM 22's SPIR-V
+#: back end translates ``zext (trunc iM %x to i1) to iN`` with N < M into
+#: ``OpBitwiseAnd %intN %x %intN_1``, an operand of the wrong width (``spirv-val``
+#: rejects it; the Intel OpenCL CPU driver fails to link: "Invalid binary operator
+#: record").  Smallest IR (any code-generation level)::
+#:
+#:     define spir_kernel void @k(ptr addrspace(1) %p, i64 %a) {
+#:       %t = trunc i64 %a to i1
+#:       %z = zext i1 %t to i8               ; OpBitwiseAnd %uchar %a %uchar_1
+#:       store i8 %z, ptr addrspace(1) %p
+#:       ret void
+#:     }
+#:
+#: The optimizer's InstCombine never leaves that pattern in the IR we hand over; LSR
+#: made it after.  The driver compiles the SPIR-V again and reduces strength for
+#: its own machine, so nothing is lost.
+CODEGEN_FLAGS = (("-disable-lsr=true", "-disable-lsr=false"),)
 #: OpenCL bounds a work-group by the device (CL_DEVICE_MAX_WORK_ITEM_SIZES, checked
 #: at launch) and the number of groups only by size_t; these are the bounds the
 #: compiler states (IndexLimits), and the launcher refuses more groups (max_grid_dims)
@@ -122,7 +141,7 @@ def make_target(device=None, *, features=None) -> OpenCLTarget:
         artifact_kind="spirv",
         features=frozenset(features),
         options=(("extern_prefixes", ("_Z", "__spirv")), ("legal_int_widths", (8, 16, 32, 64)),
-                 ("dynamic_shared", "kernel_param"),
+                 ("dynamic_shared", "kernel_param"), ("codegen_flags", CODEGEN_FLAGS),
                  # a required sub-group width (compiler.Options.subgroup_size), on devices
                  # with cl_intel_required_subgroup_size: LLVM's SPIR-V back end writes
                  # this metadata as the SubgroupSize execution mode
