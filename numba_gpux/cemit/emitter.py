@@ -360,11 +360,45 @@ def emit_source(module, kernels, dialect: Dialect, lookup, features=frozenset())
                                       f"need every device function inlined into its kernel")
     text = "\n".join(funcs)
     pre = [dialect.preamble] if dialect.preamble else []
+    # the extensions the types of the kernels' values need (the source's text holds
+    # the user's strings too: a print("double check") needs no fp64)
+    widths = _float_widths(model, kernels)
     for feat, p in dialect.feature_preambles.items():
-        if feat == "fp64" and "double" in text or feat == "fp16" and "half" in text:
+        if feat == "fp64" and 64 in widths or feat == "fp16" and 16 in widths:
             pre.append(p)
     parts = pre + list(em.helpers) + em.gdecls + funcs
     return "\n\n".join(p.strip("\n") for p in parts if p) + "\n"
+
+
+def _float_widths(model: ModuleModel, kernels) -> set:
+    """The widths of the floating-point types among the values, parameters, allocated
+    types and module variables that the *kernels* of *model* use."""
+    seen: set = set()
+    out: set = set()
+
+    def add(ty):
+        if ty is None or ty in seen:
+            return
+        seen.add(ty)
+        if ty.kind == "float":
+            out.add(ty.bits)
+        add(ty.elem)
+        for f in ty.fields:
+            add(f)
+
+    for name in kernels:
+        fn = model.functions[name]
+        for _, ty in fn.params:
+            add(ty)
+        for b in fn.blocks:
+            for i in b.insts:
+                add(i.ty)
+                add(i.src_ty)
+                for a in i.args:
+                    add(a.ty)
+    for g in model.globals.values():
+        add(g.ty)
+    return out
 
 
 def _bare(expr: str) -> str:

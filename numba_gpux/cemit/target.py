@@ -12,13 +12,26 @@ function, and emits source text instead of a binary.  Target options:
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
+
+from .. import irlex
 
 from ..interface import NEUTRAL_ADDRSPACES, NEUTRAL_DATA_LAYOUT, Artifact, Target
 from .dialect import SourceDef, get_dialect, source_stack
 
-__all__ = ["SourceTarget", "make_source_target"]
+__all__ = ["SourceTarget", "make_source_target", "uses_float16"]
+
+
+def uses_float16(text: str) -> bool:
+    """Whether the module *text* has a value or type of LLVM's ``half``: the word among
+    the type words of a line's code (irlex: never one inside a string constant such
+    as a ``print`` format, a name or a comment)."""
+    for line in irlex.lines(text):
+        if "half" in line:  # (most lines have no such word at all: not tokenized)
+            toks = irlex.line_tokens(line)
+            if not irlex.is_label(toks) and "half" in irlex.type_words(toks)[1]:
+                return True
+    return False
 
 
 @dataclass(frozen=True)
@@ -47,7 +60,7 @@ class SourceTarget(Target):
 
     def validate(self, module, kernels):
         problems = []
-        if not self.has("fp16") and re.search(r"\bhalf\b", str(module)):
+        if not self.has("fp16") and uses_float16(str(module)):
             # C-family source spells float16 values `half`, which a compiler without half
             # support rejects (PoCL: "declaring function parameter of type '__private half'")
             problems.append("uses float16 (half precision), which this device does not support "
