@@ -80,10 +80,20 @@ def test_two_atomic_adds_at_computed_indices(route, opt, dtype):
     np.testing.assert_array_equal(out.copy_to_host(), np.array([0, 64, 64, 0], dtype))
 
 
+def two_atomic_adds(a, step, every, out):
+    s = step // every
+    i = gpux.grid(1)
+    if i < a.shape[0]:
+        gpux.atomic.add(out, s, a[i])
+        gpux.atomic.add(out, s + 1, a[i])
+
+
+_TWO_ATOMICS_SIG = "void(float32[::1], int64, int64, float32[::1])"
+
+
 @OPTS
 def test_spirv_of_two_atomic_adds_validates(opt, spirv_val, tmp_path):
-    art = gpux.compile(_two_atomics(opt).py_func,
-                       "void(float32[::1], int64, int64, float32[::1])", target="opencl", opt=opt)
+    art = gpux.compile(two_atomic_adds, _TWO_ATOMICS_SIG, target="opencl", opt=opt)
     _spirv_valid(spirv_val, tmp_path, art)
 
 
@@ -152,8 +162,15 @@ def test_long_device_function_elementwise(route, opt):
     np.testing.assert_array_equal(out.copy_to_host(), want)
 
 
+_ELEMENTWISE_SIG = "void(%s, float64[::1])" % ", ".join(f"{np.dtype(t).name}[::1]" for t in _TYPES)
+
+
 @OPTS
 def test_spirv_of_long_device_function_validates(opt, spirv_val, tmp_path):
-    sig = "void(%s, float64[::1])" % ", ".join(f"{np.dtype(t).name}[::1]" for t in _TYPES)
-    art = gpux.compile(_elementwise, sig, target="opencl", opt=opt)
+    art = gpux.compile(_elementwise, _ELEMENTWISE_SIG, target="opencl", opt=opt)
     _spirv_valid(spirv_val, tmp_path, art)
+
+
+#: compiled for every route by tests/targets (ptxas, the MSL syntax check) and put
+#: through each IR rewrite by tests/pipeline/test_legalize_verify.py
+CONFORMANCE_KERNELS = [(two_atomic_adds, _TWO_ATOMICS_SIG), (_elementwise, _ELEMENTWISE_SIG)]

@@ -11,7 +11,7 @@ import pytest
 from llvmlite import binding as ll
 
 import numba_gpux as gpux
-from numba_gpux import irtext, legalize
+from numba_gpux import irlex, irtext, legalize
 from numba_gpux.targets.opencl.target import make_target
 
 SITOFP = """
@@ -180,26 +180,28 @@ def test_rematerialization_renames_numbered_values():
     ("call noundef range(i64 0, 1024) i64 @f(i32 0) #", False),
     ("call i64 @f(i32 0)", False),                              # no range: not ours
     ("musttail call noundef range(i64 0, 8) i64 @f(i32 0)", False),
+    ("add i64 %a, 1", True),
+    ("load i64, ptr %p", False),
+    ('call i64 @"call noundef range(i64 0, 8) i64 @f(i32 0)"(i32 0)', False),  # a name
 ])
 def test_only_annotated_index_queries_count_as_pure(rhs, query):
     """The rematerialization recomputes an index query (a call our pipeline gave a
     result range) like arithmetic; any other call stays where it is."""
-    assert legalize._pure(rhs) is query
+    c = irlex.code(irlex.line_tokens("  %x = " + rhs))
+    op_at = 3 if c[2] in ("tail", "musttail") else 2
+    assert legalize._pure(c, op_at) is query
 
 
-def test_line_kinds_of_the_rematerialization():
-    assert irtext.definition('  %"a b" = add i64 %x, 1') == ('%"a b"', "add i64 %x, 1")
-    assert irtext.definition("  %7 = getelementptr i8, ptr %p, i64 8") == \
-        ("%7", "getelementptr i8, ptr %p, i64 8")
-    assert irtext.definition("  store i64 %x, ptr %p") is None
-    assert irtext.definition("  %x =add i64 1, 2") is None
-    assert legalize._is_label("L.endif:                  ; preds = %entry")
-    assert legalize._is_label('"a label":')
-    assert not legalize._is_label("  %x = add i64 1, 2")
-    assert legalize._is_boundary("  tail call void @_Z7barrierj(i32 3)")
-    assert legalize._is_boundary("  call void @f()")
-    assert not legalize._is_boundary("  call void @llvm.assume(i1 true)")
-    assert not legalize._is_boundary("  %r = call i64 @f()")
+@pytest.mark.parametrize("line, boundary", [
+    ("  tail call void @_Z7barrierj(i32 3)", True),
+    ("  call void @f()", True),
+    ('  call void @"a b"(i32 1)', True),
+    ("  call void @llvm.assume(i1 true)", False),
+    ("  %r = call i64 @f()", False),
+    ("  store i64 1, ptr %p", False),
+])
+def test_barrier_calls_cut_regions(line, boundary):
+    assert legalize._is_boundary(irlex.code(irlex.line_tokens(line))) is boundary
 
 
 AGG_PHI = """
@@ -231,10 +233,10 @@ def test_aggregate_phis_become_one_phi_per_element():
     out = legalize.split_aggregate_phis(AGG_PHI)
     assert " = phi {" not in out
     # constants split, the insertvalue chain read through, other values extracted
-    assert "%v.gpux.e0 = phi float [ %a, %entry ], [ %gpux.pe1, %other ], [ 1.0, %loop ]" in out
-    assert "%v.gpux.e1 = phi float [ 2.0, %entry ], [ %gpux.pe2, %other ], [ 3.0, %loop ]" in out
-    assert ("%gpux.pe1 = extractvalue { float, float } %q, 0\n"
-            "  %gpux.pe2 = extractvalue { float, float } %q, 1\n  br label %end") in out
+    assert "%v.gpux.e0 = phi float [ %a, %entry ], [ %gpux.pe.q.0, %other ], [ 1.0, %loop ]" in out
+    assert "%v.gpux.e1 = phi float [ 2.0, %entry ], [ %gpux.pe.q.1, %other ], [ 3.0, %loop ]" in out
+    assert ("%gpux.pe.q.0 = extractvalue { float, float } %q, 0\n"
+            "  %gpux.pe.q.1 = extractvalue { float, float } %q, 1\n  br label %end") in out
     # extractvalues of the phi are its elements; the aggregate is rebuilt for other uses
     assert "%s = fadd float %v.gpux.e1, %v.gpux.e0" in out
     assert "%v = insertvalue { float, float } %v.gpux.b0, float %v.gpux.e1, 1" in out
