@@ -614,10 +614,10 @@ def _replace_intrinsics(job: Job) -> None:
              if f.is_declaration and f.name.startswith(prefixes)]
     if not names:
         return
-    text = str(job.module)
-    for name in names:
-        text = text.replace(f"@{name}(", f"@__gpux_{name.replace('.', '_')}(")
-    job.module = ll.parse_assembly(text)
+    # renamed through llvmlite's objects: a renamed declaration is no intrinsic any more
+    for f in job.module.functions:
+        if f.name in names:
+            f.name = f"__gpux_{f.name.replace('.', '_')}"
     wanted = {f"__gpux_{n.replace('.', '_')}" for n in names}
     # names the stack lacks stay declared: validation reports them as unresolved
     wanted -= _link_overlays(job, job.target.overlays(), wanted)[0]
@@ -633,26 +633,6 @@ def _replace_intrinsics(job: Job) -> None:
         run_passes(mpm, job.module, pb)
 
 
-_HOST_OK = re.compile(r"^llvm\.")
-#: an atomic read-modify-write or compare-and-swap on a 64-bit value
-_ATOMIC64 = re.compile(r"\b(?:atomicrmw|cmpxchg)\b[^\n]*?, (?:i64|double) ")
-_INT_TYPE = re.compile(r'(?<![%@\w.$"\-])i(\d+)\b')
-
-
-#: a direct call's callee, in IR text
-_CALLEE = re.compile(r'\bcall\b[^@\n]*@(?:"([^"]+)"|([-\w.$]+))\(')
-
-
-def _call_graph(text: str) -> dict[str, set[str]]:
-    """Defined function -> the defined functions it calls directly."""
-    bodies = {}
-    for m in irtext.DEFINE_NAME.finditer(text):
-        end = text.find("\n}", m.end())
-        bodies[m.group(1) or m.group(2)] = text[m.end():end if end >= 0 else len(text)]
-    return {name: {c for q, p in _CALLEE.findall(body) if (c := q or p) in bodies}
-            for name, body in bodies.items()}
-
-
 def _stage_validate(job: Job):
     problems: list[str] = []
     stack = job.target.overlays()
@@ -660,11 +640,12 @@ def _stage_validate(job: Job):
     # source-emitting targets keep __gpux_* calls and map them by name; their
     # own validate hook checks each one against their source registry
     by_name = bool(job.target.option("intrinsics_by_name", False))
-    # the declarations and the call graph among defined functions, read from the
-    # module's text (one print; walking the module through the binding costs
-    # foreign calls per function and instruction)
+    # the declarations, the call graph and the types used, read from the module's
+    # text through the IR lexer (one print; walking the module through the binding
+    # costs foreign calls per function and instruction)
     text = job.printed if job.printed is not None else str(job.module)
-    for name in sorted(irtext.declared_functions(text)):
+    facts = irtext.ModuleFacts(text)
+    for name in sorted(facts.declared):
         if name.startswith("__gpux_"):
             if by_name:
                 continue
@@ -672,10 +653,10 @@ def _stage_validate(job: Job):
                 f"uses the portable intrinsic {name}, which target {job.target.name!r} does not "
                 f"define (its overlay registries: "
                 f"{', '.join(r.name for r in stack.registries)})")
-        elif not (_HOST_OK.match(name) or name.startswith(allowed)):
+        elif not (name.startswith("llvm.") or name.startswith(allowed)):
             problems.append(f"calls {name!r}, which is not available on the device "
                             f"(a host function or an unsupported library call)")
-    calls = _call_graph(text)
+    calls = {n: callees & facts.defined for n, callees in facts.calls.items()}
     # recursion: a cycle in the call graph among defined functions
     state: dict[str, int] = {}
 
@@ -693,15 +674,14 @@ def _stage_validate(job: Job):
             visit(n, [n])
     widths = job.target.option("legal_int_widths")
     if widths:
-        used = {int(w) for w in _INT_TYPE.findall(text)}
-        bad = sorted(used - set(widths) - {1})
+        bad = sorted(facts.int_widths - set(widths) - {1})
         if bad:
             problems.append(f"the optimized code uses integer widths {bad}, which target "
                             f"{job.target.name!r} cannot represent (legal: {sorted(widths)})")
-    if not job.target.has("fp64") and re.search(r"\bdouble\b", text):
+    if not job.target.has("fp64") and "double" in facts.words:
         problems.append("uses float64 (double precision), which this device does not support; "
                         "use float32 values and arrays")
-    if not job.target.has("int64_atomics") and _ATOMIC64.search(text):
+    if not job.target.has("int64_atomics") and facts.atomic_types & {"i64", "double"}:
         problems.append("uses 64-bit atomic operations (gpux.atomic.* on int64, uint64 or "
                         "float64 arrays), which this device does not support (it lacks the "
                         "feature 'int64_atomics'); use 32-bit arrays")
