@@ -108,7 +108,7 @@ def test_function_attributes_on_named_or_on_every_definition():
 ])
 def test_constant_cast_operands(operand, cast):
     from numba_gpux import irlex
-    from numba_gpux.irtext import _cast_of
+    from numba_gpux.irinfer import _cast_of
 
     toks = irlex.tokens(operand)
     assert _cast_of(toks, 0, len(toks), 4) == cast
