@@ -32,7 +32,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     # 2: the kernel language (typing, lowering) and the one shared context
     ("language", "context"),
     # 3: the stages, and the C-family source emitter targets run as their emit
-    ("compiler", "machines", "cemit"),
+    ("compiler", "validation", "machines", "cemit"),
     # 4: keys and stores of compiled code
     ("cache", "cachekey"),
     # 5: the runtime side
