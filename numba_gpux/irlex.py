@@ -30,6 +30,7 @@ __all__ = [
     "functions", "Function", "name", "spell_local", "spell_global", "quote", "unquote",
     "match_paren", "definition", "defined_value", "define_name", "callee", "header_keyword",
     "instruction", "is_label", "replace", "string_bytes", "names_in", "type_words",
+    "skip", "ptr_type", "spell_ptr", "at_depth0", "operand_end",
 ]
 
 # --------------------------------------------------------------------------- tokens
@@ -389,3 +390,66 @@ def type_words(toks):
             else:
                 words.add(t)
     return widths, words
+
+
+# --------------------------------------------------------------------------- operands
+
+def skip(toks, i: int) -> int:
+    """The first position at or after *i* that holds a code token (``len(toks)`` if none)."""
+    n = len(toks)
+    while i < n and toks[i][0] in " \t\r\n;":
+        i += 1
+    return i
+
+
+def ptr_type(toks, i: int):
+    """For ``ptr`` at *i*: (its address space, None where it is written bare; the
+    position after the type).  None where *i* holds no pointer type."""
+    if i >= len(toks) or toks[i] != "ptr":
+        return None
+    j = skip(toks, i + 1)
+    if j < len(toks) and toks[j] == "addrspace":
+        k = skip(toks, j + 1)
+        m = skip(toks, k + 1)
+        e = skip(toks, m + 1)
+        if e < len(toks) and toks[k] == "(" and toks[e] == ")" and toks[m].isdigit():
+            return int(toks[m]), e + 1
+    return None, i + 1
+
+
+def spell_ptr(space: int) -> str:
+    """The pointer type in address space *space* (``ptr`` for 0)."""
+    return "ptr" if space == 0 else f"ptr addrspace({space})"
+
+
+def at_depth0(toks, start: int, stop: int, what: str):
+    """The first position in ``toks[start:stop]`` at bracket depth 0 (relative to
+    *start*) holding *what*, else None."""
+    depth = 0
+    for k in range(start, stop):
+        t = toks[k]
+        if t in _OPEN:
+            depth += 1
+        elif t in _CLOSE:
+            depth -= 1
+        elif t == what and depth == 0:
+            return k
+    return None
+
+
+def operand_end(toks, i: int) -> int:
+    """The position after the operand that starts at *i*: a name, a constant, or a
+    constant expression (``getelementptr inbounds (...)``, ``addrspacecast (...)``,
+    ``[...]``, ``{...}``, ``<...>``)."""
+    n = len(toks)
+    t = toks[i]
+    if t[0] in "%@":
+        return i + 1
+    j = i
+    while j < n and kind(toks[j]) is WORD:
+        j = skip(toks, j + 1)
+        if j < n and toks[j] == "(":
+            return match_paren(toks, j) + 1
+    if j < n and toks[j] in _OPEN:
+        return match_paren(toks, j) + 1
+    return i + 1
