@@ -10,8 +10,6 @@ spelling and constant data from :mod:`.values`.
 
 from __future__ import annotations
 
-import re
-
 from ..errors import InternalCompilerError
 from ..irtext import close_paren
 from . import structure as S
@@ -216,9 +214,20 @@ class _Fn(FnExprs):
 
 
 def _mentions(expr: str, ident: str) -> bool:
-    import re
+    """Whether the C expression *expr* names the identifier *ident* (not as a part of
+    a longer identifier)."""
+    k = expr.find(ident)
+    while k >= 0:
+        end = k + len(ident)
+        if (k == 0 or not _is_ident_char(expr[k - 1])) and \
+                (end == len(expr) or not _is_ident_char(expr[end])):
+            return True
+        k = expr.find(ident, k + 1)
+    return False
 
-    return re.search(rf"(?<![\w]){re.escape(ident)}(?![\w])", expr) is not None
+
+def _is_ident_char(ch: str) -> bool:
+    return ch.isalnum() or ch == "_"
 
 
 class _Emitter:
@@ -300,11 +309,10 @@ class _Emitter:
                         size *= i.args[0].value
                     elif i.args:
                         raise SourceEmitError("variable-sized stack arrays are not supported")
-                    am = re.search(r", align (\d+)", i.text)
                     words = max(1, (size + 7) // 8)
                     st.arrays.append(d.private_array.format(
                         name=f"{st.cname(name)}_mem", words=words, bytes=8 * words,
-                        align=max(8, align, int(am.group(1)) if am else 0)))
+                        align=max(8, align, i.align)))
                 continue
             decls.append(f"{st.decl_type(i)} {st.cname(name)};")
         for t, ty in self.extra_decls.get(st, {}).items():

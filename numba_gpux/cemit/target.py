@@ -14,24 +14,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .. import irlex
 
 from ..interface import NEUTRAL_ADDRSPACES, NEUTRAL_DATA_LAYOUT, Artifact, Target
 from .dialect import SourceDef, get_dialect, source_stack
 
-__all__ = ["SourceTarget", "make_source_target", "uses_float16"]
-
-
-def uses_float16(text: str) -> bool:
-    """Whether the module *text* has a value or type of LLVM's ``half``: the word among
-    the type words of a line's code (irlex: never one inside a string constant such
-    as a ``print`` format, a name or a comment)."""
-    for line in irlex.lines(text):
-        if "half" in line:  # (most lines have no such word at all: not tokenized)
-            toks = irlex.line_tokens(line)
-            if not irlex.is_label(toks) and "half" in irlex.type_words(toks)[1]:
-                return True
-    return False
+__all__ = ["SourceTarget", "make_source_target"]
 
 
 @dataclass(frozen=True)
@@ -60,11 +47,6 @@ class SourceTarget(Target):
 
     def validate(self, module, kernels):
         problems = []
-        if not self.has("fp16") and uses_float16(str(module)):
-            # C-family source spells float16 values `half`, which a compiler without half
-            # support rejects (PoCL: "declaring function parameter of type '__private half'")
-            problems.append("uses float16 (half precision), which this device does not support "
-                            "(it lacks the feature 'fp16'); use float32 values and arrays")
         regs = ", ".join(r.name for r in self.source_registries().registries)
         for f in module.functions:
             if not (f.is_declaration and f.name.startswith("__gpux_")):
@@ -119,6 +101,11 @@ def make_source_target(cls, device=None, features=None, *, name: str, dialect: s
                  ("source_families", (name,)),
                  # constant aggregates have no spelling as an operand of a phi copy
                  ("ir_rewrites", ("split_aggregate_phis",)),
+                 # C-family source spells float16 values `half`, which a compiler without
+                 # half support rejects (PoCL: "declaring function parameter of type
+                 # '__private half'"); the shared validation reads it among the types of
+                 # the code (never in a string) and names the user's line
+                 ("type_features", (("half", "fp16", "float16 (half precision)"),)),
                  # the emitter writes scalar code (the device's compiler vectorizes
                  # across work-items itself): no vector IR from LLVM's loop vectorizer
                  ("loop_vectorization", False)),

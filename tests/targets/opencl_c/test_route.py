@@ -289,20 +289,6 @@ def test_type_names_inside_strings_need_no_extension(cdev):
     assert out.copy_to_host()[0] == 5.0
 
 
-@pytest.mark.parametrize("line, half", [
-    ("  %x = fadd half %a, %b", True),
-    ("@g = global [4 x half] zeroinitializer", True),
-    ('@.str = constant [10 x i8] c"half time\\00"', False),
-    ('  %"half" = fadd float %a, %b', False),
-    ('  call void @"half"(float %a) ; half', False),
-    ("half:", False),
-])
-def test_float16_is_found_among_types_only(line, half):
-    from numba_gpux.cemit.target import uses_float16
-
-    assert uses_float16(line) is half
-
-
 def test_subgroup_match_and_masked_forms(cdev):
     """The shared definitions of match_any/match_all and of the masked sub-group forms
     (IR calling the sub-group intrinsics, which the C route writes by name)."""
