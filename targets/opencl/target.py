@@ -8,7 +8,7 @@ from numba_gpux.interface import AddressSpaces, IndexLimits, Target
 from . import overlays  # noqa: F401  (fills the "spirv" and "opencl" registries)
 
 __all__ = ["OpenCLTarget", "make_target", "SPIRV_ADDRSPACES", "TRIPLE", "DATA_LAYOUT",
-           "INDEX_LIMITS", "CODEGEN_FLAGS"]
+           "INDEX_LIMITS", "NO_LSR_FLAGS"]
 
 #: Neutral constant memory maps to CrossWorkgroup (1), not UniformConstant (2):
 #: kernels reach constant arrays through generic pointers, and OpenCL cannot cast
@@ -18,25 +18,13 @@ TRIPLE = "spirv64-unknown-unknown"
 DATA_LAYOUT = ("e-i64:64-v16:16-v24:32-v32:32-v48:64-v96:128-v192:256-v256:256-"
                "v512:512-v1024:1024-n8:16:32:64-G1")
 DEFAULT_FEATURES = frozenset({"fp64", "int64_atomics"})
-#: LLVM flags set while SPIR-V is emitted (machines.default_emit).  Code generation's
-#: loop strength reduction is off: its SCEV expansion writes a trip count such as
-#: ``6 - (x & 1)`` as ``zext (trunc i64 %x to i1) to i3`` ..., and LLVM 22's SPIR-V
-#: back end translates ``zext (trunc iM %x to i1) to iN`` with N < M into
-#: ``OpBitwiseAnd %intN %x %intN_1``, an operand of the wrong width (``spirv-val``
-#: rejects it; the Intel OpenCL CPU driver fails to link: "Invalid binary operator
-#: record").  Smallest IR (any code-generation level)::
-#:
-#:     define spir_kernel void @k(ptr addrspace(1) %p, i64 %a) {
-#:       %t = trunc i64 %a to i1
-#:       %z = zext i1 %t to i8               ; OpBitwiseAnd %uchar %a %uchar_1
-#:       store i8 %z, ptr addrspace(1) %p
-#:       ret void
-#:     }
-#:
-#: The optimizer's InstCombine never leaves that pattern in the IR we hand over; LSR
-#: made it after.  The driver compiles the SPIR-V again and reduces strength for
-#: its own machine, so nothing is lost.
-CODEGEN_FLAGS = (("-disable-lsr=true", "-disable-lsr=false"),)
+#: LLVM flags for emitting a module again when LLVM 22's SPIR-V back end wrote integer
+#: operations on operands of another width (spirv_widths.py): code generation's loop
+#: strength reduction makes what it mistranslates.  The driver compiles the SPIR-V
+#: again and reduces strength for its own machine; without the flag LSR's SPIR-V of
+#: the tiled matrix product ran faster on the Intel OpenCL CPU driver, so the flag
+#: is the fallback only.
+NO_LSR_FLAGS = (("-disable-lsr=true", "-disable-lsr=false"),)
 #: OpenCL bounds a work-group by the device (CL_DEVICE_MAX_WORK_ITEM_SIZES, checked
 #: at launch) and the number of groups only by size_t; these are the bounds the
 #: compiler states (IndexLimits), and the launcher refuses more groups (max_grid_dims)
@@ -65,18 +53,20 @@ class OpenCLTarget(Target):
                                    callee_prefix="__gpux_printf_")
 
     def emit(self, module, kernels, opt):
-        """SPIR-V from LLVM's back end, checked for result ids defined twice (an LLVM
-        22 back-end bug that hits about one module in a hundred in a process that
-        has emitted many; see spirv_ids.py): such a module is emitted again by a
-        fresh process, whose back end carries nothing over."""
-        from numba_gpux.machines import default_emit, emit_in_fresh_process
-        from numba_gpux.errors import InternalCompilerError
+        """SPIR-V from LLVM's back end, checked for two faults of LLVM 22's SPIR-V back
+        end: result ids defined twice (about one module in a hundred in a process that
+        has emitted many; see spirv_ids.py), after which the module is emitted again by
+        a fresh process, whose back end carries nothing over; and integer operations
+        on operands of another width (spirv_widths.py), after which it is emitted again
+        without loop strength reduction, which makes what the back end mistranslates."""
+        import dataclasses
 
         from llvmlite import binding as ll
 
         from numba_gpux import irtext
+        from numba_gpux.errors import InternalCompilerError
 
-        from .spirv_ids import duplicate_result_ids
+        from .spirv_widths import mismatched_integer_widths
 
         ir_text = str(module)  # before code generation, which rewrites the module
         # Intel's OpenCL CPU driver (2026.2) miscompiles a vectorized 64-bit shift by
@@ -86,6 +76,30 @@ class OpenCLTarget(Target):
         masked = irtext.mask_shift_amounts(ir_text)
         if masked != ir_text:
             ir_text, module = masked, ll.parse_assembly(masked)
+        art = self._emit_once(module, kernels, opt, ir_text)
+        if not mismatched_integer_widths(art.binary):
+            return art
+        flags = tuple(self.option("codegen_flags", ())) + NO_LSR_FLAGS
+        options = tuple((k, v) for k, v in self.options if k != "codegen_flags")
+        without_lsr = dataclasses.replace(self, options=options + (("codegen_flags", flags),))
+        art = without_lsr._emit_once(ll.parse_assembly(ir_text), kernels, opt, ir_text)
+        art.info["emitted_without_lsr"] = True
+        bad = mismatched_integer_widths(art.binary)
+        if bad:
+            raise InternalCompilerError(
+                "emit", f"LLVM's SPIR-V back end wrote integer operations on operands of "
+                        f"another width (result ids {bad[:8]}), with and without loop "
+                        f"strength reduction", ir_text)
+        return art
+
+    def _emit_once(self, module, kernels, opt, ir_text):
+        """The SPIR-V of *module* (whose text is *ir_text*), emitted again by a fresh
+        process if this one's back end defined a result id twice."""
+        from numba_gpux.errors import InternalCompilerError
+        from numba_gpux.machines import default_emit, emit_in_fresh_process
+
+        from .spirv_ids import duplicate_result_ids
+
         art = default_emit(self, module, kernels, opt, ir_text)
         if not duplicate_result_ids(art.binary):
             return art
@@ -141,7 +155,7 @@ def make_target(device=None, *, features=None) -> OpenCLTarget:
         artifact_kind="spirv",
         features=frozenset(features),
         options=(("extern_prefixes", ("_Z", "__spirv")), ("legal_int_widths", (8, 16, 32, 64)),
-                 ("dynamic_shared", "kernel_param"), ("codegen_flags", CODEGEN_FLAGS),
+                 ("dynamic_shared", "kernel_param"),
                  # a required sub-group width (compiler.Options.subgroup_size), on devices
                  # with cl_intel_required_subgroup_size: LLVM's SPIR-V back end writes
                  # this metadata as the SubgroupSize execution mode
