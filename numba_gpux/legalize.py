@@ -580,7 +580,8 @@ def _split_phis_in(body: list[str]) -> list[str]:
                 span = blocks.get(bname)
                 if span is None and bname.isdigit() and len(starts) > 0 and starts[0][1] is None:
                     span = blocks[None]  # the unlabelled entry block, numbered
-                if len(value) != 1 or irlex.kind(value[0]) is not irlex.LOCAL or span is None:
+                if (len(value) != 1 or irlex.kind(value[0]) is not irlex.LOCAL or span is None
+                        or span[1] <= span[0]):
                     ok = False
                     break
                 key = (value[0], bname)

@@ -293,3 +293,30 @@ def test_recomputed_values_follow_their_operands_not_the_text_order():
     ll.parse_assembly(out).verify()
     use = out.split("use:", 1)[1].split("late:", 1)[0]
     assert use.index(".t = ") < use.index(".q = ") < use.index("store")
+
+
+# what a user writes (a printed string, a function's name) is data, never code
+USER_TEXT = r"""
+@s = internal constant [57 x i8] c"%f = sitofp i1 %c to double; %a = alloca [8 x double] \22\5C\00"
+
+declare void @"%v = phi { float, float } [ %x, %entry ] alloca [2 x i32]"(ptr)
+
+define void @k(ptr addrspace(1) %out, i32 %x) {
+entry:
+  %c = icmp sgt i32 %x, 0
+  %f = sitofp i1 %c to double
+  store double %f, ptr addrspace(1) %out
+  call void @"%v = phi { float, float } [ %x, %entry ] alloca [2 x i32]"(ptr @s)
+  ret void
+}
+"""
+
+
+def test_rewrites_leave_strings_and_names_as_written():
+    out = legalize.apply_rewrites(USER_TEXT, tuple(legalize.REWRITES))
+    ll.parse_assembly(out).verify()
+    assert "select i1 %c, double -1.000000e+00, double 0.000000e+00" in out
+    for line in USER_TEXT.split("\n"):
+        if line.startswith(("@s", "declare")):
+            assert line in out
+    assert out.count('@"%v = phi { float, float } [ %x, %entry ] alloca [2 x i32]"') == 2
