@@ -28,6 +28,8 @@ from .passes import internalize, run_passes
 from .errors import InternalCompilerError, GpuxUserError, UndefinedNameError, UnsupportedError
 from .interface import Artifact, Target, provide_defaults
 from .validation import first_located, validate
+from . import config
+from .irverify import check_step
 
 __all__ = ["Options", "Job", "TARGET_STAGES", "compile_neutral", "wrap_kernel",
            "run_target_stages", "NeutralResult"]
@@ -568,8 +570,15 @@ def _rewrite_text(job: Job) -> None:
     if names:
         from .legalize import apply_rewrites
 
-        steps.append((f"the IR rewrites {names}", apply_rewrites(steps[-1][1] if steps else text,
-                                                                 names)))
+        before = steps[-1][1] if steps else text
+        if config.verify_rewrites():  # one at a time, each checked by LLVM
+            after = before
+            for name in names:
+                after, prev = apply_rewrites(after, (name,)), after
+                check_step(f"legalize.{name}", prev, after)
+        else:
+            after = apply_rewrites(before, names)
+        steps.append((f"the IR rewrites {names}", after))
     new = steps[-1][1]
     if new == text:
         job.printed = text

@@ -9,6 +9,7 @@ Layer 1: imports only the lexer.
 from __future__ import annotations
 
 from . import irlex as lx
+from .irverify import checked
 from .irlex import at_depth0 as _depth0, operand_end as _operand, ptr_type as _ptr_type
 from .irlex import skip as _skip, spell_ptr as _spell_ptr
 
@@ -95,6 +96,7 @@ def _hoist_const_casts(toks, generic: int):
 
 
 
+@checked
 def infer_address_spaces(text: str, generic: int) -> str:
     """Loads, stores, atomics and address computations on a pointer that is a cast to
     the generic address space (*generic*, in the module's own numbering) of a
@@ -240,6 +242,7 @@ _NO_EFFECT_OPS = frozenset((
     "insertvalue", "extractelement", "insertelement", "shufflevector", "load"))
 
 
+@checked
 def drop_unused_values(text: str) -> str:
     """Instructions with no effect but their value (address computations, casts,
     arithmetic, comparisons, phis, plain loads) that nothing uses, removed, as
@@ -300,6 +303,7 @@ def _no_effect(toks, at: int) -> bool:
     return True
 
 
+@checked
 def mask_shift_amounts(text: str) -> str:
     """Scalar shifts by a computed amount get the amount masked to the width
     (``and iN %b, N-1``).  The mask changes nothing where LLVM's shift is defined
@@ -339,6 +343,7 @@ def mask_shift_amounts(text: str) -> str:
     return "\n".join(out)
 
 
+@checked
 def narrow_shared_atomics(text: str, shared: int, scope: str = "workgroup") -> str:
     """Atomics on memory in the *shared* address space at work-group scope (the back
     end's name for it: ``syncscope("workgroup")`` for SPIR-V) instead of device scope:

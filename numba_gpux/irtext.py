@@ -17,6 +17,7 @@ module imports only the lexer.
 from __future__ import annotations
 
 from . import irlex as lx
+from .irverify import checked
 from .irinfer import drop_unused_values, infer_address_spaces, mask_shift_amounts, \
     narrow_shared_atomics
 from .irlex import at_depth0 as _depth0, ptr_type as _ptr_type, skip as _skip
@@ -139,6 +140,7 @@ def _remangle(tok: str, full: dict[int, int]) -> str:
     return ".".join(parts)
 
 
+@checked
 def remap_address_spaces(text: str, src: AddressSpaces, dst: AddressSpaces,
                          globals_addrspace: int) -> str:
     """Rewrite IR written in the *src* convention into the *dst* convention.
@@ -277,6 +279,7 @@ def _cast_moved_uses(toks, moved: set[str], gen: int, gvar_as: int):
     return out
 
 
+@checked
 def move_globals(text: str, prefix: str, from_as: int, to_as: int, callee_prefix: str = "") -> str:
     """Move module variables named ``prefix*`` from *from_as* to *to_as*, with their
     direct uses (``ptr addrspace(from_as) @prefix...``); functions named
@@ -348,6 +351,7 @@ def _one_define(found, name: str, what: str) -> int:
     return where[0]
 
 
+@checked
 def mark_kernels(text: str, kernels, calling_convention: str) -> str:
     """Put *calling_convention* on the ``define`` line of each kernel entry point.
 
@@ -385,6 +389,7 @@ def _after_params(toks, at: int) -> int:
             return i
 
 
+@checked
 def add_function_attributes(text: str, functions, attrs: dict) -> str:
     """Put the string attributes *attrs* (``{"name": "value"}``) on the definition of
     each of *functions* (None: every function the text defines), beside the
@@ -405,6 +410,7 @@ def add_function_attributes(text: str, functions, attrs: dict) -> str:
     return "\n".join(ls)
 
 
+@checked
 def add_function_metadata(text: str, functions, kind: str, operands: str) -> str:
     """Attach ``!kind !{operands}`` to the definition of each of *functions*.
 
@@ -485,6 +491,7 @@ def _without_attachments(toks):
 
 # --------------------------------------------------------------------------- kernel ABI
 
+@checked
 def calls_to_kernel_params(text: str, kernels, params: dict[str, tuple[str, str]]) -> str:
     """Turn calls to argument-less functions into trailing kernel parameters.
 
@@ -558,6 +565,7 @@ _INDEX_FUNCS = frozenset(("__gpux_thread_idx", "__gpux_block_idx", "__gpux_block
                           "__gpux_grid_dim"))
 
 
+@checked
 def index_ranges(text: str, limits) -> str:
     """Calls of the index intrinsics with a constant dimension annotated with the
     range of their result (``noundef range(i64 lo, hi)``; *limits* is an
