@@ -369,7 +369,7 @@ def narrow_shared_atomics(text: str, shared: int, scope: str = "workgroup") -> s
         for i in range(pt[1], len(toks)):
             if toks[i] == "syncscope":
                 s = _skip(toks, _skip(toks, i + 1) + 1)
-                if toks[s] == '"device"':
+                if s < len(toks) and toks[s] == '"device"':
                     toks[s] = f'"{scope}"'
                     ls[k] = lx.join(toks)
                 break

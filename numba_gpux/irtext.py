@@ -298,7 +298,8 @@ def move_globals(text: str, prefix: str, from_as: int, to_as: int, callee_prefix
     frm, to = str(from_as), str(to_as)
     ls = text.split("\n")
     for k, ln in enumerate(ls):
-        if "addrspace" not in ln:
+        # (a quick no: a line to change names one of the variables or functions)
+        if "addrspace" not in ln or not (prefix in ln or (callee_prefix and callee_prefix in ln)):
             continue
         toks = lx.line_tokens(ln)
         ci = lx.code_index(toks)
@@ -532,7 +533,7 @@ def calls_to_kernel_params(text: str, kernels, params: dict[str, tuple[str, str]
                 continue
             n = lx.name(btoks[at])
             p = _skip(btoks, at + 1)
-            if n in params and btoks[_skip(btoks, p + 1)] == ")":
+            if n in params and btoks[_skip(btoks, p + 1):][:1] == [")"]:
                 ls[b] = lx.join(btoks[:d[1]]) + params[n][1].format(arg=f'%"{n}.arg"')
     left = set(_called(ls))
     drop = {n for n in params if n not in left}
@@ -598,7 +599,7 @@ def index_ranges(text: str, limits) -> str:
         args = lx.code(toks[at + 1:])
         call = max(i for i in range(at) if toks[i] == "call")
         between = lx.code(toks[call + 1:at])
-        if between != ["i64"] or args[:4] != ["(", "i32", args[2], ")"] or \
+        if between != ["i64"] or len(args) < 4 or args[:4] != ["(", "i32", args[2], ")"] or \
                 args[2] not in ("0", "1", "2"):
             continue
         lo, hi = bounds(lx.name(toks[at]), int(args[2]))
@@ -665,8 +666,8 @@ def close_paren(text: str, open_at: int) -> int:
 class ModuleFacts:
     """What validation reads of a module's text, in one pass over its lines' tokens:
     the functions it defines and declares, who calls whom, the integer widths and
-    type words (``double``, ``half``) its code uses, and the widths of its atomic
-    operations' values.  Strings, names, comments and metadata are not code: a
+    type words (``double``, ``half``) its code uses, and the value types of its
+    atomic operations.  Strings, names, comments and metadata are not code: a
     user's ``print("double check")`` uses no double."""
 
     __slots__ = ("defined", "declared", "calls", "int_widths", "words", "atomic_types")
@@ -676,12 +677,10 @@ class ModuleFacts:
         self.declared: set[str] = set()
         #: defined function -> the functions it calls directly
         self.calls: dict[str, set[str]] = {}
-        self.int_widths: set[int] = set()
-        self.words: set[str] = set()
         #: the value types of atomicrmw and cmpxchg instructions
         self.atomic_types: set[str] = set()
         current = None
-        widths, words = self.int_widths, self.words
+        code: list[str] = []  # the lines of code: globals, declarations, definitions
         for ln in text.split("\n"):
             if not ln:
                 continue
@@ -690,13 +689,11 @@ class ModuleFacts:
                 if c == "}":
                     current = None
                 continue
-            toks = lx.line_tokens(ln)
-            w, ws = lx.type_words(toks)
-            widths |= w
-            words |= ws
-            if c == "d" and toks[0] in ("define", "declare"):
+            code.append(ln)
+            if c == "d" and ln.startswith(("define", "declare")):
+                toks = lx.line_tokens(ln)
                 at = lx.define_name(toks)
-                if at is None:
+                if at is None or toks[0] not in ("define", "declare"):
                     continue
                 n = lx.name(toks[at])
                 if toks[0] == "define":
@@ -707,17 +704,22 @@ class ModuleFacts:
                 continue
             if current is None:
                 continue
-            if "call" in ws or "invoke" in ws:
+            # (a quick no: only such lines can hold a call or an atomic)
+            if "call" in ln or "invoke" in ln:
+                toks = lx.line_tokens(ln)
                 at = lx.callee(toks)
                 if at is not None and toks[at][0] == "@":
                     current.add(lx.name(toks[at]))
-            if "atomicrmw" in ws or "cmpxchg" in ws:
+            if "atomicrmw" in ln or "cmpxchg" in ln:
+                toks = lx.line_tokens(ln)
                 op, at = lx.instruction(toks)
                 if op in ("atomicrmw", "cmpxchg"):
                     comma = _depth0(toks, at, len(toks), ",")
                     if comma is not None:
                         self.atomic_types.add(toks[_skip(toks, comma + 1)])
         self.declared -= self.defined
+        # the words of all code at once: one tokenization, each distinct token classified
+        self.int_widths, self.words = lx.type_words(lx.words("\n".join(code)))
 
 
 def _type_end(toks, i: int) -> int:
