@@ -154,8 +154,15 @@ def compile_neutral(pyfunc, argtypes, options: Options, return_type=None) -> Neu
     res = NeutralResult(cres, args[:len(args) - len(captured)], cres.signature.return_type,
                         cres.library, cres.fndesc, options.debug, captured,
                         lineinfo=options.lineinfo or options.debug)
-    _neutrals[cres.fndesc.llvm_func_name] = res
+    _remember_neutral(cres.fndesc.llvm_func_name, res)
     return res
+
+
+def _remember_neutral(name: str, res: NeutralResult) -> None:
+    """Keep *res* (weakly) as the neutral result of symbol *name*, unless a live one is
+    kept already (a twin compiled with other options has the same symbol)."""
+    if _neutrals.get(name) is None:
+        _neutrals[name] = res
 
 
 #: entry point or exported symbol -> the NeutralResult it was made from, while that
@@ -252,7 +259,7 @@ def wrap_kernel(neutral: NeutralResult, name: str) -> str:
     from .language.intrinsics import call as call_intrinsic
 
     context = target_context()
-    _neutrals[name] = neutral
+    _remember_neutral(name, neutral)
     if neutral.return_type not in (types.none, types.void):
         from .errors import UnsupportedError
         from .language.checks import return_value_loc
