@@ -269,14 +269,17 @@ def _drop_unused_in(body: list[str]) -> list[str]:
     for k, ln in enumerate(body):
         if "%" not in ln:
             continue
-        toks = lx.line_tokens(ln)
-        names = [t for t in toks if t[0] == "%" and len(t) > 1]
+        names = lx.local_names(ln)
         for n in names:
             uses[n] = uses.get(n, 0) + 1
-        d = lx.definition(toks)
-        if d is not None and _no_effect(toks, d[1]):
-            defs[toks[d[0]]] = k
-            operands[k] = names[1:]  # the first name is the value defined
+        # a definition: the line starts with its name and " = ", then the opcode
+        s = ln.lstrip()
+        if names and s.startswith(names[0]) and s.startswith(" = ", len(names[0])):
+            rhs = s[len(names[0]) + 3:]
+            op = rhs.split(" ", 1)[0]
+            if op in _NO_EFFECT_OPS and not rhs.startswith(("load volatile ", "load atomic ")):
+                defs[names[0]] = k
+                operands[k] = names[1:]  # the first name is the value defined
     for n in defs:
         uses[n] -= 1  # its definition
     dead = [n for n, k in defs.items() if uses[n] == 0]
@@ -293,17 +296,6 @@ def _drop_unused_in(body: list[str]) -> list[str]:
     return body if not gone else [ln for k, ln in enumerate(body) if k not in gone]
 
 
-def _no_effect(toks, at: int) -> bool:
-    op = toks[at]
-    if op not in _NO_EFFECT_OPS:
-        return False
-    if op == "load":
-        nxt = toks[_skip(toks, at + 1)]
-        return nxt not in ("volatile", "atomic")
-    return True
-
-
-@checked
 def mask_shift_amounts(text: str) -> str:
     """Scalar shifts by a computed amount get the amount masked to the width
     (``and iN %b, N-1``).  The mask changes nothing where LLVM's shift is defined

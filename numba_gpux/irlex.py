@@ -30,7 +30,7 @@ __all__ = [
     "functions", "Function", "name", "spell_local", "spell_global", "quote", "unquote",
     "match_paren", "definition", "defined_value", "define_name", "callee", "header_keyword",
     "instruction", "is_label", "replace", "string_bytes", "names_in", "type_words",
-    "skip", "ptr_type", "spell_ptr", "at_depth0", "operand_end", "words",
+    "skip", "ptr_type", "spell_ptr", "at_depth0", "operand_end", "words", "local_names",
 ]
 
 # --------------------------------------------------------------------------- tokens
@@ -400,6 +400,24 @@ def words(text: str) -> set[str]:
     found.discard("")
     odd = [w for w in found if w[0] in "0123456789-" and kind(w) is not WORD]
     return found.difference(odd) if odd else found
+
+
+#: the same lexer reduced to its local names (``%x``, ``%12``, ``%"a b"``, captured);
+#: every other token that could hold a ``%`` (strings, comments, other names, words)
+#: is matched whole and gives ""
+_LOCALS = re.compile(r"""
+    (%"[^"\n]*"|%[-\w$.]+)
+  | ;[^\n]*
+  | (?:[@!]|c)?"[^"\n]*"
+  | @[-\w$.]+
+  | ![-\w$.\\]+
+""", re.X | re.A)
+
+
+def local_names(line: str) -> list[str]:
+    """The LOCAL tokens of *line*, in order (``[t for t in tokens(line) if kind(t) ==
+    LOCAL]``, in one pass of the lexer's name scanner)."""
+    return [t for t in _LOCALS.findall(line) if t]
 
 
 def type_words(toks):

@@ -209,30 +209,27 @@ def remap_address_spaces(text: str, src: AddressSpaces, dst: AddressSpaces,
 def _remap_tokens(toks, amap: dict[int, int], gen: int, full: dict[int, int]) -> list[str]:
     """One line's tokens with explicit address spaces mapped (once: no chains), bare
     ``ptr`` made generic and overloaded intrinsics re-mangled."""
-    new: list[str] = []
-    i, n = 0, len(toks)
-    while i < n:
+    hits = [i for i, t in enumerate(toks) if t == "ptr" or t == "addrspace" or
+            t.startswith("@llvm.")]
+    if not hits:
+        return toks
+    new = list(toks)
+    n = len(toks)
+    for i in reversed(hits):  # from the end: earlier positions stay valid
         t = toks[i]
         if t == "addrspace":
             j = _skip(toks, i + 1)
             m = _skip(toks, j + 1)
             e = _skip(toks, m + 1)
             if e < n and toks[j] == "(" and toks[e] == ")" and toks[m].isdigit():
-                new.extend(toks[i:m])
-                new.append(str(amap.get(int(toks[m]), int(toks[m]))))
-                new.extend(toks[m + 1:e + 1])
-                i = e + 1
-                continue
-        elif t == "ptr" and gen != 0:
-            j = _skip(toks, i + 1)
-            if j >= n or toks[j] != "addrspace":
-                new.extend(("ptr", " ", "addrspace", "(", str(gen), ")"))
-                i += 1
-                continue
-        elif t.startswith("@llvm."):
-            t = _remangle(t, full)
-        new.append(t)
-        i += 1
+                new[m] = str(amap.get(int(toks[m]), int(toks[m])))
+        elif t == "ptr":
+            if gen != 0:
+                j = _skip(toks, i + 1)
+                if j >= n or toks[j] != "addrspace":
+                    new[i + 1:i + 1] = (" ", "addrspace", "(", str(gen), ")")
+        else:
+            new[i] = _remangle(t, full)
     return new
 
 
@@ -638,12 +635,15 @@ def name_end(s: str, start: int) -> int:
 
 
 def definition(line: str):
-    """(``%name``, right-hand side) of an instruction that defines a value, else None."""
-    toks = lx.line_tokens(line)
-    d = lx.definition(toks)
-    if d is None or toks[d[0] + 1:d[0] + 2] != [" "] or toks[d[0] + 3:d[0] + 4] != [" "]:
+    """(``%name``, right-hand side) of an instruction that defines a value, else None
+    (a line that starts with a name and `` = ``: nothing before it can be a string)."""
+    s = line.lstrip()
+    if not s.startswith("%"):
         return None
-    return toks[d[0]], lx.join(toks[d[0] + 4:])
+    end = name_end(s, 1)
+    if end == 1 or not s.startswith(" = ", end):
+        return None
+    return s[:end], s[end + 3:]
 
 
 def close_paren(text: str, open_at: int) -> int:

@@ -194,3 +194,15 @@ def test_word_scanner_agrees_with_the_tokens():
 def test_word_scanner_on_compiled_modules(real_modules):
     for text in real_modules:
         assert irlex.words(text) == {t for t in tokens(text) if kind(t) == WORD}
+
+
+def test_local_name_scanner_agrees_with_the_tokens(real_modules):
+    rng = random.Random(31)
+    alphabet = 'abci0123456789 %@!#";,()[]{}<>=*:\\\t.-$_xc'
+    for _ in range(3000):
+        line = "".join(rng.choice(alphabet) for _ in range(rng.randrange(0, 40)))
+        assert irlex.local_names(line) == [t for t in tokens(line) if kind(t) == LOCAL], line
+    for text in real_modules:
+        for line in irlex.lines(text):
+            assert irlex.local_names(line) == [t for t in tokens(line) if kind(t) == LOCAL]
+    assert irlex.local_names('  %"a %b" = call i32 @f(ptr @"%c", ptr c"%d") ; %e') == ['%"a %b"']
