@@ -118,14 +118,19 @@ def infer_address_spaces(text: str, generic: int) -> str:
     For: LLVM's InferAddressSpaces pass is not in llvmlite 0.50's pass builder
     bindings; a binding of it would remove this (the CUDA target's back end runs it
     itself, option ``backend_infers_address_spaces``)."""
+    if generic != 0 and f"addrspace({generic})" not in text:  # (a quick no: no generic pointer)
+        return text
     ls = text.split("\n")
     counter = 0
     fns = lx.functions(ls)
     for f in fns:
-        body = [lx.line_tokens(ln) for ln in ls[f.start:f.stop]]
+        lines = ls[f.start:f.stop]
+        # (a quick no: only a line with one of these words can be rewritten or resolve a
+        # pointer; the others are not tokenized)
+        body = [lx.line_tokens(ln) if any(w in ln for w in _MATTERS) else None for ln in lines]
         known: dict[str, tuple[int, list[str]]] = {}
         for k, toks in enumerate(body):
-            if "addrspacecast" in toks:
+            if toks is not None and "addrspacecast" in toks:
                 nt = _hoist_const_casts(toks, generic)
                 if nt is not toks:
                     body[k] = toks = nt
@@ -149,8 +154,8 @@ def infer_address_spaces(text: str, generic: int) -> str:
                 return known[toks[i]]
             return _cast_of(toks, i, end, generic)
 
-        geps = [k for k, toks in enumerate(body)
-                if (d := lx.definition(toks)) is not None and toks[d[1]] == "getelementptr"]
+        geps = [k for k, toks in enumerate(body) if toks is not None and
+                (d := lx.definition(toks)) is not None and toks[d[1]] == "getelementptr"]
         done: set[int] = set()
         extra: dict[int, list[str]] = {}
         changed = True
@@ -186,6 +191,9 @@ def infer_address_spaces(text: str, generic: int) -> str:
                 changed = True
         out = []
         for k, toks in enumerate(body):
+            if toks is None:
+                out.append(lines[k])
+                continue
             if k not in done:
                 toks = _use_specific(toks, generic, resolve)
             out.append(lx.join(toks))
@@ -201,6 +209,10 @@ def infer_address_spaces(text: str, generic: int) -> str:
                     g.start += shift
                     g.stop += shift
     return "\n".join(ls)
+
+
+#: the words of the lines that address-space inference reads
+_MATTERS = ("addrspacecast", "getelementptr", "load", "store", "atomicrmw", "cmpxchg")
 
 
 def _use_specific(toks, generic: int, resolve):
