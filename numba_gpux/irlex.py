@@ -30,7 +30,7 @@ __all__ = [
     "functions", "Function", "name", "spell_local", "spell_global", "quote", "unquote",
     "match_paren", "definition", "defined_value", "define_name", "callee", "header_keyword",
     "instruction", "is_label", "replace", "string_bytes", "names_in", "type_words",
-    "skip", "ptr_type", "spell_ptr", "at_depth0", "operand_end", "words", "local_names",
+    "skip", "ptr_type", "spell_ptr", "at_depth0", "operand_end", "words", "local_names", "global_names",
 ]
 
 # --------------------------------------------------------------------------- tokens
@@ -418,6 +418,21 @@ def local_names(line: str) -> list[str]:
     """The LOCAL tokens of *line*, in order (``[t for t in tokens(line) if kind(t) ==
     LOCAL]``, in one pass of the lexer's name scanner)."""
     return [t for t in _LOCALS.findall(line) if t]
+
+
+#: the same lexer reduced to its global names (``@f``, ``@"a b"``, captured)
+_GLOBALS = re.compile(r"""
+    (@"[^"\n]*"|@[-\w$.]+)
+  | ;[^\n]*
+  | (?:[%!]|c)?"[^"\n]*"
+  | %[-\w$.]+
+  | ![-\w$.\\]+
+""", re.X | re.A)
+
+
+def global_names(line: str) -> list[str]:
+    """The GLOBAL tokens of *line*, in order (in one pass of the lexer's name scanner)."""
+    return [t for t in _GLOBALS.findall(line) if t]
 
 
 def type_words(toks):

@@ -206,3 +206,15 @@ def test_local_name_scanner_agrees_with_the_tokens(real_modules):
         for line in irlex.lines(text):
             assert irlex.local_names(line) == [t for t in tokens(line) if kind(t) == LOCAL]
     assert irlex.local_names('  %"a %b" = call i32 @f(ptr @"%c", ptr c"%d") ; %e') == ['%"a %b"']
+
+
+def test_global_name_scanner_agrees_with_the_tokens(real_modules):
+    rng = random.Random(37)
+    alphabet = 'abci0123456789 %@!#";,()[]{}<>=*:\\\t.-$_xc'
+    for _ in range(3000):
+        line = "".join(rng.choice(alphabet) for _ in range(rng.randrange(0, 40)))
+        assert irlex.global_names(line) == [t for t in tokens(line) if kind(t) == GLOBAL], line
+    for text in real_modules:
+        for line in irlex.lines(text):
+            assert irlex.global_names(line) == [t for t in tokens(line) if kind(t) == GLOBAL]
+    assert irlex.global_names('  call void @"a @b"(ptr %"@c", ptr c"@d") ; @e') == ['@"a @b"']
