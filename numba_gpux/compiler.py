@@ -28,6 +28,8 @@ from .passes import internalize, run_passes
 from .errors import InternalCompilerError, GpuxUserError, UndefinedNameError, UnsupportedError
 from .interface import Artifact, Target, provide_defaults
 from .validation import first_located, validate
+from . import config
+from .irverify import check_step
 
 __all__ = ["Options", "Job", "TARGET_STAGES", "compile_neutral", "wrap_kernel",
            "run_target_stages", "NeutralResult"]
@@ -152,8 +154,15 @@ def compile_neutral(pyfunc, argtypes, options: Options, return_type=None) -> Neu
     res = NeutralResult(cres, args[:len(args) - len(captured)], cres.signature.return_type,
                         cres.library, cres.fndesc, options.debug, captured,
                         lineinfo=options.lineinfo or options.debug)
-    _neutrals[cres.fndesc.llvm_func_name] = res
+    _remember_neutral(cres.fndesc.llvm_func_name, res)
     return res
+
+
+def _remember_neutral(name: str, res: NeutralResult) -> None:
+    """Keep *res* (weakly) as the neutral result of symbol *name*, unless a live one is
+    kept already (a twin compiled with other options has the same symbol)."""
+    if _neutrals.get(name) is None:
+        _neutrals[name] = res
 
 
 #: entry point or exported symbol -> the NeutralResult it was made from, while that
@@ -250,7 +259,7 @@ def wrap_kernel(neutral: NeutralResult, name: str) -> str:
     from .language.intrinsics import call as call_intrinsic
 
     context = target_context()
-    _neutrals[name] = neutral
+    _remember_neutral(name, neutral)
     if neutral.return_type not in (types.none, types.void):
         from .errors import UnsupportedError
         from .language.checks import return_value_loc
@@ -568,8 +577,15 @@ def _rewrite_text(job: Job) -> None:
     if names:
         from .legalize import apply_rewrites
 
-        steps.append((f"the IR rewrites {names}", apply_rewrites(steps[-1][1] if steps else text,
-                                                                 names)))
+        before = steps[-1][1] if steps else text
+        if config.verify_rewrites():  # one at a time, each checked by LLVM
+            after = before
+            for name in names:
+                after, prev = apply_rewrites(after, (name,)), after
+                check_step(f"legalize.{name}", prev, after)
+        else:
+            after = apply_rewrites(before, names)
+        steps.append((f"the IR rewrites {names}", after))
     new = steps[-1][1]
     if new == text:
         job.printed = text

@@ -363,7 +363,12 @@ def _drop_lifetime_markers(text: str) -> str:
     lifetimes, which span the whole kernel (no information), and in the neutral
     address spaces: after a target's mapping the marker would point at a cast
     of the alloca, which LLVM rejects.  Each target's optimizer marks what it
-    inlines itself, in its own address spaces."""
+    inlines itself, in its own address spaces.
+
+    Read through the IR lexer (a call's callee, a declaration's name).  On the text
+    because llvmlite 0.50 cannot erase an instruction; it can go with the address-space
+    mapping it serves (``irtext.remap_address_spaces``), or with an inliner option
+    that leaves lifetimes unmarked."""
     if "@llvm.lifetime." not in text:  # (a quick no)
         return text
     out: list[str] = []

@@ -9,6 +9,7 @@ Layer 1: imports only the lexer.
 from __future__ import annotations
 
 from . import irlex as lx
+from .irverify import checked
 from .irlex import at_depth0 as _depth0, operand_end as _operand, ptr_type as _ptr_type
 from .irlex import skip as _skip, spell_ptr as _spell_ptr
 
@@ -95,6 +96,7 @@ def _hoist_const_casts(toks, generic: int):
 
 
 
+@checked
 def infer_address_spaces(text: str, generic: int) -> str:
     """Loads, stores, atomics and address computations on a pointer that is a cast to
     the generic address space (*generic*, in the module's own numbering) of a
@@ -116,14 +118,19 @@ def infer_address_spaces(text: str, generic: int) -> str:
     For: LLVM's InferAddressSpaces pass is not in llvmlite 0.50's pass builder
     bindings; a binding of it would remove this (the CUDA target's back end runs it
     itself, option ``backend_infers_address_spaces``)."""
+    if generic != 0 and f"addrspace({generic})" not in text:  # (a quick no: no generic pointer)
+        return text
     ls = text.split("\n")
     counter = 0
     fns = lx.functions(ls)
     for f in fns:
-        body = [lx.line_tokens(ln) for ln in ls[f.start:f.stop]]
+        lines = ls[f.start:f.stop]
+        # (a quick no: only a line with one of these words can be rewritten or resolve a
+        # pointer; the others are not tokenized)
+        body = [lx.line_tokens(ln) if any(w in ln for w in _MATTERS) else None for ln in lines]
         known: dict[str, tuple[int, list[str]]] = {}
         for k, toks in enumerate(body):
-            if "addrspacecast" in toks:
+            if toks is not None and "addrspacecast" in toks:
                 nt = _hoist_const_casts(toks, generic)
                 if nt is not toks:
                     body[k] = toks = nt
@@ -147,8 +154,8 @@ def infer_address_spaces(text: str, generic: int) -> str:
                 return known[toks[i]]
             return _cast_of(toks, i, end, generic)
 
-        geps = [k for k, toks in enumerate(body)
-                if (d := lx.definition(toks)) is not None and toks[d[1]] == "getelementptr"]
+        geps = [k for k, toks in enumerate(body) if toks is not None and
+                (d := lx.definition(toks)) is not None and toks[d[1]] == "getelementptr"]
         done: set[int] = set()
         extra: dict[int, list[str]] = {}
         changed = True
@@ -184,6 +191,9 @@ def infer_address_spaces(text: str, generic: int) -> str:
                 changed = True
         out = []
         for k, toks in enumerate(body):
+            if toks is None:
+                out.append(lines[k])
+                continue
             if k not in done:
                 toks = _use_specific(toks, generic, resolve)
             out.append(lx.join(toks))
@@ -199,6 +209,10 @@ def infer_address_spaces(text: str, generic: int) -> str:
                     g.start += shift
                     g.stop += shift
     return "\n".join(ls)
+
+
+#: the words of the lines that address-space inference reads
+_MATTERS = ("addrspacecast", "getelementptr", "load", "store", "atomicrmw", "cmpxchg")
 
 
 def _use_specific(toks, generic: int, resolve):
@@ -240,6 +254,7 @@ _NO_EFFECT_OPS = frozenset((
     "insertvalue", "extractelement", "insertelement", "shufflevector", "load"))
 
 
+@checked
 def drop_unused_values(text: str) -> str:
     """Instructions with no effect but their value (address computations, casts,
     arithmetic, comparisons, phis, plain loads) that nothing uses, removed, as
@@ -266,14 +281,17 @@ def _drop_unused_in(body: list[str]) -> list[str]:
     for k, ln in enumerate(body):
         if "%" not in ln:
             continue
-        toks = lx.line_tokens(ln)
-        names = [t for t in toks if t[0] == "%" and len(t) > 1]
+        names = lx.local_names(ln)
         for n in names:
             uses[n] = uses.get(n, 0) + 1
-        d = lx.definition(toks)
-        if d is not None and _no_effect(toks, d[1]):
-            defs[toks[d[0]]] = k
-            operands[k] = names[1:]  # the first name is the value defined
+        # a definition: the line starts with its name and " = ", then the opcode
+        s = ln.lstrip()
+        if names and s.startswith(names[0]) and s.startswith(" = ", len(names[0])):
+            rhs = s[len(names[0]) + 3:]
+            op = rhs.split(" ", 1)[0]
+            if op in _NO_EFFECT_OPS and not rhs.startswith(("load volatile ", "load atomic ")):
+                defs[names[0]] = k
+                operands[k] = names[1:]  # the first name is the value defined
     for n in defs:
         uses[n] -= 1  # its definition
     dead = [n for n, k in defs.items() if uses[n] == 0]
@@ -288,16 +306,6 @@ def _drop_unused_in(body: list[str]) -> list[str]:
             if uses[u] == 0 and u in defs:
                 dead.append(u)
     return body if not gone else [ln for k, ln in enumerate(body) if k not in gone]
-
-
-def _no_effect(toks, at: int) -> bool:
-    op = toks[at]
-    if op not in _NO_EFFECT_OPS:
-        return False
-    if op == "load":
-        nxt = toks[_skip(toks, at + 1)]
-        return nxt not in ("volatile", "atomic")
-    return True
 
 
 def mask_shift_amounts(text: str) -> str:
@@ -339,6 +347,7 @@ def mask_shift_amounts(text: str) -> str:
     return "\n".join(out)
 
 
+@checked
 def narrow_shared_atomics(text: str, shared: int, scope: str = "workgroup") -> str:
     """Atomics on memory in the *shared* address space at work-group scope (the back
     end's name for it: ``syncscope("workgroup")`` for SPIR-V) instead of device scope:
@@ -364,7 +373,7 @@ def narrow_shared_atomics(text: str, shared: int, scope: str = "workgroup") -> s
         for i in range(pt[1], len(toks)):
             if toks[i] == "syncscope":
                 s = _skip(toks, _skip(toks, i + 1) + 1)
-                if toks[s] == '"device"':
+                if s < len(toks) and toks[s] == '"device"':
                     toks[s] = f'"{scope}"'
                     ls[k] = lx.join(toks)
                 break

@@ -30,7 +30,7 @@ __all__ = [
     "functions", "Function", "name", "spell_local", "spell_global", "quote", "unquote",
     "match_paren", "definition", "defined_value", "define_name", "callee", "header_keyword",
     "instruction", "is_label", "replace", "string_bytes", "names_in", "type_words",
-    "skip", "ptr_type", "spell_ptr", "at_depth0", "operand_end",
+    "skip", "ptr_type", "spell_ptr", "at_depth0", "operand_end", "words", "local_names", "global_names",
 ]
 
 # --------------------------------------------------------------------------- tokens
@@ -89,7 +89,8 @@ def kind(tok: str) -> str:
     if k is WORD:
         if c == "c" and tok[1:2] == '"':
             return STRING
-        if c in "su" and tok[1:3] == "0x":
+        if c in "su" and tok[1:3] == "0x" and len(tok) > 3 and \
+                all(h in "0123456789abcdefABCDEF" for h in tok[3:]):
             return NUMBER
         return WORD
     if k is not None:
@@ -375,6 +376,63 @@ def replace(toks, i: int, j: int, new) -> list[str]:
 def names_in(toks, sigil: str = "%") -> list[str]:
     """The name tokens (LOCAL for ``%``, GLOBAL for ``@``) among *toks*, in order."""
     return [t for t in toks if t[0] == sigil and len(t) > 1]
+
+
+#: the same lexer reduced to its words: the tokenizer's alternatives in its order, only
+#: the word captured; whitespace and one-character punctuation are stepped over by
+#: ``findall`` (``words`` and the tests check it against ``tokens``)
+_WORDS = re.compile(r"""
+    ;[^\n]*
+  | (?:[%@!]|c)?"[^"\n]*"
+  | [%@][-\w$.]+
+  | ![-\w$.\\]+
+  | \#[-\w$.]+
+  | [su]0x[0-9A-Fa-f]+(?![-\w$.])
+  | [-+]?(?:0x[KLMHR]?[0-9A-Fa-f]+|\d+(?:\.\d*)?(?:[eE][-+]?\d+)?)(?![\w$.])
+  | ([-\w$.]+)
+""", re.X | re.A)
+
+
+def words(text: str) -> set[str]:
+    """The distinct WORD tokens of *text* (keywords, types, labels), as ``tokens`` and
+    ``kind`` would give them, in one pass of the lexer's word scanner."""
+    found = set(_WORDS.findall(text))
+    found.discard("")
+    odd = [w for w in found if w[0] in "0123456789-" and kind(w) is not WORD]
+    return found.difference(odd) if odd else found
+
+
+#: the same lexer reduced to its local names (``%x``, ``%12``, ``%"a b"``, captured);
+#: every other token that could hold a ``%`` (strings, comments, other names, words)
+#: is matched whole and gives ""
+_LOCALS = re.compile(r"""
+    (%"[^"\n]*"|%[-\w$.]+)
+  | ;[^\n]*
+  | (?:[@!]|c)?"[^"\n]*"
+  | @[-\w$.]+
+  | ![-\w$.\\]+
+""", re.X | re.A)
+
+
+def local_names(line: str) -> list[str]:
+    """The LOCAL tokens of *line*, in order (``[t for t in tokens(line) if kind(t) ==
+    LOCAL]``, in one pass of the lexer's name scanner)."""
+    return [t for t in _LOCALS.findall(line) if t]
+
+
+#: the same lexer reduced to its global names (``@f``, ``@"a b"``, captured)
+_GLOBALS = re.compile(r"""
+    (@"[^"\n]*"|@[-\w$.]+)
+  | ;[^\n]*
+  | (?:[%!]|c)?"[^"\n]*"
+  | %[-\w$.]+
+  | ![-\w$.\\]+
+""", re.X | re.A)
+
+
+def global_names(line: str) -> list[str]:
+    """The GLOBAL tokens of *line*, in order (in one pass of the lexer's name scanner)."""
+    return [t for t in _GLOBALS.findall(line) if t]
 
 
 def type_words(toks):

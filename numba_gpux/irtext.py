@@ -17,6 +17,7 @@ module imports only the lexer.
 from __future__ import annotations
 
 from . import irlex as lx
+from .irverify import checked
 from .irinfer import drop_unused_values, infer_address_spaces, mask_shift_amounts, \
     narrow_shared_atomics
 from .irlex import at_depth0 as _depth0, ptr_type as _ptr_type, skip as _skip
@@ -139,6 +140,7 @@ def _remangle(tok: str, full: dict[int, int]) -> str:
     return ".".join(parts)
 
 
+@checked
 def remap_address_spaces(text: str, src: AddressSpaces, dst: AddressSpaces,
                          globals_addrspace: int) -> str:
     """Rewrite IR written in the *src* convention into the *dst* convention.
@@ -207,30 +209,27 @@ def remap_address_spaces(text: str, src: AddressSpaces, dst: AddressSpaces,
 def _remap_tokens(toks, amap: dict[int, int], gen: int, full: dict[int, int]) -> list[str]:
     """One line's tokens with explicit address spaces mapped (once: no chains), bare
     ``ptr`` made generic and overloaded intrinsics re-mangled."""
-    new: list[str] = []
-    i, n = 0, len(toks)
-    while i < n:
+    hits = [i for i, t in enumerate(toks) if t == "ptr" or t == "addrspace" or
+            t.startswith("@llvm.")]
+    if not hits:
+        return toks
+    new = list(toks)
+    n = len(toks)
+    for i in reversed(hits):  # from the end: earlier positions stay valid
         t = toks[i]
         if t == "addrspace":
             j = _skip(toks, i + 1)
             m = _skip(toks, j + 1)
             e = _skip(toks, m + 1)
             if e < n and toks[j] == "(" and toks[e] == ")" and toks[m].isdigit():
-                new.extend(toks[i:m])
-                new.append(str(amap.get(int(toks[m]), int(toks[m]))))
-                new.extend(toks[m + 1:e + 1])
-                i = e + 1
-                continue
-        elif t == "ptr" and gen != 0:
-            j = _skip(toks, i + 1)
-            if j >= n or toks[j] != "addrspace":
-                new.extend(("ptr", " ", "addrspace", "(", str(gen), ")"))
-                i += 1
-                continue
-        elif t.startswith("@llvm."):
-            t = _remangle(t, full)
-        new.append(t)
-        i += 1
+                new[m] = str(amap.get(int(toks[m]), int(toks[m])))
+        elif t == "ptr":
+            if gen != 0:
+                j = _skip(toks, i + 1)
+                if j >= n or toks[j] != "addrspace":
+                    new[i + 1:i + 1] = (" ", "addrspace", "(", str(gen), ")")
+        else:
+            new[i] = _remangle(t, full)
     return new
 
 
@@ -277,6 +276,7 @@ def _cast_moved_uses(toks, moved: set[str], gen: int, gvar_as: int):
     return out
 
 
+@checked
 def move_globals(text: str, prefix: str, from_as: int, to_as: int, callee_prefix: str = "") -> str:
     """Move module variables named ``prefix*`` from *from_as* to *to_as*, with their
     direct uses (``ptr addrspace(from_as) @prefix...``); functions named
@@ -295,7 +295,8 @@ def move_globals(text: str, prefix: str, from_as: int, to_as: int, callee_prefix
     frm, to = str(from_as), str(to_as)
     ls = text.split("\n")
     for k, ln in enumerate(ls):
-        if "addrspace" not in ln:
+        # (a quick no: a line to change names one of the variables or functions)
+        if "addrspace" not in ln or not (prefix in ln or (callee_prefix and callee_prefix in ln)):
             continue
         toks = lx.line_tokens(ln)
         ci = lx.code_index(toks)
@@ -348,6 +349,7 @@ def _one_define(found, name: str, what: str) -> int:
     return where[0]
 
 
+@checked
 def mark_kernels(text: str, kernels, calling_convention: str) -> str:
     """Put *calling_convention* on the ``define`` line of each kernel entry point.
 
@@ -385,6 +387,7 @@ def _after_params(toks, at: int) -> int:
             return i
 
 
+@checked
 def add_function_attributes(text: str, functions, attrs: dict) -> str:
     """Put the string attributes *attrs* (``{"name": "value"}``) on the definition of
     each of *functions* (None: every function the text defines), beside the
@@ -405,6 +408,7 @@ def add_function_attributes(text: str, functions, attrs: dict) -> str:
     return "\n".join(ls)
 
 
+@checked
 def add_function_metadata(text: str, functions, kind: str, operands: str) -> str:
     """Attach ``!kind !{operands}`` to the definition of each of *functions*.
 
@@ -485,6 +489,7 @@ def _without_attachments(toks):
 
 # --------------------------------------------------------------------------- kernel ABI
 
+@checked
 def calls_to_kernel_params(text: str, kernels, params: dict[str, tuple[str, str]]) -> str:
     """Turn calls to argument-less functions into trailing kernel parameters.
 
@@ -525,7 +530,7 @@ def calls_to_kernel_params(text: str, kernels, params: dict[str, tuple[str, str]
                 continue
             n = lx.name(btoks[at])
             p = _skip(btoks, at + 1)
-            if n in params and btoks[_skip(btoks, p + 1)] == ")":
+            if n in params and btoks[_skip(btoks, p + 1):][:1] == [")"]:
                 ls[b] = lx.join(btoks[:d[1]]) + params[n][1].format(arg=f'%"{n}.arg"')
     left = set(_called(ls))
     drop = {n for n in params if n not in left}
@@ -558,6 +563,7 @@ _INDEX_FUNCS = frozenset(("__gpux_thread_idx", "__gpux_block_idx", "__gpux_block
                           "__gpux_grid_dim"))
 
 
+@checked
 def index_ranges(text: str, limits) -> str:
     """Calls of the index intrinsics with a constant dimension annotated with the
     range of their result (``noundef range(i64 lo, hi)``; *limits* is an
@@ -590,7 +596,7 @@ def index_ranges(text: str, limits) -> str:
         args = lx.code(toks[at + 1:])
         call = max(i for i in range(at) if toks[i] == "call")
         between = lx.code(toks[call + 1:at])
-        if between != ["i64"] or args[:4] != ["(", "i32", args[2], ")"] or \
+        if between != ["i64"] or len(args) < 4 or args[:4] != ["(", "i32", args[2], ")"] or \
                 args[2] not in ("0", "1", "2"):
             continue
         lo, hi = bounds(lx.name(toks[at]), int(args[2]))
@@ -629,12 +635,15 @@ def name_end(s: str, start: int) -> int:
 
 
 def definition(line: str):
-    """(``%name``, right-hand side) of an instruction that defines a value, else None."""
-    toks = lx.line_tokens(line)
-    d = lx.definition(toks)
-    if d is None or toks[d[0] + 1:d[0] + 2] != [" "] or toks[d[0] + 3:d[0] + 4] != [" "]:
+    """(``%name``, right-hand side) of an instruction that defines a value, else None
+    (a line that starts with a name and `` = ``: nothing before it can be a string)."""
+    s = line.lstrip()
+    if not s.startswith("%"):
         return None
-    return toks[d[0]], lx.join(toks[d[0] + 4:])
+    end = name_end(s, 1)
+    if end == 1 or not s.startswith(" = ", end):
+        return None
+    return s[:end], s[end + 3:]
 
 
 def close_paren(text: str, open_at: int) -> int:
@@ -657,8 +666,8 @@ def close_paren(text: str, open_at: int) -> int:
 class ModuleFacts:
     """What validation reads of a module's text, in one pass over its lines' tokens:
     the functions it defines and declares, who calls whom, the integer widths and
-    type words (``double``, ``half``) its code uses, and the widths of its atomic
-    operations' values.  Strings, names, comments and metadata are not code: a
+    type words (``double``, ``half``) its code uses, and the value types of its
+    atomic operations.  Strings, names, comments and metadata are not code: a
     user's ``print("double check")`` uses no double."""
 
     __slots__ = ("defined", "declared", "calls", "int_widths", "words", "atomic_types")
@@ -668,12 +677,10 @@ class ModuleFacts:
         self.declared: set[str] = set()
         #: defined function -> the functions it calls directly
         self.calls: dict[str, set[str]] = {}
-        self.int_widths: set[int] = set()
-        self.words: set[str] = set()
         #: the value types of atomicrmw and cmpxchg instructions
         self.atomic_types: set[str] = set()
         current = None
-        widths, words = self.int_widths, self.words
+        code: list[str] = []  # the lines of code: globals, declarations, definitions
         for ln in text.split("\n"):
             if not ln:
                 continue
@@ -682,13 +689,11 @@ class ModuleFacts:
                 if c == "}":
                     current = None
                 continue
-            toks = lx.line_tokens(ln)
-            w, ws = lx.type_words(toks)
-            widths |= w
-            words |= ws
-            if c == "d" and toks[0] in ("define", "declare"):
+            code.append(ln)
+            if c == "d" and ln.startswith(("define", "declare")):
+                toks = lx.line_tokens(ln)
                 at = lx.define_name(toks)
-                if at is None:
+                if at is None or toks[0] not in ("define", "declare"):
                     continue
                 n = lx.name(toks[at])
                 if toks[0] == "define":
@@ -699,17 +704,22 @@ class ModuleFacts:
                 continue
             if current is None:
                 continue
-            if "call" in ws or "invoke" in ws:
+            # (a quick no: only such lines can hold a call or an atomic)
+            if "call" in ln or "invoke" in ln:
+                toks = lx.line_tokens(ln)
                 at = lx.callee(toks)
                 if at is not None and toks[at][0] == "@":
                     current.add(lx.name(toks[at]))
-            if "atomicrmw" in ws or "cmpxchg" in ws:
+            if "atomicrmw" in ln or "cmpxchg" in ln:
+                toks = lx.line_tokens(ln)
                 op, at = lx.instruction(toks)
                 if op in ("atomicrmw", "cmpxchg"):
                     comma = _depth0(toks, at, len(toks), ",")
                     if comma is not None:
                         self.atomic_types.add(toks[_skip(toks, comma + 1)])
         self.declared -= self.defined
+        # the words of all code at once: one tokenization, each distinct token classified
+        self.int_widths, self.words = lx.type_words(lx.words("\n".join(code)))
 
 
 def _type_end(toks, i: int) -> int:

@@ -11,11 +11,9 @@ from __future__ import annotations
 
 import os
 
-from numba.core import errors as numba_errors
-
 from . import irlex as lx
 from . import irtext
-from .errors import GpuxUserError, InternalCompilerError, ValidationError
+from .errors import ValidationError
 
 __all__ = ["validate", "first_located"]
 
@@ -101,8 +99,8 @@ def _user_line(job, relocate, uses) -> str:
     if loc is None and not (job.options.lineinfo or job.options.debug):
         try:
             loc = relocate(job, uses)
-        except (GpuxUserError, InternalCompilerError, numba_errors.NumbaError):
-            loc = None  # the validation error stands without a line
+        except Exception:  # noqa: BLE001 - the validation error stands without a line
+            loc = None
     return f" at {os.path.basename(loc[0])}:{loc[1]}" if loc else ""
 
 

@@ -144,6 +144,9 @@ def portable_math(text: str) -> str:
     for k, ln in enumerate(ls):
         if "call " not in ln and not ln.startswith("declare "):
             continue
+        fast = "fast" in ln or "afn" in ln
+        if not fast and not any(irlex.name(g) in _RENAMES for g in irlex.global_names(ln)):
+            continue  # (a quick no: no name to rename, no call to approximate)
         toks = irlex.line_tokens(ln)
         changed = False
         for i, t in enumerate(toks):
@@ -152,7 +155,7 @@ def portable_math(text: str) -> str:
                 if new is not None:
                     toks[i] = "@" + new
                     changed = True
-        if "fast" in ln or "afn" in ln:
+        if fast:
             changed |= _approximate(toks, used)
         if changed:
             ls[k] = irlex.join(toks)

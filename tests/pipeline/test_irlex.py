@@ -178,3 +178,43 @@ def test_round_trip_on_compiled_modules(real_modules):
         assert [t for ln in irlex.lines(text) for t in tokens(ln) + ["\n"]][:-1] == toks
         fns = irlex.functions(irlex.lines(text))
         assert fns and all(irlex.lines(text)[f.stop] == "}" for f in fns)
+
+
+def test_word_scanner_agrees_with_the_tokens():
+    rng = random.Random(99)
+    alphabet = 'abci0123456789 %@!#";,()[]{}<>=*:\\\n\t.-$_xceE+suKH'
+    for _ in range(3000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randrange(0, 40)))
+        assert irlex.words(text) == {t for t in tokens(text) if kind(t) == WORD}, text
+    for s in TRICKY:
+        line = f'@.s = internal constant [9 x i8] c"{s}\\00" ; {s}'
+        assert irlex.words(line) == {"internal", "constant", "x", "i8"}
+
+
+def test_word_scanner_on_compiled_modules(real_modules):
+    for text in real_modules:
+        assert irlex.words(text) == {t for t in tokens(text) if kind(t) == WORD}
+
+
+def test_local_name_scanner_agrees_with_the_tokens(real_modules):
+    rng = random.Random(31)
+    alphabet = 'abci0123456789 %@!#";,()[]{}<>=*:\\\t.-$_xc'
+    for _ in range(3000):
+        line = "".join(rng.choice(alphabet) for _ in range(rng.randrange(0, 40)))
+        assert irlex.local_names(line) == [t for t in tokens(line) if kind(t) == LOCAL], line
+    for text in real_modules:
+        for line in irlex.lines(text):
+            assert irlex.local_names(line) == [t for t in tokens(line) if kind(t) == LOCAL]
+    assert irlex.local_names('  %"a %b" = call i32 @f(ptr @"%c", ptr c"%d") ; %e') == ['%"a %b"']
+
+
+def test_global_name_scanner_agrees_with_the_tokens(real_modules):
+    rng = random.Random(37)
+    alphabet = 'abci0123456789 %@!#";,()[]{}<>=*:\\\t.-$_xc'
+    for _ in range(3000):
+        line = "".join(rng.choice(alphabet) for _ in range(rng.randrange(0, 40)))
+        assert irlex.global_names(line) == [t for t in tokens(line) if kind(t) == GLOBAL], line
+    for text in real_modules:
+        for line in irlex.lines(text):
+            assert irlex.global_names(line) == [t for t in tokens(line) if kind(t) == GLOBAL]
+    assert irlex.global_names('  call void @"a @b"(ptr %"@c", ptr c"@d") ; @e') == ['@"a @b"']

@@ -103,3 +103,11 @@ def test_float16_is_reported_at_its_line_where_the_target_names_the_feature():
         out[0] = 5
 
     assert gpux.compile(says_half, "void(float32[::1])", target=t).text
+
+
+def test_the_line_is_found_again_for_a_second_target():
+    line = _line_of(scales_by_a_double, "y = x * 0.1")
+    for name in ("opencl", "opencl-c"):
+        t = resolve_target(name, features=frozenset())
+        with pytest.raises(gpux.ValidationError, match=f"at {HERE}:{line},"):
+            gpux.compile(scales_by_a_double, SIG, target=t, opt=2)
