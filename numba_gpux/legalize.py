@@ -242,12 +242,18 @@ def split_aggregate_phis(text: str) -> str:
           ret void
         }
 
+    A phi of nested aggregates is split down to its scalar leaves, one phi per leaf
+    (element paths such as ``5, 1``): Numba's ``tuple[i]`` with a run-time ``i`` makes
+    a phi of the element type, and a tuple of arrays (``arrs[k][:, j]`` over captured
+    host arrays) gives a phi of array structs, ``{ ptr, ..., [2 x i64], [2 x i64] }``,
+    on which the back end aborts the same way (``ArrayRef::drop_front``).
+
     An incoming value that is not a constant is taken apart at the end of its block
-    (its elements read through the ``insertvalue`` chain that built it where there is
-    one, else by ``extractvalue``), and an ``extractvalue`` of the split phi becomes
-    the element's phi, so that the aggregate is usually left unused (the OpenCL C
-    emitter, which writes no aggregate values, needs that).  A phi of nested
-    aggregates, or an unnamed (numbered) one, is left as it is."""
+    (its leaves read through the ``insertvalue`` chain that built it where there is
+    one, else by ``extractvalue``), and an ``extractvalue`` of a leaf of the split phi
+    becomes the leaf's phi, so that the aggregate is usually left unused (the OpenCL C
+    emitter, which writes no aggregate values, needs that).  A phi whose type holds a
+    packed struct, or an unnamed (numbered) phi, is left as it is."""
     if " = phi {" not in text and " = phi [" not in text:
         return text
     return rewrite_bodies(text, _split_phis_in)
@@ -286,8 +292,8 @@ def _close(s: str, at: int) -> int:
 
 
 def _element_types(ty: str):
-    """The element types of the struct or array type *ty*, if all are scalars or
-    vectors, else None."""
+    """The element types of the struct or array type *ty* (scalars, vectors or
+    aggregates themselves), else None (also for a packed struct in it)."""
     if ty.startswith("{ ") and ty.endswith(" }"):
         elems = _split_top(ty[2:-2])
     elif ty.startswith("[") and ty.endswith("]") and " x " in ty:
@@ -297,26 +303,63 @@ def _element_types(ty: str):
         elems = [elem.strip()] * int(count)
     else:
         return None
-    if not elems or any(e.startswith(("{", "[", "<{")) or not e for e in elems):
+    if not elems or any(e.startswith("<{") or not e for e in elems):
         return None
     return elems
 
 
-def _constant_elements(op: str, elems: list[str]):
-    """The elements of the constant aggregate *op* (each without its type), or None
-    for a value that is not such a constant."""
-    if op in ("undef", "poison", "zeroinitializer"):
-        return [op] * len(elems)
-    if op[:1] not in "{[" or _close(op, 0) != len(op) - 1:
+def _is_aggregate(ty: str) -> bool:
+    return ty.startswith(("{", "["))
+
+
+def _leaves(ty: str):
+    """[(path, type)] of the scalar and vector leaves of the aggregate type *ty*, in
+    order (a path is the tuple of indices that ``extractvalue`` takes), else None."""
+    elems = _element_types(ty)
+    if elems is None:
         return None
-    parts = _split_top(op[1:-1].strip())
-    if len(parts) != len(elems) or not all(p.startswith(t + " ") for p, t in zip(parts, elems)):
-        return None
-    return [p[len(t) + 1:] for p, t in zip(parts, elems)]
+    out = []
+    for i, t in enumerate(elems):
+        if _is_aggregate(t):
+            sub = _leaves(t)
+            if sub is None:
+                return None
+            out.extend(((i, *p), st) for p, st in sub)
+        else:
+            out.append(((i,), t))
+    return out
+
+
+def _type_at(ty: str, path) -> str | None:
+    """The type of the element of aggregate type *ty* at the index *path*."""
+    for k in path:
+        elems = _element_types(ty)
+        if elems is None or k >= len(elems):
+            return None
+        ty = elems[k]
+    return ty
+
+
+def _constant_leaf(op: str, ty: str, path):
+    """The leaf at *path* of the constant aggregate *op* of type *ty* (without its
+    type), or None for a value that is not such a constant (or one written as a
+    string, ``c"..."``)."""
+    for k in path:
+        if op in ("undef", "poison", "zeroinitializer"):
+            return op
+        elems = _element_types(ty)
+        if elems is None or op[:1] not in "{[" or _close(op, 0) != len(op) - 1:
+            return None
+        parts = _split_top(op[1:-1].strip())
+        if len(parts) != len(elems) or not parts[k].startswith(elems[k] + " "):
+            return None
+        op, ty = parts[k][len(elems[k]) + 1:], elems[k]
+    return op
 
 
 def _parse_phi(line: str):
-    """(name, type, [(value, block)], element types) of an aggregate phi, else None."""
+    """(name, type, [(value, block)], [(leaf path, leaf type)]) of an aggregate phi,
+    else None."""
     d = definition(line)
     if d is None or d[0][1:2].isdigit() or not d[1].startswith("phi "):
         return None
@@ -325,7 +368,7 @@ def _parse_phi(line: str):
     if end < 0:
         return None
     ty = rest[:end + 1]
-    elems = _element_types(ty)
+    elems = _leaves(ty)
     if elems is None:
         return None
     incoming, k = [], end + 1
@@ -349,21 +392,48 @@ def _suffixed(name: str, suffix: str) -> str:
     return f'{name[:-1]}.{suffix}"' if name.endswith('"') else f"{name}.{suffix}"
 
 
-def _element_of(value: str, e: int, ty: str, defs: dict):
-    """Element *e* of the aggregate *value* of type *ty*, read through the
-    ``insertvalue`` chain that built it (``defs``: name -> right-hand side), or None."""
+def _typed_name(s: str):
+    """(type, ``%name``) of a typed operand ``TYPE %name``, else None."""
+    at = s.rfind(' %"') if s.endswith('"') else s.rfind(" %")
+    return (s[:at], s[at + 1:]) if at > 0 else None
+
+
+def _element_of(value: str, path, ty: str, defs: dict, leaves: dict):
+    """The leaf at *path* of the aggregate *value* of type *ty*: a constant, the value
+    an ``insertvalue`` put there, or the leaf's phi of a phi being split (``leaves``:
+    phi name -> {path: leaf phi name}), read through ``insertvalue`` and
+    ``extractvalue`` chains (``defs``: name -> right-hand side); else None."""
+    path = tuple(path)
     for _ in range(64):
-        rhs = defs.get(value)
-        if rhs is None or not rhs.startswith(f"insertvalue {ty} "):
+        if value in leaves:
+            return leaves[value].get(path)
+        rhs = defs.get(value, "")
+        if rhs.startswith("extractvalue "):
+            parts = _split_top(rhs[len("extractvalue "):])
+            src = _typed_name(parts[0])
+            if src is None or not all(p.isdigit() for p in parts[1:]):
+                return None
+            ty, value = src
+            path = tuple(int(p) for p in parts[1:]) + path
+            continue
+        if not rhs.startswith(f"insertvalue {ty} "):
             break
         parts = _split_top(rhs[len("insertvalue "):])
-        if len(parts) != 3 or not parts[2].isdigit():
+        if len(parts) < 3 or not all(p.isdigit() for p in parts[2:]):
             return None
-        if int(parts[2]) == e:
-            return parts[1].split(" ")[-1] if " " in parts[1] else None
-        value = parts[0][len(ty) + 1:]
-    consts = _constant_elements(value, _element_types(ty) or [])
-    return consts[e] if consts else None
+        idx = tuple(int(p) for p in parts[2:])
+        if idx == path[:len(idx)]:
+            sub = _type_at(ty, idx)
+            if sub is None or not parts[1].startswith(sub + " "):
+                return None
+            value, path, ty = parts[1][len(sub) + 1:], path[len(idx):], sub
+            if not path:
+                return value
+        elif idx[:len(path)] == path:  # a part of the leaf inserted: not read here
+            return None
+        else:
+            value = parts[0][len(ty) + 1:]
+    return _constant_leaf(value, ty, path)
 
 
 def _split_phis_in(body: list[str]) -> list[str]:
@@ -372,7 +442,7 @@ def _split_phis_in(body: list[str]) -> list[str]:
         return body
     defs = {}
     for ln in body:
-        if " = insertvalue " in ln:
+        if " = insertvalue " in ln or " = extractvalue " in ln:
             d = definition(ln)
             if d:
                 defs[d[0]] = d[1]
@@ -385,11 +455,10 @@ def _split_phis_in(body: list[str]) -> list[str]:
     for n, (i, name) in enumerate(starts):
         end = starts[n + 1][0] if n + 1 < len(starts) else len(body)
         blocks[name] = (i, end)
-    before: dict[int, list[str]] = {}    # line index -> lines to insert before it
-    after: dict[int, list[str]] = {}     # line index -> lines to insert after it
-    replaced: dict[int, list[str]] = {}  # line index -> its replacement
-    extracted: dict = {}
-    serial = 0
+    # the phis to split: every incoming value a constant of the phi's shape or a
+    # named value in a block of this body; each leaf gets its phi's name
+    phis: dict[int, tuple] = {}
+    leaves: dict[str, dict] = {}  # phi name -> {leaf path: leaf phi name}
     for i, ln in enumerate(body):
         if " = phi {" not in ln and " = phi [" not in ln:
             continue
@@ -397,69 +466,67 @@ def _split_phis_in(body: list[str]) -> list[str]:
         if phi is None:
             continue
         name, ty, incoming, elems = phi
+        if all(v.startswith("%") and (blocks.get(b) or blocks.get(None)) is not None
+               or all(_constant_leaf(v, ty, path) is not None for path, _t in elems)
+               for v, b in incoming):
+            phis[i] = phi
+            leaves[name] = {path: _suffixed(name, f"gpux.e{e}")
+                            for e, (path, _t) in enumerate(elems)}
+    if not phis:
+        return body
+    before: dict[int, list[str]] = {}    # line index -> lines to insert before it
+    after: dict[int, list[str]] = {}     # line index -> lines to insert after it
+    replaced: dict[int, list[str]] = {}  # line index -> its replacement
+    extracted: dict = {}
+    serial = 0
+    for i, (name, ty, incoming, elems) in phis.items():
         columns: list[list[str]] = [[] for _ in elems]
-        ok = True
         for value, block in incoming:
-            consts = _constant_elements(value, elems)
-            if consts is None:
-                if not value.startswith("%"):
-                    ok = False
-                    break
+            key = (value, block)
+            if key not in extracted:
+                found = [_element_of(value, path, ty, defs, leaves) for path, _t in elems]
+                if all(f is not None for f in found):
+                    extracted[key] = found
+            if key not in extracted:  # taken apart at the end of its block
                 span = blocks.get(block) or blocks.get(None)
-                if span is None or span[1] <= span[0]:
-                    ok = False
-                    break
-                key = (value, block)
-                if key not in extracted:
-                    found = [_element_of(value, e, ty, defs) for e in range(len(elems))]
-                    if all(f is not None for f in found):
-                        extracted[key] = found
-                if key not in extracted:
-                    term = span[1] - 1
-                    while term > span[0] and (not body[term].strip()
-                                              or body[term].lstrip().startswith(";")):
-                        term -= 1
-                    names = []
-                    for e in range(len(elems)):
-                        serial += 1
-                        names.append(f"%gpux.pe{serial}")
-                        before.setdefault(term, []).append(
-                            f"  {names[-1]} = extractvalue {ty} {value}, {e}")
-                    extracted[key] = names
-                consts = extracted[key]
-            for e, c in enumerate(consts):
+                term = span[1] - 1
+                while term > span[0] and (not body[term].strip()
+                                          or body[term].lstrip().startswith(";")):
+                    term -= 1
+                names = []
+                for path, _t in elems:
+                    serial += 1
+                    names.append(f"%gpux.pe{serial}")
+                    before.setdefault(term, []).append(
+                        f"  {names[-1]} = extractvalue {ty} {value}, "
+                        + ", ".join(map(str, path)))
+                extracted[key] = names
+            for e, c in enumerate(extracted[key]):
                 columns[e].append(f"[ {c}, {block} ]")
-        if not ok:
-            continue
-        parts = [_suffixed(name, f"gpux.e{e}") for e in range(len(elems))]
+        parts = [leaves[name][path] for path, _t in elems]
         replaced[i] = [f"  {p} = phi {t} {', '.join(col)}"
-                       for p, t, col in zip(parts, elems, columns)]
+                       for p, (_path, t), col in zip(parts, elems, columns)]
         # rebuilt after the block's last phi
         last = i
         while last + 1 < len(body) and " = phi " in body[last + 1]:
             last += 1
         prev = "undef"
-        for e, (p, t) in enumerate(zip(parts, elems)):
+        for e, (p, (path, t)) in enumerate(zip(parts, elems)):
             dst = name if e == len(elems) - 1 else _suffixed(name, f"gpux.b{e}")
-            after.setdefault(last, []).append(f"  {dst} = insertvalue {ty} {prev}, {t} {p}, {e}")
+            after.setdefault(last, []).append(
+                f"  {dst} = insertvalue {ty} {prev}, {t} {p}, {', '.join(map(str, path))}")
             prev = dst
-    if not replaced:
-        return body
-    # an extractvalue of a split phi is the element's phi
-    split = {}
-    for i in replaced:
-        name = definition(body[i])[0]
-        split[name] = [definition(x)[0] for x in replaced[i]]
+    # an extractvalue of a leaf of a split phi (directly or through extractvalues of
+    # its parts) is the leaf's phi
+    leaf_names = {n for lv in leaves.values() for n in lv.values()}
     rename: dict[str, str] = {}
     for i, ln in enumerate(body):
         if " = extractvalue " in ln:
             d = definition(ln)
-            parts = _split_top(d[1][len("extractvalue "):]) if d else []
-            if len(parts) == 2 and parts[1].isdigit():
-                src = parts[0].rsplit(" ", 1)[-1]
-                if src in split and int(parts[1]) < len(split[src]):
-                    rename[d[0]] = split[src][int(parts[1])]
-                    replaced[i] = []
+            leaf = d and _element_of(d[0], (), "", defs, leaves)
+            if leaf in leaf_names:
+                rename[d[0]] = leaf
+                replaced[i] = []
     local = re.compile(_NAME)
     out: list[str] = []
     for i, ln in enumerate(body):

@@ -255,7 +255,7 @@ def test_split_aggregate_phis_emits_through_the_spirv_back_end():
 
 
 @pytest.mark.parametrize("phi", [
-    "%v = phi { { float, float }, i32 } [ zeroinitializer, %a ], [ %w, %b ]",  # nested
+    "%v = phi { <{ float, float }>, i32 } [ zeroinitializer, %a ], [ %w, %b ]",  # packed
     "%7 = phi { float, float } [ zeroinitializer, %a ], [ %w, %b ]",  # numbered
     "%v = phi float [ 1.0, %a ], [ %w, %b ]",  # not an aggregate
 ])
