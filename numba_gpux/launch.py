@@ -91,9 +91,63 @@ def _typeof(v):
     try:
         return typeof(v, Purpose.argument)
     except ValueError:
-        raise GpuxUserError(f"cannot pass an argument of type {type(v).__name__} to a kernel; "
+        raise GpuxUserError(f"cannot pass an argument of type {_what(v)} to a kernel; "
                             f"kernels take arrays, numbers, booleans, records and tuples of "
                             f"those") from None
+
+
+def _what(v) -> str:
+    """The type of the value *v* that no kernel can take, as an error names it: the
+    type name, and for a tuple the first element that is the problem."""
+    if isinstance(v, tuple):
+        for k, item in enumerate(v):
+            try:
+                _typeof(item)
+            except GpuxUserError:
+                return f"tuple (its item {k} is a {_what(item)})"
+    return type(v).__name__
+
+
+def caller_location() -> str:
+    """``File "...", line N`` and the source line of the innermost frame outside this
+    package (the user's launch or call), or '' if there is none."""
+    import linecache
+
+    pkg = os.path.dirname(os.path.abspath(__file__)) + os.sep
+    f = sys._getframe(1)
+    while f is not None and os.path.abspath(f.f_code.co_filename).startswith(pkg):
+        f = f.f_back
+    if f is None:
+        return ""
+    src = linecache.getline(f.f_code.co_filename, f.f_lineno).strip()
+    return f'File "{f.f_code.co_filename}", line {f.f_lineno}' + (f"\n    {src}" if src else "")
+
+
+def argument_types(dispatcher, args) -> tuple:
+    """The Numba types of a launch's (or call's) *args*; an argument no kernel can take
+    is a LaunchTypeError naming the kernel, the parameter (name and position), what
+    was passed, and the caller's line."""
+    try:
+        return tuple(map(_typeof, args))
+    except GpuxUserError:
+        pass
+    from .errors import LaunchTypeError
+
+    names = list(dispatcher._pysig.parameters)
+    for i, a in enumerate(args):
+        try:
+            _typeof(a)
+        except GpuxUserError:
+            name = f" ({names[i]})" if i < len(names) else ""
+            hint = (" (pass a dict's arrays or values as separate arguments, or as a tuple)"
+                    if isinstance(a, dict) else "")
+            where = caller_location()
+            raise LaunchTypeError(
+                f"kernel {dispatcher.__name__}: argument {i}{name} is a {_what(a)}, which "
+                f"cannot be passed to a kernel; kernels take arrays, numbers, booleans, "
+                f"records and tuples of those{hint}" + (f"\n\n{where}" if where else "")
+            ) from None
+    raise AssertionError("unreachable: every argument has a type")
 
 
 class Shim:
@@ -300,14 +354,42 @@ def _compile_for_launch(dispatcher, argtypes, cfg, args) -> None:
         _under_way.launch = prev
 
 
+def _shared_declarations(dispatcher, argtypes, total: int) -> str:
+    """Where the kernel declares its static shared arrays, for an error about their
+    size: each ``shared.array`` line with its bytes ('' if none is found)."""
+    from .errors import format_loc
+    from .language.checks import shared_array_sites
+
+    try:
+        sites = shared_array_sites(dispatcher.neutral(tuple(argtypes)).cres)
+    except Exception:  # noqa: BLE001 - the error is raised with or without the lines
+        return ""
+    if not sites:
+        return ""
+    lines = [f"\n\n{'its shared array is' if len(sites) == 1 else 'its shared arrays are'} "
+             f"declared at:"]
+    for nbytes, loc in sites:
+        lines.append(f"{format_loc(loc)}\n    ({nbytes} bytes)")
+    rest = total - sum(n for n, _ in sites)
+    if rest > 0:
+        lines.append(f"and {rest} bytes in the device functions it calls")
+    return "\n".join(lines)
+
+
 def _build_shim(dispatcher, argtypes, device, cfg=None, args=()) -> Shim:
     spec = getattr(dispatcher, "_specialized", None)
     if spec is not None and tuple(spec) != tuple(argtypes):
         raise GpuxUserError(f"{dispatcher.__name__} was specialized for {spec}; got {argtypes}")
     names = list(dispatcher._pysig.parameters)
     for i, t in enumerate(argtypes):  # types no kernel takes: an error naming the argument
-        abi.flatten_type(t, f"kernel {dispatcher.__name__}: argument {i} "
-                            f"({names[i] if i < len(names) else '*args'})")
+        try:
+            abi.flatten_type(t, f"kernel {dispatcher.__name__}: argument {i} "
+                                f"({names[i] if i < len(names) else '*args'})")
+        except GpuxUserError as e:
+            where = caller_location()
+            if not where:
+                raise
+            raise type(e)(f"{e}\n\n{where}") from None
     # read-only host arrays stay read-only: a kernel writing one fails typing, naming the line
     dev_types = tuple(argtypes)
     host_arrays = []
@@ -322,7 +404,11 @@ def _build_shim(dispatcher, argtypes, device, cfg=None, args=()) -> Shim:
     static_shared = art.info.get("static_shared_bytes") if art is not None else None
     if static_shared is None:
         static_shared = static_shared_bytes(dispatcher.kernel_ir(dev_types)[1])
-    check_static_shared(device, dispatcher.__name__, static_shared)
+    try:
+        check_static_shared(device, dispatcher.__name__, static_shared)
+    except LaunchError as e:
+        raise LaunchError(f"{e}{_shared_declarations(dispatcher, dev_types, static_shared)}") \
+            from None
     if art is None:
         art = dispatcher.code_for(dev_types, device.target)
     program = _load(device, art)
@@ -562,8 +648,8 @@ def _launch_extended(dispatcher, cfg, args, device):
     GpuxFunction.extensions); the callables they leave in *retr* run after it."""
     retr: list = []
     prepared = []
-    for a in args:
-        ty = _typeof(a.ary if isinstance(a, HostArg) else a)
+    for a, ty in zip(args, argument_types(dispatcher, tuple(
+            a.ary if isinstance(a, HostArg) else a for a in args))):
         for ext in reversed(dispatcher._extensions):  # the last added sees values first
             ty, a = ext.prepare_args(ty, a, stream=cfg.queue, retr=retr)
         prepared.append(a)
@@ -589,7 +675,7 @@ def _launch_arguments(dispatcher, cfg, args, device, enter_key: bool = True):
                 args[i] = wrapped
     if host is not None:
         return _launch_with_host_arrays(dispatcher, cfg, args, host, device)
-    argtypes = tuple(map(_typeof, args))
+    argtypes = argument_types(dispatcher, args)
     key = (argtypes, device)
     shim = dispatcher._shims.get(key)
     if shim is None or shim.epoch != _overlays.epoch:
@@ -718,7 +804,7 @@ def _launch_with_host_arrays(dispatcher, cfg, args, host, device):
 
     for i in host:
         args[i] = on_device(args[i], i)
-    argtypes = tuple(map(_typeof, args))
+    argtypes = argument_types(dispatcher, args)
     if readonly:
         argtypes = tuple(t.copy(readonly=True) if i in readonly else t
                          for i, t in enumerate(argtypes))
