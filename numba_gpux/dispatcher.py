@@ -22,7 +22,8 @@ from .compiler import Options, compile_neutral, kernel_symbol, wrap_kernel
 from .devices import Device as _Device, default_device
 from .errors import GpuxUserError, LaunchError, LaunchTypeError
 from .language.functions import GpuxFunctionType, register_device_functions
-from .launch import argument_types, key_function as _key_function, launch_call as _launch_call
+from .argtypes import argument_types
+from .launch import key_function as _key_function, launch_call as _launch_call
 
 __all__ = ["GpuxFunction", "LaunchConfig", "jit", "normalize_dims"]
 
