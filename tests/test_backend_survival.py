@@ -225,3 +225,95 @@ def test_split_nested_phi_emits_where_the_original_aborts():
     after = _emit_in_child(irtext.drop_unused_values(legalize.split_aggregate_phis(NESTED_PHI)))
     assert after.returncode == 0 and after.stdout == "03022307", after.stderr[-2000:]
     assert before.returncode != 0, "LLVM's SPIR-V back end now selects aggregate phis"
+
+
+# ------------------------------------------------ the guard in front of the back end
+
+AGG_PHI_FLAT = """
+define spir_kernel void @k(ptr addrspace(1) %p, i1 %c, float %a) {
+entry:
+  %x = insertvalue { float, float } undef, float %a, 0
+  br i1 %c, label %other, label %end
+other:
+  br label %end
+end:
+  %v = phi { float, float } [ %x, %entry ], [ { float 1.0, float 2.0 }, %other ]
+  %e = extractvalue { float, float } %v, 1
+  store float %e, ptr addrspace(1) %p
+  ret void
+}
+"""
+
+EXTRACT_CHAIN = """
+define spir_kernel void @k(ptr addrspace(1) %p, i64 %a) {
+entry:
+  %b = insertvalue { i64, { i64, i64 } } zeroinitializer, i64 %a, 1, 1
+  %s = extractvalue { i64, { i64, i64 } } %b, 1
+  %e = extractvalue { i64, i64 } %s, 1
+  store i64 %e, ptr addrspace(1) %p
+  ret void
+}
+"""
+
+# accepted: an extractvalue of a flat pair (cmpxchg's), one path into a nested aggregate
+ACCEPTED = """
+define spir_kernel void @k(ptr addrspace(1) %p, i64 %a) {
+entry:
+  %r = cmpxchg ptr addrspace(1) %p, i64 0, i64 %a seq_cst seq_cst
+  %o = extractvalue { i64, i1 } %r, 0
+  %b = insertvalue { i64, { i64, i64 } } zeroinitializer, i64 %o, 1, 1
+  %e = extractvalue { i64, { i64, i64 } } %b, 1, 1
+  store i64 %e, ptr addrspace(1) %p
+  ret void
+}
+"""
+
+
+@pytest.mark.parametrize("text, what", [
+    (AGG_PHI_FLAT, ["a phi of the aggregate type { float, float } in k (%v)"]),
+    (NESTED_PHI, ["a phi of the aggregate type { i64, [2 x i64] } in k (%v)",
+                  "an extractvalue of %arr, an aggregate itself taken out by extractvalue, "
+                  "in k"]),
+    (EXTRACT_CHAIN, ["an extractvalue of %s, an aggregate itself taken out by extractvalue, "
+                     "in k"]),
+])
+def test_the_guard_finds_what_the_back_end_aborts_on(text, what):
+    from numba_gpux.targets.opencl.backend_guard import abort_shapes
+
+    module = 'target triple = "spirv64-unknown-unknown"\n' + text
+    assert abort_shapes(ll.parse_assembly(module), module) == what
+    # and each does abort the back end (in a child), or the guard is out of date
+    assert _emit_in_child(text).returncode != 0
+
+
+def test_the_guard_passes_what_the_back_end_accepts():
+    from numba_gpux.targets.opencl.backend_guard import abort_shapes
+
+    module = 'target triple = "spirv64-unknown-unknown"\n' + ACCEPTED
+    assert abort_shapes(ll.parse_assembly(module), module) == []
+    res = _emit_in_child(ACCEPTED)
+    assert res.returncode == 0 and res.stdout == "03022307", res.stderr[-2000:]
+
+
+_GUARDED_EMIT_CHILD = """
+import sys
+from llvmlite import binding as ll
+import numba_gpux as gpux
+from numba_gpux.targets.opencl.target import make_target, TRIPLE, DATA_LAYOUT
+text = f'target triple = "{TRIPLE}"\\ntarget datalayout = "{DATA_LAYOUT}"\\n' + sys.stdin.read()
+try:
+    make_target().emit(ll.parse_assembly(text), ("k",), 2)
+    print("EMITTED")
+except gpux.InternalCompilerError as e:
+    print("ERROR", str(e).splitlines()[0])
+"""
+
+
+@pytest.mark.parametrize("text", [AGG_PHI_FLAT, EXTRACT_CHAIN])
+def test_the_opencl_target_refuses_to_emit_what_would_abort(text):
+    # in a child: were the guard not there, this would end the process
+    res = subprocess.run([sys.executable, "-c", _GUARDED_EMIT_CHILD], input=text,
+                         capture_output=True, text=True, timeout=300, cwd=str(ROOT))
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert res.stdout.startswith("ERROR internal compiler error in stage 'emit': the module "
+                                 "holds IR that LLVM's SPIR-V back end aborts the process on")

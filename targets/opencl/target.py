@@ -57,6 +57,7 @@ class OpenCLTarget(Target):
 
         from numba_gpux import irtext
 
+        from .backend_guard import abort_shapes
         from .spirv_ids import duplicate_result_ids
 
         ir_text = str(module)  # before code generation, which rewrites the module
@@ -67,6 +68,12 @@ class OpenCLTarget(Target):
         masked = irtext.mask_shift_amounts(ir_text)
         if masked != ir_text:
             ir_text, module = masked, ll.parse_assembly(masked)
+        # what the back end would abort the process on is an error here instead
+        shapes = abort_shapes(module, ir_text)
+        if shapes:
+            raise InternalCompilerError(
+                "emit", "the module holds IR that LLVM's SPIR-V back end aborts the process "
+                        "on, so it was not emitted: " + "; ".join(shapes), ir_text)
         art = default_emit(self, module, kernels, opt, ir_text)
         if not duplicate_result_ids(art.binary):
             return art
