@@ -317,3 +317,98 @@ def test_the_opencl_target_refuses_to_emit_what_would_abort(text):
     assert res.returncode == 0, res.stderr[-2000:]
     assert res.stdout.startswith("ERROR internal compiler error in stage 'emit': the module "
                                  "holds IR that LLVM's SPIR-V back end aborts the process on")
+
+
+# ------------------------- run-time tuple indexing, drawn at random (seeded): a family
+# of kernels around the one that aborted, each checked against NumPy on the same data
+
+_RANDOM_CHILD = r'''
+import itertools, json, random, sys
+import numpy as np
+import numba_gpux as gpux
+
+gpux.select_device(sys.argv[1])
+rng = random.Random(int(sys.argv[2]))
+cases = int(sys.argv[3])
+
+
+def leaf(kind, n):
+    base = np.arange(12.0).reshape(3, 4) * (n + 1) + n
+    return {"a2": base, "a1": base[0].copy(), "f": float(n) + 0.5,
+            "i": n * 3 + 1, "c": complex(n, -n)}[kind]
+
+
+def draw_tuple(depth, counter):
+    kind = rng.choice(["a2", "a1", "f", "i", "c"])
+    width = rng.randint(2, 4)
+    if depth == 1:
+        return tuple(leaf(kind, next(counter)) for _ in range(width)), kind
+    inner = [draw_tuple(depth - 1, counter) for _ in range(width)]
+    # a homogeneous tuple of tuples: every inner tuple alike
+    first = inner[0]
+    alike = [first] + [(tuple(leaf(first[1], next(counter)) for _ in first[0]), first[1])
+                       for _ in range(width - 1)]
+    return tuple(t for t, _ in alike), first[1]
+
+
+for case in range(cases):
+    depth = rng.choice([1, 1, 2])
+    tup, kind = draw_tuple(depth, itertools.count())
+    idx = ["k"] if depth == 1 else ["k", "m"]
+    k = rng.randrange(-len(tup), len(tup))
+    m = rng.randrange(0, len(tup[0])) if depth == 2 else 0
+    j = rng.randrange(0, 3)
+    pick = "T" + "".join(f"[{v}]" for v in idx)
+    if kind == "a2":
+        expr = pick + rng.choice(["[:, j]", "[j, :]", "[j, 1:]", "[:, j + 1]", "[1:, j]"])
+    elif kind == "a1":
+        expr = pick + rng.choice(["[j:]", "[::2]", "[1:j + 2]"])
+    elif kind == "c":
+        expr = pick + rng.choice([".real", ".imag", ""])
+    else:
+        expr = pick
+    ns = {"T": tup, "gpux": gpux, "np": np}
+    want = np.atleast_1d(np.asarray(eval(expr, ns, {"k": k, "m": m, "j": j})))
+    if want.dtype.kind == "c":
+        want = want.real
+    if kind in ("a1", "a2"):
+        body = "    if i < v.shape[0]:\n        out[i] = v[i]\n"
+    elif kind == "c" and not expr.endswith((".real", ".imag")):
+        body = "    if i == 0:\n        out[0] = v.real\n"
+    else:
+        body = "    if i == 0:\n        out[0] = v\n"
+    src = f"def kern(out, k, m, j):\n    i = gpux.grid(1)\n    v = {expr}\n" + body
+    exec(compile(src, f"<case {case}>", "exec"), ns)
+    res = {"case": case, "expr": expr, "k": k, "m": m, "j": j, "depth": depth}
+    try:
+        out = gpux.to_device(np.zeros(len(want)))
+        gpux.jit(ns["kern"])[1, 8](out, k, m, j)
+        got = out.copy_to_host()
+        res["equal"] = bool(np.array_equal(got, want))
+        res["got"], res["want"] = got.tolist(), want.tolist()
+    except Exception as e:
+        res["error"] = f"{type(e).__name__}: {str(e)[:300]}"
+    print("CASE " + json.dumps(res), flush=True)
+'''
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_random_run_time_tuple_indexing_matches_numpy(seed, tmp_path):
+    import numba_gpux as gpux
+    from gpux_testing import testable_here
+
+    devs = [d for d in gpux.devices() if d.target_name == "opencl" and testable_here(d)]
+    if not devs:
+        pytest.skip("no SPIR-V capable OpenCL device (pip install 'numba-gpux[cpu]')")
+    import os
+
+    cases = 8
+    env = dict(os.environ, NUMBA_GPUX_CACHE_DIR=str(tmp_path / "cache"))
+    res = subprocess.run([sys.executable, "-c", _RANDOM_CHILD, devs[0].spec, str(seed),
+                          str(cases)], capture_output=True, text=True, env=env,
+                         cwd=str(ROOT), timeout=900)
+    got = [json.loads(ln[5:]) for ln in res.stdout.splitlines() if ln.startswith("CASE ")]
+    assert len(got) == cases, ("the child stopped after %d cases (rc %d):\n%s"
+                               % (len(got), res.returncode, (res.stdout + res.stderr)[-3000:]))
+    bad = [c for c in got if not c.get("equal")]
+    assert not bad, bad
