@@ -55,7 +55,7 @@ from . import devices as _devices
 from . import overlays as _overlays
 # (_typeof is imported from here by the benchmarks)
 from .argtypes import _FAST_TYPES, _PLAIN_ARGS, _typeof, argument_types, caller_location
-from .errors import GpuxUserError, LaunchError
+from .errors import GpuxUserError, LaunchError, format_loc
 from .language.memory import static_shared_bytes
 from .limits import check_config, check_static_shared
 from .memory import (DeviceArray, HostArg, device_array, device_array_like, from_foreign,
@@ -278,7 +278,7 @@ def _compile_for_launch(dispatcher, argtypes, cfg, args) -> None:
 def _shared_declarations(dispatcher, argtypes, total: int) -> str:
     """Where the kernel declares its static shared arrays, for an error about their
     size: each ``shared.array`` line with its bytes ('' if none is found)."""
-    from .errors import format_loc
+    # (imported on this error path: importing the package leaves language.checks unloaded)
     from .language.checks import shared_array_sites
 
     try:
