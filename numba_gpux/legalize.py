@@ -81,8 +81,8 @@ def _spell(c) -> str:
     out = []
     prev = ""
     for t in c:
-        if out and not (t in (",", ")") or (t == "(" and irlex.kind(prev) is not irlex.PUNCT)
-                        or prev == "("):
+        if out and not (t in (",", ")", "]", ">") or prev in ("(", "[", "<")
+                        or (t == "(" and irlex.kind(prev) is not irlex.PUNCT)):
             out.append(" ")
         out.append(t)
         prev = t
@@ -412,7 +412,7 @@ _AGG_CONSTANTS = ("undef", "poison", "zeroinitializer")
 
 
 def split_aggregate_phis(text: str) -> str:
-    """A ``phi`` of a struct or array of scalars as one ``phi`` per element, with the
+    """A ``phi`` of a struct or array as one ``phi`` per scalar leaf, with the
     aggregate rebuilt by ``insertvalue`` after the block's phis.
 
     LLVM 22's SPIR-V back end cannot select an aggregate-typed ``phi``: it aborts the
@@ -434,78 +434,199 @@ def split_aggregate_phis(text: str) -> str:
           ret void
         }
 
+    A phi of nested aggregates is split down to its scalar leaves, one phi per leaf
+    (element paths such as ``5, 1``): Numba lowers ``tuple[i]`` with a run-time ``i``
+    as a ``switch`` whose cases meet in a phi of the element type, and a tuple of
+    arrays (``arrs[k][:, j]`` over captured host arrays) gives a phi of array structs,
+    ``{ ptr, ..., [2 x i64], [2 x i64] }``, on which the back end aborts the same way.
+    A leftover ``insertvalue`` or ``extractvalue`` of a nested aggregate aborts it too
+    ("Unexpected integer constant pattern"; an ``extractvalue`` of an aggregate that
+    an ``extractvalue`` took out, ``MachineOperand::getReg``), so every read of a leaf
+    is resolved to a scalar value here.
+
     The C-family emitter (cemit), which writes no aggregate values, needs it too.  The
     SPIR-V route's need can go when LLVM's SPIR-V back end selects aggregate phis
-    (test_legalize.py emits the smallest IR through it).
+    (test_legalize.py and test_backend_survival.py emit the smallest IR through it, in
+    a child process for the nested one).
 
-    An incoming value that is not a constant is taken apart at the end of its block
-    (its elements read through the ``insertvalue`` chain that built it where there is
-    one, else by ``extractvalue``), and an ``extractvalue`` of the split phi becomes
-    the element's phi, so that the aggregate is usually left unused.  A phi of nested
-    aggregates, with fast-math flags, or an unnamed (numbered) one, is left as it is
-    (a numbered value cannot be redefined later in the block: numbers are in order).
+    Each leaf of an incoming value is read through the ``insertvalue`` and
+    ``extractvalue`` chains that made the value (a leaf an ``insertvalue`` wrote, a
+    leaf of a constant, or the leaf phi of another phi split here, for a value taken
+    out of a part of it); a value whose leaves are not all found is taken apart at the
+    end of its incoming block, one ``extractvalue`` per leaf from the aggregate its
+    chain of ``extractvalue`` instructions started from.  An ``extractvalue`` of a
+    leaf of the split phi, directly or through ``extractvalue`` instructions of its
+    parts (or ``insertvalue`` instructions that wrote other elements), becomes the
+    leaf's phi, so that the aggregate is usually left unused and the compiler's
+    removal of unused values takes the rebuilt chain away.  A phi whose type holds a
+    packed struct or a named type, one with fast-math flags, an unnamed (numbered)
+    one (a numbered value cannot be redefined later in the block: numbers are in
+    order), or one with an incoming constant that is not split here (a string
+    ``c"..."``), is left as it is.
 
-    Types: each element phi has the element's type, and so has each incoming element
-    (an ``extractvalue`` of that index, the operand an ``insertvalue`` of that index
-    wrote, or the constant's element); the rebuilt aggregate has the phi's type and
-    name.  Dominance: an incoming value dominates the end of its block, and so do the
-    operands of the instructions that built it; the ``extractvalue`` goes just before
-    that block's terminator.  The element phis stand where the phi stood, and the
-    rebuilding ``insertvalue`` chain right after the block's last phi, so it is in
-    the phi's block before any of its non-phi uses (a phi use is at the end of a
-    block the phi's block dominates).  An ``extractvalue`` of the phi was dominated
-    by the phi; the element phi that replaces it is at the phi's place.
+    Types: each leaf phi has the leaf's type, and so has each incoming leaf (an
+    ``extractvalue`` of that path from an aggregate of the type the path is taken in,
+    the operand an ``insertvalue`` of that path wrote, checked against the type at
+    that path, the constant's element, or another phi's leaf phi of that path and
+    type); the rebuilt aggregate has the phi's type and name.  Dominance: an incoming
+    value dominates the end of its block, and so do the operands of the instructions
+    that built it and the aggregates its ``extractvalue`` chain read (an instruction's
+    operands dominate it); the ``extractvalue`` instructions go just before that
+    block's terminator.  The leaf phis stand where the phi stood, so each dominates
+    whatever the phi dominated, and the rebuilding ``insertvalue`` chain stands right
+    after the block's last phi, in the phi's block before any of its non-phi uses (a
+    phi use is at the end of a block the phi's block dominates).  An ``extractvalue``
+    resolved to a leaf phi reads the phi through its chain of operands, so the phi,
+    and with it the leaf phi, dominates it and every use of it.
     """
     if " = phi {" not in text and " = phi [" not in text:
         return text
     return _rewrite_bodies(text, _split_phis_in)
 
 
-def _element_types(c: list, i: int, j: int):
-    """The element types (code-token lists) of the struct or array type ``c[i:j]``, if
-    all are scalars or vectors of scalars, else None."""
-    if c[i] == "{" and c[j - 1] == "}":
-        elems = _split_commas(c, i + 1, j - 1)
-    elif c[i] == "[" and c[j - 1] == "]" and j - i >= 5 and c[i + 2] == "x" and c[i + 1].isdigit():
-        elems = [c[i + 3:j - 1]] * int(c[i + 1])
+def _element_types(ty: list):
+    """The element types (code-token lists) of the struct or array type *ty* (code
+    tokens): scalars, vectors of scalars, or structs and arrays themselves; None for
+    any other type, or an element type that is a packed struct, a named type or
+    something else."""
+    if not ty:
+        return None
+    j = len(ty)
+    if ty[0] == "{" and ty[-1] == "}":
+        elems = _split_commas(ty, 1, j - 1)
+    elif ty[0] == "[" and ty[-1] == "]" and j >= 5 and ty[2] == "x" and ty[1].isdigit():
+        elems = [ty[3:j - 1]] * int(ty[1])
     else:
         return None
     for e in elems:
-        if not e or _type_end(e, 0) != len(e) or e[0] in ("{", "[") or e[:2] == ["<", "{"]:
+        if not e or _type_end(e, 0) != len(e) or e[:2] == ["<", "{"]:
             return None
         if e[0] == "<" and (len(e) != 5 or irlex.kind(e[3]) is not irlex.WORD):
+            return None
+        if irlex.kind(e[0]) is irlex.LOCAL:  # a named (struct) type
             return None
     return elems or None
 
 
-def _constant_elements(v: list, elems: list):
-    """The elements (code-token lists, without their types) of the constant aggregate
-    *v*, or None for a value that is not such a constant."""
-    if len(v) == 1 and v[0] in _AGG_CONSTANTS:
-        return [[v[0]] for _ in elems]
-    if not v or v[0] not in ("{", "[") or match_paren(v, 0) != len(v) - 1:
-        return None
-    parts = _split_commas(v, 1, len(v) - 1)
-    if len(parts) != len(elems):
+def _leaves(ty: list):
+    """[(path, type tokens)] of the scalar and vector leaves of the aggregate type *ty*
+    (code tokens), in order (a path is the tuple of indices ``extractvalue`` takes),
+    or None where some part of it is not split (see ``_element_types``)."""
+    elems = _element_types(ty)
+    if elems is None:
         return None
     out = []
-    for p, t in zip(parts, elems):
-        if p[:len(t)] != t or len(p) == len(t):
-            return None
-        out.append(p[len(t):])
+    for i, t in enumerate(elems):
+        if t[0] in ("{", "["):
+            sub = _leaves(t)
+            if sub is None:
+                return None
+            out.extend(((i, *p), st) for p, st in sub)
+        else:
+            out.append(((i,), t))
     return out
 
 
+def _type_at(ty: list, path):
+    """The type (code tokens) of the element of the aggregate type *ty* at *path*, or
+    None."""
+    for k in path:
+        elems = _element_types(ty)
+        if elems is None or k >= len(elems):
+            return None
+        ty = elems[k]
+    return ty
+
+
+def _indices(parts):
+    """The tuple of indices that the operands *parts* (``_split_commas`` lists) spell,
+    or None."""
+    if not parts or any(len(p) != 1 or not p[0].isdigit() for p in parts):
+        return None
+    return tuple(int(p[0]) for p in parts)
+
+
+def _constant_leaf(v: list, ty: list, path):
+    """The leaf at *path* (code tokens, without its type) of the constant aggregate
+    *v* of type *ty*, or None for a value that is not such a constant (or one written
+    as a string, ``c"..."``)."""
+    for k in path:
+        if len(v) == 1 and v[0] in _AGG_CONSTANTS:
+            return v
+        elems = _element_types(ty)
+        if elems is None or k >= len(elems) or not v or v[0] not in ("{", "["):
+            return None
+        try:
+            if match_paren(v, 0) != len(v) - 1:
+                return None
+        except ValueError:
+            return None
+        parts = _split_commas(v, 1, len(v) - 1)
+        p, t = (parts[k], elems[k]) if len(parts) == len(elems) else ((), ())
+        if not t or p[:len(t)] != t or len(p) == len(t):
+            return None
+        v, ty = p[len(t):], t
+    return v
+
+
+def _leaf_of(value: list, path, ty, defs: dict, leaves: dict):
+    """The leaf at *path* of the aggregate *value* (code tokens) of type *ty* (code
+    tokens; None where *value* is defined by an instruction in *defs*, which says its
+    type): ``(leaf, None)`` with the leaf's code tokens (a constant, the operand an
+    ``insertvalue`` wrote there, or the leaf phi of a phi being split; *leaves*: phi
+    -> {path: leaf phi}) read through ``insertvalue`` and ``extractvalue`` chains
+    (*defs*: name -> the code tokens from the opcode on); else ``(None, (aggregate,
+    type, path))`` with the aggregate the ``extractvalue`` chain started from, where
+    the leaf can be taken out by one ``extractvalue``."""
+    path = tuple(path)
+    for _ in range(256):
+        if len(value) != 1:
+            break
+        v = value[0]
+        if v in leaves:
+            leaf = leaves[v].get(path)
+            return ([leaf], None) if leaf is not None else (None, (value, ty, path))
+        d = defs.get(v)
+        if d is None:
+            break
+        e = _type_end(d, 1)
+        parts = _split_commas(d, e, len(d)) if e > 1 else []
+        if d[0] == "extractvalue":  # extractvalue TY AGG, IDX...
+            idx = _indices(parts[1:])
+            if idx is None or not parts[0]:
+                break
+            value, ty, path = parts[0], d[1:e], idx + path
+            continue
+        # insertvalue TY AGG, ETY VAL, IDX...
+        idx = _indices(parts[2:])
+        if idx is None or not parts[0]:
+            break
+        ty = d[1:e]
+        if idx == path[:len(idx)]:
+            sub = _type_at(ty, idx)
+            if sub is None or parts[1][:len(sub)] != sub or len(parts[1]) == len(sub):
+                break
+            value, path, ty = parts[1][len(sub):], path[len(idx):], sub
+            if not path:
+                return value, None
+        elif idx[:len(path)] == path:  # a part of the asked element written: not one leaf
+            return None, (value, ty, path)
+        else:
+            value = parts[0]
+    found = _constant_leaf(value, ty, path) if ty is not None else None
+    return (found, None) if found is not None else (None, (value, ty, path))
+
+
 def _parse_phi(c: list):
-    """(type tokens, [(value tokens, block token)], element types) of the aggregate phi
-    whose code tokens are *c*, else None."""
-    if len(c) < 5 or c[2] != "phi" or c[0][1:2].isdigit():
+    """(type tokens, [(value tokens, block token)], [(leaf path, leaf type)]) of the
+    aggregate phi whose code tokens are *c*, else None."""
+    if len(c) < 5 or c[1] != "=" or c[2] != "phi" or c[0][1:2].isdigit():
         return None
     e = _type_end(c, 3)
     if e < 0:
         return None
-    elems = _element_types(c, 3, e)
-    if elems is None:
+    leaves = _leaves(c[3:e])
+    if leaves is None:
         return None
     incoming, k = [], e
     while k < len(c) and c[k] == "[":
@@ -517,29 +638,7 @@ def _parse_phi(c: list):
         k = close + 1
         if k < len(c) and c[k] == "," and k + 1 < len(c) and c[k + 1] == "[":
             k += 1
-    return (c[3:e], incoming, elems) if incoming else None
-
-
-def _element_of(value: list, e: int, ty: list, elems: list, defs: dict):
-    """Element *e* (code tokens) of the aggregate *value* of type *ty*, read through
-    the ``insertvalue`` chain that built it (*defs*: name -> the code tokens from
-    ``insertvalue`` on), or None."""
-    for _ in range(64):
-        if len(value) != 1 or value[0] not in defs:
-            break
-        d = defs[value[0]]  # insertvalue TY AGG, ETY VAL, IDX
-        if d[1:1 + len(ty)] != ty:
-            return None
-        parts = _split_commas(d, 1 + len(ty), len(d))
-        if len(parts) != 3 or len(parts[2]) != 1 or not parts[2][0].isdigit():
-            return None
-        if int(parts[2][0]) == e:
-            et = elems[e]
-            return parts[1][len(et):] if parts[1][:len(et)] == et and len(parts[1]) > len(et) \
-                else None
-        value = parts[0]
-    consts = _constant_elements(value, elems)
-    return consts[e] if consts else None
+    return (c[3:e], incoming, leaves) if incoming and k == len(c) else None
 
 
 def _split_phis_in(body: list[str]) -> list[str]:
@@ -548,7 +647,8 @@ def _split_phis_in(body: list[str]) -> list[str]:
         return body
     toks = [line_tokens(ln) for ln in body]
     cs = [code(t) for t in toks]
-    defs = {c[0]: c[2:] for c in cs if len(c) > 3 and c[1] == "=" and c[2] == "insertvalue"}
+    defs = {c[0]: c[2:] for c in cs
+            if len(c) > 3 and c[1] == "=" and c[2] in ("insertvalue", "extractvalue")}
     # blocks: name -> (first line, end line); the entry block may have no label
     starts = [(0, None)]
     for n, c in enumerate(cs):
@@ -558,12 +658,20 @@ def _split_phis_in(body: list[str]) -> list[str]:
     for k, (n, bname) in enumerate(starts):
         end = starts[k + 1][0] if k + 1 < len(starts) else len(body)
         blocks[bname] = (n, end)
+
+    def span_of(block):
+        bname = name(block)
+        span = blocks.get(bname)
+        if span is None and bname.isdigit():
+            span = blocks[None]  # the unlabelled entry block, numbered
+        return span if span is not None and span[1] > span[0] else None
+
     names = _Names(toks)
-    before: dict[int, list[str]] = {}    # line -> lines to insert before it
-    after: dict[int, list[str]] = {}     # line -> lines to insert after it
-    replaced: dict[int, list[str]] = {}  # line -> its replacement
-    split: dict[str, list[str]] = {}     # phi -> its element phis
-    extracted: dict = {}
+    # the phis to split (every incoming value a constant whose leaves are all found,
+    # or a named value coming from a block of this body), and their leaf phis, named
+    # first so that a phi's incoming value can be read through another split phi
+    phis: dict[int, tuple] = {}
+    leaves: dict[str, dict] = {}  # phi -> {leaf path: leaf phi}
     for n, c in enumerate(cs):
         if len(c) < 4 or c[2] != "phi" or c[3] not in ("{", "["):
             continue
@@ -571,68 +679,71 @@ def _split_phis_in(body: list[str]) -> list[str]:
         if phi is None:
             continue
         ty, incoming, elems = phi
+        if all(len(v) == 1 and irlex.kind(v[0]) is irlex.LOCAL and span_of(b) is not None
+               or all(_constant_leaf(v, ty, p) is not None for p, _t in elems)
+               for v, b in incoming):
+            phis[n] = phi
+            leaves[c[0]] = {p: names.fresh(f"{name(c[0])}.gpux.e{e}")
+                            for e, (p, _t) in enumerate(elems)}
+    if not phis:
+        return body
+    before: dict[int, list[str]] = {}    # line -> lines to insert before it
+    after: dict[int, list[str]] = {}     # line -> lines to insert after it
+    replaced: dict[int, list[str]] = {}  # line -> its replacement
+    extracted: dict = {}                 # (value, block) -> its leaves, spelled
+    for n, (ty, incoming, elems) in phis.items():
+        c = cs[n]
         columns: list[list[str]] = [[] for _ in elems]
-        ok = True
         for value, block in incoming:
-            consts = _constant_elements(value, elems)
-            if consts is None:
-                bname = name(block)
-                span = blocks.get(bname)
-                if span is None and bname.isdigit() and len(starts) > 0 and starts[0][1] is None:
-                    span = blocks[None]  # the unlabelled entry block, numbered
-                if (len(value) != 1 or irlex.kind(value[0]) is not irlex.LOCAL or span is None
-                        or span[1] <= span[0]):
-                    ok = False
-                    break
-                key = (value[0], bname)
-                if key not in extracted:
-                    found = [_element_of(value, e, ty, elems, defs) for e in range(len(elems))]
-                    if all(f is not None for f in found):
-                        extracted[key] = [_spell(f) for f in found]
-                if key not in extracted:
+            key = (_spell(value), block)
+            if key not in extracted:
+                got = [_leaf_of(value, p, ty, defs, leaves) for p, _t in elems]
+                if all(found is not None for found, _root in got):
+                    extracted[key] = [_spell(found) for found, _root in got]
+                else:  # taken apart at the end of its block
+                    span = span_of(block)
                     term = span[1] - 1
                     while term > span[0] and not cs[term]:
                         term -= 1
-                    got = []
-                    for e in range(len(elems)):
-                        got.append(names.fresh(f"gpux.pe.{name(value[0])}.{e}"))
+                    out = []
+                    for e, ((p, t), (found, root)) in enumerate(zip(elems, got)):
+                        if found is not None:
+                            out.append(_spell(found))
+                            continue
+                        agg, aty, apath = root
+                        if len(agg) != 1 or irlex.kind(agg[0]) is not irlex.LOCAL \
+                                or aty is None:
+                            agg, aty, apath = value, ty, p
+                        out.append(names.fresh(f"gpux.pe.{name(value[0])}.{e}"))
                         before.setdefault(term, []).append(
-                            f"  {got[-1]} = extractvalue {_spell(ty)} {value[0]}, {e}")
-                    extracted[key] = got
-                consts = extracted[key]
-            else:
-                consts = [_spell(x) for x in consts]
-            for e, x in enumerate(consts):
+                            f"  {out[-1]} = extractvalue {_spell(aty)} {agg[0]}, "
+                            + ", ".join(map(str, apath)))
+                    extracted[key] = out
+            for e, x in enumerate(extracted[key]):
                 columns[e].append(f"[ {x}, {block} ]")
-        if not ok:
-            continue
-        phi_name = name(c[0])
-        parts = [names.fresh(f"{phi_name}.gpux.e{e}") for e in range(len(elems))]
-        split[c[0]] = parts
-        replaced[n] = [f"  {p} = phi {_spell(t)} {', '.join(col)}"
-                       for p, t, col in zip(parts, elems, columns)]
+        parts = [leaves[c[0]][p] for p, _t in elems]
+        replaced[n] = [f"  {lp} = phi {_spell(t)} {', '.join(col)}"
+                       for lp, (_p, t), col in zip(parts, elems, columns)]
         # rebuilt after the block's last phi
         last = n
         while last + 1 < len(body) and len(cs[last + 1]) > 2 and cs[last + 1][2] == "phi":
             last += 1
         prev = "undef"
-        for e, (p, t) in enumerate(zip(parts, elems)):
-            dst = c[0] if e == len(elems) - 1 else names.fresh(f"{phi_name}.gpux.b{e}")
+        for e, (lp, (p, t)) in enumerate(zip(parts, elems)):
+            dst = c[0] if e == len(elems) - 1 else names.fresh(f"{name(c[0])}.gpux.b{e}")
             after.setdefault(last, []).append(
-                f"  {dst} = insertvalue {_spell(ty)} {prev}, {_spell(t)} {p}, {e}")
+                f"  {dst} = insertvalue {_spell(ty)} {prev}, {_spell(t)} {lp}, "
+                + ", ".join(map(str, p)))
             prev = dst
-    if not replaced:
-        return body
-    # an extractvalue of a split phi is the element's phi
+    # an extractvalue of a leaf of a split phi (directly, or through extractvalues of
+    # its parts and insertvalues of other elements) is the leaf's phi
+    leaf_names = {x for lv in leaves.values() for x in lv.values()}
     rename: dict[str, str] = {}
     for n, c in enumerate(cs):
         if len(c) > 3 and c[1] == "=" and c[2] == "extractvalue":
-            e = _type_end(c, 3)
-            rest = _split_commas(c, e, len(c)) if e > 0 else []
-            if (len(rest) == 2 and len(rest[0]) == 1 and rest[0][0] in split
-                    and len(rest[1]) == 1 and rest[1][0].isdigit()
-                    and int(rest[1][0]) < len(split[rest[0][0]])):
-                rename[c[0]] = split[rest[0][0]][int(rest[1][0])]
+            found, _root = _leaf_of([c[0]], (), None, defs, leaves)
+            if found is not None and len(found) == 1 and found[0] in leaf_names:
+                rename[c[0]] = found[0]
                 replaced[n] = []
     out: list[str] = []
     for n, ln in enumerate(body):

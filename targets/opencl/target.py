@@ -53,8 +53,10 @@ class OpenCLTarget(Target):
                                    callee_prefix="__gpux_printf_")
 
     def emit(self, module, kernels, opt):
-        """SPIR-V from LLVM's back end, checked for two faults of LLVM 22's SPIR-V back
-        end: result ids defined twice (about one module in a hundred in a process that
+        """SPIR-V from LLVM's back end.  The module is first checked for the IR shapes
+        the back end aborts the process on (backend_guard.py), which are an internal
+        compiler error instead; the SPIR-V is checked for two faults of LLVM 22's SPIR-V
+        back end: result ids defined twice (about one module in a hundred in a process that
         has emitted many; see spirv_ids.py), after which the module is emitted again by
         a fresh process, whose back end carries nothing over; and integer operations
         on operands of another width (spirv_widths.py), after which it is emitted again
@@ -66,6 +68,7 @@ class OpenCLTarget(Target):
         from numba_gpux import irtext
         from numba_gpux.errors import InternalCompilerError
 
+        from .backend_guard import abort_shapes
         from .spirv_widths import mismatched_integer_widths
 
         ir_text = str(module)  # before code generation, which rewrites the module
@@ -76,6 +79,12 @@ class OpenCLTarget(Target):
         masked = irtext.mask_shift_amounts(ir_text)
         if masked != ir_text:
             ir_text, module = masked, ll.parse_assembly(masked)
+        # what the back end would abort the process on is an error here instead
+        shapes = abort_shapes(module, ir_text)
+        if shapes:
+            raise InternalCompilerError(
+                "emit", "the module holds IR that LLVM's SPIR-V back end aborts the process "
+                        "on, so it was not emitted: " + "; ".join(shapes), ir_text)
         art = self._emit_once(module, kernels, opt, ir_text)
         if not mismatched_integer_widths(art.binary):
             return art

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -257,13 +258,73 @@ def test_split_aggregate_phis_emits_through_the_spirv_back_end():
 
 
 @pytest.mark.parametrize("phi", [
-    "%v = phi { { float, float }, i32 } [ zeroinitializer, %a ], [ %w, %b ]",  # nested
+    "%v = phi { <{ float, float }>, i32 } [ zeroinitializer, %a ], [ %w, %b ]",  # packed
     "%7 = phi { float, float } [ zeroinitializer, %a ], [ %w, %b ]",  # numbered
     "%v = phi float [ 1.0, %a ], [ %w, %b ]",  # not an aggregate
 ])
 def test_phis_the_split_leaves_alone(phi):
     body = ["a:", "  br label %c", "b:", "  br label %c", "c:", f"  {phi}", "  ret void"]
     assert legalize._split_phis_in(body) == body
+
+
+# a phi of a part of another split phi, and of a part an extractvalue took out of an
+# argument: the leaves come from the other phi's leaf phis and from the argument
+# itself (one extractvalue with the whole path), never from an extracted part
+NESTED_THROUGH_PARTS = """
+define spir_kernel void @k(ptr addrspace(1) %p, i1 %c, { i64, { i64, i64 } } %s, { i64, { i64, i64 } } %t) {
+entry:
+  %inner = extractvalue { i64, { i64, i64 } } %s, 1
+  br i1 %c, label %a, label %b
+a:
+  br label %m
+b:
+  br label %m
+m:
+  %v = phi { i64, { i64, i64 } } [ %s, %a ], [ %t, %b ]
+  %part = extractvalue { i64, { i64, i64 } } %v, 1
+  %"q r" = insertvalue { i64, i64 } %part, i64 7, 0
+  br i1 %c, label %n, label %o
+n:
+  br label %j
+o:
+  br label %j
+j:
+  %w = phi { i64, i64 } [ %"q r", %n ], [ %inner, %o ]
+  %x = extractvalue { i64, i64 } %w, 1
+  %y = extractvalue { i64, i64 } %w, 0
+  %z = add i64 %x, %y
+  store i64 %z, ptr addrspace(1) %p
+  ret void
+}
+"""
+
+_EMIT_CHILD = """
+import sys
+import llvmlite.binding as ll
+ll.initialize_all_targets()
+ll.initialize_all_asmprinters()
+m = ll.parse_assembly(sys.stdin.read())
+tm = ll.Target.from_triple("spirv64-unknown-unknown").create_target_machine(opt=2)
+sys.stdout.write(tm.emit_object(m)[:4].hex())
+"""
+
+
+def test_nested_phis_read_leaves_through_parts_of_other_phis():
+    from numba_gpux.targets.opencl.backend_guard import abort_shapes
+
+    ll.parse_assembly(NESTED_THROUGH_PARTS).verify()
+    out = irtext.drop_unused_values(legalize.split_aggregate_phis(NESTED_THROUGH_PARTS))
+    mod = ll.parse_assembly('target triple = "spirv64-unknown-unknown"\n' + out)
+    mod.verify()
+    assert " = phi {" not in out and "insertvalue" not in out and "%inner" not in out
+    assert "%w.gpux.e0 = phi i64 [ 7, %n ], [ %gpux.pe.inner.0, %o ]" in out
+    assert "%w.gpux.e1 = phi i64 [ %v.gpux.e2, %n ], [ %gpux.pe.inner.1, %o ]" in out
+    assert "%gpux.pe.inner.1 = extractvalue { i64, { i64, i64 } } %s, 1, 1\n  br label %j" in out
+    assert "%z = add i64 %w.gpux.e1, %w.gpux.e0" in out
+    assert abort_shapes(mod, str(mod)) == []
+    res = subprocess.run([sys.executable, "-c", _EMIT_CHILD], capture_output=True, text=True,
+                         input='target triple = "spirv64-unknown-unknown"\n' + out, timeout=120)
+    assert res.returncode == 0 and res.stdout == "03022307", res.stderr[-2000:]
 
 
 # a block may be written before the block that dominates it: the copies of a value
