@@ -64,16 +64,8 @@ def _sig(kernel):
     return "void(float32[::1], float32[::1])" if kernel is k3 else "void(float32[::1])"
 
 
-def _route_case(kernel, route):
-    if route == "opencl-c" and kernel is k5:
-        # the OpenCL C route's own float16 check (cemit/target.py) reads the module's
-        # text for `half`; it is to read irtext.ModuleFacts(text).words instead
-        return pytest.param(kernel, route, id=f"{route}-{kernel.__name__}", marks=pytest.mark.xfail(
-            strict=True, reason="cemit/target.py searches the module text for `half`"))
-    return pytest.param(kernel, route, id=f"{route}-{kernel.__name__}")
-
-
-@pytest.mark.parametrize("kernel,route", [_route_case(k, r) for r in ("opencl", "opencl-c", "cuda")
+@pytest.mark.parametrize("kernel,route", [pytest.param(k, r, id=f"{r}-{k.__name__}")
+                                          for r in ("opencl", "opencl-c", "cuda")
                                           for k, _ in KERNELS])
 def test_compiles_on_every_route(kernel, route):
     art = gpux.compile(kernel, _sig(kernel), target=route)
