@@ -11,7 +11,6 @@ Per target (``TARGET_STAGES``, each enterable from its input):
 from __future__ import annotations
 
 import dataclasses
-import re
 import weakref
 from dataclasses import dataclass, field
 
@@ -235,14 +234,24 @@ def _reject_unsupported_constructs(pyfunc) -> None:
                                          loc)
 
 
+def _ascii_word(s: str) -> bool:
+    return s.isascii() and (s.isalnum() or s == "_")
+
+
 def kernel_symbol(pyfunc, argtypes) -> str:
-    """A readable, unique, C-identifier name for a kernel entry point."""
-    base = re.sub(r"\W", "_", pyfunc.__name__)
-    sig = "_".join(re.sub(r"\W", "", str(t)) for t in argtypes)
+    """A readable, unique name for a kernel entry point, of ASCII letters, digits and
+    ``_`` only, on every target.  Python names and the names of record fields in the
+    argument types may hold any Unicode letter, and LLVM's NVPTX back end aborts the
+    process on a symbol with characters PTX cannot spell ("Symbol name with
+    unsupported characters"); so every other character of the function's name is
+    ``_`` and of the signature is left out, and the hash of the full name and
+    signature keeps the symbol unique per signature."""
     import hashlib
 
+    base = "".join(c if _ascii_word(c) else "_" for c in pyfunc.__name__)
+    sig = "_".join("".join(c for c in str(t) if _ascii_word(c)) for t in argtypes)
     key = f"{pyfunc.__module__}.{pyfunc.__qualname__}({', '.join(map(str, argtypes))})"
-    h = hashlib.sha1(key.encode()).hexdigest()[:8]
+    h = hashlib.sha1(key.encode("utf-8", "surrogatepass")).hexdigest()[:8]
     return f"{base}__{sig[:40]}_{h}" if sig else f"{base}_{h}"
 
 
