@@ -69,6 +69,7 @@ class OpenCLTarget(Target):
         from numba_gpux.errors import InternalCompilerError
 
         from .backend_guard import abort_shapes
+        from .pointer_phis import shared_pointer_phis_as_integers
         from .spirv_widths import mismatched_integer_widths
 
         ir_text = str(module)  # before code generation, which rewrites the module
@@ -77,6 +78,10 @@ class OpenCLTarget(Target):
         # gave wrong values once the store was contiguous); masking the amount, which
         # OpenCL C does by definition, gives right ones
         masked = irtext.mask_shift_amounts(ir_text)
+        # the same driver reads zeros through a phi of three or more constant casts of
+        # work-group arrays (a tuple of shared arrays indexed at run time); carried as
+        # integers it reads the arrays (pointer_phis.py)
+        masked = shared_pointer_phis_as_integers(masked)
         if masked != ir_text:
             ir_text, module = masked, ll.parse_assembly(masked)
         # what the back end would abort the process on is an error here instead
