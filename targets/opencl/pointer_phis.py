@@ -32,77 +32,96 @@ rewritten; the module is otherwise left as it is.
 
 from __future__ import annotations
 
-from numba_gpux import irtext
+from numba_gpux import irlex
+from numba_gpux.irlex import code, line_tokens, match_paren, name, spell_local
 
 __all__ = ["shared_pointer_phis_as_integers"]
 
-_GENERIC = "ptr addrspace(4)"
-_HEAD = f" = phi {_GENERIC} [ addrspacecast (ptr addrspace(3) "
-_CAST = ("addrspacecast (ptr addrspace(3) @", f" to {_GENERIC})")
+_GENERIC = ["ptr", "addrspace", "(", "4", ")"]
+#: a constant cast of a work-group global to the generic space, as code tokens
+#: (``None`` stands for the global's name)
+_CAST = ["addrspacecast", "(", "ptr", "addrspace", "(", "3", ")", None, "to", *_GENERIC, ")"]
 
 
 def shared_pointer_phis_as_integers(text: str) -> str:
-    """*text* with every phi of the shape above carried as integers (see the module)."""
-    if _HEAD not in text:
+    """*text* with every phi of the shape above carried as integers (see the module).
+
+    The phi is read through the IR lexer's tokens, so a string or a quoted name that
+    spells such a phi is never taken for one.  Types: the integer phi's incoming
+    values are ``ptrtoint`` of the original constants, and ``inttoptr`` gives back a
+    generic pointer with the phi's name.  Dominance: the integer phi stands where the
+    phi stood, and the ``inttoptr`` right after the block's last phi, before any
+    non-phi use of the phi in its block (a phi use is at the end of a block the
+    phi's block dominates)."""
+    if " = phi ptr addrspace(4) [ addrspacecast (" not in text:  # LLVM's spelling
         return text
-    lines = text.split("\n")
+    lines = irlex.lines(text)
+    for f in reversed(irlex.functions(lines)):
+        lines[f.start:f.stop] = _in_body(lines[f.start:f.stop])
+    return "\n".join(lines)
+
+
+def _is_phi(line: str) -> bool:
+    c = code(line_tokens(line)) if " = phi " in line else ()
+    return len(c) > 2 and c[1] == "=" and c[2] == "phi"
+
+
+def _in_body(body: list[str]) -> list[str]:
+    """One function body with its phis of the shape above carried as integers."""
     out: list[str] = []
     pending: list[str] = []  # the inttoptr lines, written after the block's last phi
-    for line in lines:
-        if pending and " = phi " not in line:
+    taken = None
+    for n, line in enumerate(body):
+        if pending and not _is_phi(line):
             out.extend(pending)
             pending = []
-        new = _as_integers(line) if _HEAD in line else None
-        if new is None:
+        c = code(line_tokens(line)) if " = phi ptr addrspace(4) [" in line else ()
+        pairs = _cast_pairs(c)
+        # a numbered phi is rewritten only where its inttoptr keeps the numbering in
+        # order: as the block's last phi
+        if pairs is None or (c[0][1:].isdigit() and n + 1 < len(body) and _is_phi(body[n + 1])):
             out.append(line)
-        else:
-            out.append(new[0])
-            pending.append(new[1])
-    out.extend(pending)
-    return "\n".join(out)
-
-
-def _as_integers(line: str):
-    """(integer phi, inttoptr) for the phi *line*, or None if it is not of the shape."""
-    d = irtext.definition(line)
-    if d is None or not d[1].startswith(f"phi {_GENERIC} "):
-        return None
-    name, rhs = d
-    pairs = _bracketed(rhs[len(f"phi {_GENERIC} "):])
-    if pairs is None or len(pairs) < 2:
-        return None
-    ints = []
-    for value, block in pairs:
-        if not (value.startswith(_CAST[0]) and value.endswith(_CAST[1])):
-            return None
-        ints.append(f"[ ptrtoint ({_GENERIC} {value} to i64), {block} ]")
-    as_int = f'{name[:-1]}.gpux.int"' if name.endswith('"') else f"{name}.gpux.int"
-    return (f"  {as_int} = phi i64 {', '.join(ints)}",
-            f"  {name} = inttoptr i64 {as_int} to {_GENERIC}")
-
-
-def _bracketed(s: str):
-    """The ``[ value, %block ]`` pairs of a phi's incoming list *s*, else None."""
-    pairs, i = [], 0
-    while i < len(s):
-        if s[i] in " ,":
-            i += 1
             continue
-        if s[i] != "[":
+        if taken is None:
+            taken = {name(t) for ln in body for t in line_tokens(ln) if irlex.kind(t) is irlex.LOCAL}
+        want, k = f"{name(c[0])}.gpux.int", 0
+        as_int = want
+        while as_int in taken:
+            k += 1
+            as_int = f"{want}.{k}"
+        taken.add(as_int)
+        as_int = spell_local(as_int)
+        ints = ", ".join(f"[ ptrtoint (ptr addrspace(4) addrspacecast (ptr addrspace(3) {g} to "
+                         f"ptr addrspace(4)) to i64), {block} ]" for g, block in pairs)
+        out.append(f"  {as_int} = phi i64 {ints}")
+        pending.append(f"  {c[0]} = inttoptr i64 {as_int} to ptr addrspace(4)")
+    out.extend(pending)
+    return out
+
+
+def _cast_pairs(c: list):
+    """[(global, block)] of the phi whose code tokens are *c*, if it has two or more
+    incoming values and each is a constant cast of a work-group global to the
+    generic space; else None."""
+    if len(c) < 9 or c[1] != "=" or c[2] != "phi" or c[3:8] != _GENERIC:
+        return None
+    pairs, k = [], 8
+    while k < len(c):
+        if c[k] != "[":
             return None
-        depth, j = 0, i
-        while j < len(s):
-            if s[j] in "[(":
-                depth += 1
-            elif s[j] in "])":
-                depth -= 1
-                if depth == 0:
-                    break
-            j += 1
-        inner = s[i + 1:j].strip()
-        cut = inner.rfind(", %")
-        if depth != 0 or cut < 0:
+        try:
+            close = match_paren(c, k)
+        except ValueError:
             return None
-        pairs.append((inner[:cut].strip(), inner[cut + 2:].strip()))
-        i = j + 1
-    return pairs
+        inner = c[k + 1:close]
+        value, block = inner[:-2], inner[-2:]
+        if (len(value) != len(_CAST) or block[:1] != [","]
+                or irlex.kind(block[1]) is not irlex.LOCAL
+                or any(want is not None and got != want for got, want in zip(value, _CAST))
+                or irlex.kind(value[_CAST.index(None)]) is not irlex.GLOBAL):
+            return None
+        pairs.append((value[_CAST.index(None)], block[1]))
+        k = close + 1
+        if k < len(c) and c[k] == ",":
+            k += 1
+    return pairs if len(pairs) >= 2 else None
