@@ -706,7 +706,7 @@ def _split_phis_in(body: list[str]) -> list[str]:
                     while term > span[0] and not cs[term]:
                         term -= 1
                     out = []
-                    for e, ((p, t), (found, root)) in enumerate(zip(elems, got)):
+                    for e, ((p, _t), (found, root)) in enumerate(zip(elems, got)):
                         if found is not None:
                             out.append(_spell(found))
                             continue

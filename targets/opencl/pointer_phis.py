@@ -83,7 +83,8 @@ def _in_body(body: list[str]) -> list[str]:
             out.append(line)
             continue
         if taken is None:
-            taken = {name(t) for ln in body for t in line_tokens(ln) if irlex.kind(t) is irlex.LOCAL}
+            taken = {name(t) for ln in body for t in line_tokens(ln)
+                     if irlex.kind(t) is irlex.LOCAL}
         want, k = f"{name(c[0])}.gpux.int", 0
         as_int = want
         while as_int in taken:
