@@ -10,7 +10,8 @@ Per target (``TARGET_STAGES``, each enterable from its input):
 
 from __future__ import annotations
 
-import re
+import dataclasses
+import weakref
 from dataclasses import dataclass, field
 
 from llvmlite import binding as ll
@@ -23,9 +24,11 @@ from numba.core.target_extension import target_override
 from . import abi, irtext
 from .machines import default_emit, llvm_options, target_machine
 from .passes import internalize, run_passes
-from .errors import (InternalCompilerError, GpuxUserError, UndefinedNameError, UnsupportedError,
-                     ValidationError)
+from .errors import InternalCompilerError, GpuxUserError, UndefinedNameError, UnsupportedError
 from .interface import Artifact, Target, provide_defaults
+from .validation import first_located, validate
+from . import config
+from .irverify import check_step
 
 __all__ = ["Options", "Job", "TARGET_STAGES", "compile_neutral", "wrap_kernel",
            "run_target_stages", "NeutralResult"]
@@ -147,9 +150,23 @@ def compile_neutral(pyfunc, argtypes, options: Options, return_type=None) -> Neu
                 break
     captured = tuple(cres.metadata.get("gpux_captured", ()))
     args = tuple(cres.signature.args)
-    return NeutralResult(cres, args[:len(args) - len(captured)], cres.signature.return_type,
-                         cres.library, cres.fndesc, options.debug, captured,
-                         lineinfo=options.lineinfo or options.debug)
+    res = NeutralResult(cres, args[:len(args) - len(captured)], cres.signature.return_type,
+                        cres.library, cres.fndesc, options.debug, captured,
+                        lineinfo=options.lineinfo or options.debug)
+    _remember_neutral(cres.fndesc.llvm_func_name, res)
+    return res
+
+
+def _remember_neutral(name: str, res: NeutralResult) -> None:
+    """Keep *res* (weakly) as the neutral result of symbol *name*, unless a live one is
+    kept already (a twin compiled with other options has the same symbol)."""
+    if _neutrals.get(name) is None:
+        _neutrals[name] = res
+
+
+#: entry point or exported symbol -> the NeutralResult it was made from, while that
+#: lives: validation finds the user's source line through it (``_user_line``)
+_neutrals: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
 
 
 class _Loc:
@@ -217,14 +234,24 @@ def _reject_unsupported_constructs(pyfunc) -> None:
                                          loc)
 
 
+def _ascii_word(s: str) -> bool:
+    return s.isascii() and (s.isalnum() or s == "_")
+
+
 def kernel_symbol(pyfunc, argtypes) -> str:
-    """A readable, unique, C-identifier name for a kernel entry point."""
-    base = re.sub(r"\W", "_", pyfunc.__name__)
-    sig = "_".join(re.sub(r"\W", "", str(t)) for t in argtypes)
+    """A readable, unique name for a kernel entry point, of ASCII letters, digits and
+    ``_`` only, on every target.  Python names and the names of record fields in the
+    argument types may hold any Unicode letter, and LLVM's NVPTX back end aborts the
+    process on a symbol with characters PTX cannot spell ("Symbol name with
+    unsupported characters"); so every other character of the function's name is
+    ``_`` and of the signature is left out, and the hash of the full name and
+    signature keeps the symbol unique per signature."""
     import hashlib
 
+    base = "".join(c if _ascii_word(c) else "_" for c in pyfunc.__name__)
+    sig = "_".join("".join(c for c in str(t) if _ascii_word(c)) for t in argtypes)
     key = f"{pyfunc.__module__}.{pyfunc.__qualname__}({', '.join(map(str, argtypes))})"
-    h = hashlib.sha1(key.encode()).hexdigest()[:8]
+    h = hashlib.sha1(key.encode("utf-8", "surrogatepass")).hexdigest()[:8]
     return f"{base}__{sig[:40]}_{h}" if sig else f"{base}_{h}"
 
 
@@ -241,6 +268,7 @@ def wrap_kernel(neutral: NeutralResult, name: str) -> str:
     from .language.intrinsics import call as call_intrinsic
 
     context = target_context()
+    _remember_neutral(name, neutral)
     if neutral.return_type not in (types.none, types.void):
         from .errors import UnsupportedError
         from .language.checks import return_value_loc
@@ -558,8 +586,15 @@ def _rewrite_text(job: Job) -> None:
     if names:
         from .legalize import apply_rewrites
 
-        steps.append((f"the IR rewrites {names}", apply_rewrites(steps[-1][1] if steps else text,
-                                                                 names)))
+        before = steps[-1][1] if steps else text
+        if config.verify_rewrites():  # one at a time, each checked by LLVM
+            after = before
+            for name in names:
+                after, prev = apply_rewrites(after, (name,)), after
+                check_step(f"legalize.{name}", prev, after)
+        else:
+            after = apply_rewrites(before, names)
+        steps.append((f"the IR rewrites {names}", after))
     new = steps[-1][1]
     if new == text:
         job.printed = text
@@ -614,10 +649,10 @@ def _replace_intrinsics(job: Job) -> None:
              if f.is_declaration and f.name.startswith(prefixes)]
     if not names:
         return
-    text = str(job.module)
-    for name in names:
-        text = text.replace(f"@{name}(", f"@__gpux_{name.replace('.', '_')}(")
-    job.module = ll.parse_assembly(text)
+    # renamed through llvmlite's objects: a renamed declaration is no intrinsic any more
+    for f in job.module.functions:
+        if f.name in names:
+            f.name = f"__gpux_{f.name.replace('.', '_')}"
     wanted = {f"__gpux_{n.replace('.', '_')}" for n in names}
     # names the stack lacks stay declared: validation reports them as unresolved
     wanted -= _link_overlays(job, job.target.overlays(), wanted)[0]
@@ -633,81 +668,29 @@ def _replace_intrinsics(job: Job) -> None:
         run_passes(mpm, job.module, pb)
 
 
-_HOST_OK = re.compile(r"^llvm\.")
-#: an atomic read-modify-write or compare-and-swap on a 64-bit value
-_ATOMIC64 = re.compile(r"\b(?:atomicrmw|cmpxchg)\b[^\n]*?, (?:i64|double) ")
-_INT_TYPE = re.compile(r'(?<![%@\w.$"\-])i(\d+)\b')
-
-
-#: a direct call's callee, in IR text
-_CALLEE = re.compile(r'\bcall\b[^@\n]*@(?:"([^"]+)"|([-\w.$]+))\(')
-
-
-def _call_graph(text: str) -> dict[str, set[str]]:
-    """Defined function -> the defined functions it calls directly."""
-    bodies = {}
-    for m in irtext.DEFINE_NAME.finditer(text):
-        end = text.find("\n}", m.end())
-        bodies[m.group(1) or m.group(2)] = text[m.end():end if end >= 0 else len(text)]
-    return {name: {c for q, p in _CALLEE.findall(body) if (c := q or p) in bodies}
-            for name, body in bodies.items()}
-
-
 def _stage_validate(job: Job):
-    problems: list[str] = []
-    stack = job.target.overlays()
-    allowed = tuple(job.target.option("extern_prefixes", ()))
-    # source-emitting targets keep __gpux_* calls and map them by name; their
-    # own validate hook checks each one against their source registry
-    by_name = bool(job.target.option("intrinsics_by_name", False))
-    # the declarations and the call graph among defined functions, read from the
-    # module's text (one print; walking the module through the binding costs
-    # foreign calls per function and instruction)
-    text = job.printed if job.printed is not None else str(job.module)
-    for name in sorted(irtext.declared_functions(text)):
-        if name.startswith("__gpux_"):
-            if by_name:
-                continue
-            problems.append(
-                f"uses the portable intrinsic {name}, which target {job.target.name!r} does not "
-                f"define (its overlay registries: "
-                f"{', '.join(r.name for r in stack.registries)})")
-        elif not (_HOST_OK.match(name) or name.startswith(allowed)):
-            problems.append(f"calls {name!r}, which is not available on the device "
-                            f"(a host function or an unsupported library call)")
-    calls = _call_graph(text)
-    # recursion: a cycle in the call graph among defined functions
-    state: dict[str, int] = {}
+    validate(job, _located_with_line_info)
 
-    def visit(n, path):
-        state[n] = 1
-        for c in calls.get(n, ()):
-            if state.get(c) == 1:
-                problems.append(f"recursion is not supported on GPUs: {' -> '.join(path + [c])}")
-            elif c not in state:
-                visit(c, path + [c])
-        state[n] = 2
 
-    for n in calls:
-        if n not in state:
-            visit(n, [n])
-    widths = job.target.option("legal_int_widths")
-    if widths:
-        used = {int(w) for w in _INT_TYPE.findall(text)}
-        bad = sorted(used - set(widths) - {1})
-        if bad:
-            problems.append(f"the optimized code uses integer widths {bad}, which target "
-                            f"{job.target.name!r} cannot represent (legal: {sorted(widths)})")
-    if not job.target.has("fp64") and re.search(r"\bdouble\b", text):
-        problems.append("uses float64 (double precision), which this device does not support; "
-                        "use float32 values and arrays")
-    if not job.target.has("int64_atomics") and _ATOMIC64.search(text):
-        problems.append("uses 64-bit atomic operations (gpux.atomic.* on int64, uint64 or "
-                        "float64 arrays), which this device does not support (it lacks the "
-                        "feature 'int64_atomics'); use 32-bit arrays")
-    problems.extend(job.target.validate(job.module, job.kernels))
-    if problems:
-        raise ValidationError(job.name, job.target.name, problems)
+def _located_with_line_info(job: Job, uses):
+    """``validation.first_located`` on *job*'s module compiled again with line information
+    (for validation's messages, on the error path only); None where the kernel's
+    neutral result is gone."""
+    names = (*job.kernels, *job.exports)
+    res = next((r for n in names if (r := _neutrals.get(n)) is not None), None)
+    ann = getattr(res.cres, "type_annotation", None) if res is not None else None
+    pyfunc = getattr(getattr(ann, "func_id", None), "func", None)
+    if pyfunc is None:
+        return None
+    options = dataclasses.replace(job.options, lineinfo=True)
+    again = compile_neutral(pyfunc, res.argtypes, options, res.return_type)
+    if job.kernels:
+        text, exports = wrap_kernel(again, job.kernels[0]), job.exports
+    else:
+        text, exports = again.library.neutral_ir(), (again.fndesc.llvm_func_name,)
+    redo = run_target_stages(Job(target=job.target, options=options, kernels=job.kernels,
+                                 text=text, exports=exports, name=job.name), stop="optimize")
+    return first_located(redo.printed if redo.printed is not None else str(redo.module), uses)
 
 
 def _build_shared_context() -> None:

@@ -106,3 +106,11 @@ def opencl_c_route() -> bool:
     """``NUMBA_GPUX_OPENCL_C=1``: list every OpenCL device under the ``opencl-c`` target
     (OpenCL C source) and prefer it; by default only devices without SPIR-V use that route."""
     return os.environ.get("NUMBA_GPUX_OPENCL_C", "") not in ("", "0")
+
+
+def verify_rewrites() -> bool:
+    """NUMBA_GPUX_VERIFY_REWRITES=1: LLVM's parser and verifier run after each of the
+    project's IR rewrites, and a rewrite whose result is invalid raises an internal
+    compiler error that names it (for the fuzzer and for debugging; it costs a parse
+    per rewrite)."""
+    return os.environ.get("NUMBA_GPUX_VERIFY_REWRITES", "") not in ("", "0")

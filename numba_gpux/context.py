@@ -7,7 +7,7 @@ by the Target's data and overlay registry.
 
 from __future__ import annotations
 
-import re
+from . import irlex, irtext
 import threading
 
 from llvmlite import ir
@@ -347,15 +347,13 @@ def _link_helpers(module, texts: list) -> None:
     foreign calls per function on every compile."""
     from .language.helpers import HELPER_NAMES, helper_text
 
-    for name in HELPER_NAMES:
-        declared = re.compile(rf'^declare [^@\n]*@"?{re.escape(name)}"?\(', re.M)
-        if any(name in t and declared.search(t) for t in texts):
+    wanted = [n for n in HELPER_NAMES if any(n in t for t in texts)]  # (a quick no)
+    if not wanted:
+        return
+    declared = set().union(*(irtext.declared_functions(t) for t in texts))
+    for name in wanted:
+        if name in declared:
             module.link_in(ll.parse_assembly(helper_text(name, target_context())))
-
-
-_LIFETIME_CALL = re.compile(r"^ *(?:tail )?call void @llvm\.lifetime\.(?:start|end)\.p\d+\(.*\n", re.M)
-_LIFETIME_DECL = re.compile(r"^(?:; Function Attrs: .*\n)?declare void @llvm\.lifetime\."
-                            r"(?:start|end)\.p\d+\(.*\n", re.M)
 
 
 def _drop_lifetime_markers(text: str) -> str:
@@ -365,10 +363,29 @@ def _drop_lifetime_markers(text: str) -> str:
     lifetimes, which span the whole kernel (no information), and in the neutral
     address spaces: after a target's mapping the marker would point at a cast
     of the alloca, which LLVM rejects.  Each target's optimizer marks what it
-    inlines itself, in its own address spaces."""
-    if "@llvm.lifetime." not in text:
+    inlines itself, in its own address spaces.
+
+    Read through the IR lexer (a call's callee, a declaration's name).  On the text
+    because llvmlite 0.50 cannot erase an instruction; it can go with the address-space
+    mapping it serves (``irtext.remap_address_spaces``), or with an inliner option
+    that leaves lifetimes unmarked."""
+    if "@llvm.lifetime." not in text:  # (a quick no)
         return text
-    return _LIFETIME_DECL.sub("", _LIFETIME_CALL.sub("", text))
+    out: list[str] = []
+    for ln in text.split("\n"):
+        if "@llvm.lifetime." in ln:
+            toks = irlex.line_tokens(ln)
+            if toks[0] == "declare":
+                at = irlex.define_name(toks)
+            else:
+                at = irlex.callee(toks) if irlex.instruction(toks)[0] == "call" else None
+            if at is not None and irlex.name(toks[at]).startswith(("llvm.lifetime.start.",
+                                                                   "llvm.lifetime.end.")):
+                if toks[0] == "declare" and out and out[-1].startswith("; Function Attrs:"):
+                    out.pop()
+                continue
+        out.append(ln)
+    return "\n".join(out)
 
 
 def simplify_neutral(module, entry_points=None) -> None:

@@ -22,6 +22,7 @@ from .compiler import Options, compile_neutral, kernel_symbol, wrap_kernel
 from .devices import Device as _Device, default_device
 from .errors import GpuxUserError, LaunchError, LaunchTypeError
 from .language.functions import GpuxFunctionType, register_device_functions
+from .argtypes import argument_types
 from .launch import key_function as _key_function, launch_call as _launch_call
 
 __all__ = ["GpuxFunction", "LaunchConfig", "jit", "normalize_dims"]
@@ -263,13 +264,13 @@ class GpuxFunction(KernelAttributes, KernelInspection):
         argument types this kernel has not seen calls it, with the launch visible to
         the compile (``launch.current_launch()``).  The result for the signature the
         arguments match."""
-        from .launch import _typeof, current_launch
+        from .launch import current_launch
 
         cur = current_launch()
         if cur is not None and cur.dispatcher is self and cur.argtypes is not None:
             argtypes = cur.argtypes
         else:
-            argtypes = self.match_signature(tuple(_typeof(a) for a in args))
+            argtypes = self.match_signature(argument_types(self, args))
         return self.neutral(argtypes)
 
     #: an integer array argument launches as the eager signature's array of another
@@ -554,8 +555,8 @@ class GpuxFunction(KernelAttributes, KernelInspection):
     def typeof_args(self, args) -> tuple:
         try:
             return tuple(typeof(a, Purpose.argument) for a in args)
-        except ValueError as e:
-            raise GpuxUserError(f"{self.__name__}: cannot pass {e}") from None
+        except ValueError:
+            return argument_types(self, args)  # raises, naming the argument and the line
 
     # ------------------------------------------------------------------ launch
     def __getitem__(self, config):

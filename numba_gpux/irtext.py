@@ -1,66 +1,146 @@
-"""Transformations on LLVM IR *text*.
+"""The project's rewrites of LLVM IR that llvmlite cannot make on its module objects.
 
-llvmlite's binding layer can read IR but not rewrite instructions, so every
-change that must happen inside instructions (address spaces, kernel calling
-conventions) is made here, on the text, before the module is parsed.  This is
-the one module that does so (ARCHITECTURE.md, "Known technical facts").
+llvmlite 0.50's binding layer reads a module (functions, globals, instructions,
+operands) and renames values, but it cannot change a type, an address space, a
+calling convention, a function attribute or an instruction's operand.  Those
+rewrites are made here, on the module's text, through the one IR lexer
+(``irlex``): every rewrite reads tokens, so a string constant, a quoted name or a
+comment that spells ``ptr``, ``addrspace(1)`` or ``@llvm.memcpy.p0.p0.i64`` is
+never read as code.  Each rewrite's docstring says what it is for and what would
+remove it.  docs/pipeline.md lists where each rewrite lives.
 
 It sits below ``interface``: an address-space convention arrives as an
-``interface.AddressSpaces`` value, read through its fields and ``as_dict()``, and
-this module imports nothing of the package.
+``interface.AddressSpaces`` value, read through its fields and ``as_dict()``; this
+module imports only the lexer.
 """
 
 from __future__ import annotations
 
-import re
+from . import irlex as lx
+from .irverify import checked
+from .irinfer import drop_unused_values, infer_address_spaces, mask_shift_amounts, \
+    narrow_shared_atomics
+from .irlex import at_depth0 as _depth0, ptr_type as _ptr_type, skip as _skip
 
-__all__ = ["remap_address_spaces", "add_function_attributes", "add_function_metadata", "mark_kernels", "global_variable_names", "definitions_only",
+__all__ = ["remap_address_spaces", "add_function_attributes", "add_function_metadata",
+           "mark_kernels", "global_variable_names", "definitions_only", "move_globals",
            "calls_to_kernel_params", "index_ranges", "infer_address_spaces", "mask_shift_amounts",
-           "defined_functions", "declared_functions", "DEFINE_NAME",
-           "drop_unused_values", "rewrite_bodies", "definition", "name_end", "close_paren"]
+           "narrow_shared_atomics", "defined_functions", "declared_functions", "call_graph",
+           "drop_unused_values", "ModuleFacts", "module_variables", "rewrite_bodies", "definition", "name_end", "close_paren"]
 
-#: a function definition's name (group 1 if quoted, else group 2)
-DEFINE_NAME = re.compile(r'^define [^@\n]*@(?:"([^"]+)"|([-\w.$]+))\(', re.M)
-_DECLARE_NAME = re.compile(r'^declare [^@\n]*@(?:"([^"]+)"|([-\w.$]+))\(', re.M)
+
+# --------------------------------------------------------------------------- reading
+
+def _headers(text: str, keyword: str):
+    """(line index, tokens, function name) of each line that starts with *keyword*
+    (``define`` or ``declare``): a line of the module, so it cannot start inside a
+    string or a comment."""
+    for i, ln in enumerate(text.split("\n")):
+        if ln.startswith(keyword):
+            toks = lx.line_tokens(ln)
+            if toks[0] == keyword:
+                at = lx.define_name(toks)
+                if at is not None:
+                    yield i, toks, lx.name(toks[at])
 
 
 def defined_functions(text: str) -> set[str]:
     """The names of the functions the module text defines."""
-    return {q or p for q, p in DEFINE_NAME.findall(text)}
+    return {n for _, _, n in _headers(text, "define")}
 
 
 def declared_functions(text: str) -> set[str]:
     """The names of the functions the module text declares without defining."""
-    return {q or p for q, p in _DECLARE_NAME.findall(text)}
+    return {n for _, _, n in _headers(text, "declare")}
 
 
-# a bare `ptr` type token (not part of a name, not already qualified)
-# (the lookbehind after the match: ~35% faster than one before it)
-_BARE_PTR = re.compile(r'\bptr\b(?<![.%@"$\-]ptr)(?![.$\-]| addrspace\()')
-_EXPLICIT_AS = re.compile(r"addrspace\((\d+)\)")
-_ALLOCA = re.compile(r'^(\s*)(%(?:"[^"]*"|[\w.$\-]+)) = alloca (.*)$', re.M)
-_GLOBAL_DEF = re.compile(
-    r'^(@(?:"[^"]*"|[\w.$\-]+)) = ((?:[a-z_]+ )*?)(global|constant) ', re.M
-)
-_INTRINSIC_NAME = re.compile(r"@llvm\.[\w.]+")
-_MANGLED_AS = re.compile(r"\.p(\d+)(?=\.|$|i\d|f\d)")
+def call_graph(text: str) -> dict[str, set[str]]:
+    """Defined function -> the functions (defined or declared) it calls directly.
+    (llvmlite's module objects give the same through each call's operands, at a
+    few foreign calls per instruction; the tokens of the lines that hold a call are
+    read here instead.)"""
+    ls = text.split("\n")
+    graph = {}
+    for f in lx.functions(ls):
+        callees = set()
+        for ln in ls[f.start:f.stop]:
+            if "call " in ln or "invoke " in ln:
+                toks = lx.line_tokens(ln)
+                at = lx.callee(toks)
+                if at is not None and toks[at][0] == "@":
+                    callees.add(lx.name(toks[at]))
+        graph[f.name] = callees
+    return graph
 
 
 def global_variable_names(text: str) -> list[str]:
     """Names (with ``@``) of module-level variables defined or declared in *text*."""
-    return [m.group(1) for m in _GLOBAL_DEF.finditer(text)]
+    out = []
+    for ln in text.split("\n"):
+        if ln.startswith("@"):
+            toks = lx.line_tokens(ln)
+            if _global_kind_at(toks) is not None:
+                out.append(toks[0])
+    return out
 
+
+
+
+def _global_kind_at(toks):
+    """For a module variable's line (``@g = [linkage ...] [addrspace(N)] global|constant
+    T ...``): the position of its ``global``/``constant`` word, else None (an alias,
+    an ifunc, anything else)."""
+    if len(toks) < 3 or toks[0][0] != "@":
+        return None
+    i = _skip(toks, 1)
+    if i >= len(toks) or toks[i] != "=":
+        return None
+    i = _skip(toks, i + 1)
+    while i < len(toks):
+        t = toks[i]
+        if t in ("global", "constant"):
+            return i
+        if t == "(":
+            i = lx.match_paren(toks, i)
+        elif lx.kind(t) not in (lx.WORD, lx.NUMBER) and t not in (")",):
+            return None
+        i = _skip(toks, i + 1)
+    return None
+
+
+def _has_addrspace_before(toks, end: int) -> bool:
+    return "addrspace" in toks[:end]
+
+
+
+# --------------------------------------------------------------------------- address spaces
 
 def _asmap(src: AddressSpaces, dst: AddressSpaces) -> dict[int, int]:
     s, d = src.as_dict(), dst.as_dict()
     return {s[k]: d[k] for k in s}
 
 
-#: a parameter attribute of a call argument, between its type and its value
-_PARAM_ATTR = (r"(?:nonnull|noundef|noalias|nocapture|readonly|readnone|writeonly|"
-               r"align \d+|dereferenceable(?:_or_null)?\(\d+\))")
+#: parameter attributes that may stand between a call argument's type and its value
+_PARAM_ATTRS = frozenset(("nonnull", "noundef", "noalias", "nocapture", "readonly", "readnone",
+                          "writeonly", "align", "dereferenceable", "dereferenceable_or_null"))
 
 
+def _remangle(tok: str, full: dict[int, int]) -> str:
+    """An overloaded intrinsic's name (``@llvm.memcpy.p0.p0.i64``) with the address
+    spaces of its pointer suffixes mapped."""
+    parts = tok.split(".")
+    for k, p in enumerate(parts):
+        if k and len(p) > 1 and p[0] == "p":
+            d = 1
+            while d < len(p) and p[d].isdigit():
+                d += 1
+            rest = p[d:]
+            if d > 1 and (not rest or (rest[0] in "if" and rest[1:2].isdigit())):
+                parts[k] = f"p{full.get(int(p[1:d]), int(p[1:d]))}{rest}"
+    return ".".join(parts)
+
+
+@checked
 def remap_address_spaces(text: str, src: AddressSpaces, dst: AddressSpaces,
                          globals_addrspace: int) -> str:
     """Rewrite IR written in the *src* convention into the *dst* convention.
@@ -72,165 +152,344 @@ def remap_address_spaces(text: str, src: AddressSpaces, dst: AddressSpaces,
     * module variables without an address space move to *globals_addrspace*
       (a neutral number), and their uses are cast to generic;
     * overloaded intrinsic names (``llvm.memcpy.p0.p0.i64``) are re-mangled.
+
+    For: Numba lowers with one flat address space, and its IR is written once for
+    every target.  Can go when Numba can lower into a target's address-space
+    convention (its data model has no address spaces), and until then it could
+    move onto llvmlite objects only if they could change a value's type, which
+    llvmlite 0.50's binding cannot.
     """
     amap = _asmap(src, dst)
     if all(k == v for k, v in amap.items()):
         return text
-    gen = dst.generic
-    priv = dst.private
+    gen, priv = dst.generic, dst.private
     gvar_as = amap[globals_addrspace]
-
-    # 1. explicit qualifiers, mapped in one pass (no chains)
-    text = _EXPLICIT_AS.sub(lambda m: f"addrspace({amap.get(int(m.group(1)), int(m.group(1)))})", text)
-    # 2. bare pointers are generic
-    if gen != 0:
-        text = _BARE_PTR.sub(f"ptr addrspace({gen})", text)
-
-    # 3. allocas: keep them private, cast to generic for their users
-    def _alloca(m: re.Match) -> str:
-        indent, name, rest = m.groups()
-        if "addrspace(" in rest.split(",", 1)[-1] and ", addrspace(" in rest:
-            return m.group(0)
-        priv_name = (name[:-1] + '.gpux.priv"') if name.endswith('"') else name + ".gpux.priv"
-        return (f"{indent}{priv_name} = alloca {rest}\n"
-                f"{indent}{name} = addrspacecast ptr addrspace({priv}) {priv_name} "
-                f"to ptr addrspace({gen})")
-
-    if gen != priv:
-        text = _ALLOCA.sub(_alloca, text)
-
-    # 4. module variables without an address space
-    moved: list[str] = []
-
-    def _gdef(m: re.Match) -> str:
-        name, prefix, kind = m.groups()
-        if "addrspace(" in prefix:
-            return m.group(0)
-        moved.append(name)
-        return f"{name} = {prefix}addrspace({gvar_as}) {kind} "
-
-    text = _GLOBAL_DEF.sub(_gdef, text)
-    if moved:
-        names = "|".join(re.escape(n) for n in sorted(moved, key=len, reverse=True))
-        # (a call argument may carry attributes between its type and the value)
-        use = re.compile(rf"ptr addrspace\({gen}\)((?: {_PARAM_ATTR})*) ({names})"
-                         rf"(?![\w.$\-\"])")
-        text = use.sub(
-            lambda m: f"ptr addrspace({gen}){m.group(1)} addrspacecast (ptr addrspace({gvar_as}) "
-                      f"{m.group(2)} to ptr addrspace({gen}))",
-            text,
-        )
-        # the definitions themselves must not be rewritten as uses
-    # 5. re-mangle overloaded intrinsics
     full = dict(amap)
     full[src.generic] = gen
+    ls = text.split("\n")
 
-    def _intr(m: re.Match) -> str:
-        return _MANGLED_AS.sub(lambda k: f".p{full.get(int(k.group(1)), int(k.group(1)))}", m.group(0))
+    # module variables without an address space: found first, their uses may come earlier
+    moved: set[str] = set()
+    moved_at: set[int] = set()
+    for k, ln in enumerate(ls):
+        if ln.startswith("@"):
+            toks = lx.line_tokens(ln)
+            at = _global_kind_at(toks)
+            if at is not None and not _has_addrspace_before(toks, at):
+                moved.add(toks[0])
+                moved_at.add(k)
+    out: list[str] = []
+    for row, ln in enumerate(ls):
+        if row in moved_at:  # (after its other address spaces are mapped)
+            toks = _cast_moved_uses(_remap_tokens(lx.line_tokens(ln), amap, gen, full), moved,
+                                    gen, gvar_as)
+            at = _global_kind_at(toks)
+            out.append(lx.join(lx.replace(toks, at, at, f"addrspace({gvar_as}) ")))
+            continue
+        if not ("ptr" in ln or "addrspace" in ln or "@llvm." in ln or "alloca" in ln):
+            out.append(ln)
+            continue
+        toks = _remap_tokens(lx.line_tokens(ln), amap, gen, full)
+        if moved:
+            toks = _cast_moved_uses(toks, moved, gen, gvar_as)
+        if gen != priv and "alloca" in ln:
+            d = lx.definition(toks)
+            if d is not None and toks[d[1]] == "alloca" and not _explicit_alloca_space(toks, d[1]):
+                nm = toks[d[0]]
+                pname = lx.spell_local(lx.name(nm) + ".gpux.priv")
+                indent = lx.join(toks[:d[0]])
+                out.append(lx.join(lx.replace(toks, d[0], d[0] + 1, pname)))
+                out.append(f"{indent}{nm} = addrspacecast ptr addrspace({priv}) {pname} "
+                           f"to ptr addrspace({gen})")
+                continue
+        out.append(lx.join(toks))
+    return "\n".join(out)
 
-    text = _INTRINSIC_NAME.sub(_intr, text)
-    return text
+
+def _remap_tokens(toks, amap: dict[int, int], gen: int, full: dict[int, int]) -> list[str]:
+    """One line's tokens with explicit address spaces mapped (once: no chains), bare
+    ``ptr`` made generic and overloaded intrinsics re-mangled."""
+    hits = [i for i, t in enumerate(toks) if t == "ptr" or t == "addrspace" or
+            t.startswith("@llvm.")]
+    if not hits:
+        return toks
+    new = list(toks)
+    n = len(toks)
+    for i in reversed(hits):  # from the end: earlier positions stay valid
+        t = toks[i]
+        if t == "addrspace":
+            j = _skip(toks, i + 1)
+            m = _skip(toks, j + 1)
+            e = _skip(toks, m + 1)
+            if e < n and toks[j] == "(" and toks[e] == ")" and toks[m].isdigit():
+                new[m] = str(amap.get(int(toks[m]), int(toks[m])))
+        elif t == "ptr":
+            if gen != 0:
+                j = _skip(toks, i + 1)
+                if j >= n or toks[j] != "addrspace":
+                    new[i + 1:i + 1] = (" ", "addrspace", "(", str(gen), ")")
+        else:
+            new[i] = _remangle(t, full)
+    return new
 
 
+def _explicit_alloca_space(toks, op: int) -> bool:
+    """Whether an ``alloca`` names its address space (``, addrspace(N)`` at depth 0)."""
+    depth = 0
+    prev = None
+    for t in toks[op + 1:]:
+        if t in "([{<":
+            depth += 1
+        elif t in ")]}>":
+            depth -= 1
+        elif t == "addrspace" and depth == 0 and prev == ",":
+            return True
+        if t[0] not in " \t":
+            prev = t
+    return False
+
+
+def _cast_moved_uses(toks, moved: set[str], gen: int, gvar_as: int):
+    """Uses of moved module variables (``ptr addrspace(G) [attributes] @g``) cast from
+    their new address space to generic."""
+    if not any(t in moved for t in toks):
+        return toks
+    ci = lx.code_index(toks)
+    c = [toks[p] for p in ci]
+    want = ["ptr", "addrspace", "(", str(gen), ")"]
+    out = list(toks)
+    for n0, i in enumerate(ci):
+        if c[n0] not in moved:
+            continue
+        n = n0 - 1
+        while n >= 0:  # back over the argument's attributes
+            if c[n] in _PARAM_ATTRS:
+                n -= 1
+            elif c[n].isdigit() and n >= 1 and c[n - 1] == "align":
+                n -= 2
+            elif c[n] == ")" and n >= 3 and c[n - 2] == "(" and c[n - 3] in _PARAM_ATTRS:
+                n -= 4
+            else:
+                break
+        if n >= 4 and c[n - 4:n + 1] == want:
+            out[i] = f"addrspacecast (ptr addrspace({gvar_as}) {c[n0]} to ptr addrspace({gen}))"
+    return out
+
+
+@checked
 def move_globals(text: str, prefix: str, from_as: int, to_as: int, callee_prefix: str = "") -> str:
     """Move module variables named ``prefix*`` from *from_as* to *to_as*, with their
-    direct uses; functions named ``callee_prefix*`` that take such a pointer as their
-    first parameter are re-declared to take it in *to_as*."""
-    if prefix not in text:  # nothing to move (most kernels: no print)
+    direct uses (``ptr addrspace(from_as) @prefix...``); functions named
+    ``callee_prefix*`` that take such a pointer as their first parameter are
+    re-declared to take it in *to_as*.
+
+    For: a target whose constant strings must live in another address space than
+    its other constants (SPIR-V's printf format strings).  Can go when the target's
+    back end places them itself (LLVM's SPIR-V back end does not, as of LLVM 20)."""
+    if prefix not in text:  # (a quick no: nothing to move, most kernels print nothing)
         return text
-    names = r'@"?' + re.escape(prefix) + r'[\w.$]*"?'
-    text = re.sub(rf"^({names}) = ((?:[a-z_]+ )*?)addrspace\({from_as}\) ",
-                  lambda m: f"{m.group(1)} = {m.group(2)}addrspace({to_as}) ", text, flags=re.M)
-    text = re.sub(rf"ptr addrspace\({from_as}\) ({names})", lambda m: f"ptr addrspace({to_as}) {m.group(1)}",
-                  text)
-    if callee_prefix:
-        callee = r'@"?' + re.escape(callee_prefix) + r'[\w.$]*"?'
-        text = re.sub(rf"^(declare [^@]*{callee}\()ptr addrspace\({from_as}\)",
-                      lambda m: f"{m.group(1)}ptr addrspace({to_as})", text, flags=re.M)
-    return text
+
+    def ours(tok: str, pre: str) -> bool:
+        return tok[0] == "@" and lx.name(tok).startswith(pre)
+
+    frm, to = str(from_as), str(to_as)
+    ls = text.split("\n")
+    for k, ln in enumerate(ls):
+        # (a quick no: a line to change names one of the variables or functions)
+        if "addrspace" not in ln or not (prefix in ln or (callee_prefix and callee_prefix in ln)):
+            continue
+        toks = lx.line_tokens(ln)
+        ci = lx.code_index(toks)
+        c = [toks[p] for p in ci]
+        change = []  # positions in ci of address-space numbers to change
+        if c and ours(c[0], prefix) and len(c) > 1 and c[1] == "=":
+            at = _global_kind_at(toks)
+            if at is not None:
+                for n in range(2, len(c) - 3):
+                    if ci[n] > at:
+                        break
+                    if c[n:n + 4] == ["addrspace", "(", frm, ")"]:
+                        change.append(n + 2)
+        for n in range(len(c) - 5):
+            if c[n:n + 5] == ["ptr", "addrspace", "(", frm, ")"] and ours(c[n + 5], prefix):
+                change.append(n + 3)
+        if callee_prefix and c and c[0] == "declare":
+            at = lx.define_name(toks)
+            if at is not None and ours(toks[at], callee_prefix):
+                n = ci.index(at)
+                if c[n + 1:n + 7] == ["(", "ptr", "addrspace", "(", frm, ")"]:
+                    change.append(n + 5)
+        if change:
+            for n in change:
+                toks[ci[n]] = to
+            ls[k] = lx.join(toks)
+    return "\n".join(ls)
 
 
+# --------------------------------------------------------------------------- definitions
+
+def _define_lines(ls, names=None):
+    """line index of the ``define`` of each function among *ls*: {name: [indices]}."""
+    found: dict[str, list[int]] = {}
+    for i, ln in enumerate(ls):
+        if ln.startswith("define"):
+            toks = lx.line_tokens(ln)
+            at = lx.define_name(toks)
+            if toks[0] == "define" and at is not None:
+                n = lx.name(toks[at])
+                if names is None or n in names:
+                    found.setdefault(n, []).append(i)
+    return found
+
+
+def _one_define(found, name: str, what: str) -> int:
+    where = found.get(name, [])
+    if len(where) != 1:
+        raise ValueError(f"{what} {name!r} not defined exactly once")
+    return where[0]
+
+
+@checked
 def mark_kernels(text: str, kernels, calling_convention: str) -> str:
-    """Put *calling_convention* on the ``define`` line of each kernel entry point."""
+    """Put *calling_convention* on the ``define`` line of each kernel entry point.
+
+    For: llvmlite's ``ValueRef`` has no calling-convention setter (llvmlite 0.50);
+    a setter in the binding would remove this."""
     if not calling_convention:
         return text
+    ls = text.split("\n")
+    found = _define_lines(ls, set(kernels))
     for name in kernels:
-        pat = re.compile(r'^define ((?:[a-z_]+ )*?)void (@"?' + re.escape(name) + r'"?\()', re.M)
-        text, n = pat.subn(lambda m: f"define {m.group(1)}{calling_convention} void {m.group(2)}", text)
-        if n != 1:
+        where = found.get(name, [])
+        if len(where) != 1:
             raise ValueError(f"kernel entry point {name!r} not found exactly once")
-    return text
+        toks = lx.line_tokens(ls[where[0]])
+        at = lx.define_name(toks)
+        ret = [i for i in range(at) if toks[i] == "void"]  # the return type
+        if not ret:
+            raise ValueError(f"kernel entry point {name!r} does not return void")
+        ret = ret[-1]
+        ls[where[0]] = lx.join(lx.replace(toks, ret, ret, [calling_convention, " "]))
+    return "\n".join(ls)
 
 
-_BEFORE_FN_ATTRS = re.compile(r"(?: (?:local_)?unnamed_addr| addrspace\(\d+\))*")
+def _after_params(toks, at: int) -> int:
+    """The position after a define line's parameter list and the ``unnamed_addr``,
+    ``local_unnamed_addr`` and ``addrspace(N)`` that come before function attributes."""
+    i = lx.match_paren(toks, at + 1) + 1
+    while True:
+        j = _skip(toks, i)
+        if j < len(toks) and toks[j] in ("unnamed_addr", "local_unnamed_addr"):
+            i = j + 1
+        elif j < len(toks) and toks[j] == "addrspace":
+            i = lx.match_paren(toks, _skip(toks, j + 1)) + 1
+        else:
+            return i
 
 
+@checked
 def add_function_attributes(text: str, functions, attrs: dict) -> str:
     """Put the string attributes *attrs* (``{"name": "value"}``) on the definition of
     each of *functions* (None: every function the text defines), beside the
-    attributes its ``define`` line has."""
+    attributes its ``define`` line has.
+
+    For: llvmlite's binding can add enum attributes to a function
+    (``ValueRef.add_function_attribute``) but not string ones (``"key"="value"``);
+    a binding for LLVM's ``addFnAttr(Kind, Value)`` would remove this."""
     spelled = " ".join(f'"{k}"="{v}"' for k, v in attrs.items())
-    if functions is None:
-        starts = [m.end() for m in DEFINE_NAME.finditer(text)]
-    else:
-        starts = []
-        for name in functions:
-            pat = re.compile(r'^define [^\n]*@"?' + re.escape(name) + r'"?\(', re.M)
-            found = list(pat.finditer(text))
-            if len(found) != 1:
-                raise ValueError(f"function {name!r} not defined exactly once")
-            starts.append(found[0].end())
-    for start in sorted(starts, reverse=True):  # from the end: earlier offsets stay valid
-        i = close_paren(text, start - 1) + 1  # past the parameter list
-        i = _BEFORE_FN_ATTRS.match(text, i).end()  # (unnamed_addr, addrspace come first)
-        text = f"{text[:i]} {spelled}{text[i:]}"
-    return text
+    ls = text.split("\n")
+    found = _define_lines(ls, None if functions is None else set(functions))
+    rows = [i for w in found.values() for i in w] if functions is None else \
+        [_one_define(found, n, "function") for n in functions]
+    for k in rows:
+        toks = lx.line_tokens(ls[k])
+        i = _after_params(toks, lx.define_name(toks))
+        ls[k] = lx.join(lx.replace(toks, i, i, [" ", spelled]))
+    return "\n".join(ls)
 
 
+@checked
 def add_function_metadata(text: str, functions, kind: str, operands: str) -> str:
-    """Attach ``!kind !{operands}`` to the definition of each of *functions*."""
-    ids = [int(m) for m in re.findall(r"^!(\d+) = ", text, re.M)]
-    node = max(ids, default=-1) + 1
+    """Attach ``!kind !{operands}`` to the definition of each of *functions*.
+
+    For: llvmlite's binding cannot attach metadata to a function (0.50); its
+    ``ir`` layer can, but the module here is a parsed one."""
+    ls = text.split("\n")
+    node = -1
+    for ln in ls:
+        if ln.startswith("!"):
+            t = lx.line_tokens(ln)[0]
+            if t[1:].isdigit():
+                node = max(node, int(t[1:]))
+    node += 1
+    found = _define_lines(ls, set(functions))
     for name in functions:
-        pat = re.compile(r'^(define [^\n]*@"?' + re.escape(name) + r'"?\([^\n]*?)\s*\{\s*$',
-                         re.M)
-        text, n = pat.subn(lambda m: f"{m.group(1)} !{kind} !{node} {{", text)
-        if n != 1:
+        k = _one_define(found, name, "function")
+        toks = lx.line_tokens(ls[k])
+        ci = lx.code_index(toks)
+        if not ci or toks[ci[-1]] != "{":
             raise ValueError(f"function {name!r} not defined exactly once")
-    return f"{text.rstrip()}\n!{node} = !{{{operands}}}\n"
+        end = ci[-2] + 1
+        ls[k] = lx.join([*toks[:end], f" !{kind} !{node} {{"])
+    return f"{chr(10).join(ls).rstrip()}\n!{node} = !{{{operands}}}\n"
 
 
-_HEADER_LINE = re.compile(r"^(?:; ModuleID = .*|source_filename = .*|target (?:datalayout|triple) = .*"
-                          r"|attributes #\d+ = .*|![\w.]+ = .*|!\d+ = .*)$", re.M)
-_ATTR_REF = re.compile(r" #\d+\b")
-_MD_ATTACH = re.compile(r",? ![\w.]+ !\d+")
+_HEADER_WORDS = frozenset(("source_filename", "target", "attributes"))
 
 
 def definitions_only(text: str) -> str:
     """A module's text reduced to what can be pasted into another module:
     its globals, declarations and definitions, without the module header,
     attribute groups or metadata (used for overlay definitions compiled from
-    Python functions)."""
-    text = _HEADER_LINE.sub("", text)
-    text = _ATTR_REF.sub("", text)
-    text = _MD_ATTACH.sub("", text)
-    return text.strip() + "\n"
+    Python functions).
+
+    For: llvmlite's ``link_in`` would need both modules parsed with one context and
+    a data layout; overlays are pasted as text into a module that is parsed once."""
+    out = []
+    for ln in text.split("\n"):
+        if ln.startswith(("; ModuleID", "!")):
+            continue
+        toks = lx.line_tokens(ln) if ln else []
+        if toks and toks[0] in _HEADER_WORDS:
+            continue
+        if "#" in ln or "!" in ln:
+            toks = _without_attachments(toks)
+            ln = lx.join(toks)
+        out.append(ln)
+    return "\n".join(out).strip() + "\n"
 
 
-def close_paren(text: str, open_at: int) -> int:
-    """The index of the parenthesis that closes the one at *open_at*."""
-    depth = 0
-    for i in range(open_at, len(text)):
-        c = text[i]
-        if c == "(":
-            depth += 1
-        elif c == ")":
-            depth -= 1
-            if depth == 0:
-                return i
-    raise ValueError("unbalanced parentheses in a define line")
+def _without_attachments(toks):
+    """*toks* without attribute-group references (`` #0``) and metadata attachments
+    (``, !dbg !12``)."""
+    out = []
+    i, n = 0, len(toks)
+    while i < n:
+        t = toks[i]
+        if t[0] == "#" and t[1:].isdigit():
+            while out and out[-1][0] in " \t":
+                out.pop()
+            i += 1
+            continue
+        if t[0] == "!" and len(t) > 1 and not t[1:].isdigit() and t[1] != '"':
+            j = _skip(toks, i + 1)
+            if j < n and toks[j][0] == "!" and toks[j][1:].isdigit():
+                while out and out[-1][0] in " \t":
+                    out.pop()
+                if out and out[-1] == ",":
+                    out.pop()
+                    while out and out[-1][0] in " \t":
+                        out.pop()
+                i = j + 1
+                continue
+        out.append(t)
+        i += 1
+    return out
 
 
+# --------------------------------------------------------------------------- kernel ABI
+
+@checked
 def calls_to_kernel_params(text: str, kernels, params: dict[str, tuple[str, str]]) -> str:
     """Turn calls to argument-less functions into trailing kernel parameters.
 
@@ -241,41 +500,82 @@ def calls_to_kernel_params(text: str, kernels, params: dict[str, tuple[str, str]
     must already be inlined into the kernels; calls elsewhere are left alone
     (validation reports them), and the function's declaration is dropped when no
     call is left.
+
+    For: a kernel's parameters cannot be added to a parsed function with llvmlite
+    (0.50); the target's ABI (dynamic shared memory as a kernel argument) needs it.
     """
+    ls = text.split("\n")
+    found = _define_lines(ls, set(kernels))
+    fns = {f.header: f for f in lx.functions(ls)}
+    extra = ", ".join(f'{ty} %"{n}.arg"' for n, (ty, _) in params.items())
     for kname in kernels:
-        m = re.search(r'^define [^@\n]*@"?' + re.escape(kname) + r'"?\(', text, re.M)
-        if m is None:
+        where = found.get(kname)
+        if not where:
             raise ValueError(f"kernel entry point {kname!r} not found")
-        close = close_paren(text, m.end() - 1)
-        inner = text[m.end():close]
-        extra = ", ".join(f'{ty} %"{n}.arg"' for n, (ty, _) in params.items())
-        text = text[:close] + (", " if inner.strip() else "") + extra + text[close:]
-        body_start = text.index("{", close)
-        body_end = text.index("\n}\n", body_start)
-        body = text[body_start:body_end]
-        for n, (_, template) in params.items():
-            call = re.compile(r'^(\s*%[^\s=]+ = )(?:(?:tail|musttail|notail) )?call [^@\n]*@"?'
-                              + re.escape(n) + r'"?\(\)[^\n]*$', re.M)
-            body = call.sub(lambda c, _n=n, _t=template: c.group(1) + _t.format(arg=f'%"{_n}.arg"'),
-                            body)
-        text = text[:body_start] + body + text[body_end:]
-    for n in params:
-        if not re.search(r'call [^@\n]*@"?' + re.escape(n) + r'"?\(', text):
-            text = re.sub(r'^declare [^@\n]*@"?' + re.escape(n) + r'"?\(\).*\n', "", text,
-                          flags=re.M)
-    return text
+        k = where[0]
+        toks = lx.line_tokens(ls[k])
+        op = _skip(toks, lx.define_name(toks) + 1)
+        close = lx.match_paren(toks, op)
+        empty = _skip(toks, op + 1) == close
+        ls[k] = lx.join(lx.replace(toks, close, close, ("" if empty else ", ") + extra))
+        f = fns[k]
+        for b in range(f.start, f.stop):
+            ln = ls[b]
+            if "call " not in ln:
+                continue
+            btoks = lx.line_tokens(ln)
+            d = lx.definition(btoks)
+            at = lx.callee(btoks)
+            if d is None or at is None or btoks[at][0] != "@":
+                continue
+            n = lx.name(btoks[at])
+            p = _skip(btoks, at + 1)
+            if n in params and btoks[_skip(btoks, p + 1):][:1] == [")"]:
+                ls[b] = lx.join(btoks[:d[1]]) + params[n][1].format(arg=f'%"{n}.arg"')
+    left = set(_called(ls))
+    drop = {n for n in params if n not in left}
+    if drop:
+        keep = []
+        for ln in ls:
+            if ln.startswith("declare"):
+                toks = lx.line_tokens(ln)
+                at = lx.define_name(toks)
+                if at is not None and lx.name(toks[at]) in drop:
+                    continue
+            keep.append(ln)
+        ls = keep
+    return "\n".join(ls)
 
 
-_INDEX_CALL = re.compile(
-    r'\bcall i64 @"?(__gpux_(?:thread_idx|block_idx|block_dim|grid_dim))"?\(i32 ([012])\)')
+def _called(ls) -> set[str]:
+    """The names of the functions called anywhere among the lines *ls*."""
+    out = set()
+    for ln in ls:
+        if "call " in ln:
+            toks = lx.line_tokens(ln)
+            at = lx.callee(toks)
+            if at is not None and toks[at][0] == "@":
+                out.add(lx.name(toks[at]))
+    return out
 
 
+_INDEX_FUNCS = frozenset(("__gpux_thread_idx", "__gpux_block_idx", "__gpux_block_dim",
+                          "__gpux_grid_dim"))
+
+
+@checked
 def index_ranges(text: str, limits) -> str:
     """Calls of the index intrinsics with a constant dimension annotated with the
     range of their result (``noundef range(i64 lo, hi)``; *limits* is an
     ``interface.IndexLimits``).
     LLVM's inliner moves the annotation onto the call that a target's definition
-    makes, so it also holds after the overlays are inlined."""
+    makes, so it also holds after the overlays are inlined.
+
+    For: llvmlite 0.50 cannot put a return attribute with an argument on a call
+    site; a binding of ``CallBase::addRetAttr`` would remove this."""
+    if "__gpux_" not in text:
+        return text
+
     def bounds(name: str, d: int) -> tuple[int, int]:
         if name == "__gpux_thread_idx":
             return 0, limits.block[d]
@@ -285,190 +585,41 @@ def index_ranges(text: str, limits) -> str:
             return 0, limits.grid[d]
         return 1, limits.grid[d] + 1
 
-    def sub(m: re.Match) -> str:
-        lo, hi = bounds(m.group(1), int(m.group(2)))
-        return f"call noundef range(i64 {lo}, {hi}) i64 @{m.group(1)}(i32 {m.group(2)})"
+    ls = text.split("\n")
+    for k, ln in enumerate(ls):
+        if "__gpux_" not in ln or "call " not in ln:
+            continue
+        toks = lx.line_tokens(ln)
+        at = lx.callee(toks)
+        if at is None or lx.name(toks[at]) not in _INDEX_FUNCS:
+            continue
+        args = lx.code(toks[at + 1:])
+        call = max(i for i in range(at) if toks[i] == "call")
+        between = lx.code(toks[call + 1:at])
+        if between != ["i64"] or len(args) < 4 or args[:4] != ["(", "i32", args[2], ")"] or \
+                args[2] not in ("0", "1", "2"):
+            continue
+        lo, hi = bounds(lx.name(toks[at]), int(args[2]))
+        toks[at] = lx.spell_global(lx.name(toks[at]))
+        ls[k] = lx.join(lx.replace(toks, call + 1, call + 1, f" noundef range(i64 {lo}, {hi})"))
+    return "\n".join(ls)
 
-    return _INDEX_CALL.sub(sub, text)
 
+# --------------------------------------------------------------------------- line helpers
+# (used by the IR rewrites of ``legalize`` and by ``cemit``; kept until they read tokens)
 
-# ------------------------------------------------------------ address-space inference
-# (LLVM's InferAddressSpaces pass is not reachable through llvmlite 0.50's pass
-# manager; this is the subset kernels need, on the optimized module's text.)
+#: a local name, as a pattern (for ``legalize``'s rewrites while they are written as patterns)
 _NAME = r'%(?:"[^"]*"|[-\w.$]+)'
-_ASCAST_DEF = re.compile(r'^\s*(' + _NAME + r') = addrspacecast ptr(?: addrspace\((\d+)\))? ('
-                         + _NAME + r') to (ptr(?: addrspace\(\d+\))?)\s*$')
-_GEP_DEF = re.compile(r'^(\s*)(' + _NAME + r') = getelementptr ')
-_DEFINE_LINE = re.compile(r'^define [^\n]*\{$')
 
 
 def rewrite_bodies(text: str, rewrite) -> str:
     """*text* with the lines of each function body (between its ``define ... {`` line
     and its ``}``) replaced by ``rewrite(lines)``."""
-    lines = text.split("\n")
-    out: list[str] = []
-    i = 0
-    while i < len(lines):
-        line = lines[i]
-        out.append(line)
-        i += 1
-        if not _DEFINE_LINE.match(line):
-            continue
-        j = i
-        while j < len(lines) and lines[j] != "}":
-            j += 1
-        out.extend(rewrite(lines[i:j]))
-        i = j
-    return "\n".join(out)
-
-
-def _ptr_type(space: int) -> str:
-    return "ptr" if space == 0 else f"ptr addrspace({space})"
-
-
-def _operand_end(line: str, start: int) -> int:
-    """Index just past the operand that starts at *start* (a name or a constant
-    expression with balanced parentheses)."""
-    depth, i = 0, start
-    while i < len(line):
-        c = line[i]
-        if c == '"':
-            i = line.index('"', i + 1)
-        elif c in "([<{":
-            depth += 1
-        elif c in ")]>}":
-            if depth == 0:
-                return i
-            depth -= 1
-        elif c == "," and depth == 0:
-            return i
-        elif c == " " and depth == 0 and line[start] == "%":
-            return i
-        i += 1
-    return i
-
-
-def _hoist_const_casts(text: str, gen_ty: str) -> str:
-    """Constant GEPs on a cast of a specific-space pointer become the cast of a GEP in
-    that space: ``getelementptr (T, G addrspacecast (ptr addrspace(S) @g to G), i)``
-    -> ``addrspacecast (ptr addrspace(S) getelementptr (T, ptr addrspace(S) @g, i) to G)``.
-    (A module without such a constant expression returns at once: the pattern, one per
-    generic pointer type, costs about 0.4 ms to compile.)"""
-    if f"{gen_ty} addrspacecast (" not in text:
-        return text
-    pat = re.compile(r'getelementptr ((?:inbounds |nuw |nusw |inrange\(\d+, \d+\) )*)\(([^,()]+(?:\[[^\]]*\])?), '
-                     + re.escape(gen_ty) + r' addrspacecast \((ptr(?: addrspace\((\d+)\))?) (@[-\w.$"]+) to '
-                     + re.escape(gen_ty) + r'\)((?:, [^()]+?)*)\)')
-    while True:
-        new = pat.sub(lambda m: f"addrspacecast ({m.group(3)} getelementptr {m.group(1)}"
-                                f"({m.group(2)}, {m.group(3)} {m.group(5)}{m.group(6)}) to {gen_ty})",
-                      text)
-        if new == text:
-            return text
-        text = new
-
-
-_CAST_OPEN = "addrspacecast (ptr "
-
-
-def _cast_head(op: str) -> tuple[int, int] | None:
-    """(source space, where the source operand starts) of an operand that begins
-    ``addrspacecast (ptr [addrspace(N)] ``, else None (string operations: a pattern
-    cost a process's first inference about 0.1 ms to compile)."""
-    head = len(_CAST_OPEN)
-    if not op.startswith(_CAST_OPEN):
-        return None
-    if not op.startswith("addrspace(", head):
-        return 0, head
-    num = head + len("addrspace(")
-    close = op.find(") ", num)
-    digits = op[num:close]
-    return (int(digits), close + 2) if close > num and digits.isdigit() else (0, head)
-
-
-def infer_address_spaces(text: str, generic: int) -> str:
-    """Loads, stores, atomics and address computations on a pointer that is a cast to
-    the generic address space (*generic*, in the module's own numbering) of a
-    pointer in a specific space use the specific pointer instead.
-
-    Followed through ``getelementptr`` chains, from ``addrspacecast`` instructions
-    and constant expressions (shared and constant arrays are module variables).  A
-    computed pointer keeps its generic form for every other user (calls, ``phi``,
-    ``select``, pointers stored as values); the casts left unused are for
-    ``drop_unused_values`` to remove.  OpenCL drivers and GPUs then see global,
-    local and private accesses, not generic ones."""
-    gen_ty = _ptr_type(generic)
-    text = _hoist_const_casts(text, gen_ty)
-    cast_tail = f" to {gen_ty})"
-    counter = 0
-
-    def per_function(body: list[str]) -> list[str]:
-        nonlocal counter
-        known: dict[str, tuple[int, str]] = {}  # generic name -> (space, specific operand)
-
-        def resolve(op: str):
-            if op in known:
-                return known[op]
-            head = _cast_head(op)
-            # the whole operand is one cast: its "(" at 14 closes at the end
-            if head and op.endswith(cast_tail) and close_paren(op, 14) == len(op) - 1:
-                space, end = head
-                if space != generic:
-                    return space, op[end:-len(cast_tail)]
-            return None
-
-        for ln in body:
-            m = _ASCAST_DEF.match(ln)
-            if m and m.group(4) == gen_ty and int(m.group(2) or 0) != generic:
-                known[m.group(1)] = (int(m.group(2) or 0), m.group(3))
-        # GEP chains (the printed order of blocks need not follow dominance: iterate)
-        geps = [k for k, ln in enumerate(body) if _GEP_DEF.match(ln)]
-        gep_new: dict[int, tuple[str, str]] = {}
-        changed = True
-        while changed:
-            changed = False
-            for k in geps:
-                if k in gep_new:
-                    continue
-                ln = body[k]
-                name = _GEP_DEF.match(ln).group(2)
-                at = ln.find(f", {gen_ty} ")
-                if at < 0:
-                    continue
-                start = at + len(gen_ty) + 3
-                end = _operand_end(ln, start)
-                r = resolve(ln[start:end])
-                if r is None:
-                    continue
-                space, spec = r
-                counter += 1
-                sname = f"%gpux.as{counter}"
-                indent = _GEP_DEF.match(ln).group(1)
-                head = ln[:at].replace(f"{name} = ", f"{sname} = ", 1)
-                gep_new[k] = (head + f", {_ptr_type(space)} {spec}" + ln[end:],
-                              f"{indent}{name} = addrspacecast {_ptr_type(space)} {sname} to {gen_ty}")
-                known[name] = (space, sname)
-                changed = True
-        out: list[str] = []
-        for k, ln in enumerate(body):
-            if k in gep_new:
-                out.extend(gep_new[k])
-                continue
-            out.append(_use_specific(ln, gen_ty, resolve))
-        return out
-
-    return rewrite_bodies(text, per_function)
-
-
-#: the operations with no effect but their value (a load too, unless it is volatile or
-#: atomic; a division by zero, undefined, may be dropped).  Told apart with string
-#: operations: a pattern of them all took about 1 ms to compile at import.
-_NO_EFFECT_OPS = frozenset((
-    "getelementptr", "addrspacecast", "bitcast", "ptrtoint", "inttoptr", "add", "sub", "mul",
-    "udiv", "sdiv", "urem", "srem", "shl", "lshr", "ashr", "and", "or", "xor", "zext", "sext",
-    "trunc", "icmp", "fcmp", "select", "phi", "freeze", "fneg", "fadd", "fsub", "fmul", "fdiv",
-    "frem", "fpext", "fptrunc", "sitofp", "uitofp", "fptosi", "fptoui", "extractvalue",
-    "insertvalue", "extractelement", "insertelement", "shufflevector", "load"))
+    ls = text.split("\n")
+    fns = lx.functions(ls)
+    for f in reversed(fns):  # from the end: earlier positions stay valid
+        ls[f.start:f.stop] = rewrite(ls[f.start:f.stop])
+    return "\n".join(ls)
 
 
 def name_end(s: str, start: int) -> int:
@@ -484,7 +635,8 @@ def name_end(s: str, start: int) -> int:
 
 
 def definition(line: str):
-    """(``%name``, right-hand side) of an instruction that defines a value, else None."""
+    """(``%name``, right-hand side) of an instruction that defines a value, else None
+    (a line that starts with a name and `` = ``: nothing before it can be a string)."""
     s = line.lstrip()
     if not s.startswith("%"):
         return None
@@ -494,118 +646,110 @@ def definition(line: str):
     return s[:end], s[end + 3:]
 
 
-def _no_effect(rhs: str) -> bool:
-    op = rhs.split(" ", 1)[0]
-    return op in _NO_EFFECT_OPS and not (op == "load" and rhs.startswith(("load volatile ",
-                                                                     "load atomic ")))
+def close_paren(text: str, open_at: int) -> int:
+    """The index of the parenthesis that closes the one at *open_at* (counting
+    parentheses only; ``cemit`` uses it on C expressions)."""
+    depth = 0
+    for i in range(open_at, len(text)):
+        c = text[i]
+        if c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+            if depth == 0:
+                return i
+    raise ValueError("unbalanced parentheses")
 
 
-def drop_unused_values(text: str) -> str:
-    """Instructions with no effect but their value (address computations, casts,
-    arithmetic, comparisons, phis, plain loads) that nothing uses, removed, as
-    dead-code elimination would: the casts that address-space inference leaves, and
-    the values whose every use the IR rewrites recomputed.  Without a pass manager
-    run, and the module need not be parsed for it.  (A name is counted wherever it
-    appears in the function's text, so a use is never missed; something that only
-    looks like one keeps a value.)"""
-    if not any(f" = {op} " in text for op in _NO_EFFECT_OPS):
-        return text
-    return rewrite_bodies(text, _drop_unused_in)
+# --------------------------------------------------------------------------- facts
+
+class ModuleFacts:
+    """What validation reads of a module's text, in one pass over its lines' tokens:
+    the functions it defines and declares, who calls whom, the integer widths and
+    type words (``double``, ``half``) its code uses, and the value types of its
+    atomic operations.  Strings, names, comments and metadata are not code: a
+    user's ``print("double check")`` uses no double."""
+
+    __slots__ = ("defined", "declared", "calls", "int_widths", "words", "atomic_types")
+
+    def __init__(self, text: str):
+        self.defined: set[str] = set()
+        self.declared: set[str] = set()
+        #: defined function -> the functions it calls directly
+        self.calls: dict[str, set[str]] = {}
+        #: the value types of atomicrmw and cmpxchg instructions
+        self.atomic_types: set[str] = set()
+        current = None
+        code: list[str] = []  # the lines of code: globals, declarations, definitions
+        for ln in text.split("\n"):
+            if not ln:
+                continue
+            c = ln[0]
+            if c in ";!}" or ln.startswith(("target ", "source_filename", "attributes ")):
+                if c == "}":
+                    current = None
+                continue
+            code.append(ln)
+            if c == "d" and ln.startswith(("define", "declare")):
+                toks = lx.line_tokens(ln)
+                at = lx.define_name(toks)
+                if at is None or toks[0] not in ("define", "declare"):
+                    continue
+                n = lx.name(toks[at])
+                if toks[0] == "define":
+                    self.defined.add(n)
+                    current = self.calls.setdefault(n, set())
+                else:
+                    self.declared.add(n)
+                continue
+            if current is None:
+                continue
+            # (a quick no: only such lines can hold a call or an atomic)
+            if "call" in ln or "invoke" in ln:
+                toks = lx.line_tokens(ln)
+                at = lx.callee(toks)
+                if at is not None and toks[at][0] == "@":
+                    current.add(lx.name(toks[at]))
+            if "atomicrmw" in ln or "cmpxchg" in ln:
+                toks = lx.line_tokens(ln)
+                op, at = lx.instruction(toks)
+                if op in ("atomicrmw", "cmpxchg"):
+                    comma = _depth0(toks, at, len(toks), ",")
+                    if comma is not None:
+                        self.atomic_types.add(toks[_skip(toks, comma + 1)])
+        self.declared -= self.defined
+        # the words of all code at once: one tokenization, each distinct token classified
+        self.int_widths, self.words = lx.type_words(lx.words("\n".join(code)))
 
 
-def _drop_unused_in(body: list[str]) -> list[str]:
-    uses: dict[str, int] = {}
-    defs: dict[str, int] = {}   # removable value -> its line
-    operands: dict[int, list[str]] = {}
-    local = re.compile(_NAME)  # (re's cache: compiled once per process)
-    for k, ln in enumerate(body):
-        names = local.findall(ln)
-        for n in names:
-            uses[n] = uses.get(n, 0) + 1
-        d = definition(ln) if " = " in ln else None
-        if d and _no_effect(d[1]):
-            defs[d[0]] = k
-            operands[k] = names[1:]  # the first name is the value defined
-    for n in defs:
-        uses[n] -= 1  # its definition
-    dead = [n for n, k in defs.items() if uses[n] == 0]
-    gone: set[int] = set()
-    while dead:
-        k = defs[dead.pop()]
-        if k in gone:
+def _type_end(toks, i: int) -> int:
+    """The position after the type that starts at *i* (a word such as ``i32`` or
+    ``ptr addrspace(1)``, or a bracketed aggregate ``[4 x i8]``, ``{ i32 }``, ``<{ }>``)."""
+    if toks[i] in ("[", "{", "<"):
+        return lx.match_paren(toks, i) + 1
+    if toks[i] == "ptr":
+        return _ptr_type(toks, i)[1]
+    return i + 1
+
+
+def module_variables(text: str):
+    """(name, address space, ``global`` or ``constant``, value type, the initializer's
+    first token or None) of each module-level variable the text defines or declares."""
+    out = []
+    for ln in text.split("\n"):
+        if not ln.startswith("@"):
             continue
-        gone.add(k)
-        for u in operands[k]:
-            uses[u] -= 1
-            if uses[u] == 0 and u in defs:
-                dead.append(u)
-    return body if not gone else [ln for k, ln in enumerate(body) if k not in gone]
-
-_MEM_OP = re.compile(r'^\s*(?:' + _NAME + r' = )?(load|store|atomicrmw|cmpxchg)\b')
-
-
-def _use_specific(line: str, gen_ty: str, resolve) -> str:
-    """*line* with its memory operand replaced by the specific pointer, where known."""
-    m = _MEM_OP.match(line)
-    if not m:
-        return line
-    op = m.group(1)
-    needle = f"{gen_ty} "
-    cands = []
-    pos = line.find(needle, m.end())
-    while pos >= 0:
-        before = line[pos - 1] if pos else " "
-        after = line[pos + len(needle):pos + len(needle) + 1]
-        if before in " (,<" and (after in ('%', '@') or line.startswith("addrspacecast (", pos + len(needle))):
-            cands.append(pos)
-        pos = line.find(needle, pos + 1)
-    if not cands:
-        return line
-    # the pointer operand: first for atomicrmw/cmpxchg, last for load and store
-    pos = cands[0] if op in ("atomicrmw", "cmpxchg") else cands[-1]
-    start = pos + len(needle)
-    end = _operand_end(line, start)
-    r = resolve(line[start:end])
-    if r is None:
-        return line
-    space, spec = r
-    return line[:pos] + f"{_ptr_type(space)} {spec}" + line[end:]
-
-
-_SHIFT = re.compile(r'^(\s*)(' + _NAME + r') = (shl|lshr|ashr)((?: nuw| nsw| exact)*) i(\d+) '
-                    r'([^,]+), (' + _NAME + r')\s*$', re.M)
-
-
-def mask_shift_amounts(text: str) -> str:
-    """Scalar shifts by a computed amount get the amount masked to the width
-    (``and iN %b, N-1``).  The mask changes nothing where LLVM's shift is defined
-    (an amount below the width); it is for drivers that miscompile unmasked
-    shifts (see the OpenCL target's ``emit``)."""
-    counter = 0
-
-    def sub(m: re.Match) -> str:
-        nonlocal counter
-        counter += 1
-        indent, name, op, flags, bits, a, b = m.groups()
-        masked = f"%gpux.shamt{counter}"
-        return (f"{indent}{masked} = and i{bits} {b}, {int(bits) - 1}\n"
-                f"{indent}{name} = {op}{flags} i{bits} {a}, {masked}")
-
-    return _SHIFT.sub(sub, text)
-
-
-_SHARED_ATOMIC = re.compile(r'^(\s*(?:' + _NAME + r' = )?(?:atomicrmw|cmpxchg)\b[^\n]*?'
-                            r'\bptr addrspace\((\d+)\)[^\n]*?)syncscope\("device"\)', re.M)
-
-
-def narrow_shared_atomics(text: str, shared: int, scope: str = "workgroup") -> str:
-    """Atomics on memory in the *shared* address space at work-group scope (the back
-    end's name for it: ``syncscope("workgroup")`` for SPIR-V) instead of device scope:
-    only the work-items of one group can see such memory, so the narrower scope orders
-    the same accesses, and back ends may pick cheaper instructions for it."""
-    def sub(m: re.Match) -> str:
-        if int(m.group(2)) != shared:
-            return m.group(0)
-        return m.group(1) + f'syncscope("{scope}")'
-
-    return _SHARED_ATOMIC.sub(sub, text)
+        toks = lx.line_tokens(ln)
+        at = _global_kind_at(toks)
+        if at is None:
+            continue
+        space = 0
+        for i in range(at):
+            if toks[i] == "addrspace":
+                space = _ptr_type(["ptr", *toks[i:at]], 0)[0] or 0
+        t = _skip(toks, at + 1)
+        te = _type_end(toks, t)
+        init = _skip(toks, te)
+        out.append((lx.name(toks[0]), space, toks[at], lx.join(toks[t:te]),
+                    toks[init] if init < len(toks) and toks[init] != "," else None))
+    return out

@@ -48,13 +48,14 @@ from collections import OrderedDict
 import numpy as np
 from numba.core import types
 from numba.core.errors import NumbaPerformanceWarning
-from numba.core.typing.typeof import Purpose, typeof
 
 from . import abi
 from . import cache as _cache
 from . import devices as _devices
 from . import overlays as _overlays
-from .errors import GpuxUserError, LaunchError
+# (_typeof is imported from here by the benchmarks)
+from .argtypes import _FAST_TYPES, _PLAIN_ARGS, _typeof, argument_types, caller_location
+from .errors import GpuxUserError, LaunchError, format_loc
 from .language.memory import static_shared_bytes
 from .limits import check_config, check_static_shared
 from .memory import (DeviceArray, HostArg, device_array, device_array_like, from_foreign,
@@ -69,32 +70,6 @@ class NumpyArgumentWarning(NumbaPerformanceWarning, UserWarning):
 
 
 _warned_numpy = False
-_I64 = types.int64
-_F64 = types.float64
-_FAST_TYPES = {
-    int: lambda v: _I64 if -(2**63) <= v < 2**63 else typeof(v, Purpose.argument),
-    float: lambda v: _F64,
-    bool: lambda v: types.boolean,
-    DeviceArray: lambda v: v._numba_type_,
-}
-
-_PLAIN_ARGS = (np.generic, tuple, complex, DeviceArray)
-
-
-def _typeof(v):
-    f = _FAST_TYPES.get(type(v))
-    if f is not None:
-        return f(v)
-    t = getattr(v, "_numba_type_", None)
-    if t is not None:
-        return t
-    try:
-        return typeof(v, Purpose.argument)
-    except ValueError:
-        raise GpuxUserError(f"cannot pass an argument of type {type(v).__name__} to a kernel; "
-                            f"kernels take arrays, numbers, booleans, records and tuples of "
-                            f"those") from None
-
 
 class Shim:
     """Flattens one argument signature into the kernel ABI and remembers the driver kernel."""
@@ -300,14 +275,42 @@ def _compile_for_launch(dispatcher, argtypes, cfg, args) -> None:
         _under_way.launch = prev
 
 
+def _shared_declarations(dispatcher, argtypes, total: int) -> str:
+    """Where the kernel declares its static shared arrays, for an error about their
+    size: each ``shared.array`` line with its bytes ('' if none is found)."""
+    # (imported on this error path: importing the package leaves language.checks unloaded)
+    from .language.checks import shared_array_sites
+
+    try:
+        sites = shared_array_sites(dispatcher.neutral(tuple(argtypes)).cres)
+    except Exception:  # noqa: BLE001 - the error is raised with or without the lines
+        return ""
+    if not sites:
+        return ""
+    lines = [f"\n\n{'its shared array is' if len(sites) == 1 else 'its shared arrays are'} "
+             f"declared at:"]
+    for nbytes, loc in sites:
+        lines.append(f"{format_loc(loc)}\n    ({nbytes} bytes)")
+    rest = total - sum(n for n, _ in sites)
+    if rest > 0:
+        lines.append(f"and {rest} bytes in the device functions it calls")
+    return "\n".join(lines)
+
+
 def _build_shim(dispatcher, argtypes, device, cfg=None, args=()) -> Shim:
     spec = getattr(dispatcher, "_specialized", None)
     if spec is not None and tuple(spec) != tuple(argtypes):
         raise GpuxUserError(f"{dispatcher.__name__} was specialized for {spec}; got {argtypes}")
     names = list(dispatcher._pysig.parameters)
     for i, t in enumerate(argtypes):  # types no kernel takes: an error naming the argument
-        abi.flatten_type(t, f"kernel {dispatcher.__name__}: argument {i} "
-                            f"({names[i] if i < len(names) else '*args'})")
+        try:
+            abi.flatten_type(t, f"kernel {dispatcher.__name__}: argument {i} "
+                                f"({names[i] if i < len(names) else '*args'})")
+        except GpuxUserError as e:
+            where = caller_location()
+            if not where:
+                raise
+            raise type(e)(f"{e}\n\n{where}") from None
     # read-only host arrays stay read-only: a kernel writing one fails typing, naming the line
     dev_types = tuple(argtypes)
     host_arrays = []
@@ -322,7 +325,11 @@ def _build_shim(dispatcher, argtypes, device, cfg=None, args=()) -> Shim:
     static_shared = art.info.get("static_shared_bytes") if art is not None else None
     if static_shared is None:
         static_shared = static_shared_bytes(dispatcher.kernel_ir(dev_types)[1])
-    check_static_shared(device, dispatcher.__name__, static_shared)
+    try:
+        check_static_shared(device, dispatcher.__name__, static_shared)
+    except LaunchError as e:
+        raise LaunchError(f"{e}{_shared_declarations(dispatcher, dev_types, static_shared)}") \
+            from None
     if art is None:
         art = dispatcher.code_for(dev_types, device.target)
     program = _load(device, art)
@@ -562,8 +569,8 @@ def _launch_extended(dispatcher, cfg, args, device):
     GpuxFunction.extensions); the callables they leave in *retr* run after it."""
     retr: list = []
     prepared = []
-    for a in args:
-        ty = _typeof(a.ary if isinstance(a, HostArg) else a)
+    for a, ty in zip(args, argument_types(dispatcher, tuple(
+            a.ary if isinstance(a, HostArg) else a for a in args))):
         for ext in reversed(dispatcher._extensions):  # the last added sees values first
             ty, a = ext.prepare_args(ty, a, stream=cfg.queue, retr=retr)
         prepared.append(a)
@@ -589,7 +596,7 @@ def _launch_arguments(dispatcher, cfg, args, device, enter_key: bool = True):
                 args[i] = wrapped
     if host is not None:
         return _launch_with_host_arrays(dispatcher, cfg, args, host, device)
-    argtypes = tuple(map(_typeof, args))
+    argtypes = argument_types(dispatcher, args)
     key = (argtypes, device)
     shim = dispatcher._shims.get(key)
     if shim is None or shim.epoch != _overlays.epoch:
@@ -718,7 +725,7 @@ def _launch_with_host_arrays(dispatcher, cfg, args, host, device):
 
     for i in host:
         args[i] = on_device(args[i], i)
-    argtypes = tuple(map(_typeof, args))
+    argtypes = argument_types(dispatcher, args)
     if readonly:
         argtypes = tuple(t.copy(readonly=True) if i in readonly else t
                          for i, t in enumerate(argtypes))

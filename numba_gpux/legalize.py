@@ -6,22 +6,107 @@ lists the rewrites it needs in its option ``ir_rewrites`` (names from
 :data:`REWRITES`); the compiler applies them once, after the optimizer and the
 intrinsic replacement (``compiler._stage_optimize``), so no later pass turns
 them back.  Where a rewrite works around a fault of LLVM's or of a driver, its
-docstring names the fault and the smallest IR that shows it (docs/pipeline.md,
-"Back-end, driver and emitter workarounds", lists them all).
+docstring names the fault, the smallest IR that shows it and when the rewrite can
+go (docs/pipeline.md, "Back-end, driver and emitter workarounds", lists them all).
+
+The rewrites read the module through the project's one IR lexer (:mod:`irlex`):
+a line's tokens know string constants, quoted names, comments and metadata, so
+nothing a user wrote (a ``print`` string, a function's name) is read as code or
+changed.  They are text-to-text because llvmlite 0.50 can read a module's
+instructions but not create or replace one (its binding has no IRBuilder over a
+parsed module), and no pass of LLVM's does what they do.  Each keeps every value's
+type, and each docstring says why the result still has every definition dominating
+its uses; LLVM's verifier checks the result of every compile
+(``compiler._rewrite_text``) and tests/pipeline/test_legalize_verify.py runs each
+rewrite alone on the conformance kernels' IR.
 """
 
 from __future__ import annotations
 
-import re
-
-from .irtext import _NAME, definition, name_end, rewrite_bodies
+from . import irlex
+from .irlex import code, instruction, is_label, line_tokens, match_paren, name, spell_local
 
 __all__ = ["REWRITES", "apply_rewrites", "sitofp_i1", "byte_allocas", "rematerialize_index_math",
            "split_aggregate_phis"]
 
-# (patterns of rewrites that most modules do not need are compiled, through re's own
-# cache, only for a module that has the construct: compiling one costs about 0.2 ms)
-_SITOFP_I1 = r"^(\s*%[-\w.$\"]+ = )sitofp i1 (%[-\w.$\"]+|true|false) to (half|float|double)\b"
+
+# --------------------------------------------------------------------------- shared
+
+def _rewrite_bodies(text: str, rewrite) -> str:
+    """*text* with the lines of each function body (between its ``define ... {`` line
+    and its ``}``) replaced by ``rewrite(lines)``."""
+    lines = irlex.lines(text)
+    for f in reversed(irlex.functions(lines)):
+        lines[f.start:f.stop] = rewrite(lines[f.start:f.stop])
+    return "\n".join(lines)
+
+
+def _type_end(c: list, i: int) -> int:
+    """The position in the code tokens *c* just past the type that starts at *i*
+    (``i64``, ``ptr addrspace(1)``, ``[4 x float]``, ``<2 x i32>``, ``{ i32, ptr }``,
+    ``<{ i8 }>``, ``%T``), or -1."""
+    if i >= len(c):
+        return -1
+    t = c[i]
+    if t in ("[", "{", "<"):
+        try:
+            return match_paren(c, i) + 1
+        except ValueError:
+            return -1
+    if t == "ptr" and i + 4 < len(c) and c[i + 1] == "addrspace" and c[i + 2] == "(":
+        return i + 5
+    k = irlex.kind(t)
+    return i + 1 if k in (irlex.WORD, irlex.LOCAL) else -1
+
+
+def _split_commas(c: list, i: int, j: int) -> list[list[str]]:
+    """The code tokens ``c[i:j]`` split at their commas outside brackets."""
+    parts, depth, start = [], 0, i
+    for k in range(i, j):
+        t = c[k]
+        if t in "([{<" and len(t) == 1:
+            depth += 1
+        elif t in ")]}>" and len(t) == 1:
+            depth -= 1
+        elif t == "," and depth == 0:
+            parts.append(c[start:k])
+            start = k + 1
+    parts.append(c[start:j])
+    return parts
+
+
+def _spell(c) -> str:
+    """IR text for the code tokens *c* (LLVM's lexer takes any spacing between tokens;
+    this one is LLVM's own where it matters to a reader)."""
+    out = []
+    prev = ""
+    for t in c:
+        if out and not (t in (",", ")", "]", ">") or prev in ("(", "[", "<")
+                        or (t == "(" and irlex.kind(prev) is not irlex.PUNCT)):
+            out.append(" ")
+        out.append(t)
+        prev = t
+    return "".join(out)
+
+
+class _Names:
+    """Fresh local names for one function body (none of its own names is reused)."""
+
+    def __init__(self, bodies_tokens):
+        self.taken = {name(t) for toks in bodies_tokens for t in toks if t[0] == "%" and len(t) > 1}
+
+    def fresh(self, want: str) -> str:
+        n, k = want, 0
+        while n in self.taken:
+            k += 1
+            n = f"{want}.{k}"
+        self.taken.add(n)
+        return spell_local(n)
+
+
+# --------------------------------------------------------------------------- sitofp_i1
+
+_FP_TYPES = ("half", "float", "double")
 
 
 def sitofp_i1(text: str) -> str:
@@ -38,15 +123,51 @@ def sitofp_i1(text: str) -> str:
           store double %f, ptr addrspace(1) %out
           ret void
         }
-    """
-    if "sitofp i1 " not in text:
-        return text
-    return re.compile(_SITOFP_I1, re.M).sub(r"\1select i1 \2, \3 -1.000000e+00, \3 0.000000e+00",
-                                            text)
 
+    Can go when LLVM's SPIR-V back end selects ``sitofp i1`` as a select of -1 and 0
+    (still wrong in LLVM 22; the test pipeline/test_legalize.py's SPIR-V check shows it).
+
+    Types and dominance: the select defines the same name, of the same type, at the
+    same place, and reads only the conversion's operand; -1.0 and 0.0 are exact in
+    every floating-point type.
+    """
+    if "sitofp i1 " not in text:  # (no line to look at: most modules)
+        return text
+    lines = irlex.lines(text)
+    for n, ln in enumerate(lines):
+        if "sitofp" not in ln:
+            continue
+        toks = line_tokens(ln)
+        op, at = instruction(toks)
+        if op != "sitofp" or irlex.definition(toks) is None:
+            continue
+        ci = [k for k in range(at, len(toks)) if irlex.is_code(toks[k])]
+        # sitofp i1 V to T  -- a scalar bool only (a vector keeps its conversion)
+        if len(ci) < 5 or toks[ci[1]] != "i1" or toks[ci[3]] != "to" or toks[ci[4]] not in _FP_TYPES:
+            continue
+        v, ty = toks[ci[2]], toks[ci[4]]
+        new = f"select i1 {v}, {ty} -1.000000e+00, {ty} 0.000000e+00"
+        lines[n] = irlex.join(irlex.replace(toks, at, ci[4] + 1, new))
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------- byte_allocas
 
 _SCALAR_BYTES = {"i8": 1, "i16": 2, "i32": 4, "i64": 8, "half": 2, "float": 4, "double": 8}
-_ARRAY_ALLOCA = r"= alloca ((?:\[\d+ x )+)(i8|i16|i32|i64|half|float|double)(\]+)(, align (\d+))?"
+
+
+def _array_bytes(c: list, i: int, j: int):
+    """(size, element size) of the array type ``c[i:j]`` (nested arrays of one scalar
+    type), else None."""
+    size = 1
+    while c[i] == "[":
+        if j - i < 5 or c[j - 1] != "]" or c[i + 2] != "x" or not c[i + 1].isdigit():
+            return None
+        size *= int(c[i + 1])
+        i, j = i + 3, j - 1
+    if j != i + 1 or c[i] not in _SCALAR_BYTES:
+        return None
+    return size * _SCALAR_BYTES[c[i]], _SCALAR_BYTES[c[i]]
 
 
 def byte_allocas(text: str) -> str:
@@ -72,70 +193,84 @@ def byte_allocas(text: str) -> str:
 
     The SPIR-V is valid and means what the IR means (``spirv-val``; the OpenCL C
     route of the same driver is right); the same array declared as bytes, with
-    the same accesses, is right.  An array's type carries no meaning in LLVM's
-    opaque-pointer IR beyond its size and alignment, both kept.
+    the same accesses, is right.  Can go when the driver's vectorizer is fixed
+    (test_codegen_regressions.py's private-array kernels run without the rewrite).
+
+    Types and dominance: an array's type carries no meaning in LLVM's opaque-pointer
+    IR beyond its size and alignment, both kept; the alloca keeps its name, its
+    result type (``ptr``), its place and its operands.
     """
-    def repl(m):
-        dims = [int(x) for x in re.findall(r"\[(\d+) x ", m.group(1))]
-        size = _SCALAR_BYTES[m.group(2)]
-        for n in dims:
-            size *= n
-        align = m.group(5) or str(_SCALAR_BYTES[m.group(2)])
-        return f"= alloca [{size} x i8], align {align}"
-
-    if "= alloca [" not in text:
+    if "alloca [" not in text:
         return text
-    return re.compile(_ARRAY_ALLOCA).sub(repl, text)
+    lines = irlex.lines(text)
+    for n, ln in enumerate(lines):
+        if "alloca [" not in ln:
+            continue
+        toks = line_tokens(ln)
+        op, at = instruction(toks)
+        if op != "alloca":
+            continue
+        ci = [k for k in range(at + 1, len(toks)) if irlex.is_code(toks[k])]
+        c = [toks[k] for k in ci]
+        s = 1 if c and c[0] == "inalloca" else 0
+        if s >= len(c) or c[s] != "[":
+            continue
+        e = _type_end(c, s)
+        found = _array_bytes(c, s, e) if e > 0 else None
+        if found is None:
+            continue
+        size, natural = found
+        new = f"[{size} x i8]"
+        if "align" not in c[e:]:
+            # the alignment the element type gave, made explicit (after a count operand)
+            rest = e + 3 if e + 2 < len(c) and c[e] == "," and c[e + 1].startswith("i") else e
+            tail_at = ci[rest - 1] + 1
+            toks = irlex.replace(toks, tail_at, tail_at, f", align {natural}")
+        lines[n] = irlex.join(irlex.replace(toks, ci[s], ci[e - 1] + 1, new))
+    return "\n".join(lines)
 
+
+# --------------------------------------------------------------------------- rematerialization
 
 _PURE_OPS = frozenset(("getelementptr", "add", "sub", "mul", "shl", "lshr", "ashr", "and", "or",
                        "xor", "zext", "sext", "trunc", "addrspacecast"))
-# The line tests below are string operations, not regular expressions: a target
-# that lists this rewrite runs it on every compile, and compiling its four
-# patterns cost about 0.6 ms of the target's first use.
 
 
-def _is_label(line: str) -> bool:
-    end = name_end(line, 0)
-    return end > 0 and line.startswith(":", end)
-
-
-def _is_boundary(line: str) -> bool:
-    """A call that returns nothing (not of an LLVM intrinsic): a barrier cuts there."""
-    s = line.lstrip()
-    s = s[5:] if s.startswith("tail ") else s
-    return s.startswith("call void @") and not s.startswith("call void @llvm.")
-
-
-_RANGE_CALL = "call noundef range(i64 "
-
-
-def _index_query(rhs: str) -> bool:
-    """A work-item index query: ``[tail ]call noundef range(i64 A, B) i64 @f(i32 D)``,
-    optionally with an attribute group: a call our pipeline annotated with its
-    result's range (irtext.index_ranges; the annotation stays on the target's call
-    after inlining)."""
-    s = rhs[5:] if rhs.startswith("tail ") else rhs
-    if not s.startswith(_RANGE_CALL):
+def _index_query(c: list, op_at: int) -> bool:
+    """Whether the code tokens *c* of an instruction, its opcode at *op_at*, are a
+    work-item index query: ``[tail ]call noundef range(i64 A, B) i64 @f(i32 D)``,
+    optionally with an attribute group, A and B non-negative and D a dimension: a call
+    our pipeline annotated with its result's range (irtext.index_ranges; the
+    annotation stays on the target's call after inlining)."""
+    if c[op_at] != "call" or (op_at > 0 and c[op_at - 1] not in ("=", "tail")):
         return False
-    close = s.find(") i64 @", len(_RANGE_CALL))
-    if close < 0:
+    r = c[op_at + 1:]
+    # noundef range ( i64 A , B ) i64 @f ( i32 D ) [#N]
+    if len(r) not in (14, 15) or r[:4] != ["noundef", "range", "(", "i64"]:
         return False
-    lo, sep, hi = s[len(_RANGE_CALL):close].partition(", ")
-    if not (sep and lo.isdigit() and hi.isdigit()):
+    if not (r[4].isdigit() and r[5] == "," and r[6].isdigit() and r[7] == ")" and r[8] == "i64"):
         return False
-    rest = s[close + len(") i64 @"):]
-    name = name_end(rest, 0)
-    if name == 0 or not rest.startswith("(i32 ", name):
+    if irlex.kind(r[9]) is not irlex.GLOBAL or r[10:12] != ["(", "i32"] or r[13] != ")":
         return False
-    tail = rest[name + len("(i32 "):]
-    return (len(tail) >= 2 and tail[0].isdigit() and tail[1] == ")"
-            and (len(tail) == 2 or (tail.startswith(" #", 2) and tail[4:].isdigit())))
+    if not (len(r[12]) == 1 and r[12].isdigit()):
+        return False
+    return len(r) == 14 or irlex.kind(r[14]) is irlex.ATTR and r[14][1:].isdigit()
 
 
-def _pure(rhs: str) -> bool:
-    op = rhs.split(" ", 1)[0]
-    return op in _PURE_OPS or _index_query(rhs)
+def _pure(c: list, op_at: int) -> bool:
+    """Whether the instruction whose code tokens are *c* (opcode at *op_at*) computes its
+    value from its operands alone, so that computing it again anywhere they are
+    available gives the same value."""
+    return c[op_at] in _PURE_OPS or _index_query(c, op_at)
+
+
+def _is_boundary(c: list) -> bool:
+    """A call that defines no value, of a function that is not an LLVM intrinsic: a
+    barrier cuts there (code tokens *c*)."""
+    if not c or (c[0] != "call" and not (c[0] == "tail" and c[1:2] == ["call"])):
+        return False
+    at = irlex.callee(c)
+    return at is not None and c[at][0] == "@" and not name(c[at]).startswith("llvm.")
 
 
 def rematerialize_index_math(text: str) -> str:
@@ -150,77 +285,134 @@ def rematerialize_index_math(text: str) -> str:
     whose address LICM had hoisted above the barrier loop, into a gather
     (``vgatherqps``) where the same load written in OpenCL C is one contiguous vector
     load.  Recomputing costs a few integer operations; the driver's vectorizer then
-    sees addresses derived from the work-item index in the block that uses them."""
-    return rewrite_bodies(text, _remat_function)
+    sees addresses derived from the work-item index in the block that uses them.  Can
+    go when that driver keeps a uniform-stride address across its barrier loops
+    (benchmarks/bench_matmul.py's tiled kernel shows the gather).
+
+    Types and dominance: a copy is the same instruction as the value it copies (same
+    opcode, types and flags), under a fresh name.  Only values whose operands are,
+    recursively, such values, function arguments or constants are copied; the leaves
+    (arguments, constants, globals) are available everywhere, so a copy placed after
+    the copies of its operands is dominated by all it reads.  The copies of a region
+    (a block, or the part of one after a barrier call) go at its start, after its
+    phis, in post-order of their operands (the text's order is not one of
+    dominance: a block may be written before the block that dominates it), and only
+    the region's own non-phi instructions are changed to read them, which the copies
+    precede.  Phi operands are left alone: they are used at the end of the incoming
+    block, not in the phi's region.  An index query is a call of a function of the
+    work-item alone (its range annotation marks ours), so calling it again gives the
+    same value.
+    """
+    types = _named_types(text)
+    return _rewrite_bodies(text, lambda body: _remat_function(body, types))
 
 
-def _remat_function(body: list[str]) -> list[str]:
-    """One function's body with its remat-able values recomputed per region (a block, or
-    the part of one after a call that returns nothing: a barrier cuts there)."""
-    local = re.compile(_NAME)  # (re's cache: compiled once per process)
-    pure: dict[str, str] = {}       # value -> its instruction's right-hand side
-    region_of: dict[str, int] = {}
-    regions: list[list[str]] = [[]]
-    for ln in body:
-        if _is_label(ln):
-            regions.append([ln])
+def _named_types(text: str) -> set:
+    """The names of the module's named types (``%T = type ...``): a ``%T`` among an
+    instruction's tokens may be one, not a value."""
+    out = set()
+    for ln in irlex.lines(text):
+        if ln.startswith("%") and " = type " in ln:
+            c = code(line_tokens(ln))
+            if len(c) > 2 and c[1] == "=" and c[2] == "type":
+                out.add(c[0])
+    return out
+
+
+def _remat_function(body: list[str], types: set) -> list[str]:
+    """One function's body with its remat-able values recomputed per region (see
+    rematerialize_index_math)."""
+    toks = [line_tokens(ln) for ln in body]
+    pure: dict[str, tuple] = {}     # value -> (line index, position of its opcode)
+    operands: dict[str, list] = {}  # pure value -> the local names it reads
+    region_of: dict[str, int] = {}  # value -> its region
+    regions: list[list[int]] = [[]]
+    labelled = [False]
+    for n, t in enumerate(toks):
+        c = code(t)
+        if len(c) >= 2 and c[1] == ":" and is_label(t):
+            regions.append([n])
+            labelled.append(True)
             continue
-        regions[-1].append(ln)
-        d = definition(ln)
-        if d:
-            region_of[d[0]] = len(regions) - 1
-            if _pure(d[1]):
-                pure[d[0]] = d[1]
-        if _is_boundary(ln):
+        regions[-1].append(n)
+        if len(c) > 2 and c[1] == "=" and c[0][0] == "%":
+            v = c[0]
+            region_of[v] = len(regions) - 1
+            op_at = 3 if c[2] in ("tail", "notail", "musttail") else 2
+            if op_at < len(c) and _pure(c, op_at):
+                pure[v] = (n, op_at)
+                operands[v] = [u for u in c[op_at:] if u[0] == "%" and len(u) > 1
+                               and u not in types]
+        elif _is_boundary(c):
             regions.append([])
+            labelled.append(False)
+    if not pure:
+        return body
     ok: dict[str, bool] = {}
 
     def remat(v: str) -> bool:
         """Whether *v*'s whole operand tree is pure (arguments and constants are leaves)."""
         if v in ok:
             return ok[v]
-        ok[v] = False
+        ok[v] = False  # (a cycle runs through a phi, which is not pure)
         if v not in pure:
             return False
-        ok[v] = all(remat(u) or u not in region_of for u in local.findall(pure[v]))
+        ok[v] = all(remat(u) or u not in region_of for u in operands[v])
         return ok[v]
 
-    order = {v: k for k, v in enumerate(pure)}
-    result: list[str] = []
+    names = _Names(toks)
+    out: list[str] = []
     for r, reg in enumerate(regions):
-        labelled = bool(reg) and _is_label(reg[0])
-        head = (1 + sum(1 for ln in reg[1:] if " = phi " in ln)) if labelled else 0
-        needed: set = set()
+        head = 0
+        if labelled[r]:
+            head = 1
+            while head < len(reg) and instruction(toks[reg[head]])[0] == "phi":
+                head += 1
+        seen: set = set()
+        needed: list = []   # post-order: each value after the values it reads
 
         def need(v):
-            if v in needed or region_of.get(v) == r:
+            if v in seen or region_of.get(v) == r:
                 return
-            needed.add(v)
-            for u in local.findall(pure[v]):
+            seen.add(v)
+            for u in operands[v]:
                 if u in pure and ok.get(u):
                     need(u)
+            needed.append(v)
 
-        for ln in reg[head:]:
-            for u in local.findall(ln.split(" = ", 1)[-1]):
-                if u in pure and region_of.get(u) != r and remat(u):
+        for n in reg[head:]:
+            c = code(toks[n])
+            start = 2 if len(c) > 2 and c[1] == "=" else 0
+            for u in c[start:]:
+                if u[0] == "%" and u in pure and region_of.get(u) != r and remat(u):
                     need(u)
         if not needed:
-            result.extend(reg)
+            out.extend(body[n] for n in reg)
             continue
-        # (a named copy also of a numbered value: %7 -> %gpux.rm3.7)
-        rename = {v: (f'%"gpux.rm{r}.{v[2:]}' if v.startswith('%"') else f"%gpux.rm{r}.{v[1:]}")
-                  for v in needed}
+        rename = {v: names.fresh(f"gpux.rm{r}.{name(v)}") for v in needed}
 
-        def sub(ln):
-            return local.sub(lambda m: rename.get(m.group(0), m.group(0)), ln)
+        def sub(t: list) -> str:
+            return "".join(rename.get(x, x) for x in t)
 
-        clones = [f"  {rename[v]} = {sub(pure[v])}" for v in sorted(needed, key=order.get)]
-        result.extend(reg[:head] + clones + [sub(ln) for ln in reg[head:]])
-    return result
+        clones = []
+        for v in needed:
+            n, op_at = pure[v]
+            t = toks[n]
+            at = irlex.code_index(t)[2]  # (the instruction after "=", "tail" and all)
+            clones.append(f"  {rename[v]} = {sub(t[at:])}")
+        out.extend(body[n] for n in reg[:head])
+        out.extend(clones)
+        out.extend(sub(toks[n]) for n in reg[head:])
+    return out
+
+
+# --------------------------------------------------------------------------- aggregate phis
+
+_AGG_CONSTANTS = ("undef", "poison", "zeroinitializer")
 
 
 def split_aggregate_phis(text: str) -> str:
-    """A ``phi`` of a struct or array of scalars as one ``phi`` per element, with the
+    """A ``phi`` of a struct or array as one ``phi`` per scalar leaf, with the
     aggregate rebuilt by ``insertvalue`` after the block's phis.
 
     LLVM 22's SPIR-V back end cannot select an aggregate-typed ``phi``: it aborts the
@@ -242,232 +434,325 @@ def split_aggregate_phis(text: str) -> str:
           ret void
         }
 
-    An incoming value that is not a constant is taken apart at the end of its block
-    (its elements read through the ``insertvalue`` chain that built it where there is
-    one, else by ``extractvalue``), and an ``extractvalue`` of the split phi becomes
-    the element's phi, so that the aggregate is usually left unused (the OpenCL C
-    emitter, which writes no aggregate values, needs that).  A phi of nested
-    aggregates, or an unnamed (numbered) one, is left as it is."""
+    A phi of nested aggregates is split down to its scalar leaves, one phi per leaf
+    (element paths such as ``5, 1``): Numba lowers ``tuple[i]`` with a run-time ``i``
+    as a ``switch`` whose cases meet in a phi of the element type, and a tuple of
+    arrays (``arrs[k][:, j]`` over captured host arrays) gives a phi of array structs,
+    ``{ ptr, ..., [2 x i64], [2 x i64] }``, on which the back end aborts the same way.
+    A leftover ``insertvalue`` or ``extractvalue`` of a nested aggregate aborts it too
+    ("Unexpected integer constant pattern"; an ``extractvalue`` of an aggregate that
+    an ``extractvalue`` took out, ``MachineOperand::getReg``), so every read of a leaf
+    is resolved to a scalar value here.
+
+    The C-family emitter (cemit), which writes no aggregate values, needs it too.  The
+    SPIR-V route's need can go when LLVM's SPIR-V back end selects aggregate phis
+    (test_legalize.py and test_backend_survival.py emit the smallest IR through it, in
+    a child process for the nested one).
+
+    Each leaf of an incoming value is read through the ``insertvalue`` and
+    ``extractvalue`` chains that made the value (a leaf an ``insertvalue`` wrote, a
+    leaf of a constant, or the leaf phi of another phi split here, for a value taken
+    out of a part of it); a value whose leaves are not all found is taken apart at the
+    end of its incoming block, one ``extractvalue`` per leaf from the aggregate its
+    chain of ``extractvalue`` instructions started from.  An ``extractvalue`` of a
+    leaf of the split phi, directly or through ``extractvalue`` instructions of its
+    parts (or ``insertvalue`` instructions that wrote other elements), becomes the
+    leaf's phi, so that the aggregate is usually left unused and the compiler's
+    removal of unused values takes the rebuilt chain away.  A phi whose type holds a
+    packed struct or a named type, one with fast-math flags, an unnamed (numbered)
+    one (a numbered value cannot be redefined later in the block: numbers are in
+    order), or one with an incoming constant that is not split here (a string
+    ``c"..."``), is left as it is.
+
+    Types: each leaf phi has the leaf's type, and so has each incoming leaf (an
+    ``extractvalue`` of that path from an aggregate of the type the path is taken in,
+    the operand an ``insertvalue`` of that path wrote, checked against the type at
+    that path, the constant's element, or another phi's leaf phi of that path and
+    type); the rebuilt aggregate has the phi's type and name.  Dominance: an incoming
+    value dominates the end of its block, and so do the operands of the instructions
+    that built it and the aggregates its ``extractvalue`` chain read (an instruction's
+    operands dominate it); the ``extractvalue`` instructions go just before that
+    block's terminator.  The leaf phis stand where the phi stood, so each dominates
+    whatever the phi dominated, and the rebuilding ``insertvalue`` chain stands right
+    after the block's last phi, in the phi's block before any of its non-phi uses (a
+    phi use is at the end of a block the phi's block dominates).  An ``extractvalue``
+    resolved to a leaf phi reads the phi through its chain of operands, so the phi,
+    and with it the leaf phi, dominates it and every use of it.
+    """
     if " = phi {" not in text and " = phi [" not in text:
         return text
-    return rewrite_bodies(text, _split_phis_in)
+    return _rewrite_bodies(text, _split_phis_in)
 
 
-def _split_top(s: str) -> list[str]:
-    """*s* split at its commas outside brackets and quotes, each part stripped."""
-    parts, depth, start, i = [], 0, 0, 0
-    while i < len(s):
-        c = s[i]
-        if c == '"':
-            i = s.index('"', i + 1)
-        elif c in "([{<":
-            depth += 1
-        elif c in ")]}>":
-            depth -= 1
-        elif c == "," and depth == 0:
-            parts.append(s[start:i].strip())
-            start = i + 1
-        i += 1
-    parts.append(s[start:].strip())
-    return parts
-
-
-def _close(s: str, at: int) -> int:
-    """The index of the bracket that closes the one at *at* of *s*."""
-    depth = 0
-    for i in range(at, len(s)):
-        if s[i] in "([{<":
-            depth += 1
-        elif s[i] in ")]}>":
-            depth -= 1
-            if depth == 0:
-                return i
-    return -1
-
-
-def _element_types(ty: str):
-    """The element types of the struct or array type *ty*, if all are scalars or
-    vectors, else None."""
-    if ty.startswith("{ ") and ty.endswith(" }"):
-        elems = _split_top(ty[2:-2])
-    elif ty.startswith("[") and ty.endswith("]") and " x " in ty:
-        count, elem = ty[1:-1].split(" x ", 1)
-        if not count.isdigit():
-            return None
-        elems = [elem.strip()] * int(count)
+def _element_types(ty: list):
+    """The element types (code-token lists) of the struct or array type *ty* (code
+    tokens): scalars, vectors of scalars, or structs and arrays themselves; None for
+    any other type, or an element type that is a packed struct, a named type or
+    something else."""
+    if not ty:
+        return None
+    j = len(ty)
+    if ty[0] == "{" and ty[-1] == "}":
+        elems = _split_commas(ty, 1, j - 1)
+    elif ty[0] == "[" and ty[-1] == "]" and j >= 5 and ty[2] == "x" and ty[1].isdigit():
+        elems = [ty[3:j - 1]] * int(ty[1])
     else:
         return None
-    if not elems or any(e.startswith(("{", "[", "<{")) or not e for e in elems):
-        return None
-    return elems
+    for e in elems:
+        if not e or _type_end(e, 0) != len(e) or e[:2] == ["<", "{"]:
+            return None
+        if e[0] == "<" and (len(e) != 5 or irlex.kind(e[3]) is not irlex.WORD):
+            return None
+        if irlex.kind(e[0]) is irlex.LOCAL:  # a named (struct) type
+            return None
+    return elems or None
 
 
-def _constant_elements(op: str, elems: list[str]):
-    """The elements of the constant aggregate *op* (each without its type), or None
-    for a value that is not such a constant."""
-    if op in ("undef", "poison", "zeroinitializer"):
-        return [op] * len(elems)
-    if op[:1] not in "{[" or _close(op, 0) != len(op) - 1:
-        return None
-    parts = _split_top(op[1:-1].strip())
-    if len(parts) != len(elems) or not all(p.startswith(t + " ") for p, t in zip(parts, elems)):
-        return None
-    return [p[len(t) + 1:] for p, t in zip(parts, elems)]
-
-
-def _parse_phi(line: str):
-    """(name, type, [(value, block)], element types) of an aggregate phi, else None."""
-    d = definition(line)
-    if d is None or d[0][1:2].isdigit() or not d[1].startswith("phi "):
-        return None
-    rest = d[1][4:]
-    end = _close(rest, 0)
-    if end < 0:
-        return None
-    ty = rest[:end + 1]
+def _leaves(ty: list):
+    """[(path, type tokens)] of the scalar and vector leaves of the aggregate type *ty*
+    (code tokens), in order (a path is the tuple of indices ``extractvalue`` takes),
+    or None where some part of it is not split (see ``_element_types``)."""
     elems = _element_types(ty)
     if elems is None:
         return None
-    incoming, k = [], end + 1
-    while True:
-        k = rest.find("[", k)
-        if k < 0:
-            break
-        close = _close(rest, k)
-        pair = _split_top(rest[k + 1:close].strip())
-        if len(pair) != 2 or not pair[1].startswith("%"):
+    out = []
+    for i, t in enumerate(elems):
+        if t[0] in ("{", "["):
+            sub = _leaves(t)
+            if sub is None:
+                return None
+            out.extend(((i, *p), st) for p, st in sub)
+        else:
+            out.append(((i,), t))
+    return out
+
+
+def _type_at(ty: list, path):
+    """The type (code tokens) of the element of the aggregate type *ty* at *path*, or
+    None."""
+    for k in path:
+        elems = _element_types(ty)
+        if elems is None or k >= len(elems):
             return None
-        incoming.append((pair[0], pair[1]))
+        ty = elems[k]
+    return ty
+
+
+def _indices(parts):
+    """The tuple of indices that the operands *parts* (``_split_commas`` lists) spell,
+    or None."""
+    if not parts or any(len(p) != 1 or not p[0].isdigit() for p in parts):
+        return None
+    return tuple(int(p[0]) for p in parts)
+
+
+def _constant_leaf(v: list, ty: list, path):
+    """The leaf at *path* (code tokens, without its type) of the constant aggregate
+    *v* of type *ty*, or None for a value that is not such a constant (or one written
+    as a string, ``c"..."``)."""
+    for k in path:
+        if len(v) == 1 and v[0] in _AGG_CONSTANTS:
+            return v
+        elems = _element_types(ty)
+        if elems is None or k >= len(elems) or not v or v[0] not in ("{", "["):
+            return None
+        try:
+            if match_paren(v, 0) != len(v) - 1:
+                return None
+        except ValueError:
+            return None
+        parts = _split_commas(v, 1, len(v) - 1)
+        p, t = (parts[k], elems[k]) if len(parts) == len(elems) else ((), ())
+        if not t or p[:len(t)] != t or len(p) == len(t):
+            return None
+        v, ty = p[len(t):], t
+    return v
+
+
+def _leaf_of(value: list, path, ty, defs: dict, leaves: dict):
+    """The leaf at *path* of the aggregate *value* (code tokens) of type *ty* (code
+    tokens; None where *value* is defined by an instruction in *defs*, which says its
+    type): ``(leaf, None)`` with the leaf's code tokens (a constant, the operand an
+    ``insertvalue`` wrote there, or the leaf phi of a phi being split; *leaves*: phi
+    -> {path: leaf phi}) read through ``insertvalue`` and ``extractvalue`` chains
+    (*defs*: name -> the code tokens from the opcode on); else ``(None, (aggregate,
+    type, path))`` with the aggregate the ``extractvalue`` chain started from, where
+    the leaf can be taken out by one ``extractvalue``."""
+    path = tuple(path)
+    for _ in range(256):
+        if len(value) != 1:
+            break
+        v = value[0]
+        if v in leaves:
+            leaf = leaves[v].get(path)
+            return ([leaf], None) if leaf is not None else (None, (value, ty, path))
+        d = defs.get(v)
+        if d is None:
+            break
+        e = _type_end(d, 1)
+        parts = _split_commas(d, e, len(d)) if e > 1 else []
+        if d[0] == "extractvalue":  # extractvalue TY AGG, IDX...
+            idx = _indices(parts[1:])
+            if idx is None or not parts[0]:
+                break
+            value, ty, path = parts[0], d[1:e], idx + path
+            continue
+        # insertvalue TY AGG, ETY VAL, IDX...
+        idx = _indices(parts[2:])
+        if idx is None or not parts[0]:
+            break
+        ty = d[1:e]
+        if idx == path[:len(idx)]:
+            sub = _type_at(ty, idx)
+            if sub is None or parts[1][:len(sub)] != sub or len(parts[1]) == len(sub):
+                break
+            value, path, ty = parts[1][len(sub):], path[len(idx):], sub
+            if not path:
+                return value, None
+        elif idx[:len(path)] == path:  # a part of the asked element written: not one leaf
+            return None, (value, ty, path)
+        else:
+            value = parts[0]
+    found = _constant_leaf(value, ty, path) if ty is not None else None
+    return (found, None) if found is not None else (None, (value, ty, path))
+
+
+def _parse_phi(c: list):
+    """(type tokens, [(value tokens, block token)], [(leaf path, leaf type)]) of the
+    aggregate phi whose code tokens are *c*, else None."""
+    if len(c) < 5 or c[1] != "=" or c[2] != "phi" or c[0][1:2].isdigit():
+        return None
+    e = _type_end(c, 3)
+    if e < 0:
+        return None
+    leaves = _leaves(c[3:e])
+    if leaves is None:
+        return None
+    incoming, k = [], e
+    while k < len(c) and c[k] == "[":
+        close = match_paren(c, k)
+        pair = _split_commas(c, k + 1, close)
+        if len(pair) != 2 or len(pair[1]) != 1 or irlex.kind(pair[1][0]) is not irlex.LOCAL:
+            return None
+        incoming.append((pair[0], pair[1][0]))
         k = close + 1
-        nxt = rest[k:].lstrip()
-        if not nxt.startswith(", ["):
-            break
-    return (d[0], ty, incoming, elems) if incoming else None
-
-
-def _suffixed(name: str, suffix: str) -> str:
-    return f'{name[:-1]}.{suffix}"' if name.endswith('"') else f"{name}.{suffix}"
-
-
-def _element_of(value: str, e: int, ty: str, defs: dict):
-    """Element *e* of the aggregate *value* of type *ty*, read through the
-    ``insertvalue`` chain that built it (``defs``: name -> right-hand side), or None."""
-    for _ in range(64):
-        rhs = defs.get(value)
-        if rhs is None or not rhs.startswith(f"insertvalue {ty} "):
-            break
-        parts = _split_top(rhs[len("insertvalue "):])
-        if len(parts) != 3 or not parts[2].isdigit():
-            return None
-        if int(parts[2]) == e:
-            return parts[1].split(" ")[-1] if " " in parts[1] else None
-        value = parts[0][len(ty) + 1:]
-    consts = _constant_elements(value, _element_types(ty) or [])
-    return consts[e] if consts else None
+        if k < len(c) and c[k] == "," and k + 1 < len(c) and c[k + 1] == "[":
+            k += 1
+    return (c[3:e], incoming, leaves) if incoming and k == len(c) else None
 
 
 def _split_phis_in(body: list[str]) -> list[str]:
     """One function body with its aggregate phis split (see split_aggregate_phis)."""
     if not any(" = phi {" in ln or " = phi [" in ln for ln in body):
         return body
-    defs = {}
-    for ln in body:
-        if " = insertvalue " in ln:
-            d = definition(ln)
-            if d:
-                defs[d[0]] = d[1]
+    toks = [line_tokens(ln) for ln in body]
+    cs = [code(t) for t in toks]
+    defs = {c[0]: c[2:] for c in cs
+            if len(c) > 3 and c[1] == "=" and c[2] in ("insertvalue", "extractvalue")}
     # blocks: name -> (first line, end line); the entry block may have no label
     starts = [(0, None)]
-    for i, ln in enumerate(body):
-        if _is_label(ln):
-            starts.append((i, "%" + ln[:name_end(ln, 0)]))
+    for n, c in enumerate(cs):
+        if len(c) >= 2 and c[1] == ":" and is_label(toks[n]):
+            starts.append((n, irlex.unquote(c[0])))
     blocks: dict = {}
-    for n, (i, name) in enumerate(starts):
-        end = starts[n + 1][0] if n + 1 < len(starts) else len(body)
-        blocks[name] = (i, end)
-    before: dict[int, list[str]] = {}    # line index -> lines to insert before it
-    after: dict[int, list[str]] = {}     # line index -> lines to insert after it
-    replaced: dict[int, list[str]] = {}  # line index -> its replacement
-    extracted: dict = {}
-    serial = 0
-    for i, ln in enumerate(body):
-        if " = phi {" not in ln and " = phi [" not in ln:
+    for k, (n, bname) in enumerate(starts):
+        end = starts[k + 1][0] if k + 1 < len(starts) else len(body)
+        blocks[bname] = (n, end)
+
+    def span_of(block):
+        bname = name(block)
+        span = blocks.get(bname)
+        if span is None and bname.isdigit():
+            span = blocks[None]  # the unlabelled entry block, numbered
+        return span if span is not None and span[1] > span[0] else None
+
+    names = _Names(toks)
+    # the phis to split (every incoming value a constant whose leaves are all found,
+    # or a named value coming from a block of this body), and their leaf phis, named
+    # first so that a phi's incoming value can be read through another split phi
+    phis: dict[int, tuple] = {}
+    leaves: dict[str, dict] = {}  # phi -> {leaf path: leaf phi}
+    for n, c in enumerate(cs):
+        if len(c) < 4 or c[2] != "phi" or c[3] not in ("{", "["):
             continue
-        phi = _parse_phi(ln)
+        phi = _parse_phi(c)
         if phi is None:
             continue
-        name, ty, incoming, elems = phi
+        ty, incoming, elems = phi
+        if all(len(v) == 1 and irlex.kind(v[0]) is irlex.LOCAL and span_of(b) is not None
+               or all(_constant_leaf(v, ty, p) is not None for p, _t in elems)
+               for v, b in incoming):
+            phis[n] = phi
+            leaves[c[0]] = {p: names.fresh(f"{name(c[0])}.gpux.e{e}")
+                            for e, (p, _t) in enumerate(elems)}
+    if not phis:
+        return body
+    before: dict[int, list[str]] = {}    # line -> lines to insert before it
+    after: dict[int, list[str]] = {}     # line -> lines to insert after it
+    replaced: dict[int, list[str]] = {}  # line -> its replacement
+    extracted: dict = {}                 # (value, block) -> its leaves, spelled
+    for n, (ty, incoming, elems) in phis.items():
+        c = cs[n]
         columns: list[list[str]] = [[] for _ in elems]
-        ok = True
         for value, block in incoming:
-            consts = _constant_elements(value, elems)
-            if consts is None:
-                if not value.startswith("%"):
-                    ok = False
-                    break
-                span = blocks.get(block) or blocks.get(None)
-                if span is None or span[1] <= span[0]:
-                    ok = False
-                    break
-                key = (value, block)
-                if key not in extracted:
-                    found = [_element_of(value, e, ty, defs) for e in range(len(elems))]
-                    if all(f is not None for f in found):
-                        extracted[key] = found
-                if key not in extracted:
+            key = (_spell(value), block)
+            if key not in extracted:
+                got = [_leaf_of(value, p, ty, defs, leaves) for p, _t in elems]
+                if all(found is not None for found, _root in got):
+                    extracted[key] = [_spell(found) for found, _root in got]
+                else:  # taken apart at the end of its block
+                    span = span_of(block)
                     term = span[1] - 1
-                    while term > span[0] and (not body[term].strip()
-                                              or body[term].lstrip().startswith(";")):
+                    while term > span[0] and not cs[term]:
                         term -= 1
-                    names = []
-                    for e in range(len(elems)):
-                        serial += 1
-                        names.append(f"%gpux.pe{serial}")
+                    out = []
+                    for e, ((p, _t), (found, root)) in enumerate(zip(elems, got)):
+                        if found is not None:
+                            out.append(_spell(found))
+                            continue
+                        agg, aty, apath = root
+                        if len(agg) != 1 or irlex.kind(agg[0]) is not irlex.LOCAL \
+                                or aty is None:
+                            agg, aty, apath = value, ty, p
+                        out.append(names.fresh(f"gpux.pe.{name(value[0])}.{e}"))
                         before.setdefault(term, []).append(
-                            f"  {names[-1]} = extractvalue {ty} {value}, {e}")
-                    extracted[key] = names
-                consts = extracted[key]
-            for e, c in enumerate(consts):
-                columns[e].append(f"[ {c}, {block} ]")
-        if not ok:
-            continue
-        parts = [_suffixed(name, f"gpux.e{e}") for e in range(len(elems))]
-        replaced[i] = [f"  {p} = phi {t} {', '.join(col)}"
-                       for p, t, col in zip(parts, elems, columns)]
+                            f"  {out[-1]} = extractvalue {_spell(aty)} {agg[0]}, "
+                            + ", ".join(map(str, apath)))
+                    extracted[key] = out
+            for e, x in enumerate(extracted[key]):
+                columns[e].append(f"[ {x}, {block} ]")
+        parts = [leaves[c[0]][p] for p, _t in elems]
+        replaced[n] = [f"  {lp} = phi {_spell(t)} {', '.join(col)}"
+                       for lp, (_p, t), col in zip(parts, elems, columns)]
         # rebuilt after the block's last phi
-        last = i
-        while last + 1 < len(body) and " = phi " in body[last + 1]:
+        last = n
+        while last + 1 < len(body) and len(cs[last + 1]) > 2 and cs[last + 1][2] == "phi":
             last += 1
         prev = "undef"
-        for e, (p, t) in enumerate(zip(parts, elems)):
-            dst = name if e == len(elems) - 1 else _suffixed(name, f"gpux.b{e}")
-            after.setdefault(last, []).append(f"  {dst} = insertvalue {ty} {prev}, {t} {p}, {e}")
+        for e, (lp, (p, t)) in enumerate(zip(parts, elems)):
+            dst = c[0] if e == len(elems) - 1 else names.fresh(f"{name(c[0])}.gpux.b{e}")
+            after.setdefault(last, []).append(
+                f"  {dst} = insertvalue {_spell(ty)} {prev}, {_spell(t)} {lp}, "
+                + ", ".join(map(str, p)))
             prev = dst
-    if not replaced:
-        return body
-    # an extractvalue of a split phi is the element's phi
-    split = {}
-    for i in replaced:
-        name = definition(body[i])[0]
-        split[name] = [definition(x)[0] for x in replaced[i]]
+    # an extractvalue of a leaf of a split phi (directly, or through extractvalues of
+    # its parts and insertvalues of other elements) is the leaf's phi
+    leaf_names = {x for lv in leaves.values() for x in lv.values()}
     rename: dict[str, str] = {}
-    for i, ln in enumerate(body):
-        if " = extractvalue " in ln:
-            d = definition(ln)
-            parts = _split_top(d[1][len("extractvalue "):]) if d else []
-            if len(parts) == 2 and parts[1].isdigit():
-                src = parts[0].rsplit(" ", 1)[-1]
-                if src in split and int(parts[1]) < len(split[src]):
-                    rename[d[0]] = split[src][int(parts[1])]
-                    replaced[i] = []
-    local = re.compile(_NAME)
+    for n, c in enumerate(cs):
+        if len(c) > 3 and c[1] == "=" and c[2] == "extractvalue":
+            found, _root = _leaf_of([c[0]], (), None, defs, leaves)
+            if found is not None and len(found) == 1 and found[0] in leaf_names:
+                rename[c[0]] = found[0]
+                replaced[n] = []
     out: list[str] = []
-    for i, ln in enumerate(body):
-        out.extend(before.get(i, ()))
-        out.extend(replaced.get(i, (ln,)))
-        out.extend(after.get(i, ()))
+    for n, ln in enumerate(body):
+        out.extend(before.get(n, ()))
+        out.extend(replaced.get(n, (ln,)))
+        out.extend(after.get(n, ()))
     if rename:
-        out = [local.sub(lambda m: rename.get(m.group(0), m.group(0)), ln) for ln in out]
+        out = ["".join(rename.get(x, x) for x in line_tokens(ln)) if "%" in ln else ln
+               for ln in out]
     return out
 
 
@@ -482,6 +767,6 @@ REWRITES = {
 
 def apply_rewrites(text: str, names) -> str:
     """*text* with the rewrites *names* applied, in order."""
-    for name in names:
-        text = REWRITES[name](text)
+    for n in names:
+        text = REWRITES[n](text)
     return text

@@ -27,10 +27,10 @@ from __future__ import annotations
 
 import hashlib
 import importlib
-import re
 import threading
 from typing import Callable, Iterable
 
+from . import irlex
 from .irtext import defined_functions
 
 __all__ = ["OverlayRegistry", "OverlayStack", "Deferred", "registry", "registry_stack", "SHARED",
@@ -38,8 +38,6 @@ __all__ = ["OverlayRegistry", "OverlayStack", "Deferred", "registry", "registry_
 
 #: bumped by every ``define`` in any registry
 epoch = 0
-
-_DECL = re.compile(r"^declare .*$", re.M)
 
 #: the token of a definition made by a module named with ``define_module`` while it
 #: loads: the digest has the module's name instead
@@ -339,14 +337,25 @@ class OverlayStack:
                 continue
             if map_shared is not None and reg.name == SHARED:
                 text = map_shared(text)
-            for d in _DECL.findall(text):
-                decls[d] = None
-            body = _DECL.sub("", text).strip()
+            rest = []
+            for ln in text.split("\n"):  # (a line that starts with "declare" is one)
+                if ln.startswith("declare ") or ln == "declare":
+                    decls[ln] = None
+                else:
+                    rest.append(ln)
+            body = "\n".join(rest).strip()
             defined |= defined_functions(body)
             bodies.append(body)
         # a definition's helper declares must not clash with another's definition
-        kept = [d for d in decls if not any(f"@{x}(" in d or f'@"{x}"(' in d for x in defined)]
+        kept = [d for d in decls if _declared_name(d) not in defined]
         return "\n".join(kept) + "\n\n" + "\n\n".join(bodies) + "\n", missing
+
+
+def _declared_name(line: str) -> str | None:
+    """The name of the function a ``declare`` line declares."""
+    toks = irlex.line_tokens(line)
+    at = irlex.define_name(toks)
+    return None if at is None else irlex.name(toks[at])
 
 
 def registry_stack(target_name: str, families: tuple[str, ...]) -> OverlayStack:

@@ -87,7 +87,7 @@ def dynamic_shared_too_big():
 
 @gpux.jit
 def big_shared(a):
-    s = gpux.shared.array(20_000_000, np.float32)   # 80 MB
+    s = gpux.shared.array(20_000_000, np.float32)   # <- here (80 MB)
     s[0] = a[0]
     a[0] = s[0]
 
@@ -204,6 +204,46 @@ def read_only_input_is_fine():
     res = np.zeros(4, np.float32)
     reads[1, 1](ro, res)
     assert res[0] == 2
+
+@gpux.jit
+def scaled(a, factors):
+    a[0] = a[0] * factors[0]
+
+@case
+def dict_argument():
+    scaled[1, 1](a, {0: 2.0})   # <- here
+
+@case
+def tuple_holding_a_dict_argument():
+    scaled[1, 1](a, (2.0, {"x": 1}))   # <- here
+
+@gpux.jit
+def builds_dict(a):
+    d = {"x": 1.0, "y": 2.0}   # <- here
+    a[0] = d["x"]
+
+@case
+def dict_in_kernel():
+    builds_dict[1, 1](a)
+
+@gpux.jit
+def builds_dict_by_call(a):
+    d = dict(x=1.0)   # <- here
+    a[0] = d["x"]
+
+@case
+def dict_call_in_kernel():
+    builds_dict_by_call[1, 1](a)
+
+SETTINGS = {"gain": 2.0}
+
+@gpux.jit
+def reads_global_dict(a):
+    a[0] = SETTINGS["gain"]   # <- here
+
+@case
+def global_dict_in_kernel():
+    reads_global_dict[1, 1](a)
 '''
 
 GROUPS = {"limits": LIMITS, "user_errors": USER_ERRORS}
@@ -279,6 +319,15 @@ def test_limits_are_checked_before_anything_runs(case, ocl, tmp_path_factory):
         assert "MemoryError" in err["mro"]
 
 
+def test_shared_arrays_too_large_name_their_declaration(ocl, tmp_path_factory):
+    err, script = _err("limits", "static_shared_too_big", ocl, tmp_path_factory)
+    msg = err["message"]
+    assert "its shared array is declared at:" in msg
+    assert f'File "{script}", line' in msg
+    assert _here_line("limits", "shared.array(20_000_000") in msg
+    assert "(80000000 bytes)" in msg
+
+
 def test_a_huge_local_array_is_a_typing_error_with_the_line(ocl, tmp_path_factory):
     err, script = _err("limits", "local_too_big", ocl, tmp_path_factory)
     assert err["error"] == "TypingError", err
@@ -310,6 +359,19 @@ USER_CASES = {
                          "a[0] = 7"),
     "read_only_out_wrapper": ("LaunchError", ["kernel writes", "read-only", "as an output"],
                               None),
+    "dict_argument": ("LaunchTypeError", ["kernel scaled: argument 1 (factors) is a dict",
+                                          "separate arguments"],
+                      "scaled[1, 1](a, {0: 2.0})"),
+    "tuple_holding_a_dict_argument": ("LaunchTypeError", [
+        "kernel scaled: argument 1 (factors) is a tuple (its item 1 is a dict)"],
+        'scaled[1, 1](a, (2.0, {"x": 1}))'),
+    "dict_in_kernel": ("UnsupportedError", ["builds_dict: a dict {...} is made here",
+                                            "no dicts or sets"], 'd = {"x": 1.0'),
+    "dict_call_in_kernel": ("UnsupportedError", ["builds_dict_by_call: dict() is made here"],
+                            "d = dict(x=1.0)"),
+    "global_dict_in_kernel": ("UnsupportedError", [
+        "reads_global_dict: the dict SETTINGS (a global variable) is read here"],
+        'a[0] = SETTINGS["gain"]'),
 }
 
 

@@ -10,8 +10,6 @@ spelling and constant data from :mod:`.values`.
 
 from __future__ import annotations
 
-import re
-
 from ..errors import InternalCompilerError
 from ..irtext import close_paren
 from . import structure as S
@@ -216,9 +214,20 @@ class _Fn(FnExprs):
 
 
 def _mentions(expr: str, ident: str) -> bool:
-    import re
+    """Whether the C expression *expr* names the identifier *ident* (not as a part of
+    a longer identifier)."""
+    k = expr.find(ident)
+    while k >= 0:
+        end = k + len(ident)
+        if (k == 0 or not _is_ident_char(expr[k - 1])) and \
+                (end == len(expr) or not _is_ident_char(expr[end])):
+            return True
+        k = expr.find(ident, k + 1)
+    return False
 
-    return re.search(rf"(?<![\w]){re.escape(ident)}(?![\w])", expr) is not None
+
+def _is_ident_char(ch: str) -> bool:
+    return ch.isalnum() or ch == "_"
 
 
 class _Emitter:
@@ -300,11 +309,10 @@ class _Emitter:
                         size *= i.args[0].value
                     elif i.args:
                         raise SourceEmitError("variable-sized stack arrays are not supported")
-                    am = re.search(r", align (\d+)", i.text)
                     words = max(1, (size + 7) // 8)
                     st.arrays.append(d.private_array.format(
                         name=f"{st.cname(name)}_mem", words=words, bytes=8 * words,
-                        align=max(8, align, int(am.group(1)) if am else 0)))
+                        align=max(8, align, i.align)))
                 continue
             decls.append(f"{st.decl_type(i)} {st.cname(name)};")
         for t, ty in self.extra_decls.get(st, {}).items():
@@ -360,11 +368,45 @@ def emit_source(module, kernels, dialect: Dialect, lookup, features=frozenset())
                                       f"need every device function inlined into its kernel")
     text = "\n".join(funcs)
     pre = [dialect.preamble] if dialect.preamble else []
+    # the extensions the types of the kernels' values need (the source's text holds
+    # the user's strings too: a print("double check") needs no fp64)
+    widths = _float_widths(model, kernels)
     for feat, p in dialect.feature_preambles.items():
-        if feat == "fp64" and "double" in text or feat == "fp16" and "half" in text:
+        if feat == "fp64" and 64 in widths or feat == "fp16" and 16 in widths:
             pre.append(p)
     parts = pre + list(em.helpers) + em.gdecls + funcs
     return "\n\n".join(p.strip("\n") for p in parts if p) + "\n"
+
+
+def _float_widths(model: ModuleModel, kernels) -> set:
+    """The widths of the floating-point types among the values, parameters, allocated
+    types and module variables that the *kernels* of *model* use."""
+    seen: set = set()
+    out: set = set()
+
+    def add(ty):
+        if ty is None or ty in seen:
+            return
+        seen.add(ty)
+        if ty.kind == "float":
+            out.add(ty.bits)
+        add(ty.elem)
+        for f in ty.fields:
+            add(f)
+
+    for name in kernels:
+        fn = model.functions[name]
+        for _, ty in fn.params:
+            add(ty)
+        for b in fn.blocks:
+            for i in b.insts:
+                add(i.ty)
+                add(i.src_ty)
+                for a in i.args:
+                    add(a.ty)
+    for g in model.globals.values():
+        add(g.ty)
+    return out
 
 
 def _bare(expr: str) -> str:

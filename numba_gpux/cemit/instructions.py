@@ -304,7 +304,7 @@ class FnExprs:
         if op == "getelementptr":
             return self.gep(a[0], i.src_ty, a[1:])
         if op == "load":
-            if "atomic" in i.text.split("=", 1)[-1].split(",")[0]:
+            if "atomic" in i.flags:
                 # an aligned word read is atomic on every device; volatile keeps it a read
                 return f"*((volatile {self.ptr_qual(a[0])} {ctype(i.ty)}*){self.expr(a[0])})"
             return self.deref(a[0], i.ty)

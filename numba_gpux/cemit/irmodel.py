@@ -1,21 +1,24 @@
 """A small read-only model of optimized LLVM IR, read through llvmlite's binding.
 
 The binding exposes functions, blocks, instructions, operands, opcodes and
-types; what it does not expose (comparison predicates, the source element
-type of a GEP, switch case values, constant expressions) is read from the
-instruction's own text.  Every unnamed value and block is given a name first,
-so operands are identified by name.
+types; what it does not expose (comparison predicates, flags, the source element
+type of a GEP or an alloca, switch case values, constant expressions, a global's
+initializer) is read from the instruction's tokens (the project's IR lexer,
+:mod:`numba_gpux.irlex`, which knows string constants and quoted names).  Every
+unnamed value and block is given a name first, so operands are identified by
+name.  (llvmlite 0.50 has no accessors for those parts of an instruction; with
+them the tokens would not be needed.)
 """
 
 from __future__ import annotations
 
-import re
 import struct
 from dataclasses import dataclass, field
 
 from llvmlite import binding as ll
 from llvmlite.binding.value import ValueKind as VK
 
+from .. import irlex
 from ..errors import InternalCompilerError
 
 __all__ = ["Ty", "parse_type", "Val", "Inst", "Block", "Func", "Global", "ModuleModel",
@@ -53,60 +56,56 @@ class Ty:
         return self.kind
 
 
-_TY_TOKEN = re.compile(r"\s*(i\d+|half|bfloat|float|double|void|label|ptr(?:\s+addrspace\(\d+\))?|"
-                       r"\[|\]|<\{|\}>|<|>|\{|\}|,|x|\d+|%[\w.\"$-]+)")
-
-
 def parse_type(text: str) -> Ty:
     """Parse an LLVM type from text (``i64``, ``ptr addrspace(3)``, ``[4 x float]``...)."""
-    ty, rest = _parse_type(text.strip())
-    if rest.strip():
+    c = irlex.code(irlex.tokens(text))
+    ty, k = _type_at(c, 0)
+    if k != len(c):
         raise InternalCompilerError("emit-source", f"cannot read the type {text!r}")
     return ty
 
 
-def _parse_type(s: str):
-    s = s.lstrip()
-    m = re.match(r"i(\d+)\b", s)
-    if m:
-        return Ty("int", bits=int(m.group(1))), s[m.end():]
-    for name, bits in (("half", 16), ("float", 32), ("double", 64)):
-        if re.match(name + r"\b", s):
-            return Ty("float", bits=bits), s[len(name):]
-    m = re.match(r"ptr(?:\s+addrspace\((\d+)\))?", s)
-    if m:
-        return Ty("ptr", addrspace=int(m.group(1) or 0)), s[m.end():]
-    for name in ("void", "label", "metadata", "token"):
-        if s.startswith(name):
-            return Ty(name), s[len(name):]
-    m = re.match(r"\[\s*(\d+)\s+x\s+", s)
-    if m:
-        elem, rest = _parse_type(s[m.end():])
-        rest = rest.lstrip()
-        assert rest.startswith("]"), s
-        return Ty("array", elem=elem, count=int(m.group(1))), rest[1:]
-    m = re.match(r"<\s*(\d+)\s+x\s+", s)
-    if m:
-        elem, rest = _parse_type(s[m.end():])
-        rest = rest.lstrip()
-        assert rest.startswith(">"), s
-        return Ty("vector", elem=elem, count=int(m.group(1))), rest[1:]
-    packed = s.startswith("<{")
-    if packed or s.startswith("{"):
-        rest = s[2:] if packed else s[1:]
+_FLOATS = {"half": 16, "float": 32, "double": 64}
+_OTHER_TYPES = ("void", "label", "metadata", "token")
+
+
+def _type_at(c: list, i: int):
+    """The type that starts at position *i* of the code tokens *c*, and the position
+    just past it."""
+    t = c[i] if i < len(c) else ""
+    if t[:1] == "i" and t[1:].isdigit():
+        return Ty("int", bits=int(t[1:])), i + 1
+    if t in _FLOATS:
+        return Ty("float", bits=_FLOATS[t]), i + 1
+    if t == "ptr":
+        if c[i + 1:i + 3] == ["addrspace", "("] and i + 4 < len(c) and c[i + 4] == ")":
+            return Ty("ptr", addrspace=int(c[i + 3])), i + 5
+        return Ty("ptr"), i + 1
+    if t in _OTHER_TYPES:
+        return Ty(t), i + 1
+    if t in ("[", "<") and i + 2 < len(c) and c[i + 1].isdigit() and c[i + 2] == "x":
+        elem, k = _type_at(c, i + 3)
+        if k >= len(c) or c[k] != ("]" if t == "[" else ">"):
+            raise InternalCompilerError("emit-source", f"cannot read the type {_spell(c[i:])!r}")
+        return Ty("array" if t == "[" else "vector", elem=elem, count=int(c[i + 1])), k + 1
+    packed = t == "<" and c[i + 1:i + 2] == ["{"]
+    if packed or t == "{":
+        k = i + 2 if packed else i + 1
         fields = []
-        rest = rest.lstrip()
-        while not rest.startswith("}"):
-            f, rest = _parse_type(rest)
+        while k < len(c) and c[k] != "}":
+            f, k = _type_at(c, k)
             fields.append(f)
-            rest = rest.lstrip()
-            if rest.startswith(","):
-                rest = rest[1:].lstrip()
-        rest = rest[1:]
+            if k < len(c) and c[k] == ",":
+                k += 1
+        k += 1
         if packed:
-            rest = rest.lstrip()[1:]
-        return Ty("struct", fields=tuple(fields), packed=packed), rest
-    raise InternalCompilerError("emit-source", f"cannot read the type at {s[:60]!r}")
+            k += 1  # the closing ">"
+        return Ty("struct", fields=tuple(fields), packed=packed), k
+    raise InternalCompilerError("emit-source", f"cannot read the type at {_spell(c[i:i + 8])!r}")
+
+
+def _spell(c) -> str:
+    return " ".join(c)
 
 
 def type_size_align(ty: Ty) -> tuple[int, int]:
@@ -186,6 +185,7 @@ class Inst:
     cases: list = field(default_factory=list)   # switch: [(int, block)]
     flags: tuple = ()
     indices: tuple = ()            # extractvalue / insertvalue
+    align: int = 0                 # alloca: its ``align``, 0 if none is written
 
 
 @dataclass
@@ -244,50 +244,61 @@ class ModuleModel:
 
 # ----------------------------------------------------------------------------- reading
 
-_SAFE = re.compile(r"[^A-Za-z0-9_]")
-
-
-def _parse_float_text(text: str, bits: int) -> float:
-    t = text.strip()
+def _float_value(t: str, bits: int) -> float:
+    """A floating-point constant from its token (decimal, ``0x`` + a double's bits,
+    ``0xH`` + a half's)."""
     if t.startswith("0xH"):
-        import numpy as np
-
-        return float(np.frombuffer(int(t[3:], 16).to_bytes(2, "little"), np.float16)[0])
+        return float(struct.unpack("<e", int(t[3:], 16).to_bytes(2, "little"))[0])
     if t.startswith("0x"):
         return struct.unpack("<d", int(t[2:], 16).to_bytes(8, "little"))[0]
     return float(t)
 
 
-def _strip_type_prefix(text: str, ty: Ty) -> str:
-    t = text.strip()
-    st = str(ty)
-    if t.startswith(st):
-        return t[len(st):].strip()
-    # fall back: drop the leading type token
-    _, rest = _parse_type(t)
-    return rest.strip()
-
-
-def _split_top(s: str) -> list[str]:
-    out, depth, cur = [], 0, []
-    for ch in s:
-        if ch in "([{<":
+def _split_commas(c: list, i: int, j: int) -> list[list[str]]:
+    """The code tokens ``c[i:j]`` split at their commas outside brackets."""
+    parts, depth, start = [], 0, i
+    for k in range(i, j):
+        t = c[k]
+        if t in _OPENS:
             depth += 1
-        elif ch in ")]}>":
+        elif t in _CLOSES:
             depth -= 1
-        if ch == "," and depth == 0:
-            out.append("".join(cur).strip())
-            cur = []
+        elif t == "," and depth == 0:
+            parts.append(c[start:k])
+            start = k + 1
+    if j > start:
+        parts.append(c[start:j])
+    return parts
+
+
+_OPENS = frozenset("([{<")
+_CLOSES = frozenset(")]}>")
+_CEXPR_OPS = ("getelementptr", "addrspacecast", "bitcast", "ptrtoint", "inttoptr")
+_GEP_FLAGS = ("inbounds", "nuw", "nusw")
+
+
+def _skip_gep_flags(c: list, k: int) -> int:
+    """The position after the flags of a ``getelementptr`` whose flags start at *k*
+    (``inbounds``, ``nuw``, ``nusw``, ``inrange(a, b)``)."""
+    while k < len(c):
+        if c[k] in _GEP_FLAGS:
+            k += 1
+        elif c[k] == "inrange" and c[k + 1:k + 2] == ["("]:
+            k = irlex.match_paren(c, k + 1) + 1
         else:
-            cur.append(ch)
-    if "".join(cur).strip():
-        out.append("".join(cur).strip())
-    return out
+            break
+    return k
 
 
-def _const_from_text(ty: Ty, text: str) -> Val:
-    """A constant operand from its text (without the leading type)."""
-    t = text.strip()
+def _typed_const(c: list) -> Val:
+    """A constant from the code tokens of ``type value``."""
+    ty, k = _type_at(c, 0)
+    return _const(ty, c[k:])
+
+
+def _const(ty: Ty, c: list) -> Val:
+    """A constant operand from the code tokens *c* of its value (without its type)."""
+    t = c[0] if len(c) == 1 else ""
     if t in ("poison", "undef"):
         return Val("undef", ty)
     if t == "null":
@@ -296,41 +307,30 @@ def _const_from_text(ty: Ty, text: str) -> Val:
         return Val("agg", ty, value="zero")
     if t in ("true", "false"):
         return Val("int", ty, value=1 if t == "true" else 0)
-    if ty.kind == "int":
-        return Val("int", ty, value=int(t))
-    if ty.kind == "float":
-        return Val("float", ty, value=_parse_float_text(t, ty.bits))
-    if t.startswith("@"):
-        return Val("global", ty, name=t[1:].strip('"'))
-    if t.startswith(("[", "{", "<")) or t.startswith("c\""):
-        if t.startswith("c\""):
-            raw = t[2:-1]
-            # LLVM escapes a backslash as \\ and other bytes as \XX
-            data = re.sub(r"\\(\\|[0-9A-Fa-f]{2})",
-                          lambda m: "\\" if m.group(1) == "\\" else chr(int(m.group(1), 16)), raw)
-            return Val("agg", ty, value=[Val("int", ty.elem, value=ord(ch)) for ch in data])
-        inner = t[1:-1] if not t.startswith("<{") else t[2:-2]
-        items = []
-        for part in _split_top(inner):
-            ety, rest = _parse_type(part)
-            items.append(_const_from_text(ety, rest))
-        return Val("agg", ty, value=items)
-    m = re.match(r"(getelementptr|addrspacecast|bitcast|ptrtoint|inttoptr)\s*(inbounds\s*|nuw\s*|nusw\s*)*\((.*)\)$",
-                 t, re.S)
-    if m:
-        op, body = m.group(1), m.group(3)
-        parts = _split_top(body)
-        if op == "getelementptr":
-            src = parse_type(parts[0])
-            args = []
-            for p in parts[1:]:
-                aty, rest = _parse_type(p)
-                args.append(_const_from_text(aty, rest))
-            return Val("cexpr", ty, value=CExpr(op, args, src, "inbounds" in t[:40]))
-        inner, _, to = body.rpartition(" to ")
-        aty, rest = _parse_type(inner)
-        return Val("cexpr", ty, value=CExpr(op, [_const_from_text(aty, rest)]))
-    raise InternalCompilerError("emit-source", f"cannot read the constant {ty} {t}")
+    if t and ty.kind == "int":
+        return Val("int", ty, value=int(t[3:], 16) if t[:3] in ("u0x", "s0x") else int(t))
+    if t and ty.kind == "float":
+        return Val("float", ty, value=_float_value(t, ty.bits))
+    if t and irlex.kind(t) is irlex.GLOBAL:
+        return Val("global", ty, name=irlex.name(t))
+    if t and irlex.kind(t) is irlex.STRING and t.startswith("c"):
+        return Val("agg", ty, value=[Val("int", ty.elem, value=b) for b in irlex.string_bytes(t)])
+    if c and c[0] in ("[", "{", "<"):
+        packed = c[0] == "<" and c[1:2] == ["{"]
+        inner = (2, len(c) - 2) if packed else (1, len(c) - 1)
+        return Val("agg", ty, value=[_typed_const(p) for p in _split_commas(c, *inner)])
+    if c and c[0] in _CEXPR_OPS:
+        k = _skip_gep_flags(c, 1) if c[0] == "getelementptr" else 1
+        if k < len(c) and c[k] == "(" and irlex.match_paren(c, k) == len(c) - 1:
+            parts = _split_commas(c, k + 1, len(c) - 1)
+            if c[0] == "getelementptr":
+                src = parse_type(" ".join(parts[0]))
+                return Val("cexpr", ty, value=CExpr(c[0], [_typed_const(p) for p in parts[1:]],
+                                                    src, "inbounds" in c[1:k]))
+            body = parts[0]
+            to = len(body) - 1 - body[::-1].index("to")  # value "to" type
+            return Val("cexpr", ty, value=CExpr(c[0], [_typed_const(body[:to])]))
+    raise InternalCompilerError("emit-source", f"cannot read the constant {ty} {_spell(c)}")
 
 
 def _operand(v) -> Val:
@@ -352,37 +352,61 @@ def _operand(v) -> Val:
         return Val("null", ty)
     if kind == VK.metadata_as_value:
         return Val("meta", ty)
-    text = str(v)
-    return _const_from_text(ty, _strip_type_prefix(text, ty))
+    c = irlex.code(irlex.tokens(str(v)))  # "type value"
+    _, k = _type_at(c, 0)
+    return _const(ty, c[k:])
 
 
-_PRED = re.compile(r"=\s*(?:icmp|fcmp)\s+(?:[a-z]+\s+)*?(eq|ne|ugt|uge|ult|ule|sgt|sge|slt|sle|"
-                   r"oeq|ogt|oge|olt|ole|one|ord|ueq|une|uno|true|false)\s")
-_FLAG_WORDS = ("nuw", "nsw", "exact", "disjoint", "inbounds", "nnan", "ninf", "nsz", "arcp",
-               "contract", "afn", "reassoc", "fast", "nneg", "samesign")
+_PREDICATES = frozenset(("eq", "ne", "ugt", "uge", "ult", "ule", "sgt", "sge", "slt", "sle",
+                         "oeq", "ogt", "oge", "olt", "ole", "one", "ord", "ueq", "une", "uno",
+                         "true", "false"))
+#: the words after an opcode that the emitter reads (``atomic`` and ``volatile`` of a
+#: load; the rest are LLVM's arithmetic and fast-math flags)
+_FLAG_WORDS = frozenset(("nuw", "nsw", "exact", "disjoint", "inbounds", "nnan", "ninf", "nsz",
+                         "arcp", "contract", "afn", "reassoc", "fast", "nneg", "samesign",
+                         "atomic", "volatile"))
 
 
-_SWITCH_CASE = re.compile(r'^\s*i\d+ (-?\d+|true|false), label %(?:"([^"]+)"|([-\w.$]+))', re.M)
+def _inst_tokens(ins, op: str):
+    """The code tokens of instruction *ins* (all its lines: a ``switch`` spans several)
+    and the position of its opcode *op* among them."""
+    c = irlex.code(irlex.tokens(str(ins)))
+    k = 2 if len(c) > 2 and c[1] == "=" and irlex.kind(c[0]) is irlex.LOCAL else 0
+    while k < len(c) and c[k] in ("tail", "musttail", "notail"):
+        k += 1
+    if k >= len(c) or c[k] != op:
+        raise InternalCompilerError("emit-source", f"cannot read the instruction {str(ins).strip()}")
+    return c, k
 
 
-def _inst_text(ins) -> str:
-    return str(ins).strip().split("\n")[0]
+def _align(c: list, k: int) -> int:
+    """The ``align N`` among the top-level operands of the code tokens *c* after *k*."""
+    for part in _split_commas(c, k, len(c)):
+        if len(part) == 2 and part[0] == "align" and part[1].isdigit():
+            return int(part[1])
+    return 0
 
 
 def _read_inst(ins) -> Inst:
     op = ins.opcode
-    text = _inst_text(ins)
+    text = str(ins).strip().split("\n")[0]
     ty = parse_type(str(ins.type))
     ops = list(ins.operands)
     it = Inst(op=op, name=ins.name if ty.kind != "void" else "", ty=ty, args=[], text=text)
-    m = re.match(r"(?:%[^=]+=\s*)?(?:tail |musttail |notail )?" + re.escape(op) + r"\s+((?:\w+\s+)*)", text)
-    if m:
-        it.flags = tuple(w for w in m.group(1).split() if w in _FLAG_WORDS)
-    if op in ("icmp", "fcmp"):
-        pm = _PRED.search(text)
-        if not pm:
-            raise InternalCompilerError("emit-source", f"cannot read the predicate of {text}")
-        it.pred = pm.group(1)
+    c, at = _inst_tokens(ins, op)
+    k = at + 1
+    flags = []
+    while k < len(c) and irlex.kind(c[k]) is irlex.WORD and (c[k] in _FLAG_WORDS
+                                                             or c[k] in _PREDICATES):
+        if c[k] in _FLAG_WORDS:
+            flags.append(c[k])
+        elif op in ("icmp", "fcmp"):
+            it.pred = c[k]
+            break
+        k += 1
+    it.flags = tuple(flags)
+    if op in ("icmp", "fcmp") and not it.pred:
+        raise InternalCompilerError("emit-source", f"cannot read the predicate of {text}")
     if op == "br":
         if len(ops) == 1:
             it.blocks = [ops[0].name]
@@ -394,16 +418,18 @@ def _read_inst(ins) -> Inst:
         it.args = [_operand(ops[0])]
         it.blocks = [ops[1].name]
         if len(ops) > 2 and _operand(ops[2]).kind == "block":
-            # LLVM 22 keeps case values out of the operand list: read them from the text
-            # (one "i64 2, label %dest" per line)
-            for m in _SWITCH_CASE.finditer(str(ins)):
-                v = m.group(1)
+            # LLVM 22 keeps case values out of the operand list: read them from the
+            # instruction's tokens ([ iN V, label %dest ... ])
+            lb = c.index("[", at)
+            rb = irlex.match_paren(c, lb)
+            for m in range(lb + 1, rb - 3, 5):
+                v, dest = c[m + 1], c[m + 4]
                 it.cases.append((1 if v == "true" else 0 if v == "false" else int(v),
-                                 m.group(2) or m.group(3)))
+                                 irlex.name(dest)))
             return it
-        for k in range(2, len(ops), 2):
-            c = _operand(ops[k])
-            it.cases.append((c.value, ops[k + 1].name))
+        for m in range(2, len(ops), 2):
+            cv = _operand(ops[m])
+            it.cases.append((cv.value, ops[m + 1].name))
         return it
     if op == "phi":
         it.args = [_operand(o) for o in ops]
@@ -418,18 +444,18 @@ def _read_inst(ins) -> Inst:
         return it
     it.args = [_operand(o) for o in ops]
     if op == "getelementptr":
-        gm = re.search(r"getelementptr\s+(?:(?:inbounds|nuw|nusw)\s+)*(.*)$", text)
-        it.src_ty, _ = _parse_type(gm.group(1))
+        it.src_ty, _ = _type_at(c, _skip_gep_flags(c, at + 1))
     elif op == "alloca":
-        am = re.search(r"alloca\s+(?:inalloca\s+)?(.*)$", text)
-        it.src_ty, _ = _parse_type(am.group(1))
+        k = at + 1 + (c[at + 1:at + 2] == ["inalloca"])
+        it.src_ty, _ = _type_at(c, k)
+        it.align = _align(c, k)
     elif op in ("extractvalue", "insertvalue"):
         nops = 1 if op == "extractvalue" else 2
-        parts = _split_top(text.split(op, 1)[1])
-        it.indices = tuple(int(p) for p in parts[nops:] if p.strip().isdigit())
+        parts = _split_commas(c, at + 1, len(c))
+        it.indices = tuple(int(p[0]) for p in parts[nops:] if len(p) == 1 and p[0].isdigit())
     elif op == "atomicrmw":
-        am = re.search(r"atomicrmw\s+(?:volatile\s+)?(\w+)\s", text)
-        it.pred = am.group(1)
+        k = at + 1 + (c[at + 1:at + 2] == ["volatile"])
+        it.pred = c[k]
     return it
 
 
@@ -465,27 +491,30 @@ def read_module(module) -> ModuleModel:
         funcs[f.name] = fn
     gvars: dict[str, Global] = {}
     for g in mod.global_variables:
-        text = str(g).strip()
-        m = re.match(r'@("[^"]*"|[\w.$-]+)\s*=\s*(.*)$', text, re.S)
-        rest = m.group(2)
-        am = re.search(r"addrspace\((\d+)\)", rest.split("global", 1)[0].split("constant", 1)[0])
-        asp = int(am.group(1)) if am else 0
-        km = re.search(r"\b(global|constant)\s+(.*)$", rest, re.S)
-        is_const = km.group(1) == "constant"
-        body = km.group(2)
-        vty, init_text = _parse_type(body)
-        init_text = init_text.split(", align")[0].split(", section")[0].strip()
+        c = irlex.code(irlex.tokens(str(g)))
+        # @name = [linkage, attributes] [addrspace(N)] global|constant TYPE [INIT][, align ...]
+        kw = next(k for k in range(2, len(c)) if c[k] in ("global", "constant"))
+        asp = 0
+        for k in range(2, kw):
+            if c[k:k + 2] == ["addrspace", "("]:
+                asp = int(c[k + 2])
+        is_const = c[kw] == "constant"
+        vty, k = _type_at(c, kw + 1)
+        init_toks = _split_commas(c, k, len(c))[0] if k < len(c) and c[k] != "," else []
         external = g.is_declaration
         init = None
-        if not external and init_text and init_text not in ("undef", "poison"):
-            init = _const_from_text(vty, init_text)
+        if not external and init_toks and init_toks not in (["undef"], ["poison"]):
+            init = _const(vty, init_toks)
         gvars[g.name] = Global(g.name, vty, asp, is_const, init, external)
     return ModuleModel(funcs, gvars)
 
 
 def c_name(name: str) -> str:
     """A C identifier for an IR name."""
-    s = _SAFE.sub("_", name)
+    s = "".join(ch if ch in _C_IDENT else "_" for ch in name)
     if not s or s[0].isdigit():
         s = "_" + s
     return s
+
+
+_C_IDENT = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")

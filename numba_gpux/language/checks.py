@@ -21,10 +21,10 @@ from numba.core.typed_passes import NopythonTypeInference
 from numba.core.errors import NumbaError
 
 from ..errors import GpuxUserError, InternalCompilerError, UnsupportedError, format_loc
-from .functions import is_device_function
+from .functions import GpuxFunctionType, is_device_function
 
 __all__ = ["GpuxCompiler", "RejectHostOnlyValues", "RejectAllocations", "CaptureDeviceArrays",
-           "return_value_loc", "lowering_failure"]
+           "return_value_loc", "lowering_failure", "shared_array_sites"]
 
 
 def _what(ty) -> str | None:
@@ -140,11 +140,40 @@ def _allocating_method(expr, typemap) -> str | None:
     return None
 
 
+#: what the message for a dict or set suggests instead
+_NO_DICTS = ("GPU code has no dicts or sets (they live in host memory and grow by "
+             "allocating); use a tuple, a local.array indexed by a small integer key, or "
+             "pass the values as separate kernel arguments")
+
+
+def _host_container(value, func_ir) -> str | None:
+    """What the expression *value* does with a dict or set (as the message says it), or
+    None: makes one (a display ``{}``, ``{k: v}``, ``{a, b}``, or a call of ``dict()`` /
+    ``set()``), or reads one from a global or closure variable."""
+    from numba.core.ir_utils import find_callname, guard
+
+    if isinstance(value, (ir.Global, ir.FreeVar)) and isinstance(value.value, (dict, set)):
+        kind = "dict" if isinstance(value.value, dict) else "set"
+        where = "global" if isinstance(value, ir.Global) else "closure"
+        return f"the {kind} {value.name} (a {where} variable) is read here"
+    if not isinstance(value, ir.Expr):
+        return None
+    made = None
+    if value.op in ("build_map", "build_set"):
+        made = "a dict {...}" if value.op == "build_map" else "a set {...}"
+    elif value.op == "call":
+        found = guard(find_callname, func_ir, value)
+        if found and found[1] == "builtins" and found[0] in ("dict", "set", "frozenset"):
+            made = f"{found[0]}()"
+    return None if made is None else f"{made} is made here"
+
+
 @register_pass(mutates_CFG=False, analysis_only=True)
 class RejectAllocations(AnalysisPass):
     """Before typing: a call of a NumPy function that makes a new array (np.zeros,
-    np.empty, ...) is an error naming the line, not Numba's list of the overloads that
-    failed to type deep inside it."""
+    np.empty, ...), and a dict or set made in GPU code, are errors naming the line
+    and the construct, not Numba's list of the overloads that failed to type deep
+    inside them."""
 
     _name = "gpux_reject_allocations"
 
@@ -157,10 +186,24 @@ class RejectAllocations(AnalysisPass):
         func_ir = state.func_ir
         if _numbas_own(func_ir.func_id):
             return False
+        code = getattr(func_ir.func_id, "code", None)
+        for c in getattr(code, "co_consts", ()):
+            # a comprehension's own code (Python < 3.12; Numba inlines it, and loses the
+            # set of a set comprehension, typing set.add on the iterator instead)
+            kind = {"<dictcomp>": "dict", "<setcomp>": "set"}.get(getattr(c, "co_name", None))
+            if kind is not None:
+                raise UnsupportedError(
+                    f"{func_ir.func_id.func_qualname}: a {kind} comprehension is made here: "
+                    f"{_NO_DICTS}", ir.Loc(code.co_filename, c.co_firstlineno))
         for block in func_ir.blocks.values():
             for inst in block.body:
-                if isinstance(inst, ir.Assign) and isinstance(inst.value, ir.Expr) \
-                        and inst.value.op == "call":
+                if not isinstance(inst, ir.Assign):
+                    continue
+                made = _host_container(inst.value, func_ir)
+                if made is not None:
+                    raise UnsupportedError(f"{func_ir.func_id.func_qualname}: {made}: "
+                                           f"{_NO_DICTS}", inst.loc)
+                if isinstance(inst.value, ir.Expr) and inst.value.op == "call":
                     found = guard(find_callname, func_ir, inst.value)
                     if found and found[1] == "numpy" and found[0] in _ALLOCATING_NUMPY:
                         raise UnsupportedError(
@@ -198,6 +241,52 @@ def return_value_loc(cres):
                         and not isinstance(t, types.Omitted):
                     return inst.loc
     return None
+
+
+def shared_array_sites(cres, _seen=None) -> list:
+    """``(bytes, loc)`` of each static ``shared.array(...)`` the typed code of *cres*
+    declares, and the device functions it calls (dynamic ones, ``shape=0``, take no
+    static memory): for errors that name the declaration, e.g. shared arrays larger
+    than a device allows."""
+    from numba.np.numpy_support import as_dtype
+
+    from .memory import _shape_from_sig, shared
+
+    seen = set() if _seen is None else _seen
+    if id(cres) in seen:
+        return []
+    seen.add(id(cres))
+    ann = getattr(cres, "type_annotation", None)
+    blocks = getattr(ann, "blocks", None) or {}
+    typemap = getattr(ann, "typemap", None) or {}
+    calltypes = getattr(ann, "calltypes", None) or {}
+    sites = []
+    for block in blocks.values():
+        for inst in block.body:
+            if not (isinstance(inst, ir.Assign) and isinstance(inst.value, ir.Expr)
+                    and inst.value.op == "call"):
+                continue
+            fnty = typemap.get(inst.value.func.name)
+            sig = calltypes.get(inst.value)
+            if sig is None:
+                continue
+            if isinstance(fnty, GpuxFunctionType):  # a device function: its own code
+                try:
+                    callee = fnty.dispatcher.get_overload(tuple(sig.args)).cres
+                except Exception:  # noqa: BLE001 - not compiled for these types
+                    continue
+                sites.extend(shared_array_sites(callee, seen))
+                continue
+            if getattr(fnty, "typing_key", None) is not shared.array:
+                continue
+            try:
+                shape = _shape_from_sig(sig)
+                itemsize = as_dtype(sig.return_type.dtype).itemsize
+            except Exception:  # noqa: BLE001 - a shape or dtype not known here: not counted
+                continue
+            if shape != (0,):
+                sites.append((int(np.prod(shape)) * itemsize, inst.loc))
+    return sites
 
 
 def reads_device_arrays(py_func, _seen=None) -> bool:

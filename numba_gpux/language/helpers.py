@@ -16,11 +16,10 @@ declares it (``context._link_helpers``), so every target gets the same definitio
 
 from __future__ import annotations
 
-import re
-
 from llvmlite import ir
 from numba.core import types, typing
 
+from .. import irlex
 from .intrinsics import MATH_APPROX, MATH_BINARY, MATH_UNARY
 
 __all__ = ["HELPER_NAMES", "helper_text", "portable_math"]
@@ -117,37 +116,70 @@ def helper_text(name: str, context) -> str:
 # what LLVM's back ends lower exactly on every target stays an LLVM intrinsic
 _EXACT = {"sqrt", "fabs", "floor", "ceil", "trunc", "rint", "copysign", "fmin", "fmax"}
 _MATH = sorted((set(MATH_UNARY) | set(MATH_BINARY)) - _EXACT, key=len, reverse=True)
-_LLVM_MATH = re.compile(rf"@llvm\.({'|'.join(_MATH)})\.(f32|f64)\(")
 _ALL = sorted(set(MATH_UNARY) | set(MATH_BINARY), key=len, reverse=True)
-_LIBM = re.compile(rf"@({'|'.join(_ALL)})(f?)\(")
-
-
-#: a call of float32 math with fast-math flags
-_FAST_CALL = re.compile(
-    r"\bcall((?: (?:fast|nnan|ninf|nsz|arcp|contract|afn|reassoc))+) float "
-    rf"@__gpux_({'|'.join(MATH_APPROX)})_f32\(")
+#: the math functions Numba's lowering calls -> the portable intrinsic for each
+_RENAMES = {
+    **{f"llvm.{fn}.{ty}": f"__gpux_{fn}_{ty}" for fn in _MATH for ty in ("f32", "f64")},
+    **{fn: f"__gpux_{fn}_f64" for fn in _ALL},
+    **{f"{fn}f": f"__gpux_{fn}_f32" for fn in _ALL},
+}
+_APPROX = {f"__gpux_{fn}_f32": f"__gpux_{fn}_f32_approx" for fn in MATH_APPROX}
+_FAST_FLAGS = frozenset(("fast", "nnan", "ninf", "nsz", "arcp", "contract", "afn", "reassoc"))
 
 
 def portable_math(text: str) -> str:
     """*text* (LLVM IR) with calls and declarations of LLVM's and libm's math
     functions renamed to the portable intrinsics ``__gpux_<fn>_f32/f64``; a float32
     call whose fast-math flags allow approximate functions (``fast``, ``afn``: a
-    ``fastmath`` kernel) calls ``__gpux_<fn>_f32_approx`` (intrinsics.MATH_APPROX)."""
-    if "@llvm." in text:
-        text = _LLVM_MATH.sub(lambda m: f"@__gpux_{m.group(1)}_{m.group(2)}(", text)
-    text = _LIBM.sub(lambda m: f"@__gpux_{m.group(1)}_{'f32' if m.group(2) else 'f64'}(", text)
-    if "call fast " in text or " afn " in text:
-        used = set()
+    ``fastmath`` kernel) calls ``__gpux_<fn>_f32_approx`` (intrinsics.MATH_APPROX).
 
-        def approx(m):
-            flags = m.group(1).split()
-            if "fast" not in flags and "afn" not in flags:
-                return m.group(0)
-            used.add(m.group(2))
-            return f"call{m.group(1)} float @__gpux_{m.group(2)}_f32_approx("
-
-        text = _FAST_CALL.sub(approx, text)
-        for fn in sorted(used):
-            args = "float, float" if fn == "pow" else "float"
-            text += f"\ndeclare float @__gpux_{fn}_f32_approx({args})\n"
+    Read through the IR lexer, line by line (a call or a declaration is one line):
+    a user's string that spells ``call @sin(x)`` is a string.  On the text because
+    llvmlite's renaming of a declaration clashes with a declaration of the new name
+    that the module may already have (LLVM would add a suffix); it can go when
+    Numba's lowering of math calls is overridden for the kernel language's targets.
+    """
+    used: set[str] = set()
+    ls = text.split("\n")
+    for k, ln in enumerate(ls):
+        if "call " not in ln and not ln.startswith("declare "):
+            continue
+        fast = "fast" in ln or "afn" in ln
+        if not fast and not any(irlex.name(g) in _RENAMES for g in irlex.global_names(ln)):
+            continue  # (a quick no: no name to rename, no call to approximate)
+        toks = irlex.line_tokens(ln)
+        changed = False
+        for i, t in enumerate(toks):
+            if t[0] == "@" and len(t) > 1:
+                new = _RENAMES.get(irlex.name(t))
+                if new is not None:
+                    toks[i] = "@" + new
+                    changed = True
+        if fast:
+            changed |= _approximate(toks, used)
+        if changed:
+            ls[k] = irlex.join(toks)
+    text = "\n".join(ls)
+    for fn in sorted(used):
+        args = "float, float" if fn == "__gpux_pow_f32_approx" else "float"
+        text += f"\ndeclare float @{fn}({args})\n"
     return text
+
+
+def _approximate(toks, used: set) -> bool:
+    """A float32 math call with ``fast`` or ``afn`` among its flags calls the
+    approximate intrinsic (*toks* changed in place; the names used added to *used*)."""
+    op, at = irlex.instruction(toks)
+    if op != "call":
+        return False
+    callee = irlex.callee(toks, at)
+    if callee is None:
+        return False
+    new = _APPROX.get(irlex.name(toks[callee]))
+    between = irlex.code(toks[at + 1:callee])
+    if new is None or between[-1:] != ["float"] or not set(between[:-1]) <= _FAST_FLAGS \
+            or not {"fast", "afn"} & set(between):
+        return False
+    toks[callee] = "@" + new
+    used.add(new)
+    return True

@@ -20,7 +20,6 @@ Lowering (neutral IR, NVPTX address-space numbering):
 
 from __future__ import annotations
 
-import re
 
 import numpy as np
 from llvmlite import ir
@@ -605,9 +604,6 @@ def _fence_scope(context, builder, sig, args):
     return _fence_impl(FENCE_SCOPES[sig.args[0].literal_value])(context, builder, sig, args)
 
 
-# a kernel's static shared arrays in its neutral IR, as _shared_array names them
-_SHARED_GLOBAL = re.compile(r'^@"?__gpux_shared\.[^=]*= internal addrspace\(3\) global (.+?) '
-                            r'(?:undef|zeroinitializer|poison)', re.M)
 _sizes: dict = {}
 
 
@@ -622,18 +618,30 @@ def _type_size(ty: str) -> int:
     return size
 
 
-_CONST_GLOBAL = re.compile(r'^@"?__gpux_(?:const|fmt_)[^=]*= internal addrspace\(4\) constant (.+?) '
-                           r'(?:c"|\[|zeroinitializer)', re.M)
+def _variables(neutral_text: str, prefixes: tuple, space: int, kind: str, inits: tuple):
+    """The value types of the module variables of *neutral_text* named with one of
+    *prefixes*, in *space*, of *kind*, whose initializer starts with one of *inits*."""
+    if not any(p in neutral_text for p in prefixes):  # (a quick no)
+        return []
+    from .. import irtext
+
+    return [ty for name, sp, k, ty, init in irtext.module_variables(neutral_text)
+            if name.startswith(prefixes) and sp == space and k == kind and init is not None
+            and init.startswith(inits)]
 
 
 def constant_bytes(neutral_text: str) -> int:
     """Bytes of the constant memory a kernel's neutral module defines: constant arrays
     and the global NumPy arrays it reads (up to CONSTANT_MEMORY_LIMIT each), and the
     format strings of its ``print`` calls."""
-    return sum(_type_size(ty) for ty in _CONST_GLOBAL.findall(neutral_text))
+    return sum(_type_size(ty) for ty in _variables(
+        neutral_text, ("__gpux_const", "__gpux_fmt_"), 4, "constant",
+        ('c"', "[", "zeroinitializer")))
 
 
 def static_shared_bytes(neutral_text: str) -> int:
     """Bytes of the static shared arrays a kernel's neutral module declares (its device
-    functions' included), for the launch limit check before a program is built."""
-    return sum(_type_size(ty) for ty in _SHARED_GLOBAL.findall(neutral_text))
+    functions' included), for the launch limit check before a program is built (the
+    neutral module's shared arrays, as _shared_array names them)."""
+    return sum(_type_size(ty) for ty in _variables(
+        neutral_text, ("__gpux_shared.",), 3, "global", ("undef", "zeroinitializer", "poison")))

@@ -39,6 +39,28 @@ def _driver():
     return _drv
 
 
+#: bytes of the driver's JIT error log that a failed PTX load reports
+JIT_LOG_BYTES = 64 * 1024
+
+
+def _jit_error_log(drv, image: bytes) -> str:
+    """The driver's JIT error log for the PTX *image* that just failed to load: loaded
+    once more with a log buffer (cuModuleLoadDataEx).  Only for the error message: a
+    driver or binding that cannot say gives '' (and a module that loads this time is
+    unloaded again)."""
+    try:
+        buf = bytearray(JIT_LOG_BYTES)
+        opt = drv.CUjit_option
+        err, mod = drv.cuModuleLoadDataEx(
+            image, 2, [opt.CU_JIT_ERROR_LOG_BUFFER, opt.CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES],
+            [buf, JIT_LOG_BYTES])
+        if err == drv.CUresult.CUDA_SUCCESS:
+            drv.cuModuleUnload(mod)
+        return bytes(buf).split(b"\0", 1)[0].decode(errors="replace").strip()
+    except Exception:  # noqa: BLE001 - the log is a courtesy of the error message
+        return ""
+
+
 def _check(result):
     """cuda-python returns (CUresult, values...); raise on an error, return the values."""
     err, *rest = result if isinstance(result, tuple) else (result,)
@@ -345,14 +367,18 @@ class CUDARuntime:
         ptx = artifact.text
         if ptx is None:
             raise LaunchError(f"CUDA cannot load a {artifact.kind} artifact without PTX")
+        image = ptx.encode() + b"\0"
         try:
-            return self._module(_check(drv.cuModuleLoadData(ptx.encode() + b"\0")))
+            return self._module(_check(drv.cuModuleLoadData(image)))
         except CUDAError as e:
             from numba_gpux.errors import InternalCompilerError
 
             errors.append(f"PTX: {e}")
-            raise InternalCompilerError("load", "the CUDA driver rejected the module ("
-                                        + "; ".join(errors) + ")", ptx) from None
+            names = ", ".join(artifact.kernels) or "a module without kernels"
+            log = _jit_error_log(drv, image)
+            log = f"\n--- driver JIT log ---\n{log}\n--- end of log ---" if log else ""
+            raise InternalCompilerError("load", f"the CUDA driver rejected the module of {names} ("
+                                        + "; ".join(errors) + ")" + log, ptx) from None
 
     def _module(self, handle) -> _Module:
         mod = _Module(handle)

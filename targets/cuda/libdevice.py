@@ -19,11 +19,10 @@ from __future__ import annotations
 import glob
 import hashlib
 import os
-import re
 import sys
 import threading
 
-from numba_gpux import config
+from numba_gpux import config, irlex
 from numba_gpux.errors import ToolchainError
 
 __all__ = ["find_libdevice", "LibDevice", "get", "link_needed", "LIBDEVICE_HINT"]
@@ -36,7 +35,17 @@ LIBDEVICE_HINT = (
 
 #: libdevice's helpers marked noinline (slow paths such as the Payne-Hanek
 #: trigonometric reduction); they are inlined too, so a kernel is one .entry
-_NOINLINE = re.compile(r"\bnoinline\b ?")
+def _without_noinline(line: str) -> str:
+    toks = irlex.line_tokens(line)
+    out = []
+    for t in toks:
+        if t == " " and out and out[-1] == "noinline":
+            out.pop()
+            continue
+        out.append(t)
+    if out and out[-1] == "noinline":
+        out.pop()
+    return irlex.join(out)
 
 
 def _candidate_dirs() -> list[str]:
@@ -65,8 +74,20 @@ def find_libdevice() -> str | None:
     return None
 
 
-_DEFINE = re.compile(r"^define [^@]*@([\w.$]+)\(", re.M)
-_REF = re.compile(r"@([\w.$]+)")
+def _name_of(line: str) -> str:
+    """The name a ``define``, ``declare`` or module variable's line gives."""
+    toks = irlex.line_tokens(line)
+    return irlex.name(toks[0] if toks[0][0] == "@" else toks[irlex.define_name(toks)])
+
+
+def _references(lines) -> set:
+    """The global names a function body's *lines* use (read through the IR lexer;
+    only lines with an ``@`` are tokenized)."""
+    out = set()
+    for ln in lines:
+        if "@" in ln:
+            out.update(irlex.name(t) for t in irlex.line_tokens(ln) if t[0] == "@" and len(t) > 1)
+    return out
 
 
 class LibDevice:
@@ -98,6 +119,7 @@ class LibDevice:
         self._bodies: dict[str, str] = {}
         self.attributes: list[str] = []
         self.metadata: list[str] = []
+        self._deps: dict[str, frozenset] = {}
         lines = text.splitlines()
         i = 0
         while i < len(lines):
@@ -106,28 +128,23 @@ class LibDevice:
                 j = i
                 while lines[j] != "}":
                     j += 1
-                name = _DEFINE.match(line).group(1)
+                name = _name_of(line)
                 self._bodies[name] = "\n".join(lines[i:j + 1])
+                self._deps[name] = frozenset(_references(lines[i + 1:j])) - {name}
                 i = j + 1
                 continue
             if line.startswith("declare "):
-                name = _REF.search(line).group(1)
-                self.declares[name] = line
+                self.declares[_name_of(line)] = line
             elif line.startswith("@"):
-                name = _REF.match(line).group(1)
-                self.globals[name] = line
+                self.globals[_name_of(line)] = line
             elif line.startswith("%") and " = type " in line:
                 self.types.append(line)
             elif line.startswith("attributes #"):
-                self.attributes.append(_NOINLINE.sub("", line))
-            elif re.match(r"^!\d+ = ", line):
+                self.attributes.append(_without_noinline(line))
+            elif line.startswith("!") and irlex.line_tokens(line)[0][1:].isdigit():
                 self.metadata.append(line)
             i += 1
         self.next_md = 1 + max((int(m[1:].split(" ")[0]) for m in self.metadata), default=-1)
-        self._deps: dict[str, frozenset] = {}
-        for name, body in self._bodies.items():
-            head, _, rest = body.partition("{")
-            self._deps[name] = frozenset(_REF.findall(rest)) - {name}
 
     @classmethod
     def from_index(cls, index: dict, read_body) -> "LibDevice":

@@ -332,21 +332,47 @@ class OpenCLRuntime:
 
     # -- code -----------------------------------------------------------------
     def load(self, artifact):
+        """The built program of a SPIR-V artifact.  The words are checked first (Intel's
+        CPU driver ends the process, exit status 15, on SPIR-V whose last instruction
+        runs past the end); a build the driver refuses raises with the driver's log."""
         import pyopencl as cl
         import warnings
 
+        from numba_gpux.errors import InternalCompilerError
+
         if artifact.binary is None:
             raise ValueError(f"OpenCL cannot load a {artifact.kind} artifact without a binary")
-        prg = cl.Program(self.context, artifact.binary)
+        problem = spirv_structure_problem(artifact.binary)
+        if problem:
+            raise InternalCompilerError(
+                "load", f"the SPIR-V of {_kernels_of(artifact)} is malformed ({problem}); "
+                        f"it was not handed to the OpenCL driver")
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", cl.CompilerWarning)
+            prg = None
             try:
+                prg = cl.Program(self.context, artifact.binary)
                 return prg.build()
-            except cl.RuntimeError as e:  # the driver rejected our SPIR-V
-                from numba_gpux.errors import InternalCompilerError
+            except cl.Error as e:  # the driver rejected our SPIR-V
+                log = self._build_log(prg) or str(e)
+                raise InternalCompilerError(
+                    "load", f"the OpenCL driver ({self.cl_device.platform.name}, "
+                            f"{self.cl_device.name}) could not build the program of "
+                            f"{_kernels_of(artifact)}: {_error_name(e)}\n"
+                            f"--- driver build log ---\n{log}\n--- end of log ---",
+                    artifact.text) from None
 
-                raise InternalCompilerError("load", f"the OpenCL driver rejected the program: {e}",
-                                            artifact.text) from None
+    def _build_log(self, prg) -> str:
+        """The driver's build log of *prg* for this device ('' if it has none)."""
+        import pyopencl as cl
+
+        if prg is None:
+            return ""
+        try:
+            log = prg.get_build_info(self.cl_device, cl.program_build_info.LOG)
+        except cl.Error:
+            return ""
+        return (log or "").strip()
 
     # the disk cache keeps built programs of cache=True kernels (numba_gpux/cache.py):
     # the driver's own binary, tied to the device and driver that built it
@@ -470,6 +496,55 @@ class _Unset:
 
 _UNSET = _Unset()
 _launchers: dict = {}
+
+
+def _kernels_of(artifact) -> str:
+    names = list(artifact.kernels or ())
+    return ("kernel " if len(names) == 1 else "kernels ") + ", ".join(names) if names \
+        else "a module without kernels"
+
+
+def _error_name(e) -> str:
+    """The OpenCL error's name and the call that returned it (pyopencl's message repeats
+    the call and appends the log, which the error shows on its own)."""
+    import pyopencl as cl
+
+    what = getattr(e, "what", None)
+    try:
+        code = what.code()
+        return f"{what.routine()} returned {cl.status_code.to_string(code, '%d')} ({code})"
+    except Exception:  # noqa: BLE001 - no error record: its first line
+        return str(e).splitlines()[0] if str(e) else type(e).__name__
+
+
+def spirv_structure_problem(binary: bytes) -> str | None:
+    """What is wrong with the word structure of the SPIR-V module *binary*, or None.
+
+    The checks a driver's reader makes before anything else: a whole number of 32-bit
+    words, the magic number, a five-word header, and instructions whose word counts
+    (the high 16 bits of each first word) are non-zero and end exactly at the end of
+    the module.  A few microseconds per kilobyte; what it finds would otherwise reach
+    the driver, and Intel's CPU driver ends the process on a module cut short."""
+    from array import array
+
+    if len(binary) % 4:
+        return f"{len(binary)} bytes is not a whole number of 32-bit words"
+    words = array("I")
+    words.frombytes(bytes(binary))
+    if words[:1].tolist() == [0x03022307]:
+        words.byteswap()
+    if len(words) < 5 or words[0] != 0x07230203:
+        return "no SPIR-V magic number and header"
+    i, n = 5, len(words)
+    while i < n:
+        count = words[i] >> 16
+        if count == 0:
+            return f"the instruction at word {i} has a word count of 0"
+        if i + count > n:
+            return (f"the instruction at word {i} (opcode {words[i] & 0xFFFF}) has "
+                    f"{count} words, past the end of the module ({n} words)")
+        i += count
+    return None
 
 
 def _launcher(rt, kernel, params, dynamic):

@@ -8,7 +8,7 @@ from numba_gpux.interface import AddressSpaces, IndexLimits, Target
 from . import overlays  # noqa: F401  (fills the "spirv" and "opencl" registries)
 
 __all__ = ["OpenCLTarget", "make_target", "SPIRV_ADDRSPACES", "TRIPLE", "DATA_LAYOUT",
-           "INDEX_LIMITS"]
+           "INDEX_LIMITS", "NO_LSR_FLAGS"]
 
 #: Neutral constant memory maps to CrossWorkgroup (1), not UniformConstant (2):
 #: kernels reach constant arrays through generic pointers, and OpenCL cannot cast
@@ -18,6 +18,13 @@ TRIPLE = "spirv64-unknown-unknown"
 DATA_LAYOUT = ("e-i64:64-v16:16-v24:32-v32:32-v48:64-v96:128-v192:256-v256:256-"
                "v512:512-v1024:1024-n8:16:32:64-G1")
 DEFAULT_FEATURES = frozenset({"fp64", "int64_atomics"})
+#: LLVM flags for emitting a module again when LLVM 22's SPIR-V back end wrote integer
+#: operations on operands of another width (spirv_widths.py): code generation's loop
+#: strength reduction makes what it mistranslates.  The driver compiles the SPIR-V
+#: again and reduces strength for its own machine; without the flag LSR's SPIR-V of
+#: the tiled matrix product ran faster on the Intel OpenCL CPU driver, so the flag
+#: is the fallback only.
+NO_LSR_FLAGS = (("-disable-lsr=true", "-disable-lsr=false"),)
 #: OpenCL bounds a work-group by the device (CL_DEVICE_MAX_WORK_ITEM_SIZES, checked
 #: at launch) and the number of groups only by size_t; these are the bounds the
 #: compiler states (IndexLimits), and the launcher refuses more groups (max_grid_dims)
@@ -46,18 +53,24 @@ class OpenCLTarget(Target):
                                    callee_prefix="__gpux_printf_")
 
     def emit(self, module, kernels, opt):
-        """SPIR-V from LLVM's back end, checked for result ids defined twice (an LLVM
-        22 back-end bug that hits about one module in a hundred in a process that
-        has emitted many; see spirv_ids.py): such a module is emitted again by a
-        fresh process, whose back end carries nothing over."""
-        from numba_gpux.machines import default_emit, emit_in_fresh_process
-        from numba_gpux.errors import InternalCompilerError
+        """SPIR-V from LLVM's back end.  The module is first checked for the IR shapes
+        the back end aborts the process on (backend_guard.py), which are an internal
+        compiler error instead; the SPIR-V is checked for two faults of LLVM 22's SPIR-V
+        back end: result ids defined twice (about one module in a hundred in a process that
+        has emitted many; see spirv_ids.py), after which the module is emitted again by
+        a fresh process, whose back end carries nothing over; and integer operations
+        on operands of another width (spirv_widths.py), after which it is emitted again
+        without loop strength reduction, which makes what the back end mistranslates."""
+        import dataclasses
 
         from llvmlite import binding as ll
 
         from numba_gpux import irtext
+        from numba_gpux.errors import InternalCompilerError
 
-        from .spirv_ids import duplicate_result_ids
+        from .backend_guard import abort_shapes
+        from .pointer_phis import shared_pointer_phis_as_integers
+        from .spirv_widths import mismatched_integer_widths
 
         ir_text = str(module)  # before code generation, which rewrites the module
         # Intel's OpenCL CPU driver (2026.2) miscompiles a vectorized 64-bit shift by
@@ -65,8 +78,42 @@ class OpenCLTarget(Target):
         # gave wrong values once the store was contiguous); masking the amount, which
         # OpenCL C does by definition, gives right ones
         masked = irtext.mask_shift_amounts(ir_text)
+        # the same driver reads zeros through a phi of three or more constant casts of
+        # work-group arrays (a tuple of shared arrays indexed at run time); carried as
+        # integers it reads the arrays (pointer_phis.py)
+        masked = shared_pointer_phis_as_integers(masked)
         if masked != ir_text:
             ir_text, module = masked, ll.parse_assembly(masked)
+        # what the back end would abort the process on is an error here instead
+        shapes = abort_shapes(module, ir_text)
+        if shapes:
+            raise InternalCompilerError(
+                "emit", "the module holds IR that LLVM's SPIR-V back end aborts the process "
+                        "on, so it was not emitted: " + "; ".join(shapes), ir_text)
+        art = self._emit_once(module, kernels, opt, ir_text)
+        if not mismatched_integer_widths(art.binary):
+            return art
+        flags = tuple(self.option("codegen_flags", ())) + NO_LSR_FLAGS
+        options = tuple((k, v) for k, v in self.options if k != "codegen_flags")
+        without_lsr = dataclasses.replace(self, options=options + (("codegen_flags", flags),))
+        art = without_lsr._emit_once(ll.parse_assembly(ir_text), kernels, opt, ir_text)
+        art.info["emitted_without_lsr"] = True
+        bad = mismatched_integer_widths(art.binary)
+        if bad:
+            raise InternalCompilerError(
+                "emit", f"LLVM's SPIR-V back end wrote integer operations on operands of "
+                        f"another width (result ids {bad[:8]}), with and without loop "
+                        f"strength reduction", ir_text)
+        return art
+
+    def _emit_once(self, module, kernels, opt, ir_text):
+        """The SPIR-V of *module* (whose text is *ir_text*), emitted again by a fresh
+        process if this one's back end defined a result id twice."""
+        from numba_gpux.errors import InternalCompilerError
+        from numba_gpux.machines import default_emit, emit_in_fresh_process
+
+        from .spirv_ids import duplicate_result_ids
+
         art = default_emit(self, module, kernels, opt, ir_text)
         if not duplicate_result_ids(art.binary):
             return art

@@ -265,19 +265,6 @@ def test_source_routes_name_the_address_spaces(target, generic_word):
         assert "threadgroup" in src and "device" in src
 
 
-@pytest.mark.parametrize("operand,head", [
-    ("addrspacecast (ptr addrspace(1) @g to ptr)", (1, 32)),
-    ("addrspacecast (ptr addrspace(12) %x to ptr)", (12, 33)),
-    ("addrspacecast (ptr @g to ptr addrspace(4))", (0, 19)),
-    ("addrspacecast (ptr addrspace() %x to ptr)", (0, 19)),   # not a space: no number
-    ("addrspacecast ptr %x", None), ("addrspacecast (i8 %x)", None), ("%x", None), ("", None),
-])
-def test_cast_operand_heads(operand, head):
-    from numba_gpux.irtext import _cast_head
-
-    assert _cast_head(operand) == head
-
-
 def test_infer_address_spaces_text():
     text = "\n".join([
         "define void @k(ptr addrspace(1) %a, ptr addrspace(1) %slot, i1 %c) {",

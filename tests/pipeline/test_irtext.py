@@ -94,3 +94,21 @@ def test_function_attributes_on_named_or_on_every_definition():
     assert 'define void @k(ptr addrspace(1) %p, { i32, i64 } %s) #1' in str(m)
     with pytest.raises(ValueError, match="not defined exactly once"):
         add_function_attributes(text, ["d"], {"a": "1"})
+
+
+@pytest.mark.parametrize("operand,cast", [
+    ("addrspacecast (ptr addrspace(1) @g to ptr addrspace(4))", (1, ["@g"])),
+    ("addrspacecast (ptr addrspace(12) %x to ptr addrspace(4))", (12, ["%x"])),
+    ("addrspacecast (ptr @g to ptr addrspace(4))", (0, ["@g"])),
+    ('addrspacecast (ptr addrspace(3) @"to ptr addrspace(4))" to ptr addrspace(4))',
+     (3, ['@"to ptr addrspace(4))"'])),
+    ("addrspacecast (ptr addrspace(4) %x to ptr addrspace(4))", None),  # generic already
+    ("addrspacecast (ptr addrspace(1) %x to ptr addrspace(3))", None),  # not to generic
+    ("addrspacecast ptr %x", None), ("addrspacecast (i8 %x)", None), ("%x", None),
+])
+def test_constant_cast_operands(operand, cast):
+    from numba_gpux import irlex
+    from numba_gpux.irinfer import _cast_of
+
+    toks = irlex.tokens(operand)
+    assert _cast_of(toks, 0, len(toks), 4) == cast

@@ -27,16 +27,16 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 #: (docs/pipeline.md, "Registration points").  Every module must have a layer.
 LAYERS: tuple[tuple[str, ...], ...] = (
     # 1: data and text, nothing of the pipeline
-    ("_version", "errors", "config", "irtext", "legalize", "overlays", "interface", "abi",
+    ("_version", "errors", "config", "irlex", "irverify", "irinfer", "irtext", "legalize", "overlays", "interface", "abi",
      "serialize", "limits", "passes"),
     # 2: the kernel language (typing, lowering) and the one shared context
     ("language", "context"),
     # 3: the stages, and the C-family source emitter targets run as their emit
-    ("compiler", "machines", "cemit"),
+    ("compiler", "validation", "machines", "cemit"),
     # 4: keys and stores of compiled code
     ("cache", "cachekey", "cachefile"),
     # 5: the runtime side
-    ("devices", "memory", "launch", "hooks", "waiting"),
+    ("devices", "memory", "argtypes", "launch", "hooks", "waiting"),
     # 6: the kernel object (what drivers report of its compiled code, its inspection)
     ("dispatcher", "attributes", "inspection"),
     # 7: the public API

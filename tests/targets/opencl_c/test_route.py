@@ -269,6 +269,26 @@ def test_float16_needs_the_device_feature():
     assert "cl_khr_fp16 : enable" in text and "half " in text
 
 
+def test_type_names_inside_strings_need_no_extension(cdev):
+    """Whether a kernel uses float16 or float64 is read from the types of its values:
+    a string that spells ``half`` or ``double`` neither fails validation on a device
+    without float16 nor asks for an extension."""
+    from numba_gpux.targets.opencl.source import make_target
+
+    @gpux.jit
+    def k(x, out):
+        print("half time; double check")
+        out[0] = x[0] * 2
+
+    sig = "void(float32[::1], float32[::1])"
+    text = gpux.compile(k, sig, target=make_target(features={"fp64"})).text
+    assert "cl_khr_fp16" not in text and "cl_khr_fp64" not in text
+    assert 'printf("half time; double check\\n")' in text
+    out = gpux.to_device(np.zeros(1, np.float32))
+    k[1, 1](gpux.to_device(np.full(1, 2.5, np.float32)), out)
+    assert out.copy_to_host()[0] == 5.0
+
+
 def test_subgroup_match_and_masked_forms(cdev):
     """The shared definitions of match_any/match_all and of the masked sub-group forms
     (IR calling the sub-group intrinsics, which the C route writes by name)."""

@@ -1,0 +1,99 @@
+"""The Numba types of a launch's arguments, and the error for a value no kernel takes.
+
+The common kinds (Python ints, floats and bools, device arrays) are typed by a table
+lookup; anything else through Numba's ``typeof``.  A value that has no type a kernel
+can take (a dict, a set, a tuple holding one) is a :class:`LaunchTypeError` that names
+the kernel, the parameter and the caller's line (:func:`argument_types`).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import numpy as np
+from numba.core import types
+from numba.core.typing.typeof import Purpose, typeof
+
+from .errors import GpuxUserError, LaunchTypeError
+from .memory import DeviceArray
+
+__all__ = ["argument_types", "caller_location"]
+
+_I64 = types.int64
+_F64 = types.float64
+_FAST_TYPES = {
+    int: lambda v: _I64 if -(2**63) <= v < 2**63 else typeof(v, Purpose.argument),
+    float: lambda v: _F64,
+    bool: lambda v: types.boolean,
+    DeviceArray: lambda v: v._numba_type_,
+}
+
+_PLAIN_ARGS = (np.generic, tuple, complex, DeviceArray)
+
+
+def _typeof(v):
+    f = _FAST_TYPES.get(type(v))
+    if f is not None:
+        return f(v)
+    t = getattr(v, "_numba_type_", None)
+    if t is not None:
+        return t
+    try:
+        return typeof(v, Purpose.argument)
+    except ValueError:
+        raise GpuxUserError(f"cannot pass an argument of type {_what(v)} to a kernel; "
+                            f"kernels take arrays, numbers, booleans, records and tuples of "
+                            f"those") from None
+
+
+def _what(v) -> str:
+    """The type of the value *v* that no kernel can take, as an error names it: the
+    type name, and for a tuple the first element that is the problem."""
+    if isinstance(v, tuple):
+        for k, item in enumerate(v):
+            try:
+                _typeof(item)
+            except GpuxUserError:
+                return f"tuple (its item {k} is a {_what(item)})"
+    return type(v).__name__
+
+
+def caller_location() -> str:
+    """``File "...", line N`` and the source line of the innermost frame outside this
+    package (the user's launch or call), or '' if there is none."""
+    import linecache
+
+    pkg = os.path.dirname(os.path.abspath(__file__)) + os.sep
+    f = sys._getframe(1)
+    while f is not None and os.path.abspath(f.f_code.co_filename).startswith(pkg):
+        f = f.f_back
+    if f is None:
+        return ""
+    src = linecache.getline(f.f_code.co_filename, f.f_lineno).strip()
+    return f'File "{f.f_code.co_filename}", line {f.f_lineno}' + (f"\n    {src}" if src else "")
+
+
+def argument_types(dispatcher, args) -> tuple:
+    """The Numba types of a launch's (or call's) *args*; an argument no kernel can take
+    is a LaunchTypeError naming the kernel, the parameter (name and position), what
+    was passed, and the caller's line."""
+    try:
+        return tuple(map(_typeof, args))
+    except GpuxUserError:
+        pass
+    names = list(dispatcher._pysig.parameters)
+    for i, a in enumerate(args):
+        try:
+            _typeof(a)
+        except GpuxUserError:
+            name = f" ({names[i]})" if i < len(names) else ""
+            hint = (" (pass a dict's arrays or values as separate arguments, or as a tuple)"
+                    if isinstance(a, dict) else "")
+            where = caller_location()
+            raise LaunchTypeError(
+                f"kernel {dispatcher.__name__}: argument {i}{name} is a {_what(a)}, which "
+                f"cannot be passed to a kernel; kernels take arrays, numbers, booleans, "
+                f"records and tuples of those{hint}" + (f"\n\n{where}" if where else "")
+            ) from None
+    raise AssertionError("unreachable: every argument has a type")

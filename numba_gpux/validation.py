@@ -1,0 +1,162 @@
+"""The shared validation of an optimized module (the ``validate`` stage): calls of
+what the device lacks, recursion, integer widths, float64 and other types a device
+needs a feature for, 64-bit atomics; each problem that a line of the user's code
+causes names that line (``kernel.py:12``), read from debug locations.
+
+Everything is read from the module's text through the IR lexer (``irlex``,
+``irtext.ModuleFacts``): a user's string that spells ``double`` uses no double.
+"""
+
+from __future__ import annotations
+
+import os
+
+from . import irlex as lx
+from . import irtext
+from .errors import ValidationError
+
+__all__ = ["validate", "first_located"]
+
+
+def validate(job, relocate) -> None:
+    """Raise ValidationError listing every rule of its target that *job*'s optimized
+    module breaks.  ``relocate(job, uses)`` compiles the module again with line
+    information and returns ``first_located`` on it (the compiler's; on the error path)."""
+    problems: list[str] = []
+    stack = job.target.overlays()
+    allowed = tuple(job.target.option("extern_prefixes", ()))
+    # source-emitting targets keep __gpux_* calls and map them by name; their
+    # own validate hook checks each one against their source registry
+    by_name = bool(job.target.option("intrinsics_by_name", False))
+    # the declarations, the call graph and the types used, read from the module's
+    # text through the IR lexer (one print; walking the module through the binding
+    # costs foreign calls per function and instruction)
+    text = job.printed if job.printed is not None else str(job.module)
+    facts = irtext.ModuleFacts(text)
+    for name in sorted(facts.declared):
+        if name.startswith("__gpux_"):
+            if by_name:
+                continue
+            problems.append(
+                f"uses the portable intrinsic {name}, which target {job.target.name!r} does not "
+                f"define (its overlay registries: "
+                f"{', '.join(r.name for r in stack.registries)})")
+        elif not (name.startswith("llvm.") or name.startswith(allowed)):
+            problems.append(f"calls {name!r}, which is not available on the device "
+                            f"(a host function or an unsupported library call)")
+    calls = {n: callees & facts.defined for n, callees in facts.calls.items()}
+    # recursion: a cycle in the call graph among defined functions
+    state: dict[str, int] = {}
+
+    def visit(n, path):
+        state[n] = 1
+        for c in calls.get(n, ()):
+            if state.get(c) == 1:
+                problems.append(f"recursion is not supported on GPUs: {' -> '.join(path + [c])}")
+            elif c not in state:
+                visit(c, path + [c])
+        state[n] = 2
+
+    for n in calls:
+        if n not in state:
+            visit(n, [n])
+    widths = job.target.option("legal_int_widths")
+    if widths:
+        bad = sorted(facts.int_widths - set(widths) - {1})
+        if bad:
+            where = _user_line(job, relocate, lambda w, _words: bool(w & set(bad)))
+            problems.append(f"the optimized code uses integer widths {bad}{where}, which target "
+                            f"{job.target.name!r} cannot represent (legal: {sorted(widths)})")
+    if not job.target.has("fp64") and "double" in facts.words:
+        where = _user_line(job, relocate, lambda _w, words: "double" in words)
+        problems.append(f"uses float64 (double precision){where}, which this device does not "
+                        f"support; use float32 values and arrays")
+    # types a device needs a feature for, as a target's data names them (option
+    # ``type_features``: (IR type word, feature, what it is), e.g. C-family source
+    # spells float16 `half`, which a compiler without half support rejects)
+    for word, feature, what in job.target.option("type_features", ()):
+        if word in facts.words and not job.target.has(feature):
+            where = _user_line(job, relocate, lambda _w, words, _word=word: _word in words)
+            problems.append(f"uses {what}{where}, which this device does not support (it lacks "
+                            f"the feature {feature!r}); use float32 values and arrays")
+    if not job.target.has("int64_atomics") and facts.atomic_types & {"i64", "double"}:
+        problems.append("uses 64-bit atomic operations (gpux.atomic.* on int64, uint64 or "
+                        "float64 arrays), which this device does not support (it lacks the "
+                        "feature 'int64_atomics'); use 32-bit arrays")
+    problems.extend(job.target.validate(job.module, job.kernels))
+    if problems:
+        raise ValidationError(job.name, job.target.name, problems)
+
+
+def _user_line(job, relocate, uses) -> str:
+    """`` at file.py:12``: the user's source line of the first instruction of the
+    optimized module whose types satisfy ``uses(widths, words)`` (``irlex.type_words``),
+    or ``""`` where it cannot be found.  Read from the module's debug locations; a
+    module compiled without line information is compiled again with it (only on this
+    error path: debug locations do not change the code LLVM makes)."""
+    text = job.printed if job.printed is not None else str(job.module)
+    loc = first_located(text, uses)
+    if loc is None and not (job.options.lineinfo or job.options.debug):
+        try:
+            loc = relocate(job, uses)
+        except Exception:  # noqa: BLE001 - the validation error stands without a line
+            loc = None
+    return f" at {os.path.basename(loc[0])}:{loc[1]}" if loc else ""
+
+
+def first_located(text: str, uses) -> tuple[str, int] | None:
+    """(file name, line) of the first instruction of a function body that carries a
+    debug location (``!dbg !N``) and whose tokens satisfy ``uses(widths, words)``
+    (``irlex.type_words``), read from the module's ``!DILocation`` and scope
+    metadata; None where no such instruction has a location."""
+    ls = text.split("\n")
+    nodes = None
+    for f in lx.functions(ls):
+        for ln in ls[f.start:f.stop]:
+            if "!dbg" not in ln:
+                continue
+            toks = lx.line_tokens(ln)
+            if not uses(*lx.type_words(toks)):
+                continue
+            at = toks.index("!dbg") if "!dbg" in toks else -1
+            if at < 0:
+                continue
+            if nodes is None:
+                nodes = {}
+                for m in ls:
+                    if m.startswith("!"):
+                        mt = lx.line_tokens(m)
+                        if mt[0][1:].isdigit():
+                            nodes[mt[0]] = mt
+            loc = _location(nodes, toks[lx.skip(toks, at + 1)])
+            if loc is not None:
+                return loc
+    return None
+
+
+def _field(toks, key: str):
+    """The value token of ``key: value`` in a metadata node's tokens, or None."""
+    for i in range(len(toks) - 2):
+        if toks[i] == key and toks[lx.skip(toks, i + 1)] == ":":
+            return toks[lx.skip(toks, lx.skip(toks, i + 1) + 1)]
+    return None
+
+
+def _location(nodes: dict, node: str):
+    toks = nodes.get(node)
+    if toks is None:
+        return None
+    line = _field(toks, "line")
+    scope = _field(toks, "scope")
+    for _ in range(64):  # the scope chain up to one that names its file
+        st = nodes.get(scope)
+        if st is None:
+            return None
+        f = _field(st, "file")
+        if f is not None and f in nodes:
+            name = _field(nodes[f], "filename")
+            if name is None or line is None or not line.isdigit():
+                return None
+            return lx.unquote(name), int(line)
+        scope = _field(st, "scope")
+    return None

@@ -1,0 +1,77 @@
+"""Each IR rewrite of legalize.py, alone and all in order, on the optimized IR of every
+conformance kernel (and the CUDA suite's kernels, tests/targets/cuda/kernels.py),
+leaves IR that LLVM's verifier accepts.  The IR is the OpenCL target's, compiled
+without its rewrites, at opt=0 (where loops over tuples of structs leave aggregate
+phis) and opt=3."""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+import os
+
+import pytest
+from llvmlite import binding as ll
+
+import numba_gpux as gpux
+from numba_gpux import legalize
+from numba_gpux.targets.opencl.target import make_target
+
+_spec = importlib.util.spec_from_file_location(
+    "gpux_cuda_test_kernels",
+    os.path.join(os.path.dirname(__file__), "..", "targets", "cuda", "kernels.py"))
+K = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(K)
+
+CASES = K.collect()
+
+
+def _bare_target():
+    """The OpenCL target without its IR rewrites."""
+    t = make_target()
+    return dataclasses.replace(t, options=tuple((k, v) for k, v in t.options
+                                                if k != "ir_rewrites"))
+
+
+def _optimized_ir(kernel, sig, opt):
+    """The kernel's IR after the optimizer, on the OpenCL target without its rewrites
+    (not emitted: LLVM's SPIR-V back end aborts the process on what some rewrites
+    are for)."""
+    from numba.core import sigutils
+
+    from numba_gpux.compiler import Job, Options, run_target_stages
+
+    if not isinstance(kernel, gpux.dispatcher.GpuxFunction):
+        kernel = gpux.jit(kernel)
+    sym, text = kernel.kernel_ir(tuple(sigutils.normalize_signature(sig)[0]))
+    job = run_target_stages(Job(target=_bare_target(), options=Options(opt=opt), kernels=(sym,),
+                                text=text, name=kernel.__name__), stop="optimize")
+    return job.printed if job.printed is not None else str(job.module)
+
+
+_changed: dict = {}  # rewrite -> number of modules it changed
+
+
+@pytest.mark.parametrize("opt", [0, 3])
+@pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
+def test_each_rewrite_leaves_valid_ir(case, opt):
+    _, kernel, sig = case
+    text = _optimized_ir(kernel, sig, opt)
+    names = tuple(legalize.REWRITES)
+    for name in names + ("all",):
+        new = legalize.apply_rewrites(text, names if name == "all" else (name,))
+        if new == text:
+            continue
+        _changed[name] = _changed.get(name, 0) + 1
+        try:
+            ll.parse_assembly(new).verify()
+        except RuntimeError as e:
+            raise AssertionError(f"{name} made invalid IR: {e}\n{new}") from None
+
+
+def test_every_rewrite_had_work_to_do():
+    """(run after the cases above) Each rewrite changed at least one module: the cases
+    exercise what they are for."""
+    if not _changed:
+        pytest.skip("run with the cases above")
+    assert set(legalize.REWRITES) <= set(_changed), _changed

@@ -1,0 +1,116 @@
+"""The check for SPIR-V integer operations on operands of another width
+(targets/opencl/spirv_widths.py) and the fallback that emits such a module again
+without loop strength reduction."""
+
+from __future__ import annotations
+
+import subprocess
+
+import numpy as np
+import numba_gpux as gpux
+from numba_gpux.machines import emit_in_fresh_process
+from numba_gpux.targets.opencl.spirv_widths import mismatched_integer_widths
+from numba_gpux.targets.opencl.target import TRIPLE, make_target
+
+#: LLVM 22's SPIR-V back end writes ``OpBitwiseAnd %uchar %a %uchar_1``, %a 64 bits wide
+ZEXT_OF_BOOL_TRUNC = """
+define spir_kernel void @k(ptr addrspace(1) %p, i64 %a) {
+  %t = trunc i64 %a to i1
+  %z = zext i1 %t to i8
+  store i8 %z, ptr addrspace(1) %p
+  ret void
+}
+"""
+
+#: the same meaning in the form InstCombine gives it, which the back end writes right
+TRUNC_THEN_AND = ZEXT_OF_BOOL_TRUNC.replace(
+    "%t = trunc i64 %a to i1\n  %z = zext i1 %t to i8",
+    "%t = trunc i64 %a to i8\n  %z = and i8 %t, 1")
+
+#: a loop whose trip count, 6 - (a & 1), code generation's loop strength reduction
+#: expands as a zext of a trunc to i1
+LSR_TRIP_COUNT = """
+define spir_kernel void @k(ptr addrspace(1) %p, i64 %a) {
+entry:
+  %t = trunc i64 %a to i32
+  %1 = and i32 %t, 1
+  %o = or disjoint i32 %1, -774
+  %s = sub nsw i32 0, %o
+  %m = and i32 %s, 7
+  %z = zext nneg i32 %m to i64
+  br label %loop
+loop:
+  %i = phi i64 [ %z, %entry ], [ %n, %loop ]
+  %n = add nsw i64 %i, -1
+  %c = icmp samesign ugt i64 %i, 1
+  br i1 %c, label %loop, label %e
+e:
+  ret void
+}
+"""
+
+
+def _spirv(text, opt=0):
+    """LLVM's SPIR-V for *text*, from a fresh process (whose back end holds nothing of
+    earlier modules: targets/opencl/spirv_ids.py)."""
+    return emit_in_fresh_process(make_target(), f'target triple = "{TRIPLE}"\n' + text, opt)
+
+
+def test_the_back_end_fault_is_found():
+    assert mismatched_integer_widths(_spirv(ZEXT_OF_BOOL_TRUNC))
+    assert mismatched_integer_widths(_spirv(LSR_TRIP_COUNT, opt=2))
+    assert mismatched_integer_widths(_spirv(TRUNC_THEN_AND)) == []
+    assert mismatched_integer_widths(_spirv(LSR_TRIP_COUNT, opt=0)) == []  # no LSR at 0
+
+
+def test_what_spirv_val_rejects_the_check_rejects(spirv_val, tmp_path):
+    for text, opt in ((ZEXT_OF_BOOL_TRUNC, 0), (TRUNC_THEN_AND, 0), (LSR_TRIP_COUNT, 2)):
+        binary = _spirv(text, opt)
+        path = tmp_path / "m.spv"
+        path.write_bytes(binary)
+        res = subprocess.run([spirv_val, "--target-env", "spv1.4", str(path)],
+                             capture_output=True, text=True)
+        assert (res.returncode != 0) == bool(mismatched_integer_widths(binary)), res.stderr
+
+
+def test_words_that_cannot_be_walked():
+    assert mismatched_integer_widths(b"") == [-1]
+    assert mismatched_integer_widths(b"\x00" * 64) == [-1]
+
+
+def _count_down(a, out):
+    i = gpux.grid(1)
+    if i < out.size:
+        m = gpux.local.array(4, np.int32)
+        for j in range(4):
+            m[j] = np.int32((np.int32(1) & a[i]) + (-np.int64(774)))
+        x = 1.0
+        for _ in range(np.int64(abs(m[3]) & 7)):  # 6 - (a & 1) times
+            x = x * 1.5 + 0.25  # (no closed form: the loop stays, its counter unused)
+        out[i] = x + m[0]  # (m[0] used as int32 keeps the count's arithmetic 32-bit)
+
+
+def test_a_module_the_back_end_mistranslates_is_emitted_again_without_lsr(opencl_device):
+    art = gpux.compile(_count_down, "void(int64[::1], float64[::1])", target="opencl", opt=3)
+    assert art.info.get("emitted_without_lsr") is True
+    assert mismatched_integer_widths(art.binary) == []
+    a = np.arange(64, dtype=np.int64)
+    out = gpux.to_device(np.zeros(64))
+    gpux.jit(_count_down)[1, 64](gpux.to_device(a), out)
+    want = np.ones(64)
+    for _ in range(5):
+        want = want * 1.5 + 0.25
+    want[a % 2 == 0] = want[a % 2 == 0] * 1.5 + 0.25
+    want += (a & 1) - 774
+    np.testing.assert_array_equal(out.copy_to_host(), want)
+
+
+def test_other_modules_keep_lsr():
+    def saxpy(a, x, y, out):
+        i = gpux.grid(1)
+        if i < out.size:
+            out[i] = a * x[i] + y[i]
+
+    art = gpux.compile(saxpy, "void(float32, float32[::1], float32[::1], float32[::1])",
+                       target="opencl")
+    assert "emitted_without_lsr" not in art.info
