@@ -54,12 +54,45 @@ def test_random_kernels_agree_with_numba(route, opt, batch_and_reference):
 def test_generator_is_seeded_and_varied():
     a = F.generate_batch(5, 6)
     b = F.generate_batch(5, 6)
-    assert [c.source for c in a.cases] == [c.source for c in b.cases]
-    assert all(np.array_equal(x, y, equal_nan=True) for x, y in zip(a.inputs(), b.inputs()))
+    assert a.source(True) == b.source(True) and a.source(False) == b.source(False)
+    assert all(np.array_equal(x, y, equal_nan=True) for x, y in zip(a.inputs()[:5], b.inputs()[:5]))
+    assert a.inputs()[5].tobytes() == b.inputs()[5].tobytes()
     text = "\n".join(c.source for c in F.generate_batch(11, 60).cases)
     for construct in ("for ", "while ", "if ", "break", "LOCAL_ARRAY", "math.", " >> ",
                       "np.float32(", "np.uint64(", "_h0(", " if "):
         assert construct in text, construct
+
+
+def test_generator_writes_what_users_write():
+    """String constants compared and passed to device functions, records read and
+    written, names and prints spelled like IR, atomics with computed indices and
+    barriers: all appear in a few batches."""
+    batches = [F.generate_batch(seed, 4) for seed in range(40, 80)]
+    gpu = "\n".join(b.source(True) for b in batches)
+    for construct in (" = '", "_hs(s", "len(s", "gpux.atomic.add(", "gpux.atomic.cas(", "gpux.atomic.max(", ", s + 1, ",
+                      "gpux.atomic.add(AS, ", "gpux.barrier()", "gpux.shared.array(",
+                      "print(", "R[i]"):
+        assert construct in gpu, construct
+    assert any(b.record for b in batches) and any(b.kernel_name != "kern" for b in batches)
+    spelled = {t for b in batches for c in b.cases for t in F.IR_TEXTS if repr(t) in c.source}
+    assert len(spelled) >= 8, spelled
+    fields = [f for b in batches if b.record for f, _ in b.record]
+    assert any(not f.isidentifier() for f in fields)
+    assert all(b.section is None or b.section.every >= 1 for b in batches)
+    # the same on the CPU side, where atomics and barriers are sequential code
+    cpu = "\n".join(b.source(False) for b in batches)
+    assert "gpux." not in cpu and "for t in range(64):" in cpu
+
+
+def test_avoiding_known_defects_leaves_their_content_out():
+    content = F.Content(avoid=True)
+    assert content.texts() and content.names_() and content.fields()
+    assert not any(F.known_defect(t) for t in (*content.texts(), *content.names_(),
+                                               *content.fields()))
+    for bad in ("a ptr b", "i24", "x i128", "call @sin(x)", "memcpy.p0.p0", "ünï"):
+        assert F.known_defect(bad), bad
+    for fine in ("i64", "i1 x", "double", "half", "%", '"', "", "#0"):
+        assert not F.known_defect(fine), fine
 
 
 def test_generated_integers_stay_clear_of_signed_overflow():
@@ -73,18 +106,38 @@ def test_generated_integers_stay_clear_of_signed_overflow():
         assert -(2 ** 63) <= lo <= hi <= 2 ** 63 - 1, code
 
 
+def _results(batch, oi, of):
+    out = dict(zip(("OI", "OF", *F.EXTRA_OUTPUTS), (oi, of, *batch.outputs()[2:])))
+    out["R"] = batch.inputs()[5]
+    out["printed"] = ""
+    return out
+
+
 def test_compare_allows_ulps_only_for_transcendental_cases():
     exact = F.Case("e", "", [], F.F64, 0)
     approx = F.Case("a", "", [], F.F64, 4)
     batch = F.Batch([exact, approx], 0, 1)
     x = 1.0
     near = np.nextafter(np.nextafter(x, 2.0), 2.0)
-    want = (np.zeros((1, 1), np.int64), np.array([[x, x]]))
-    got = (np.zeros((1, 1), np.int64), np.array([[near, near]]))
+    want = _results(batch, np.zeros((1, 1), np.int64), np.array([[x, x]]))
+    got = _results(batch, np.zeros((1, 1), np.int64), np.array([[near, near]]))
     bad = F.compare(batch, got, want)
     assert [c.name for c, *_ in bad] == ["e"]
-    nan = (np.zeros((1, 1), np.int64), np.array([[np.nan, np.nan]]))
+    nan = _results(batch, np.zeros((1, 1), np.int64), np.array([[np.nan, np.nan]]))
     assert F.compare(batch, nan, nan) == []
+
+
+def test_compare_reports_kernel_level_results():
+    batch = F.Batch([], 0, 2, record=[("i24", F.I64), ("%x", F.F32)], kernel_name="ptr_kern")
+    want = _results(batch, np.zeros((2, 1), np.int64), np.zeros((2, 1)))
+    got = _results(batch, np.zeros((2, 1), np.int64), np.zeros((2, 1)))
+    got["R"] = got["R"].copy()
+    got["R"]["%x"][1] = np.nan
+    got["AS"] = got["AS"].copy()
+    got["AS"][5] += 1
+    got["printed"] = "x\n"
+    names = [c.name for c, *_ in F.compare(batch, got, want)]
+    assert names == ["ptr_kern:record field '%x'", "ptr_kern:AS", "ptr_kern:printed"]
 
 
 def test_minimize_keeps_the_failure_and_shrinks():
@@ -120,12 +173,13 @@ def test_check_cases_reports_on_the_named_case():
     inputs = [a.tolist() for a in batch.inputs()]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        status, detail = F.check_cases(batch.cases, inputs, routes[0], 3, batch.cases[1].name)
+        status, detail = F.check_cases(batch.cases, inputs, routes[0], 3, batch.cases[1].name,
+                                       **F.batch_spec(batch))
     assert (status, detail) == ("ok", "")
     text = F.batch_reproducer(batch.cases, inputs, batch.cases[1].name, routes[0], 3,
-                              "a test", "repro.py", "/nonexistent/tests")
+                              "a test", "repro.py", "/nonexistent/tests", F.batch_spec(batch))
     compile(text, "repro.py", "exec")
-    assert batch.cases[1].name in text and "check_cases" in text
+    assert batch.cases[1].name in text and "check_cases" in text and "SPEC" in text
 
 
 def test_minimize_keeps_the_local_array_filled():
