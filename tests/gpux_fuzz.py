@@ -80,7 +80,7 @@ class Batch:
 
     def record_dtype(self) -> np.dtype:
         fields = self.record or [("unused", I64)]
-        return np.dtype([(n, _REC_NP[t]) for n, t in fields])
+        return np.dtype([(n, _REC_NP[t]) for n, t in fields], align=True)
 
     def source(self, gpu: bool) -> str:
         """The module text: every case, then the kernel (``kern`` names it)."""
