@@ -23,6 +23,7 @@ seeds) goes to ``benchmarks/results/fuzz.json``.  See docs/testing.md.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import multiprocessing as mp
 import os
@@ -58,14 +59,27 @@ def _worker(conn):
             conn.send(out)
             continue
         res = F.run_batch(batch, job["routes"], job["opt"])
+        plain = plain_want = None
         for route, got in res.items():
+            ref, ran = want, batch
+            if isinstance(got, Exception) and batch.section is not None:
+                # the kernel with its kernel-level code does not compile: a failure of the
+                # kernel; its cases are still checked, in a kernel without that code
+                out["failures"].append({"route": route, "kind": "compile", "case": None,
+                                        "row": 0, "kernel_level": True,
+                                        "detail": f"{type(got).__name__}: {got}"[:2000]})
+                if plain is None:
+                    plain = dataclasses.replace(batch, section=None)
+                    plain_want = F.reference(plain)
+                ref, ran = plain_want, plain
+                got = F.run_batch(plain, [route], job["opt"])[route]
             if isinstance(got, Exception):
                 out["failures"].append({"route": route, "kind": "compile", "case": None,
                                         "row": 0, "detail": f"{type(got).__name__}: {got}"[:2000]})
                 continue
             if got is None:
                 continue
-            for case, row, g, w in F.compare(batch, got, want):
+            for case, row, g, w in F.compare(ran, got, ref):
                 out["failures"].append({"route": route, "kind": "mismatch",
                                         "case": case.name, "row": int(row),
                                         "detail": f"got {g!r}, want {w!r}"[:2000]})
@@ -239,7 +253,7 @@ def reduce_kernel(seed, batch, fail, opt, args):
     name = fail["case"] or f"{batch.kernel_name}:compile"
 
     def fails(cases, section):
-        sp = {**spec, "section": F.dataclasses.asdict(section) if section else None}
+        sp = {**spec, "section": dataclasses.asdict(section) if section else None}
         return same_failure(fail, *check_cases_in_child(cases, inputs, route, opt, name,
                                                         args.timeout, sp))
 
@@ -259,7 +273,7 @@ def reduce_kernel(seed, batch, fail, opt, args):
         for k in range(len(cases)):
             cases[k] = F.minimize(cases[k], lambda c: fails(cases[:k] + [c] + cases[k + 1:],
                                                             section), args.max_steps // 2)
-    spec = {**spec, "section": F.dataclasses.asdict(section) if section else None}
+    spec = {**spec, "section": dataclasses.asdict(section) if section else None}
     path = _repro_path(args, f"repro_{seed}_{batch.kernel_name}_{route}_O{opt}_kernel.py")
     _write_batch_repro(args, path, cases, inputs, name, route, opt,
                        f"{fail['kind']} on {route} at opt={opt} (batch seed {seed}, the "
@@ -371,8 +385,8 @@ def main(argv=None):
     routes = args.routes.split(",") if args.routes else F.available_routes()
     opts = [int(o) for o in args.opts.split(",")]
     nbatches = -(-args.cases // args.batch)
-    stats = {r: {"cases": 0, "mismatches": 0, "compile_failures": 0, "timeouts": 0}
-             for r in routes}
+    stats = {r: {"cases": 0, "mismatches": 0, "compile_failures": 0, "timeouts": 0,
+                 "kernels": 0, "kernel_failures": 0} for r in routes}
     reports = []
     signatures: dict = {}
     ref_errors = 0
@@ -399,9 +413,13 @@ def main(argv=None):
                 continue
             for r in routes:
                 stats[r]["cases"] += n
+                stats[r]["kernels"] += 1
             for fail in res["failures"]:
-                key = "mismatches" if fail["kind"] == "mismatch" else "compile_failures"
-                stats[fail["route"]][key] += 1 if fail["kind"] == "mismatch" else n
+                if fail.get("kernel_level"):
+                    stats[fail["route"]]["kernel_failures"] += 1
+                else:
+                    key = "mismatches" if fail["kind"] == "mismatch" else "compile_failures"
+                    stats[fail["route"]][key] += 1 if fail["kind"] == "mismatch" else n
                 print(f"batch {seed} (opt {opt}) {fail['route']}: {fail['kind']} "
                       f"{fail['case'] or ''} {fail['detail'][:300]}", flush=True)
                 sig = signature(fail)
@@ -414,16 +432,17 @@ def main(argv=None):
             done = (k + 1) * args.batch
             print(f"[{time.time() - t0:7.0f} s] batch {seed} opt {opt}: "
                   f"{min(done, args.cases)}/{args.cases} cases; " + ", ".join(
-                      f"{r} {s['mismatches']} wrong {s['compile_failures']} not compiled"
-                      for r, s in stats.items()), flush=True)
+                      f"{r} {s['mismatches']} wrong {s['compile_failures']} not compiled "
+                      f"{s['kernel_failures']} kernels failed" for r, s in stats.items()),
+                  flush=True)
             _write_summary(args, opts, stats, ref_errors, reports, t0, k + 1, nbatches,
                            signatures)
     finally:
         worker.close()
     _write_summary(args, opts, stats, ref_errors, reports, t0, nbatches, nbatches, signatures)
     print(json.dumps({"seed": args.seed, "routes": stats}, indent=1))
-    return 0 if all(s["mismatches"] == s["compile_failures"] == s["timeouts"] == 0
-                    for s in stats.values()) else 1
+    return 0 if all(s["mismatches"] == s["compile_failures"] == s["timeouts"] ==
+                    s["kernel_failures"] == 0 for s in stats.values()) else 1
 
 
 if __name__ == "__main__":

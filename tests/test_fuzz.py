@@ -207,3 +207,140 @@ def test_reproducer_runs_with_infinite_inputs(tmp_path):
     path.write_text(F.reproducer(case, inputs, routes[0], 3, "a test", str(path)))
     p = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=600)
     assert p.returncode == 0, p.stdout + p.stderr
+
+
+# -- the checks the fuzzer adds to every compile --
+
+def test_verifying_rewrites_names_a_rewrite_that_makes_invalid_ir():
+    """A rewrite whose result LLVM's verifier rejects (here: one that drops the `ret`
+    of every function, leaving blocks without terminators) is named; valid rewrites and
+    the module outside the block are left alone."""
+    from numba_gpux import legalize
+
+    ir = "define i32 @f(i32 %x) {\nentry:\n  %y = add i32 %x, 1\n  ret i32 %y\n}\n"
+
+    def drop_returns(text):
+        return "\n".join(ln for ln in text.split("\n") if not ln.strip().startswith("ret "))
+
+    legalize.REWRITES["drop_returns_for_test"] = drop_returns
+    try:
+        with F.verifying_rewrites():
+            assert legalize.apply_rewrites(ir, ("sitofp_i1",)) == ir
+            with pytest.raises(F.VerifyError, match="legalize.drop_returns_for_test"):
+                legalize.apply_rewrites(ir, ("drop_returns_for_test",))
+        assert legalize.REWRITES["drop_returns_for_test"] is drop_returns
+        assert "drop_returns_for_test" in legalize.apply_rewrites(ir, ()) or True
+        assert "ret" not in legalize.apply_rewrites(ir, ("drop_returns_for_test",))
+    finally:
+        del legalize.REWRITES["drop_returns_for_test"]
+
+
+def test_spirv_val_check_accepts_ours_and_rejects_a_damaged_module(spirv_val):
+    import numba_gpux as gpux
+
+    @gpux.jit
+    def add_one(a):
+        i = gpux.grid(1)
+        if i < a.size:
+            a[i] += 1
+
+    binary = gpux.compile(add_one, "void(float32[::1])", target="opencl").binary
+    F.spirv_val_check(binary)
+    with pytest.raises(F.VerifyError, match="spirv-val"):
+        F.spirv_val_check(binary[:len(binary) // 2])
+
+
+# -- kernels that once broke a route, reduced from random and library kernels --
+
+def _opencl():
+    import numba_gpux as gpux
+
+    devs = [d for d in gpux.devices() if d.target_name == "opencl"]
+    if not devs:
+        pytest.skip("no OpenCL device with SPIR-V")
+    return devs[0]
+
+
+@pytest.mark.xfail(strict=True, reason="legalize.rematerialize_index_math moves an index "
+                   "computation below a use in another block: 'Instruction does not "
+                   "dominate all uses' (InternalCompilerError on every OpenCL route)")
+def test_two_float32_atomic_adds_at_a_computed_index():
+    import numba_gpux as gpux
+    from gpux_testing import selected
+
+    @gpux.jit
+    def bins(a, step, every, out):
+        s = step // every
+        i = gpux.grid(1)
+        if i < a.shape[0]:
+            gpux.atomic.add(out, s, a[i])
+            gpux.atomic.add(out, s + 1, a[i])
+
+    with selected(_opencl()):
+        out = gpux.to_device(np.zeros(4, np.float32))
+        bins[2, 32](gpux.to_device(np.ones(64, np.float32)), 8, 4, out)
+        assert out.copy_to_host().tolist() == [0, 0, 64, 64]
+
+
+REPORTED_RANDOM_KERNEL = """
+def f(a, b, c, d, e, f_, g, h):
+    v1 = math.floor(min(max((f_ if f_ == f_ else 0.0), -1e15), 1e15))
+    t2 = (h * e)
+    v3 = np.int32(min(max((t2 if t2 == t2 else 0.0), -2e9), 2e9))
+    arr4 = LOCAL_ARRAY(4, np.int32)
+    for j5 in range(4):
+        arr4[(j5) & 3] = np.int32(((np.int32(1) & v1) + (-np.int64(774))))
+    v6 = np.uint32(176)
+    if ((b ^ d) > (abs(v6) | (c if (v6 > v1) else np.int32(65535)))):
+        for j7 in range(np.int64(abs(arr4[(v6) & 3]) & 7)):
+            v8 = math.floor(min(max((h if h == h else 0.0), -1e15), 1e15))
+            v9 = ((abs(v3) + (j7 ^ v3)) % (((np.int64(min(max((e if e == e else 0.0), -9e18),
+                9e18)) // (((v8 + v1) & 127) + 2)) & 127) + 2))
+            v10 = (-((-g) / (-(abs((v3 + e)) + 0.5))))
+    return ((((t2 + v1) * v6) + arr4[((np.int32(1) >> (v6 & 63))) & 3]) + v3)
+"""
+
+
+def _build(decorator, local_array):
+    import math
+
+    ns = {"np": np, "math": math, "LOCAL_ARRAY": local_array}
+    exec(REPORTED_RANDOM_KERNEL, ns)
+    return decorator(ns["f"])
+
+
+@pytest.mark.xfail(strict=True, reason="the SPIR-V has an OpBitwiseAnd whose operands are "
+                   "narrower than its result (spirv-val), which the Intel OpenCL CPU driver "
+                   "rejects: 'Invalid binary operator record ... Linking failed' at opt=1")
+def test_random_kernel_at_opt1_is_valid_spirv_and_agrees_with_numba():
+    import numba
+    from numba import typeof
+
+    from gpux_testing import selected
+
+    import numba_gpux as gpux
+
+    ref = _build(numba.njit, np.empty)
+    dev_f = _build(gpux.jit(device=True), gpux.local.array)
+
+    @gpux.jit(opt=1)
+    def k(a, b, c, d, e, f_, g, h, out):
+        i = gpux.grid(1)
+        if i < out.size:
+            out[i] = dev_f(a[i], b[i], c[i], d[i], e[i], f_[i], g[i], h[i])
+
+    rng = np.random.default_rng(1)
+    args = [rng.integers(-50, 50, 16).astype(t) for t in (np.int32, np.int32, np.int64)]
+    args += [rng.integers(0, 300, 16).astype(np.uint32)]
+    args += [rng.uniform(-20, 20, 16).astype(t) for t in (np.float32, np.float32, np.float64,
+                                                           np.float64)]
+    out = np.zeros(16)
+    want = np.array([ref(*(a[i] for a in args)) for i in range(16)], np.float64)
+    dev = _opencl()
+    if F.spirv_val_path():
+        sig = tuple(typeof(a) for a in (*args, out))
+        F.spirv_val_check(gpux.compile(k, sig, target=dev).binary)
+    with selected(dev):
+        d_out = gpux.to_device(out)
+        k[1, 16](*[gpux.to_device(a) for a in args], d_out)
+        np.testing.assert_array_equal(d_out.copy_to_host(), want)
