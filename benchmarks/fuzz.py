@@ -9,15 +9,21 @@ by ptxas) and compared with numba.njit.  The cases hold string constants, record
 and names spelled like IR, and the kernels atomics, barriers and prints (see
 ``--no-content``, ``--avoid-known-defects``, ``--no-kernel-level``); LLVM's verifier
 checks the module after each of the compiler's IR rewrites and ``spirv-val`` the
-SPIR-V (a rejection is a compile failure).  Failures are grouped by signature (route,
-kind, message) and the first ``--investigate`` of each investigated.  Batch k holds ``--batch`` cases from seed
-``SEED + k`` and runs at opt level ``OPTS[k % len(OPTS)]``; the same seed gives the
-same cases.  Batches run in a worker process (a kernel that hangs or a crash costs
-that worker, not the run); each failing case is isolated, then minimized statement by
-statement, every check in a fresh child process, and written as a standalone
+SPIR-V (a rejection is a compile failure).
+
+Batch k holds ``--batch`` cases from seed ``SEED + k`` and runs at opt level
+``OPTS[k % len(OPTS)]``; the same seed gives the same cases.  Batches run in a worker
+process (a kernel that hangs or a crash costs that worker, not the run).  A kernel
+whose kernel-level code makes it fail to compile counts as a kernel failure
+(``kernel_failures`` of ``kernels``), and its cases are still run without that code.
+Failures are grouped by signature (route, kind, message) and the first
+``--investigate`` of each is investigated: a failing case is isolated, then minimized
+statement by statement, every check in a fresh child process, and written as a
 reproducer script under ``--repro-dir``; a case that fails only in its batch is kept
-with the fewest other cases it needs (``gpux_fuzz.reduce_cases``).  A summary (cases and failures per route,
-seeds) goes to ``benchmarks/results/fuzz.json``.  See docs/testing.md.
+with the fewest other cases it needs (``gpux_fuzz.reduce_cases``); a failure of the
+whole kernel is reduced to its kernel-level code and the cases it needs
+(``reduce_kernel``).  A summary (cases, kernels and failures per route, failure
+signatures, seeds) goes to ``benchmarks/results/fuzz.json``.  See docs/testing.md.
 """
 
 from __future__ import annotations

@@ -69,7 +69,8 @@ def test_generator_writes_what_users_write():
     barriers: all appear in a few batches."""
     batches = [F.generate_batch(seed, 4) for seed in range(40, 80)]
     gpu = "\n".join(b.source(True) for b in batches)
-    for construct in (" = '", "_hs(s", "len(s", "gpux.atomic.add(", "gpux.atomic.cas(", "gpux.atomic.max(", ", s + 1, ",
+    for construct in (" = '", "_hs(s", "len(s", "gpux.atomic.add(", "gpux.atomic.cas(",
+                      "gpux.atomic.max(", ", s + 1, ",
                       "gpux.atomic.add(AS, ", "gpux.barrier()", "gpux.shared.array(",
                       "print(", "R[i]"):
         assert construct in gpu, construct
