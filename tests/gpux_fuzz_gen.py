@@ -669,9 +669,10 @@ class Section:
     """Kernel-level code of a batch, written for the GPU and as its sequential meaning
     for numba.njit, as [gpu lines, cpu lines] pairs.  ``s = step // every`` (kernel
     scalars) is computed first; ``ops`` run per work-item ``i < n`` after the cases:
-    atomics on the shared slots of AI, AW, AS, AD at computed indices (integer
-    operations, and float adds of exactly representable values, so that any order
-    gives the same result), atomics on the work-item's own slot of AC whose old values
+    atomics on the shared slots of AI, AW, AS, AD at computed indices (each array gets
+    one group of operations that commute with each other: add and sub, or one of max,
+    min, and, or, xor; floats of exactly representable values; so that any order gives
+    the same result), atomics on the work-item's own slot of AC whose old values
     go to AR, and prints of work-item 0; ``phases`` run on every work-item of a block
     (``t``: its index in the block, ``ii``: its row, clamped to the input), separated by
     barriers, over a shared array ``sh``: a fill of a permutation of its slots, then
@@ -702,12 +703,19 @@ def _int_value(r: random.Random) -> str:
                      "np.int64(3)", "(I[ii, 0] >> (s & 15)) & 255", "-np.int64(i) - 1"])
 
 
-def _atomic_op(r: random.Random, nres: int):
-    """One atomic of the guarded part: ([gpu lines], [cpu lines]), whether it writes AR."""
+#: atomics that commute with each other: one group per array and section, so that the
+#: slots' final values do not depend on the order the work-items reach them
+_INT_GROUPS = (("add", "sub"), ("max",), ("min",), ("and_",), ("or_",), ("xor",))
+_FLOAT_GROUPS = (("add",), ("max",), ("min",))
+
+
+def _atomic_op(r: random.Random, nres: int, groups: dict):
+    """One atomic of the guarded part: ([gpu lines], [cpu lines]), whether it writes AR;
+    *groups*: the operations each shared array gets (array name -> ops)."""
     kind = r.choice(["int", "int", "int32", "float32", "float64", "own"])
     idx = _index(r)
     if kind == "int":
-        op = r.choice(["add", "max", "min", "and_", "or_", "xor", "sub"])
+        op = r.choice(groups["AI"])
         v = _int_value(r)
         cpu = {"add": f"AI[{idx}] += {v}", "sub": f"AI[{idx}] -= {v}",
                "max": f"AI[{idx}] = max(AI[{idx}], {v})",
@@ -716,15 +724,16 @@ def _atomic_op(r: random.Random, nres: int):
                "xor": f"AI[{idx}] ^= {v}"}[op]
         return [f"gpux.atomic.{op}(AI, {idx}, {v})"], [cpu], False
     if kind == "int32":
-        op = r.choice(["add", "max", "min", "or_", "xor"])
+        op = r.choice(groups["AW"])
         v = f"np.int32({r.choice(['I[ii, 0] & 65535', 'i', 'I[ii, 0] % 1000'])})"
-        cpu = {"add": f"AW[{idx}] += {v}", "max": f"AW[{idx}] = max(AW[{idx}], {v})",
-               "min": f"AW[{idx}] = min(AW[{idx}], {v})", "or_": f"AW[{idx}] |= {v}",
-               "xor": f"AW[{idx}] ^= {v}"}[op]
+        cpu = {"add": f"AW[{idx}] += {v}", "sub": f"AW[{idx}] -= {v}",
+               "max": f"AW[{idx}] = max(AW[{idx}], {v})",
+               "min": f"AW[{idx}] = min(AW[{idx}], {v})", "and_": f"AW[{idx}] &= {v}",
+               "or_": f"AW[{idx}] |= {v}", "xor": f"AW[{idx}] ^= {v}"}[op]
         return [f"gpux.atomic.{op}(AW, {idx}, {v})"], [cpu], False
     if kind in ("float32", "float64"):
         arr, c = ("AS", "np.float32") if kind == "float32" else ("AD", "np.float64")
-        op = r.choice(["add", "add", "max", "min"])
+        op = r.choice(groups[arr])
         # sums of small multiples of 1/2 are exact in any order
         v = r.choice([f"{c}(I[ii, 0] & 15) * {c}(0.5)", f"{c}(i)", f"{c}(1.0)",
                       f"{c}(I[ii, 0] % 1000)"])
@@ -753,8 +762,10 @@ def generate_section(rng: random.Random, content: Content | None) -> Section:
     step = r.randint(0, 56)
     ops = []
     nres = 0
+    groups = {"AI": r.choice(_INT_GROUPS), "AW": r.choice(_INT_GROUPS),
+              "AS": r.choice(_FLOAT_GROUPS), "AD": r.choice(_FLOAT_GROUPS)}
     for _ in range(r.randint(1, 5)):
-        gpu, cpu, res = _atomic_op(r, nres)
+        gpu, cpu, res = _atomic_op(r, nres, groups)
         if res and nres >= 8:
             continue
         nres += res

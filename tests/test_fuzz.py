@@ -345,3 +345,23 @@ def test_random_kernel_at_opt1_is_valid_spirv_and_agrees_with_numba():
         d_out = gpux.to_device(out)
         k[1, 16](*[gpux.to_device(a) for a in args], d_out)
         np.testing.assert_array_equal(d_out.copy_to_host(), want)
+
+
+def test_atomics_on_one_array_commute():
+    """Work-items reach a shared slot in any order: the operations one array gets in a
+    kernel must commute (add with sub, or one of max, min, and, or, xor), else the
+    expected result depends on the order numba.njit happens to run them in."""
+    import re
+
+    groups = [{"add", "sub"}, {"max"}, {"min"}, {"and_"}, {"or_"}, {"xor"}]
+    seen = 0
+    for seed in range(200):
+        sec = F.generate_section(random.Random(seed), F.Content())
+        ops = {}
+        for gpu, _, _ in sec.ops:
+            for op, arr in re.findall(r"gpux\.atomic\.(\w+)\((AI|AW|AS|AD),", gpu[0]):
+                ops.setdefault(arr, set()).add(op)
+        for arr, used in ops.items():
+            seen += len(used) > 1
+            assert any(used <= g for g in groups), (seed, arr, used)
+    assert seen  # add and sub do meet on one array
