@@ -338,11 +338,24 @@ def investigate(seed, n, fail, opt, args):
     return reports
 
 
+def _commit() -> str | None:
+    """The commit of the checkout this script runs from (with ``+`` if it has changes)."""
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=HERE,
+                              capture_output=True, text=True, timeout=30).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
+                               cwd=HERE, capture_output=True, text=True, timeout=30).stdout
+        return (head + ("+" if dirty.strip() else "")) or None
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
 def _write_summary(args, opts, stats, ref_errors, reports, t0, batches_done, nbatches,
                    signatures=None):
     """The run so far as JSON (rewritten after every batch, so a run stopped early
     still leaves its figures)."""
-    summary = {"seed": args.seed, "batch": args.batch, "opts": opts,
+    summary = {"seed": args.seed, "batch": args.batch, "opts": opts, "note": args.note,
+               "commit": _commit(),
                "batches_done": batches_done, "batches": nbatches, "routes": stats,
                "generator": {"content": args.content, "kernel_level": args.kernel_level,
                              "avoid_known_defects": args.avoid_known_defects,
@@ -385,6 +398,7 @@ def main(argv=None):
     ap.add_argument("--investigate", type=int, default=1,
                     help="failures investigated (minimized, reproducer written) per "
                          "signature (route, kind, message); the others are counted")
+    ap.add_argument("--note", default="", help="a note kept in the summary (what was run)")
     ap.add_argument("--worker-batches", type=int, default=16,
                     help="batches a worker process runs before a fresh one takes over "
                          "(0: never; a worker's memory grows with every kernel it compiles)")
