@@ -144,10 +144,12 @@ class Worker:
                 return self.conn.recv()
             except EOFError:
                 pass
+        self.proc.join(5)
+        died = self.proc.exitcode  # None: still running (a hang), else it crashed
         self.proc.kill()
         self.proc.join()
         self._start()
-        return None
+        return None if died is None else {"crashed": died}
 
     def close(self):
         try:
@@ -429,6 +431,14 @@ def main(argv=None):
                     stats[r]["timeouts"] += 1
                 reports.append({"seed": seed, "opt": opt, "kind": "timeout"})
                 continue
+            if "crashed" in res:  # the compiler ended the worker (an abort in LLVM)
+                print(f"batch {seed} (opt {opt}): the worker process died (exit status "
+                      f"{res['crashed']})", flush=True)
+                for r in routes:
+                    stats[r]["crashes"] = stats[r].get("crashes", 0) + 1
+                reports.append({"seed": seed, "opt": opt, "kind": "crash",
+                                "exit_status": res["crashed"]})
+                continue
             ref_errors += res["reference_errors"]
             if res["reference_errors"]:
                 print(f"batch {seed}: Numba rejected it ({res['reference_message']})", flush=True)
@@ -464,7 +474,8 @@ def main(argv=None):
     _write_summary(args, opts, stats, ref_errors, reports, t0, nbatches, nbatches, signatures)
     print(json.dumps({"seed": args.seed, "routes": stats}, indent=1))
     return 0 if all(s["mismatches"] == s["compile_failures"] == s["timeouts"] ==
-                    s["kernel_failures"] == 0 for s in stats.values()) else 1
+                    s["kernel_failures"] == s.get("crashes", 0) == 0
+                    for s in stats.values()) else 1
 
 
 if __name__ == "__main__":
