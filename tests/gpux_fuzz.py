@@ -27,28 +27,51 @@ writes each case's result into a column of an output array.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import random
 
 import numpy as np
 
-from gpux_fuzz_gen import (BOOL, CAST, EXACT_MATH, F32, F64, FLOATS, I64, INTS, NP,  # noqa: F401
-                           TRANSCENDENTAL, U64, Case, _Gen, generate_case)
+from gpux_fuzz_checks import (VerifyError, spirv_val_check, spirv_val_path,  # noqa: F401
+                              verifying_rewrites)
+from gpux_fuzz_gen import (BLOCK, BOOL, CAST, EXACT_MATH, F32, F64, FLOATS, I32, I64,  # noqa: F401
+                           IR_FIELDS, IR_NAMES, IR_TEXTS,
+                           INTS, NP, REC, SLOTS, TRANSCENDENTAL, U64, Case, Content, Section,
+                           _Gen, generate_case, generate_record_fields, generate_section,
+                           known_defect)
 
 __all__ = ["Case", "Batch", "generate_case", "generate_batch", "run_batch",
            "ROUTES", "available_routes", "compare", "reference", "check_one", "check_cases",
-           "minimize", "reduce_cases", "reproducer", "batch_reproducer"]
+           "minimize", "minimize_section", "reduce_cases", "reproducer", "batch_reproducer",
+           "batch_spec", "verifying_rewrites", "spirv_val_check", "spirv_val_path", "VerifyError",
+           "kernel_case"]
 
 
 # -- batches: many cases, one kernel --
+
+#: the kernel's output arrays besides OI and OF (see Section): atomic slots of four
+#: types, the work-items' own atomic slots and the old values read from them, and the
+#: values read from shared memory after barriers
+EXTRA_OUTPUTS = ("AI", "AW", "AS", "AD", "AC", "AR", "AB")
+#: the kernel's parameters, in order
+KERNEL_PARAMS = ("I", "U", "F", "S", "B", "R", "OI", "OF", *EXTRA_OUTPUTS, "step", "every")
+_REC_NP = {I64: np.int64, I32: np.int32, F64: np.float64, F32: np.float32}
+
 
 @dataclasses.dataclass
 class Batch:
     cases: list
     seed: int
     n_items: int = 64
-    #: explicit input arrays (I, U, F, S, B) instead of the seeded ones (reproducers)
+    #: explicit input arrays (I, U, F, S, B[, R]) instead of the seeded ones (reproducers)
     fixed_inputs: tuple | None = None
+    #: the record array R's fields [(name, type)] (None: a record the cases do not read)
+    record: list | None = None
+    #: kernel-level code: atomics, barriers, prints (gpux_fuzz_gen.Section)
+    section: Section | None = None
+    #: the kernel's name (Numba's symbol and the module's are made from it)
+    kernel_name: str = "kern"
 
     def columns(self):
         """Number of input columns per element type."""
@@ -58,17 +81,25 @@ class Batch:
                 cols[t] = max(cols[t], sum(1 for p in c.params if p == t))
         return {t: max(n, 1) for t, n in cols.items()}
 
+    def record_dtype(self) -> np.dtype:
+        fields = self.record or [("unused", I64)]
+        return np.dtype([(n, _REC_NP[t]) for n, t in fields], align=True)
+
     def source(self, gpu: bool) -> str:
-        """The module text: every case, then the kernel ``kern(I, U, F, S, B, OI, OF)``."""
+        """The module text: every case, then the kernel (``kern`` names it)."""
         out = [c.source for c in self.cases]
-        head = ("@KERNEL\ndef kern(I, U, F, S, B, OI, OF):\n"
-                + ("    i = GRID(1)\n    if i < I.shape[0]:\n" if gpu else
-                   "    for i in range(I.shape[0]):\n"))
+        sec = self.section
+        head = (f"@KERNEL\ndef {self.kernel_name}({', '.join(KERNEL_PARAMS)}):\n"
+                "    s = step // every\n"
+                + ("    i = GRID(1)\n    ii = min(i, I.shape[0] - 1)\n"
+                   "    if i < I.shape[0]:\n" if gpu else
+                   "    for i in range(I.shape[0]):\n        ii = i\n"))
         body = []
         arrays = {I64: "I", U64: "U", F64: "F", F32: "S", BOOL: "B"}
         ni = nf = 0
         for c in self.cases:
-            args = ", ".join(f"{arrays[t]}[i, {c.column_of(k)}]" for k, t in enumerate(c.params))
+            args = ", ".join("R[i]" if t == REC else f"{arrays[t]}[i, {c.column_of(k)}]"
+                             for k, t in enumerate(c.params))
             call = f"{c.name}({args})"
             if c.result in FLOATS:
                 body.append(f"        OF[i, {nf}] = np.float64({call})")
@@ -76,14 +107,42 @@ class Batch:
             else:
                 body.append(f"        OI[i, {ni}] = np.int64({call})")
                 ni += 1
-        out.append(head + "\n".join(body) + "\n")
+        if sec is not None:
+            for gpu_lines, cpu_lines, _ in sec.ops:
+                body += ["        " + ln for ln in (gpu_lines if gpu else cpu_lines)]
+        if not body:
+            body.append("        pass")
+        tail = []
+        if sec is not None and sec.phases:
+            if gpu:
+                tail += ["    t = gpux.thread_idx.x",
+                         f"    sh = gpux.shared.array({BLOCK}, np.int64)"]
+                for k, (ph, _) in enumerate(sec.phases):
+                    if k:
+                        tail.append("    gpux.barrier()")
+                    tail += ["    " + ln for ln in ph]
+            else:
+                tail += [f"    for blk in range((I.shape[0] + {BLOCK - 1}) // {BLOCK}):",
+                         f"        sh = np.zeros({BLOCK}, np.int64)"]
+                for _, ph in sec.phases:
+                    tail += [f"        for t in range({BLOCK}):",
+                             f"            i = blk * {BLOCK} + t",
+                             "            ii = min(i, I.shape[0] - 1)"]
+                    tail += ["            " + ln for ln in ph]
+        out.append(head + "\n".join(body + tail) + f"\n\n\nkern = {self.kernel_name}\n")
         return "\n".join(out)
 
     def inputs(self):
-        """The input arrays, the same for both sides (seeded)."""
+        """The input arrays (I, U, F, S, B, R), the same for both sides (seeded)."""
         if self.fixed_inputs is not None:
-            return tuple(np.array(a, dtype=d) for a, d in zip(
+            arrs = tuple(np.array(a, dtype=d) for a, d in zip(
                 self.fixed_inputs, (np.int64, np.uint64, np.float64, np.float32, np.bool_)))
+            n = len(arrs[0])
+            if len(self.fixed_inputs) > 5:
+                rec = np.array([tuple(x) for x in self.fixed_inputs[5]], self.record_dtype())
+            else:
+                rec = np.zeros(n, self.record_dtype())
+            return arrs + (rec,)
         rng = np.random.default_rng(self.seed)
         n = self.n_items
         with np.errstate(over="ignore"):
@@ -101,19 +160,41 @@ class Batch:
         uints = np.concatenate([np.array([0, 1, 2, 255, 2 ** 63, 2 ** 64 - 1], np.uint64),
                                 rng.integers(0, 2 ** 63, 30, dtype=np.uint64),
                                 rng.integers(0, 1000, 30, dtype=np.uint64)])
-        return (
+        out = (
             rng.choice(ints, (n, cols[I64])).astype(np.int64),
             rng.choice(uints, (n, cols[U64])).astype(np.uint64),
             rng.choice(floats, (n, cols[F64])).astype(np.float64),
             rng.choice(floats, (n, cols[F32])).astype(np.float32),
             rng.integers(0, 2, (n, cols[BOOL])).astype(np.bool_),
         )
+        rec = np.zeros(n, self.record_dtype())
+        for name, t in (self.record or []):
+            if t == I64:
+                rec[name] = rng.choice(ints, n)
+            elif t == I32:
+                rec[name] = rng.integers(-1000, 1000, n)
+            else:
+                rec[name] = rng.choice(floats, n).astype(_REC_NP[t])
+        return out + (rec,)
 
     def outputs(self):
+        """The output arrays OI, OF and EXTRA_OUTPUTS, with their initial values."""
         ni = sum(1 for c in self.cases if c.result not in FLOATS)
         nf = sum(1 for c in self.cases if c.result in FLOATS)
-        return (np.zeros((self.n_items, max(ni, 1)), np.int64),
-                np.zeros((self.n_items, max(nf, 1)), np.float64))
+        n = self.n_items
+        k = np.arange(SLOTS)
+        return (np.zeros((n, max(ni, 1)), np.int64), np.zeros((n, max(nf, 1)), np.float64),
+                k * 37 - 500, (k * 11 - 100).astype(np.int32), (k * 0.5).astype(np.float32),
+                k * 0.25 - 3.0, np.zeros(n, np.int64), np.zeros((n, 8), np.int64),
+                np.zeros((n, 4), np.int64))
+
+    def scalars(self):
+        """The kernel's scalar arguments (step, every)."""
+        return (self.section.step, self.section.every) if self.section else (0, 1)
+
+    def printed(self) -> str:
+        """What the kernel prints (work-item 0 only)."""
+        return self.section.printed(self.inputs()[0][0]) if self.section else ""
 
     def slots(self):
         """(case, 'I' or 'F', column) for every case."""
@@ -128,31 +209,63 @@ class Batch:
 
 
 def generate_batch(seed: int, n_cases: int, *, ternary_args: bool = True,
-                   n_items: int = 64) -> Batch:
-    """*n_cases* random cases from *seed* (the same seed gives the same batch)."""
+                   n_items: int = 64, content: Content | None = None,
+                   kernel_level: bool = True) -> Batch:
+    """*n_cases* random cases from *seed* (the same seed gives the same batch).  With
+    *content* (default: all of gpux_fuzz_gen.Content), the cases may hold string
+    constants, names and record fields spelled like IR; with *kernel_level*, the kernel
+    may hold atomics, barriers and prints (Section)."""
     rng = random.Random(seed)
-    cases = [generate_case(rng, f"f{seed}_{k}", ternary_args=ternary_args)
+    content = Content() if content is None else content
+    names = content.names_() if content.names else ()
+    record = generate_record_fields(rng, content) if content.fields() and \
+        rng.random() < 0.5 else None
+    prefix = f"{rng.choice(names)}_" if names and rng.random() < 0.5 else "f"
+    cases = [generate_case(rng, f"{prefix}{seed}_{k}", ternary_args=ternary_args,
+                           content=content, record=record)
              for k in range(n_cases)]
-    return Batch(cases, seed, n_items)
+    section = generate_section(rng, content) if kernel_level and rng.random() < 0.7 else None
+    kname = f"{rng.choice(names)}_kern" if names and rng.random() < 0.5 else "kern"
+    return Batch(cases, seed, n_items, record=record, section=section, kernel_name=kname)
 
 
-def _namespace(dev, kernel, grid, local_array):
+def _namespace(dev, kernel, grid, local_array, batch: Batch | None = None):
     import math as _math
 
-    return {"np": np, "math": _math, "DEV": dev, "KERNEL": kernel, "GRID": grid,
-            "LOCAL_ARRAY": local_array}
+    ns = {"np": np, "math": _math, "DEV": dev, "KERNEL": kernel, "GRID": grid,
+          "LOCAL_ARRAY": local_array}
+    if batch is not None and batch.kernel_name != "kern":
+        # the module's name (Numba mangles it into every symbol) spelled like IR too
+        ns["__name__"] = f"{batch.kernel_name}_mod"
+    return ns
+
+
+def _arguments(batch: Batch):
+    """The kernel's arguments (host arrays and scalars), in KERNEL_PARAMS order."""
+    return (*batch.inputs(), *batch.outputs(), *batch.scalars())
+
+
+#: the positions of the arrays the kernel writes, in its arguments
+_WRITTEN = {"R": 5, "OI": 6, "OF": 7, **{n: 8 + k for k, n in enumerate(EXTRA_OUTPUTS)}}
+
+
+def _results(args) -> dict:
+    return {name: args[k] for name, k in _WRITTEN.items()}
 
 
 def reference(batch: Batch):
-    """The batch run by ``numba.njit`` on the CPU: (OI, OF)."""
+    """The batch run by ``numba.njit`` on the CPU: its written arrays by name (R, OI,
+    OF and EXTRA_OUTPUTS) and "printed" (what the kernel prints, from the generator)."""
     import numba
 
     ns = _namespace(numba.njit(error_model="numpy"), numba.njit(error_model="numpy"),
-                    None, np.empty)
+                    None, np.empty, batch)
     exec(compile(batch.source(gpu=False), f"<fuzz batch {batch.seed} cpu>", "exec"), ns)
-    oi, of = batch.outputs()
-    ns["kern"](*batch.inputs(), oi, of)
-    return oi, of
+    args = _arguments(batch)
+    ns["kern"](*args)
+    out = _results(args)
+    out["printed"] = batch.printed()
+    return out
 
 
 def _ulp_distance(a, b, dtype):
@@ -167,12 +280,20 @@ def _ulp_distance(a, b, dtype):
     return np.abs(ia - ib)
 
 
+def _same_floats(g, w, dt):
+    gv, wv = np.asarray(g).astype(dt), np.asarray(w).astype(dt)
+    iv = np.int32 if dt == np.float32 else np.int64
+    return (gv.view(iv) == wv.view(iv)) | (np.isnan(gv) & np.isnan(wv))
+
+
 def compare(batch: Batch, got, want):
-    """Mismatching cases: list of (case, first bad work-item, got, want)."""
+    """Mismatches: list of (case, first bad work-item, got, want); the kernel-level
+    results (record fields, atomic slots, shared-memory reads, printed text) are
+    reported as cases named ``<kernel>:<what>`` (``kernel_case``)."""
     bad = []
     for case, which, col in batch.slots():
-        g = (got[0] if which == "I" else got[1])[:, col]
-        w = (want[0] if which == "I" else want[1])[:, col]
+        g = got["O" + which][:, col]
+        w = want["O" + which][:, col]
         if which == "I":
             if case.result == BOOL:
                 ok = (g != 0) == (w != 0)
@@ -180,19 +301,37 @@ def compare(batch: Batch, got, want):
                 ok = g == w
         else:
             dt = np.float32 if case.result == F32 else np.float64
-            gv, wv = g.astype(dt), w.astype(dt)
-            both_nan = np.isnan(gv) & np.isnan(wv)
-            same = (gv.view(np.int32 if dt == np.float32 else np.int64)
-                    == wv.view(np.int32 if dt == np.float32 else np.int64))
-            ok = same | both_nan
+            ok = _same_floats(g, w, dt)
             if case.approx_ulps:
+                gv, wv = g.astype(dt), w.astype(dt)
                 with np.errstate(all="ignore"):
                     close = (_ulp_distance(gv, wv, dt) <= case.approx_ulps) | (gv == wv)
                 ok = ok | close
         if not ok.all():
             k = int(np.argmin(ok))
             bad.append((case, k, g[k], w[k]))
+    for name in (batch.record_dtype().names if batch.record else ()):
+        g, w = got["R"][name], want["R"][name]
+        ok = _same_floats(g, w, g.dtype.type) if g.dtype.kind == "f" else g == w
+        if not ok.all():
+            k = int(np.argmin(ok))
+            bad.append((kernel_case(batch, f"record field {name!r}"), k, g[k], w[k]))
+    for name in EXTRA_OUTPUTS:
+        g, w = got[name], want[name]
+        ok = _same_floats(g, w, g.dtype.type) if g.dtype.kind == "f" else g == w
+        if not np.all(ok):
+            k = int(np.argmin(np.ravel(ok)))
+            bad.append((kernel_case(batch, name), k, np.ravel(g)[k], np.ravel(w)[k]))
+    if got.get("printed") is not None and got["printed"] != want["printed"]:
+        bad.append((kernel_case(batch, "printed"), 0, got["printed"], want["printed"]))
     return bad
+
+
+def kernel_case(batch: Batch, what: str) -> Case:
+    """A stand-in case for a kernel-level result of *batch* (its name says which)."""
+    text = "\n".join(ln for op in (batch.section.ops if batch.section else ())
+                     for ln in op[0])
+    return Case(f"{batch.kernel_name}:{what}", text, [], I64)
 
 
 # -- routes --
@@ -236,59 +375,101 @@ def gpu_module(batch: Batch, opt: int):
     """The batch's module on the GPU side: its namespace (``kern`` is the kernel)."""
     import numba_gpux as gpux
 
-    ns = _namespace(gpux.jit(device=True), gpux.jit(opt=opt), gpux.grid, gpux.local.array)
+    ns = _namespace(gpux.jit(device=True), gpux.jit(opt=opt), gpux.grid, gpux.local.array,
+                    batch)
+    ns["gpux"] = gpux
     exec(compile(batch.source(gpu=True), f"<fuzz batch {batch.seed} gpu>", "exec"), ns)
     return ns
 
 
-def run_batch(batch: Batch, routes, opt: int) -> dict:
+def run_batch(batch: Batch, routes, opt: int, *, verify: bool = True) -> dict:
     """Compile and run the batch on each of *routes* at *opt* (``cuda-ptxas``: compile
-    and assemble for sm_80).  The Numba front end runs once for all routes.  Returns
-    route -> (OI, OF), None (cuda-ptxas, accepted) or the exception raised."""
+    and assemble for sm_80).  The Numba front end runs once for all routes.  With
+    *verify*, LLVM's verifier checks the module after each of the compiler's IR
+    rewrites (``verifying_rewrites``) and ``spirv-val`` the SPIR-V route's binary.
+    Returns route -> the written arrays and "printed" (as ``reference``), None
+    (cuda-ptxas, accepted) or the exception raised."""
     ns = gpu_module(batch, opt)
-    return {route: _run_on(ns, batch, route) for route in routes}
+    with (verifying_rewrites() if verify else contextlib.nullcontext()):
+        return {route: _run_on(ns, batch, route, verify) for route in routes}
 
 
-def _run_on(ns, batch: Batch, route: str):
+def _capture_stdout(fn):
+    """(fn(), what was written to file descriptor 1 meanwhile): the device runtime's
+    printf writes there, not to sys.stdout."""
+    import ctypes
+    import os
+    import sys
+    import tempfile
+
+    sys.stdout.flush()
+    libc = ctypes.CDLL(None)
+    with tempfile.TemporaryFile() as tmp:
+        saved = os.dup(1)
+        os.dup2(tmp.fileno(), 1)
+        try:
+            result = fn()
+        finally:
+            libc.fflush(None)
+            os.dup2(saved, 1)
+            os.close(saved)
+        tmp.seek(0)
+        return result, tmp.read().decode("utf-8", "replace")
+
+
+def _run_on(ns, batch: Batch, route: str, verify: bool = True):
     import numba_gpux as gpux
     from gpux_testing import selected
 
-    args = batch.inputs()
-    oi, of = batch.outputs()
+    args = _arguments(batch)
     try:
-        if route == "cuda-ptxas":
-            from numba import typeof
+        from numba import typeof
 
+        sig = tuple(typeof(a) for a in args)
+        if route == "cuda-ptxas":
             from numba_gpux.targets.cuda import toolkit
 
-            sig = tuple(typeof(a) for a in (*args, oi, of))
             art = gpux.compile(ns["kern"], sig, target="cuda", cc=(8, 0), cubin=False)
             ok, messages = toolkit.ptxas_check(art.text, (8, 0))
             if not ok:
                 raise RuntimeError(f"ptxas rejected the PTX: {messages}")
             return None
-        with selected(_device_for(route)):
-            dargs = [gpux.to_device(a) for a in args]
-            doi, dof = gpux.to_device(oi), gpux.to_device(of)
-            ns["kern"][(batch.n_items + 63) // 64, 64](*dargs, doi, dof)
-            return doi.copy_to_host(), dof.copy_to_host()
+        device = _device_for(route)
+        with selected(device):
+            dargs = [gpux.to_device(a) if isinstance(a, np.ndarray) else a for a in args]
+
+            def launch():
+                ns["kern"][(batch.n_items + BLOCK - 1) // BLOCK, BLOCK](*dargs)
+                return [d.copy_to_host() if not isinstance(d, int) else d for d in dargs]
+
+            host, printed = _capture_stdout(launch)
+        if verify and route == "spirv":
+            spirv_val_check(gpux.compile(ns["kern"], sig, target=device).binary)
+        out = _results(host)
+        out["printed"] = printed
+        return out
     except Exception as e:  # a compile failure is a finding, reported per route
         return e
 
 
 # -- one case alone: checking, minimizing, reproducers --
 
-def check_one(case: Case, inputs, route: str, opt: int) -> tuple[str, str]:
+def check_one(case: Case, inputs, route: str, opt: int, **batch_spec) -> tuple[str, str]:
     """Run *case* alone on *inputs* (one row per work-item) on *route* at *opt*:
     ("ok" | "mismatch" | "compile" | "reference", detail)."""
-    return check_cases([case], inputs, route, opt, case.name)
+    return check_cases([case], inputs, route, opt, case.name, **batch_spec)
 
 
-def check_cases(cases, inputs, route: str, opt: int, name: str) -> tuple[str, str]:
+def check_cases(cases, inputs, route: str, opt: int, name: str, *, record=None, section=None,
+                kernel_name: str = "kern") -> tuple[str, str]:
     """Run *cases* as one kernel on *inputs* (the batch's input arrays, or some of their
-    rows) on *route* at *opt*, and report on the case called *name* as :func:`check_one`
-    does (a compile failure of the kernel counts as that case's)."""
-    batch = Batch(list(cases), 0, len(inputs[0]), tuple(inputs))
+    rows) on *route* at *opt*, with the batch's *record* fields, kernel-level *section*
+    and *kernel_name* (``batch_spec``), and report on the case called *name* (a
+    ``kernel_case`` name for kernel-level results) as :func:`check_one` does (a compile
+    failure of the kernel counts as that case's)."""
+    batch = Batch(list(cases), 0, len(inputs[0]), tuple(inputs),
+                  [tuple(f) for f in record] if record else None,
+                  Section(**section) if isinstance(section, dict) else section, kernel_name)
     try:
         want = reference(batch)
     except Exception as e:
@@ -302,6 +483,34 @@ def check_cases(cases, inputs, route: str, opt: int, name: str) -> tuple[str, st
         if c.name == name:
             return "mismatch", f"work-item {k}: got {g!r}, want {w!r}"
     return "ok", ""
+
+
+def batch_spec(batch: Batch) -> dict:
+    """What check_cases needs of *batch* besides its cases and inputs, as JSON data."""
+    return {"record": batch.record, "kernel_name": batch.kernel_name,
+            "section": dataclasses.asdict(batch.section) if batch.section else None}
+
+
+def minimize_section(section: Section, still_fails, max_steps: int = 60) -> Section:
+    """A smaller *section* that *still_fails* (a predicate on a Section): its atomics
+    and barrier phases removed one at a time while the failure stays."""
+    steps = 0
+    changed = True
+    while changed and steps < max_steps:
+        changed = False
+        for part in ("ops", "phases"):
+            items = getattr(section, part)
+            for k in range(len(items)):
+                trial = dataclasses.replace(section, **{part: items[:k] + items[k + 1:]})
+                steps += 1
+                if still_fails(trial):
+                    section, changed = trial, True
+                    break
+                if steps >= max_steps:
+                    return section
+            if changed:
+                break
+    return section
 
 
 def reduce_cases(others: list, still_fails, max_steps: int = 40) -> list:
@@ -500,20 +709,23 @@ import gpux_fuzz as F  # noqa: E402
 
 ROUTE, OPT, NAME = {route!r}, {opt}, {name!r}
 CASES = json.loads({cases!r})
-INPUTS = json.loads({inputs!r})  # the batch's input arrays (I, U, F, S, B) as lists
+INPUTS = json.loads({inputs!r})  # the batch's input arrays (I, U, F, S, B, R) as lists
+SPEC = json.loads({spec!r})  # record fields, kernel-level code, kernel name
 
-status, detail = F.check_cases([F.case_from_json(c) for c in CASES], INPUTS, ROUTE, OPT, NAME)
+status, detail = F.check_cases([F.case_from_json(c) for c in CASES], INPUTS, ROUTE, OPT, NAME,
+                               **SPEC)
 print(status, detail)
 sys.exit(1 if status in ("mismatch", "compile") else 0)
 '''
 
 
 def batch_reproducer(cases, inputs, name: str, route: str, opt: int, what: str, path: str,
-                     tests_dir: str) -> str:
+                     tests_dir: str, spec: dict | None = None) -> str:
     """The text of a script that reproduces the failure of case *name* among *cases*
     (one kernel, the batch's *inputs*), through this module in *tests_dir*."""
     import json
 
     return BATCH_REPRO_TEMPLATE.format(
         what=what, path=path, name=name, route=route, opt=opt, tests=tests_dir,
-        cases=json.dumps([case_to_json(c) for c in cases]), inputs=json.dumps(inputs))
+        cases=json.dumps([case_to_json(c) for c in cases]), inputs=json.dumps(inputs),
+        spec=json.dumps(spec or {}))

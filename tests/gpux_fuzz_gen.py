@@ -12,7 +12,8 @@ import re
 import numpy as np
 
 __all__ = ["Case", "generate_case", "I64", "U64", "F64", "F32", "BOOL", "INTS", "FLOATS", "NP",
-           "CAST", "TRANSCENDENTAL", "EXACT_MATH"]
+           "CAST", "TRANSCENDENTAL", "EXACT_MATH", "REC", "I32", "Content", "IR_TEXTS", "IR_NAMES",
+           "known_defect", "generate_record_fields", "Section", "generate_section"]
 
 I64 = "i64"
 U64 = "u64"
@@ -25,6 +26,81 @@ NP = {I64: np.int64, U64: np.uint64, F64: np.float64, F32: np.float32, BOOL: np.
 CAST = {I64: "np.int64", U64: "np.uint64", F64: "np.float64", F32: "np.float32"}
 LIM = 2 ** 62  # no signed intermediate beyond this magnitude
 FULL = (-(2 ** 63), 2 ** 63 - 1)
+
+REC = "rec"  # a parameter that is one record of the batch's record array
+I32 = "i32"  # a record field of type int32
+
+#: texts of string constants and prints: LLVM keyword and type spellings, IR fragments,
+#: characters IR text gives meaning to, Unicode and the empty string
+IR_TEXTS = (
+    "ptr", "addrspace(1)", "ptr addrspace(4)", "double", "half", "float", "i1", "i8", "i24",
+    "i64", "i128", "define", "declare", "define void @f() {", "!dbg !7", "!0 = !{}", "@", "%",
+    "%.5 = add i64 %.3, 1", "#0", "attributes #0 = { nounwind }", '"', "\\", 'c"x\\00"',
+    "\\22", "\\0A", "{", "}", ";", "ünï ✓ λ", "日本", "", " ", "call @sin(x)",
+    "@llvm.memcpy.p0.p0.i64", "@\"quoted\"", "spir_kernel", "100%", "%s %d", "x86")
+
+#: identifiers spelled like IR (function names, global names, record fields)
+IR_NAMES = ("ptr", "define", "declare", "double", "half", "i24", "i128", "addrspace", "dbg",
+            "spir_kernel", "llvm_memcpy_p0_p0_i64", "nuw", "nsw", "inbounds", "align", "undef",
+            "poison", "c", "x86", "ptx_kernel")
+
+#: record field names beyond identifiers (reached with r["..."])
+IR_FIELDS = ("ptr", "addrspace(1)", "double", "half", "i24", "i128", "define", "!dbg", "@x",
+             "%x", "#0", 'c"x"', "a b", "i64 %.1", "\\", "ünï", "λ→∞")
+
+
+def known_defect(text: str) -> bool:
+    """Whether *text*, as user content, hits a defect today's compiler is known to have
+    (tests/pipeline/test_user_content.py marks those cases): a word ``ptr``, an integer
+    type spelling ``iN``, ``@`` (a call of a math function such as ``@sin(``), a mangled
+    address space ``.pN``, or non-ASCII characters (in names that reach a kernel's
+    symbol).  ``--avoid-known-defects`` of benchmarks/fuzz.py leaves such content out,
+    so that long runs find other failures."""
+    if "ptr" in text or "@" in text or not text.isascii():
+        return True
+    for k, ch in enumerate(text):
+        if ch in "ip" and k + 1 < len(text) and text[k + 1].isdigit():
+            digits = ""
+            for d in text[k + 1:]:
+                if not d.isdigit():
+                    break
+                digits += d
+            if ch == "p" or int(digits) not in (1, 8, 16, 32, 64):
+                return True
+    return False
+
+
+def _content(pool, avoid: bool):
+    return tuple(t for t in pool if not (avoid and known_defect(t)))
+
+
+@dataclasses.dataclass
+class Content:
+    """What a batch's user content may hold: the texts of strings, the names of
+    functions and globals, the record fields; with *avoid* (known_defect), the content
+    today's compiler is known to mistake for IR is left out."""
+
+    strings: bool = True
+    names: bool = True
+    avoid: bool = False
+
+    def texts(self):
+        return _content(IR_TEXTS, self.avoid)
+
+    def names_(self):
+        return _content(IR_NAMES, self.avoid)
+
+    def fields(self):
+        return _content(IR_FIELDS, self.avoid)
+
+
+def generate_record_fields(rng: random.Random, content: Content) -> list:
+    """The batch's record dtype: 2..4 fields (name, type) named like IR."""
+    names = list(content.fields())
+    rng.shuffle(names)
+    n = rng.randint(2, 4)
+    return [(names[k], rng.choice([I64, F64, F32, I32])) for k in range(n)]
+
 
 #: transcendental functions and the ulps OpenCL 1.2 allows them (float64 and float32
 #: bounds coincide for these), with a domain guard written around the argument
@@ -59,8 +135,13 @@ class _Gen:
     """The random-program generator of one case."""
 
     def __init__(self, rng: random.Random, name: str, *, depth: int = 3,
-                 helpers: bool = True, ternary_args: bool = True):
+                 helpers: bool = True, ternary_args: bool = True, content: Content | None = None):
         self.r = rng
+        self.content = content
+        self.strs: list[tuple] = []  # (variable, text): string constants, assigned once
+        self.record = None  # (parameter, [(field, type)]) of a record parameter
+        self.globals: list[str] = []  # module-level constants the case reads, as source
+        self.string_helpers: list[str] = []  # names of string helpers (compare, measure)
         self.name = name
         self.depth = depth
         self.ternary_args = ternary_args
@@ -81,6 +162,11 @@ class _Gen:
         if t == I64:
             v = r.choice([0, 1, -1, 2, 3, 7, 63, 64, 255, -48, 1000, 863, -(2 ** 31), 2 ** 32 + 5,
                           r.randint(-100, 100), r.randint(-(2 ** 40), 2 ** 40)])
+            if self.content is not None and self.content.names and r.random() < 0.1:
+                # a module-level constant named like IR (Numba freezes it into the code)
+                gname = f"{r.choice(self.content.names_())}_{self.name}_g{len(self.globals)}"
+                self.globals.append(f"{gname} = {v}\n")
+                return gname, I64, v, v
             return (f"({v})" if v < 0 else str(v)), I64, v, v
         if t == U64:
             v = r.choice([0, 1, 2, 3, 255, 2 ** 63, 2 ** 64 - 1, r.randint(0, 2 ** 64 - 1)])
@@ -130,7 +216,16 @@ class _Gen:
 
     def expr_i64(self, d):
         r = self.r
-        k = r.randrange(13)
+        k = r.randrange(15)
+        if k == 13 and self.strs:  # the length of a string constant
+            var, text = r.choice(self.strs)
+            if self.string_helpers and r.random() < 0.5:
+                return f"{self.string_helpers[1]}({var})", I64, 0, len(text)
+            return f"len({var})", I64, 0, len(text)
+        if k == 14 and self.record is not None:  # an integer field of the record
+            code = self.read_field((I64, I32))
+            if code is not None:
+                return code
         if k == 0:  # + - *
             a, b = self.expr(I64, d), self.expr(I64, d)
             op = r.choice("+-*")
@@ -227,10 +322,29 @@ class _Gen:
             return f"np.uint64({c[0]})", U64, 0, 0
         return self.leaf(U64)
 
+    def read_field(self, types):
+        """A read of a field of one of *types* of the record parameter, as an expression
+        (code, type, lo, hi), or None."""
+        par, fields = self.record
+        cands = [(f, ft) for f, ft in fields if ft in types]
+        if not cands:
+            return None
+        f, ft = self.r.choice(cands)
+        code = f"{par}[{f!r}]"
+        if ft == I64:
+            return code, I64, -(2 ** 40), 2 ** 40
+        if ft == I32:
+            return f"np.int64({code})", I64, -(2 ** 31), 2 ** 31 - 1
+        return code, ft, 0, 0
+
     def _expr_float(self, t, d):
         r = self.r
         c = CAST[t]
-        k = r.randrange(9)
+        k = r.randrange(10)
+        if k == 9 and self.record is not None:
+            e = self.read_field((F64, F32))
+            if e is not None:
+                return f"{c}({e[0]})", t, 0, 0
         if k == 0:
             a, b = self.expr(t, d), self.expr(t, d)
             op = r.choice(["+", "-", "*", "/"])
@@ -274,7 +388,15 @@ class _Gen:
 
     def expr_b(self, d):
         r = self.r
-        k = r.randrange(5)
+        k = r.randrange(6)
+        if k == 5 and self.strs:  # string constants compared, here or in a device function
+            var, text = r.choice(self.strs)
+            other = r.choice([text, r.choice(self.strs)[0], repr(r.choice(self.content.texts()))])
+            if other == text:
+                other = repr(text)
+            if self.string_helpers and r.random() < 0.5:
+                return f"{self.string_helpers[0]}({var}, {other})", BOOL, 0, 1
+            return f"({var} {r.choice(['==', '!='])} {other})", BOOL, 0, 1
         if k <= 1:
             t = r.choice([I64, I64, U64, F64, F32])
             a, b = self.expr(t, d), self.expr(t, d)
@@ -380,6 +502,17 @@ class _Gen:
             self.block(ind + "    ", d - 1, loop=True)
             del self.vars[w]
             return
+        if k == 7 and self.record is not None and r.random() < 0.7:  # write a record field
+            par, fields = self.record
+            f, ft = r.choice(fields)
+            if ft == I64:
+                code = f"min(max({self.expr(I64)[0]}, {-(2 ** 40)}), {2 ** 40})"
+            elif ft == I32:
+                code = f"np.int32(min(max({self.expr(I64)[0]}, {-(2 ** 31)}), {2 ** 31 - 1}))"
+            else:
+                code = f"{CAST[ft]}({self.expr(ft)[0]})"
+            self.lines.append(f"{ind}{par}[{f!r}] = {code}")
+            return
         if k == 6 and self.local_array is not None:  # store into the local array
             name, t, n = self.local_array
             idx = self.expr(I64)
@@ -459,12 +592,31 @@ def _bit_interval(op, a, b):
     return max(-(2 ** bits), FULL[0]), min(2 ** bits - 1, FULL[1])
 
 
-def generate_case(rng: random.Random, name: str, *, ternary_args: bool = True) -> Case:
-    """One random case named *name*."""
-    g = _Gen(rng, name, depth=rng.choice([1, 2, 2, 3]), ternary_args=ternary_args)
+def generate_case(rng: random.Random, name: str, *, ternary_args: bool = True,
+                  content: Content | None = None, record: list | None = None) -> Case:
+    """One random case named *name*; with *content*, it may hold string constants and
+    names like IR, with *record* (the batch's record fields) a record parameter."""
+    g = _Gen(rng, name, depth=rng.choice([1, 2, 2, 3]), ternary_args=ternary_args,
+             content=content)
     ptypes = [rng.choice([I64, I64, F64, F32, BOOL, U64]) for _ in range(rng.randint(1, 4))]
+    if record and rng.random() < 0.3:
+        ptypes.insert(rng.randrange(len(ptypes) + 1), REC)
     for i, t in enumerate(ptypes):
+        if t == REC:
+            g.record = (f"a{i}", record)
+            continue
         g.vars[f"a{i}"] = (t,) + ((-(2 ** 40), 2 ** 40) if t == I64 else (0, 0))
+    body_strs = []
+    if content is not None and content.strings and content.texts() and rng.random() < 0.3:
+        for k in range(rng.randint(1, 3)):
+            text = rng.choice(content.texts())
+            g.strs.append((f"s{k}", text))
+            body_strs.append(f"    s{k} = {text!r}")
+        if rng.random() < 0.5:
+            eq, ln = f"{name}_hs", f"{name}_hl"
+            g.helpers.append(f"@DEV\ndef {eq}(s, t):\n    return s == t\n")
+            g.helpers.append(f"@DEV\ndef {ln}(s):\n    return len(s)\n")
+            g.string_helpers = [eq, ln]
     for i in range(rng.choice([0, 0, 1, 2])):
         g.helper(i)
     body_pre = []
@@ -498,7 +650,144 @@ def generate_case(rng: random.Random, name: str, *, ternary_args: bool = True) -
     else:
         ret = g.expr(rt)[0]
     params = ", ".join(f"a{i}" for i in range(len(ptypes)))
-    src = "".join(h + "\n" for h in g.helpers)
-    src += f"@DEV\ndef {name}({params}):\n" + "\n".join(body_pre + g.lines) + \
+    src = "".join(g.globals) + "".join(h + "\n" for h in g.helpers)
+    src += f"@DEV\ndef {name}({params}):\n" + "\n".join(body_strs + body_pre + g.lines) + \
         f"\n    return {ret}\n"
     return Case(name, src, ptypes, rt, approx)
+
+
+# -- kernel-level code: atomics with computed indices, barriers, prints --
+
+#: slots of the atomic arrays AI (int64), AW (int32), AS (float32), AD (float64)
+SLOTS = 64
+#: work-items per block in every launch of the fuzzer (the shared array's length)
+BLOCK = 64
+
+
+@dataclasses.dataclass
+class Section:
+    """Kernel-level code of a batch, written for the GPU and as its sequential meaning
+    for numba.njit, as [gpu lines, cpu lines] pairs.  ``s = step // every`` (kernel
+    scalars) is computed first; ``ops`` run per work-item ``i < n`` after the cases:
+    atomics on the shared slots of AI, AW, AS, AD at computed indices (each array gets
+    one group of operations that commute with each other: add and sub, or one of max,
+    min, and, or, xor; floats of exactly representable values; so that any order gives
+    the same result), atomics on the work-item's own slot of AC whose old values
+    go to AR, and prints of work-item 0; ``phases`` run on every work-item of a block
+    (``t``: its index in the block, ``ii``: its row, clamped to the input), separated by
+    barriers, over a shared array ``sh``: a fill of a permutation of its slots, then
+    reads at computed indices into AB, or atomic adds."""
+
+    step: int
+    every: int
+    ops: list  # [gpu lines, cpu lines, text work-item 0 prints before I[0, 0] or None]
+    phases: list  # [gpu lines, cpu lines]
+
+    def printed(self, first_row_of_i) -> str:
+        """What work-item 0 prints, given row 0 of the input I."""
+        return "".join(f"{t} {int(first_row_of_i[0])}\n" for _, _, t in self.ops
+                       if t is not None)
+
+
+def _index(r: random.Random, var: str = "i") -> str:
+    """A computed index in 0..SLOTS-1 (s <= 56)."""
+    return r.choice([
+        "s", "s + 1", f"s + {r.randint(2, 7)}", f"({var} * {r.choice([3, 5, 7])} + s) & 63",
+        f"{var} % 8 + s", "(I[ii, 0] & 7) + s", "(I[ii, 0] ^ s) & 63",
+        f"min(s + np.int64({var} & 3), 63)", f"np.int32(s) + np.int32({r.randint(0, 7)})",
+        f"(s * {r.randint(1, 9)} + {var} // {r.randint(1, 9)}) % 64"])
+
+
+def _int_value(r: random.Random) -> str:
+    return r.choice(["I[ii, 0] & 1023", "np.int64(i)", "I[ii, 0] % 100 - 50", "I[ii, 0]",
+                     "np.int64(3)", "(I[ii, 0] >> (s & 15)) & 255", "-np.int64(i) - 1"])
+
+
+#: atomics that commute with each other: one group per array and section, so that the
+#: slots' final values do not depend on the order the work-items reach them
+_INT_GROUPS = (("add", "sub"), ("max",), ("min",), ("and_",), ("or_",), ("xor",))
+_FLOAT_GROUPS = (("add",), ("max",), ("min",))
+
+
+def _atomic_op(r: random.Random, nres: int, groups: dict):
+    """One atomic of the guarded part: ([gpu lines], [cpu lines]), whether it writes AR;
+    *groups*: the operations each shared array gets (array name -> ops)."""
+    kind = r.choice(["int", "int", "int32", "float32", "float64", "own"])
+    idx = _index(r)
+    if kind == "int":
+        op = r.choice(groups["AI"])
+        v = _int_value(r)
+        cpu = {"add": f"AI[{idx}] += {v}", "sub": f"AI[{idx}] -= {v}",
+               "max": f"AI[{idx}] = max(AI[{idx}], {v})",
+               "min": f"AI[{idx}] = min(AI[{idx}], {v})",
+               "and_": f"AI[{idx}] &= {v}", "or_": f"AI[{idx}] |= {v}",
+               "xor": f"AI[{idx}] ^= {v}"}[op]
+        return [f"gpux.atomic.{op}(AI, {idx}, {v})"], [cpu], False
+    if kind == "int32":
+        op = r.choice(groups["AW"])
+        v = f"np.int32({r.choice(['I[ii, 0] & 65535', 'i', 'I[ii, 0] % 1000'])})"
+        cpu = {"add": f"AW[{idx}] += {v}", "sub": f"AW[{idx}] -= {v}",
+               "max": f"AW[{idx}] = max(AW[{idx}], {v})",
+               "min": f"AW[{idx}] = min(AW[{idx}], {v})", "and_": f"AW[{idx}] &= {v}",
+               "or_": f"AW[{idx}] |= {v}", "xor": f"AW[{idx}] ^= {v}"}[op]
+        return [f"gpux.atomic.{op}(AW, {idx}, {v})"], [cpu], False
+    if kind in ("float32", "float64"):
+        arr, c = ("AS", "np.float32") if kind == "float32" else ("AD", "np.float64")
+        op = r.choice(groups[arr])
+        # sums of small multiples of 1/2 are exact in any order
+        v = r.choice([f"{c}(I[ii, 0] & 15) * {c}(0.5)", f"{c}(i)", f"{c}(1.0)",
+                      f"{c}(I[ii, 0] % 1000)"])
+        cpu = {"add": f"{arr}[{idx}] += {v}", "max": f"{arr}[{idx}] = max({arr}[{idx}], {v})",
+               "min": f"{arr}[{idx}] = min({arr}[{idx}], {v})"}[op]
+        return [f"gpux.atomic.{op}({arr}, {idx}, {v})"], [cpu], False
+    # the work-item's own slot: the old value is deterministic too
+    op = r.choice(["cas", "exch", "add"])
+    v = _int_value(r)
+    if op == "cas":
+        cmp = r.choice(["np.int64(0)", "I[ii, 0] & 1", "AC[i]"])
+        return ([f"AR[i, {nres}] = gpux.atomic.cas(AC, i, {cmp}, {v})"],
+                ["old = AC[i]", f"if old == {cmp}:", f"    AC[i] = {v}", f"AR[i, {nres}] = old"],
+                True)
+    if op == "exch":
+        return ([f"AR[i, {nres}] = gpux.atomic.exch(AC, i, {v})"],
+                [f"AR[i, {nres}] = AC[i]", f"AC[i] = {v}"], True)
+    return ([f"AR[i, {nres}] = gpux.atomic.add(AC, i, {v})"],
+            [f"AR[i, {nres}] = AC[i]", f"AC[i] += {v}"], True)
+
+
+def generate_section(rng: random.Random, content: Content | None) -> Section:
+    """Random kernel-level code (see Section)."""
+    r = rng
+    every = r.randint(1, 7)
+    step = r.randint(0, 56)
+    ops = []
+    nres = 0
+    groups = {"AI": r.choice(_INT_GROUPS), "AW": r.choice(_INT_GROUPS),
+              "AS": r.choice(_FLOAT_GROUPS), "AD": r.choice(_FLOAT_GROUPS)}
+    for _ in range(r.randint(1, 5)):
+        gpu, cpu, res = _atomic_op(r, nres, groups)
+        if res and nres >= 8:
+            continue
+        nres += res
+        ops.append([gpu, cpu, None])
+    if content is not None and content.strings and content.texts() and r.random() < 0.5:
+        for _ in range(r.randint(1, 2)):
+            text = r.choice(content.texts())
+            ops.append([["if i == 0:", f"    print({text!r}, I[0, 0])"], [], text])
+    phases = []
+    if r.random() < 0.6:
+        perm = r.choice(["t", f"(t + {r.randint(1, 63)}) & 63", f"t ^ {r.randint(1, 63)}",
+                         f"(t * {r.choice([3, 5, 7, 9])}) & 63"])
+        fill = [f"sh[{perm}] = {_int_value(r)}"]
+        phases.append([fill, fill])
+        col = 0
+        for _ in range(r.randint(1, 3)):
+            idx = _index(r, "t")
+            if r.random() < 0.5 or col >= 4:
+                v = _int_value(r)
+                phases.append([[f"gpux.atomic.add(sh, {idx}, {v})"], [f"sh[{idx}] += {v}"]])
+            else:
+                ph = ["if i < I.shape[0]:", f"    AB[i, {col}] = sh[{idx}]"]
+                col += 1
+                phases.append([ph, ph])
+    return Section(step, every, ops, phases)
