@@ -38,7 +38,7 @@ import warnings
 import weakref
 from collections import OrderedDict
 
-from . import config
+from . import config, irlex
 from .cachefile import (FORMAT_VERSION, CacheTrustWarning, CacheWarning, decode, encode,
                         folder_problem, key_problem, make_private_dirs, seal, secret, unseal,
                         warn_once)
@@ -83,7 +83,9 @@ _UID_TAG = re.compile(r"B(\d+)v(\d+)")
 def _canonical_uids(text: str) -> str:
     """*text* with Numba's per-process function numbers renumbered in order of first
     appearance: the same program compiled after other functions (in another process)
-    gives the same key."""
+    gives the same key.  String constants (``c"..."``) are the user's data and stay as
+    they are: a kernel printing "B2v7" and one printing "B2v9" keep different keys.
+    A line holding one is read through the IR lexer; other lines hold no user text."""
     seen: dict[str, str] = {}
 
     def sub(m):
@@ -94,7 +96,15 @@ def _canonical_uids(text: str) -> str:
             new = seen[m.group(2)] = str(len(seen))
         return f"B{len(new) + 1}v{new}"
 
-    return _UID_TAG.sub(sub, text)
+    out = []
+    for line in irlex.lines(text):
+        if 'c"' in line:
+            line = irlex.join(t if t.startswith('c"') else _UID_TAG.sub(sub, t)
+                              for t in irlex.line_tokens(line))
+        else:
+            line = _UID_TAG.sub(sub, line)
+        out.append(line)
+    return "\n".join(out)
 
 
 def _versions() -> str:

@@ -124,3 +124,37 @@ def test_datetime_arguments_and_constants_are_keyed_with_their_units(target):
                    {"STEP": np.timedelta64(2, "D")}]:
         env = {"EPOCH": np.datetime64("2000-01-01"), "STEP": np.timedelta64(1, "D"), **change}
         assert cachekey.kernel_key(_kernel(env, src), (day[::1],), target) != base
+
+
+# ------------------------------------------------ the key of finished code (cache.cache_key)
+def _printing(text: str):
+    ns = {"gpux": gpux}
+    exec(f"def k(a):\n    print({text!r})\n    a[0] = 1\n", ns)  # noqa: S102 - test source
+    return gpux.jit(ns["k"])
+
+
+def test_code_key_keeps_string_constants_that_look_like_numba_uid_tags(target):
+    """Numba's per-process function numbers (``B2v7`` in mangled names) are renumbered
+    for the key, but a printed string that spells one is the user's and stays: two
+    kernels printing different such strings never share finished code."""
+    from numba_gpux.cache import cache_key
+    from numba_gpux.compiler import Options
+
+    texts = [_printing(s).kernel_ir(ARGS)[1] for s in ("B2v7", "B2v9")]
+    assert 'c"B2v7' in texts[0] and 'c"B2v9' in texts[1]
+    keys = {cache_key(t, target, Options()) for t in texts}
+    assert len(keys) == 2
+
+
+def test_code_key_ignores_numba_function_numbers(target):
+    """The same function compiled as the 3rd or the 7th of its process has one key."""
+    from numba_gpux.cache import cache_key
+    from numba_gpux.compiler import Options
+
+    text = ('@.const = internal constant [5 x i8] c"B2v1\\00"\n'
+            "define void @_ZN8__main__1kB2v{n}E5ArrayIfLi1E1C7mutable7alignedE(ptr %a) {{\n"
+            "  ret void\n}}\n")
+    a, b = (cache_key(text.format(n=n), target, Options()) for n in (3, 7))
+    assert a == b
+    other = text.replace('c"B2v1', 'c"B2v2')
+    assert cache_key(other.format(n=3), target, Options()) != a
