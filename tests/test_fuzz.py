@@ -262,9 +262,6 @@ def _opencl():
     return devs[0]
 
 
-@pytest.mark.xfail(strict=True, reason="legalize.rematerialize_index_math moves an index "
-                   "computation below a use in another block: 'Instruction does not "
-                   "dominate all uses' (InternalCompilerError on every OpenCL route)")
 def test_two_float32_atomic_adds_at_a_computed_index():
     import numba_gpux as gpux
     from gpux_testing import selected
@@ -310,9 +307,6 @@ def _build(decorator, local_array):
     return decorator(ns["f"])
 
 
-@pytest.mark.xfail(strict=True, reason="the SPIR-V has an OpBitwiseAnd whose operands are "
-                   "narrower than its result (spirv-val), which the Intel OpenCL CPU driver "
-                   "rejects: 'Invalid binary operator record ... Linking failed' at opt=1")
 def test_random_kernel_at_opt1_is_valid_spirv_and_agrees_with_numba():
     import numba
     from numba import typeof

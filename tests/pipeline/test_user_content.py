@@ -389,43 +389,10 @@ def control_error(kind: str, route: str, capfd) -> str | None:
     return _control_errors[key]
 
 
-# -- which cases fail today, and why --
+# -- cases that fail, and why (none known: a defect found adds its reason here) --
 
-_PTR = ("the SPIR-V route's address-space rewrite (map_ir) rewrites `ptr` inside string "
-        "constants to `ptr addrspace(4)`: the constant's declared length no longer matches its "
-        "bytes (InternalCompilerError in stage 'parse')")
-_INT = ("the integer-width validation greps the whole module text for `iN` and finds `i24` or "
-        "`i128` in a string constant (ValidationError: integer widths opencl cannot represent)")
-_SIN = ("the portable-math rewrite (language/helpers.py) rewrites `@sin(` inside a string "
-        "constant to `@__gpux_sin_f64(` (InternalCompilerError in stage 'parse')")
-_MEMCPY = ("the SPIR-V route's address-space rewrite rewrites `.p0.p0.` inside a string "
-           "constant of the same length to `.p4.p4.`: the kernel prints other text than the "
-           "user's")
-_UNICODE = ("a kernel whose symbol holds non-ASCII characters (a Unicode kernel name, or a "
-            "record field name in its mangled argument types) is not found in the IR text by "
-            "mark_kernels, which does not read LLVM's quoted, escaped names (SPIR-V, PTX), and "
-            "the OpenCL C route asks the driver for a kernel name its source does not define "
-            "(clCreateKernel: INVALID_KERNEL_NAME); once mark_kernels reads quoted names, "
-            "LLVM's NVPTX back end aborts the process on the name ('Symbol name with "
-            "unsupported characters'): PTX symbols must be made ASCII")
-
-#: (kind, route, content) -> the defect that makes the case fail today
+#: (kind, route, content) -> the defect that makes the case fail
 KNOWN_FAILURES: dict = {}
-
-
-def _known(kind, routes, contents, reason):
-    for r in routes:
-        for c in contents:
-            KNOWN_FAILURES[(kind, r, c)] = reason
-
-
-_known("text", ["spirv"], ["ptr", "pass a ptr here"], _PTR)
-_known("text", ["spirv"], ["i24", "i128", "pack as i24 please"], _INT)
-_known("text", ROUTES, ["call @sin(x) now"], _SIN)
-_known("text", ["spirv"], ["tail call @llvm.memcpy.p0.p0.i64"], _MEMCPY)
-_known("record", ["spirv", "opencl-c", "cuda-ptx"], ["ünï ✓ λ→∞"], _UNICODE)
-_known("names", ["spirv", "opencl-c", "cuda-ptx"],
-       [t for t in name_triples() if not t[2].isascii()], _UNICODE)
 
 
 def _param(kind, route, content, ident):
