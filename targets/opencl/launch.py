@@ -525,15 +525,12 @@ def spirv_structure_problem(binary: bytes) -> str | None:
     (the high 16 bits of each first word) are non-zero and end exactly at the end of
     the module.  A few microseconds per kilobyte; what it finds would otherwise reach
     the driver, and Intel's CPU driver ends the process on a module cut short."""
-    from array import array
+    from .spirv_ids import module_words
 
     if len(binary) % 4:
         return f"{len(binary)} bytes is not a whole number of 32-bit words"
-    words = array("I")
-    words.frombytes(bytes(binary))
-    if words[:1].tolist() == [0x03022307]:
-        words.byteswap()
-    if len(words) < 5 or words[0] != 0x07230203:
+    words = module_words(binary)
+    if words is None or len(words) < 5:
         return "no SPIR-V magic number and header"
     i, n = 5, len(words)
     while i < n:

@@ -21,9 +21,24 @@ from __future__ import annotations
 
 from array import array
 
-__all__ = ["duplicate_result_ids"]
+__all__ = ["duplicate_result_ids", "module_words"]
 
 _MAGIC = 0x07230203
+
+
+def module_words(binary) -> array | None:
+    """The 32-bit words of the SPIR-V module *binary* in the host's byte order (a
+    trailing part of a word dropped), or None when it does not start with SPIR-V's
+    magic number in either byte order."""
+    words = array("I")
+    words.frombytes(bytes(binary[: len(binary) // 4 * 4]))
+    if not words:
+        return None
+    if words[0] != _MAGIC:
+        words.byteswap()
+        if words[0] != _MAGIC:
+            return None
+    return words
 
 #: opcodes whose result id is the instruction's word 1 (inclusive ranges)
 _RESULT_AT_1 = (
@@ -66,14 +81,9 @@ _AT_2 = _expand(_RESULT_AT_2)
 def duplicate_result_ids(binary: bytes) -> list[int]:
     """The result ids that *binary* (a SPIR-V module) defines more than once, in
     order; ``[-1]`` for a module whose words cannot be walked."""
-    words = array("I")
-    words.frombytes(binary[: len(binary) // 4 * 4])
-    if not words:
+    words = module_words(binary)
+    if words is None:
         return [-1]
-    if words[0] != _MAGIC:
-        words.byteswap()
-        if words[0] != _MAGIC:
-            return [-1]
     seen: set[int] = set()
     dups: list[int] = []
     i, n = 5, len(words)

@@ -20,9 +20,7 @@ Result ids and their types are read with the opcode table of :mod:`.spirv_ids`.
 
 from __future__ import annotations
 
-from array import array
-
-from .spirv_ids import _AT_2, _MAGIC
+from .spirv_ids import _AT_2, module_words
 
 __all__ = ["mismatched_integer_widths"]
 
@@ -41,14 +39,9 @@ def mismatched_integer_widths(binary: bytes) -> list[int]:
     each other (comparisons), in order; ``[-1]`` for a module whose words cannot be
     walked.  An operand whose type is not known where it is used (a phi's forward
     reference) is not checked."""
-    words = array("I")
-    words.frombytes(binary[: len(binary) // 4 * 4])
-    if not words:
+    words = module_words(binary)
+    if words is None:
         return [-1]
-    if words[0] != _MAGIC:
-        words.byteswap()
-        if words[0] != _MAGIC:
-            return [-1]
     shapes: dict[int, tuple] = {}   # integer (vector) type id -> (width, components)
     type_of: dict[int, int] = {}    # result id -> its type id
     bad: list[int] = []
