@@ -606,7 +606,7 @@ def index_ranges(text: str, limits) -> str:
 
 
 # --------------------------------------------------------------------------- line helpers
-# (used by the IR rewrites of ``legalize`` and by ``cemit``; kept until they read tokens)
+# (used by the IR rewrites of ``legalize`` and by the C-family emitter, ``targets/cfamily``; kept until they read tokens)
 
 #: a local name, as a pattern (for ``legalize``'s rewrites while they are written as patterns)
 _NAME = r'%(?:"[^"]*"|[-\w.$]+)'
@@ -648,7 +648,7 @@ def definition(line: str):
 
 def close_paren(text: str, open_at: int) -> int:
     """The index of the parenthesis that closes the one at *open_at* (counting
-    parentheses only; ``cemit`` uses it on C expressions)."""
+    parentheses only; the C-family emitter uses it on C expressions)."""
     depth = 0
     for i in range(open_at, len(text)):
         c = text[i]

@@ -444,7 +444,7 @@ def split_aggregate_phis(text: str) -> str:
     an ``extractvalue`` took out, ``MachineOperand::getReg``), so every read of a leaf
     is resolved to a scalar value here.
 
-    The C-family emitter (cemit), which writes no aggregate values, needs it too.  The
+    The C-family emitter (targets/cfamily), which writes no aggregate values, needs it too.  The
     SPIR-V route's need can go when LLVM's SPIR-V back end selects aggregate phis
     (test_legalize.py and test_backend_survival.py emit the smallest IR through it, in
     a child process for the nested one).

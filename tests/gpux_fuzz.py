@@ -366,7 +366,7 @@ def _device_for(route):
     spirv = [d for d in gpux.devices() if d.target_name == "opencl"][0]
     if route == "spirv":
         return spirv
-    from numba_gpux.targets.opencl.source import source_device
+    from numba_gpux.targets.opencl_c.target import source_device
 
     return source_device(spirv)
 
@@ -655,7 +655,7 @@ def kernel(out, {params}):
 
 devs = [d for d in gpux.devices() if d.target_name == "opencl"]
 if ROUTE == "opencl-c":
-    from numba_gpux.targets.opencl.source import source_device
+    from numba_gpux.targets.opencl_c.target import source_device
     devs = [source_device(devs[0])]
 if ROUTE == "cuda-ptxas":
     from numba import typeof

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from numba_gpux.cemit import Dialect, register_dialect
+from numba_gpux.targets.cfamily import Dialect, register_dialect
 
 __all__ = ["MSL", "MSLDialect", "ARGS_BUFFER_INDEX", "DSMEM_BYTES_INDEX", "args_struct_name"]
 

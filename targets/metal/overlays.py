@@ -10,7 +10,7 @@ fence are not defined (no printf, no fence that reaches the host mid-kernel).
 
 from __future__ import annotations
 
-from numba_gpux.cemit import ATOMIC_LOOP_RULES, SourceDef
+from numba_gpux.targets.cfamily import ATOMIC_LOOP_RULES, SourceDef
 from numba_gpux.language.atomics import ATOMIC_INTRINSICS
 from numba_gpux.language.intrinsics import MATH_BINARY, MATH_UNARY
 from numba_gpux.overlays import registry
@@ -97,7 +97,7 @@ for _op, _fn in (("add", "simd_sum"), ("mul", "simd_product"), ("min", "simd_min
             f"(({_st}){_fn}(({_sg}){{0}}))", pure=False, llvm_attrs=_SG))
 
 # -- barriers with a predicate: the items count into a threadgroup word the first item
-# clears (three barriers, as the OpenCL C route: targets/opencl/source.py) -------------------
+# clears (three barriers, as the OpenCL C route: targets/opencl_c/target.py) -------------------
 _BARRIER_COUNT = """static inline uint _gpux_barrier_count(bool p, threadgroup atomic_uint* c, uint3 tid) {
   threadgroup_barrier(mem_flags::mem_device | mem_flags::mem_threadgroup);
   if (tid[0] == 0 && tid[1] == 0 && tid[2] == 0) atomic_store_explicit(c, 0u, memory_order_relaxed);

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 
-from numba_gpux.cemit import SourceTarget, make_source_target
+from numba_gpux.targets.cfamily import SourceTarget, make_source_target
 from numba_gpux.interface import IndexLimits
 
 from . import msl, overlays  # noqa: F401  (register the "msl" dialect and "metal.src")
@@ -14,7 +14,7 @@ __all__ = ["MetalTarget", "make_target", "DEFAULT_FEATURES", "INDEX_LIMITS"]
 DEFAULT_FEATURES = frozenset({"fp16", "subgroups"})
 # The optimizer needs an LLVM target machine; NVPTX's address-space numbering is
 # the neutral one, so optimizing with it keeps every pointer's meaning (no NVPTX
-# code is generated).  Same choice as the OpenCL C route (targets/opencl/source.py).
+# code is generated).  Same choice as the OpenCL C route (targets/opencl_c/target.py).
 OPT_TRIPLE = "nvptx64-nvidia-cuda"
 #: at most 1024 threads per threadgroup on every Apple GPU; threadgroups per grid
 #: as the compiler assumes them (the launcher refuses more: max_grid_dims)

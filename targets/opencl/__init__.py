@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from numba_gpux.interface import TargetEntry
 
-__all__ = ["target_entry", "source_target_entry"]
+__all__ = ["target_entry"]
 
 
 def _make_target(device=None, **kw):
@@ -22,27 +22,4 @@ def _discover():
 def target_entry() -> TargetEntry:
     return TargetEntry(name="opencl", make_target=_make_target, discover=_discover, priority=10,
                        doc="OpenCL devices that accept SPIR-V (clCreateProgramWithIL)",
-                       extra={"driver_modules": ("pyopencl",)})
-
-
-def _make_source_target(device=None, **kw):
-    from .source import make_target
-
-    return make_target(device, **kw)
-
-
-def _discover_source():
-    from .source import discover
-
-    return discover()
-
-
-def source_target_entry() -> TargetEntry:
-    """The OpenCL C route (``opencl-c``): devices without SPIR-V, or every device with
-    ``NUMBA_GPUX_OPENCL_C=1`` (then preferred over SPIR-V)."""
-    from numba_gpux import config
-
-    return TargetEntry(name="opencl-c", make_target=_make_source_target, discover=_discover_source,
-                       priority=15 if config.opencl_c_route() else 5,
-                       doc="OpenCL devices through OpenCL C source (clCreateProgramWithSource)",
                        extra={"driver_modules": ("pyopencl",)})

@@ -124,7 +124,7 @@ def test_the_source_route(device, rng):
     if device.target_name != "opencl":
         pytest.skip("the OpenCL C route is made from an OpenCL device")
     from gpux_testing import selected
-    from numba_gpux.targets.opencl.source import source_device
+    from numba_gpux.targets.opencl_c.target import source_device
 
     d, h, td = _data(rng)
     with selected(source_device(device)):

@@ -173,7 +173,7 @@ def test_the_source_route(device, rng):
     if device.target_name != "opencl":
         pytest.skip("the OpenCL C route is made from an OpenCL device")
     from gpux_testing import selected
-    from numba_gpux.targets.opencl.source import source_device
+    from numba_gpux.targets.opencl_c.target import source_device
 
     h = rng.standard_normal((4, 6)).astype(np.float32)[:, ::2]
     hc = _sample(np.complex64, rng)

@@ -28,7 +28,7 @@ def _routes():
             continue
         out.append(pytest.param(d, id=d.spec))
         if d.target_name == "opencl":
-            from numba_gpux.targets.opencl.source import source_device
+            from numba_gpux.targets.opencl_c.target import source_device
 
             out.append(pytest.param(source_device(d), id=f"source-of-{d.spec}"))
     if not out:

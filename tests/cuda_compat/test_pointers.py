@@ -138,7 +138,7 @@ def test_pointer_kernels_compile_for_cuda():
 
 def test_pointer_kernel_on_the_opencl_c_route(opencl_device):
     from gpux_testing import selected
-    from numba_gpux.targets.opencl.source import source_device
+    from numba_gpux.targets.opencl_c.target import source_device
 
     def scale(p, n, f):
         a = carray(p, n)

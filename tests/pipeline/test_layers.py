@@ -31,8 +31,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
      "serialize", "limits", "passes"),
     # 2: the kernel language (typing, lowering) and the one shared context
     ("language", "context"),
-    # 3: the stages, and the C-family source emitter targets run as their emit
-    ("compiler", "validation", "machines", "cemit"),
+    # 3: the stages
+    ("compiler", "validation", "machines"),
     # 4: keys and stores of compiled code
     ("cache", "cachekey", "cachefile"),
     # 5: the runtime side

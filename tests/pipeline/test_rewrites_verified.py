@@ -58,7 +58,7 @@ def _target(name):
 
 def _unexpressible(e: Exception) -> bool:
     """A kernel a target refuses by design (a clear user-facing error), not a defect."""
-    from numba_gpux.cemit import SourceEmitError
+    from numba_gpux.targets.cfamily import SourceEmitError
 
     return isinstance(e, (gpux.errors.ValidationError, gpux.errors.UnsupportedError,
                           SourceEmitError))

@@ -223,7 +223,7 @@ def _opencl_devices():
     spirv = [d for d in gpux.devices() if d.target_name == "opencl"]
     if not spirv:
         return None
-    from numba_gpux.targets.opencl.source import source_device
+    from numba_gpux.targets.opencl_c.target import source_device
 
     return {"spirv": spirv[0], "opencl-c": source_device(spirv[0])}
 
@@ -379,7 +379,7 @@ def control_error(kind: str, route: str, capfd) -> str | None:
             _control_errors[key] = f"{type(e).__name__}: {str(e).splitlines()[0]}"
         except Exception as e:  # noqa: BLE001 - reported as the route's inability
             try:
-                from numba_gpux.cemit import SourceEmitError
+                from numba_gpux.targets.cfamily import SourceEmitError
             except ImportError:  # pragma: no cover
                 SourceEmitError = ()
             if SourceEmitError and isinstance(e, SourceEmitError):

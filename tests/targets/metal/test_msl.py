@@ -14,7 +14,7 @@ import subprocess
 import pytest
 
 import numba_gpux as gpux
-from numba_gpux.cemit import SourceEmitError
+from numba_gpux.targets.cfamily import SourceEmitError
 
 HERE = os.path.dirname(__file__)
 _spec = importlib.util.spec_from_file_location("gpux_metal_kernels", os.path.join(HERE, "kernels.py"))

@@ -28,7 +28,7 @@ def _route_devices():
             out.append(pytest.param(d, id=f"{d.spec}-{d.platform.split()[0]}"))
     spirv = [d for d in gpux.devices() if d.target_name == "opencl" and testable_here(d)]
     if spirv:
-        from numba_gpux.targets.opencl.source import source_device
+        from numba_gpux.targets.opencl_c.target import source_device
 
         out.append(pytest.param(source_device(spirv[0]), id=f"source-of-{spirv[0].spec}"))
     if not out:
@@ -125,8 +125,8 @@ def test_irreducible_cfg_falls_back_to_state_machine():
     """A CFG with two entries into one cycle has no structured form: a state machine."""
     from llvmlite import binding as ll
 
-    from numba_gpux.cemit import emit_source, get_dialect
-    import numba_gpux.targets.opencl.source  # noqa: F401  (registers the dialect)
+    from numba_gpux.targets.cfamily import emit_source, get_dialect
+    import numba_gpux.targets.opencl_c.target  # noqa: F401  (registers the dialect)
 
     ir_text = """
 define void @k(ptr addrspace(1) %p, i1 %c) {
@@ -175,7 +175,7 @@ def test_atomics_text_uses_builtins_and_cas_loops():
 def test_atomic_on_private_memory_is_a_clear_error():
     from numba import int32
 
-    from numba_gpux.cemit import SourceEmitError
+    from numba_gpux.targets.cfamily import SourceEmitError
 
     @gpux.jit
     def k(out):
@@ -193,8 +193,8 @@ def test_raw_atomics_use_the_atomic_definitions():
     source definitions of the matching portable intrinsics."""
     from llvmlite import binding as ll
 
-    from numba_gpux.cemit import emit_source, get_dialect
-    from numba_gpux.targets.opencl.source import make_target
+    from numba_gpux.targets.cfamily import emit_source, get_dialect
+    from numba_gpux.targets.opencl_c.target import make_target
 
     ir_text = """
 define void @k(ptr addrspace(1) %p, ptr addrspace(1) %q, ptr addrspace(1) %f) {
@@ -256,7 +256,7 @@ def test_printf_format_is_a_string_literal():
 
 
 def test_float16_needs_the_device_feature():
-    from numba_gpux.targets.opencl.source import make_target
+    from numba_gpux.targets.opencl_c.target import make_target
 
     @gpux.jit
     def k(a, s):
@@ -273,7 +273,7 @@ def test_type_names_inside_strings_need_no_extension(cdev):
     """Whether a kernel uses float16 or float64 is read from the types of its values:
     a string that spells ``half`` or ``double`` neither fails validation on a device
     without float16 nor asks for an extension."""
-    from numba_gpux.targets.opencl.source import make_target
+    from numba_gpux.targets.opencl_c.target import make_target
 
     @gpux.jit
     def k(x, out):

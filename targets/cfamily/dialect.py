@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Mapping
 
-from ..overlays import OverlayStack, registry
+from numba_gpux.overlays import OverlayStack, registry
 
 __all__ = ["SourceDef", "Dialect", "source_stack", "register_dialect", "get_dialect",
            "ATOMIC_LOOP_RULES"]
@@ -147,7 +147,7 @@ def get_dialect(name: str) -> Dialect:
     try:
         return _dialects[name]
     except KeyError:
-        from ..errors import InternalCompilerError
+        from numba_gpux.errors import InternalCompilerError
 
         raise InternalCompilerError("emit-source", f"no source dialect {name!r} is registered "
                                     f"(known: {', '.join(sorted(_dialects)) or 'none'})") from None

@@ -3,7 +3,7 @@
 PoCL 3.x as shipped by pip (``pocl-binary-distribution``, which pyopencl's
 loader finds in its own ``.libs``) and Debian, Apple's OpenCL and older
 drivers accept OpenCL C source but not SPIR-V.  The target ``opencl-c``
-writes each kernel as OpenCL C with :mod:`numba_gpux.cemit` and builds it
+writes each kernel as OpenCL C with :mod:`numba_gpux.targets.cfamily` and builds it
 with ``clCreateProgramWithSource``.  Devices without SPIR-V are listed under
 it; ``NUMBA_GPUX_OPENCL_C=1`` lists every OpenCL device under it (and prefers
 it), and :func:`source_device` gives the source-route twin of any OpenCL
@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 
 from numba_gpux import config
-from numba_gpux.cemit import (ATOMIC_LOOP_RULES, Dialect, SourceDef, SourceTarget,
+from numba_gpux.targets.cfamily import (ATOMIC_LOOP_RULES, Dialect, SourceDef, SourceTarget,
                               make_source_target, register_dialect)
 from numba_gpux.devices import Device
 from numba_gpux.language.atomics import ATOMIC_INTRINSICS
@@ -79,7 +79,7 @@ class OpenCLCTarget(SourceTarget):
 
 
 def make_target(device=None, *, features=None) -> OpenCLCTarget:
-    from .target import INDEX_LIMITS  # the SPIR-V route's: the same devices launch both
+    from numba_gpux.targets.opencl.target import INDEX_LIMITS  # the SPIR-V route's: the same devices launch both
 
     return make_source_target(OpenCLCTarget, device, features, name="opencl-c",
                               dialect="opencl-c", artifact_kind="opencl-c",
@@ -88,7 +88,7 @@ def make_target(device=None, *, features=None) -> OpenCLCTarget:
 
 
 def _opencl_runtime_cls():
-    from .launch import OpenCLRuntime
+    from numba_gpux.targets.opencl.launch import OpenCLRuntime
 
     class OpenCLSourceRuntime(OpenCLRuntime):
         """An OpenCL device's runtime that builds programs from OpenCL C source."""
@@ -137,7 +137,7 @@ def source_device(dev: Device, index: int | None = None, kind_index: int | None 
 
 def discover() -> list[Device]:
     """OpenCL devices through OpenCL C: those without SPIR-V (all with NUMBA_GPUX_OPENCL_C=1)."""
-    from .launch import cl_devices, make_device
+    from numba_gpux.targets.opencl.launch import cl_devices, make_device
 
     every = config.opencl_c_route()
     rt_cls = None

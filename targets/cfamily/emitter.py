@@ -10,8 +10,8 @@ spelling and constant data from :mod:`.values`.
 
 from __future__ import annotations
 
-from ..errors import InternalCompilerError
-from ..irtext import close_paren
+from numba_gpux.errors import InternalCompilerError
+from numba_gpux.irtext import close_paren
 from . import structure as S
 from .dialect import Dialect
 from .instructions import CONSTANT, GENERIC, GLOBAL, SHARED, FnExprs

@@ -5,7 +5,7 @@ portable intrinsics (their calls stay visible and are written by name from
 the source registries, ``registry("<name>.src")``), inlines every device
 function, and emits source text instead of a binary.  Target options:
 
-* ``dialect``: the registered :class:`~numba_gpux.cemit.dialect.Dialect` name;
+* ``dialect``: the registered :class:`~numba_gpux.targets.cfamily.dialect.Dialect` name;
 * ``source_families``: source registries searched after the target's own;
 * ``intrinsics_by_name``: True (the shared validation leaves ``__gpux_*`` to us).
 """
@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 
-from ..interface import NEUTRAL_ADDRSPACES, NEUTRAL_DATA_LAYOUT, Artifact, Target
+from numba_gpux.interface import NEUTRAL_ADDRSPACES, NEUTRAL_DATA_LAYOUT, Artifact, Target
 from .dialect import SourceDef, get_dialect, source_stack
 
 __all__ = ["SourceTarget", "make_source_target"]
@@ -70,7 +70,7 @@ class SourceTarget(Target):
         from .emitter import emit_source
 
         if opt == 0:
-            from ..context import simplify_neutral
+            from numba_gpux.context import simplify_neutral
 
             simplify_neutral(module)
         dialect = get_dialect(self.option("dialect"))

@@ -1,4 +1,5 @@
-"""C-family source emission from optimized LLVM IR (OpenCL C, Metal Shading Language).
+"""The C-family source emitter, shared by the Metal and OpenCL C targets: source from optimized
+LLVM IR (OpenCL C, Metal Shading Language).  A family package, not a target of its own.
 
 ``emit_source`` reads a finished, fully inlined module through llvmlite's
 binding and writes structured source (no ``goto``) in a :class:`Dialect`;

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 import struct
 
-from ..errors import GpuxUserError
+from numba_gpux.errors import GpuxUserError
 from .dialect import Dialect
 from .irmodel import Inst, Ty, Val, struct_offsets, type_size_align
 

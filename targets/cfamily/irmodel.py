@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from llvmlite import binding as ll
 from llvmlite.binding.value import ValueKind as VK
 
-from .. import irlex
-from ..errors import InternalCompilerError
+from numba_gpux import irlex
+from numba_gpux.errors import InternalCompilerError
 
 __all__ = ["Ty", "parse_type", "Val", "Inst", "Block", "Func", "Global", "ModuleModel",
            "read_module", "type_size_align"]
