@@ -161,7 +161,7 @@ class GpuxTypingContext(TypingBaseContext):
                 and not issubclass(val, BaseException):
             # bool(), int(), range() ...: Numba's typeof of a class gives None for
             # these after importing numba.typed (Dict/List/Set subclass checks,
-            # ~60 ms of the first compile: branches call bool()); the registered
+            # a large share of a first compile, benchmarks/results/costs.md: branches call bool()); the registered
             # global is what the base class returns next
             ty = self._get_global_type(val)
             if ty is not None:
@@ -194,7 +194,7 @@ array_math_loads = 0
 
 def load_array_math() -> bool:
     """Numba's whole-array reductions and the like (``np.sum``, ``a.mean()``, ``np.all``
-    ...; ``numba.np.arraymath``, about 10 ms of a first compile), loaded when typing
+    ...; ``numba.np.arraymath``, a measurable share of a first compile: benchmarks/results/costs.md), loaded when typing
     first meets a NumPy function or an array attribute it does not know, so that
     kernels using none of them do not pay for them.  True if this call loaded them.
 
@@ -397,7 +397,7 @@ def simplify_neutral(module, entry_points=None) -> None:
     (a pass builder without a target machine), makes the module every target
     parses, rewrites and optimizes about six times smaller: each target's own
     pipeline (O3 with its cost model) then runs on the small module.  Measured
-    on saxpy: 4 ms here, 4 to 8 ms less per target.  It also runs for
+    on saxpy: it saves more per target than it costs (benchmarks/results/costs.md).  It also runs for
     ``opt=0``: LLVM's SPIR-V back end turns unoptimized aggregate code into SPIR-V
     that drivers reject (struct indices as OpConstantNull).
 
@@ -546,7 +546,7 @@ class GpuxTargetContext(BaseContext):
         return make_constant_array(self, builder, typ, ary)
 
     # llvmlite answers each size/alignment question by printing and parsing a
-    # module that holds one global of the type (~0.5 ms); lowering an array
+    # module that holds one global of the type (benchmarks/results/costs.md); lowering an array
     # access asks several times per kernel.  The data layout is fixed (neutral),
     # so answers are kept per type text.  Named struct types are not
     # kept: their text does not say what their body is.

@@ -3,7 +3,7 @@
 libdevice is one bitcode file (``libdevice.10.bc``) shipped with the CUDA
 toolkit (``$CUDA_HOME/nvvm/libdevice``) and with NVIDIA's pip wheels
 (``nvidia/cuda_nvcc/nvvm/libdevice``, ``nvidia/cu13/nvvm/libdevice``, ...).
-Parsing it takes about 0.1 s and optimizing all of its ~350 functions much
+Parsing it takes a noticeable part of a second (benchmarks/results/costs.md) and optimizing all of its ~350 functions much
 longer, so the first kernel that calls a ``__nv_*`` function parses it once
 and splits its text into top-level entities; every later kernel links a small
 module holding only the functions it calls and their dependencies.
@@ -258,13 +258,14 @@ def split_key(path: str) -> str | None:
 
 def _load_split(path: str) -> LibDevice:
     """libdevice split, from the disk cache where this file was split before (parsing
-    and splitting it costs about 0.2 s, once per process otherwise: a CUDA target's
+    and splitting it, once per process otherwise, is a CUDA target's
     largest first-use cost), else parsed and stored there.
 
     The cache holds the split's index (everything but the bodies, ~60 KB) as one
     entry and each function's body as an entry of its own, written before the
     index: a process reads the index and the few bodies its kernels call (reading
-    all 2.7 MB cost about 8 ms of the target's first use).  A body that cannot be
+    all 2.7 MB would cost several milliseconds of the target's first use; figures in
+    benchmarks/results/costs.md).  A body that cannot be
     read (evicted, damaged) costs a new parse."""
     from numba_gpux.cache import DiskCache
 

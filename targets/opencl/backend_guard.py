@@ -16,7 +16,7 @@ naming it, and the process lives.  Each shape, with the assertion it hits:
 
 The text of the module, which the target prints before emission anyway, is searched
 for the shapes' spelling first (microseconds); only a module where one may be is
-walked as llvmlite objects (about 25 us per instruction) to confirm it.
+walked as llvmlite objects (much slower per instruction: benchmarks/results/costs.md) to confirm it.
 """
 
 from __future__ import annotations
