@@ -359,31 +359,3 @@ def test_atomics_on_one_array_commute():
             seen += len(used) > 1
             assert any(used <= g for g in groups), (seed, arr, used)
     assert seen  # add and sub do meet on one array
-
-
-@pytest.mark.xfail(strict=True, reason="wrong result on the SPIR-V route at opt >= 1: the "
-                   "optimized LLVM IR masks with `and i64 %x, 1048574`, the SPIR-V has "
-                   "OpBitwiseAnd with 4294967295 instead (found by the fuzzer, seed 80053)")
-@pytest.mark.parametrize("opt", [1, 3])
-def test_masked_doubled_uint64_in_a_loop(opt):
-    import numba_gpux as gpux
-    from gpux_testing import selected
-
-    @gpux.jit(device=True)
-    def masked(a0, a2):
-        for j0 in range(a0 & 3):
-            a0 = j0 + (np.int64(a2 + a2) & 1048575)
-        return a0
-
-    @gpux.jit(opt=opt)
-    def k(x, y, out):
-        i = gpux.grid(1)
-        if i < out.size:
-            out[i] = masked(x[i], y[i])
-
-    x = np.array([696567906145], np.int64)
-    y = np.array([789642628082027547], np.uint64)
-    with selected(_opencl()):
-        out = gpux.to_device(np.zeros(1, np.int64))
-        k[1, 1](gpux.to_device(x), gpux.to_device(y), out)
-        assert out.copy_to_host().tolist() == [(2 * int(y[0]) % 2 ** 64) & 1048575]

@@ -15,16 +15,31 @@ strength reduction off (``targets/opencl/target.py``); the rest keep the code LS
 gives.  Can go when LLVM's SPIR-V back end types the truncations its legalizer
 makes (LLVM 22 does not).
 
+The same back end widens an odd-width truncation to the next legal width without
+masking: for ``(np.int64(a + a) & 1048575)`` in a loop, loop strength reduction
+expands SCEV's ``zext (trunc i64 %x to i19) to i64`` and the SPIR-V masks with
+``4294967295`` (the 32-bit width it legalized ``i19`` to) where the IR masks with
+``1048574`` (LLVM 22; a wrong result, which ``spirv-val`` cannot see).
+:func:`widened_masks` finds an ``OpBitwiseAnd`` with a mask of a legal width (8, 16
+or 32 bits) narrower than the operation that the module's IR never wrote; the target
+emits such a module again without loop strength reduction too.  A mask the IR does
+hold is taken as the user's (no false alarm on ``x & 0xFFFFFFFF``); a false alarm
+costs only LSR's code for that module.
+
 Result ids and their types are read with the opcode table of :mod:`.spirv_ids`.
 """
 
 from __future__ import annotations
 
+from numba_gpux import irlex
+
 from .spirv_ids import _AT_2, module_words
 
-__all__ = ["mismatched_integer_widths"]
+__all__ = ["mismatched_integer_widths", "widened_masks"]
 
-_OP_TYPE_INT, _OP_TYPE_VECTOR = 21, 23
+_OP_TYPE_INT, _OP_TYPE_VECTOR, _OP_CONSTANT, _OP_BITWISE_AND = 21, 23, 43, 199
+#: the masks of the widths the back end legalizes odd widths to
+_LEGAL_MASKS = {(1 << k) - 1: k for k in (8, 16, 32)}
 #: integer arithmetic and bitwise operations: each operand has the result's width
 #: (OpSNegate, OpIAdd, OpISub, OpIMul, OpUDiv, OpSDiv, OpUMod, OpSRem, OpSMod,
 #: OpBitwiseOr, OpBitwiseXor, OpBitwiseAnd, OpNot; shifts may differ by the spec)
@@ -68,3 +83,39 @@ def mismatched_integer_widths(binary: bytes) -> list[int]:
                     bad.append(rid)
         i += count
     return bad
+
+
+def widened_masks(binary: bytes, ir_text: str) -> list[int]:
+    """The result ids of the scalar ``OpBitwiseAnd`` operations of *binary* that mask
+    with all ones of 8, 16 or 32 bits, narrower than the operation, where *ir_text* (the
+    module the SPIR-V was emitted from) holds no such integer constant; ``[-1]`` for a
+    module whose words cannot be walked."""
+    words = module_words(binary)
+    if words is None:
+        return [-1]
+    widths: dict[int, int] = {}     # integer type id -> width
+    constants: dict[int, int] = {}  # constant id -> value, for integer constants
+    found: list[tuple[int, int]] = []  # (result id, mask value)
+    i, n = 5, len(words)
+    while i < n:
+        w = words[i]
+        count, op = w >> 16, w & 0xFFFF
+        if count == 0 or i + count > n:
+            return [-1]
+        if op == _OP_TYPE_INT and count >= 3:
+            widths[words[i + 1]] = words[i + 2]
+        elif op == _OP_CONSTANT and count >= 4 and words[i + 1] in widths:
+            value = words[i + 3] | ((words[i + 4] << 32) if count >= 5 else 0)
+            constants[words[i + 2]] = value
+        elif op == _OP_BITWISE_AND and count == 5:
+            width = widths.get(words[i + 1])
+            if width is not None:
+                for x in words[i + 3:i + 5]:
+                    k = _LEGAL_MASKS.get(constants.get(x, -1))
+                    if k is not None and k < width:
+                        found.append((words[i + 2], constants[x]))
+        i += count
+    if not found:
+        return []
+    written = {t for t in irlex.tokens(ir_text) if irlex.kind(t) is irlex.NUMBER}
+    return [rid for rid, mask in found if str(mask) not in written and hex(mask) not in written]

@@ -60,7 +60,8 @@ class OpenCLTarget(Target):
         has emitted many; see spirv_ids.py), after which the module is emitted again by
         a fresh process, whose back end carries nothing over; and integer operations
         on operands of another width (spirv_widths.py), after which it is emitted again
-        without loop strength reduction, which makes what the back end mistranslates."""
+        without loop strength reduction, which makes what the back end mistranslates; and
+        masks widened to a legal width (spirv_widths.widened_masks), handled the same way."""
         import dataclasses
 
         from llvmlite import binding as ll
@@ -70,7 +71,7 @@ class OpenCLTarget(Target):
 
         from .backend_guard import abort_shapes
         from .pointer_phis import shared_pointer_phis_as_integers
-        from .spirv_widths import mismatched_integer_widths
+        from .spirv_widths import mismatched_integer_widths, widened_masks
 
         ir_text = str(module)  # before code generation, which rewrites the module
         # Intel's OpenCL CPU driver (2026.2) miscompiles a vectorized 64-bit shift by
@@ -91,7 +92,7 @@ class OpenCLTarget(Target):
                 "emit", "the module holds IR that LLVM's SPIR-V back end aborts the process "
                         "on, so it was not emitted: " + "; ".join(shapes), ir_text)
         art = self._emit_once(module, kernels, opt, ir_text)
-        if not mismatched_integer_widths(art.binary):
+        if not mismatched_integer_widths(art.binary) and not widened_masks(art.binary, ir_text):
             return art
         flags = tuple(self.option("codegen_flags", ())) + NO_LSR_FLAGS
         options = tuple((k, v) for k, v in self.options if k != "codegen_flags")

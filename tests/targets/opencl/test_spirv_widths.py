@@ -1,15 +1,16 @@
-"""The check for SPIR-V integer operations on operands of another width
-(targets/opencl/spirv_widths.py) and the fallback that emits such a module again
-without loop strength reduction."""
+"""The checks for SPIR-V integer operations on operands of another width and for masks
+widened to a legal width (targets/opencl/spirv_widths.py), and the fallback that emits
+such a module again without loop strength reduction."""
 
 from __future__ import annotations
 
 import subprocess
 
 import numpy as np
+import pytest
 import numba_gpux as gpux
 from numba_gpux.machines import emit_in_fresh_process
-from numba_gpux.targets.opencl.spirv_widths import mismatched_integer_widths
+from numba_gpux.targets.opencl.spirv_widths import mismatched_integer_widths, widened_masks
 from numba_gpux.targets.opencl.target import TRIPLE, make_target
 
 #: LLVM 22's SPIR-V back end writes ``OpBitwiseAnd %uchar %a %uchar_1``, %a 64 bits wide
@@ -45,6 +46,32 @@ loop:
   %c = icmp samesign ugt i64 %i, 1
   br i1 %c, label %loop, label %e
 e:
+  ret void
+}
+"""
+
+#: a loop that runs (a & 3) - 1 times, then adds (b << 1) & 1048574 to its counter:
+#: code generation's LSR rewrites the exit value through SCEV's zext (trunc b to i19),
+#: which LLVM 22's SPIR-V back end writes as a mask with 4294967295
+LSR_ODD_WIDTH_MASK = """
+define spir_kernel void @k(ptr addrspace(1) %p, i64 %a, i64 %b) {
+entry:
+  %n = and i64 %a, 3
+  %z = icmp eq i64 %n, 0
+  br i1 %z, label %exit, label %loop
+loop:
+  %j = phi i64 [ 0, %entry ], [ %j1, %loop ]
+  %j1 = add nuw nsw i64 %j, 1
+  %c = icmp eq i64 %j1, %n
+  br i1 %c, label %done, label %loop
+done:
+  %s = shl i64 %b, 1
+  %m = and i64 %s, 1048574
+  %r = add nuw nsw i64 %j, %m
+  br label %exit
+exit:
+  %v = phi i64 [ %a, %entry ], [ %r, %done ]
+  store i64 %v, ptr addrspace(1) %p
   ret void
 }
 """
@@ -114,3 +141,62 @@ def test_other_modules_keep_lsr():
     art = gpux.compile(saxpy, "void(float32, float32[::1], float32[::1], float32[::1])",
                        target="opencl")
     assert "emitted_without_lsr" not in art.info
+
+
+def test_a_mask_widened_to_a_legal_width_is_found():
+    assert widened_masks(_spirv(LSR_ODD_WIDTH_MASK, opt=1), LSR_ODD_WIDTH_MASK)
+    assert widened_masks(_spirv(LSR_ODD_WIDTH_MASK, opt=2), LSR_ODD_WIDTH_MASK)
+    assert widened_masks(_spirv(LSR_ODD_WIDTH_MASK, opt=0), LSR_ODD_WIDTH_MASK) == []
+
+
+def test_a_mask_the_ir_wrote_is_the_users():
+    text = LSR_ODD_WIDTH_MASK.replace("1048574", "4294967295")
+    binary = _spirv(text, opt=1)
+    assert widened_masks(binary, text) == []
+    # the same binary against IR without that constant is a finding: the check reads
+    # the SPIR-V's masks, and only the IR's constants excuse one
+    assert widened_masks(binary, LSR_ODD_WIDTH_MASK)
+
+
+def test_mask_check_on_words_that_cannot_be_walked():
+    assert widened_masks(b"", "") == [-1]
+
+
+def test_a_kernel_whose_mask_the_back_end_widens_runs_right():
+    """Found by the fuzzer (seed 80053): without the check the SPIR-V route returned
+    (b & 0xFFFFFFFF) << 1 plus the count, not (b << 1) & 1048575."""
+    from gpux_testing import selected
+    from numba import types as nbt
+
+    @gpux.jit(device=True)
+    def masked(a0, a2):
+        for j0 in range(a0 & 3):
+            a0 = j0 + (np.int64(a2 + a2) & 1048575)
+        return a0
+
+    def k(x, y, out):
+        i = gpux.grid(1)
+        if i < out.size:
+            out[i] = masked(x[i], y[i])
+
+    for opt in (1, 3):
+        art = gpux.compile(k, (nbt.int64[::1], nbt.uint64[::1], nbt.int64[::1]),
+                           target=make_target(), opt=opt)
+        assert art.info.get("emitted_without_lsr")
+        kern = gpux.jit(opt=opt)(k)
+        x = np.array([696567906145, 3, 2, 0], np.int64)
+        y = np.array([789642628082027547, 2 ** 63 + 12345, 7, 5], np.uint64)
+        devs = [d for d in gpux.devices() if d.target_name == "opencl"]
+        if not devs:
+            pytest.skip("no OpenCL device with SPIR-V")
+        with selected(devs[0]):
+            out = gpux.to_device(np.zeros(4, np.int64))
+            kern[1, 4](gpux.to_device(x), gpux.to_device(y), out)
+            got = out.copy_to_host().tolist()
+        want = []
+        for a, b in zip(x.tolist(), y.tolist()):
+            v = a
+            for j in range(a & 3):
+                v = j + ((2 * b % 2 ** 64) & 1048575)
+            want.append(v)
+        assert got == want
