@@ -45,7 +45,6 @@ default, under a minute); ``--scale`` multiplies the problem sizes (1.0: the siz
 from __future__ import annotations
 
 import argparse
-import json
 import math as _math
 import os
 import statistics
@@ -63,7 +62,7 @@ GOALS = {"geomean_min": 0.9, "kernel_min": 0.75, "numba_parallel_max": 1.25}
 #: the elementwise kernels: also launched by ``kernel.forall(n)`` and compared with numba
 ELEMENTWISE = ("saxpy", "math")
 
-__all__ = ["main", "measure", "KERNELS"]
+__all__ = ["main", "measure"]
 
 
 # ------------------------------------------------------------------ the kernels

@@ -320,7 +320,7 @@ def investigate(seed, n, fail, opt, args):
             continue
         small = case
         if args.minimize:
-            def still(c, want={**fail, "kind": status, "detail": detail}):
+            def still(c, want={**fail, "kind": status, "detail": detail}):  # noqa: B006 - bound now
                 return same_failure(want, *check_in_child(c, inputs, route, opt, args.timeout,
                                                           plain))
 

@@ -12,7 +12,7 @@ import threading
 
 from llvmlite import ir
 from llvmlite import binding as ll
-from numba.core import callconv, types
+from numba.core import types
 from numba.core.base import BaseContext
 from numba.core.target_extension import CUDA, dispatcher_registry, jit_registry, target_registry
 from numba.core.typing import BaseContext as TypingBaseContext
@@ -120,7 +120,7 @@ class GpuxTypingContext(TypingBaseContext):
         self._refreshed_at = _registrations(self)
 
     def load_additional_registries(self):
-        from numba.core.typing import cmathdecl, enumdecl, mathdecl, npydecl
+        from numba.core.typing import cmathdecl, enumdecl, mathdecl
         from numba.misc import literal  # noqa: F401  (literal_unroll, literally: overloads)
 
         from .language import typing as gpux_typing

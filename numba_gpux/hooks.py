@@ -222,7 +222,7 @@ def implement(name, target: str = DEFAULT, device_kind: str | None = None, fn: C
                         f"not {device_kind!r}")
 
     def register(f):
-        impl = f if callable(f) else (lambda q, _v=hook.check(f, "given"): _v)
+        impl = f if callable(f) else (lambda q, _v=hook.check(f, "given"): _v)  # noqa: B008 - checked once, here
         with _lock:
             hook.impls[(target, device_kind)] = impl
         return f

@@ -16,6 +16,8 @@ module imports only the lexer.
 
 from __future__ import annotations
 
+from typing import Protocol
+
 from . import irlex as lx
 from .irverify import checked
 from .irinfer import drop_unused_values, infer_address_spaces, mask_shift_amounts, \
@@ -114,6 +116,15 @@ def _has_addrspace_before(toks, end: int) -> bool:
 
 
 # --------------------------------------------------------------------------- address spaces
+
+class AddressSpaces(Protocol):
+    """What this module reads of an address-space convention (``interface.AddressSpaces``,
+    which sits above this module)."""
+
+    generic: int
+
+    def as_dict(self) -> dict[str, int]: ...
+
 
 def _asmap(src: AddressSpaces, dst: AddressSpaces) -> dict[int, int]:
     s, d = src.as_dict(), dst.as_dict()

@@ -326,7 +326,7 @@ def is_device_memory(value) -> bool:
 
 def _filled(cell) -> bool:
     try:
-        cell.cell_contents
+        cell.cell_contents  # noqa: B018 - raises ValueError on an empty cell
     except ValueError:  # an empty cell
         return False
     return True

@@ -366,7 +366,6 @@ def emit_source(module, kernels, dialect: Dialect, lookup, features=frozenset())
             if callers:
                 raise SourceEmitError(f"device function {name} was not inlined; source targets "
                                       f"need every device function inlined into its kernel")
-    text = "\n".join(funcs)
     pre = [dialect.preamble] if dialect.preamble else []
     # the extensions the types of the kernels' values need (the source's text holds
     # the user's strings too: a print("double check") needs no fp64)

@@ -74,7 +74,7 @@ for _kind, _fn in (("shuffle", "simd_shuffle"), ("shuffle_up", "simd_shuffle_up"
         _h = f"_gpux_sg_{_kind}_{_sfx}"
         if _kind == "shuffle":
             SRC.define(f"__gpux_sg_{_kind}_{_sfx}", SourceDef(
-                f"simd_shuffle({{0}}, (ushort){{1}})", pure=False, llvm_attrs=_SG))
+                "simd_shuffle({0}, (ushort){1})", pure=False, llvm_attrs=_SG))
             continue
         SRC.define(f"__gpux_sg_{_kind}_{_sfx}", SourceDef(
             f"{_h}({{0}}, {{1}}, _gpux_lane, _gpux_sgsize)",

@@ -114,7 +114,7 @@ def _long_function(a, b, c, d, e, f_, g, h):
     if ((b ^ d) > (abs(v6) | (c if (v6 > v1) else np.int32(65535)))):
         for j7 in range(np.int64(abs(arr4[(v6) & 3]) & 7)):
             v8 = math.floor(min(max((h if h == h else 0.0), -1e15), 1e15))
-            v9 = ((abs(v3) + (j7 ^ v3)) % (((np.int64(min(max((e if e == e else 0.0), -9e18), 9e18))
+            v9 = ((abs(v3) + (j7 ^ v3)) % (((np.int64(min(max((e if e == e else 0.0), -9e18), 9e18))  # noqa: F841 - the kernel as the fuzzer wrote it
                                              // (((v8 + v1) & 127) + 2)) & 127) + 2))
             v10 = (-((-g) / (-(abs((v3 + e)) + 0.5))))  # noqa: F841
     return ((((t2 + v1) * v6) + arr4[((np.int32(1) >> (v6 & 63))) & 3]) + v3)

@@ -7,7 +7,6 @@ import subprocess
 import sys
 import textwrap
 
-import pytest
 
 ALIAS_DIR = os.path.join(os.path.dirname(__file__), os.pardir, os.pardir, "benchmarks",
                          "numba_cuda_alias")

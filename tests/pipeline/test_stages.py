@@ -1,7 +1,6 @@
 """The per-target stages, driven from IR text, without a device."""
 
 import re
-import shutil
 import subprocess
 
 import numpy as np

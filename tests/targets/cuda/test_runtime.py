@@ -33,7 +33,7 @@ def test_dlpack_export_is_read_by_numpy():
 
     class Holder:
         def __dlpack__(self, stream=None, **kw):
-            return cap
+            return cap  # noqa: F821 - called before the del below
 
         def __dlpack_device__(self):
             return (interop.KDL_CPU, 0)

@@ -64,7 +64,7 @@ def math_f32(x, out):
 
 @gpux.jit
 def atomics_f32(a, f, u):
-    i = gpux.grid(1)
+    i = gpux.grid(1)  # noqa: F841 - the kernel reads its index, as written for Metal
     s = gpux.shared.array(4, float32)
     gpux.atomic.add(a, 0, 1)
     gpux.atomic.max(f, 0, f[1])
