@@ -31,7 +31,7 @@ class GpuxUserError(Exception):
 class UnsupportedError(GpuxUserError):
     """A construct the compiler cannot handle for a kernel."""
 
-    def __init__(self, message: str, loc=None):
+    def __init__(self, message: str, loc=None) -> None:
         self.loc = loc
         if loc is not None:
             message = f"{message}\n\n{format_loc(loc)}"
@@ -42,7 +42,7 @@ class UndefinedNameError(UnsupportedError, TypingError):
     """GPU code reads a name that is defined nowhere: also Numba's ``TypingError``, which
     numba.cuda raises for it (and code written for numba.cuda catches)."""
 
-    def __init__(self, message: str, loc=None):
+    def __init__(self, message: str, loc=None) -> None:
         UnsupportedError.__init__(self, message, loc)
         self.loc = loc
 
@@ -62,7 +62,7 @@ class DeviceNotFoundError(GpuxUserError, RuntimeError):
 class ValidationError(GpuxUserError):
     """The finished kernel breaks a rule of its target; all problems are listed."""
 
-    def __init__(self, kernel: str, target: str, problems: list[str]):
+    def __init__(self, kernel: str, target: str, problems: list[str]) -> None:
         self.problems = list(problems)
         lines = "\n".join(f"  - {p}" for p in self.problems)
         super().__init__(f"kernel {kernel!r} cannot be compiled for {target}:\n{lines}")
@@ -75,7 +75,7 @@ class ToolchainError(GpuxUserError, RuntimeError):
 class InternalCompilerError(RuntimeError):
     """A bug in numba-gpux: a stage failed on input it should have handled."""
 
-    def __init__(self, stage: str, message: str, ir: str | None = None):
+    def __init__(self, stage: str, message: str, ir: str | None = None) -> None:
         self.stage = stage
         self.ir = ir
         text = f"internal compiler error in stage {stage!r}: {message}"

@@ -30,6 +30,7 @@ from __future__ import annotations
 import hashlib
 import marshal
 import threading
+from typing import Callable
 
 from numba.core import types
 
@@ -156,7 +157,7 @@ class _PythonDefinition:
         return irtext.definitions_only(target.map_ir(neutral))
 
 
-def overlay(fn_or_name, target, *, ir=None):
+def overlay(fn_or_name, target, *, ir=None) -> Callable[[Callable], Callable] | None:
     """Add or replace the device implementation of *fn_or_name* on *target*.
 
     *fn_or_name* is a Python function that the kernel language lowers to a

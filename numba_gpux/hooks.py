@@ -251,7 +251,7 @@ def _target_and_device(target_or_device):
                     f"not {target_or_device!r}")
 
 
-def tuning(hook, target_or_device=None, dtype=None):
+def tuning(hook, target_or_device=None, dtype=None) -> Any:
     """The value of *hook* for *target_or_device* (default: the current device) and *dtype*.
 
     Looks up the most specific implementation (target and device kind, then
