@@ -9,6 +9,7 @@ from importlib import metadata
 
 from . import config
 from .errors import DeviceNotFoundError, GpuxUserError
+from .interface import Runtime
 
 __all__ = ["Device", "devices", "default_device", "select_device", "current_device",
            "use_device", "lookup_device", "targets", "get_target_entry", "resolve_target", "rescan",
@@ -23,7 +24,7 @@ class Device:
     """One device of one target.
 
     ``runtime`` is the target's driver binding for this device; shared code
-    uses only the methods documented in ``launch.py`` (``Runtime``).
+    uses only what the contract ``interface.Runtime`` declares.
     """
 
     target_name: str
@@ -31,7 +32,7 @@ class Device:
     name: str
     kind: str
     vendor: str
-    runtime: object = field(repr=False)
+    runtime: Runtime = field(repr=False)
     limits: dict = field(default_factory=dict, repr=False)
     target_features: frozenset = field(default_factory=frozenset, repr=False)
     platform: str = ""

@@ -3,43 +3,19 @@
 A launch computes the argument types (cheap for device arrays, which carry
 their Numba type), does one dictionary lookup to find the shim for
 (types, device), and calls it.  The shim is a small generated function that
-flattens the arguments into the kernel ABI (``abi.py``); everything else
-(limits, the driver call) is :func:`generic_launch`, shared by all kernels.
-
-A target's runtime (``Device.runtime``) provides::
-
-    alloc(nbytes) -> handle           free(handle)
-    write(handle, offset, host, queue)  read(host, handle, offset, queue)
-    load(artifact) -> program         kernel(program, name) -> kernel
-    prepare(kernel, params) -> launcher or None   # once per shim: the ABI's leaf kinds
-    launch(kernel, griddim, blockdim, flat_args, shared_bytes, queue)
-    synchronize(queue=None)
-
-``prepare`` may return a launcher for that kernel,
-``launcher(griddim, blockdim, flat_args, shared_bytes, queue)``, doing what
-``launch(kernel, ...)`` does; the shim keeps it and calls it on every launch
-(a runtime can precompute per kernel there, e.g. OpenCL sets only the
-arguments that changed since the kernel's previous launch).  ``launch`` must
-stay equivalent to it (the debug path, ``language/debug.py``, calls ``launch``).
-Returning None makes the shim call ``launch(kernel, ...)``.
-
-Queues (streams) and events, used by ``numba_gpux.cuda``'s streams::
-
-    new_queue() -> queue              # another in-order queue on the same device
-    record_event(queue=None) -> event # a marker after the work queued so far
-    event_query(event) -> bool        event_synchronize(event)
-    event_wait(event, queue=None)     # later work on queue waits for event
-    event_elapsed_ms(start, end) -> float
-
-Every ``queue`` argument is None or 0 (the device's default queue), a queue
-from ``new_queue()``, or an object carrying one as ``.gpux_queue``; an object
-that also carries ``.gpux_device`` makes launches on it use that device.
+flattens the arguments into the kernel ABI (``abi.py``), in the form the
+device's runtime declares (``interface.Runtime``: buffers as its handles or as
+addresses with the offset folded in, scalars as numbers or as their bytes);
+this is the one place launch code is generated.  Everything else (limits, the
+driver call) is :func:`generic_launch`, shared by all kernels, and the runtime's
+``launch`` (or the launcher its ``prepare`` returned), which only calls the driver.
 """
 
 from __future__ import annotations
 
 import functools
 import os
+import struct
 import sys
 import threading
 import warnings
@@ -56,6 +32,7 @@ from . import overlays as _overlays
 # (_typeof is imported from here by the benchmarks)
 from .argtypes import _FAST_TYPES, _PLAIN_ARGS, _typeof, argument_types, caller_location
 from .errors import GpuxUserError, LaunchError, format_loc
+from .interface import Runtime
 from .language.memory import static_shared_bytes
 from .limits import check_config, check_static_shared
 from .memory import (DeviceArray, HostArg, device_array, device_array_like, from_foreign,
@@ -112,27 +89,66 @@ def _np_scalar(ty):
     return np.dtype(str(ty)).type
 
 
+#: little-endian packers of the scalar leaves by NumPy dtype character, for runtimes
+#: with ``packed_scalars``: the names the generated flatten functions call them by
+_PACKERS = {c: struct.Struct("<" + f).pack for c, f in (
+    ("i1", "b"), ("i2", "h"), ("i4", "i"), ("i8", "q"), ("u1", "B"), ("u2", "H"),
+    ("u4", "I"), ("u8", "Q"), ("f2", "e"), ("f4", "f"), ("f8", "d"))}
+_pack_i64 = _PACKERS["i8"]
+_BYTE = (b"\x00", b"\x01")
+
+
+def buffer_leaves(runtime, handle, offset: int, ints: tuple = ()) -> tuple:
+    """The leaves (buffer, byte offset, *ints) of a buffer at *offset* with the
+    ``i64`` leaves *ints* after it (shape and strides), as *runtime* takes them
+    (``Runtime.pointer_includes_offset``, ``Runtime.packed_scalars``)."""
+    if runtime.pointer_includes_offset:
+        handle = handle + offset
+    if runtime.packed_scalars:
+        return (handle, _pack_i64(offset), *map(_pack_i64, ints))
+    return (handle, offset, *ints)
+
+
 def _array_flat(x) -> tuple:
     """A device array's leaves in the kernel ABI: (buffer, byte offset, *shape,
-    *strides), kept on the array.  Like its ``_launch_key_``, this relies on a
-    device array's buffer, offset, shape and strides never changing (views are
-    new arrays)."""
-    t = (x._alloc.handle, x.offset, *x.shape, *x.strides)
+    *strides), as its device's runtime takes them, kept on the array.  Like its
+    ``_launch_key_``, this relies on a device array's buffer, offset, shape and
+    strides never changing (views are new arrays)."""
+    alloc = x._alloc
+    t = buffer_leaves(alloc.device.runtime, alloc.handle, x.offset, (*x.shape, *x.strides))
     x._gpux_flat_ = t
     return t
 
 
+def _pointer_flat(value, device) -> tuple:
+    """An integer device pointer's leaves (buffer, byte offset) on *device*."""
+    handle, offset = resolve_pointer(value, device)
+    return buffer_leaves(device.runtime if device is not None else Runtime, handle, offset)
+
+
 def _build_flatten(argtypes, device=None):
     """Generate ``flatten(args) -> list`` for *argtypes*, plus the leaf parameter list
-    (pointer arguments are resolved into allocations of *device*)."""
+    (``interface.PARAM_KINDS``), in the form the runtime of *device* takes
+    (``Runtime.packed_scalars``: scalars as their bytes; arrays' and pointers'
+    leaves follow their runtime, see :func:`buffer_leaves`).  Pointer arguments
+    are resolved into allocations of *device*."""
+    packed = device is not None and device.runtime.packed_scalars
     n = len(argtypes)
     head = ["def flatten(a):",
             f"    {''.join(f'a{i}, ' for i in range(n))}= a" if n else "    pass"]
     lines = ["    return ["]
-    env: dict = {"_array_flat": _array_flat, "_resolve_pointer": resolve_pointer,
-                 "_device": device, "_i8": np.int64}
+    env: dict = {"_array_flat": _array_flat, "_pointer_flat": _pointer_flat,
+                 "_device": device, "_i8": np.int64, "_byte": _BYTE}
     params: list = []
     nflat = 0
+
+    def scalar(expr: str, dtype) -> str:
+        """*expr*, a number of the NumPy type *dtype*, as the runtime takes it."""
+        if not packed:
+            return expr
+        code = np.dtype(dtype).str[1:]  # kind and width: "f4", "i8", ...
+        env[f"_pk_{code}"] = _PACKERS[code]
+        return f"_pk_{code}({expr})"
 
     def emit(expr: str, ty):
         nonlocal nflat
@@ -153,20 +169,22 @@ def _build_flatten(argtypes, device=None):
         elif abi.is_pointer(ty):  # an integer device pointer: (buffer, offset)
             params.append(("buffer", ty))
             params.append(("i64", None))
-            lines.append(f"        *_resolve_pointer({expr}, _device),")
+            lines.append(f"        *_pointer_flat({expr}, _device),")
         elif isinstance(ty, types.Boolean):
             params.append(("i8", np.int8))
-            lines.append(f"        1 if {expr} else 0,")
+            lines.append(f"        {'_byte[1]' if packed else '1'} if {expr} else "
+                         f"{'_byte[0]' if packed else '0'},")
         elif isinstance(ty, types.Complex):
             ft = _np_scalar(ty.underlying_float)
             params.extend([("scalar", ft), ("scalar", ft)])
-            lines.append(f"        {expr}.real, {expr}.imag,")
+            lines.append(f"        {scalar(f'{expr}.real', ft)}, {scalar(f'{expr}.imag', ft)},")
         elif isinstance(ty, (types.Integer, types.Float)):
-            params.append(("scalar", _np_scalar(ty)))
-            lines.append(f"        {expr},")
+            st = _np_scalar(ty)
+            params.append(("scalar", st))
+            lines.append(f"        {scalar(expr, st)},")
         elif isinstance(ty, abi.DATETIME_TYPES):  # np.datetime64/timedelta64: its int64
             params.append(("scalar", np.int64))
-            lines.append(f"        {expr}.view(_i8),")
+            lines.append(f"        {scalar(f'{expr}.view(_i8)', np.int64)},")
         elif isinstance(ty, (types.EnumMember, types.IntEnumMember)):  # its value's leaves
             emit(f"{expr}.value", ty.dtype)
         elif isinstance(ty, types.BaseTuple):
@@ -182,7 +200,8 @@ def _build_flatten(argtypes, device=None):
         emit(f"a{i}", ty)
     lines.append("    ]")
     src = "\n".join(head + lines)
-    key = (src, device) if "_resolve_pointer" in src else src
+    # (the packers' names in the text say which it calls)
+    key = (src, device) if "_pointer_flat" in src else src
     fn = _flatten_fns.get(key)  # signatures of one structure share the function
     if fn is None:
         exec(src, env)  # noqa: S102 - generated from types only
@@ -335,7 +354,7 @@ def _build_shim(dispatcher, argtypes, device, cfg=None, args=()) -> Shim:
     program = _load(device, art)
     kernel = device.runtime.kernel(program, art.kernels[0])
     carveout = dispatcher.options.shared_memory_carveout
-    if carveout != -1 and hasattr(device.runtime, "set_shared_memory_carveout"):
+    if carveout != -1:
         device.runtime.set_shared_memory_carveout(kernel, carveout)  # a hint: where taken
     captured = () if from_index else dispatcher.neutral(dev_types).captured
     if captured:  # device arrays the kernel reads from globals: hidden arguments

@@ -11,13 +11,18 @@ import threading
 
 import numpy as np
 
-from .launch import _launcher
+from numba_gpux.interface import Runtime
+
+from .launch import launcher
 
 __all__ = ["OpenCLRuntime", "spirv_structure_problem"]
 
 
-class OpenCLRuntime:
+class OpenCLRuntime(Runtime):
     """One device's context and default in-order queue."""
+
+    #: clSetKernelArg takes a scalar argument's bytes
+    packed_scalars = True
 
     def __init__(self, cl_device):
         self.cl_device = cl_device
@@ -209,12 +214,9 @@ class OpenCLRuntime:
                 "local_mem_per_thread": ask(info.PRIVATE_MEM_SIZE)}
 
     def prepare(self, kernel, params):
-        """The kernel's launch function (see :func:`_launcher`), also kept on the kernel
-        so that :meth:`launch` goes through it."""
-        # a kernel that uses dynamic shared memory takes two more parameters
-        # (OpenCLTarget.finish_module): a __local buffer and its size in bytes
-        dynamic = kernel.num_args == len(params) + 2
-        fn = _launcher(self, kernel, params, dynamic)
+        """The kernel's launcher (``launch.launcher``: sets the arguments that changed),
+        also kept on the kernel so that :meth:`launch` goes through it."""
+        fn = launcher(self, kernel, len(params))
         kernel._gpux_launch = fn
         return fn
 
