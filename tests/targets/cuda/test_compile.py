@@ -212,7 +212,7 @@ def test_cuda_parameters_fold_offsets_into_pointers():
 
     from numba.core import types
 
-    from numba_gpux.launch import _build_flatten, buffer_leaves
+    from numba_gpux.flatten import _build_flatten, buffer_leaves
     from numba_gpux.targets.cuda.launch import CUDARuntime, parameter_format
 
     assert CUDARuntime.buffers_are_addresses and CUDARuntime.pointer_includes_offset
