@@ -29,21 +29,22 @@ class _Unset:
 _UNSET = _Unset()
 
 
-def launcher(rt, kernel, nparams: int):
+def launcher(rt, kernel, params):
     """``launch(griddim, blockdim, args, shared_bytes, queue)`` for one kernel object
-    of the runtime *rt* taking *nparams* flat parameters.
+    of the runtime *rt* with the flat parameters *params* (``interface.PARAM_KINDS``).
 
     The values of the previous launch are kept (so a buffer cannot be freed and its
     handle reused while it is compared); the whole list is compared in one step
     (identity first, element by element, in C), and only where it differs are the
     arguments compared one by one and the changed ones set.  Packed scalars compare
-    by their bytes (0.0 and -0.0 differ, a NaN equals itself), buffers by the
-    ``cl_mem`` they wrap.  A kernel whose code takes dynamic shared memory has two
-    more parameters (``OpenCLTarget.finish_module``): a ``__local`` buffer and its
-    size in bytes, set when the size changes.  The global size is computed once per
-    (griddim, blockdim) pair of objects.  A lock per kernel keeps its arguments and
-    the enqueue together across threads (a kernel without parameters needs none).
-    The queue handling is :meth:`OpenCLRuntime._order`'s: nothing is tracked until a
+    by their bytes (0.0 and -0.0 differ, a NaN equals itself), buffers by identity
+    (an equality test of two pyopencl buffers calls into Python).  A kernel whose
+    code takes dynamic shared memory has two more parameters
+    (``OpenCLTarget.finish_module``): a ``__local`` buffer and its size in bytes,
+    set when the size changes.  The global size is computed once per (griddim,
+    blockdim) pair of objects.  A lock per kernel keeps its arguments and the
+    enqueue together across threads (a kernel without parameters needs none).  The
+    queue handling is :meth:`OpenCLRuntime._order`'s: nothing is tracked until a
     second queue is used.
     """
     import pyopencl as cl
@@ -51,7 +52,9 @@ def launcher(rt, kernel, nparams: int):
     enqueue = cl.enqueue_nd_range_kernel
     set_arg = kernel.set_arg
     local_memory = cl.LocalMemory
+    nparams = len(params)
     dynamic = kernel.num_args == nparams + 2
+    buffers = tuple(kind == "buffer" for kind, _ in params)
     last: list = [_UNSET] * nparams
     lock = threading.Lock()
     dq = rt.queue
@@ -75,9 +78,8 @@ def launcher(rt, kernel, nparams: int):
         if nparams or dynamic:
             with lock:
                 if args != last:
-                    for i, a in enumerate(args):
-                        b = last[i]
-                        if a is not b and a != b:
+                    for i, (a, b, buffer) in enumerate(zip(args, last, buffers)):
+                        if a is not b and (buffer or a != b):
                             set_arg(i, a)
                             last[i] = a
                 if dynamic and shared_bytes != shared_set:

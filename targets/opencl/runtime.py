@@ -216,7 +216,7 @@ class OpenCLRuntime(Runtime):
     def prepare(self, kernel, params):
         """The kernel's launcher (``launch.launcher``: sets the arguments that changed),
         also kept on the kernel so that :meth:`launch` goes through it."""
-        fn = launcher(self, kernel, len(params))
+        fn = launcher(self, kernel, params)
         kernel._gpux_launch = fn
         return fn
 
