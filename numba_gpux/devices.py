@@ -294,6 +294,19 @@ def _identity(d: Device) -> tuple:
     return (d.target_name, d.kind, d.kind_index, d.name, d.vendor, d.platform)
 
 
+def _keeps_contract(target: str, d: Device) -> bool:
+    """Whether *d*'s runtime implements the runtime contract (``interface.Runtime``);
+    a device whose runtime does not is left out, with a warning naming its target."""
+    if isinstance(d.runtime, Runtime):
+        return True
+    import warnings
+
+    warnings.warn(f"numba_gpux: target {target!r} lists device {d.name!r} with a runtime of "
+                  f"type {type(d.runtime).__name__}, which does not subclass "
+                  f"numba_gpux.interface.Runtime; the device is left out")
+    return False
+
+
 def devices(refresh: bool = False) -> list[Device]:
     """Every usable device of every installed target, best first (GPUs before CPUs).
 
@@ -312,7 +325,7 @@ def devices(refresh: bool = False) -> list[Device]:
                     devs = list(entry.discover())
                 except Exception:  # discovery must not raise; treat as no devices
                     devs = []
-                found.extend((d, entry.priority) for d in devs)
+                found.extend((d, entry.priority) for d in devs if _keeps_contract(name, d))
             found = _visible(found)
             # a device found again (after rescan) is the object found before: arrays,
             # compiled code and the selected default device stay valid on it

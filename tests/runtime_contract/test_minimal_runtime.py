@@ -137,3 +137,29 @@ def test_streams_on_a_runtime_without_queues_are_a_clear_error(minimal_device):
     with selected(minimal_device), pytest.raises(UnsupportedError,
                                                  match="MinimalRuntime has no queues/events"):
         cuda.stream()
+
+
+def test_a_device_whose_runtime_is_not_a_runtime_is_left_out_with_a_warning(minimal_device):
+    """A target written against no contract (a runtime that does not subclass
+    interface.Runtime) loses its devices, with a warning naming it, not the process."""
+    import dataclasses
+
+    from numba_gpux.interface import TargetEntry
+
+    class Duck:
+        def launch(self, *args):
+            pass
+
+    entry = target_entry()
+    bad = TargetEntry(name="duck", make_target=entry.make_target, priority=-200,
+                      discover=lambda: [dataclasses.replace(minimal_device, target_name="duck",
+                                                            runtime=Duck(), _target=None)])
+    devmod.register_target(bad)
+    try:
+        with pytest.warns(UserWarning, match="target 'duck' .* does not subclass"):
+            found = gpux.devices()
+        assert not any(d.target_name == "duck" for d in found)
+        assert any(d.target_name == "minimal" for d in found)
+    finally:
+        devmod.targets().pop("duck", None)
+        gpux.devices(refresh=True)
