@@ -17,8 +17,13 @@ each measuring in interleaved rounds:
   the same arguments every launch is its best case and this its worst);
 * ours, host side only: the kernel's launcher (what the runtime's ``prepare``
   returned, kept on the launch shim) replaced by a no-op (inside this
-  benchmark only), so what is left is our own work per launch, both as
-  ``k[1, 16](*args)`` and through a kept configuration ``cfg(*args)``.
+  benchmark only), so what is left is the core's work per launch (finding the
+  shim, flattening the arguments into the runtime's form: the OpenCL runtime
+  takes scalars as bytes), both as ``k[1, 16](*args)`` and through a kept
+  configuration ``cfg(*args)``.
+
+The reference's flat arguments are made here from the public ABI (``abi.py``),
+not with the core's generated code, so that the script measures any commit.
 
 Goals: host side < 2 us for a one-array kernel and < 5 us for 16
 arguments; end to end within 1.2x pyopencl enqueueing the same program.  The
@@ -52,7 +57,7 @@ _CHILD = r"""
 import json, sys, time
 import numpy as np
 import numba_gpux as gpux
-from numba_gpux.launch import _build_flatten, _typeof
+from numba_gpux.launch import _typeof
 
 T = time.perf_counter
 rounds, n_e2e, n_host = map(int, sys.argv[1:4])
@@ -91,6 +96,22 @@ cases = {
 rt = dev.runtime
 queue = rt.queue
 import pyopencl as cl
+
+def reference_flat(args):
+    # the kernel ABI's leaves as a hand-written pyopencl program passes them (abi.py):
+    # an array as (buffer, byte offset, *shape, *strides), numbers as themselves
+    flat, dtypes = [], []
+    for a in args:
+        if isinstance(a, gpux.DeviceArray):
+            ints = (a.offset, *a.shape, *a.strides)
+            flat += [a._alloc.handle, *ints]
+            dtypes += [None] + [np.int64] * len(ints)
+        else:
+            flat.append(a)
+            dtypes.append(np.float64 if type(a) is float else
+                          np.int64 if type(a) is int else type(a))
+    return flat, dtypes
+
 refs = {}
 for n, (k, args) in cases.items():
     k[1, 16](*args)  # compile, load, build the shim
@@ -98,11 +119,8 @@ for n, (k, args) in cases.items():
     art = k.code_for(argtypes, dev.target)
     prg = cl.Program(rt.context, art.binary).build()
     knl = cl.Kernel(prg, art.kernels[0])
-    flatten, params = _build_flatten(argtypes)
-    dtypes = [None if kind == "buffer" else (np.int64 if kind == "i64" else t)
-              for kind, t in params]
+    flat, dtypes = reference_flat(args)
     knl.set_scalar_arg_dtypes(dtypes)
-    flat = flatten(args)
     knl2 = cl.Kernel(prg, art.kernels[0])
     knl2.set_scalar_arg_dtypes(dtypes)
     knl2.set_args(*flat)
@@ -113,7 +131,7 @@ alts = {}
 for n, (k, args) in cases.items():
     alt = tuple(arr() if isinstance(a, gpux.DeviceArray) else a for a in args)
     k[1, 16](*alt)
-    alts[n] = (alt, _build_flatten(tuple(map(_typeof, alt)))[0](alt))
+    alts[n] = (alt, reference_flat(alt)[0])
 gpux.synchronize()
 gsize, lsize = (16, 1, 1), (16, 1, 1)
 

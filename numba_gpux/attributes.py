@@ -32,8 +32,7 @@ class KernelAttributes:
         argtypes = tuple(getattr(signature, "args", signature))
         dev = lookup_device(device) if device is not None else default_device()
         shim = self._shims.get((argtypes, dev)) or _shim_for(self, argtypes, dev)
-        query = getattr(dev.runtime, "kernel_attributes", None)
-        attrs = dict(query(shim.kernel)) if query is not None else {}
+        attrs = dict(dev.runtime.kernel_attributes(shim.kernel))
         attrs.setdefault("shared_mem_per_block", shim.static_shared)
         attrs.setdefault("const_mem_size", constant_bytes(self.kernel_ir(argtypes)[1]))
         return attrs

@@ -474,11 +474,13 @@ def load_program(device, art: Artifact):
     """The device's program for *art*: for ``cache=True`` code on a runtime that can
     export its programs, from the disk cache when the same device built it before."""
     rt = device.runtime
-    if not art.info.get("disk_cache") or not hasattr(rt, "load_binary"):
+    if not art.info.get("disk_cache"):
         return rt.load(art)
     try:
         ident = rt.binary_identity()
     except Exception:  # noqa: BLE001 - the runtime cannot say: no program cache
+        ident = None
+    if ident is None:  # (Runtime.binary_identity) its programs are not kept
         return rt.load(art)
     h = hashlib.sha256(f"{ident}|{art.kind}|{art.kernels}|".encode())
     h.update(art.binary if art.binary is not None else (art.text or "").encode())

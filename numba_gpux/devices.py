@@ -9,6 +9,7 @@ from importlib import metadata
 
 from . import config
 from .errors import DeviceNotFoundError, GpuxUserError
+from .interface import Runtime
 
 __all__ = ["Device", "devices", "default_device", "select_device", "current_device",
            "use_device", "lookup_device", "targets", "get_target_entry", "resolve_target", "rescan",
@@ -23,7 +24,7 @@ class Device:
     """One device of one target.
 
     ``runtime`` is the target's driver binding for this device; shared code
-    uses only the methods documented in ``launch.py`` (``Runtime``).
+    uses only what the contract ``interface.Runtime`` declares.
     """
 
     target_name: str
@@ -31,7 +32,7 @@ class Device:
     name: str
     kind: str
     vendor: str
-    runtime: object = field(repr=False)
+    runtime: Runtime = field(repr=False)
     limits: dict = field(default_factory=dict, repr=False)
     target_features: frozenset = field(default_factory=frozenset, repr=False)
     platform: str = ""
@@ -293,6 +294,19 @@ def _identity(d: Device) -> tuple:
     return (d.target_name, d.kind, d.kind_index, d.name, d.vendor, d.platform)
 
 
+def _keeps_contract(target: str, d: Device) -> bool:
+    """Whether *d*'s runtime implements the runtime contract (``interface.Runtime``);
+    a device whose runtime does not is left out, with a warning naming its target."""
+    if isinstance(d.runtime, Runtime):
+        return True
+    import warnings
+
+    warnings.warn(f"numba_gpux: target {target!r} lists device {d.name!r} with a runtime of "
+                  f"type {type(d.runtime).__name__}, which does not subclass "
+                  f"numba_gpux.interface.Runtime; the device is left out")
+    return False
+
+
 def devices(refresh: bool = False) -> list[Device]:
     """Every usable device of every installed target, best first (GPUs before CPUs).
 
@@ -311,7 +325,7 @@ def devices(refresh: bool = False) -> list[Device]:
                     devs = list(entry.discover())
                 except Exception:  # discovery must not raise; treat as no devices
                     devs = []
-                found.extend((d, entry.priority) for d in devs)
+                found.extend((d, entry.priority) for d in devs if _keeps_contract(name, d))
             found = _visible(found)
             # a device found again (after rescan) is the object found before: arrays,
             # compiled code and the selected default device stay valid on it

@@ -3,37 +3,11 @@
 A launch computes the argument types (cheap for device arrays, which carry
 their Numba type), does one dictionary lookup to find the shim for
 (types, device), and calls it.  The shim is a small generated function that
-flattens the arguments into the kernel ABI (``abi.py``); everything else
-(limits, the driver call) is :func:`generic_launch`, shared by all kernels.
-
-A target's runtime (``Device.runtime``) provides::
-
-    alloc(nbytes) -> handle           free(handle)
-    write(handle, offset, host, queue)  read(host, handle, offset, queue)
-    load(artifact) -> program         kernel(program, name) -> kernel
-    prepare(kernel, params) -> launcher or None   # once per shim: the ABI's leaf kinds
-    launch(kernel, griddim, blockdim, flat_args, shared_bytes, queue)
-    synchronize(queue=None)
-
-``prepare`` may return a launcher for that kernel,
-``launcher(griddim, blockdim, flat_args, shared_bytes, queue)``, doing what
-``launch(kernel, ...)`` does; the shim keeps it and calls it on every launch
-(a runtime can precompute per kernel there, e.g. OpenCL sets only the
-arguments that changed since the kernel's previous launch).  ``launch`` must
-stay equivalent to it (the debug path, ``language/debug.py``, calls ``launch``).
-Returning None makes the shim call ``launch(kernel, ...)``.
-
-Queues (streams) and events, used by ``numba_gpux.cuda``'s streams::
-
-    new_queue() -> queue              # another in-order queue on the same device
-    record_event(queue=None) -> event # a marker after the work queued so far
-    event_query(event) -> bool        event_synchronize(event)
-    event_wait(event, queue=None)     # later work on queue waits for event
-    event_elapsed_ms(start, end) -> float
-
-Every ``queue`` argument is None or 0 (the device's default queue), a queue
-from ``new_queue()``, or an object carrying one as ``.gpux_queue``; an object
-that also carries ``.gpux_device`` makes launches on it use that device.
+flattens the arguments into the kernel ABI in the form the device's runtime
+declares (``flatten.py``, the one place launch code is generated).  Everything
+else (limits, the driver call) is :func:`generic_launch`, shared by all
+kernels, and the runtime's ``launch`` (or the launcher its ``prepare``
+returned), which only calls the driver.
 """
 
 from __future__ import annotations
@@ -56,10 +30,11 @@ from . import overlays as _overlays
 # (_typeof is imported from here by the benchmarks)
 from .argtypes import _FAST_TYPES, _PLAIN_ARGS, _typeof, argument_types, caller_location
 from .errors import GpuxUserError, LaunchError, format_loc
+from .flatten import _array_flat, _build_flatten
 from .language.memory import static_shared_bytes
 from .limits import check_config, check_static_shared
 from .memory import (DeviceArray, HostArg, device_array, device_array_like, from_foreign,
-                     resolve_pointer, to_device)
+                     to_device)
 
 __all__ = ["bind_arguments", "launch", "generic_launch", "Shim", "NumpyArgumentWarning"]
 
@@ -108,89 +83,6 @@ class Shim:
             device.runtime.launch, kernel)
 
 
-def _np_scalar(ty):
-    return np.dtype(str(ty)).type
-
-
-def _array_flat(x) -> tuple:
-    """A device array's leaves in the kernel ABI: (buffer, byte offset, *shape,
-    *strides), kept on the array.  Like its ``_launch_key_``, this relies on a
-    device array's buffer, offset, shape and strides never changing (views are
-    new arrays)."""
-    t = (x._alloc.handle, x.offset, *x.shape, *x.strides)
-    x._gpux_flat_ = t
-    return t
-
-
-def _build_flatten(argtypes, device=None):
-    """Generate ``flatten(args) -> list`` for *argtypes*, plus the leaf parameter list
-    (pointer arguments are resolved into allocations of *device*)."""
-    n = len(argtypes)
-    head = ["def flatten(a):",
-            f"    {''.join(f'a{i}, ' for i in range(n))}= a" if n else "    pass"]
-    lines = ["    return ["]
-    env: dict = {"_array_flat": _array_flat, "_resolve_pointer": resolve_pointer,
-                 "_device": device, "_i8": np.int64}
-    params: list = []
-    nflat = 0
-
-    def emit(expr: str, ty):
-        nonlocal nflat
-        if isinstance(ty, types.Array):
-            params.append(("buffer", ty))
-            params.append(("i64", None))
-            params.extend([("i64", None)] * (2 * ty.ndim))
-            # one attribute load per array (its leaves, computed on first use)
-            f = f"f{nflat}"
-            nflat += 1
-            head.extend(["    try:", f"        {f} = {expr}._gpux_flat_",
-                         "    except AttributeError:", f"        {f} = _array_flat({expr})"])
-            lines.append(f"        *{f},")
-        elif isinstance(ty, types.Record):  # a structured scalar's device copy
-            params.append(("buffer", ty))
-            params.append(("i64", None))
-            lines.append(f"        *{expr}._gpux_flat_,")
-        elif abi.is_pointer(ty):  # an integer device pointer: (buffer, offset)
-            params.append(("buffer", ty))
-            params.append(("i64", None))
-            lines.append(f"        *_resolve_pointer({expr}, _device),")
-        elif isinstance(ty, types.Boolean):
-            params.append(("i8", np.int8))
-            lines.append(f"        1 if {expr} else 0,")
-        elif isinstance(ty, types.Complex):
-            ft = _np_scalar(ty.underlying_float)
-            params.extend([("scalar", ft), ("scalar", ft)])
-            lines.append(f"        {expr}.real, {expr}.imag,")
-        elif isinstance(ty, (types.Integer, types.Float)):
-            params.append(("scalar", _np_scalar(ty)))
-            lines.append(f"        {expr},")
-        elif isinstance(ty, abi.DATETIME_TYPES):  # np.datetime64/timedelta64: its int64
-            params.append(("scalar", np.int64))
-            lines.append(f"        {expr}.view(_i8),")
-        elif isinstance(ty, (types.EnumMember, types.IntEnumMember)):  # its value's leaves
-            emit(f"{expr}.value", ty.dtype)
-        elif isinstance(ty, types.BaseTuple):
-            for i, t in enumerate(ty.types):
-                emit(f"{expr}[{i}]", t)
-        elif isinstance(ty, types.NoneType):
-            pass  # None: nothing to pass (abi.py)
-        else:
-            abi.flatten_type(ty)  # raises the user-facing error
-            raise GpuxUserError(f"unsupported kernel argument type {ty}")
-
-    for i, ty in enumerate(argtypes):
-        emit(f"a{i}", ty)
-    lines.append("    ]")
-    src = "\n".join(head + lines)
-    key = (src, device) if "_resolve_pointer" in src else src
-    fn = _flatten_fns.get(key)  # signatures of one structure share the function
-    if fn is None:
-        exec(src, env)  # noqa: S102 - generated from types only
-        fn = _flatten_fns[key] = env["flatten"]
-    return fn, params
-
-
-_flatten_fns: dict = {}
 
 
 _shim_lock = threading.Lock()
@@ -335,7 +227,7 @@ def _build_shim(dispatcher, argtypes, device, cfg=None, args=()) -> Shim:
     program = _load(device, art)
     kernel = device.runtime.kernel(program, art.kernels[0])
     carveout = dispatcher.options.shared_memory_carveout
-    if carveout != -1 and hasattr(device.runtime, "set_shared_memory_carveout"):
+    if carveout != -1:
         device.runtime.set_shared_memory_carveout(kernel, carveout)  # a hint: where taken
     captured = () if from_index else dispatcher.neutral(dev_types).captured
     if captured:  # device arrays the kernel reads from globals: hidden arguments

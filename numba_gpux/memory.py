@@ -96,7 +96,7 @@ def device_pointer(alloc: "Allocation") -> int:
     with _ptr_lock:
         base = _ptr_of.get(alloc)
         if base is None:
-            if getattr(alloc.device.runtime, "buffers_are_addresses", False):
+            if alloc.device.runtime.buffers_are_addresses:
                 base = int(alloc.handle)
             else:
                 base = _ptr_next[0]
@@ -136,7 +136,7 @@ def resolve_pointer(value, device) -> tuple:
             raise LaunchError(f"the pointer 0x{v:x} points into memory of {alloc.device.spec}, "
                               f"but the kernel launches on {device.spec}")
         return alloc.handle, v - base
-    if device is not None and getattr(device.runtime, "buffers_are_addresses", False):
+    if device is not None and device.runtime.buffers_are_addresses:
         return v, 0  # another library's memory: the address is what the kernel gets
     raise LaunchError(f"the pointer 0x{v:x} does not point into a live numba_gpux device "
                       f"allocation{'' if device is None else ' on ' + device.spec}")
@@ -221,10 +221,9 @@ class DeviceArray:
         # array protocols a runtime provides (e.g. a driver's array-interface
         # dunders): ``runtime.array_attribute(array, name)`` or AttributeError
         alloc = self.__dict__.get("_alloc")
-        hook = getattr(alloc.device.runtime, "array_attribute", None) if alloc is not None else None
-        if hook is None or not name.startswith("__"):
+        if alloc is None or not name.startswith("__"):
             raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
-        return hook(self, name)
+        return alloc.device.runtime.array_attribute(self, name)
 
     # -- properties -----------------------------------------------------------
     @property
@@ -533,14 +532,13 @@ def from_foreign(obj, device=None) -> DeviceArray | None:
     """A :class:`DeviceArray` view (no copy) on another library's device array, or None.
 
     The device's runtime recognizes the objects it can share memory with
-    (``runtime.foreign_array(obj)`` -> (handle, byte offset, shape, strides in
-    bytes, dtype, owner) or None); runtimes without that hook share nothing.
+    (``Runtime.foreign_array(obj)`` -> (handle, byte offset, shape, strides in
+    bytes, dtype, owner) or None; by default a runtime shares nothing).
     """
     if isinstance(obj, DeviceArray):
         return obj
     dev = _device(device)
-    hook = getattr(dev.runtime, "foreign_array", None)
-    got = hook(obj) if hook is not None else None
+    got = dev.runtime.foreign_array(obj)
     if got is None:
         return None
     handle, offset, shape, strides, dtype, owner = got

@@ -57,7 +57,7 @@ def test_the_same_module_without_the_call_builds(opencl_device):
 
 
 def test_spirv_word_structure_checks():
-    from numba_gpux.targets.opencl.launch import spirv_structure_problem
+    from numba_gpux.targets.opencl.runtime import spirv_structure_problem
 
     good = _spirv(FINE)
     assert spirv_structure_problem(good) is None

@@ -98,11 +98,9 @@ class Device:
         if not attr.isupper():
             raise AttributeError(attr)
         # a runtime that can ask its driver (CU_DEVICE_ATTRIBUTE_<attr>) answers itself
-        query = getattr(self.gpux_device.runtime, "device_attribute", None)
-        if query is not None:
-            value = query(attr)
-            if value is not None:
-                return value
+        value = self.gpux_device.runtime.device_attribute(attr)
+        if value is not None:
+            return value
         lim = self.gpux_device.limits
         # at most CUDA's block limits (1024 threads, 1024 x 1024 x 64), which numba.cuda
         # code sizes its shared arrays by: a CPU device's 8192-item work-groups would
@@ -268,9 +266,9 @@ class Context:
         the total less what numba_gpux itself holds allocated on the device."""
         gdev = self.device.gpux_device
         total = int(gdev.limits.get("global_mem_bytes", 0))
-        info = getattr(gdev.runtime, "memory_info", None)
+        info = gdev.runtime.memory_info()
         if info is not None:
-            return MemoryInfo(*info())
+            return MemoryInfo(*info)
         used = _mem.allocated_bytes(gdev)
         return MemoryInfo(max(total - used, 0), total)
 
@@ -284,8 +282,7 @@ class Context:
         peer = gpus[peer_device] if isinstance(peer_device, int) else peer_device
         if peer.gpux_device == self.device.gpux_device:
             return True
-        ask = getattr(self.device.gpux_device.runtime, "can_access_peer", None)
-        return bool(ask(peer.gpux_device.runtime)) if ask is not None else False
+        return bool(self.device.gpux_device.runtime.can_access_peer(peer.gpux_device.runtime))
 
     def reset(self) -> None:
         self.synchronize()
@@ -469,18 +466,10 @@ class Stream:
         return fut
 
 
-def _runtime_method(device, name):
-    fn = getattr(device.runtime, name, None)
-    if fn is None:
-        raise UnsupportedError(f"the {device.target_name} runtime has no queues/events "
-                               f"({name}); streams need them")
-    return fn
-
-
 def stream() -> Stream:
     """A new stream on the current device."""
     dev = _current()
-    return Stream(dev, _runtime_method(dev, "new_queue")())
+    return Stream(dev, dev.runtime.new_queue())
 
 
 def default_stream() -> Stream:
@@ -503,7 +492,7 @@ def _stream_device(stream_):
 
 def _record(stream_):
     dev = _stream_device(stream_)
-    return _runtime_method(dev, "record_event")(stream_ if stream_ else None)
+    return dev.runtime.record_event(stream_ if stream_ else None)
 
 
 class Event:
@@ -535,7 +524,7 @@ class Event:
     def wait(self, stream=0) -> None:
         """Make later work on *stream* wait for this event."""
         dev = _stream_device(stream)
-        _runtime_method(dev, "event_wait")(self._need(), stream if stream else None)
+        dev.runtime.event_wait(self._need(), stream if stream else None)
 
     def elapsed_time(self, evtend: "Event") -> float:
         """Milliseconds from this event to *evtend* (both recorded)."""

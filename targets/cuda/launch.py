@@ -3,8 +3,9 @@
 Discovery returns ``[]`` when cuda-python, the driver or a GPU is missing.
 One primary context per device, made current lazily on each thread that uses
 it.  Allocations are plain ``cuMemAlloc`` device pointers (ints), so the
-launch shim packs them like any other 64-bit value.  Implements the runtime
-protocol of :mod:`numba_gpux.launch`.
+launch path passes an array's pointer with its byte offset added, and a launch
+packs the flat parameters into one buffer of 8-byte slots.  Implements the
+runtime contract (``numba_gpux.interface.Runtime``).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import numpy as np
 
 from numba_gpux.devices import Device
 from numba_gpux.errors import GpuxUserError, LaunchError
+from numba_gpux.interface import Runtime
 from numba_gpux.waiting import wait_blocking
 
 __all__ = ["discover", "CUDARuntime", "CUDAError"]
@@ -165,63 +167,47 @@ class _Module:
 
 
 class _Kernel:
-    """A loaded CUfunction and how to pack its parameters."""
+    """A loaded CUfunction and its parameter buffer (see :meth:`CUDARuntime.prepare`)."""
 
-    __slots__ = ("function", "name", "module", "packer", "pack", "buffer", "pointers", "lock",
+    __slots__ = ("function", "name", "module", "packer", "buffer", "pointers", "lock",
                  "shared_set")
 
     def __init__(self, function, name, module):
         self.function = function
         self.name = name
         self.module = module  # keeps the module loaded while the kernel lives
+        #: ``pack_into(buffer, 0, *flat_args)``: one 8-byte slot per parameter
         self.packer = None
-        #: ``pack(buffer, flat_args)``: the parameters into the buffer (see _make_pack)
-        self.pack = None
         self.buffer = None
         self.pointers = 0
         self.lock = threading.Lock()
         self.shared_set = 0
 
 
-def array_pointer_slots(params) -> tuple[int, ...]:
-    """Positions of the array data pointers among the ABI leaves *params*: an array's
-    ``("buffer", array type)``, followed by its byte offset (an error buffer, added
-    by debug kernels, is ``("buffer", None)`` and has none)."""
-    return tuple(i for i, (kind, t) in enumerate(params)
-                 if kind == "buffer" and t is not None and i + 1 < len(params)
-                 and params[i + 1][0] == "i64")
+def parameter_format(params) -> str:
+    """The struct format of the parameter buffer of a kernel with the flat parameters
+    *params* (``interface.PARAM_KINDS``): one 8-byte slot each, little-endian."""
+    fmt = ["<"]
+    for kind, t in params:
+        if kind in ("buffer", "i64"):
+            fmt.append("q" if kind == "i64" else "Q")
+        elif kind == "i8":
+            fmt.append("b7x")
+        else:
+            fmt.append(_SLOT[np.dtype(t)])
+    return "".join(fmt)
 
 
-_packs: dict = {}
-
-
-def _make_pack(pack_into, params):
-    """``pack(buffer, flat_args)``: the flat arguments into the parameter buffer, each
-    array's pointer as its buffer's device address plus its byte offset (this target
-    defines ``__gpux_array_offset`` as 0, overlays/memory.py), the offset itself in
-    its own slot as the ABI has it (the kernel does not read it)."""
-    slots = array_pointer_slots(params)
-    n = len(params)
-    key = (n, slots)
-    make = _packs.get(key)
-    if make is None:
-        exprs = ", ".join(f"a[{i}] + a[{i + 1}]" if i in slots else f"a[{i}]" for i in range(n))
-        src = (f"def make(pack_into):\n"
-               f"    def pack(buf, a):\n"
-               f"        pack_into(buf, 0{', ' if n else ''}{exprs})\n"
-               f"    return pack\n")
-        env: dict = {}
-        exec(src, env)  # noqa: S102 - generated from parameter positions only
-        make = _packs[key] = env["make"]
-    return make(pack_into)
-
-
-class CUDARuntime:
+class CUDARuntime(Runtime):
     """One CUDA device: its primary context, default stream, memory, modules and launches."""
 
     #: allocations are device addresses: integer device pointers are real ones
     #: (memory.device_pointer), and one into no numba_gpux allocation passes as it is
     buffers_are_addresses = True
+    #: an array's pointer is its buffer plus its byte offset: this target defines
+    #: ``__gpux_array_offset`` as 0 (overlays), so the kernel neither loads nor keeps
+    #: the offset live
+    pointer_includes_offset = True
 
     def __init__(self, ordinal: int, cu_device, limits: dict):
         self.ordinal = ordinal
@@ -248,10 +234,9 @@ class CUDARuntime:
     def can_access_peer(self, other) -> bool:
         """Whether this device's kernels can access *other*'s memory directly
         (cuDeviceCanAccessPeer; numba.cuda's ``context.can_access_peer``)."""
-        peer = getattr(other, "cu_device", None)
-        if peer is None:  # not a CUDA device
+        if not isinstance(other, CUDARuntime):  # not a CUDA device
             return False
-        return bool(_check(_driver().cuDeviceCanAccessPeer(self.cu_device, peer)))
+        return bool(_check(_driver().cuDeviceCanAccessPeer(self.cu_device, other.cu_device)))
 
     # -- context --------------------------------------------------------------
     def _current(self):
@@ -422,18 +407,10 @@ class CUDARuntime:
         _check(drv.cuFuncSetAttribute(kernel.function, attr, percent))
 
     def prepare(self, kernel: _Kernel, params) -> None:
-        """Build the parameter packer: one 8-byte slot per ABI leaf, pointers fixed."""
-        fmt = ["<"]
-        for kind, t in params:
-            if kind in ("buffer", "i64"):
-                fmt.append("q" if kind == "i64" else "Q")
-            elif kind == "i8":
-                fmt.append("b7x")
-            else:
-                fmt.append(_SLOT[np.dtype(t)])
+        """The kernel's parameter buffer: one 8-byte slot per parameter, and the array
+        of pointers to the slots that cuLaunchKernel takes."""
         n = len(params)
-        kernel.packer = struct.Struct("".join(fmt))
-        kernel.pack = _make_pack(kernel.packer.pack_into, params)
+        kernel.packer = struct.Struct(parameter_format(params)).pack_into
         kernel.buffer = ctypes.create_string_buffer(max(8 * n, 8))
         base = ctypes.addressof(kernel.buffer)
         ptrs = (ctypes.c_void_p * max(n, 1))(*[base + 8 * i for i in range(n)])
@@ -451,7 +428,7 @@ class CUDARuntime:
             kernel.shared_set = int(shared_bytes)
         self.busy = True
         with kernel.lock:  # the driver copies the parameters before cuLaunchKernel returns
-            kernel.pack(kernel.buffer, args)
+            kernel.packer(kernel.buffer, 0, *args)
             _check(drv.cuLaunchKernel(
                 kernel.function, griddim[0], griddim[1], griddim[2],
                 blockdim[0], blockdim[1], blockdim[2], int(shared_bytes),

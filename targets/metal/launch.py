@@ -15,6 +15,7 @@ import threading
 import numpy as np
 
 from numba_gpux.devices import Device
+from numba_gpux.interface import Runtime
 
 __all__ = ["discover", "MetalRuntime"]
 
@@ -61,7 +62,7 @@ class _Kernel:
         self.slots, self.dtype, self.scalar_pos = [], None, []
 
 
-class MetalRuntime:
+class MetalRuntime(Runtime):
     """One Metal device, its command queue, and the last command buffer committed."""
 
     def __init__(self, mtl_device):

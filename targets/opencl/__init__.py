@@ -14,7 +14,7 @@ def _make_target(device=None, **kw):
 
 
 def _discover():
-    from .launch import discover
+    from .drivers import discover
 
     return discover()
 

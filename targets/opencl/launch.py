@@ -1,485 +1,17 @@
-"""OpenCL runtime binding (pyopencl): discovery, memory, programs, launches.
+"""An OpenCL kernel's launches: set the arguments that changed, enqueue the kernel.
 
-Finds every SPIR-V capable device on every platform.  A pip-installed
-OpenCL driver in the active environment (``intel-opencl-rt``) is found
-without the user setting anything, and the system's own drivers
-(``/etc/OpenCL/vendors``) stay visible.
+The launch path hands the runtime the kernel's flat parameters, scalars already
+packed into their bytes (``OpenCLRuntime.packed_scalars``), buffers as pyopencl
+buffers.  An OpenCL kernel object keeps its argument values between enqueues, so
+a launch sets only those that differ from the previous launch of the same kernel
+object; with the same arguments a launch is one ``clEnqueueNDRangeKernel``.
 """
 
 from __future__ import annotations
 
-import atexit
-import glob
-import hashlib
-import os
-import sys
 import threading
 
-import numpy as np
-
-from numba_gpux import config
-from numba_gpux.devices import Device
-
-__all__ = ["discover", "OpenCLRuntime", "ensure_icd_vendors"]
-
-SYSTEM_VENDORS = "/etc/OpenCL/vendors"
-_icd_lock = threading.Lock()
-_icd_done = False
-
-
-def _env_vendor_dirs() -> list[str]:
-    prefixes = {sys.prefix, sys.exec_prefix, getattr(sys, "base_prefix", sys.prefix)}
-    return [os.path.join(p, "etc", "OpenCL", "vendors") for p in prefixes]
-
-
-def _read(path: str) -> str:
-    with open(path) as f:
-        return f.read()
-
-
-def _fix_library_path(lib: str, prefix: str) -> str | None:
-    """ICD files shipped in wheels name the library with a build-time prefix
-    (e.g. a conda placeholder); find the library in this environment instead."""
-    if os.path.isabs(lib) and os.path.exists(lib):
-        return lib
-    base = os.path.basename(lib)
-    for cand in (os.path.join(prefix, "lib", base), os.path.join(prefix, "lib64", base)):
-        if os.path.exists(cand):
-            return cand
-    return None
-
-
-def ensure_icd_vendors() -> None:
-    """Point the ICD loader at the system's drivers plus this environment's.
-
-    Does nothing when ``OCL_ICD_VENDORS`` is already set (the user's choice
-    wins) or when the environment ships no driver.
-    """
-    global _icd_done
-    if _icd_done:
-        return
-    with _icd_lock:
-        if _icd_done:
-            return
-        _icd_done = True
-        if config.opencl_vendor_override():
-            return
-        entries: dict[str, str] = {}
-        for d in _env_vendor_dirs():
-            prefix = os.path.dirname(os.path.dirname(os.path.dirname(d)))
-            for icd in sorted(glob.glob(os.path.join(d, "*.icd"))):
-                try:
-                    lib = _read(icd).strip()
-                except OSError:
-                    continue
-                fixed = _fix_library_path(lib, prefix)
-                if fixed and os.path.basename(fixed) not in {os.path.basename(v) for v in entries.values()}:
-                    entries["env-" + os.path.basename(icd)] = fixed
-        if not entries:
-            return
-        for icd in sorted(glob.glob(os.path.join(SYSTEM_VENDORS, "*.icd"))):
-            try:
-                entries["sys-" + os.path.basename(icd)] = _read(icd).strip()
-            except OSError:
-                continue
-        digest = hashlib.sha256(repr(sorted(entries.items())).encode()).hexdigest()[:16]
-        out = _write_vendor_dir(digest, entries)
-        if out is None:
-            import warnings
-
-            warnings.warn("numba_gpux: no temporary directory is writable, so the OpenCL driver "
-                          "installed in this environment cannot be made visible; set "
-                          "OCL_ICD_VENDORS to a directory of .icd files", RuntimeWarning)
-            return
-        os.environ["OCL_ICD_VENDORS"] = out
-
-
-def _write_vendor_dir(digest: str, entries: dict) -> str | None:
-    """A directory of ``.icd`` files naming *entries*' libraries, for ``OCL_ICD_VENDORS``.
-
-    It lives under the temporary directory (``TMPDIR``), never under the cache
-    directory: device discovery must not depend on a writable cache.  The files
-    are named by a digest of their contents and written atomically, so processes
-    share one directory; where the per-user directory cannot be used, a private
-    one is made for this process.
-    """
-    import tempfile
-
-    base = config.user_temp_dir()
-    out = os.path.join(base, "opencl-vendors", digest) if base else None
-    for attempt in range(2):
-        if out is None:
-            try:
-                out = tempfile.mkdtemp(prefix="numba-gpux-vendors-")
-            except OSError:
-                return None
-        try:
-            os.makedirs(out, mode=0o700, exist_ok=True)
-            for name, lib in entries.items():
-                path = os.path.join(out, name)
-                if not os.path.exists(path):
-                    tmp = f"{path}.{os.getpid()}"
-                    with open(tmp, "w") as f:
-                        f.write(lib + "\n")
-                    os.replace(tmp, path)
-            return out
-        except OSError:
-            out = None
-    return None
-
-
-def _kind(cl, dev) -> str:
-    t = dev.type
-    if t & cl.device_type.GPU:
-        return "gpu"
-    if t & cl.device_type.CPU:
-        return "cpu"
-    return "accelerator"
-
-
-def _features(dev) -> frozenset:
-    ext = set(dev.extensions.split())
-    feats = set()
-    if dev.double_fp_config:
-        feats.add("fp64")
-    if "cl_khr_fp16" in ext:
-        feats.add("fp16")
-    if {"cl_khr_int64_base_atomics", "cl_khr_int64_extended_atomics"} <= ext:
-        feats.add("int64_atomics")
-    if "cl_ext_float_atomics" in ext:
-        feats.add("float_atomics")
-    if "cl_khr_subgroups" in ext or "cl_intel_subgroups" in ext or "cl_khr_subgroup_shuffle" in ext:
-        feats.add("subgroups")
-    if "cl_intel_required_subgroup_size" in ext:
-        feats.add("required_subgroup_size")
-    return frozenset(feats)
-
-
-def cl_devices() -> list:
-    """``(platform, device, il_version)`` for every OpenCL device of every platform;
-    empty without pyopencl or platforms.  Discovery never raises."""
-    ensure_icd_vendors()
-    try:
-        import pyopencl as cl
-    except ImportError:
-        return []
-    try:
-        platforms = cl.get_platforms()
-    except Exception:
-        return []
-    out = []
-    for plat in platforms:
-        try:
-            devs = plat.get_devices()
-        except Exception:
-            continue
-        for dev in devs:
-            try:
-                il = dev.il_version or ""
-            except Exception:
-                il = ""
-            out.append((plat, dev, il))
-    return out
-
-
-def make_device(target_name: str, plat, dev, il: str, runtime, index: int,
-                kind_counts: dict) -> Device:
-    """The Device of one OpenCL device for *target_name* (kind indices counted in
-    *kind_counts*, shared by the devices of one discovery)."""
-    import pyopencl as cl
-
-    from .target import INDEX_LIMITS
-
-    kind = _kind(cl, dev)
-    k = kind_counts.get(kind, 0)
-    kind_counts[kind] = k + 1
-    limits = {
-        "max_threads_per_block": int(dev.max_work_group_size),
-        "max_block_dims": tuple(int(x) for x in dev.max_work_item_sizes),
-        "max_grid_dims": INDEX_LIMITS.grid,  # what the compiler assumes (target.py)
-        "max_shared_bytes": int(dev.local_mem_size),
-        "compute_units": int(dev.max_compute_units),
-        "global_mem_bytes": int(dev.global_mem_size),
-        "max_alloc_bytes": int(dev.max_mem_alloc_size),
-        "il_version": il,
-        "opencl_version": dev.version,
-        "driver_version": dev.driver_version,
-    }
-    return Device(
-        target_name=target_name, index=index, name=dev.name.strip(), kind=kind,
-        vendor=dev.vendor.strip(), runtime=runtime, limits=limits,
-        target_features=_features(dev), platform=plat.name.strip(), kind_index=k,
-    )
-
-
-def discover() -> list[Device]:
-    """Every OpenCL device that accepts SPIR-V."""
-    found: list[Device] = []
-    counts: dict = {}
-    for plat, dev, il in cl_devices():
-        if "SPIR-V" in il:
-            found.append(make_device("opencl", plat, dev, il, OpenCLRuntime(dev), len(found),
-                                     counts))
-    return found
-
-
-class OpenCLRuntime:
-    """One device's context and default in-order queue."""
-
-    def __init__(self, cl_device):
-        self.cl_device = cl_device
-        self._ctx = None
-        self._queue = None
-        self._lock = threading.Lock()
-        #: the last command launched on each queue, once several are in use (see _order)
-        self._last: dict = {}
-        self._multi = False
-        #: a kernel was launched since the last completed wait: a wait may be long, so
-        #: it goes through numba_gpux.waiting (Ctrl-C is handled); else it is direct
-        self.busy = False
-
-    def _init(self):
-        import pyopencl as cl
-
-        with self._lock:
-            if self._ctx is None:
-                self._ctx = cl.Context([self.cl_device])
-                self._queue = cl.CommandQueue(self._ctx)
-
-    @property
-    def context(self):
-        if self._ctx is None:
-            self._init()
-        return self._ctx
-
-    @property
-    def queue(self):
-        if self._queue is None:
-            self._init()
-        return self._queue
-
-    def _q(self, queue):
-        queue = getattr(queue, "gpux_queue", queue)  # a numba_gpux.cuda stream
-        if queue is None or queue == 0:  # 0: numba.cuda's name for the default stream
-            return self.queue
-        return queue
-
-    def _order(self, q):
-        """Events *q* must wait for, giving CUDA's legacy default-stream ordering
-        (numba.cuda programs rely on it): work on the default queue waits for the last
-        command of every other queue, work on another queue for the default queue's.
-        OpenCL itself orders nothing between queues (PoCL runs them concurrently).
-        Nothing is tracked until a second queue is used (the common, fast case)."""
-        if not self._multi:
-            if q is self._queue or q is None:
-                return None
-            # first use of another queue: from now on, track the last command of each
-            import pyopencl as cl
-
-            self._multi = True
-            self._last[self._queue] = cl.enqueue_marker(self._queue)
-        last = self._last
-        if q is self._queue:
-            evs = [e for qq, e in last.items() if qq is not q]
-        else:
-            e = last.get(self._queue)
-            evs = [e] if e is not None else []
-        return evs or None
-
-    # -- memory ---------------------------------------------------------------
-    def alloc(self, nbytes: int):
-        import pyopencl as cl
-
-        return cl.Buffer(self.context, cl.mem_flags.READ_WRITE, int(nbytes))
-
-    def free(self, handle) -> None:
-        try:
-            handle.release()
-        except Exception:
-            pass
-
-    def write(self, handle, offset: int, host: np.ndarray, queue=None) -> None:
-        import pyopencl as cl
-
-        q = self._q(queue)
-        if not self.busy:
-            cl.enqueue_copy(q, handle, host, dst_offset=int(offset), is_blocking=True,
-                            wait_for=self._order(q))
-            return
-        # enqueued here, waited for through wait_blocking (Ctrl-C); the event keeps *host*
-        self._wait(q, cl.enqueue_copy(q, handle, host, dst_offset=int(offset),
-                                      is_blocking=False, wait_for=self._order(q)).wait)
-
-    def read(self, host: np.ndarray, handle, offset: int, queue=None) -> None:
-        import pyopencl as cl
-
-        q = self._q(queue)
-        if not self.busy:
-            cl.enqueue_copy(q, host, handle, src_offset=int(offset), is_blocking=True,
-                            wait_for=self._order(q))
-            return
-        self._wait(q, cl.enqueue_copy(q, host, handle, src_offset=int(offset),
-                                      is_blocking=False, wait_for=self._order(q)).wait)
-
-    def _wait(self, q, wait) -> None:
-        """``wait()`` through numba_gpux.waiting (Ctrl-C raises at once); once it has
-        returned on the default queue with one queue in use, nothing is pending."""
-        from numba_gpux.waiting import wait_blocking
-
-        wait_blocking(wait)
-        if q is self._queue and not self._multi:
-            self.busy = False
-
-    # -- code -----------------------------------------------------------------
-    def load(self, artifact):
-        """The built program of a SPIR-V artifact.  The words are checked first (Intel's
-        CPU driver ends the process, exit status 15, on SPIR-V whose last instruction
-        runs past the end); a build the driver refuses raises with the driver's log."""
-        import pyopencl as cl
-        import warnings
-
-        from numba_gpux.errors import InternalCompilerError
-
-        if artifact.binary is None:
-            raise ValueError(f"OpenCL cannot load a {artifact.kind} artifact without a binary")
-        problem = spirv_structure_problem(artifact.binary)
-        if problem:
-            raise InternalCompilerError(
-                "load", f"the SPIR-V of {_kernels_of(artifact)} is malformed ({problem}); "
-                        f"it was not handed to the OpenCL driver")
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", cl.CompilerWarning)
-            prg = None
-            try:
-                prg = cl.Program(self.context, artifact.binary)
-                return prg.build()
-            except cl.Error as e:  # the driver rejected our SPIR-V
-                log = self._build_log(prg) or str(e)
-                raise InternalCompilerError(
-                    "load", f"the OpenCL driver ({self.cl_device.platform.name}, "
-                            f"{self.cl_device.name}) could not build the program of "
-                            f"{_kernels_of(artifact)}: {_error_name(e)}\n"
-                            f"--- driver build log ---\n{log}\n--- end of log ---",
-                    artifact.text) from None
-
-    def _build_log(self, prg) -> str:
-        """The driver's build log of *prg* for this device ('' if it has none)."""
-        import pyopencl as cl
-
-        if prg is None:
-            return ""
-        try:
-            log = prg.get_build_info(self.cl_device, cl.program_build_info.LOG)
-        except cl.Error:
-            return ""
-        return (log or "").strip()
-
-    # the disk cache keeps built programs of cache=True kernels (numba_gpux/cache.py):
-    # the driver's own binary, tied to the device and driver that built it
-    def binary_identity(self) -> str:
-        import pyopencl as cl
-
-        d = self.cl_device
-        return (f"opencl|{d.platform.name}|{d.platform.version}|{d.name}|{d.vendor}|"
-                f"{d.version}|{d.driver_version}|pyopencl {cl.VERSION_TEXT}")
-
-    def program_binary(self, program) -> bytes | None:
-        import pyopencl as cl
-
-        bins = program.get_info(cl.program_info.BINARIES)
-        return bytes(bins[0]) if bins and bins[0] else None
-
-    def load_binary(self, data: bytes):
-        import warnings
-
-        import pyopencl as cl
-
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", cl.CompilerWarning)
-            return cl.Program(self.context, [self.cl_device], [data]).build()
-
-    def kernel(self, program, name: str):
-        import pyopencl as cl
-
-        return cl.Kernel(program, name)
-
-    def kernel_attributes(self, kernel) -> dict:
-        """What the driver reports of a built kernel (clGetKernelWorkGroupInfo): the
-        largest work-group it launches with, its local (shared) memory and its
-        private memory per work-item, in bytes.  OpenCL reports no register count."""
-        import pyopencl as cl
-
-        info = cl.kernel_work_group_info
-        ask = lambda what: int(kernel.get_work_group_info(what, self.cl_device))  # noqa: E731
-        return {"max_threads_per_block": ask(info.WORK_GROUP_SIZE),
-                "shared_mem_per_block": ask(info.LOCAL_MEM_SIZE),
-                "local_mem_per_thread": ask(info.PRIVATE_MEM_SIZE)}
-
-    def prepare(self, kernel, params):
-        """The kernel's launch function (see :func:`_launcher`), also kept on the kernel
-        so that :meth:`launch` goes through it."""
-        # a kernel that uses dynamic shared memory takes two more parameters
-        # (OpenCLTarget.finish_module): a __local buffer and its size in bytes
-        dynamic = kernel.num_args == len(params) + 2
-        fn = _launcher(self, kernel, params, dynamic)
-        kernel._gpux_launch = fn
-        return fn
-
-    def launch(self, kernel, griddim, blockdim, args, shared_bytes, queue) -> None:
-        kernel._gpux_launch(griddim, blockdim, args, shared_bytes, queue)
-
-    def synchronize(self, queue=None) -> None:
-        q = self._q(queue)
-        if self.busy:
-            self._wait(q, q.finish)
-        else:
-            q.finish()
-
-    # -- queues and events ----------------------------------------------------
-    def new_queue(self):
-        """Another in-order queue on this device's context (profiling enabled, for events)."""
-        import pyopencl as cl
-
-        return cl.CommandQueue(self.context,
-                               properties=cl.command_queue_properties.PROFILING_ENABLE)
-
-    def record_event(self, queue=None):
-        """A marker after everything enqueued so far on *queue*."""
-        import pyopencl as cl
-
-        q = self._q(queue)
-        ev = _Event(cl.enqueue_marker(q))
-        if not q.properties & cl.command_queue_properties.PROFILING_ENABLE:
-            # no device timestamps on this queue: take the host's clock on completion
-            _callbacks_pending.add(ev)
-            ev.event.set_callback(cl.command_execution_status.COMPLETE, ev.completed)
-        return ev
-
-    def event_query(self, event) -> bool:
-        import pyopencl as cl
-
-        return event.event.command_execution_status == cl.command_execution_status.COMPLETE
-
-    def event_synchronize(self, event) -> None:
-        from numba_gpux.waiting import wait_blocking
-
-        wait_blocking(event.event.wait)
-
-    def event_wait(self, event, queue=None) -> None:
-        """Work enqueued on *queue* after this call waits for *event*."""
-        import pyopencl as cl
-
-        cl.enqueue_barrier(self._q(queue), wait_for=[event.event])
-
-    def event_elapsed_ms(self, start, end) -> float:
-        start.event.wait()
-        end.event.wait()
-        return (end.timestamp_ns() - start.timestamp_ns()) / 1e6
-
-
-_PACK = {("i", 1): "b", ("i", 2): "h", ("i", 4): "i", ("i", 8): "q",
-         ("u", 1): "B", ("u", 2): "H", ("u", 4): "I", ("u", 8): "Q",
-         ("f", 2): "e", ("f", 4): "f", ("f", 8): "d", ("b", 1): "?"}
+__all__ = ["launcher"]
 
 
 class _Unset:
@@ -495,211 +27,71 @@ class _Unset:
 
 
 _UNSET = _Unset()
-_launchers: dict = {}
 
 
-def _kernels_of(artifact) -> str:
-    names = list(artifact.kernels or ())
-    return ("kernel " if len(names) == 1 else "kernels ") + ", ".join(names) if names \
-        else "a module without kernels"
+def launcher(rt, kernel, params):
+    """``launch(griddim, blockdim, args, shared_bytes, queue)`` for one kernel object
+    of the runtime *rt* with the flat parameters *params* (``interface.PARAM_KINDS``).
 
-
-def _error_name(e) -> str:
-    """The OpenCL error's name and the call that returned it (pyopencl's message repeats
-    the call and appends the log, which the error shows on its own)."""
-    import pyopencl as cl
-
-    what = getattr(e, "what", None)
-    try:
-        code = what.code()
-        return f"{what.routine()} returned {cl.status_code.to_string(code, '%d')} ({code})"
-    except Exception:  # noqa: BLE001 - no error record: its first line
-        return str(e).splitlines()[0] if str(e) else type(e).__name__
-
-
-def spirv_structure_problem(binary: bytes) -> str | None:
-    """What is wrong with the word structure of the SPIR-V module *binary*, or None.
-
-    The checks a driver's reader makes before anything else: a whole number of 32-bit
-    words, the magic number, a five-word header, and instructions whose word counts
-    (the high 16 bits of each first word) are non-zero and end exactly at the end of
-    the module.  A few microseconds per kilobyte; what it finds would otherwise reach
-    the driver, and Intel's CPU driver ends the process on a module cut short."""
-    from .spirv_ids import module_words
-
-    if len(binary) % 4:
-        return f"{len(binary)} bytes is not a whole number of 32-bit words"
-    words = module_words(binary)
-    if words is None or len(words) < 5:
-        return "no SPIR-V magic number and header"
-    i, n = 5, len(words)
-    while i < n:
-        count = words[i] >> 16
-        if count == 0:
-            return f"the instruction at word {i} has a word count of 0"
-        if i + count > n:
-            return (f"the instruction at word {i} (opcode {words[i] & 0xFFFF}) has "
-                    f"{count} words, past the end of the module ({n} words)")
-        i += count
-    return None
-
-
-def _launcher(rt, kernel, params, dynamic):
-    """A launch function for one kernel: ``launch(griddim, blockdim, flat_args,
-    shared_bytes, queue)``.
-
-    An OpenCL kernel object keeps its argument values between enqueues, so only
-    the arguments that differ from the previous launch of this kernel object are
-    set again (the rest of a launch is one ``clEnqueueNDRangeKernel``).  Buffers
-    are compared by identity (the last ones are held, so an identity is never
-    reused); integers by identity, then value; floats by identity, then value
-    unless zero (0.0 and -0.0 are equal but differ as arguments) -- anything
-    else is set.  The global size is
-    computed once per (griddim, blockdim) pair of objects.  A lock per kernel
-    keeps its arguments and the enqueue together across threads.  The queue
-    handling is :meth:`OpenCLRuntime._order`'s (nothing tracked until a second
-    queue is used).
+    The values of the previous launch are kept (so a buffer cannot be freed and its
+    handle reused while it is compared); the whole list is compared in one step
+    (identity first, element by element, in C), and only where it differs are the
+    arguments compared one by one and the changed ones set.  Packed scalars compare
+    by their bytes (0.0 and -0.0 differ, a NaN equals itself), buffers by identity
+    (an equality test of two pyopencl buffers calls into Python).  A kernel whose
+    code takes dynamic shared memory has two more parameters
+    (``OpenCLTarget.finish_module``): a ``__local`` buffer and its size in bytes,
+    set when the size changes.  The global size is computed once per (griddim,
+    blockdim) pair of objects.  A lock per kernel keeps its arguments and the
+    enqueue together across threads (a kernel without parameters needs none).  The
+    queue handling is :meth:`OpenCLRuntime._order`'s: nothing is tracked until a
+    second queue is used.
     """
-    import struct
-
     import pyopencl as cl
 
-    n = len(params)
-    kinds, packers = [], []
-    for kind, t in params:
-        if kind == "buffer":
-            kinds.append("b")
-            packers.append(None)
-            continue
-        dt = np.dtype(np.int64 if kind == "i64" else np.int8 if kind == "i8" else t)
-        kinds.append("f" if dt.kind == "f" else "i")
-        packers.append(struct.Struct("<" + _PACK[dt.kind, dt.itemsize]).pack)
-    make = _launchers.get((tuple(kinds), dynamic))
-    if make is None:
-        make = _launchers[tuple(kinds), dynamic] = _generate(kinds, dynamic)
-    return make(kernel, rt, rt.queue, threading.Lock(), cl.enqueue_nd_range_kernel,
-                kernel.set_arg, packers, cl.LocalMemory, struct.Struct("<q").pack, _UNSET)
+    enqueue = cl.enqueue_nd_range_kernel
+    set_arg = kernel.set_arg
+    local_memory = cl.LocalMemory
+    nparams = len(params)
+    dynamic = kernel.num_args == nparams + 2
+    buffers = tuple(kind == "buffer" for kind, _ in params)
+    last: list = [_UNSET] * nparams
+    lock = threading.Lock()
+    dq = rt.queue
+    order, resolve = rt._order, rt._q
+    sizes = (None, None, None)  # (griddim, blockdim, global size): one atomic store
+    shared_set = -1
 
-
-def _generate(kinds, dynamic):
-    n = len(kinds)
-    locked = bool(n) or dynamic  # a kernel without arguments has no state to guard
-    src = ["def make(kernel, rt, dq, lock, enqueue, set_arg, packers, LocalMemory, pack_q, "
-           "UNSET):",
-           "    c = (None, None, None)",  # (griddim, blockdim, global size): one atomic store
-           "    acquire, release = lock.acquire, lock.release",
-           "    lsb = -1"]
-    src += [f"    l{i} = UNSET" for i in range(n)]
-    src += [f"    p{i} = packers[{i}]" for i, k in enumerate(kinds) if k != "b"]
-    src += ["    def launch(griddim, blockdim, args, shared_bytes, queue):",
-            f"        nonlocal {', '.join(['c', 'lsb'] + [f'l{i}' for i in range(n)])}"]
-    if n:
-        src.append(f"        {', '.join(f'a{i}' for i in range(n))}, = args")
-    src += ["        g = c",
-            "        if g[0] is not griddim or g[1] is not blockdim:",
-            "            g = c = (griddim, blockdim, (griddim[0] * blockdim[0], "
-            "griddim[1] * blockdim[1], griddim[2] * blockdim[2]))",
-            "        if queue is None and not rt._multi:",
-            "            q = dq",
-            "            w = track = None",
-            "        else:",
-            "            q = rt._q(queue)",
-            "            track = rt._multi or q is not dq",
-            "            w = rt._order(q) if track else None"]
-    ind = "        "
-    if locked:
-        src += ["        acquire()", "        try:"]
-        ind = "            "
-    for i, k in enumerate(kinds):
-        a, l_ = f"a{i}", f"l{i}"
-        if k == "b":
-            src += [f"{ind}if {a} is not {l_}:", f"{ind}    set_arg({i}, {a})"]
-        elif k == "i":
-            src += [f"{ind}if {a} is not {l_} and {a} != {l_}:",
-                    f"{ind}    set_arg({i}, p{i}({a}))"]
+    def launch(griddim, blockdim, args, shared_bytes, queue) -> None:
+        nonlocal sizes, shared_set
+        s = sizes
+        if s[0] is not griddim or s[1] is not blockdim:
+            s = sizes = (griddim, blockdim, (griddim[0] * blockdim[0],
+                                             griddim[1] * blockdim[1],
+                                             griddim[2] * blockdim[2]))
+        if queue is None and not rt._multi:
+            q, wait, track = dq, None, False
         else:
-            src += [f"{ind}if {a} is not {l_} and ({a} != {l_} or not {a}):",
-                    f"{ind}    set_arg({i}, p{i}({a}))"]
-        src.append(f"{ind}    {l_} = {a}")
-    if dynamic:
-        # a zero-sized __local argument is invalid; the kernel sees shared_bytes
-        src += [f"{ind}if shared_bytes != lsb:",
-                f"{ind}    set_arg({n}, LocalMemory(max(int(shared_bytes), 16)))",
-                f"{ind}    set_arg({n + 1}, pack_q(int(shared_bytes)))",
-                f"{ind}    lsb = shared_bytes"]
-    src += [f"{ind}ev = enqueue(q, kernel, g[2], blockdim, None, w)",
-            f"{ind}rt.busy = True",
-            f"{ind}if track:",
-            f"{ind}    rt._last[q] = ev"]
-    if locked:
-        src += ["        finally:", "            release()"]
-    src.append("    return launch")
-    env: dict = {}
-    exec("\n".join(src), env)  # noqa: S102 - generated from parameter kinds only
-    return env["make"]
+            q = resolve(queue)
+            track = rt._multi or q is not dq
+            wait = order(q) if track else None
+        if nparams or dynamic:
+            with lock:
+                if args != last:
+                    for i, (a, b, buffer) in enumerate(zip(args, last, buffers)):
+                        if a is not b and (buffer or a != b):
+                            set_arg(i, a)
+                            last[i] = a
+                if dynamic and shared_bytes != shared_set:
+                    # a zero-sized __local argument is invalid; the kernel sees shared_bytes
+                    set_arg(nparams, local_memory(max(int(shared_bytes), 16)))
+                    set_arg(nparams + 1, int(shared_bytes).to_bytes(8, "little"))
+                    shared_set = shared_bytes
+                ev = enqueue(q, kernel, s[2], blockdim, None, wait)
+        else:
+            ev = enqueue(q, kernel, s[2], blockdim, None, wait)
+        rt.busy = True
+        if track:
+            rt._last[q] = ev
 
-
-#: events whose completion callback has not run yet (see _wait_for_callbacks)
-_callbacks_pending: set = set()
-
-
-@atexit.register
-def _wait_for_callbacks() -> None:
-    """Exit waits for the completion callbacks still to run.
-
-    pyopencl runs an event's callback on a thread of its own, which takes the GIL to
-    call it; a thread that asks for the GIL while the interpreter finalizes is ended
-    inside C++ code and the process aborts ("terminate called without an active
-    exception", seen in about half of the runs that exit soon after a kernel whose
-    event had a callback, with or without an interrupted wait).  So exit waits for
-    each such event (a running kernel cannot be cancelled; an interrupted wait's
-    command is waited for the same way by numba_gpux.waiting), then, for a few
-    seconds at most, for the callbacks, and lets the last one return."""
-    import time
-
-    if not _callbacks_pending:
-        return
-    from numba_gpux.waiting import wait_for_abandoned
-
-    wait_for_abandoned()  # first: it says what exit is waiting for
-    for ev in list(_callbacks_pending):
-        try:
-            ev.event.wait()
-        except Exception:  # noqa: BLE001 - a failed command completes too
-            pass
-    deadline = time.monotonic() + 5.0
-    while _callbacks_pending and time.monotonic() < deadline:
-        time.sleep(0.001)
-    time.sleep(0.05)  # the last callback thread: from our function back out of pyopencl
-
-
-class _Event:
-    """A marker event; its time is the device's profiling clock where the queue
-    has one, else the host's clock when the driver reported completion."""
-
-    __slots__ = ("event", "_host_ns")
-
-    def __init__(self, event):
-        self.event = event
-        self._host_ns = None
-
-    def completed(self, status) -> None:
-        import time
-
-        self._host_ns = time.perf_counter_ns()
-        _callbacks_pending.discard(self)
-
-    def timestamp_ns(self) -> int:
-        if self._host_ns is None:
-            try:
-                return int(self.event.profile.end)
-            except Exception:  # no profiling info and the callback has not run yet
-                import time
-
-                for _ in range(1000):
-                    if self._host_ns is not None:
-                        break
-                    time.sleep(0.001)
-                if self._host_ns is None:
-                    self._host_ns = time.perf_counter_ns()
-        return self._host_ns
+    return launch

@@ -88,7 +88,7 @@ def make_target(device=None, *, features=None) -> OpenCLCTarget:
 
 
 def _opencl_runtime_cls():
-    from numba_gpux.targets.opencl.launch import OpenCLRuntime
+    from numba_gpux.targets.opencl.runtime import OpenCLRuntime
 
     class OpenCLSourceRuntime(OpenCLRuntime):
         """An OpenCL device's runtime that builds programs from OpenCL C source."""
@@ -137,7 +137,7 @@ def source_device(dev: Device, index: int | None = None, kind_index: int | None 
 
 def discover() -> list[Device]:
     """OpenCL devices through OpenCL C: those without SPIR-V (all with NUMBA_GPUX_OPENCL_C=1)."""
-    from numba_gpux.targets.opencl.launch import cl_devices, make_device
+    from numba_gpux.targets.opencl.drivers import cl_devices, make_device
 
     every = config.opencl_c_route()
     rt_cls = None

@@ -203,33 +203,37 @@ def test_array_offsets_are_not_read_by_the_kernel():
     assert not loaded & {"1", "5"}, ptx
 
 
-def test_cuda_packer_folds_offsets_into_pointers():
+def test_cuda_parameters_fold_offsets_into_pointers():
+    """The launch path gives the CUDA runtime an array's pointer with its byte offset
+    added (the offset stays in its own slot, which the kernel does not read), and the
+    runtime packs the flat parameters into one 8-byte slot each."""
     import ctypes
     import struct
 
     from numba.core import types
 
-    from numba_gpux.launch import _build_flatten
-    from numba_gpux.targets.cuda.launch import _make_pack, array_pointer_slots
+    from numba_gpux.flatten import _build_flatten, buffer_leaves
+    from numba_gpux.targets.cuda.launch import CUDARuntime, parameter_format
 
+    assert CUDARuntime.buffers_are_addresses and CUDARuntime.pointer_includes_offset
     a2 = types.Array(types.float64, 2, "A")
     argtypes = (types.float32[::1], types.int32, a2)
-    flatten, params = _build_flatten(argtypes)
+    _, params = _build_flatten(argtypes)
     params = params + [("buffer", None)]  # a debug kernel's error buffer: no offset
-    assert array_pointer_slots(params) == (0, 5)
-    flat = [0x7F0000001000, 64, 10, 4,                   # float32[::1] at byte offset 64
-            7,                                            # int32
-            0x7F0000200000, 24, 3, 5, 80, 8,              # 2-D view at byte offset 24
-            0x7F0000900000]                               # error buffer
-    fmt = struct.Struct("<QqqqiQqqqqqQ".replace("i", "i4x"))
+    flat = [*buffer_leaves(CUDARuntime, 0x7F0000001000, 64, (10, 4)),  # float32[::1]
+            7,                                                           # int32
+            *buffer_leaves(CUDARuntime, 0x7F0000200000, 24, (3, 5, 80, 8)),  # 2-D view
+            0x7F0000900000]                                              # error buffer
+    fmt = struct.Struct(parameter_format(params))
+    assert fmt.size == 8 * len(params)
     buf = ctypes.create_string_buffer(fmt.size)
-    _make_pack(fmt.pack_into, params)(buf, flat)
-    got = fmt.unpack(buf.raw)
+    fmt.pack_into(buf, 0, *flat)
+    got = struct.unpack("<QqqqiiQqqqqqQ", buf.raw)
     assert got[0] == 0x7F0000001000 + 64 and got[1] == 64
     assert got[4] == 7
-    assert got[5] == 0x7F0000200000 + 24 and got[6] == 24
+    assert got[6] == 0x7F0000200000 + 24 and got[7] == 24
     assert got[-1] == 0x7F0000900000
-    assert list(got[2:4]) == [10, 4] and list(got[7:11]) == [3, 5, 80, 8]
+    assert list(got[2:4]) == [10, 4] and list(got[8:12]) == [3, 5, 80, 8]
 
 
 def _subgroup_kernel(v, out):

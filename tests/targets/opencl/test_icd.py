@@ -9,15 +9,15 @@ import pytest
 
 
 def test_vendor_dir_lists_system_and_environment_drivers(tmp_path, monkeypatch):
-    launch = pytest.importorskip("numba_gpux.targets.opencl.launch")
-    env_vendors = [d for d in launch._env_vendor_dirs() if os.path.isdir(d)]
+    drivers = pytest.importorskip("numba_gpux.targets.opencl.drivers")
+    env_vendors = [d for d in drivers._env_vendor_dirs() if os.path.isdir(d)]
     if not env_vendors:
         pytest.skip("no OpenCL driver is installed in this Python environment")
     system = tmp_path / "system-vendors"
     system.mkdir()
     (system / "vendor-gpu.icd").write_text("/opt/vendor/libvendorocl.so\n")
-    monkeypatch.setattr(launch, "SYSTEM_VENDORS", str(system))
-    monkeypatch.setattr(launch, "_icd_done", False)
+    monkeypatch.setattr(drivers, "SYSTEM_VENDORS", str(system))
+    monkeypatch.setattr(drivers, "_icd_done", False)
     monkeypatch.delenv("OCL_ICD_VENDORS", raising=False)
     monkeypatch.setenv("NUMBA_GPUX_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
@@ -25,7 +25,7 @@ def test_vendor_dir_lists_system_and_environment_drivers(tmp_path, monkeypatch):
     import tempfile
 
     monkeypatch.setattr(tempfile, "tempdir", None)  # TMPDIR is read again
-    launch.ensure_icd_vendors()
+    drivers.ensure_icd_vendors()
     out = os.environ["OCL_ICD_VENDORS"]
     assert out.startswith(str(tmp_path / "tmp"))            # under TMPDIR, not the cache
     assert not (tmp_path / "cache").exists()
@@ -36,10 +36,10 @@ def test_vendor_dir_lists_system_and_environment_drivers(tmp_path, monkeypatch):
 
 
 def test_user_setting_wins(tmp_path, monkeypatch):
-    launch = pytest.importorskip("numba_gpux.targets.opencl.launch")
-    monkeypatch.setattr(launch, "_icd_done", False)
+    drivers = pytest.importorskip("numba_gpux.targets.opencl.drivers")
+    monkeypatch.setattr(drivers, "_icd_done", False)
     monkeypatch.setenv("OCL_ICD_VENDORS", str(tmp_path))
-    launch.ensure_icd_vendors()
+    drivers.ensure_icd_vendors()
     assert os.environ["OCL_ICD_VENDORS"] == str(tmp_path)
 
 

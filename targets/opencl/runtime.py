@@ -1,0 +1,384 @@
+"""The OpenCL runtime (pyopencl): one device's context and queues, memory, programs,
+kernels, launches and events, as the runtime contract (``numba_gpux.interface.Runtime``)
+asks.  Devices are found in ``drivers.py``; a kernel's launches go through
+``launch.py``.
+"""
+
+from __future__ import annotations
+
+import atexit
+import threading
+
+import numpy as np
+
+from numba_gpux.interface import Runtime
+
+from .launch import launcher
+
+__all__ = ["OpenCLRuntime", "spirv_structure_problem"]
+
+
+class OpenCLRuntime(Runtime):
+    """One device's context and default in-order queue."""
+
+    #: clSetKernelArg takes a scalar argument's bytes
+    packed_scalars = True
+
+    def __init__(self, cl_device):
+        self.cl_device = cl_device
+        self._ctx = None
+        self._queue = None
+        self._lock = threading.Lock()
+        #: the last command launched on each queue, once several are in use (see _order)
+        self._last: dict = {}
+        self._multi = False
+        #: a kernel was launched since the last completed wait: a wait may be long, so
+        #: it goes through numba_gpux.waiting (Ctrl-C is handled); else it is direct
+        self.busy = False
+
+    def _init(self):
+        import pyopencl as cl
+
+        with self._lock:
+            if self._ctx is None:
+                self._ctx = cl.Context([self.cl_device])
+                self._queue = cl.CommandQueue(self._ctx)
+
+    @property
+    def context(self):
+        if self._ctx is None:
+            self._init()
+        return self._ctx
+
+    @property
+    def queue(self):
+        if self._queue is None:
+            self._init()
+        return self._queue
+
+    def _q(self, queue):
+        queue = getattr(queue, "gpux_queue", queue)  # a numba_gpux.cuda stream
+        if queue is None or queue == 0:  # 0: numba.cuda's name for the default stream
+            return self.queue
+        return queue
+
+    def _order(self, q):
+        """Events *q* must wait for, giving CUDA's legacy default-stream ordering
+        (numba.cuda programs rely on it): work on the default queue waits for the last
+        command of every other queue, work on another queue for the default queue's.
+        OpenCL itself orders nothing between queues (PoCL runs them concurrently).
+        Nothing is tracked until a second queue is used (the common, fast case)."""
+        if not self._multi:
+            if q is self._queue or q is None:
+                return None
+            # first use of another queue: from now on, track the last command of each
+            import pyopencl as cl
+
+            self._multi = True
+            self._last[self._queue] = cl.enqueue_marker(self._queue)
+        last = self._last
+        if q is self._queue:
+            evs = [e for qq, e in last.items() if qq is not q]
+        else:
+            e = last.get(self._queue)
+            evs = [e] if e is not None else []
+        return evs or None
+
+    # -- memory ---------------------------------------------------------------
+    def alloc(self, nbytes: int):
+        import pyopencl as cl
+
+        return cl.Buffer(self.context, cl.mem_flags.READ_WRITE, int(nbytes))
+
+    def free(self, handle) -> None:
+        try:
+            handle.release()
+        except Exception:
+            pass
+
+    def write(self, handle, offset: int, host: np.ndarray, queue=None) -> None:
+        import pyopencl as cl
+
+        q = self._q(queue)
+        if not self.busy:
+            cl.enqueue_copy(q, handle, host, dst_offset=int(offset), is_blocking=True,
+                            wait_for=self._order(q))
+            return
+        # enqueued here, waited for through wait_blocking (Ctrl-C); the event keeps *host*
+        self._wait(q, cl.enqueue_copy(q, handle, host, dst_offset=int(offset),
+                                      is_blocking=False, wait_for=self._order(q)).wait)
+
+    def read(self, host: np.ndarray, handle, offset: int, queue=None) -> None:
+        import pyopencl as cl
+
+        q = self._q(queue)
+        if not self.busy:
+            cl.enqueue_copy(q, host, handle, src_offset=int(offset), is_blocking=True,
+                            wait_for=self._order(q))
+            return
+        self._wait(q, cl.enqueue_copy(q, host, handle, src_offset=int(offset),
+                                      is_blocking=False, wait_for=self._order(q)).wait)
+
+    def _wait(self, q, wait) -> None:
+        """``wait()`` through numba_gpux.waiting (Ctrl-C raises at once); once it has
+        returned on the default queue with one queue in use, nothing is pending."""
+        from numba_gpux.waiting import wait_blocking
+
+        wait_blocking(wait)
+        if q is self._queue and not self._multi:
+            self.busy = False
+
+    # -- code -----------------------------------------------------------------
+    def load(self, artifact):
+        """The built program of a SPIR-V artifact.  The words are checked first (Intel's
+        CPU driver ends the process, exit status 15, on SPIR-V whose last instruction
+        runs past the end); a build the driver refuses raises with the driver's log."""
+        import pyopencl as cl
+        import warnings
+
+        from numba_gpux.errors import InternalCompilerError
+
+        if artifact.binary is None:
+            raise ValueError(f"OpenCL cannot load a {artifact.kind} artifact without a binary")
+        problem = spirv_structure_problem(artifact.binary)
+        if problem:
+            raise InternalCompilerError(
+                "load", f"the SPIR-V of {_kernels_of(artifact)} is malformed ({problem}); "
+                        f"it was not handed to the OpenCL driver")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", cl.CompilerWarning)
+            prg = None
+            try:
+                prg = cl.Program(self.context, artifact.binary)
+                return prg.build()
+            except cl.Error as e:  # the driver rejected our SPIR-V
+                log = self._build_log(prg) or str(e)
+                raise InternalCompilerError(
+                    "load", f"the OpenCL driver ({self.cl_device.platform.name}, "
+                            f"{self.cl_device.name}) could not build the program of "
+                            f"{_kernels_of(artifact)}: {_error_name(e)}\n"
+                            f"--- driver build log ---\n{log}\n--- end of log ---",
+                    artifact.text) from None
+
+    def _build_log(self, prg) -> str:
+        """The driver's build log of *prg* for this device ('' if it has none)."""
+        import pyopencl as cl
+
+        if prg is None:
+            return ""
+        try:
+            log = prg.get_build_info(self.cl_device, cl.program_build_info.LOG)
+        except cl.Error:
+            return ""
+        return (log or "").strip()
+
+    # the disk cache keeps built programs of cache=True kernels (numba_gpux/cache.py):
+    # the driver's own binary, tied to the device and driver that built it
+    def binary_identity(self) -> str:
+        import pyopencl as cl
+
+        d = self.cl_device
+        return (f"opencl|{d.platform.name}|{d.platform.version}|{d.name}|{d.vendor}|"
+                f"{d.version}|{d.driver_version}|pyopencl {cl.VERSION_TEXT}")
+
+    def program_binary(self, program) -> bytes | None:
+        import pyopencl as cl
+
+        bins = program.get_info(cl.program_info.BINARIES)
+        return bytes(bins[0]) if bins and bins[0] else None
+
+    def load_binary(self, data: bytes):
+        import warnings
+
+        import pyopencl as cl
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", cl.CompilerWarning)
+            return cl.Program(self.context, [self.cl_device], [data]).build()
+
+    def kernel(self, program, name: str):
+        import pyopencl as cl
+
+        return cl.Kernel(program, name)
+
+    def kernel_attributes(self, kernel) -> dict:
+        """What the driver reports of a built kernel (clGetKernelWorkGroupInfo): the
+        largest work-group it launches with, its local (shared) memory and its
+        private memory per work-item, in bytes.  OpenCL reports no register count."""
+        import pyopencl as cl
+
+        info = cl.kernel_work_group_info
+        ask = lambda what: int(kernel.get_work_group_info(what, self.cl_device))  # noqa: E731
+        return {"max_threads_per_block": ask(info.WORK_GROUP_SIZE),
+                "shared_mem_per_block": ask(info.LOCAL_MEM_SIZE),
+                "local_mem_per_thread": ask(info.PRIVATE_MEM_SIZE)}
+
+    def prepare(self, kernel, params):
+        """The kernel's launcher (``launch.launcher``: sets the arguments that changed),
+        also kept on the kernel so that :meth:`launch` goes through it."""
+        fn = launcher(self, kernel, params)
+        kernel._gpux_launch = fn
+        return fn
+
+    def launch(self, kernel, griddim, blockdim, args, shared_bytes, queue) -> None:
+        kernel._gpux_launch(griddim, blockdim, args, shared_bytes, queue)
+
+    def synchronize(self, queue=None) -> None:
+        q = self._q(queue)
+        if self.busy:
+            self._wait(q, q.finish)
+        else:
+            q.finish()
+
+    # -- queues and events ----------------------------------------------------
+    def new_queue(self):
+        """Another in-order queue on this device's context (profiling enabled, for events)."""
+        import pyopencl as cl
+
+        return cl.CommandQueue(self.context,
+                               properties=cl.command_queue_properties.PROFILING_ENABLE)
+
+    def record_event(self, queue=None):
+        """A marker after everything enqueued so far on *queue*."""
+        import pyopencl as cl
+
+        q = self._q(queue)
+        ev = _Event(cl.enqueue_marker(q))
+        if not q.properties & cl.command_queue_properties.PROFILING_ENABLE:
+            # no device timestamps on this queue: take the host's clock on completion
+            _callbacks_pending.add(ev)
+            ev.event.set_callback(cl.command_execution_status.COMPLETE, ev.completed)
+        return ev
+
+    def event_query(self, event) -> bool:
+        import pyopencl as cl
+
+        return event.event.command_execution_status == cl.command_execution_status.COMPLETE
+
+    def event_synchronize(self, event) -> None:
+        from numba_gpux.waiting import wait_blocking
+
+        wait_blocking(event.event.wait)
+
+    def event_wait(self, event, queue=None) -> None:
+        """Work enqueued on *queue* after this call waits for *event*."""
+        import pyopencl as cl
+
+        cl.enqueue_barrier(self._q(queue), wait_for=[event.event])
+
+    def event_elapsed_ms(self, start, end) -> float:
+        start.event.wait()
+        end.event.wait()
+        return (end.timestamp_ns() - start.timestamp_ns()) / 1e6
+
+
+def _kernels_of(artifact) -> str:
+    names = list(artifact.kernels or ())
+    return ("kernel " if len(names) == 1 else "kernels ") + ", ".join(names) if names \
+        else "a module without kernels"
+
+
+def _error_name(e) -> str:
+    """The OpenCL error's name and the call that returned it (pyopencl's message repeats
+    the call and appends the log, which the error shows on its own)."""
+    import pyopencl as cl
+
+    what = getattr(e, "what", None)
+    try:
+        code = what.code()
+        return f"{what.routine()} returned {cl.status_code.to_string(code, '%d')} ({code})"
+    except Exception:  # noqa: BLE001 - no error record: its first line
+        return str(e).splitlines()[0] if str(e) else type(e).__name__
+
+
+def spirv_structure_problem(binary: bytes) -> str | None:
+    """What is wrong with the word structure of the SPIR-V module *binary*, or None.
+
+    The checks a driver's reader makes before anything else: a whole number of 32-bit
+    words, the magic number, a five-word header, and instructions whose word counts
+    (the high 16 bits of each first word) are non-zero and end exactly at the end of
+    the module.  A few microseconds per kilobyte; what it finds would otherwise reach
+    the driver, and Intel's CPU driver ends the process on a module cut short."""
+    from .spirv_ids import module_words
+
+    if len(binary) % 4:
+        return f"{len(binary)} bytes is not a whole number of 32-bit words"
+    words = module_words(binary)
+    if words is None or len(words) < 5:
+        return "no SPIR-V magic number and header"
+    i, n = 5, len(words)
+    while i < n:
+        count = words[i] >> 16
+        if count == 0:
+            return f"the instruction at word {i} has a word count of 0"
+        if i + count > n:
+            return (f"the instruction at word {i} (opcode {words[i] & 0xFFFF}) has "
+                    f"{count} words, past the end of the module ({n} words)")
+        i += count
+    return None
+
+
+#: events whose completion callback has not run yet (see _wait_for_callbacks)
+_callbacks_pending: set = set()
+
+
+@atexit.register
+def _wait_for_callbacks() -> None:
+    """Exit waits for the completion callbacks still to run.
+
+    pyopencl runs an event's callback on a thread of its own, which takes the GIL to
+    call it; a thread that asks for the GIL while the interpreter finalizes is ended
+    inside C++ code and the process aborts ("terminate called without an active
+    exception", seen in about half of the runs that exit soon after a kernel whose
+    event had a callback, with or without an interrupted wait).  So exit waits for
+    each such event (a running kernel cannot be cancelled; an interrupted wait's
+    command is waited for the same way by numba_gpux.waiting), then, for a few
+    seconds at most, for the callbacks, and lets the last one return."""
+    import time
+
+    if not _callbacks_pending:
+        return
+    from numba_gpux.waiting import wait_for_abandoned
+
+    wait_for_abandoned()  # first: it says what exit is waiting for
+    for ev in list(_callbacks_pending):
+        try:
+            ev.event.wait()
+        except Exception:  # noqa: BLE001 - a failed command completes too
+            pass
+    deadline = time.monotonic() + 5.0
+    while _callbacks_pending and time.monotonic() < deadline:
+        time.sleep(0.001)
+    time.sleep(0.05)  # the last callback thread: from our function back out of pyopencl
+
+
+class _Event:
+    """A marker event; its time is the device's profiling clock where the queue
+    has one, else the host's clock when the driver reported completion."""
+
+    __slots__ = ("event", "_host_ns")
+
+    def __init__(self, event):
+        self.event = event
+        self._host_ns = None
+
+    def completed(self, status) -> None:
+        import time
+
+        self._host_ns = time.perf_counter_ns()
+        _callbacks_pending.discard(self)
+
+    def timestamp_ns(self) -> int:
+        if self._host_ns is None:
+            try:
+                return int(self.event.profile.end)
+            except Exception:  # no profiling info and the callback has not run yet
+                import time
+
+                for _ in range(1000):
+                    if self._host_ns is not None:
+                        break
+                    time.sleep(0.001)
+                if self._host_ns is None:
+                    self._host_ns = time.perf_counter_ns()
+        return self._host_ns
