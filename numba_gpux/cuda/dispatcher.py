@@ -154,7 +154,7 @@ class CUDADispatcher(GpuxFunction):
     def host_copy_warning(self):
         """numba.cuda's warning for a launch that copies host arrays: at every such
         launch while ``config.CUDA_WARN_ON_IMPLICIT_COPY`` is set (its default)."""
-        from .core import config
+        from . import config
 
         if config.CUDA_WARN_ON_IMPLICIT_COPY and not config.DISABLE_PERFORMANCE_WARNINGS:
             return ("Host array used in CUDA kernel will incur copy overhead to/from device "
