@@ -220,6 +220,10 @@ class GpuxFunction(KernelAttributes, KernelInspection):
     #: fast path, which skips launch_variant and prepare_launch); a subclass whose
     #: launches each need the generic path says False (and clears ``_launch_keys``)
     keyed_launches: bool = True
+    #: a launch that copies NumPy arrays to the device and back warns (launch.py): None,
+    #: the default warning once per process; or a callable, called at each such launch,
+    #: returning the message (None: no warning)
+    host_copy_warning = None
 
     def launch_variant(self, cfg) -> "GpuxFunction":
         """The kernel object whose code a launch with the configuration *cfg* runs

@@ -560,11 +560,11 @@ def _launch_generic(dispatcher, cfg, args, device):
             callback(dispatcher, cfg)
     prepared = dispatcher.prepare_launch(cfg, args)
     if prepared is not None:
-        return _launch_extended(dispatcher, cfg, device, *prepared)
+        return _launch_prepared(dispatcher, cfg, device, *prepared)
     return _launch_arguments(dispatcher, cfg, args, device)
 
 
-def _launch_extended(dispatcher, cfg, device, args, after):
+def _launch_prepared(dispatcher, cfg, device, args, after):
     """A launch of the arguments the kernel's ``prepare_launch`` gave; the callables
     in *after* run after it."""
     _launch_arguments(dispatcher, cfg, tuple(args), device, enter_key=False)
