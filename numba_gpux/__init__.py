@@ -8,6 +8,45 @@ from __future__ import annotations
 
 from ._version import __version__
 
+
+class _CheckoutTargets:
+    """``numba_gpux.targets`` when this package runs from a source checkout.
+
+    setup.cfg installs the top-level folder ``targets/`` as ``numba_gpux.targets``
+    (its ``package_dir``, the one mapping), so an installed copy has the folder
+    ``numba_gpux/targets``.  A checkout has none: imported from there (``python -m
+    pytest``, ``python -m numba_gpux`` at its root), this finder, first on
+    ``sys.meta_path``, answers that one name with the checkout's ``targets/``."""
+
+    def __init__(self, folder: str):
+        self.folder = folder
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname != "numba_gpux.targets":
+            return None
+        import importlib.util
+        import os
+
+        return importlib.util.spec_from_file_location(
+            fullname, os.path.join(self.folder, "__init__.py"),
+            submodule_search_locations=[self.folder])
+
+    @classmethod
+    def install(cls, package_dir: str) -> None:
+        import os
+        import sys
+
+        root = os.path.dirname(package_dir)
+        folder = os.path.join(root, "targets")
+        if (not os.path.isdir(os.path.join(package_dir, "targets"))  # not installed
+                and os.path.isfile(os.path.join(root, "setup.cfg"))
+                and os.path.isfile(os.path.join(folder, "__init__.py"))):
+            # first: an editable install's finder may name another checkout's folder
+            sys.meta_path.insert(0, cls(folder))
+
+
+_CheckoutTargets.install(__path__[0])
+
 from .dispatcher import jit, GpuxFunction, LaunchConfig  # noqa: E402
 from .language import (  # noqa: E402
     grid, gridsize, thread_idx, block_idx, block_dim, grid_dim, barrier,

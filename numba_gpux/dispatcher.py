@@ -194,14 +194,12 @@ class GpuxFunction(KernelAttributes, KernelInspection):
         self._shims: dict = {}                      # (argtypes, device) -> Shim
         self._launch_keys: dict = {}                # launch.py's launch keys
         self._configs: dict = {}                    # k[...] key -> LaunchConfig
-        self._extensions: list = []                 # see the extensions property
         self._numba_type_ = GpuxFunctionType(self)
         self._in_progress: set = set()
         self._nonliteral_failed: set = set()        # non-literal argtypes that did not type
         self._device_twin: GpuxFunction | None = None  # see device_function
         #: the kernels specialize() made, by argument types
         self.specializations: dict = {}
-        self._config_variants: dict = {}            # see for_launch_config
         self.stats = {"neutral_compiles": 0, "target_compiles": 0}
         self._pysig = utils.pysignature(py_func)
         self._nparams = len(self._pysig.parameters)
@@ -214,50 +212,57 @@ class GpuxFunction(KernelAttributes, KernelInspection):
             if not device:
                 self._eager = tuple(dict.fromkeys(eager))
 
-    #: marked by mark_launch_config_sensitive(): launches go to the kernel object
-    #: compiled for their configuration (for_launch_config)
-    _config_sensitive: bool = False
-    #: (griddim, blockdim, dynamic shared bytes) that this object's code was compiled for
-    _compiled_config: tuple | None = None
+    # ------------------------------------------------------------ extension points
+    # What a facade or library kernel class (a subclass, e.g. numba_gpux.cuda's
+    # CUDADispatcher) overrides; the defaults are the portable kernel's behaviour.
 
-    def mark_launch_config_sensitive(self) -> None:
-        """Say that the code being compiled depends on the launch configuration
-        (called while a launch compiles the kernel, by code that reads
-        ``launch.current_launch()``: a rewrite, an overload): from now on a launch
-        with another griddim, blockdim or dynamic shared size compiles the kernel
-        again, for its own, and this kernel is not kept in the disk cache's index."""
-        from .launch import current_launch
+    #: whether launches may be found again by their arguments' launch key (launch.py's
+    #: fast path, which skips launch_variant and prepare_launch); a subclass whose
+    #: launches each need the generic path says False (and clears ``_launch_keys``)
+    keyed_launches: bool = True
+    #: a launch that copies NumPy arrays to the device and back warns (launch.py): None,
+    #: the default warning once per process; or a callable, called at each such launch,
+    #: returning the message (None: no warning)
+    host_copy_warning = None
 
-        if self._config_sensitive:
-            return
-        cur = current_launch()
-        self._compiled_config = None if cur is None else (
-            cur.griddim, cur.blockdim, cur.shared_bytes)
-        self._config_sensitive = True
-        self._launch_keys.clear()  # every launch now checks its configuration
+    def launch_variant(self, cfg) -> "GpuxFunction":
+        """The kernel object whose code a launch with the configuration *cfg* runs
+        (called on every launch that takes the generic path): this one."""
+        return self
 
-    def for_launch_config(self, cfg) -> "GpuxFunction":
-        """The kernel object whose code is for *cfg*'s configuration (this one, for the
-        configuration it was compiled under; else one made for it, kept)."""
-        key = (cfg.griddim, cfg.blockdim, cfg.shared_bytes)
-        if key == self._compiled_config:
-            return self
-        variants = self._config_variants
-        k = variants.get(key)
-        if k is None:
-            with self._lock:
-                k = variants.get(key)
-                if k is None:
-                    k = GpuxFunction(self.py_func, device=self.is_device, options=self.options,
-                                     extra=self.extra)
-                    k._eager = self._eager
-                    k.bitcast_arrays = self.bitcast_arrays
-                    k.inspect_target = self.inspect_target
-                    if self._extensions:
-                        k.extensions = self.extensions
-                    k._config_sensitive, k._compiled_config = True, key
-                    variants[key] = k
-        return k
+    def prepare_launch(self, cfg, args: tuple):
+        """Called on every launch that takes the generic path, before its arguments are
+        typed: None to launch *args* as they are (the default), or ``(arguments,
+        after)``: launch those instead, then call each of the callables in *after*."""
+        return None
+
+    def _views_as(self, actual, formal) -> bool:
+        """Whether a launch argument of Numba type *actual* is passed to a parameter of
+        the eager signature type *formal* that Numba does not convert it to: an
+        integer as a pointer."""
+        return isinstance(actual, types.Integer) and abi.is_pointer(formal)
+
+    def _compile_neutral(self, argtypes: tuple, return_type):
+        """Type and lower the Python function for *argtypes* (``neutral`` caches it)."""
+        return compile_neutral(self.py_func, argtypes, self.options, return_type)
+
+    def _disk_indexed(self) -> bool:
+        """Whether finished code is kept in, and found through, the disk cache's index
+        (by the argument types alone, before typing)."""
+        return self.cache and not self.is_device
+
+    def _derive(self, **kwargs) -> "GpuxFunction":
+        """A new kernel object of this class for the same Python function (a
+        specialization): *kwargs* as ``__init__`` takes them, the rest as this one's."""
+        kw = dict(device=self.is_device, options=self.options, extra=self.extra)
+        kw.update(kwargs)
+        return type(self)(self.py_func, **kw)
+
+    def _pickle_state(self) -> dict:
+        """What ``_from_pickle`` needs, besides the Python function, to build this again."""
+        return {"device": self.is_device, "options": self.options, "cache": self.cache,
+                "extra": self.extra, "signatures": self._eager_sigs,
+                "specialized": getattr(self, "_specialized", None)}
 
     def _compile_for_args(self, *args, **kws):
         """Compile for a launch's arguments (Numba's dispatcher hook): a launch with
@@ -272,29 +277,6 @@ class GpuxFunction(KernelAttributes, KernelInspection):
         else:
             argtypes = self.match_signature(argument_types(self, args))
         return self.neutral(argtypes)
-
-    #: an integer array argument launches as the eager signature's array of another
-    #: integer type of the same width (uint32 data as int32[:, :]: a bit-for-bit
-    #: view), as numba.cuda launches a kernel given a single signature
-    bitcast_arrays: bool = False
-
-    @property
-    def extensions(self) -> list:
-        """Objects applied to each argument before a launch: for every argument in
-        turn, ``value_type, value = ext.prepare_args(value_type, value, stream=stream,
-        retr=retr)`` (the argument's Numba type and value; *stream* is the launch's
-        queue, or None; *retr* a list of callables, run after the launch in order, e.g.
-        to copy results back).  What they return is launched.  Kernels with
-        extensions take the generic launch path on every launch."""
-        # the list may be changed through what this returns: launches already known
-        # by their argument types alone must not bypass it from now on
-        self._launch_keys.clear()
-        return self._extensions
-
-    @extensions.setter
-    def extensions(self, value) -> None:
-        self._launch_keys.clear()
-        self._extensions = list(value)
 
     def match_signature(self, argtypes: tuple) -> tuple:
         """The argument types a launch with *argtypes* compiles for: *argtypes* itself,
@@ -318,9 +300,7 @@ class GpuxFunction(KernelAttributes, KernelInspection):
             return tuple(best.args)
         for sig in self._eager:  # what Numba does not convert: array views, pointers
             if len(sig) == len(argtypes) and all(
-                    a == s or tctx.can_convert(a, s) is not None
-                    or (self.bitcast_arrays and _same_width_view(a, s))
-                    or (isinstance(a, types.Integer) and abi.is_pointer(s))
+                    a == s or tctx.can_convert(a, s) is not None or self._views_as(a, s)
                     for a, s in zip(argtypes, sig)):
                 return sig
         sigs = "; ".join(f"({', '.join(map(str, s))})" for s in self._eager)
@@ -356,10 +336,9 @@ class GpuxFunction(KernelAttributes, KernelInspection):
                             f"other device functions")
                     self._in_progress.add(argtypes)
                     try:
-                        res = compile_neutral(self.py_func, argtypes, self.options, return_type)
+                        res = self._compile_neutral(argtypes, return_type)
                     finally:
                         self._in_progress.discard(argtypes)
-                    res.launch_config_sensitive = self._config_sensitive
                     if res.captured and self.is_device:
                         raise GpuxUserError(
                             f"device function {self.__name__} reads a device array from a "
@@ -527,7 +506,7 @@ class GpuxFunction(KernelAttributes, KernelInspection):
     # ------------------------------------------------------------------ code
     def code_for(self, argtypes: tuple, target):
         """Finished code (an Artifact) of this kernel for *target*."""
-        if self.cache and not self.is_device and not self._config_sensitive:
+        if self._disk_indexed():
             # the disk cache's index: finished code found before typing (cache.py)
             from .cache import index_lookup
 
@@ -548,7 +527,7 @@ class GpuxFunction(KernelAttributes, KernelInspection):
                                          disk=self.cache)
                     self.stats["target_compiles"] += 1
                     self._code[key] = art
-                    if self.cache and not self.is_device and not self._config_sensitive:
+                    if self._disk_indexed():
                         index_store(self, argtypes, target, art, text)
         return art
 
@@ -623,11 +602,7 @@ class GpuxFunction(KernelAttributes, KernelInspection):
 
     # pickling (serialize.py): what to compile travels, never compiled code
     def __reduce__(self):
-        return _serialize.reduce_function(self, {
-            "device": self.is_device, "options": self.options, "cache": self.cache,
-            "extra": self.extra, "signatures": self._eager_sigs,
-            "specialized": getattr(self, "_specialized", None),
-            "extensions": list(self._extensions), "bitcast_arrays": self.bitcast_arrays})
+        return _serialize.reduce_function(self, self._pickle_state())
 
     @classmethod
     def _from_pickle(cls, py_func, state):
@@ -636,10 +611,6 @@ class GpuxFunction(KernelAttributes, KernelInspection):
         if state.get("specialized") is not None:
             fn.compile_neutral_sig(typing.signature(types.void, *state["specialized"]))
             fn._specialized = state["specialized"]
-        if state.get("extensions"):
-            fn.extensions = state["extensions"]
-        if state.get("bitcast_arrays"):
-            fn.bitcast_arrays = True
         return fn
 
     def specialize(self, *args):
@@ -654,40 +625,11 @@ class GpuxFunction(KernelAttributes, KernelInspection):
                          for a in args)
         k = self.specializations.get(argtypes)
         if k is None:
-            k = GpuxFunction(self.py_func, device=self.is_device, options=self.options,
-                             cache=self.cache, extra=self.extra)
+            k = self._derive(cache=self.cache)
             k.compile_neutral_sig(typing.signature(types.void, *argtypes))
             k._specialized = argtypes
             self.specializations[argtypes] = k
         return k
-
-
-def _same_width_view(actual, formal) -> bool:
-    """Whether an array of type *actual* can be viewed as *formal*: same ndim, a
-    layout that converts, integer dtypes of one width."""
-    if not (isinstance(actual, types.Array) and isinstance(formal, types.Array)):
-        return False
-    a, f = actual.dtype, formal.dtype
-    if not (isinstance(a, types.Integer) and isinstance(f, types.Integer)
-            and a.bitwidth == f.bitwidth and actual.ndim == formal.ndim):
-        return False
-    if formal.mutable and not actual.mutable:
-        return False
-    return formal.layout == "A" or formal.layout == actual.layout
-
-
-_CARVEOUTS = {"maxl1": 0, "maxshared": 100, "default": -1}
-
-
-def _carveout(value):
-    """``shared_memory_carveout`` with its names as percentages ("default": -1, the
-    driver's); Options checks the range."""
-    if isinstance(value, str):
-        if value.lower() not in _CARVEOUTS:
-            raise ValueError(f"Invalid carveout value {value!r}: use 'MaxL1', 'MaxShared', "
-                             f"'default' or a percentage")
-        return _CARVEOUTS[value.lower()]
-    return value
 
 
 def _launch_bounds(value) -> tuple:
@@ -717,7 +659,8 @@ register_device_functions(GpuxFunction, _device_function)
 def jit(func_or_sig=None, *, device: bool = False, fastmath: bool = False, opt: int | bool = 3,
         debug: bool = False, inline: bool | str = False, cache: bool = False,
         lineinfo: bool = False, subgroup_size: int = 0, launch_bounds=None,
-        max_registers=None, shared_memory_carveout=-1, **extra):
+        max_registers=None, shared_memory_carveout: int = -1,
+        kernel_class: type[GpuxFunction] | None = None, **extra):
     """Compile a Python function as a GPU kernel (or, with ``device=True``, a device function).
 
     Use bare (``@jit``), with options (``@jit(fastmath=True)``) or with an eager
@@ -729,9 +672,11 @@ def jit(func_or_sig=None, *, device: bool = False, fastmath: bool = False, opt: 
     max blocks per cluster) of one to three ints: a launch with a larger block is a
     LaunchError, and targets whose code generator takes the bounds (CUDA) get them;
     ``max_registers`` likewise caps registers per thread where the target can.
-    ``shared_memory_carveout``: the share (0 to 100 percent; "MaxL1" 0, "MaxShared"
-    100, "default" or -1 the driver's choice) of on-chip memory the kernel prefers
-    as shared memory, a hint the CUDA runtime passes on and OpenCL has no way to.
+    ``shared_memory_carveout``: the share (0 to 100 percent, -1 the driver's choice)
+    of on-chip memory the kernel prefers as shared memory, a hint the CUDA runtime
+    passes on and OpenCL has no way to.  ``kernel_class``: the class of the object
+    made, :class:`GpuxFunction` (the default) or a subclass of it, such as a
+    facade's kernel class.
     """
     unknown = set(extra) - {"link", "boundscheck", "forceinline", "nopython"}
     if unknown:
@@ -746,13 +691,17 @@ def jit(func_or_sig=None, *, device: bool = False, fastmath: bool = False, opt: 
                       inline=inline_flag, lineinfo=bool(lineinfo), subgroup_size=subgroup_size,
                       **dict(zip(("max_threads", "min_blocks", "max_cluster_blocks"), bounds)),
                       max_registers=0 if max_registers is None else max_registers,
-                      shared_memory_carveout=_carveout(shared_memory_carveout))
+                      shared_memory_carveout=shared_memory_carveout)
+    cls = GpuxFunction if kernel_class is None else kernel_class
+    if not (isinstance(cls, type) and issubclass(cls, GpuxFunction)):
+        raise GpuxUserError(f"jit(kernel_class=...) takes GpuxFunction or a subclass of it, "
+                            f"not {kernel_class!r}")
 
     def decorate(fn, sigs=None):
         if not callable(fn):
             raise GpuxUserError(f"@jit decorates a Python function, not {fn!r}")
-        return GpuxFunction(fn, device=device, options=options, cache=cache,
-                            signatures=sigs, extra=extra)
+        return cls(fn, device=device, options=options, cache=cache, signatures=sigs,
+                   extra=extra)
 
     if func_or_sig is None:
         return decorate

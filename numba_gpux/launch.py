@@ -442,8 +442,7 @@ def _wrong_device(dispatcher, what: str, a, device):
 
 
 def _launch_generic(dispatcher, cfg, args, device):
-    if dispatcher._config_sensitive:  # its code for this configuration
-        dispatcher = dispatcher.for_launch_config(cfg)
+    dispatcher = dispatcher.launch_variant(cfg)  # the kernel object whose code is for cfg
     if len(args) != dispatcher._nparams:
         raise LaunchError(f"kernel {dispatcher.__name__} takes {dispatcher._nparams} "
                           f"argument(s) but {len(args)} were given")
@@ -451,23 +450,17 @@ def _launch_generic(dispatcher, cfg, args, device):
     if callbacks:  # LaunchConfig.pre_launch_callbacks
         for callback in tuple(callbacks):
             callback(dispatcher, cfg)
-    if dispatcher._extensions:
-        return _launch_extended(dispatcher, cfg, args, device)
+    prepared = dispatcher.prepare_launch(cfg, args)
+    if prepared is not None:
+        return _launch_prepared(dispatcher, cfg, device, *prepared)
     return _launch_arguments(dispatcher, cfg, args, device)
 
 
-def _launch_extended(dispatcher, cfg, args, device):
-    """A launch whose arguments the kernel's extensions prepare first (see
-    GpuxFunction.extensions); the callables they leave in *retr* run after it."""
-    retr: list = []
-    prepared = []
-    for a, ty in zip(args, argument_types(dispatcher, tuple(
-            a.ary if isinstance(a, HostArg) else a for a in args))):
-        for ext in reversed(dispatcher._extensions):  # the last added sees values first
-            ty, a = ext.prepare_args(ty, a, stream=cfg.queue, retr=retr)
-        prepared.append(a)
-    _launch_arguments(dispatcher, cfg, tuple(prepared), device, enter_key=False)
-    for callback in retr:
+def _launch_prepared(dispatcher, cfg, device, args, after):
+    """A launch of the arguments the kernel's ``prepare_launch`` gave; the callables
+    in *after* run after it."""
+    _launch_arguments(dispatcher, cfg, tuple(args), device, enter_key=False)
+    for callback in after:
         callback()
     return None
 
@@ -494,7 +487,7 @@ def _launch_arguments(dispatcher, cfg, args, device, enter_key: bool = True):
     if shim is None or shim.epoch != _overlays.epoch:
         shim = _shim_for(dispatcher, argtypes, device, cfg, args)
         dispatcher._shims[key] = shim
-    if enter_key and not dispatcher._config_sensitive:
+    if enter_key and dispatcher.keyed_launches:
         _enter_launch_key(dispatcher, device, args, argtypes, shim)
     generic_launch(shim, cfg, shim.flatten(args))
     return None

@@ -48,9 +48,15 @@ from .compiler import (
     compile_all,
 )
 from ..errors import LaunchError as KernelRuntimeError
+from ._modules import install as _install_module_table  # noqa: E402
+
+# numba.cuda's module paths without a file here (core.errors, typing.templates...:
+# _modules.MODULES) import from now on: the modules above import none of them
+_install_module_table()
+del _install_module_table
 from . import fp16, random  # noqa: E402,F401
 from . import args, core, cudadrv, extending, misc, np, typeconv, typing, utils  # noqa: E402,F401
-from .core import config  # noqa: E402,F401
+from . import config  # noqa: E402,F401
 from .cudadrv import devicearray  # noqa: E402,F401 - numba.cuda.devicearray, as code reaches it
 from .cudadrv.linkable_code import (  # noqa: E402,F401
     LinkableCode, PTXSource, CUSource, Cubin, Fatbin, Archive, Object, LTOIR,

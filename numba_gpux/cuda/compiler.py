@@ -6,6 +6,7 @@ from __future__ import annotations
 from numba.core import sigutils, types
 
 from ..api import compile as _gpux_compile
+from ..dispatcher import GpuxFunction
 from ..errors import UnsupportedError
 
 __all__ = ["compile", "compile_ptx", "compile_for_current_device",
@@ -19,7 +20,7 @@ def compile(pyfunc, sig, debug=False, lineinfo=False, device=True, fastmath=Fals
     capability *cc* (default: the CUDA target's default)."""
     if output != "ptx":
         raise UnsupportedError(f"cuda.compile(output={output!r}): only 'ptx' is supported")
-    if pyfunc.__class__.__name__ == "GpuxFunction":
+    if isinstance(pyfunc, GpuxFunction):
         pyfunc = pyfunc.py_func
     opts = {} if cc is None else {"cc": tuple(cc)}
     art = _gpux_compile(pyfunc, sig, target="cuda", device=device, debug=debug,

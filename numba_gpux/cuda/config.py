@@ -1,4 +1,5 @@
-"""``numba_gpux.cuda.core.config`` (also ``cuda.config``): numba.cuda's configuration.
+"""``numba_gpux.cuda.config`` (also ``cuda.core.config``, numba.cuda's path for it):
+numba.cuda's configuration.
 
 ``ENABLE_CUDASIM`` is False: kernels are always compiled, never simulated.
 The CUDA-specific settings numba.cuda code reads have their numba.cuda

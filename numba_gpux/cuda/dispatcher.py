@@ -1,0 +1,190 @@
+"""``numba_gpux.cuda.dispatcher``: the facade's kernel object, :class:`CUDADispatcher`.
+
+A :class:`numba_gpux.GpuxFunction` (same compiler, caches and launch path) with
+what numba.cuda's kernels do beyond the portable ones, through the core's
+extension points (``launch_variant``, ``prepare_launch``, ``keyed_launches``...):
+
+- ``extensions``: objects whose ``prepare_args`` sees each argument before a launch;
+- ``bitcast_arrays``: a kernel given one signature launches with integer arrays of
+  another type of the same width as a view of them;
+- ``mark_launch_config_sensitive()``: code compiled for one launch configuration,
+  compiled again for each other one (``launchconfig``);
+- ``inspect_asm()`` shows PTX, and a launch that copies host arrays warns each time
+  while ``config.CUDA_WARN_ON_IMPLICIT_COPY`` is set.
+"""
+
+from __future__ import annotations
+
+from numba.core import types
+
+from ..argtypes import argument_types
+from ..dispatcher import GpuxFunction
+from ..memory import HostArg
+
+__all__ = ["CUDADispatcher"]
+
+
+class CUDADispatcher(GpuxFunction):
+    """A kernel or device function made by ``cuda.jit``."""
+
+    def __init__(self, py_func, **kwargs):
+        self._extensions: list = []                  # see the extensions property
+        self._config_variants: dict = {}             # see launch_variant
+        super().__init__(py_func, **kwargs)
+
+    #: an integer array argument launches as the eager signature's array of another
+    #: integer type of the same width (uint32 data as int32[:, :]: a bit-for-bit
+    #: view), as numba.cuda launches a kernel given a single signature
+    bitcast_arrays: bool = False
+    #: marked by mark_launch_config_sensitive(): launches go to the kernel object
+    #: compiled for their configuration (launch_variant)
+    _config_sensitive: bool = False
+    #: (griddim, blockdim, dynamic shared bytes) that this object's code was compiled for
+    _compiled_config: tuple | None = None
+
+    # ------------------------------------------------------------ extensions
+    @property
+    def extensions(self) -> list:
+        """Objects applied to each argument before a launch: for every argument in
+        turn, ``value_type, value = ext.prepare_args(value_type, value, stream=stream,
+        retr=retr)`` (the argument's Numba type and value; *stream* is the launch's
+        queue, or None; *retr* a list of callables, run after the launch in order, e.g.
+        to copy results back), the last added first.  What they return is launched.
+        Kernels with extensions take the generic launch path on every launch."""
+        # the list may be changed through what this returns: launches already known
+        # by their argument types alone must not bypass it from now on
+        self._launch_keys.clear()
+        return self._extensions
+
+    @extensions.setter
+    def extensions(self, value) -> None:
+        self._launch_keys.clear()
+        self._extensions = list(value)
+
+    @property
+    def keyed_launches(self) -> bool:
+        return not (self._config_sensitive or self._extensions)
+
+    def prepare_launch(self, cfg, args: tuple):
+        if not self._extensions:
+            return None
+        retr: list = []
+        prepared = []
+        given = tuple(a.ary if isinstance(a, HostArg) else a for a in args)
+        for a, ty in zip(args, argument_types(self, given)):
+            for ext in reversed(self._extensions):  # the last added sees values first
+                ty, a = ext.prepare_args(ty, a, stream=cfg.queue, retr=retr)
+            prepared.append(a)
+        return tuple(prepared), retr
+
+    def _views_as(self, actual, formal) -> bool:
+        return super()._views_as(actual, formal) or (
+            self.bitcast_arrays and _same_width_view(actual, formal))
+
+    # ------------------------------------------------- per-configuration code
+    def mark_launch_config_sensitive(self) -> None:
+        """Say that the code being compiled depends on the launch configuration
+        (called while a launch compiles the kernel, by code that reads
+        ``launchconfig.current_launch_config()``: a rewrite, an overload): from now on
+        a launch with another griddim, blockdim or dynamic shared size compiles the
+        kernel again, for its own, and this kernel is not kept in the disk cache's
+        index."""
+        from ..launch import current_launch
+
+        if self._config_sensitive:
+            return
+        cur = current_launch()
+        self._compiled_config = None if cur is None else (
+            cur.griddim, cur.blockdim, cur.shared_bytes)
+        self._config_sensitive = True
+        self._launch_keys.clear()  # every launch now checks its configuration
+
+    def launch_variant(self, cfg) -> CUDADispatcher:
+        """The kernel object whose code is for *cfg*'s configuration: this one, unless
+        marked with mark_launch_config_sensitive() and compiled under another one;
+        then one made for *cfg*'s, kept."""
+        if not self._config_sensitive:
+            return self
+        key = (cfg.griddim, cfg.blockdim, cfg.shared_bytes)
+        if key == self._compiled_config:
+            return self
+        variants = self._config_variants
+        k = variants.get(key)
+        if k is None:
+            with self._lock:
+                k = variants.get(key)
+                if k is None:
+                    k = self._derive()
+                    k._eager = self._eager
+                    k._config_sensitive, k._compiled_config = True, key
+                    variants[key] = k
+        return k
+
+    def _compile_neutral(self, argtypes: tuple, return_type):
+        res = super()._compile_neutral(argtypes, return_type)
+        # marked before the compile ended: the code is for one configuration
+        res.launch_config_sensitive = self._config_sensitive
+        return res
+
+    def _disk_indexed(self) -> bool:
+        return super()._disk_indexed() and not self._config_sensitive
+
+    # ------------------------------------------------------------ the rest
+    def _derive(self, **kwargs) -> CUDADispatcher:
+        k = super()._derive(**kwargs)
+        k.bitcast_arrays = self.bitcast_arrays
+        if self._extensions:
+            k.extensions = self._extensions
+        return k
+
+    def inspect_target(self):
+        """What ``inspect_asm()`` shows, as in numba.cuda: PTX, for the current
+        device's compute capability (the CUDA target's default off NVIDIA GPUs)."""
+        from ..devices import default_device, resolve_target
+        from ..errors import DeviceNotFoundError
+
+        try:
+            dev = default_device()
+        except DeviceNotFoundError:  # PTX needs no device
+            return resolve_target("cuda", cubin=False)
+        if dev.target.name == "cuda":  # the code the kernel launches with
+            return dev
+        return resolve_target("cuda", cubin=False)
+
+    def host_copy_warning(self):
+        """numba.cuda's warning for a launch that copies host arrays: at every such
+        launch while ``config.CUDA_WARN_ON_IMPLICIT_COPY`` is set (its default)."""
+        from . import config
+
+        if config.CUDA_WARN_ON_IMPLICIT_COPY and not config.DISABLE_PERFORMANCE_WARNINGS:
+            return ("Host array used in CUDA kernel will incur copy overhead to/from device "
+                    "(the NumPy array is copied to the device and back at each launch; "
+                    "cuda.to_device() keeps it there)")
+        return None
+
+    def _pickle_state(self) -> dict:
+        state = super()._pickle_state()
+        state.update(extensions=list(self._extensions), bitcast_arrays=self.bitcast_arrays)
+        return state
+
+    @classmethod
+    def _from_pickle(cls, py_func, state):
+        fn = super()._from_pickle(py_func, state)
+        if state.get("extensions"):
+            fn.extensions = state["extensions"]
+        fn.bitcast_arrays = bool(state.get("bitcast_arrays"))
+        return fn
+
+
+def _same_width_view(actual, formal) -> bool:
+    """Whether an array of type *actual* can be viewed as *formal*: same ndim, a
+    layout that converts, integer dtypes of one width."""
+    if not (isinstance(actual, types.Array) and isinstance(formal, types.Array)):
+        return False
+    a, f = actual.dtype, formal.dtype
+    if not (isinstance(a, types.Integer) and isinstance(f, types.Integer)
+            and a.bitwidth == f.bitwidth and actual.ndim == formal.ndim):
+        return False
+    if formal.mutable and not actual.mutable:
+        return False
+    return formal.layout == "A" or formal.layout == actual.layout
