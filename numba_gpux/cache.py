@@ -3,7 +3,7 @@
 Two keys find finished code:
 
 * the key of the neutral IR: (hash of the neutral module text, the target's
-  fingerprint, the caller options).  It needs typing and lowering first, and
+  fingerprint and the content of its overlay registries, the caller options).  It needs typing and lowering first, and
   serves every kernel (in memory) and ``cache=True`` kernels (on disk).
   Tuning hooks reach kernels only as arguments, so registering one changes no key.
 * the pre-typing key (``cachekey.py``) of ``cache=True`` kernels: the disk
@@ -42,6 +42,7 @@ from . import config, irlex
 from .cachefile import (FORMAT_VERSION, CacheTrustWarning, CacheWarning, decode, encode,
                         folder_problem, key_problem, make_private_dirs, seal, secret, unseal,
                         warn_once)
+from .cachekey import overlaid_fingerprint
 from .compiler import Job, Options, run_target_stages
 from .machines import _AsmFromIR
 from .interface import Artifact, Target
@@ -69,8 +70,11 @@ _KINDS = ("code", "index", "programs", "libraries")
 
 
 def cache_key(neutral_text: str, target: Target, options: Options) -> str:
+    """The key of the code compiled from *neutral_text* for *target* with *options*:
+    the target enters as its fingerprint with its overlay registries' digest
+    (``cachekey.overlaid_fingerprint``), so registering an overlay changes the key."""
     h = hashlib.sha256()
-    h.update(f"v{FORMAT_VERSION}|{target.fingerprint}|{options!r}|".encode())
+    h.update(f"v{FORMAT_VERSION}|{overlaid_fingerprint(target)}|{options!r}|".encode())
     h.update(_canonical_uids(neutral_text).encode())
     return h.hexdigest()
 

@@ -40,7 +40,7 @@ import types as pytypes
 
 import numpy as np
 
-__all__ = ["kernel_key", "Uncacheable", "environment_key", "target_key"]
+__all__ = ["kernel_key", "Uncacheable", "environment_key", "target_key", "overlaid_fingerprint"]
 
 
 class Uncacheable(Exception):
@@ -114,19 +114,42 @@ def environment_key() -> str:
     return _env_key
 
 
-def target_key(target) -> str:
-    """The target description and its overlay registries' content, without building the
-    shared typing context (the modules that fill the shared registry are imported)."""
+def overlaid_fingerprint(target) -> str:
+    """What a target contributes to the key of code compiled for it: its fingerprint (a
+    pure function of the description) combined with the content of its overlay registry
+    stack, so that registering or removing an overlay changes the key of every kernel it
+    could change.  The kernel-language modules are imported first, since they fill the
+    shared overlay registry as they load (the shared typing context is not built).
+    Computed once per (description, overlay registries' change count)."""
     from . import overlays
     from .context import load_language_modules
 
-    memo = (target, overlays.epoch)
+    load_language_modules()
+    memo = (target.fingerprint, overlays.epoch)
+    got = _overlaid.get(memo)
+    if got is None:
+        got = hashlib.sha256(f"{target.fingerprint}|{target.overlays().digest}"
+                             .encode()).hexdigest()[:24]
+        if len(_overlaid) > 256:
+            _overlaid.clear()
+        _overlaid[memo] = got
+    return got
+
+
+_overlaid: dict = {}
+
+
+def target_key(target) -> str:
+    """:func:`overlaid_fingerprint`, and for a target from another package the sizes and
+    modification times of that package's files (the pre-typing key's part for the target)."""
+    from . import overlays
+
+    base = overlaid_fingerprint(target)
+    memo = (base, overlays.epoch)
     got = _target_keys.get(memo)
     if got is None:
-        load_language_modules()
         cls = type(target)
-        h = hashlib.sha256(f"{cls.__module__}.{cls.__qualname__}|{target._canonical()}|"
-                           f"{target.overlays().digest}".encode())
+        h = hashlib.sha256(f"{base}|".encode())
         if _root(cls.__module__) != "numba_gpux":  # a target from another package: its files
             top = sys.modules.get(_root(cls.__module__))
             for p in getattr(top, "__path__", None) or ():
@@ -136,7 +159,7 @@ def target_key(target) -> str:
         got = h.hexdigest()
         if len(_target_keys) > 64:
             _target_keys.clear()
-        _target_keys[(target, overlays.epoch)] = got
+        _target_keys[memo] = got
     return got
 
 

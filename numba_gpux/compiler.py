@@ -49,7 +49,7 @@ class Options:
     subgroup_size: int = 0
     #: (max threads per block, min blocks per multiprocessor, max blocks per cluster),
     #: a prefix of them or (): a launch with a larger block is an error, and targets
-    #: that can tell their code generator (option ``kernel_bound_attributes``) do
+    #: that can tell their code generator (``Target.kernel_bound_attributes``) do
     max_threads: int = 0
     min_blocks: int = 0
     max_cluster_blocks: int = 0
@@ -440,7 +440,7 @@ def _stage_map_ir(job: Job):
 def _stage_mark_kernels(job: Job):
     job.text = irtext.mark_kernels(job.text, job.kernels, job.target.kernel_cc)
     # the kernel's launch bounds, as function attributes where the target names them
-    names = dict(job.target.option("kernel_bound_attributes", ()))
+    names = dict(job.target.kernel_bound_attributes)
     attrs = {names[k]: str(getattr(job.options, k)) for k in names if getattr(job.options, k)}
     if attrs:
         job.text = irtext.add_function_attributes(job.text, job.kernels, attrs)
@@ -451,12 +451,12 @@ def _stage_mark_kernels(job: Job):
 
 def _fastmath_attributes(job: Job) -> dict:
     """The function attributes a ``fastmath`` compile puts on every function the module
-    defines, its own and the overlay definitions linked (target option
+    defines, its own and the overlay definitions linked (the target's
     ``fastmath_function_attributes``, e.g. CUDA's float32 denormal mode: LLVM does not
     inline a function into one whose mode differs)."""
     if not job.options.fastmath:
         return {}
-    return dict(job.target.option("fastmath_function_attributes", ()))
+    return dict(job.target.fastmath_function_attributes)
 
 
 def _stage_parse(job: Job):
@@ -520,10 +520,10 @@ def _require_subgroup_size(job: Job):
     if not width or not any(f.name.startswith("__gpux_sg_") for f in job.module.functions):
         return
     target = job.target
-    fixed = target.option("subgroup_width")
+    fixed = target.subgroup_width
     if fixed == width:
         return
-    md = target.option("subgroup_size_metadata")
+    md = target.subgroup_size_metadata
     if md and target.has("required_subgroup_size"):
         job.module = ll.parse_assembly(
             irtext.add_function_metadata(str(job.module), job.kernels, md, f"i32 {width}"))
@@ -548,7 +548,7 @@ def _stage_finish(job: Job):
 def _stage_optimize(job: Job):
     tm = target_machine(job.target, job.options.opt)
     pto = ll.create_pipeline_tuning_options(speed_level=job.options.opt)
-    if not job.target.option("loop_vectorization", True):
+    if not job.target.loop_vectorization:
         pto.loop_vectorization = False
     pb = ll.create_pass_builder(tm, pto)
     mpm = pb.getModulePassManager()
@@ -557,7 +557,7 @@ def _stage_optimize(job: Job):
     # i65 arithmetic that IndVarSimplify's closed-form exit values introduce
     # for triangular sums; LLVM would abort the process at emission.  The
     # option is process-wide in LLVM, so it is set around our run only.
-    if job.target.option("legal_int_widths"):
+    if job.target.legal_int_widths:
         with llvm_options((("-replexitval=never", "-replexitval=cheap"),)):
             run_passes(mpm, job.module, pb)
     else:
@@ -568,15 +568,15 @@ def _stage_optimize(job: Job):
 
 def _rewrite_text(job: Job) -> None:
     """The text rewrites after the optimizer, in one print and one parse of the module:
-    address-space inference (at ``opt`` > 0, unless the target's option
+    address-space inference (at ``opt`` > 0, unless the target's field
     ``backend_infers_address_spaces`` says its code generation runs LLVM's own pass),
-    then the target's IR rewrites (option ``ir_rewrites``, see ``legalize.py``:
+    then the target's IR rewrites (field ``ir_rewrites``, see ``legalize.py``:
     constructs its back end mistranslates, written another way after the optimizer has
     run), then the removal of the values they left unused (``irtext.drop_unused_values``,
     what dead-code elimination would do, without a pass manager run).  The text parsed
     is kept for the stages after."""
-    names = tuple(job.target.option("ir_rewrites", ()))
-    infer = job.options.opt > 0 and not job.target.option("backend_infers_address_spaces")
+    names = job.target.ir_rewrites
+    infer = job.options.opt > 0 and not job.target.backend_infers_address_spaces
     if not infer and not names:
         return  # nothing to rewrite: the module is not printed
     text = str(job.module)
@@ -625,7 +625,7 @@ def _infer_address_spaces(job: Job, text: str) -> str:
     (``_rewrite_text``)."""
     spaces = job.target.addrspaces
     new = irtext.infer_address_spaces(text, spaces.generic)
-    scope = job.target.option("workgroup_syncscope")  # the back end's name for it, if any
+    scope = job.target.workgroup_syncscope  # the back end's name for it, if any
     if scope:
         new = irtext.narrow_shared_atomics(new, spaces.shared, scope)
     return new
@@ -637,12 +637,12 @@ def _replace_intrinsics(job: Job) -> None:
     The optimizer creates some intrinsics on its own (InstCombine turns shift-and-mask
     bit reversal into ``llvm.bitreverse``); LLVM 22's SPIR-V back end aborts the process
     on ``llvm.bitreverse`` (no SPV_KHR_bit_instructions) and ``llvm.sadd.with.overflow``.
-    A target lists such intrinsics in the option ``replace_intrinsics``; each call of
+    A target lists such intrinsics in its field ``replace_intrinsics``; each call of
     ``llvm.X.Y`` becomes a call of ``__gpux_llvm_X_Y``, defined in its overlay registry
     and inlined.  Only the always-inliner runs afterwards, so the definitions are not
     turned back into the intrinsic.
     """
-    prefixes = tuple(job.target.option("replace_intrinsics", ()))
+    prefixes = job.target.replace_intrinsics
     if not prefixes:
         return
     names = [f.name for f in job.module.functions
@@ -693,16 +693,8 @@ def _located_with_line_info(job: Job, uses):
     return first_located(redo.printed if redo.printed is not None else str(redo.module), uses)
 
 
-def _build_shared_context() -> None:
-    """Before a Target's fingerprint is read: the shared context, whose loading fills
-    the "shared" overlay registry that the fingerprint hashes."""
-    from .context import target_context
-
-    target_context()
-
-
 # the Target contract's hook defaults run the stages' code (interface imports nothing above)
-provide_defaults(before_fingerprint=_build_shared_context, emit=default_emit)
+provide_defaults(emit=default_emit)
 
 
 def _stage_emit(job: Job):

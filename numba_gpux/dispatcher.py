@@ -189,7 +189,7 @@ class GpuxFunction(KernelAttributes, KernelInspection):
         self._lock = threading.RLock()
         self._neutral: dict[tuple, object] = {}     # argtypes -> NeutralResult
         self._kernel_ir: dict[tuple, tuple] = {}    # argtypes -> (symbol, neutral text)
-        self._code: dict[tuple, object] = {}        # (argtypes, target fingerprint) -> Artifact
+        self._code: dict[tuple, object] = {}        # (argtypes, overlaid fingerprint) -> Artifact
         self._loaded: dict[tuple, object] = {}      # (argtypes, device) -> driver kernel
         self._shims: dict = {}                      # (argtypes, device) -> Shim
         self._launch_keys: dict = {}                # launch.py's launch keys
@@ -513,7 +513,9 @@ class GpuxFunction(KernelAttributes, KernelInspection):
             art = index_lookup(self, argtypes, target)
             if art is not None:
                 return art
-        key = (argtypes, target.fingerprint)
+        from .cachekey import overlaid_fingerprint
+
+        key = (argtypes, overlaid_fingerprint(target))  # overlays change the code too
         art = self._code.get(key)
         if art is None:
             from .cache import compile_target, index_store

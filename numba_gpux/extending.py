@@ -21,8 +21,8 @@ Two kinds of extension exist, and they live at different levels:
           return math.exp2(x * 1.4426950408889634)
 
 An overlay changes the target's overlay registry, whose digest is part of the
-target's fingerprint: code compiled before the overlay is never reused after
-it.  (Tuning hooks, by contrast, change no compiled code: ``hooks.py``.)
+key of the target's code (``cachekey.overlaid_fingerprint``): code compiled
+before the overlay is never reused after it.  (Tuning hooks, by contrast, change no compiled code: ``hooks.py``.)
 """
 
 from __future__ import annotations

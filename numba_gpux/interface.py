@@ -18,7 +18,12 @@ Pipeline (see ``compiler.py``)::
 from __future__ import annotations
 
 import dataclasses
+import difflib
+import functools
 import hashlib
+import sys
+import types
+import typing
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
@@ -120,119 +125,259 @@ class Artifact:
         return f"<Artifact {self.kind} kernels={list(self.kernels)} {size} bytes>"
 
 
-_fingerprints: dict = {}  # (Target, overlays.epoch) -> Target.fingerprint
-
 #: What the stages above provide to the contract, filled by ``compiler`` when it is
 #: imported (:func:`provide_defaults`): this module is the bottom layer and imports
-#: nothing above it.  ``"before_fingerprint"``: called before a fingerprint is
-#: computed (builds the shared context, which fills the "shared" overlay registry);
-#: ``"emit"``: the default of :meth:`Target.emit`.
+#: nothing above it.  ``"emit"``: the default of :meth:`Target.emit`.
 _provided: dict = {}
 
 
-def provide_defaults(*, before_fingerprint=None, emit=None) -> None:
+def provide_defaults(*, emit=None) -> None:
     """Registration point for the compiler: what the hooks' defaults run.
 
-    ``before_fingerprint()`` runs before every :attr:`Target.fingerprint` (it must
-    be cheap once done); ``emit(target, module, kernels, opt)`` returns the
-    :class:`Artifact` of the default :meth:`Target.emit`.
+    ``emit(target, module, kernels, opt)`` returns the :class:`Artifact` of the
+    default :meth:`Target.emit`.
     """
-    if before_fingerprint is not None:
-        _provided["before_fingerprint"] = before_fingerprint
     if emit is not None:
         _provided["emit"] = emit
 
 
+# ---------------------------------------------------------------------------
+# Typed, validated fields
+
+_hints: dict = {}  # class -> {field name: resolved type}
+
+
+def _field_types(cls) -> dict:
+    """The resolved type of each dataclass field of *cls* (evaluated once per class)."""
+    got = _hints.get(cls)
+    if got is None:
+        try:
+            hints = typing.get_type_hints(cls)
+        except NameError:  # a name its module does not hold (a class made in a function)
+            hints = {}
+            for klass in reversed(cls.__mro__):
+                space = vars(sys.modules[klass.__module__]) if klass.__module__ in sys.modules else {}
+                for name, ann in vars(klass).get("__annotations__", {}).items():
+                    try:
+                        hints[name] = eval(ann, space) if isinstance(ann, str) else ann
+                    except NameError:
+                        hints[name] = Any  # that field's values are not checked
+        got = _hints[cls] = {f.name: hints.get(f.name, Any) for f in dataclasses.fields(cls)}
+    return got
+
+
+def _conforms(value, tp) -> bool:
+    """Whether *value* is a *tp*, for the forms the targets' fields are written in:
+    classes, ``X | None``, ``Literal``, ``tuple[X, ...]``, ``tuple[X, Y]`` and
+    ``frozenset[X]`` (anything else is taken as it is)."""
+    if tp is Any:
+        return True
+    origin, args = typing.get_origin(tp), typing.get_args(tp)
+    if origin in (typing.Union, types.UnionType):
+        return any(_conforms(value, a) for a in args)
+    if origin is typing.Literal:
+        return value in args
+    if origin is tuple:
+        if not isinstance(value, tuple):
+            return False
+        if len(args) == 2 and args[1] is Ellipsis:
+            return all(_conforms(v, args[0]) for v in value)
+        return len(value) == len(args) and all(map(_conforms, value, args))
+    if origin is frozenset:
+        return isinstance(value, frozenset) and all(_conforms(v, args[0]) for v in value)
+    if tp is bool:
+        return isinstance(value, bool)
+    if tp is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if tp is type(None):
+        return value is None
+    return isinstance(value, tp) if isinstance(tp, type) else True
+
+
+def _type_name(tp) -> str:
+    return tp.__name__ if isinstance(tp, type) and not typing.get_args(tp) else str(tp)
+
+
+class _Checked:
+    """Construction checks shared by :class:`Target` and :class:`TargetOptions`: keyword
+    arguments only, an unknown keyword is a TypeError naming it and the known ones, and
+    every field's value must be of the field's type (which keeps the value hashable)."""
+
+    __slots__ = ()
+
+    def __new__(cls, *args, **kwargs):
+        if args:
+            raise TypeError(f"{cls.__name__} takes keyword arguments only")
+        known = _field_types(cls)
+        unknown = [k for k in kwargs if k not in known]
+        if unknown:
+            bad = unknown[0]
+            close = difflib.get_close_matches(bad, list(known), n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            if bad == "options" and issubclass(cls, Target):
+                hint = (" (what was a key of Target.options is a field of its own, e.g. "
+                        "extern_prefixes=(...), or a field of the target's options class)")
+            raise TypeError(f"{cls.__name__} has no option {bad!r}{hint}; its options are: "
+                            f"{', '.join(known)}")
+        return super().__new__(cls)
+
+    def __post_init__(self):
+        cls = type(self)
+        for name, tp in _field_types(cls).items():
+            value = getattr(self, name)
+            if not _conforms(value, tp):
+                raise TypeError(f"{cls.__name__}.{name} must be {_type_name(tp)}, not {value!r}")
+        try:
+            hash(self)
+        except TypeError as e:
+            raise TypeError(f"{cls.__name__} must be hashable: {e}") from None
+
+
 @dataclass(frozen=True)
-class Target:
+class TargetOptions(_Checked):
+    """Base of the options only one target reads (``CUDAOptions``: compute capability,
+    PTX version, ...): subclass it as a frozen dataclass and hold it in a typed field of
+    that target's :class:`Target` subclass.  It is built with keywords only; an unknown
+    keyword is a TypeError naming the known ones, and each value is checked against its
+    field's type (a subclass that defines ``__post_init__`` calls this one's).  Being a
+    field, it enters the target's fingerprint."""
+
+
+__all__ += ["TargetOptions"]
+
+
+def _canonical_value(v) -> str:
+    """A value as text that is the same in every process: sets sorted (``repr`` of a
+    frozenset of strings changes from one process to the next, with hash randomization),
+    dataclasses field by field."""
+    if isinstance(v, (set, frozenset)):
+        return repr(sorted(map(_canonical_value, v)))
+    if isinstance(v, (tuple, list)):
+        return "(" + ",".join(_canonical_value(x) for x in v) + ")"
+    if isinstance(v, dict):
+        return "{" + ",".join(f"{_canonical_value(k)}:{_canonical_value(x)}"
+                              for k, x in sorted(v.items())) + "}"
+    if dataclasses.is_dataclass(v) and not isinstance(v, type):
+        cls = type(v)
+        return (f"{cls.__module__}.{cls.__qualname__}(" + ",".join(
+            f"{f.name}={_canonical_value(getattr(v, f.name))}" for f in dataclasses.fields(v)) + ")")
+    return repr(v)
+
+
+#: an LLVM command-line option as (flag, reset): the flag set for the work it is for,
+#: the reset value after it (``machines.llvm_options``)
+LLVMFlag = tuple[str, str]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Target(_Checked):
     """An immutable description of a compilation target.
 
-    Fields are data; the methods below are the hooks, in pipeline order.  A
-    subclass overrides only the hooks it needs.  ``fingerprint`` hashes the
-    class and every field, so two descriptions that could produce different
-    code never share a cache entry.  It also hashes the content of the
-    target's overlay registry stack, so adding or replacing an overlay
-    (``numba_gpux.extending.overlay``) changes the fingerprint.
+    Fields are data, grouped by the stage that reads them, in pipeline order; the
+    methods below are the hooks, in the same order.  A subclass overrides only the
+    hooks it needs; what only one target reads is that target's own
+    :class:`TargetOptions`, held in a field its subclass adds.  Built with keywords
+    only: an unknown keyword is a TypeError naming the known ones, and every value is
+    checked against its field's type.  ``fingerprint`` hashes the class and every
+    field, so two descriptions that could produce different code never share a
+    cache entry.
     """
 
+    # -- what the target is ----------------------------------------------------
+    #: the name devices, ``gpux.compile(target=)`` and the target's overlay registry use
     name: str
-    #: overlay families searched after the target's own registry, e.g. ("spirv",)
+    #: overlay families searched after the target's own registry, e.g. ("spirv",) (link)
     families: tuple[str, ...]
+    #: capabilities (``has``): "fp64", "fp16", "int64_atomics", "float_atomics", ...
+    features: frozenset[str] = frozenset()
+    #: the LLVM target machine (machines.py): triple, data layout, CPU and its features
     triple: str
     data_layout: str
-    addrspaces: AddressSpaces
-    #: text inserted after ``define`` on kernel entry points ("spir_kernel")
-    kernel_cc: str = ""
-    #: what ``emit`` produces: "object" (binary from the LLVM target machine) or "assembly"
-    emit_kind: str = "object"
-    artifact_kind: str = "object"
     cpu: str = ""
     llvm_features: str = ""
-    #: capabilities: "fp64", "fp16", "int64_atomics", "float_atomics", ...
-    features: frozenset = frozenset()
-    #: extra knobs, as one mapping (key -> hashable value); downstream code adds keys freely.
-    #: The compiler reads ``tm_flags`` (LLVM options set while a target machine is made)
-    #: and ``codegen_flags`` (set while code is emitted), each a tuple of (flag, reset)
-    #: pairs, both also in a fresh-process emission; ``legal_int_widths``; and others
-    #: named where they are used (``extern_prefixes``, ``replace_intrinsics``,
-    #: ``ir_rewrites``, ``workgroup_syncscope`` (the back end's syncscope name for a
-    #: work-group: atomics on shared memory get it), ``backend_infers_address_spaces``
-    #: (its code generation runs LLVM's InferAddressSpaces: the compiler's own
-    #: inference after the optimizer is skipped), ``loop_vectorization`` (False: the
-    #: optimizer's loop vectorizer is off, for targets that write scalar source), ...).
-    #: Sub-group width (``Options.subgroup_size``): ``subgroup_width`` (sub-groups
-    #: always have this width) or ``subgroup_size_metadata`` (the kernel metadata
-    #: that requires one, on devices with the feature ``required_subgroup_size``)
-    options: tuple = ()
-    #: the neutral ``addrspace(N)`` that module-level variables default to
+
+    # -- map_ir: on the neutral IR text -----------------------------------------
+    #: address spaces as the target numbers them (the default ``map_ir`` maps to these)
+    addrspaces: AddressSpaces
+    #: the neutral ``addrspace(N)`` that module-level variables default to (``map_ir``)
     globals_addrspace: int = 1
     #: the largest block and grid, stated as ranges of the index intrinsics (None: no facts)
     index_limits: IndexLimits | None = None
 
-    # -- derived ---------------------------------------------------------
-    @property
-    def fingerprint(self) -> str:
-        from . import overlays as _overlays
+    # -- mark kernels ----------------------------------------------------------
+    #: text inserted after ``define`` on kernel entry points ("spir_kernel"; "": none)
+    kernel_cc: str = ""
+    #: (``compiler.Options`` field, function attribute) pairs: launch bounds as attributes
+    #: of the kernel, e.g. ("max_threads", "nvvm.maxntid"); () writes none
+    kernel_bound_attributes: tuple[tuple[str, str], ...] = ()
+    #: (attribute, value) pairs a ``fastmath`` compile puts on every function, overlay
+    #: definitions included (CUDA's float32 denormal mode); () adds none
+    fastmath_function_attributes: tuple[tuple[str, str], ...] = ()
 
-        # the shared context fills the "shared" overlay registry as it loads: build it
-        # first, or code compiled by the first kernel would be keyed on a stale digest
-        prepare = _provided.get("before_fingerprint")
-        if prepare is not None:
-            prepare()
-        # read on every launch with a new signature: computed once per (equal
-        # description, overlay registries' change count)
-        key = (self, _overlays.epoch)
-        try:
-            fp = _fingerprints.get(key)
-        except TypeError:  # an unhashable option value
-            key, fp = None, None
-        if fp is None:
-            cls = type(self)
-            h = hashlib.sha256(f"{cls.__module__}.{cls.__qualname__}|{self._canonical()}|"
-                               f"{self.overlays().digest}".encode())
-            fp = h.hexdigest()[:20]
-            if key is not None:
-                if len(_fingerprints) > 256:
-                    _fingerprints.clear()
-                _fingerprints[key] = fp
-        return fp
+    # -- finish: after link and internalize (the ``finish_module`` hook) ----------
+    #: the width sub-groups always have (warps: 32), which ``Options.subgroup_size``
+    #: may ask for as it is; 0: none fixed
+    subgroup_width: int = 0
+    #: kernel metadata that requires a sub-group width, on devices with the feature
+    #: "required_subgroup_size" ("": the target cannot require one)
+    subgroup_size_metadata: str = ""
+
+    # -- optimize --------------------------------------------------------------
+    #: LLVM options set while a target machine is made (also in a fresh-process emission)
+    tm_flags: tuple[LLVMFlag, ...] = ()
+    #: False: the optimizer's loop vectorizer is off (targets that write scalar source)
+    loop_vectorization: bool = True
+    #: the integer widths the back end represents (the optimizer then leaves exit values
+    #: alone, and validation reports others); (): any width
+    legal_int_widths: tuple[int, ...] = ()
+    #: prefixes of LLVM intrinsics the back end cannot lower, replaced after the
+    #: optimizer by overlay definitions (``__gpux_llvm_*``)
+    replace_intrinsics: tuple[str, ...] = ()
+    #: True: the back end runs LLVM's InferAddressSpaces itself, so the compiler's own
+    #: inference after the optimizer is skipped
+    backend_infers_address_spaces: bool = False
+    #: the back end's syncscope name for a work-group: atomics on shared memory get it
+    #: after address-space inference ("": left as they are)
+    workgroup_syncscope: str = ""
+    #: names of ``legalize.py`` rewrites applied after the optimizer, in order
+    ir_rewrites: tuple[str, ...] = ()
+
+    # -- validate --------------------------------------------------------------
+    #: prefixes of the symbols a finished module may still declare (besides ``llvm.*``)
+    extern_prefixes: tuple[str, ...] = ()
+    #: True: ``__gpux_*`` calls stay and are written by name (the target's ``validate``
+    #: hook checks them), so the shared validation does not report them
+    intrinsics_by_name: bool = False
+    #: (IR type word, feature, what it is) triples: a module using the type needs the
+    #: device feature, e.g. ("half", "fp16", "float16 (half precision)")
+    type_features: tuple[tuple[str, str, str], ...] = ()
+
+    # -- emit ------------------------------------------------------------------
+    #: what the default ``emit`` produces: an object from the target machine, its
+    #: assembly, or (a target that overrides ``emit``) source text
+    emit_kind: typing.Literal["object", "assembly", "source"] = "object"
+    #: ``Artifact.kind`` of what is emitted: "spirv", "ptx", "msl", ...
+    artifact_kind: str = "object"
+    #: LLVM options set while code is emitted (also in a fresh-process emission)
+    codegen_flags: tuple[LLVMFlag, ...] = ()
+    #: True: the back end emits module after module through one target machine, so
+    #: emission uses the kept one (machines.emit_machine); False: a machine per emission
+    reusable_emit_machine: bool = False
+
+    # -- derived ---------------------------------------------------------------
+    @functools.cached_property
+    def fingerprint(self) -> str:
+        """A digest of the class and every field: a pure function of the description,
+        the same in every process.  (What else a compile depends on, the content of
+        the overlay registries, enters the cache keys beside it: ``cachekey.target_key``.)"""
+        cls = type(self)
+        return hashlib.sha256(f"{cls.__module__}.{cls.__qualname__}|{self._canonical()}"
+                              .encode()).hexdigest()[:20]
 
     def _canonical(self) -> str:
-        """Every field, with sets sorted: ``repr`` of a frozenset of strings changes from
-        one process to the next (hash randomization), and on-disk keys must not."""
-        def canon(v):
-            if isinstance(v, (set, frozenset)):
-                return repr(sorted(map(canon, v)))
-            if isinstance(v, (tuple, list)):
-                return "(" + ",".join(canon(x) for x in v) + ")"
-            if isinstance(v, dict):
-                return "{" + ",".join(f"{canon(k)}:{canon(x)}" for k, x in sorted(v.items())) + "}"
-            return repr(v)
-
-        return ";".join(f"{f.name}={canon(getattr(self, f.name))}" for f in dataclasses.fields(self))
-
-    def option(self, key: str, default: Any = None) -> Any:
-        return dict(self.options).get(key, default)
+        """Every field, with sets sorted, as text that is the same in every process."""
+        return ";".join(f"{f.name}={_canonical_value(getattr(self, f.name))}"
+                        for f in dataclasses.fields(self))
 
     def has(self, feature: str) -> bool:
         return feature in self.features

@@ -58,12 +58,12 @@ def llvm_options(flags):
 def _create_target_machine(target: Target, opt: int):
     """A new LLVM target machine for *target*.
 
-    A target's option ``tm_flags`` lists (flag, reset) pairs of LLVM command-line
+    A target's ``tm_flags`` lists (flag, reset) pairs of LLVM command-line
     options that a target machine reads when it is created (NVPTX's
     ``-nvptx-short-ptr`` decides its pointer widths, hence its data layout); they
     hold for the creation only.  The machine's data layout must then be the target's."""
     _init_llvm_targets()
-    flags = target.option("tm_flags", ())
+    flags = target.tm_flags
     with llvm_options(flags):
         tm = ll.Target.from_triple(target.triple).create_target_machine(
             cpu=target.cpu, features=target.llvm_features, opt=max(opt, 0),
@@ -107,10 +107,10 @@ def emit_machine(target: Target, opt: int):
     optimized so far, out of the cache (the next compile's optimizer makes a new
     one), so every machine emits once and a compile makes one machine, not two.
     A target whose back end emits module after module through one machine sets
-    the option ``reusable_emit_machine`` and emits through its kept machine
+    ``reusable_emit_machine`` and emits through its kept machine
     (:func:`target_machine`), one emission at a time: making an NVPTX machine
     costs about 0.5 ms of every compile."""
-    if target.option("reusable_emit_machine", False):
+    if target.reusable_emit_machine:
         with _emit_lock:
             yield target_machine(target, opt)
         return
@@ -128,7 +128,7 @@ class _AsmFromIR:
     def __call__(self) -> str | None:
         try:
             mod = ll.parse_assembly(self.ir_text)
-            with llvm_options(self.target.option("codegen_flags", ())), \
+            with llvm_options(self.target.codegen_flags), \
                     emit_machine(self.target, self.opt) as tm:
                 return tm.emit_assembly(mod)
         except Exception:  # some back ends cannot print assembly
@@ -143,7 +143,7 @@ def default_emit(target: Target, module, kernels, opt: int, ir_text: str | None 
     both do), so the text is printed before it, never after."""
     if ir_text is None:
         ir_text = str(module)
-    with llvm_options(target.option("codegen_flags", ())), emit_machine(target, opt) as tm:
+    with llvm_options(target.codegen_flags), emit_machine(target, opt) as tm:
         if target.emit_kind == "assembly":
             return Artifact(target.artifact_kind, None, tm.emit_assembly(module),
                             tuple(kernels), llvm_ir=ir_text)
@@ -181,8 +181,7 @@ def emit_in_fresh_process(target: Target, ir_text: str, opt: int) -> bytes:
         proc = subprocess.run(
             [sys.executable, "-c", _EMIT_CHILD, target.triple, target.cpu, target.llvm_features,
              str(max(opt, 0)), target.emit_kind,
-             *(on for on, _off in (*target.option("tm_flags", ()),
-                                   *target.option("codegen_flags", ())))],
+             *(on for on, _off in (*target.tm_flags, *target.codegen_flags))],
             input=ir_text.encode(), capture_output=True, timeout=300)
     except (OSError, subprocess.SubprocessError) as e:
         raise InternalCompilerError("emit", f"emission in a fresh process failed: {e}") from None

@@ -4,18 +4,19 @@ A registry maps a function name (a ``__gpux_*`` intrinsic, or any function a
 target wants to replace) to LLVM IR text that defines it, written in that
 target's own address spaces.  Registries stack: a target's own registry is
 searched first, then its families' (``spirv``), then the shared defaults.
-How deep the stack is changes nothing but the target's own fingerprint.
+How deep the stack is changes nothing but the keys of the target's own code.
 
 Every registry keeps a content digest of its definitions; a stack's digest
-enters the fingerprint of the Target that uses it, so code compiled before an
-overlay was added or replaced is never reused after (``Target.fingerprint``).
+enters the key of code compiled for the Target that uses it, beside the target's
+fingerprint (``cachekey.overlaid_fingerprint``), so code compiled before an
+overlay was added or replaced is never reused after.
 ``epoch`` counts changes to any registry, for caches that must notice them
 cheaply (the launch path's per-signature shims).
 
 A feature module that few kernels need can be named with ``define_module``
 instead of imported: it is imported when a name it defines is first looked up,
 and its definitions enter the digest through the module's name (numba-gpux's
-own files enter every cache key), so loading it changes no fingerprint.
+own files enter every cache key), so loading it changes no key.
 
 Definitions should be ``alwaysinline`` and externally visible (a plain
 ``define``): linking resolves the kernel's declarations against them, and the
@@ -172,7 +173,7 @@ class OverlayRegistry:
         The module fills this registry with ``define`` and ``define_family`` as
         usual, with names of those prefixes only; a definition made before it
         loads (an override) is kept.  The digest names the module, so loading it
-        changes no fingerprint; its code enters cache keys with numba-gpux's files
+        changes no key; its code enters cache keys with numba-gpux's files
         (``cachekey.environment_key``) or its package's (``cachekey.target_key``)."""
         global epoch
         with self._lock:
@@ -315,7 +316,8 @@ class OverlayStack:
 
     @property
     def digest(self) -> str:
-        """The registries' digests combined: part of the fingerprint of a Target using this stack."""
+        """The registries' digests combined: part of the key of code compiled for a Target
+        using this stack (``cachekey.overlaid_fingerprint``)."""
         return hashlib.sha1("|".join(r.digest for r in self.registries).encode()).hexdigest()[:20]
 
     def provides(self, name: str) -> bool:

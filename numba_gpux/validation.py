@@ -24,10 +24,10 @@ def validate(job, relocate) -> None:
     information and returns ``first_located`` on it (the compiler's; on the error path)."""
     problems: list[str] = []
     stack = job.target.overlays()
-    allowed = tuple(job.target.option("extern_prefixes", ()))
+    allowed = job.target.extern_prefixes
     # source-emitting targets keep __gpux_* calls and map them by name; their
     # own validate hook checks each one against their source registry
-    by_name = bool(job.target.option("intrinsics_by_name", False))
+    by_name = job.target.intrinsics_by_name
     # the declarations, the call graph and the types used, read from the module's
     # text through the IR lexer (one print; walking the module through the binding
     # costs foreign calls per function and instruction)
@@ -60,7 +60,7 @@ def validate(job, relocate) -> None:
     for n in calls:
         if n not in state:
             visit(n, [n])
-    widths = job.target.option("legal_int_widths")
+    widths = job.target.legal_int_widths
     if widths:
         bad = sorted(facts.int_widths - set(widths) - {1})
         if bad:
@@ -71,10 +71,10 @@ def validate(job, relocate) -> None:
         where = _user_line(job, relocate, lambda _w, words: "double" in words)
         problems.append(f"uses float64 (double precision){where}, which this device does not "
                         f"support; use float32 values and arrays")
-    # types a device needs a feature for, as a target's data names them (option
+    # types a device needs a feature for, as a target's data names them (its
     # ``type_features``: (IR type word, feature, what it is), e.g. C-family source
     # spells float16 `half`, which a compiler without half support rejects)
-    for word, feature, what in job.target.option("type_features", ()):
+    for word, feature, what in job.target.type_features:
         if word in facts.words and not job.target.has(feature):
             where = _user_line(job, relocate, lambda _w, words, _word=word: _word in words)
             problems.append(f"uses {what}{where}, which this device does not support (it lacks "

@@ -10,7 +10,7 @@ Lowering (neutral IR, NVPTX address-space numbering):
   elements long; every dynamic array of a kernel starts at the same address (they
   alias, as in numba.cuda).  How a target provides that memory is its business:
   CUDA uses an ``extern`` shared variable, OpenCL a ``__local`` kernel parameter
-  (the target's ``dynamic_shared`` option and finishing step);
+  (OpenCL's ``OpenCLOptions.dynamic_shared_params`` and finishing step);
 * a ``local.array`` is an ``alloca`` (private memory);
 * global NumPy arrays a kernel reads (``const.array_like(ary)`` or a bare global)
   become constant module variables in address space 4 (constant memory) when they
@@ -60,7 +60,7 @@ _contract("__gpux_dynamic_shared", GENERIC, [],
           "Generic pointer to the start of the launch's dynamic shared (work-group) memory, "
           "aligned to at least 16 bytes; every call in a kernel returns the same address. "
           "CUDA: an `extern` addrspace(3) variable; OpenCL: a trailing `__local` kernel "
-          "parameter added by the target's finishing step (option dynamic_shared).")
+          "parameter added by the target's finishing step (OpenCLOptions.dynamic_shared_params).")
 _contract("__gpux_dynamic_shared_bytes", I64, [],
           "Size in bytes of the launch's dynamic shared memory (the `shared_bytes` of "
           "`kernel[grid, block, queue, shared_bytes]`). CUDA: %dynamic_smem_size; OpenCL: a "

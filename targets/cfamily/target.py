@@ -3,11 +3,9 @@
 Such a target keeps the neutral address-space numbering, links no IR for the
 portable intrinsics (their calls stay visible and are written by name from
 the source registries, ``registry("<name>.src")``), inlines every device
-function, and emits source text instead of a binary.  Target options:
-
-* ``dialect``: the registered :class:`~numba_gpux.targets.cfamily.dialect.Dialect` name;
-* ``source_families``: source registries searched after the target's own;
-* ``intrinsics_by_name``: True (the shared validation leaves ``__gpux_*`` to us).
+function, and emits source text instead of a binary.  What only these targets read
+is :class:`SourceOptions` (the dialect and the source registries); the shared
+validation leaves ``__gpux_*`` calls to them (``Target.intrinsics_by_name``).
 """
 
 from __future__ import annotations
@@ -15,18 +13,31 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 
-from numba_gpux.interface import NEUTRAL_ADDRSPACES, NEUTRAL_DATA_LAYOUT, Artifact, Target
+from numba_gpux.interface import (NEUTRAL_ADDRSPACES, NEUTRAL_DATA_LAYOUT, Artifact, Target,
+                                  TargetOptions)
 from .dialect import SourceDef, get_dialect, source_stack
 
-__all__ = ["SourceTarget", "make_source_target"]
+__all__ = ["SourceTarget", "SourceOptions", "make_source_target"]
+
+
+@dataclass(frozen=True)
+class SourceOptions(TargetOptions):
+    """What only the source-emitting targets read."""
+
+    #: the registered :class:`~numba_gpux.targets.cfamily.dialect.Dialect` the source is in
+    dialect: str
+    #: source registries searched after the target's own (``registry("<name>.src")``)
+    source_families: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
 class SourceTarget(Target):
     """A Target whose artifact is source text (``Artifact.text``; ``binary`` is None)."""
 
+    source: SourceOptions
+
     def source_registries(self):
-        return source_stack(self.name, tuple(self.option("source_families", ())))
+        return source_stack(self.name, self.source.source_families)
 
     def lookup_source(self, name: str):
         d = self.source_registries().lookup(name)
@@ -73,7 +84,7 @@ class SourceTarget(Target):
             from numba_gpux.context import simplify_neutral
 
             simplify_neutral(module)
-        dialect = get_dialect(self.option("dialect"))
+        dialect = get_dialect(self.source.dialect)
         text = emit_source(module, kernels, dialect, self.lookup_source, self.features)
         return Artifact(self.artifact_kind, None, text, tuple(kernels))
 
@@ -97,17 +108,17 @@ def make_source_target(cls, device=None, features=None, *, name: str, dialect: s
         emit_kind="source",
         artifact_kind=artifact_kind,
         features=frozenset(features),
-        options=(("dialect", dialect), ("intrinsics_by_name", True),
-                 ("source_families", (name,)),
-                 # constant aggregates have no spelling as an operand of a phi copy
-                 ("ir_rewrites", ("split_aggregate_phis",)),
-                 # C-family source spells float16 values `half`, which a compiler without
-                 # half support rejects (PoCL: "declaring function parameter of type
-                 # '__private half'"); the shared validation reads it among the types of
-                 # the code (never in a string) and names the user's line
-                 ("type_features", (("half", "fp16", "float16 (half precision)"),)),
-                 # the emitter writes scalar code (the device's compiler vectorizes
-                 # across work-items itself): no vector IR from LLVM's loop vectorizer
-                 ("loop_vectorization", False)),
         index_limits=index_limits,
+        # the emitter writes scalar code (the device's compiler vectorizes across
+        # work-items itself): no vector IR from LLVM's loop vectorizer
+        loop_vectorization=False,
+        # constant aggregates have no spelling as an operand of a phi copy
+        ir_rewrites=("split_aggregate_phis",),
+        intrinsics_by_name=True,
+        # C-family source spells float16 values `half`, which a compiler without half
+        # support rejects (PoCL: "declaring function parameter of type '__private
+        # half'"); the shared validation reads it among the types of the code (never
+        # in a string) and names the user's line
+        type_features=(("half", "fp16", "float16 (half precision)"),),
+        source=SourceOptions(dialect=dialect, source_families=(name,)),
     )

@@ -7,13 +7,15 @@ installed, turns the PTX into a cubin for the same ``sm_XX``.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from numba_gpux.errors import GpuxUserError
-from numba_gpux.interface import NEUTRAL_ADDRSPACES, Artifact, IndexLimits, Target
+from numba_gpux.interface import NEUTRAL_ADDRSPACES, Artifact, IndexLimits, Target, TargetOptions
 
 from . import overlays  # noqa: F401  (fills the "nvptx" and "cuda" registries)
 from .ptxisa import LLVM_MAX_PTX, MIN_PTX_ISA, ptx_isa_for
 
-__all__ = ["CUDATarget", "make_target", "TRIPLE", "DATA_LAYOUT", "DEFAULT_CC", "INDEX_LIMITS",
+__all__ = ["CUDATarget", "CUDAOptions", "make_target", "TRIPLE", "DATA_LAYOUT", "DEFAULT_CC", "INDEX_LIMITS",
            "ptx_isa_for", "LLVM_MAX_PTX"]
 
 TRIPLE = "nvptx64-nvidia-cuda"
@@ -66,19 +68,31 @@ def _parse_cc(cc) -> tuple[int, int]:
     return major, minor
 
 
+@dataclass(frozen=True)
+class CUDAOptions(TargetOptions):
+    """What only the CUDA target reads."""
+
+    #: compute capability (major, minor): the PTX's ``.target sm_XX`` and ptxas's GPU
+    cc: tuple[int, int] = DEFAULT_CC
+    #: the PTX ISA version (major, minor) the PTX declares; None: the newest for ``cc``
+    ptx_version: tuple[int, int] | None = None
+    #: True: ptxas (where installed) turns the PTX into a cubin for the same ``sm_XX``
+    cubin: bool = True
+
+
+@dataclass(frozen=True)
 class CUDATarget(Target):
-    """NVPTX code for one compute capability (the options ``cc`` and ``ptx_version``).
+    """NVPTX code for one compute capability (``CUDAOptions``)."""
 
-    It adds no fields to the Target contract, so it is not a dataclass of its own:
-    making one costs about 2 ms of the target's first use."""
-
-    @property
-    def cc(self) -> tuple:
-        return self.option("cc", DEFAULT_CC)
+    cuda: CUDAOptions = CUDAOptions()
 
     @property
-    def ptx_version(self) -> tuple:
-        ptx = self.option("ptx_version")
+    def cc(self) -> tuple[int, int]:
+        return self.cuda.cc
+
+    @property
+    def ptx_version(self) -> tuple[int, int]:
+        ptx = self.cuda.ptx_version
         return ptx if ptx is not None else ptx_isa_for(self.cc)
 
     def map_ir(self, text: str) -> str:
@@ -120,7 +134,7 @@ class CUDATarget(Target):
 
         art = default_emit(self, module, kernels, opt)
         cubin = None
-        if self.option("cubin", True):
+        if self.cuda.cubin:
             from . import toolkit
 
             cubin = toolkit.ptxas_cubin(art.text, self.cc, opt)
@@ -158,29 +172,29 @@ def make_target(device=None, *, cc=None, ptx_version=None, cubin: bool = True) -
         cpu=f"sm_{cc[0]}{cc[1]}",
         llvm_features=f"+ptx{ptx[0]}{ptx[1]}",
         features=frozenset(features),
-        options=(("extern_prefixes", _EXTERN_PREFIXES), ("cubin", bool(cubin)),
-                 ("codegen_flags", CODEGEN_FLAGS), ("tm_flags", TM_FLAGS),
-                 ("subgroup_width", 32),  # warps: Options.subgroup_size 32 holds as is
-                 ("cc", cc), ("ptx_version", ptx),
-                 # the NVPTX back end emits module after module through one target
-                 # machine (machines.emit_machine)
-                 ("reusable_emit_machine", True),
-                 # its code generation runs LLVM's InferAddressSpaces (at opt > 0) before
-                 # instruction selection: the compiler's own inference on the text, a
-                 # print and a parse of every module, gave the same PTX
-                 ("backend_infers_address_spaces", True),
-                 # launch bounds and register limits: NVPTX writes .maxntid,
-                 # .minnctapersm, .maxclusterrank and .maxnreg from these
-                 ("kernel_bound_attributes", (("max_threads", "nvvm.maxntid"),
-                                              ("min_blocks", "nvvm.minctasm"),
-                                              ("max_cluster_blocks", "nvvm.maxclusterrank"),
-                                              ("max_registers", "nvvm.maxnreg"))),
-                 # fastmath flushes float32 denormals to zero, as numba.cuda's (NVVM's
-                 # -ftz=1): NVPTX then emits the .ftz forms (div.approx.ftz.f32,
-                 # sqrt.approx.ftz.f32, add.ftz.f32), and libdevice's FTZ paths are
-                 # taken (finish_module reads the mode from the module)
-                 ("fastmath_function_attributes",
-                  ((FTZ_ATTRIBUTE, FTZ_MODE),))),
         globals_addrspace=1,
         index_limits=INDEX_LIMITS,
+        # launch bounds and register limits: NVPTX writes .maxntid, .minnctapersm,
+        # .maxclusterrank and .maxnreg from these
+        kernel_bound_attributes=(("max_threads", "nvvm.maxntid"),
+                                 ("min_blocks", "nvvm.minctasm"),
+                                 ("max_cluster_blocks", "nvvm.maxclusterrank"),
+                                 ("max_registers", "nvvm.maxnreg")),
+        # fastmath flushes float32 denormals to zero, as numba.cuda's (NVVM's -ftz=1):
+        # NVPTX then emits the .ftz forms (div.approx.ftz.f32, sqrt.approx.ftz.f32,
+        # add.ftz.f32), and libdevice's FTZ paths are taken (finish_module reads the
+        # mode from the module)
+        fastmath_function_attributes=((FTZ_ATTRIBUTE, FTZ_MODE),),
+        subgroup_width=32,  # warps: Options.subgroup_size 32 holds as is
+        tm_flags=TM_FLAGS,
+        # its code generation runs LLVM's InferAddressSpaces (at opt > 0) before
+        # instruction selection: the compiler's own inference on the text, a print and
+        # a parse of every module, gave the same PTX
+        backend_infers_address_spaces=True,
+        extern_prefixes=_EXTERN_PREFIXES,
+        codegen_flags=CODEGEN_FLAGS,
+        # the NVPTX back end emits module after module through one target machine
+        # (machines.emit_machine)
+        reusable_emit_machine=True,
+        cuda=CUDAOptions(cc=cc, ptx_version=ptx, cubin=bool(cubin)),
     )

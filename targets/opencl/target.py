@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 
-from numba_gpux.interface import AddressSpaces, IndexLimits, Target
+from numba_gpux.interface import AddressSpaces, IndexLimits, Target, TargetOptions
 
 from . import overlays  # noqa: F401  (fills the "spirv" and "opencl" registries)
 
-__all__ = ["OpenCLTarget", "make_target", "SPIRV_ADDRSPACES", "TRIPLE", "DATA_LAYOUT",
+__all__ = ["OpenCLTarget", "OpenCLOptions", "make_target", "SPIRV_ADDRSPACES", "TRIPLE", "DATA_LAYOUT",
            "INDEX_LIMITS", "NO_LSR_FLAGS"]
 
 #: Neutral constant memory maps to CrossWorkgroup (1), not UniformConstant (2):
@@ -41,7 +42,22 @@ _DYNAMIC_SHARED_PARAMS = {
 }
 
 
+@dataclass(frozen=True)
+class OpenCLOptions(TargetOptions):
+    """What only the OpenCL (SPIR-V) target reads."""
+
+    #: True: dynamic shared memory is read through trailing kernel parameters (a
+    #: ``__local`` buffer and its size), as OpenCL sizes ``__local`` memory at launch
+    #: only through a kernel argument (``finish_module``)
+    dynamic_shared_params: bool = True
+
+
+@dataclass(frozen=True)
 class OpenCLTarget(Target):
+    """SPIR-V code for OpenCL devices (``OpenCLOptions``)."""
+
+    opencl: OpenCLOptions = OpenCLOptions()
+
     def map_ir(self, text: str) -> str:
         """The default address-space mapping, then printf format strings into
         UniformConstant (2): OpenCL's printf takes ``constant char *``, while
@@ -94,9 +110,7 @@ class OpenCLTarget(Target):
         art = self._emit_once(module, kernels, opt, ir_text)
         if not mismatched_integer_widths(art.binary) and not widened_masks(art.binary, ir_text):
             return art
-        flags = tuple(self.option("codegen_flags", ())) + NO_LSR_FLAGS
-        options = tuple((k, v) for k, v in self.options if k != "codegen_flags")
-        without_lsr = dataclasses.replace(self, options=options + (("codegen_flags", flags),))
+        without_lsr = dataclasses.replace(self, codegen_flags=self.codegen_flags + NO_LSR_FLAGS)
         art = without_lsr._emit_once(ll.parse_assembly(ir_text), kernels, opt, ir_text)
         art.info["emitted_without_lsr"] = True
         bad = mismatched_integer_widths(art.binary)
@@ -128,11 +142,11 @@ class OpenCLTarget(Target):
         return art
 
     def finish_module(self, module, kernels):
-        """Dynamic shared memory as trailing kernel parameters (option
-        ``dynamic_shared="kernel_param"``): OpenCL sizes ``__local`` memory at
+        """Dynamic shared memory as trailing kernel parameters
+        (``OpenCLOptions.dynamic_shared_params``): OpenCL sizes ``__local`` memory at
         launch only through a kernel argument.  Device functions are inlined
         into the kernels first, so every use sits in a kernel body."""
-        if self.option("dynamic_shared") != "kernel_param":
+        if not self.opencl.dynamic_shared_params:
             return None
         used = {f.name for f in module.functions
                 if f.is_declaration and f.name in _DYNAMIC_SHARED_PARAMS}
@@ -169,15 +183,16 @@ def make_target(device=None, *, features=None) -> OpenCLTarget:
         emit_kind="object",
         artifact_kind="spirv",
         features=frozenset(features),
-        options=(("extern_prefixes", ("_Z", "__spirv")), ("legal_int_widths", (8, 16, 32, 64)),
-                 ("dynamic_shared", "kernel_param"),
-                 # a required sub-group width (compiler.Options.subgroup_size), on devices
-                 # with cl_intel_required_subgroup_size: LLVM's SPIR-V back end writes
-                 # this metadata as the SubgroupSize execution mode
-                 ("subgroup_size_metadata", "intel_reqd_sub_group_size"),
-                 ("replace_intrinsics", ("llvm.bitreverse.", "llvm.sadd.with.overflow.")),
-                 ("ir_rewrites", ("split_aggregate_phis", "sitofp_i1", "byte_allocas",
-                                  "rematerialize_index_math")),
-                 ("workgroup_syncscope", "workgroup")),
         index_limits=INDEX_LIMITS,
+        # a required sub-group width (compiler.Options.subgroup_size), on devices with
+        # cl_intel_required_subgroup_size: LLVM's SPIR-V back end writes this metadata
+        # as the SubgroupSize execution mode
+        subgroup_size_metadata="intel_reqd_sub_group_size",
+        legal_int_widths=(8, 16, 32, 64),
+        replace_intrinsics=("llvm.bitreverse.", "llvm.sadd.with.overflow."),
+        workgroup_syncscope="workgroup",
+        ir_rewrites=("split_aggregate_phis", "sitofp_i1", "byte_allocas",
+                     "rematerialize_index_math"),
+        extern_prefixes=("_Z", "__spirv"),
+        opencl=OpenCLOptions(dynamic_shared_params=True),
     )

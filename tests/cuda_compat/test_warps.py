@@ -12,8 +12,8 @@ from numba_gpux.errors import UnsupportedError
 
 def _can_require_32(device) -> bool:
     t = device.target
-    return t.option("subgroup_width") == 32 or (
-        bool(t.option("subgroup_size_metadata")) and t.has("required_subgroup_size"))
+    return t.subgroup_width == 32 or (
+        bool(t.subgroup_size_metadata) and t.has("required_subgroup_size"))
 
 
 @cuda.jit

@@ -224,8 +224,7 @@ def test_ptx_has_no_generic_memory_access(kernel, sig):
 
 
 def _without_backend_inference(target):
-    return dataclasses.replace(target, options=tuple(
-        (k, v) for k, v in target.options if k != "backend_infers_address_spaces"))
+    return dataclasses.replace(target, backend_infers_address_spaces=False)
 
 
 @pytest.mark.parametrize("kernel,sig", KERNELS, ids=lambda v: getattr(v, "__name__", ""))
@@ -237,9 +236,9 @@ def test_a_back_end_that_infers_address_spaces_gets_the_module_as_optimized(kern
     from numba.core import sigutils
 
     cuda = resolve_target("cuda", cubin=False)
-    assert cuda.option("backend_infers_address_spaces")
+    assert cuda.backend_infers_address_spaces
     own = _without_backend_inference(cuda)
-    assert not own.option("backend_infers_address_spaces")
+    assert not own.backend_infers_address_spaces
     sym, text = kernel.kernel_ir(tuple(sigutils.normalize_signature(sig)[0]))
 
     def optimized(target):

@@ -263,38 +263,41 @@ def test_version_in_one_place():
 
 # -- the registration points that stand in for imports of a higher layer ------------
 
-_FINGERPRINT_FIRST = """
+_FINGERPRINT_PURE = """
 import sys
 import numba_gpux as gpux
+from numba_gpux import cachekey
 from numba_gpux.devices import resolve_target
 
 assert "numba_gpux.context" not in sys.modules  # nothing built at import
 t = resolve_target("cuda", cc=(9, 0))
 before = t.fingerprint
-built = "numba_gpux.context" in sys.modules
+untouched = "numba_gpux.context" not in sys.modules
+first = cachekey.overlaid_fingerprint(t)
 k = gpux.jit(lambda x: None)
 gpux.compile(k, "void(float32[::1])", target=t)
-print(built, before == t.fingerprint)
+print(untouched, before == t.fingerprint, first == cachekey.overlaid_fingerprint(t))
 """
 
 
-def test_fingerprint_builds_the_shared_context_first():
-    # the compiler provides what runs before a fingerprint; in a fresh process the first
-    # fingerprint is already the one compiled code is keyed on
+def test_fingerprint_is_pure_and_the_first_code_key_is_the_one_used():
+    # a fingerprint reads the description only (no context is imported or built); the
+    # overlays' part of the key, read before anything is compiled in a fresh process, is
+    # already the one compiled code is keyed on
     import subprocess
     import sys
 
-    res = subprocess.run([sys.executable, "-c", _FINGERPRINT_FIRST], capture_output=True,
+    res = subprocess.run([sys.executable, "-c", _FINGERPRINT_PURE], capture_output=True,
                          text=True, timeout=300, cwd=ROOT)
     assert res.returncode == 0, res.stderr
-    assert res.stdout.split() == ["True", "True"]
+    assert res.stdout.split() == ["True", "True", "True"]
 
 
 def test_default_emit_is_the_compilers():
-    from numba_gpux import compiler, interface, machines
+    from numba_gpux import interface, machines
 
     assert interface._provided["emit"] is machines.default_emit
-    assert interface._provided["before_fingerprint"] is compiler._build_shared_context
+    assert set(interface._provided) == {"emit"}
 
 
 def test_kernel_objects_are_registered_with_the_language():

@@ -53,7 +53,7 @@ def test_array_allocas_become_byte_arrays_of_the_same_size_and_alignment():
 
 
 def test_opencl_lists_its_rewrites_and_they_exist():
-    names = make_target().option("ir_rewrites")
+    names = make_target().ir_rewrites
     assert names and set(names) <= set(legalize.REWRITES)
 
 

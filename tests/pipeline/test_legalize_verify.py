@@ -29,8 +29,7 @@ CASES = K.collect()
 def _bare_target():
     """The OpenCL target without its IR rewrites."""
     t = make_target()
-    return dataclasses.replace(t, options=tuple((k, v) for k, v in t.options
-                                                if k != "ir_rewrites"))
+    return dataclasses.replace(t, ir_rewrites=())
 
 
 def _optimized_ir(kernel, sig, opt):

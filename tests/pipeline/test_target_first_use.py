@@ -1,6 +1,5 @@
 """What a target's first use and every per-target tail no longer pay for: the
-entry-point lookup once per process, target descriptions without dataclasses of
-their own, one kept target machine per target (emission too, where the back end
+entry-point lookup once per process, one kept target machine per target (emission too, where the back end
 allows it), the kernel's body inlined once in the neutral module, and overlay
 digests hashed when read.  Each test checks the behaviour that makes the cost go."""
 
@@ -16,7 +15,7 @@ import pytest
 import numba_gpux as gpux
 from numba_gpux import machines, overlays
 from numba_gpux.devices import resolve_target
-from numba_gpux.interface import Target
+from numba_gpux.interface import Target, TargetOptions
 
 devices = importlib.import_module("numba_gpux.devices")  # the module, not gpux.devices()
 SAXPY = "void(float32, float32[::1], float32[::1], float32[::1])"
@@ -47,11 +46,14 @@ def test_own_entry_points_are_read_once_per_process(monkeypatch):
     assert calls == ["numba-gpux"]  # not once per target
 
 
-@pytest.mark.parametrize("name", ["cuda", "opencl", "opencl-c", "metal"])
-def test_targets_add_no_dataclass_fields(name):
+@pytest.mark.parametrize("name,own", [("cuda", "cuda"), ("opencl", "opencl"),
+                                      ("opencl-c", "source"), ("metal", "source")])
+def test_targets_add_only_their_own_options(name, own):
     t = resolve_target(name)
     assert isinstance(t, Target)
-    assert [f.name for f in dataclasses.fields(t)] == [f.name for f in dataclasses.fields(Target)]
+    added = [f.name for f in dataclasses.fields(t)][len(dataclasses.fields(Target)):]
+    assert added == [own]  # one field: the target's own frozen options
+    assert isinstance(getattr(t, own), TargetOptions)
     with pytest.raises(dataclasses.FrozenInstanceError):
         t.name = "other"  # still a frozen description
 
@@ -59,18 +61,18 @@ def test_targets_add_no_dataclass_fields(name):
 def test_cuda_compute_capability_is_data_in_the_fingerprint():
     a, b = resolve_target("cuda", cc=(8, 0)), resolve_target("cuda", cc=(9, 0))
     assert (a.cc, b.cc) == ((8, 0), (9, 0)) and a.ptx_version <= b.ptx_version
-    assert a.option("cc") == (8, 0) and a.cpu == "sm_80"
+    assert a.cuda.cc == (8, 0) and a.cpu == "sm_80"
     assert a.fingerprint != b.fingerprint
     assert resolve_target("cuda", cc=(8, 0)) == a
 
 
 def test_emission_reuses_the_kept_machine_only_where_the_target_says_so():
     cuda = resolve_target("cuda", cubin=False)
-    assert cuda.option("reusable_emit_machine")
+    assert cuda.reusable_emit_machine
     with machines.emit_machine(cuda, 3) as tm:
         assert tm is machines.target_machine(cuda, 3)
     spirv = resolve_target("opencl")  # LLVM's SPIR-V back end: each machine emits once
-    assert not spirv.option("reusable_emit_machine", False)
+    assert not spirv.reusable_emit_machine
     kept = machines.target_machine(spirv, 3)  # has only optimized: emission may take it
     with machines.emit_machine(spirv, 3) as a, machines.emit_machine(spirv, 3) as b:
         assert a is kept and b is not a

@@ -104,7 +104,7 @@ def test_float32_kernel_printing_double_compiles_without_fp64():
 
 def test_kernel_printing_i24_meets_spirv_integer_widths():
     t = resolve_target("opencl")
-    assert t.option("legal_int_widths")
+    assert t.legal_int_widths
     assert gpux.compile(k2, "void(float32[::1])", target=t).text
 
 

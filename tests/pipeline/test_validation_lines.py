@@ -86,8 +86,7 @@ def test_float16_is_reported_at_its_line_where_the_target_names_the_feature():
     import dataclasses
 
     base = resolve_target("opencl", features=frozenset({"fp64"}))
-    t = dataclasses.replace(base, options=base.options + (
-        ("type_features", (("half", "fp16", "float16 (half precision)"),)),))
+    t = dataclasses.replace(base, type_features=(("half", "fp16", "float16 (half precision)"),))
     with pytest.raises(gpux.ValidationError) as err:
         gpux.compile(halves, "void(float16[::1], float16[::1])", target=t)
     line = _line_of(halves, "np.float16(3)")

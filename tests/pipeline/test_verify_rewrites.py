@@ -73,9 +73,7 @@ def test_a_target_rewrite_that_breaks_ir_is_named(verify_on, monkeypatch):
 
     monkeypatch.setitem(legalize.REWRITES, "drop_returns", breaks)
     base = resolve_target("opencl")
-    names = tuple(base.option("ir_rewrites", ())) + ("drop_returns",)
-    t = dataclasses.replace(base, options=tuple((k, v) for k, v in base.options
-                                                if k != "ir_rewrites") + (("ir_rewrites", names),))
+    t = dataclasses.replace(base, ir_rewrites=base.ir_rewrites + ("drop_returns",))
     with pytest.raises(InternalCompilerError,
                        match=r"the IR rewrite legalize\.drop_returns made invalid IR"):
         gpux.compile(busy, SIG, target=t)

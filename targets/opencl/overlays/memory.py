@@ -3,7 +3,7 @@
 Dynamic shared memory (``__gpux_dynamic_shared``, ``__gpux_dynamic_shared_bytes``)
 has no definition here on purpose: OpenCL passes work-group memory of a size
 chosen at launch as a ``__local`` kernel argument, so the target's finishing
-step (``OpenCLTarget.finish_module``, option ``dynamic_shared="kernel_param"``)
+step (``OpenCLTarget.finish_module``, ``OpenCLOptions.dynamic_shared_params``)
 turns the calls into two trailing kernel parameters.
 """
 
