@@ -114,10 +114,15 @@ class GpuxTypingContext(TypingBaseContext):
     def refresh(self):
         # A full refresh re-imports and re-installs every registry; with nothing
         # registered since the last one, it has nothing to do
-        if _registrations(self) == self._refreshed_at:
+        # Counted before refreshing: installing a registry can import modules that
+        # register more (the builtin registry's templates refresh Numba's CPU
+        # context, which imports numba.np.arraymath), and the installer may already
+        # be past the lists those land in; the next refresh then installs them
+        before = _registrations(self)
+        if before == self._refreshed_at:
             return
         super().refresh()
-        self._refreshed_at = _registrations(self)
+        self._refreshed_at = before
 
     def load_additional_registries(self):
         from numba.core.typing import cmathdecl, enumdecl, mathdecl
@@ -160,8 +165,9 @@ class GpuxTypingContext(TypingBaseContext):
         if type(val) is type and val.__module__ == "builtins" \
                 and not issubclass(val, BaseException):
             # bool(), int(), range() ...: Numba's typeof of a class gives None for
-            # these after importing numba.typed (Dict/List/Set subclass checks,
-            # a large share of a first compile, benchmarks/results/costs.md: branches call bool()); the registered
+            # these after importing numba.typed (Dict/List/Set subclass checks, a
+            # large share of a first compile, benchmarks/results/costs.md: branches
+            # call bool()); the registered
             # global is what the base class returns next
             ty = self._get_global_type(val)
             if ty is not None:
@@ -194,8 +200,8 @@ array_math_loads = 0
 
 def load_array_math() -> bool:
     """Numba's whole-array reductions and the like (``np.sum``, ``a.mean()``, ``np.all``
-    ...; ``numba.np.arraymath``, a measurable share of a first compile: benchmarks/results/costs.md), loaded when typing
-    first meets a NumPy function or an array attribute it does not know, so that
+    ...; ``numba.np.arraymath``, a measurable share of a first compile:
+    benchmarks/results/costs.md), loaded when typing first meets a NumPy function or an array attribute it does not know, so that
     kernels using none of them do not pay for them.  True if this call loaded them.
 
     Loading adds templates to globals that may already have been typed in the compile

@@ -235,16 +235,32 @@ def red(a, out):
         out[2] = a.mean()
         out[3] = np.max(a)    # and again after
 
+@gpux.jit
+def empty(a):
+    pass
+
+@gpux.jit
+def red_method_first(a, out):
+    if gpux.grid(1) == 0:
+        out[1] = a.sum()      # the first of Numba's reductions, met as a method
+        out[2] = a.mean()
+        out[0] = out[3] = a.max()
+
 a = gpux.to_device(np.array([1.5, 4.0, -2.0], np.float32))
 if order == "after-another":
     plain[1, 32](a)
+if order == "method-after-another":
+    # a first kernel whose compile adds nothing to the context after building it: the
+    # reductions Numba registered while it was built must still be installed
+    empty[1, 32](a)
 out = gpux.to_device(np.zeros(4, np.float32))
-red[1, 32](a, out)
+(red_method_first if order == "method-after-another" else red)[1, 32](a, out)
 print(" ".join(repr(float(v)) for v in out.copy_to_host()))
 """
 
 
-@pytest.mark.parametrize("order", ["first-kernel", "after-another", "njit-first"])
+@pytest.mark.parametrize("order", ["first-kernel", "after-another", "njit-first",
+                                   "method-after-another"])
 def test_reductions_in_a_fresh_process_whatever_ran_before(device, order):
     p = subprocess.run([sys.executable, "-c", textwrap.dedent(PROGRAM), order],
                        capture_output=True, text=True, timeout=300,
