@@ -550,7 +550,7 @@ def from_foreign(obj, device=None) -> DeviceArray | None:
 
 
 def _device(device):
-    from .devices import default_device, select_device, Device
+    from .devices import default_device, Device
 
     if device is None:
         return default_device()

@@ -21,6 +21,7 @@ from numba_gpux.devices import Device
 from numba_gpux.language.atomics import ATOMIC_INTRINSICS
 from numba_gpux.language.intrinsics import MATH_BINARY, MATH_UNARY, PRINTF_PREFIX, printf_codes
 from numba_gpux.overlays import registry
+from numba_gpux.targets.opencl.runtime import OpenCLRuntime
 
 __all__ = ["OPENCL_C", "OpenCLCTarget", "make_target", "discover", "source_device",
            "OpenCLSourceRuntime"]
@@ -87,48 +88,37 @@ def make_target(device=None, *, features=None) -> OpenCLCTarget:
                               index_limits=INDEX_LIMITS)
 
 
-def _opencl_runtime_cls():
-    from numba_gpux.targets.opencl.runtime import OpenCLRuntime
+class OpenCLSourceRuntime(OpenCLRuntime):
+    """An OpenCL device's runtime that builds programs from OpenCL C source."""
 
-    class OpenCLSourceRuntime(OpenCLRuntime):
-        """An OpenCL device's runtime that builds programs from OpenCL C source."""
+    def load(self, artifact):
+        import warnings
 
-        def load(self, artifact):
-            import warnings
+        import pyopencl as cl
 
-            import pyopencl as cl
-
-            if not artifact.text:
-                raise ValueError(f"the OpenCL C route cannot load a {artifact.kind} artifact")
-            opts = []
+        if not artifact.text:
+            raise ValueError(f"the OpenCL C route cannot load a {artifact.kind} artifact")
+        opts = []
+        try:
+            if self.cl_device.single_fp_config & cl.device_fp_config.CORRECTLY_ROUNDED_DIVIDE_SQRT:
+                opts.append("-cl-fp32-correctly-rounded-divide-sqrt")
+        except Exception:
+            pass
+        prg = cl.Program(self.context, artifact.text)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", cl.CompilerWarning)
             try:
-                if self.cl_device.single_fp_config & cl.device_fp_config.CORRECTLY_ROUNDED_DIVIDE_SQRT:
-                    opts.append("-cl-fp32-correctly-rounded-divide-sqrt")
-            except Exception:
-                pass
-            prg = cl.Program(self.context, artifact.text)
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", cl.CompilerWarning)
-                try:
-                    return prg.build(options=opts)
-                except cl.RuntimeError as e:
-                    from numba_gpux.errors import InternalCompilerError
+                return prg.build(options=opts)
+            except cl.RuntimeError as e:
+                from numba_gpux.errors import InternalCompilerError
 
-                    raise InternalCompilerError("load", f"the OpenCL driver rejected the "
-                                                f"generated OpenCL C: {e}", artifact.text) from None
-
-    return OpenCLSourceRuntime
-
-
-def __getattr__(name):
-    if name == "OpenCLSourceRuntime":
-        return _opencl_runtime_cls()
-    raise AttributeError(name)
+                raise InternalCompilerError("load", f"the OpenCL driver rejected the "
+                                            f"generated OpenCL C: {e}", artifact.text) from None
 
 
 def source_device(dev: Device, index: int | None = None, kind_index: int | None = None) -> Device:
     """The OpenCL C route twin of an OpenCL device (same driver device, target ``opencl-c``)."""
-    rt = _opencl_runtime_cls()(dev.runtime.cl_device)
+    rt = OpenCLSourceRuntime(dev.runtime.cl_device)
     rt._ctx, rt._queue = dev.runtime.context, dev.runtime.queue  # arrays stay usable on both
     return dataclasses.replace(dev, target_name="opencl-c", runtime=rt, _target=None,
                                index=dev.index if index is None else index,
@@ -140,7 +130,6 @@ def discover() -> list[Device]:
     from numba_gpux.targets.opencl.drivers import cl_devices, make_device
 
     every = config.opencl_c_route()
-    rt_cls = None
     found: list[Device] = []
     counts: dict = {}
     for plat, dev, il in cl_devices():
@@ -151,8 +140,8 @@ def discover() -> list[Device]:
                 continue
         except Exception:
             pass
-        rt_cls = rt_cls or _opencl_runtime_cls()
-        found.append(make_device("opencl-c", plat, dev, il, rt_cls(dev), len(found), counts))
+        found.append(make_device("opencl-c", plat, dev, il, OpenCLSourceRuntime(dev),
+                                 len(found), counts))
     return found
 
 
