@@ -221,10 +221,18 @@ def _type_name(tp) -> str:
     return tp.__name__ if isinstance(tp, type) and not typing.get_args(tp) else str(tp)
 
 
+_inits: dict = {}  # class -> ((field name, default, default factory), ...)
+
+
 class _Checked:
     """Construction checks shared by :class:`Target` and :class:`TargetOptions`: keyword
     arguments only, an unknown keyword is a TypeError naming it and the known ones, and
-    every field's value must be of the field's type (which keeps the value hashable)."""
+    every field's value must be of the field's type (which keeps the value hashable).
+
+    It also holds the ``__init__``, ``==``, hash and repr of every such dataclass, read
+    from the class's fields (:data:`target_dataclass`): a dataclass's generated methods
+    cost milliseconds to make for a class of thirty fields, which a target's subclass
+    would pay at its first use."""
 
     __slots__ = ()
 
@@ -244,6 +252,39 @@ class _Checked:
                             f"{', '.join(known)}")
         return super().__new__(cls)
 
+    def __init__(self, **kwargs):
+        cls = type(self)
+        plan = _inits.get(cls)
+        if plan is None:
+            plan = _inits[cls] = tuple((f.name, f.default, f.default_factory)
+                                       for f in dataclasses.fields(cls))
+        for name, default, factory in plan:
+            if name in kwargs:
+                value = kwargs[name]
+            elif default is not dataclasses.MISSING:
+                value = default
+            elif factory is not dataclasses.MISSING:
+                value = factory()
+            else:
+                raise TypeError(f"{cls.__name__} needs the option {name!r}")
+            object.__setattr__(self, name, value)
+        self.__post_init__()
+
+    def _values(self) -> tuple:
+        return tuple(getattr(self, name) for name in _field_types(type(self)))
+
+    def __eq__(self, other):
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self is other or self._values() == other._values()
+
+    def __hash__(self):
+        return hash(self._values())
+
+    def __repr__(self):
+        return (f"{type(self).__qualname__}("
+                + ", ".join(f"{n}={getattr(self, n)!r}" for n in _field_types(type(self))) + ")")
+
     def __post_init__(self):
         cls = type(self)
         unchecked = False
@@ -260,17 +301,25 @@ class _Checked:
                 raise TypeError(f"{cls.__name__} must be hashable: {e}") from None
 
 
-@dataclass(frozen=True)
+#: The decorator of a :class:`Target` subclass that adds fields, and of a
+#: :class:`TargetOptions` subclass: a frozen dataclass whose ``__init__``, ``==``, hash
+#: and repr are the shared ones (a plain ``@dataclass(frozen=True)`` works too; it
+#: makes those methods for the class, which takes a few milliseconds)
+target_dataclass = dataclass(frozen=True, kw_only=True, init=False, eq=False, repr=False)
+
+
+@target_dataclass
 class TargetOptions(_Checked):
     """Base of the options only one target reads (``CUDAOptions``: compute capability,
     PTX version, ...): subclass it as a frozen dataclass and hold it in a typed field of
-    that target's :class:`Target` subclass.  It is built with keywords only; an unknown
+    that target's :class:`Target` subclass (both decorated with
+    :data:`target_dataclass`).  It is built with keywords only; an unknown
     keyword is a TypeError naming the known ones, and each value is checked against its
     field's type (a subclass that defines ``__post_init__`` calls this one's).  Being a
     field, it enters the target's fingerprint."""
 
 
-__all__ += ["TargetOptions"]
+__all__ += ["TargetOptions", "target_dataclass"]
 
 
 def _canonical_value(v) -> str:
@@ -296,7 +345,7 @@ def _canonical_value(v) -> str:
 LLVMFlag = tuple[str, str]
 
 
-@dataclass(frozen=True, kw_only=True)
+@target_dataclass
 class Target(_Checked):
     """An immutable description of a compilation target.
 
