@@ -452,8 +452,8 @@ class Target(_Checked):
 
     def _canonical(self) -> str:
         """Every field, with sets sorted, as text that is the same in every process."""
-        return ";".join(f"{f.name}={_canonical_value(getattr(self, f.name))}"
-                        for f in dataclasses.fields(self))
+        return ";".join(f"{name}={_canonical_value(getattr(self, name))}"
+                        for name in _field_types(type(self)))
 
     def has(self, feature: str) -> bool:
         return feature in self.features
