@@ -121,10 +121,14 @@ def overlaid_fingerprint(target) -> str:
     could change.  The kernel-language modules are imported first, since they fill the
     shared overlay registry as they load (the shared typing context is not built).
     Computed once per (description, overlay registries' change count)."""
+    global _language_loaded
     from . import overlays
-    from .context import load_language_modules
 
-    load_language_modules()
+    if not _language_loaded:
+        from .context import load_language_modules
+
+        load_language_modules()
+        _language_loaded = True
     memo = (target.fingerprint, overlays.epoch)
     got = _overlaid.get(memo)
     if got is None:
@@ -137,6 +141,7 @@ def overlaid_fingerprint(target) -> str:
 
 
 _overlaid: dict = {}
+_language_loaded = False
 
 
 def target_key(target) -> str:

@@ -144,64 +144,95 @@ def provide_defaults(*, emit=None) -> None:
 # ---------------------------------------------------------------------------
 # Typed, validated fields
 
-_hints: dict = {}  # class -> {field name: resolved type}
+_hints: dict = {}  # class -> {field name: (resolved type, its check or None)}
+_own_hints: dict = {}  # class -> {name: resolved type} of the annotations it declares
 
 
 def _field_types(cls) -> dict:
-    """The resolved type of each dataclass field of *cls* (evaluated once per class)."""
+    """Each dataclass field of *cls*: its resolved type and the check of a value
+    against it (:func:`_check_of`), made once per class (each class's own annotations
+    are read once: a target's subclass reads only the fields it adds)."""
     got = _hints.get(cls)
     if got is None:
-        try:
-            hints = typing.get_type_hints(cls)
-        except NameError:  # a name its module does not hold (a class made in a function)
-            hints = {}
-            for klass in reversed(cls.__mro__):
-                space = vars(sys.modules[klass.__module__]) if klass.__module__ in sys.modules else {}
-                for name, ann in vars(klass).get("__annotations__", {}).items():
-                    try:
-                        hints[name] = eval(ann, space) if isinstance(ann, str) else ann
-                    except NameError:
-                        hints[name] = Any  # that field's values are not checked
-        got = _hints[cls] = {f.name: hints.get(f.name, Any) for f in dataclasses.fields(cls)}
+        hints: dict = {}
+        for klass in reversed(cls.__mro__):
+            hints.update(_declared_types(klass))
+        got = {}
+        for f in dataclasses.fields(cls):
+            tp = hints.get(f.name, Any)
+            got[f.name] = (tp, _check_of(tp))
+        _hints[cls] = got
     return got
 
 
-def _conforms(value, tp) -> bool:
-    """Whether *value* is a *tp*, for the forms the targets' fields are written in:
-    classes, ``X | None``, ``Literal``, ``tuple[X, ...]``, ``tuple[X, Y]`` and
-    ``frozenset[X]`` (anything else is taken as it is)."""
+def _declared_types(klass) -> dict:
+    """The annotations *klass* itself declares, evaluated in its module (a name the
+    module does not hold, such as a class made in a function, reads as Any: that
+    field is not checked)."""
+    got = _own_hints.get(klass)
+    if got is None:
+        mod = sys.modules.get(klass.__module__)
+        space = vars(mod) if mod is not None else {}
+        got = {}
+        for name, ann in vars(klass).get("__annotations__", {}).items():
+            try:
+                got[name] = eval(ann, space) if isinstance(ann, str) else ann
+            except NameError:
+                got[name] = Any
+        _own_hints[klass] = got
+    return got
+
+
+def _check_of(tp):
+    """A function telling whether a value is a *tp*, for the forms the targets' fields
+    are written in: classes, ``X | None``, ``Literal``, ``tuple[X, ...]``,
+    ``tuple[X, Y]`` and ``frozenset[X]``; None for anything else (not checked)."""
     if tp is Any:
-        return True
+        return None
     origin, args = typing.get_origin(tp), typing.get_args(tp)
     if origin in (typing.Union, types.UnionType):
-        return any(_conforms(value, a) for a in args)
+        parts = [_check_of(a) for a in args]
+        if None in parts:
+            return None
+        return lambda v: any(p(v) for p in parts)
     if origin is typing.Literal:
-        return value in args
-    if origin is tuple:
-        if not isinstance(value, tuple):
-            return False
-        if len(args) == 2 and args[1] is Ellipsis:
-            return all(_conforms(v, args[0]) for v in value)
-        return len(value) == len(args) and all(map(_conforms, value, args))
-    if origin is frozenset:
-        return isinstance(value, frozenset) and all(_conforms(v, args[0]) for v in value)
+        return lambda v: any(type(v) is type(a) and v == a for a in args)
+    if origin is tuple or origin is frozenset:
+        if origin is frozenset or (len(args) == 2 and args[1] is Ellipsis):
+            item = _check_of(args[0]) or _anything
+            return lambda v: isinstance(v, origin) and all(map(item, v))
+        items = [_check_of(a) or _anything for a in args]
+        return lambda v: (isinstance(v, tuple) and len(v) == len(items)
+                          and all(ok(x) for ok, x in zip(items, v)))
     if tp is bool:
-        return isinstance(value, bool)
+        return lambda v: v is True or v is False
     if tp is int:
-        return isinstance(value, int) and not isinstance(value, bool)
+        return lambda v: isinstance(v, int) and not isinstance(v, bool)
     if tp is type(None):
-        return value is None
-    return isinstance(value, tp) if isinstance(tp, type) else True
+        return lambda v: v is None
+    return (lambda v: isinstance(v, tp)) if isinstance(tp, type) else None
+
+
+def _anything(v) -> bool:
+    return True
 
 
 def _type_name(tp) -> str:
     return tp.__name__ if isinstance(tp, type) and not typing.get_args(tp) else str(tp)
 
 
+_inits: dict = {}  # class -> ((field name, default, default factory), ...)
+
+
 class _Checked:
     """Construction checks shared by :class:`Target` and :class:`TargetOptions`: keyword
     arguments only, an unknown keyword is a TypeError naming it and the known ones, and
-    every field's value must be of the field's type (which keeps the value hashable)."""
+    every field's value must be of the field's type (which keeps the value hashable).
+
+    It also holds the ``__init__``, ``==``, hash and repr of every such dataclass, read
+    from the class's fields (:data:`target_dataclass`): a dataclass's generated methods
+    cost milliseconds to make for a class of thirty fields, which a target's subclass
+    would pay at its first use."""
 
     __slots__ = ()
 
@@ -221,29 +252,74 @@ class _Checked:
                             f"{', '.join(known)}")
         return super().__new__(cls)
 
+    def __init__(self, **kwargs):
+        cls = type(self)
+        plan = _inits.get(cls)
+        if plan is None:
+            plan = _inits[cls] = tuple((f.name, f.default, f.default_factory)
+                                       for f in dataclasses.fields(cls))
+        for name, default, factory in plan:
+            if name in kwargs:
+                value = kwargs[name]
+            elif default is not dataclasses.MISSING:
+                value = default
+            elif factory is not dataclasses.MISSING:
+                value = factory()
+            else:
+                raise TypeError(f"{cls.__name__} needs the option {name!r}")
+            object.__setattr__(self, name, value)
+        self.__post_init__()
+
+    def _values(self) -> tuple:
+        return tuple(getattr(self, name) for name in _field_types(type(self)))
+
+    def __eq__(self, other):
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self is other or self._values() == other._values()
+
+    def __hash__(self):
+        return hash(self._values())
+
+    def __repr__(self):
+        return (f"{type(self).__qualname__}("
+                + ", ".join(f"{n}={getattr(self, n)!r}" for n in _field_types(type(self))) + ")")
+
     def __post_init__(self):
         cls = type(self)
-        for name, tp in _field_types(cls).items():
-            value = getattr(self, name)
-            if not _conforms(value, tp):
-                raise TypeError(f"{cls.__name__}.{name} must be {_type_name(tp)}, not {value!r}")
-        try:
-            hash(self)
-        except TypeError as e:
-            raise TypeError(f"{cls.__name__} must be hashable: {e}") from None
+        unchecked = False
+        for name, (tp, ok) in _field_types(cls).items():
+            if ok is None:
+                unchecked = True
+            elif not ok(getattr(self, name)):
+                raise TypeError(f"{cls.__name__}.{name} must be {_type_name(tp)}, "
+                                f"not {getattr(self, name)!r}")
+        if unchecked:  # a value of a type the checks do not read may be unhashable
+            try:
+                hash(self)
+            except TypeError as e:
+                raise TypeError(f"{cls.__name__} must be hashable: {e}") from None
 
 
-@dataclass(frozen=True)
+#: The decorator of a :class:`Target` subclass that adds fields, and of a
+#: :class:`TargetOptions` subclass: a frozen dataclass whose ``__init__``, ``==``, hash
+#: and repr are the shared ones (a plain ``@dataclass(frozen=True)`` works too; it
+#: makes those methods for the class, which takes a few milliseconds)
+target_dataclass = dataclass(frozen=True, kw_only=True, init=False, eq=False, repr=False)
+
+
+@target_dataclass
 class TargetOptions(_Checked):
     """Base of the options only one target reads (``CUDAOptions``: compute capability,
     PTX version, ...): subclass it as a frozen dataclass and hold it in a typed field of
-    that target's :class:`Target` subclass.  It is built with keywords only; an unknown
+    that target's :class:`Target` subclass (both decorated with
+    :data:`target_dataclass`).  It is built with keywords only; an unknown
     keyword is a TypeError naming the known ones, and each value is checked against its
     field's type (a subclass that defines ``__post_init__`` calls this one's).  Being a
     field, it enters the target's fingerprint."""
 
 
-__all__ += ["TargetOptions"]
+__all__ += ["TargetOptions", "target_dataclass"]
 
 
 def _canonical_value(v) -> str:
@@ -269,7 +345,7 @@ def _canonical_value(v) -> str:
 LLVMFlag = tuple[str, str]
 
 
-@dataclass(frozen=True, kw_only=True)
+@target_dataclass
 class Target(_Checked):
     """An immutable description of a compilation target.
 
@@ -376,8 +452,8 @@ class Target(_Checked):
 
     def _canonical(self) -> str:
         """Every field, with sets sorted, as text that is the same in every process."""
-        return ";".join(f"{f.name}={_canonical_value(getattr(self, f.name))}"
-                        for f in dataclasses.fields(self))
+        return ";".join(f"{name}={_canonical_value(getattr(self, name))}"
+                        for name in _field_types(type(self)))
 
     def has(self, feature: str) -> bool:
         return feature in self.features

@@ -10,17 +10,14 @@ validation leaves ``__gpux_*`` calls to them (``Target.intrinsics_by_name``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-
 from numba_gpux.interface import (NEUTRAL_ADDRSPACES, NEUTRAL_DATA_LAYOUT, Artifact, Target,
-                                  TargetOptions)
+                                  TargetOptions, target_dataclass)
 from .dialect import SourceDef, get_dialect, source_stack
 
 __all__ = ["SourceTarget", "SourceOptions", "make_source_target"]
 
 
-@dataclass(frozen=True)
+@target_dataclass
 class SourceOptions(TargetOptions):
     """What only the source-emitting targets read."""
 
@@ -30,7 +27,7 @@ class SourceOptions(TargetOptions):
     source_families: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
+@target_dataclass
 class SourceTarget(Target):
     """A Target whose artifact is source text (``Artifact.text``; ``binary`` is None)."""
 

@@ -7,10 +7,9 @@ installed, turns the PTX into a cubin for the same ``sm_XX``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from numba_gpux.errors import GpuxUserError
-from numba_gpux.interface import NEUTRAL_ADDRSPACES, Artifact, IndexLimits, Target, TargetOptions
+from numba_gpux.interface import (NEUTRAL_ADDRSPACES, Artifact, IndexLimits, Target, TargetOptions,
+                                  target_dataclass)
 
 from . import overlays  # noqa: F401  (fills the "nvptx" and "cuda" registries)
 from .ptxisa import LLVM_MAX_PTX, MIN_PTX_ISA, ptx_isa_for
@@ -68,7 +67,7 @@ def _parse_cc(cc) -> tuple[int, int]:
     return major, minor
 
 
-@dataclass(frozen=True)
+@target_dataclass
 class CUDAOptions(TargetOptions):
     """What only the CUDA target reads."""
 
@@ -80,7 +79,7 @@ class CUDAOptions(TargetOptions):
     cubin: bool = True
 
 
-@dataclass(frozen=True)
+@target_dataclass
 class CUDATarget(Target):
     """NVPTX code for one compute capability (``CUDAOptions``)."""
 

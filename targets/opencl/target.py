@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from numba_gpux.interface import AddressSpaces, IndexLimits, Target, TargetOptions
+from numba_gpux.interface import (AddressSpaces, IndexLimits, Target, TargetOptions,
+                                  target_dataclass)
 
 from . import overlays  # noqa: F401  (fills the "spirv" and "opencl" registries)
 
@@ -42,7 +41,7 @@ _DYNAMIC_SHARED_PARAMS = {
 }
 
 
-@dataclass(frozen=True)
+@target_dataclass
 class OpenCLOptions(TargetOptions):
     """What only the OpenCL (SPIR-V) target reads."""
 
@@ -52,7 +51,7 @@ class OpenCLOptions(TargetOptions):
     dynamic_shared_params: bool = True
 
 
-@dataclass(frozen=True)
+@target_dataclass
 class OpenCLTarget(Target):
     """SPIR-V code for OpenCL devices (``OpenCLOptions``)."""
 

@@ -117,9 +117,10 @@ def test_the_fields_are_typed_and_each_read_by_name():
 
     for cls in (Target, type(resolve_target("cuda")), type(resolve_target("metal")),
                 CUDAOptions, OpenCLOptions, SourceOptions):
-        types = _field_types(cls)
-        assert types and all(tp is not None and tp is not object for tp in types.values())
-        assert "options" not in types
+        fields = _field_types(cls)
+        unchecked = [name for name, (_tp, ok) in fields.items() if ok is None]
+        assert fields and not unchecked, (cls, unchecked)
+        assert "options" not in fields
     assert not hasattr(Target, "option")
 
 
@@ -291,3 +292,18 @@ def test_an_overlay_changes_the_code_key_of_its_target_only(opencl_device):
         extending.remove_overlay(math.exp, target.name)
     assert cachekey.overlaid_fingerprint(target) == key
     assert cache.cache_key(text, target, k.options) == code_key
+
+
+def test_equality_hash_and_repr_read_every_field_a_subclass_adds():
+    import pickle
+
+    a, b = resolve_target("cuda", cc=(8, 0)), resolve_target("cuda", cc=(8, 0), cubin=False)
+    assert a != b and a.cuda != b.cuda  # they differ only in the options CUDATarget adds
+    again = resolve_target("cuda", cc=(8, 0))
+    assert a == again and hash(a) == hash(again) and len({a, again, b}) == 2
+    assert "cuda=CUDAOptions(cc=(8, 0)" in repr(a) and "ir_rewrites=()" in repr(a)
+    assert a != dataclasses.replace(a, name="other") and (a == 3) is False
+    copy = pickle.loads(pickle.dumps(b))
+    assert copy == b and copy.fingerprint == b.fingerprint and copy.cuda.cubin is False
+    with pytest.raises(TypeError, match="OpenCLTarget needs the option 'name'"):
+        type(resolve_target("opencl"))(families=())
