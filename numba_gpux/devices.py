@@ -6,10 +6,11 @@ import contextlib
 import threading
 from dataclasses import dataclass, field
 from importlib import metadata
+from typing import Iterator
 
 from . import config
 from .errors import DeviceNotFoundError, GpuxUserError
-from .interface import Runtime
+from .interface import Runtime, Target
 
 __all__ = ["Device", "devices", "default_device", "select_device", "current_device",
            "use_device", "lookup_device", "targets", "get_target_entry", "resolve_target", "rescan",
@@ -47,7 +48,7 @@ class Device:
         return f"{self.target_name}:{self.kind}:{self.kind_index}"
 
     @property
-    def target(self):
+    def target(self) -> Target:
         """The Target description for code running on this device."""
         if self._target is None:
             self._target = get_target_entry(self.target_name).make_target(self)
@@ -388,7 +389,7 @@ def select_device(spec) -> Device:
 
 
 @contextlib.contextmanager
-def use_device(spec):
+def use_device(spec) -> Iterator[Device]:
     """``with use_device('opencl:cpu:0') as dev:`` -- in this thread, until the block
     ends, kernels launch and arrays are allocated on *spec* (a Device or a spec);
     other threads keep their own current device.  Scopes nest."""

@@ -12,6 +12,7 @@ import functools
 import operator
 import threading
 import weakref
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numba.core import types
@@ -20,6 +21,9 @@ from numba.core.typing.typeof import typeof_impl
 
 from .errors import GpuxUserError, LaunchError
 from .limits import check_alloc
+
+if TYPE_CHECKING:
+    from .devices import Device
 
 __all__ = ["DeviceArray", "to_device", "device_array", "device_array_like", "is_device_array",
            "HostArg", "In", "Out", "InOut", "from_foreign"]
@@ -46,7 +50,7 @@ class Allocation:
 
     __slots__ = ("device", "handle", "nbytes", "owner", "__weakref__")
 
-    def __init__(self, device, nbytes: int):
+    def __init__(self, device, nbytes: int) -> None:
         self.device = device
         self.nbytes = int(nbytes)
         self.owner = None
@@ -196,7 +200,7 @@ class DeviceArray:
     #: argument (language/checks.py's CaptureDeviceArrays), never as a constant
     _gpux_device_memory_ = True
 
-    def __init__(self, shape, strides, dtype, alloc: Allocation, offset: int = 0):
+    def __init__(self, shape, strides, dtype, alloc: Allocation, offset: int = 0) -> None:
         self.shape = tuple(int(s) for s in shape)
         self.dtype = np.dtype(dtype)
         self.strides = tuple(int(s) for s in strides)
@@ -217,7 +221,7 @@ class DeviceArray:
         # launch's shims and gets its error).  Set with _numba_type_.
         self._launch_key_ = _launch_key(self._numba_type_, alloc.device)
 
-    def __getattr__(self, name: str):
+    def __getattr__(self, name: str) -> Any:
         # array protocols a runtime provides (e.g. a driver's array-interface
         # dunders): ``runtime.array_attribute(array, name)`` or AttributeError
         alloc = self.__dict__.get("_alloc")
@@ -227,7 +231,7 @@ class DeviceArray:
 
     # -- properties -----------------------------------------------------------
     @property
-    def device(self):
+    def device(self) -> Device:
         return self._alloc.device
 
     @property
@@ -245,7 +249,7 @@ class DeviceArray:
         return self.layout == "F" or (self.ndim <= 1 and self.layout == "C")
 
     @property
-    def flags(self):
+    def flags(self) -> np.flagsobj:
         """NumPy's flags for this shape and strides (``flags.c_contiguous``,
         ``flags['C_CONTIGUOUS']``), from a never-read strided dummy."""
         dummy = np.lib.stride_tricks.as_strided(np.empty(1, self.dtype), self.shape,
@@ -253,7 +257,7 @@ class DeviceArray:
         return dummy.flags
 
     @property
-    def handle(self):
+    def handle(self) -> Any:
         return self._alloc.handle
 
     def __len__(self) -> int:
@@ -343,13 +347,13 @@ class DeviceArray:
         rt.write(self.handle, lo, raw, stream)
 
     # -- views ----------------------------------------------------------------
-    def __getitem__(self, index):
+    def __getitem__(self, index) -> Any:
         view = _index_view(self, index)
         if view.ndim == 0:
             return view.copy_to_host()[()]
         return view
 
-    def __setitem__(self, index, value):
+    def __setitem__(self, index, value) -> None:
         view = _index_view(self, index)
         view.copy_to_device(np.asarray(value, dtype=self.dtype))
 
@@ -438,7 +442,7 @@ class DeviceArray:
             return _rebuild_device_array, (self.copy_to_host(),)
         return _rebuild_device_array, (self.copy_to_host(), type(self))  # a subclass stays one
 
-    def __array__(self, dtype=None, copy=None):
+    def __array__(self, dtype=None, copy=None) -> np.ndarray:
         out = self.copy_to_host()
         return out if dtype is None else out.astype(dtype)
 
