@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import weakref
 from dataclasses import dataclass, field
+from typing import Any
 
 from llvmlite import binding as ll
 from llvmlite import ir
@@ -78,11 +79,11 @@ class Options:
 class NeutralResult:
     """The target-neutral outcome of typing and lowering one signature."""
 
-    cres: object
+    cres: Any             # Numba's CompileResult
     argtypes: tuple
-    return_type: object
-    library: object
-    fndesc: object
+    return_type: Any      # a Numba type
+    library: Any          # context.NeutralLibrary
+    fndesc: Any           # Numba's FunctionDescriptor
     #: compiled with debug=True: the kernel wrapper reports errors (language/debug.py)
     debug: bool = False
     #: device arrays read from globals or closure variables: hidden arguments after

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import operator
 import threading
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from numba.core import sigutils, types, typing, utils
 from numba.core.typing.typeof import Purpose, typeof
@@ -18,12 +19,15 @@ from . import hooks as _hooks
 from . import serialize as _serialize
 from .attributes import KernelAttributes
 from .inspection import KernelInspection, Overload
-from .compiler import Options, compile_neutral, kernel_symbol, wrap_kernel
+from .compiler import NeutralResult, Options, compile_neutral, kernel_symbol, wrap_kernel
 from .devices import Device as _Device, default_device
 from .errors import GpuxUserError, LaunchError, LaunchTypeError
 from .language.functions import GpuxFunctionType, register_device_functions
 from .argtypes import argument_types
 from .launch import key_function as _key_function, launch_call as _launch_call
+
+if TYPE_CHECKING:
+    from .interface import Artifact
 
 __all__ = ["GpuxFunction", "LaunchConfig", "jit", "normalize_dims"]
 
@@ -74,7 +78,7 @@ class LaunchConfig:
     __slots__ = ("dispatcher", "griddim", "blockdim", "queue", "shared_bytes", "ndim",
                  "device", "checked", "launch_keys", "keyfn", "_callbacks")
 
-    def __init__(self, dispatcher, griddim, blockdim, queue=None, shared_bytes=0):
+    def __init__(self, dispatcher, griddim, blockdim, queue=None, shared_bytes=0) -> None:
         self.dispatcher = dispatcher
         self.griddim = normalize_dims(griddim, "griddim")
         self.blockdim = normalize_dims(blockdim, "blockdim")
@@ -174,7 +178,7 @@ class GpuxFunction(KernelAttributes, KernelInspection):
     """A jitted kernel or device function."""
 
     def __init__(self, py_func, *, device: bool = False, options: Options | None = None,
-                 cache: bool = False, signatures=None, extra: dict | None = None):
+                 cache: bool = False, signatures=None, extra: dict | None = None) -> None:
         self.py_func = py_func
         self.__name__ = getattr(py_func, "__name__", "kernel")
         self.__qualname__ = getattr(py_func, "__qualname__", self.__name__)
@@ -230,7 +234,7 @@ class GpuxFunction(KernelAttributes, KernelInspection):
         (called on every launch that takes the generic path): this one."""
         return self
 
-    def prepare_launch(self, cfg, args: tuple):
+    def prepare_launch(self, cfg, args: tuple) -> tuple | None:
         """Called on every launch that takes the generic path, before its arguments are
         typed: None to launch *args* as they are (the default), or ``(arguments,
         after)``: launch those instead, then call each of the callables in *after*."""
@@ -309,7 +313,7 @@ class GpuxFunction(KernelAttributes, KernelInspection):
                         f"for the signature(s) {sigs} only")
 
     # ------------------------------------------------------------------ typing
-    def compile_neutral_sig(self, sig):
+    def compile_neutral_sig(self, sig) -> NeutralResult:
         args, ret = sigutils.normalize_signature(sig)
         if not self.is_device and ret not in (None, types.none, types.void):
             raise GpuxUserError(f"kernel signatures must return void, not {ret}")
@@ -318,7 +322,7 @@ class GpuxFunction(KernelAttributes, KernelInspection):
             self.kernel_ir(res.argtypes)
         return res
 
-    def neutral(self, argtypes: tuple, return_type=None):
+    def neutral(self, argtypes: tuple, return_type=None) -> NeutralResult:
         """The target-neutral typed and lowered result for *argtypes* (cached)."""
         argtypes = tuple(argtypes)
         res = self._neutral.get(argtypes)
@@ -382,7 +386,7 @@ class GpuxFunction(KernelAttributes, KernelInspection):
         # RecursiveCall; recursion is caught (and rejected) in ``neutral``.
         return False
 
-    def fold_argument_types(self, args, kws):
+    def fold_argument_types(self, args, kws) -> tuple:
         """Bind keywords, defaults (as ``Omitted``) and ``*args`` (as a tuple), like Numba."""
         def normal(index, param, value):
             return value
@@ -430,7 +434,7 @@ class GpuxFunction(KernelAttributes, KernelInspection):
 
         return OVERLOAD_FRONT_END
 
-    def get_call_template(self, args, kws):
+    def get_call_template(self, args, kws) -> tuple:
         if not self.is_device:
             # the typing context types a kernel named in device code as its
             # device_function; only that object's template is ever asked for
@@ -466,7 +470,7 @@ class GpuxFunction(KernelAttributes, KernelInspection):
         self.neutral(args)
         return args
 
-    def get_function_type(self):
+    def get_function_type(self) -> NoReturn:
         # Numba asks for this to unify two different functions into one
         # first-class function (a pointer): GPU code has no function pointers.
         from numba.core.errors import TypingError
@@ -477,24 +481,24 @@ class GpuxFunction(KernelAttributes, KernelInspection):
             f"its own branch")
 
     @property
-    def nopython_signatures(self):
+    def nopython_signatures(self) -> list:
         return [typing.signature(r.return_type, *r.argtypes)
                 for k, r in self._neutral.items() if k == r.argtypes]
 
-    def get_overload(self, argtypes):
+    def get_overload(self, argtypes) -> NeutralResult:
         return self._neutral[tuple(argtypes)]
 
     @property
-    def signatures(self):
+    def signatures(self) -> list[tuple]:
         return [r.argtypes for k, r in self._neutral.items() if k == r.argtypes]
 
     @property
-    def overloads(self):
+    def overloads(self) -> dict[tuple, Overload]:
         """``{argtypes: Overload}`` of every signature compiled (inspection.Overload)."""
         return {r.argtypes: Overload(self, r) for k, r in self._neutral.items()
                 if k == r.argtypes}
 
-    def compile(self, sig):
+    def compile(self, sig) -> Overload:
         """Compile for *sig* now, as numba.cuda's (and Numba's) ``compile``: typing and
         lowering, and a kernel's code for the current device's target, so that errors
         are raised here rather than at the first launch.  Returns the Overload."""
@@ -504,7 +508,7 @@ class GpuxFunction(KernelAttributes, KernelInspection):
         return Overload(self, res)
 
     # ------------------------------------------------------------------ code
-    def code_for(self, argtypes: tuple, target):
+    def code_for(self, argtypes: tuple, target) -> Artifact:
         """Finished code (an Artifact) of this kernel for *target*."""
         if self._disk_indexed():
             # the disk cache's index: finished code found before typing (cache.py)
@@ -540,7 +544,7 @@ class GpuxFunction(KernelAttributes, KernelInspection):
             return argument_types(self, args)  # raises, naming the argument and the line
 
     # ------------------------------------------------------------------ launch
-    def __getitem__(self, config):
+    def __getitem__(self, config) -> LaunchConfig:
         # k[g, b] is written in launch loops: one configuration per distinct
         # [griddim, blockdim, ...], built and checked once.  Those that
         # carry a queue are not kept, so that a dropped queue is not held alive.
@@ -572,7 +576,7 @@ class GpuxFunction(KernelAttributes, KernelInspection):
                 pass
         return cfg
 
-    def forall(self, ntasks: int, tpb: int = 0, queue=None, shared_bytes: int = 0):
+    def forall(self, ntasks: int, tpb: int = 0, queue=None, shared_bytes: int = 0) -> LaunchConfig | _NoWork:
         """A 1-D configuration covering *ntasks* threads (none: calling it does nothing)."""
         try:
             ntasks = operator.index(ntasks)
@@ -590,7 +594,7 @@ class GpuxFunction(KernelAttributes, KernelInspection):
         blocks = max(1, (int(ntasks) + tpb - 1) // tpb)
         return LaunchConfig(self, blocks, tpb, queue, shared_bytes)
 
-    def __call__(self, *args, **kwargs):
+    def __call__(self, *args, **kwargs) -> NoReturn:
         if self.is_device:
             raise GpuxUserError(
                 f"{self.__name__} is a device function: call it from a kernel, not from the host")
@@ -615,7 +619,7 @@ class GpuxFunction(KernelAttributes, KernelInspection):
             fn._specialized = state["specialized"]
         return fn
 
-    def specialize(self, *args):
+    def specialize(self, *args) -> GpuxFunction:
         """A kernel restricted to the types of *args* (compiled now): values, or Numba
         types (``float32[::1]``).  One kernel per argument types, kept in
         :attr:`specializations`; a kernel that is itself restricted (specialized, or
@@ -662,7 +666,7 @@ def jit(func_or_sig=None, *, device: bool = False, fastmath: bool = False, opt: 
         debug: bool = False, inline: bool | str = False, cache: bool = False,
         lineinfo: bool = False, subgroup_size: int = 0, launch_bounds=None,
         max_registers=None, shared_memory_carveout: int = -1,
-        kernel_class: type[GpuxFunction] | None = None, **extra):
+        kernel_class: type[GpuxFunction] | None = None, **extra) -> Any:
     """Compile a Python function as a GPU kernel (or, with ``device=True``, a device function).
 
     Use bare (``@jit``), with options (``@jit(fastmath=True)``) or with an eager
@@ -716,8 +720,8 @@ def jit(func_or_sig=None, *, device: bool = False, fastmath: bool = False, opt: 
 class _NoWork:
     """``kernel.forall(0)``: a launch of no threads, which runs nothing."""
 
-    def __init__(self, dispatcher):
+    def __init__(self, dispatcher) -> None:
         self.dispatcher = dispatcher
 
-    def __call__(self, *args, **kwargs):
+    def __call__(self, *args, **kwargs) -> None:
         return None

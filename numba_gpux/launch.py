@@ -358,7 +358,7 @@ def bind_arguments(dispatcher, args: tuple, kwargs: dict) -> tuple:
     return bound.args
 
 
-def launch_call(cfg, *args, **kwargs):
+def launch_call(cfg, *args, **kwargs) -> None:
     """``LaunchConfig.__call__``: launch ``cfg.dispatcher`` on *args* (and keyword
     arguments; the kernel's Python defaults fill in what is not given).
 
