@@ -125,8 +125,8 @@ _under_way = threading.local()
 def current_launch() -> LaunchUnderWay | None:
     """The launch whose compile runs on this thread (typing, rewrites, lowering and
     code generation for argument types the kernel had not seen), else None.  Code
-    whose result depends on the configuration marks the kernel with
-    ``mark_launch_config_sensitive()``."""
+    whose result depends on the configuration marks the kernel through the kernel
+    class's extension point for it (the facade's ``mark_launch_config_sensitive()``)."""
     return getattr(_under_way, "launch", None)
 
 

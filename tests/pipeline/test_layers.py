@@ -61,8 +61,8 @@ class Arrow:
 
 def find_modules(root: str, tops=("numba_gpux", "targets")) -> dict[str, str]:
     """Dotted module name -> file, for every ``.py`` under *tops* of *root*.  The
-    top-level ``targets/`` folder is installed as ``numba_gpux.targets``; the
-    ``numba_gpux/targets`` link to it is skipped."""
+    top-level ``targets/`` folder is installed as ``numba_gpux.targets`` (setup.cfg's
+    ``package_dir``); a linked folder, if any, is skipped."""
     mods = {}
     for top in tops:
         base = os.path.join(root, top)
