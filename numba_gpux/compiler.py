@@ -401,7 +401,8 @@ def _inline_call_of(block, callee) -> None:
     (a call-site attribute: other callers, a recursive call, are not affected), so
     that the neutral clean-up inlines it once for every target: each target's
     optimizer then starts from one function, not from the entry point and the body
-    it would inline itself (about 1 ms of every target's O3 on a small kernel)."""
+    it would inline itself (a part of every target's O3 on a small kernel:
+    benchmarks/results/costs.md)."""
     for ins in block.instructions:
         if isinstance(ins, ir.CallInstr) and ins.callee is callee:
             ins.attributes.add("alwaysinline")

@@ -167,8 +167,8 @@ FORALL_BLOCK_SIZE = _hooks.declare(
     "device's limit).")
 # GPUs: 256.  CPU devices run each work-group as one task on one core, and their
 # per-work-group cost dominates small groups: Intel's OpenCL CPU driver ran a 4M-element
-# saxpy in 2.3 ms with 256 work-items per group, 1.7 ms with 1024 and 1.26 ms with its
-# maximum, 8192 (numba's parallel=True: 1.85 ms on the same machine)
+# saxpy fastest with its maximum group size, and faster than numba's parallel=True
+# (benchmarks/results/costs.md)
 _hooks.implement("launch.forall_block_size", fn=lambda q: 256)
 _hooks.implement("launch.forall_block_size", device_kind="cpu",
                  fn=lambda q: q.limit("max_threads_per_block", 256))

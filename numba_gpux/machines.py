@@ -109,7 +109,7 @@ def emit_machine(target: Target, opt: int):
     A target whose back end emits module after module through one machine sets
     ``reusable_emit_machine`` and emits through its kept machine
     (:func:`target_machine`), one emission at a time: making an NVPTX machine
-    costs about 0.5 ms of every compile."""
+    is a measurable part of every compile (benchmarks/results/costs.md)."""
     if target.reusable_emit_machine:
         with _emit_lock:
             yield target_machine(target, opt)
@@ -172,8 +172,9 @@ def emit_in_fresh_process(target: Target, ir_text: str, opt: int) -> bytes:
     """The target's code for the module *ir_text* (object bytes, or assembly text as
     UTF-8) emitted by a new Python process, whose LLVM back ends hold no state from
     earlier emissions.  For a target whose back end is known to carry state from
-    one module into the next (see ``targets/opencl/spirv_ids.py``): about 0.2 s,
-    so it is the fallback, never the common path."""
+    one module into the next (see ``targets/opencl/spirv_ids.py``): a new process
+    costs far more than an emission (benchmarks/results/costs.md), so it is the fallback, never the
+    common path."""
     import subprocess
     import sys
 
