@@ -78,6 +78,22 @@ _AT_1 = _expand(_RESULT_AT_1)
 _AT_2 = _expand(_RESULT_AT_2)
 
 
+def instructions(words) -> tuple[list[tuple[int, int, int]], bool]:
+    """``(position, opcode, word count)`` of each instruction of a module's *words*
+    after the header, and whether the words end where the last instruction does (False:
+    an instruction of no words or one running past the end, where the walk stops)."""
+    found: list[tuple[int, int, int]] = []
+    i, n = 5, len(words)
+    while i < n:
+        w = words[i]
+        count, op = w >> 16, w & 0xFFFF
+        if count == 0 or i + count > n:
+            return found, False
+        found.append((i, op, count))
+        i += count
+    return found, True
+
+
 def duplicate_result_ids(binary: bytes) -> list[int]:
     """The result ids that *binary* (a SPIR-V module) defines more than once, in
     order; ``[-1]`` for a module whose words cannot be walked."""
@@ -86,12 +102,8 @@ def duplicate_result_ids(binary: bytes) -> list[int]:
         return [-1]
     seen: set[int] = set()
     dups: list[int] = []
-    i, n = 5, len(words)
-    while i < n:
-        w = words[i]
-        count, op = w >> 16, w & 0xFFFF
-        if count == 0 or i + count > n:
-            return dups + [-1]
+    insts, whole = instructions(words)
+    for i, op, count in insts:
         if op in _AT_2:
             rid = words[i + 2] if count > 2 else None
         elif op in _AT_1:
@@ -103,5 +115,4 @@ def duplicate_result_ids(binary: bytes) -> list[int]:
                 dups.append(rid)
             else:
                 seen.add(rid)
-        i += count
-    return dups
+    return dups if whole else dups + [-1]

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from numba_gpux import irlex
 
-from .spirv_ids import _AT_2, module_words
+from .spirv_ids import _AT_2, instructions, module_words
 
 __all__ = ["mismatched_integer_widths", "widened_masks"]
 
@@ -60,12 +60,8 @@ def mismatched_integer_widths(binary: bytes) -> list[int]:
     shapes: dict[int, tuple] = {}   # integer (vector) type id -> (width, components)
     type_of: dict[int, int] = {}    # result id -> its type id
     bad: list[int] = []
-    i, n = 5, len(words)
-    while i < n:
-        w = words[i]
-        count, op = w >> 16, w & 0xFFFF
-        if count == 0 or i + count > n:
-            return bad + [-1]
+    insts, whole = instructions(words)
+    for i, op, count in insts:
         if op == _OP_TYPE_INT and count >= 3:
             shapes[words[i + 1]] = (words[i + 2], 1)
         elif op == _OP_TYPE_VECTOR and count >= 4:
@@ -81,8 +77,7 @@ def mismatched_integer_widths(binary: bytes) -> list[int]:
                 want = shapes.get(rtype) if op in _SAME_AS_RESULT else (known[0] if known else None)
                 if want is not None and any(s != want for s in known):
                     bad.append(rid)
-        i += count
-    return bad
+    return bad if whole else bad + [-1]
 
 
 def widened_masks(binary: bytes, ir_text: str) -> list[int]:
@@ -96,12 +91,10 @@ def widened_masks(binary: bytes, ir_text: str) -> list[int]:
     widths: dict[int, int] = {}     # integer type id -> width
     constants: dict[int, int] = {}  # constant id -> value, for integer constants
     found: list[tuple[int, int]] = []  # (result id, mask value)
-    i, n = 5, len(words)
-    while i < n:
-        w = words[i]
-        count, op = w >> 16, w & 0xFFFF
-        if count == 0 or i + count > n:
-            return [-1]
+    insts, whole = instructions(words)
+    if not whole:
+        return [-1]
+    for i, op, count in insts:
         if op == _OP_TYPE_INT and count >= 3:
             widths[words[i + 1]] = words[i + 2]
         elif op == _OP_CONSTANT and count >= 4 and words[i + 1] in widths:
@@ -114,7 +107,6 @@ def widened_masks(binary: bytes, ir_text: str) -> list[int]:
                     k = _LEGAL_MASKS.get(constants.get(x, -1))
                     if k is not None and k < width:
                         found.append((words[i + 2], constants[x]))
-        i += count
     if not found:
         return []
     written = {t for t in irlex.tokens(ir_text) if irlex.kind(t) is irlex.NUMBER}
