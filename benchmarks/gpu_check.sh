@@ -52,27 +52,46 @@ for d in gpux.devices():
 PYEOF
 cat "$OUT/versions.txt" | tee -a "$OUT/summary.txt"
 
-# 2. CUDA tests: the CUDA target's own, then the conformance suite on the CUDA device
+# 2. numba-cuda's own suite through the facade (the peer harness), in the background
+#    while the CUDA tests run: it needs the harness and a numba-cuda git directory,
+#    PEER_DIR and PEER_GIT (carried beside the tree; see benchmarks/README.md)
 export NUMBA_GPUX_DEVICE=cuda:0
-timeout 150 $PY -m pytest -q -rs -x -p no:cacheprovider tests/targets/cuda/test_runtime.py \
-    tests/targets/cuda/test_compile.py --junitxml="$OUT/cuda_tests.xml" \
-    > "$OUT/cuda_tests.txt" 2>&1
+PEER_PID=
+if [ -n "${PEER_DIR:-}" ] && [ -d "${PEER_DIR:-}" ] && [ -n "${PEER_GIT:-}" ]; then
+    ( PEER_CANDIDATES="${PEER_CANDIDATES:-$PEER_DIR/candidates-all.txt}" \
+      PEER_JOBS="${PEER_JOBS:-8}" PEER_FILE_TIMEOUT="${PEER_FILE_TIMEOUT:-150}" \
+      PEER_JUNIT="$OUT/peer-junit.xml" \
+      timeout "${PEER_LIMIT:-230}" bash "$PEER_DIR/run_peer.sh" numba_gpux.cuda "$PY" "$PEER_GIT" \
+      > "$OUT/peer.txt" 2>&1 ) &
+    PEER_PID=$!
+    log "peer harness started (candidates $(basename "${PEER_CANDIDATES:-candidates-all.txt}"))"
+fi
+
+# 3. CUDA tests: the CUDA target's own, then the conformance suite on the CUDA device
+timeout 90 $PY -m pytest -q -rs -p no:cacheprovider tests/targets/cuda \
+    --junitxml="$OUT/cuda_tests.xml" > "$OUT/cuda_tests.txt" 2>&1
 log "cuda tests: rc=$? $(tail -1 "$OUT/cuda_tests.txt")"
+XDIST=
+if $PY -c "import xdist" >/dev/null 2>&1; then XDIST="-n 6"; fi
 if [ -d tests/conformance ]; then
-    timeout 180 $PY -m pytest -q -rs -p no:cacheprovider tests/conformance tests/cuda_compat \
+    timeout 120 $PY -m pytest -q -rs -p no:cacheprovider $XDIST tests/conformance tests/cuda_compat \
         -k "cuda" --junitxml="$OUT/conformance.xml" > "$OUT/conformance.txt" 2>&1
     log "conformance and numba.cuda programs on cuda: rc=$? $(tail -1 "$OUT/conformance.txt")"
 fi
 
-# 3. CUDA benchmarks: PTX quality on this GPU's cc (needs ptxas; numba-cuda optional)
+# 4. CUDA benchmarks: PTX quality on this GPU's cc (needs ptxas; numba-cuda optional)
 CC=$($PY -c "import numba_gpux as g; d=[x for x in g.devices() if x.target_name=='cuda']; print('%d.%d' % d[0].limits['compute_capability'] if d else '9.0')" 2>/dev/null || echo 9.0)
-timeout 90 $PY benchmarks/ptx_quality.py --cc "$CC" --out "$OUT/ptx_quality.json" \
-    > "$OUT/ptx_quality.txt" 2>&1
-log "ptx_quality (cc $CC): rc=$? $(grep -m1 'kernels compared' "$OUT/ptx_quality.txt")"
 for b in benchmarks/cuda_*.py; do
     [ -e "$b" ] || continue
     name=$(basename "$b" .py)
-    timeout 60 $PY "$b" --out "$OUT/$name.json" > "$OUT/$name.txt" 2>&1
+    timeout 45 $PY "$b" --out "$OUT/$name.json" > "$OUT/$name.txt" 2>&1
     log "$name: rc=$?"
 done
+timeout 30 $PY benchmarks/ptx_quality.py --cc "$CC" --out "$OUT/ptx_quality.json" \
+    > "$OUT/ptx_quality.txt" 2>&1
+log "ptx_quality (cc $CC): rc=$? $(grep -m1 'kernels compared' "$OUT/ptx_quality.txt")"
+if [ -n "$PEER_PID" ]; then
+    wait "$PEER_PID"
+    log "peer harness: $(tail -1 "$OUT/peer.txt")"
+fi
 log "done"

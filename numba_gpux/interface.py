@@ -597,6 +597,13 @@ class Runtime:
         return {}
 
     # -- optional: memory -------------------------------------------------------
+    def is_device_address(self, address: int) -> bool | None:
+        """Whether the integer *address* lies in memory this device's kernels may use
+        (another library's allocation, say), asked when a pointer argument points into
+        no allocation of ours (``buffers_are_addresses``); None: the runtime cannot
+        tell, and the address passes as it is."""
+        return None
+
     def copy(self, dst: Any, dst_offset: int, src: Any, src_offset: int, nbytes: int,
              queue: Any = None) -> None:
         """Copy *nbytes* between two buffers of this device (default: through the host)."""

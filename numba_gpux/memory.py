@@ -140,7 +140,8 @@ def resolve_pointer(value, device) -> tuple:
             raise LaunchError(f"the pointer 0x{v:x} points into memory of {alloc.device.spec}, "
                               f"but the kernel launches on {device.spec}")
         return alloc.handle, v - base
-    if device is not None and device.runtime.buffers_are_addresses:
+    if (device is not None and device.runtime.buffers_are_addresses
+            and device.runtime.is_device_address(v) is not False):
         return v, 0  # another library's memory: the address is what the kernel gets
     raise LaunchError(f"the pointer 0x{v:x} does not point into a live numba_gpux device "
                       f"allocation{'' if device is None else ' on ' + device.spec}")

@@ -231,6 +231,16 @@ class CUDARuntime(Runtime):
         which = getattr(drv.CUdevice_attribute, f"CU_DEVICE_ATTRIBUTE_{name}", None)
         return None if which is None else _attribute(drv, self.cu_device, which)
 
+    def is_device_address(self, address: int) -> bool | None:
+        """Whether the driver knows *address* as memory of a context (device, pinned,
+        managed or another library's allocation): a made-up address or a freed one is
+        refused before a kernel would fault on it and leave the context unusable."""
+        drv = _driver()
+        self._current()
+        err, _ = drv.cuPointerGetAttribute(
+            drv.CUpointer_attribute.CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, address)
+        return err == drv.CUresult.CUDA_SUCCESS
+
     def can_access_peer(self, other) -> bool:
         """Whether this device's kernels can access *other*'s memory directly
         (cuDeviceCanAccessPeer; numba.cuda's ``context.can_access_peer``)."""
@@ -393,7 +403,7 @@ class CUDARuntime(Runtime):
         """What the driver reports of a loaded kernel (cuFuncGetAttribute)."""
         drv = _driver()
         attr = drv.CUfunction_attribute
-        ask = lambda what: int(_check(drv.cuFuncGetAttribute(what, kernel.function))[0])  # noqa: E731
+        ask = lambda what: int(_check(drv.cuFuncGetAttribute(what, kernel.function)))  # noqa: E731
         return {"max_threads_per_block": ask(attr.CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK),
                 "shared_mem_per_block": ask(attr.CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES),
                 "local_mem_per_thread": ask(attr.CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES),

@@ -79,7 +79,13 @@ def test_fastmath_math_is_close_on_every_device(device):
         r = gpux.to_device(np.zeros_like(x))
         _kernel(fn, True)[2, 128](r, gpux.to_device(x))
         want = getattr(np, fn)(x.astype(np.float64))
-        np.testing.assert_allclose(r.copy_to_host(), want, rtol=1e-5, atol=1e-5, err_msg=fn)
+        got = r.copy_to_host()
+        # sin.approx and cos.approx are accurate to about 2**-21 absolute; tan = sin / cos
+        # magnifies that by (1 + |tan|) / |cos| near its pole at pi / 2
+        cond = (1 + np.abs(want)) * np.sqrt(1 + want * want) if fn == "tan" else 0 * want
+        bound = 1e-5 + 1e-5 * np.abs(want) + 2.0**-20 * cond
+        bad = np.abs(got - want) > bound
+        assert not bad.any(), (fn, x[bad], got[bad], want[bad])
 
 
 def _ptx(fn, sig, fastmath, cc=None):
