@@ -22,9 +22,15 @@ from .inspection import KernelInspection, Overload
 from .compiler import NeutralResult, Options, compile_neutral, kernel_symbol, wrap_kernel
 from .devices import Device as _Device, default_device
 from .errors import GpuxUserError, LaunchError, LaunchTypeError
+from .language.checks import set_foreign_adopter
 from .language.functions import GpuxFunctionType, register_device_functions
 from .argtypes import argument_types
 from .launch import key_function as _key_function, launch_call as _launch_call
+from .memory import from_foreign
+
+# kernels capture another library's device arrays (globals exposing
+# __cuda_array_interface__) as views of ours on the current device
+set_foreign_adopter(from_foreign)
 
 if TYPE_CHECKING:
     from .interface import Artifact

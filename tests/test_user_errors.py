@@ -354,3 +354,23 @@ def test_builtin_getattr_of_a_module_is_a_typing_error_not_a_crash():
 
     with pytest.raises(TypingError, match="getattr"):
         gpux.compile(k, "void(float64[::1])", target="opencl")
+
+
+def test_another_librarys_device_array_the_device_cannot_read_is_named(opencl_device):
+    class OnAnotherDevice:  # memory the OpenCL device cannot share (a CUDA pointer)
+        __cuda_array_interface__ = {"shape": (4,), "typestr": "<f4", "strides": None,
+                                    "data": (0x7F0000000000, False), "version": 3}
+
+    table = OnAnotherDevice()
+
+    @gpux.jit
+    def k(out):
+        i = gpux.grid(1)
+        if i < out.size:
+            out[i] = table[i]
+
+    out = gpux.to_device(np.zeros(4, np.float32), device=opencl_device)
+    with pytest.raises(gpux.GpuxUserError) as e:
+        k[1, 4](out)
+    assert "the global 'table' is another library's device array" in str(e.value)
+    assert "out[i] = table[i]" in str(e.value)  # the user's line

@@ -311,7 +311,7 @@ def reads_device_arrays(py_func, _seen=None) -> bool:
     g = getattr(py_func, "__globals__", {})
     values.extend(g[n] for n in names if n in g)
     for v in values:
-        if is_device_memory(v):
+        if is_device_memory(v) or is_foreign_device_memory(v):
             return True
         if is_device_function(v) and reads_device_arrays(v.py_func, seen):
             return True
@@ -322,6 +322,38 @@ def is_device_memory(value) -> bool:
     """Whether *value* is a device array (its class says so by the attribute
     ``_gpux_device_memory_``: the kernel language sits below the runtime's modules)."""
     return getattr(type(value), "_gpux_device_memory_", False)
+
+
+def is_foreign_device_memory(value) -> bool:
+    """Whether *value* is another library's device array: an object that exposes
+    ``__cuda_array_interface__`` (CuPy, PyTorch, numba.cuda's, a wrapper of ours)."""
+    if is_device_memory(value) or isinstance(value, (type, int, float, complex, str, tuple)):
+        return False
+    try:
+        return hasattr(value, "__cuda_array_interface__")
+    except Exception:  # a property that fails: not an array a kernel can read
+        return False
+
+
+#: set by the runtime layer (numba_gpux.memory): ``adopt(obj)``, a device array of ours
+#: viewing the memory of another library's array *obj* on the current device, or None
+#: where the device cannot use that memory
+_adopt_foreign = None
+
+
+def set_foreign_adopter(adopt) -> None:
+    """Install the function that views another library's device array as ours."""
+    global _adopt_foreign
+    _adopt_foreign = adopt
+
+
+def _captured_array(value):
+    """The device array of ours a kernel captures for the global *value*, or None."""
+    if is_device_memory(value):
+        return value
+    if _adopt_foreign is not None and is_foreign_device_memory(value):
+        return _adopt_foreign(value)
+    return None
 
 
 def _filled(cell) -> bool:
@@ -339,7 +371,8 @@ class CaptureDeviceArrays(FunctionPass):
     launch (a device array has no address a program could hold as a constant), so
     writes to the array between launches are seen, as numba.cuda captures the
     array's pointer.  The arrays are kept in ``state.metadata["gpux_captured"]``.
-    (Device arrays are recognized by :func:`is_device_memory`.)"""
+    (Device arrays are recognized by :func:`is_device_memory`; another library's, by
+    :func:`is_foreign_device_memory`, are captured as a view of ours on their memory.)"""
 
     _name = "gpux_capture_device_arrays"
 
@@ -351,13 +384,21 @@ class CaptureDeviceArrays(FunctionPass):
         found: dict[int, tuple] = {}  # id(array) -> (array, arg name, arg index)
         for block in func_ir.blocks.values():
             for inst in block.body:
-                if isinstance(inst, ir.Assign) and isinstance(inst.value, (ir.Global, ir.FreeVar)) \
-                        and is_device_memory(inst.value.value):
-                    arr = inst.value.value
-                    got = found.get(id(arr))
+                if isinstance(inst, ir.Assign) and isinstance(inst.value, (ir.Global, ir.FreeVar)):
+                    value = inst.value.value
+                    got = found.get(id(value))
                     if got is None:
-                        got = found[id(arr)] = (arr, f"captured.{inst.value.name}.{len(found)}",
-                                                func_ir.arg_count + len(found))
+                        arr = _captured_array(value)
+                        if arr is None:
+                            if is_foreign_device_memory(value):
+                                raise GpuxUserError(
+                                    f"the global '{inst.value.name}' is another library's "
+                                    f"device array (__cuda_array_interface__), which the "
+                                    f"default device cannot read; pass the kernel an array of "
+                                    f"that device instead\n{format_loc(inst.value.loc)}")
+                            continue
+                        got = found[id(value)] = (arr, f"captured.{inst.value.name}.{len(found)}",
+                                                  func_ir.arg_count + len(found))
                     inst.value = ir.Arg(name=got[1], index=got[2], loc=inst.value.loc)
         if not found:
             return False

@@ -215,6 +215,42 @@ def test_cupy_interop(cuda_device):
 
 
 @cuda
+def test_kernels_capture_other_libraries_device_arrays(cuda_device):
+    cp = pytest.importorskip("cupy")
+    table = cp.arange(8, dtype=cp.float32)
+
+    class Wrapper:  # any object exposing the interface (numba.cuda's tests wrap arrays so)
+        def __init__(self, a):
+            self.a = a
+
+        @property
+        def __cuda_array_interface__(self):
+            return self.a.__cuda_array_interface__
+
+    wrapped = Wrapper(gpux.to_device(np.full(8, 10, np.float32)))
+
+    @gpux.jit(device=True)
+    def read(i):
+        return table[i] + wrapped[i]
+
+    @gpux.jit
+    def k(out):
+        i = gpux.grid(1)
+        if i < out.size:
+            out[i] = read(i)
+            wrapped[i] = 1.0  # writes reach the other library's memory
+
+    out = gpux.to_device(np.zeros(8, np.float32))
+    k[1, 8](out)
+    np.testing.assert_array_equal(out.copy_to_host(), np.arange(8) + 10)
+    np.testing.assert_array_equal(wrapped.a.copy_to_host(), np.ones(8))
+    table[:] = 100  # the kernel reads the memory, not a copy made when it compiled
+    cp.cuda.Device().synchronize()
+    k[1, 8](out)
+    np.testing.assert_array_equal(out.copy_to_host(), np.full(8, 101))
+
+
+@cuda
 def test_torch_interop(cuda_device):
     torch = pytest.importorskip("torch")
     if not torch.cuda.is_available():
