@@ -77,6 +77,9 @@ WORKAROUNDS: tuple[Workaround, ...] = (
                "SPIR-V back end loses a truncation under loop strength reduction"),
     Workaround("module:opencl.backend_guard", "llvmlite", "LLVM 22", _LLVMLITE_NEXT,
                "IR shapes the SPIR-V back end aborts the process on"),
+    Workaround("prefer_ieee_sqrt", "llvmlite", "LLVM 22", _LLVMLITE_NEXT,
+               "NVVMReflect ignores the nvvm-reflect-prec-sqrt module flag: libdevice's "
+               "square roots were approximate where NVVM's are IEEE-rounded"),
     Workaround("_replace_intrinsics", "llvmlite", "LLVM 22", _LLVMLITE_NEXT,
                "SPIR-V back end has no llvm.bitreverse for OpenCL"),
     Workaround("_read_inst", "llvmlite", "LLVM 22", _LLVMLITE_NEXT,

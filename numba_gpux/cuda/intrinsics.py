@@ -270,10 +270,12 @@ if _sg is not None:
 
     @_device
     def match_all_sync(mask, value):
-        """(*mask*, True) when every lane of *mask* holds the caller's *value*, else
-        (0, False), as numba.cuda's."""
+        """(the lanes of *mask* that exist and run, True) when every such lane holds the
+        caller's *value*, else (0, False), as numba.cuda's: in a partial warp a full
+        mask answers the lanes there are, as the hardware's match.all does."""
         same = _sg.match_all(value, mask)
-        return (types_uint32(mask) if same else types_uint32(0)), same
+        lanes = types_uint32(mask & _sg.ballot(True) & 0xFFFFFFFF)
+        return (lanes if same else types_uint32(0)), same
 
     @_device
     def activemask():

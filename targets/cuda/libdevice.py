@@ -220,9 +220,14 @@ class LibDevice:
         else:
             parts.extend(self.attributes)
         parts.extend(self.metadata)
-        # NVVMReflect folds __nvvm_reflect("__CUDA_FTZ") to this flag
-        parts.append('!llvm.module.flags = !{!gpux.ftz}'.replace("gpux.ftz", str(self.next_md)))
-        parts.append(f'!{self.next_md} = !{{i32 4, !"nvvm-reflect-ftz", i32 {int(bool(ftz))}}}')
+        # NVVMReflect folds __nvvm_reflect("__CUDA_FTZ") and ("__CUDA_PREC_SQRT") to these
+        # flags: flushing code (fastmath) takes the approximate square root, as NVVM's
+        # -prec-sqrt=0 does for numba.cuda's fastmath; other code the IEEE-rounded one
+        # (NVVM's default: hypotf, normf and others call __nv_sqrtf)
+        a, b = self.next_md, self.next_md + 1
+        parts.append(f"!llvm.module.flags = !{{!{a}, !{b}}}")
+        parts.append(f'!{a} = !{{i32 4, !"nvvm-reflect-ftz", i32 {int(bool(ftz))}}}')
+        parts.append(f'!{b} = !{{i32 4, !"nvvm-reflect-prec-sqrt", i32 {int(not ftz)}}}')
         return "\n".join(parts) + "\n"
 
 
@@ -291,6 +296,26 @@ def _load_split(path: str) -> LibDevice:
     return lib
 
 
+_prec_sqrt_set = False
+
+
+def prefer_ieee_sqrt() -> None:
+    """Make NVVMReflect answer ``__nvvm_reflect("__CUDA_PREC_SQRT")`` with 1, as NVVM's
+    default ``-prec-sqrt=1`` does for numba.cuda: libdevice's hypotf, normf and the
+    others that call ``__nv_sqrtf`` then round as numba.cuda's do (``sqrt.rn``, not
+    ``sqrt.approx``, one ulp apart).  LLVM 22's NVVMReflect ignores the
+    ``nvvm-reflect-prec-sqrt`` module flag that ``module_text`` also writes (it
+    answers 0), so the answer goes through its ``-nvvm-reflect-add`` option, which is
+    process-wide: fastmath code gets the IEEE square root inside libdevice too (its own
+    square roots and divisions stay approximate).  Once per process."""
+    global _prec_sqrt_set
+    if not _prec_sqrt_set:
+        from llvmlite import binding as ll
+
+        ll.set_option("numba-gpux", "-nvvm-reflect-add=__CUDA_PREC_SQRT=1")
+        _prec_sqrt_set = True
+
+
 def link_needed(module, triple: str, data_layout: str, wanted, ftz: str = "") -> set[str]:
     """Link into *module* the libdevice functions *wanted* (the ``__nv_*`` names it
     declares, which the caller reads from the module's text); they become internal.
@@ -309,6 +334,7 @@ def link_needed(module, triple: str, data_layout: str, wanted, ftz: str = "") ->
 
         raise InternalCompilerError("finish", f"libdevice ({lib.path}) does not define "
                                     f"{', '.join(unknown)}")
+    prefer_ieee_sqrt()
     text = lib.module_text(wanted, ftz)
     sub = ll.parse_assembly(text)
     sub.triple = triple

@@ -281,7 +281,12 @@ def test_match_any_and_all_sync(device):
         lanes = [j - base for j in range(base, min(base + w, n)) if v[j] == v[i]]
         assert anym[i] == sum(1 << lane for lane in lanes if lane < 32), i
         same = all(v[j] == v[i] for j in range(base, min(base + w, n)))
-        assert allp[i] == same and allm[i] == (0xFFFFFFFF if same else 0), i
+        present = (1 << min(min(base + w, n) - base, 32)) - 1  # the lanes the group has
+        assert allp[i] == same and allm[i] == (present if same else 0), i
+    # a partial warp (fewer threads than lanes): a full mask answers the lanes there are
+    m = 10
+    k[1, m](np.zeros(m), anym[:m], allm[:m], allp[:m], width[:m])
+    assert allp[:m].all() and (allm[:m] == (1 << m) - 1).all()
 
 
 def test_nanosleep_backs_off_a_spin_loop(device):

@@ -156,3 +156,17 @@ def test_fastmath_sqrt_and_tanh_are_close_on_every_device(device):
         _kernel(fn, True)[2, 128](r, gpux.to_device(x))
         want = getattr(np, fn)(x.astype(np.float64))
         np.testing.assert_allclose(r.copy_to_host(), want, rtol=2e-3, err_msg=fn)
+
+
+def _hypot(r, x, y):
+    i = gpux.grid(1)
+    if i < x.size:
+        r[i] = math.hypot(x[i], y[i])
+
+
+def test_libdevice_square_roots_round_as_nvvms_do():
+    # libdevice's hypotf asks __nvvm_reflect("__CUDA_PREC_SQRT"); NVVM answers 1 unless
+    # -prec-sqrt=0, so numba.cuda's hypot rounds its square root (one ulp from approx)
+    plain = _ptx(_hypot, _SIG3, False)
+    assert "sqrt.rn.f32" in plain and "sqrt.approx" not in plain
+    assert "__nvvm_reflect" not in plain
