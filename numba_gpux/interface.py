@@ -661,6 +661,12 @@ class Runtime:
         """Another in-order queue on this device."""
         raise self._no_queues("new_queue")
 
+    def adopt_queue(self, handle: int) -> Any:
+        """A queue of this device made by other code, from its driver handle (an
+        integer: a ``CUstream``, a ``cl_command_queue``); work on it is ordered with that
+        code's, and it stays that code's to release."""
+        raise self._no_queues("adopt_queue")
+
     def record_event(self, queue: Any = None) -> Any:
         """A marker after the work queued so far on *queue*."""
         raise self._no_queues("record_event")

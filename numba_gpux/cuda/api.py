@@ -367,12 +367,15 @@ def is_fp8_supported() -> bool:
 def detect() -> bool:
     """Print the devices found; True when at least one is usable."""
     devs = _devices()
-    print(f"Found {len(devs)} device(s)")
+    # numba.cuda's wording ("Found N CUDA devices"), which programs and tests read; the
+    # devices that are not NVIDIA GPUs say what they are on their own lines
+    print(f"Found {len(devs)} CUDA devices")
     for i, d in enumerate(devs):
         w = _wrap(d)
         cc = ".".join(map(str, w.compute_capability))
-        print(f"id {i:<4} {d.name:>40} [SUPPORTED]")
-        print(f"{'':>24}target: {d.target_name} ({d.spec})  compute capability: {cc}")
+        print(f"id {i:<4} {d.name!r:<40} [SUPPORTED]")
+        print(f"{'Compute Capability':>40}: {cc}")
+        print(f"{'numba_gpux target':>40}: {d.target_name} ({d.spec})")
     print(f"Summary:\n\t{len(devs)}/{len(devs)} devices are supported")
     return bool(devs)
 
@@ -481,8 +484,12 @@ legacy_default_stream = default_stream
 per_thread_default_stream = default_stream
 
 
-def external_stream(ptr):
-    raise UnsupportedError("cuda.external_stream: numba_gpux cannot adopt foreign streams")
+def external_stream(ptr) -> Stream:
+    """A stream made by other code, from its driver handle (a ``CUstream`` on CUDA, a
+    ``cl_command_queue`` on OpenCL, as an int): kernels and copies on it are ordered
+    with that code's work; the other code keeps it and destroys it."""
+    dev = _current()
+    return Stream(dev, dev.runtime.adopt_queue(int(ptr)))
 
 
 def _stream_device(stream_):

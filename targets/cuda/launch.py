@@ -270,6 +270,9 @@ class CUDARuntime(Runtime):
         q = getattr(queue, "gpux_queue", queue)
         if q is None:
             return 0
+        protocol = getattr(q, "__cuda_stream__", None)  # cuda.core's Stream, CuPy 14...
+        if protocol is not None:
+            return int(protocol()[1])
         for attr in ("cuda_stream", "ptr"):
             v = getattr(q, attr, None)
             if isinstance(v, int):
@@ -468,6 +471,10 @@ class CUDARuntime(Runtime):
         self._current()
         drv = _driver()
         return _check(drv.cuStreamCreate(drv.CUstream_flags.CU_STREAM_NON_BLOCKING.value))
+
+    def adopt_queue(self, handle: int):
+        """Another library's CUstream (an int handle): launches and copies use it."""
+        return int(handle)
 
     def record_event(self, queue=None):
         self._current()

@@ -238,6 +238,19 @@ class OpenCLRuntime(Runtime):
         return cl.CommandQueue(self.context,
                                properties=cl.command_queue_properties.PROFILING_ENABLE)
 
+    def adopt_queue(self, handle: int):
+        """Another library's ``cl_command_queue`` (its address as an int) on this device's
+        context, retained for as long as the stream lives."""
+        import pyopencl as cl
+
+        queue = cl.CommandQueue.from_int_ptr(int(handle), retain=True)
+        if queue.context.int_ptr != self.context.int_ptr:
+            from numba_gpux.errors import GpuxUserError
+
+            raise GpuxUserError("external_stream: the queue belongs to another OpenCL "
+                                "context than this device's")
+        return queue
+
     def record_event(self, queue=None):
         """A marker after everything enqueued so far on *queue*."""
         import pyopencl as cl

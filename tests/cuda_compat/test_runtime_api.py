@@ -299,3 +299,38 @@ def test_host_array_launches_give_numbas_performance_warning(device, monkeypatch
         monkeypatch.setattr(cuda.config, "CUDA_WARN_ON_IMPLICIT_COPY", True)
         monkeypatch.setattr(cuda.config, "DISABLE_PERFORMANCE_WARNINGS", 1, raising=False)
         bump[1, 4](host, 3)
+
+
+def test_detect_prints_numba_cudas_summary(device, capsys):
+    assert cuda.detect() is True
+    out = capsys.readouterr().out
+    n = len(cuda.gpus)
+    assert out.startswith(f"Found {n} CUDA devices\n")  # the words programs look for
+    assert "Compute Capability: " in out and device.spec in out
+    assert out.rstrip().endswith(f"{n}/{n} devices are supported")
+
+
+def test_external_stream_adopts_another_librarys_opencl_queue(opencl_device):
+    import pyopencl as cl
+
+    theirs = cl.CommandQueue(opencl_device.runtime.context)
+    with cuda.gpus[cuda.gpus.lst.index(_facade(opencl_device))]:
+        s = cuda.external_stream(theirs.int_ptr)
+
+        @cuda.jit
+        def inc(a):
+            i = cuda.grid(1)
+            if i < a.size:
+                a[i] += 1
+
+        d = cuda.to_device(np.arange(8, dtype=np.int32), stream=s)
+        inc[1, 8, s](d)
+        s.synchronize()
+        np.testing.assert_array_equal(d.copy_to_host(stream=s), np.arange(8) + 1)
+    theirs.finish()  # still theirs: usable after the stream object is gone
+    del s
+    theirs.finish()
+
+
+def _facade(gpux_device):
+    return next(g for g in cuda.gpus.lst if g.gpux_device is gpux_device)

@@ -251,6 +251,29 @@ def test_kernels_capture_other_libraries_device_arrays(cuda_device):
 
 
 @cuda
+def test_external_streams_and_cuda_core_streams(cuda_device):
+    from numba_gpux import cuda as fcuda
+
+    cp = pytest.importorskip("cupy")
+    theirs = cp.cuda.Stream(non_blocking=True)
+    s = fcuda.external_stream(theirs.ptr)
+    assert s.handle == theirs.ptr
+    d = fcuda.to_device(np.zeros(256, np.float32), stream=s)
+    K.saxpy[2, 128, s](np.float32(1), d, d, d)
+    theirs.synchronize()  # their stream: our work was queued on it
+    np.testing.assert_array_equal(d.copy_to_host(stream=s), np.zeros(256))
+    core = pytest.importorskip("cuda.core")  # a cuda.core Stream is a stream argument too
+    dev = core.Device()
+    dev.set_current()
+    cs = dev.create_stream()
+    start, end = fcuda.event(), fcuda.event()
+    start.record(cs)
+    end.record(cs)
+    end.synchronize()
+    assert fcuda.event_elapsed_time(start, end) >= 0
+
+
+@cuda
 def test_torch_interop(cuda_device):
     torch = pytest.importorskip("torch")
     if not torch.cuda.is_available():
