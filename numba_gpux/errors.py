@@ -12,6 +12,7 @@ from __future__ import annotations
 from numba.core.errors import TypingError
 
 __all__ = [
+    "DriverError",
     "GpuxUserError",
     "UnsupportedError",
     "UndefinedNameError",
@@ -70,6 +71,10 @@ class ValidationError(GpuxUserError):
 
 class ToolchainError(GpuxUserError, RuntimeError):
     """A tool or library a target needs (ptxas, libdevice, a driver) is missing."""
+
+
+class DriverError(RuntimeError):
+    """A device driver call failed (numba_gpux.cuda's ``CudaDriverError``)."""
 
 
 class InternalCompilerError(RuntimeError):

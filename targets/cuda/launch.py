@@ -11,6 +11,7 @@ runtime contract (``numba_gpux.interface.Runtime``).
 from __future__ import annotations
 
 import ctypes
+import os
 import struct
 import threading
 import weakref
@@ -18,18 +19,31 @@ import weakref
 import numpy as np
 
 from numba_gpux.devices import Device
-from numba_gpux.errors import GpuxUserError, LaunchError
+from numba_gpux.errors import DriverError, GpuxUserError, LaunchError
 from numba_gpux.interface import Runtime
 from numba_gpux.waiting import wait_blocking
 
 __all__ = ["discover", "CUDARuntime", "CUDAError"]
 
 
-class CUDAError(RuntimeError):
+class CUDAError(DriverError):
     """A CUDA driver call failed."""
 
 
 _drv = None
+#: the process that initialized the driver: a child forked after that cannot use CUDA
+_init_pid: int | None = None
+#: this process was forked after its parent initialized the driver
+_forked = False
+
+
+def _after_fork_in_child() -> None:
+    global _forked
+    _forked = _init_pid is not None
+
+
+if hasattr(os, "register_at_fork"):  # POSIX
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def _driver():
@@ -63,11 +77,21 @@ def _jit_error_log(drv, image: bytes) -> str:
         return ""
 
 
+def _check_fork() -> None:
+    """A process forked after its parent initialized CUDA cannot use the driver (its
+    calls fail with CUDA_ERROR_NOT_INITIALIZED): numba.cuda's error, which says why."""
+    if _forked:
+        raise CUDAError("CUDA initialized before forking: a process forked after its "
+                        "parent used CUDA cannot use it (start workers with the 'spawn' "
+                        "or 'forkserver' method)")
+
+
 def _check(result):
     """cuda-python returns (CUresult, values...); raise on an error, return the values."""
     err, *rest = result if isinstance(result, tuple) else (result,)
     drv = _driver()
     if err != drv.CUresult.CUDA_SUCCESS:
+        _check_fork()
         _, name = drv.cuGetErrorName(err)
         _, text = drv.cuGetErrorString(err)
         name = name.decode() if isinstance(name, bytes) else str(name)
@@ -110,6 +134,8 @@ def discover() -> list[Device]:
     try:
         drv = _driver()
         _check(drv.cuInit(0))
+        global _init_pid
+        _init_pid = os.getpid()
         count = int(_check(drv.cuDeviceGetCount()))
     except Exception:
         return []
@@ -251,7 +277,8 @@ class CUDARuntime(Runtime):
     # -- context --------------------------------------------------------------
     def _current(self):
         """Make this device's primary context current on the calling thread."""
-        if getattr(self._tls, "ctx", None) is None:
+        if getattr(self._tls, "ctx", None) is None or _forked:
+            _check_fork()
             drv = _driver()
             with self._lock:
                 if self._ctx is None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ...errors import DriverError
 from ..api import CudaSupportError
 
 __all__ = ["CudaDriverError", "CudaRuntimeError", "CudaSupportError", "NvvmError",
@@ -9,8 +10,9 @@ __all__ = ["CudaDriverError", "CudaRuntimeError", "CudaSupportError", "NvvmError
            "NvrtcSupportError", "CCSupportError"]
 
 
-class CudaDriverError(Exception):
-    """A CUDA driver call failed."""
+#: a device driver call failed: the runtimes' own errors (a CUDA driver call's, or
+#: using CUDA in a process forked after its parent initialized it) are this class
+CudaDriverError = DriverError
 
 
 class CudaRuntimeError(Exception):

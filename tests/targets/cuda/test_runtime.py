@@ -274,6 +274,21 @@ def test_external_streams_and_cuda_core_streams(cuda_device):
 
 
 @cuda
+def test_a_process_forked_after_cuda_started_gets_numba_cudas_error(cuda_device):
+    import concurrent.futures
+    import multiprocessing as mp
+
+    from numba_gpux import cuda as fcuda
+    from numba_gpux.cuda.cudadrv.error import CudaDriverError
+
+    fcuda.current_context()
+    with concurrent.futures.ProcessPoolExecutor(mp_context=mp.get_context("fork")) as exe:
+        fut = exe.submit(fcuda.to_device, np.arange(1))
+    with pytest.raises(CudaDriverError, match="CUDA initialized before forking"):
+        fut.result()
+
+
+@cuda
 def test_torch_interop(cuda_device):
     torch = pytest.importorskip("torch")
     if not torch.cuda.is_available():
