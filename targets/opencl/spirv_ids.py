@@ -9,7 +9,10 @@ constants ("Id N is defined more than once"; llvm-project issue 160613, fixed
 upstream by making the analysis a member).  About one module in a hundred is hit
 once a process has emitted many; drivers reject such a module or crash on it.
 The OpenCL target checks every binary with :func:`duplicate_result_ids` and, on
-a hit, emits again in a fresh process (``targets/opencl/target.py``).
+a hit, emits again in this process (up to three times, each after an allocation
+that moves the heap on: a few milliseconds, and it escapes nearly every hit), then,
+if still hit, in a fresh process (``targets/opencl/target.py``; 4 of 80 modules
+compiled in a row needed the retry, none the fresh process).
 
 The opcode tables are generated from the SPIR-V grammar
 (``spirv.core.grammar.json`` of SPIR-V headers 1.4.335, grammar 1.6 revision 4):

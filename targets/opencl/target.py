@@ -25,6 +25,11 @@ DEFAULT_FEATURES = frozenset({"fp64", "int64_atomics"})
 #: the tiled matrix product ran faster on the Intel OpenCL CPU driver, so the flag
 #: is the fallback only.
 NO_LSR_FLAGS = (("-disable-lsr=true", "-disable-lsr=false"),)
+#: emissions again in this process before a fresh one, for a module whose SPIR-V
+#: defined a result id twice (LLVM 22's back end, see spirv_ids.py)
+_RETRIES_IN_PROCESS = 3
+#: allocations held across such an emission, so that its MachineFunctions land elsewhere
+_spacer: list = []
 #: OpenCL bounds a work-group by the device (CL_DEVICE_MAX_WORK_ITEM_SIZES, checked
 #: at launch) and the number of groups only by size_t; these are the bounds the
 #: compiler states (IndexLimits), and the launcher refuses more groups (max_grid_dims)
@@ -123,6 +128,8 @@ class OpenCLTarget(Target):
     def _emit_once(self, module, kernels, opt, ir_text):
         """The SPIR-V of *module* (whose text is *ir_text*), emitted again by a fresh
         process if this one's back end defined a result id twice."""
+        from llvmlite import binding as ll
+
         from numba_gpux.errors import InternalCompilerError
         from numba_gpux.machines import default_emit, emit_in_fresh_process
 
@@ -131,6 +138,16 @@ class OpenCLTarget(Target):
         art = default_emit(self, module, kernels, opt, ir_text)
         if not duplicate_result_ids(art.binary):
             return art
+        # the collision needs a new MachineFunction at an earlier one's address: an
+        # emission again in this process, after another allocation moved the heap on,
+        # usually escapes it for a few milliseconds, where a fresh process costs far more
+        for attempt in range(_RETRIES_IN_PROCESS):
+            _spacer.append(bytearray(4096 << attempt))
+            again = default_emit(self, ll.parse_assembly(ir_text), kernels, opt, ir_text)
+            _spacer.clear()
+            if not duplicate_result_ids(again.binary):
+                again.info["emitted_again"] = attempt + 1
+                return again
         art.binary = emit_in_fresh_process(self, ir_text, opt)
         art.info["emitted_in_fresh_process"] = True
         dups = duplicate_result_ids(art.binary)

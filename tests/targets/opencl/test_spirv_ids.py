@@ -80,3 +80,35 @@ def test_fresh_process_emission_is_the_same_module(device):
     knl(rt.queue, (16,), (16,), *args)
     rt.queue.finish()
     np.testing.assert_array_equal(out.copy_to_host(), 2 * np.arange(16) + 1)
+
+
+def test_a_module_hit_is_emitted_again_in_process_first(monkeypatch):
+    """The back end's collision depends on where a new MachineFunction lands: a module
+    found with a result id defined twice is emitted again in this process (after an
+    allocation moves the heap on) before a fresh process is paid for.  The check here
+    reports the first emission as hit; the second, a real emission, is checked for real."""
+    from numba_gpux.targets.opencl import spirv_ids
+    from numba_gpux import machines
+
+    calls = []
+    real = spirv_ids.duplicate_result_ids
+
+    def first_is_hit(binary):
+        calls.append(1)
+        return [7] if len(calls) == 1 else real(binary)
+
+    def no_fresh_process(*a, **k):
+        raise AssertionError("a fresh process was started")
+
+    monkeypatch.setattr(spirv_ids, "duplicate_result_ids", first_is_hit)
+    monkeypatch.setattr(machines, "emit_in_fresh_process", no_fresh_process)
+
+    def saxpy2(a, x, y, out):  # a kernel of its own: not in this process's caches
+        i = gpux.grid(1)
+        if i < out.size:
+            out[i] = a * x[i] - y[i]
+
+    art = gpux.compile(saxpy2, SIG, target="opencl")
+    assert art.info.get("emitted_again") == 1 and len(calls) >= 2
+    assert real(art.binary) == []
+    assert art.binary == emit_in_fresh_process(resolve_target("opencl"), art.llvm_ir, 3)
