@@ -6,6 +6,11 @@ Prints a table of throughput ratios (ours / CuPy's; the goal is at least 0.8
 for reduce and scan, and sort within 1.5x in time) and writes --out as JSON.
 
     python benchmarks/cuda_algorithms.py [--n 268435456] [--repeat 5] [--out FILE]
+        [--sweep SECONDS]
+
+``--sweep`` then times other values of the algorithms' tuning hooks (set at run
+time through ``hooks.implement``; nothing recompiles for a launch-time value) for
+at most that many seconds, and prints the best setting of each algorithm.
 """
 
 from __future__ import annotations
@@ -39,6 +44,7 @@ def main(argv=None):
     ap.add_argument("--n", type=int, default=2**28)
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--out", default=None)
+    ap.add_argument("--sweep", type=float, default=0.0)
     args = ap.parse_args(argv)
     try:
         import cupy as cp
@@ -90,12 +96,67 @@ def main(argv=None):
         rows.append({"case": name, "gpux_s": t_ours, "cupy_s": t_ref,
                      "throughput_ratio": t_ref / t_ours})
         print(f"{name:22s} {t_ours:9.5f} {t_ref:9.5f} {t_ref / t_ours:17.2f}")
+    sweep = _sweep(args.sweep, n, ours_in, ours_sync, dev) if args.sweep > 0 else []
     if args.out:
         with open(args.out, "w") as f:
             json.dump({"n": n, "repeat": args.repeat, "device": str(dev), "cases": rows,
+                       "sweep": sweep,
                        "note": "throughput_ratio = cupy time / gpux time (higher is better)"},
                       f, indent=2)
     return 0
+
+
+def _sweep(budget_s, n, ours_in, sync, dev):
+    """Time the algorithms under other hook values for at most *budget_s* seconds."""
+    from numba_gpux import hooks
+
+    units = int(dev.limits.get("compute_units") or 16)
+    names = ("algorithms.block_size", "algorithms.items_per_thread",
+             "algorithms.reduce_groups", "algorithms.sort_items_per_thread",
+             "algorithms.radix_bits")
+    saved = {h: dict(hooks.get_hook(h).impls) for h in names}
+    small = ours_in[: min(n, 2**26)]
+    plans = []
+    for groups in (0, 4 * units, 16 * units, 64 * units):
+        for bs in (256, 512, 1024):
+            for ipt in (4, 8, 16):
+                plans.append(("reduce sum f32", ours_in, lambda x: alg.reduce(x),
+                              {"algorithms.reduce_groups": groups,
+                               "algorithms.block_size": bs, "algorithms.items_per_thread": ipt}))
+    for bs in (256, 512, 1024):
+        for ipt in (2, 4, 8, 16):
+            plans.append(("scan inclusive f32", ours_in, lambda x: alg.scan(x),
+                          {"algorithms.block_size": bs, "algorithms.items_per_thread": ipt}))
+    for bits in (4, 8):
+        for ipt in (4, 16, 64):
+            plans.append((f"sort f32 (n={small.size})", small, lambda x: alg.sort(x),
+                          {"algorithms.radix_bits": bits,
+                           "algorithms.sort_items_per_thread": ipt}))
+    rows = []
+    t_end = time.perf_counter() + budget_s
+    try:
+        for case, data, fn, setting in plans:
+            if time.perf_counter() > t_end:
+                break
+            for h, v in setting.items():
+                hooks.implement(h, target="cuda", fn=v)
+            try:
+                t = _median_time(lambda: fn(data), 3, sync)
+                rows.append({"case": case, **setting, "s": t})
+                print(f"sweep {case:24s} {setting} {t * 1e3:9.3f} ms")
+            except Exception as e:  # a setting the device refuses: reported, not fatal
+                rows.append({"case": case, **setting, "error": f"{type(e).__name__}: {e}"})
+    finally:
+        for h, impls in saved.items():
+            hooks.get_hook(h).impls.clear()
+            hooks.get_hook(h).impls.update(impls)
+    best = {}
+    for r in rows:
+        if "s" in r and (r["case"] not in best or r["s"] < best[r["case"]]["s"]):
+            best[r["case"]] = r
+    for case, r in best.items():
+        print(f"best {case}: {r}")
+    return rows
 
 
 if __name__ == "__main__":

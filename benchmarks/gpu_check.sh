@@ -84,7 +84,8 @@ CC=$($PY -c "import numba_gpux as g; d=[x for x in g.devices() if x.target_name=
 for b in benchmarks/cuda_*.py; do
     [ -e "$b" ] || continue
     name=$(basename "$b" .py)
-    timeout 45 $PY "$b" --out "$OUT/$name.json" > "$OUT/$name.txt" 2>&1
+    extra=; [ "$name" = cuda_algorithms ] && extra="--sweep 40"
+    timeout 75 $PY "$b" --out "$OUT/$name.json" $extra > "$OUT/$name.txt" 2>&1
     log "$name: rc=$?"
 done
 timeout 30 $PY benchmarks/ptx_quality.py --cc "$CC" --out "$OUT/ptx_quality.json" \

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from .. import hooks
 
-__all__ = ["install_defaults", "BLOCK_SIZE", "ITEMS_PER_THREAD", "SORT_ITEMS_PER_THREAD", "RADIX_BITS", "block_size",
-           "items_per_thread", "sort_items_per_thread", "radix_bits"]
+__all__ = ["install_defaults", "BLOCK_SIZE", "ITEMS_PER_THREAD", "SORT_ITEMS_PER_THREAD", "RADIX_BITS",
+           "REDUCE_GROUPS", "block_size", "items_per_thread", "sort_items_per_thread", "radix_bits",
+           "reduce_groups"]
 
 BLOCK_SIZE = hooks.declare(
     "algorithms.block_size", int,
@@ -22,6 +23,11 @@ ITEMS_PER_THREAD = hooks.declare(
 SORT_ITEMS_PER_THREAD = hooks.declare(
     "algorithms.sort_items_per_thread", int,
     "Consecutive keys each work-item counts and scatters in one radix-sort pass.")
+REDUCE_GROUPS = hooks.declare(
+    "algorithms.reduce_groups", int,
+    "The most work-groups a whole-array reduce's first pass launches; each work-item "
+    "then folds every (groups x block size)-th element, so one more pass finishes. "
+    "0: a group per block size x items per thread elements (more passes).")
 RADIX_BITS = hooks.declare(
     "algorithms.radix_bits", int,
     "Bits of the key sorted per radix-sort pass (1 to 8).")
@@ -34,6 +40,14 @@ def install_defaults() -> None:
     hooks.implement("algorithms.items_per_thread", fn=lambda q: 4)
     hooks.implement("algorithms.sort_items_per_thread", fn=lambda q: 16)
     hooks.implement("algorithms.radix_bits", fn=lambda q: 4)
+    hooks.implement("algorithms.reduce_groups", fn=lambda q: 0)
+
+    # -- GPUs: enough groups to fill every compute unit several times over, no more:
+    # a strided fold in registers reads memory at full speed, where a group per few
+    # thousand elements writes a partial per work-item and folds those in more passes
+    @hooks.implement("algorithms.reduce_groups", device_kind="gpu")
+    def _gpu_reduce_groups(q):
+        return 16 * int(q.limit("compute_units", 16) or 16)
 
     # -- CUDA: 256 threads, a few items each (memory-bound kernels) --------------------
     @hooks.implement("algorithms.block_size", target="cuda")
@@ -90,6 +104,11 @@ def items_per_thread(device, dtype) -> int:
 
 def sort_items_per_thread(device, dtype) -> int:
     return max(1, hooks.tuning("algorithms.sort_items_per_thread", device, dtype))
+
+
+def reduce_groups(device, dtype) -> int:
+    """The cap on a whole-array reduce's first-pass groups (0: none)."""
+    return max(0, hooks.tuning("algorithms.reduce_groups", device, dtype))
 
 
 def radix_bits(device, dtype) -> int:

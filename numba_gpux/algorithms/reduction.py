@@ -101,9 +101,12 @@ def _reduce_all(x, op, init, dev):
         x = (x if x.is_c_contiguous else x.copy()).reshape(n)
     bs = _tuning.block_size(dev, dt)
     ipt = _tuning.items_per_thread(dev, dt)
+    cap = _tuning.reduce_groups(dev, dt)
     k = _partial(op.fn)
     while True:
         blocks = max(1, cdiv(cdiv(n, ipt), bs))
+        if cap:
+            blocks = min(blocks, cap)
         part = empty(blocks * bs, dt, dev)
         out = empty(blocks, dt, dev)
         k[blocks, bs](x, n, part, out, init_v, use_init and blocks == 1)

@@ -108,6 +108,29 @@ def test_reduce_big(opencl_device, rng):
     np.testing.assert_allclose(alg.reduce(x), x.sum(dtype=np.float64), rtol=1e-5)
 
 
+@pytest.mark.parametrize("groups", [1, 3, 7])
+def test_reduce_with_few_groups_folds_every_element(opencl_device, rng, groups):
+    # the GPU setting (a capped first pass, each work-item striding over the array),
+    # set at run time on this device: same results
+    from numba_gpux import hooks
+    from numba_gpux.algorithms import _tuning
+
+    ints = rng.integers(-50, 50, 100_003).astype(np.int64)
+    impls = hooks.get_hook("algorithms.reduce_groups").impls
+    saved = dict(impls)
+    hooks.implement("algorithms.reduce_groups", target="opencl", fn=groups)
+    try:
+        for n in (1, 2, 255, 256, 257, 4099, 100_003):
+            assert alg.reduce(ints[:n], device=opencl_device) == ints[:n].sum()
+            assert alg.reduce(ints[:n], "max", device=opencl_device) == ints[:n].max()
+        x = rng.random(50_001).astype(np.float64)
+        np.testing.assert_allclose(alg.reduce(x, device=opencl_device), x.sum(), rtol=1e-12)
+    finally:
+        impls.clear()
+        impls.update(saved)
+    assert _tuning.reduce_groups(opencl_device, np.dtype(np.int64)) == 0  # the CPU default
+
+
 # ---------------------------------------------------------------------- scan
 
 @pytest.mark.parametrize("n", SIZES)
