@@ -128,7 +128,7 @@ def _sweep(budget_s, n, ours_in, sync, dev):
             plans.append(("scan inclusive f32", ours_in, lambda x: alg.scan(x),
                           {"algorithms.block_size": bs, "algorithms.items_per_thread": ipt}))
     for bits in (4, 8):
-        for ipt in (4, 16, 64):
+        for ipt in (16, 64, 256, 1024):
             plans.append((f"sort f32 (n={small.size})", small, lambda x: alg.sort(x),
                           {"algorithms.radix_bits": bits,
                            "algorithms.sort_items_per_thread": ipt}))
