@@ -78,6 +78,9 @@ _LAZY = {
         "shared", "local", "const", "barrier_count", "barrier_and", "barrier_or", "fence",
         "fence_block", "fence_device", "fence_system", "nanosleep")},
     "atomic": (".language.atomics", "atomic"),
+    "this_grid": (".language.cooperative", "this_grid"),
+    "this_block": (".language.cooperative", "this_block"),
+    "GridSyncError": (".language.debug", "GridSyncError"),
     "cache_hints": (".language.cachehints", None),
     **{n: (".language.bits", n) for n in ("popc", "clz", "ffs", "brev", "fma", "cbrt", "select")},
 }
@@ -112,5 +115,6 @@ __all__ = [
     "subgroup",
     "shared", "local", "const", "barrier_count", "barrier_and", "barrier_or", "fence",
     "fence_block", "fence_device", "fence_system", "nanosleep", "atomic",
+    "this_grid", "this_block", "GridSyncError",
     "popc", "clz", "ffs", "brev", "fma", "cbrt", "select",
 ]

@@ -37,6 +37,36 @@ class KernelAttributes:
         attrs.setdefault("const_mem_size", constant_bytes(self.kernel_ir(argtypes)[1]))
         return attrs
 
+    def max_cooperative_grid_blocks(self, blockdim, dynsmemsize: int = 0, signature=None,
+                                    device=None) -> int:
+        """The most blocks of *blockdim* threads (an int or a tuple of 1 to 3), with
+        *dynsmemsize* bytes of dynamic shared memory, that *device* (default: the
+        current one) runs at once for this kernel compiled for *signature* (the
+        kernel's only one if omitted): the largest grid of a launch of a kernel that
+        synchronizes its grid (``this_grid().sync()``), as numba.cuda's.  On CUDA the
+        driver's occupancy times the multiprocessors; elsewhere what the device
+        surely runs at once (``Runtime.cooperative_groups``)."""
+        from .errors import LaunchError
+        from .launch import cooperative_limit
+
+        dims = tuple(blockdim) if isinstance(blockdim, (tuple, list)) else (blockdim,)
+        if not 1 <= len(dims) <= 3 or not all(isinstance(d, int) and d > 0 for d in dims):
+            raise LaunchError(f"blockdim must be a positive int or a tuple of 1 to 3 of them, "
+                              f"not {blockdim!r}")
+        if not isinstance(dynsmemsize, int) or dynsmemsize < 0:
+            raise LaunchError(f"dynsmemsize must be a non-negative int, not {dynsmemsize!r}")
+        if signature is None:
+            signature = self._only_signature()
+            if signature is None and len(self.signatures) == 1:
+                signature = self.signatures[0]
+            if signature is None:
+                raise TypeError(f"kernel {self.__name__} has {len(self.signatures)} "
+                                f"signatures; say which")
+        argtypes = tuple(getattr(signature, "args", signature))
+        dev = lookup_device(device) if device is not None else default_device()
+        return cooperative_limit(self, argtypes, dev, dims + (1,) * (3 - len(dims)),
+                                 dynsmemsize)
+
     def _only_signature(self):
         if getattr(self, "_specialized", None) is not None:
             return tuple(self._specialized)

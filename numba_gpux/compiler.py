@@ -94,6 +94,9 @@ class NeutralResult:
     launch_config_sensitive: bool = False
     #: compiled with lineinfo=True (or debug=True): the lowered code carries source locations
     lineinfo: bool = False
+    #: the code synchronizes the grid (language/cooperative.py): a kernel takes the hidden
+    #: buffer and is launched cooperatively (numba.cuda's ``cooperative``)
+    grid_sync: bool = False
 
     @property
     def all_argtypes(self) -> tuple:
@@ -129,6 +132,7 @@ def compile_neutral(pyfunc, argtypes, options: Options, return_type=None) -> Neu
     from .context import TARGET_NAME, target_context, typing_context
 
     from .language.checks import GpuxCompiler, lowering_failure
+    from .language.cooperative import uses_grid_sync
 
     _reject_unsupported_constructs(pyfunc)
     tctx, cctx = typing_context(), target_context()
@@ -150,10 +154,17 @@ def compile_neutral(pyfunc, argtypes, options: Options, return_type=None) -> Neu
             if _context.array_math_loads == loads:
                 break
     captured = tuple(cres.metadata.get("gpux_captured", ()))
+    grid_sync = uses_grid_sync(cres.library)
+    if grid_sync:  # inlined into its callers, down to the kernel (language/cooperative.py)
+        from .language.cooperative import mark_inlined
+
+        for fn in cres.library.functions_named(cres.fndesc.llvm_func_name):
+            mark_inlined(fn)
     args = tuple(cres.signature.args)
     res = NeutralResult(cres, args[:len(args) - len(captured)], cres.signature.return_type,
                         cres.library, cres.fndesc, options.debug, captured,
-                        lineinfo=options.lineinfo or options.debug)
+                        lineinfo=options.lineinfo or options.debug,
+                        grid_sync=grid_sync)
     _remember_neutral(cres.fndesc.llvm_func_name, res)
     return res
 
@@ -295,10 +306,16 @@ def wrap_kernel(neutral: NeutralResult, name: str) -> str:
             else:
                 params.append(context.get_value_type(leaf.ty))
         layout.append(leaves)
-    if neutral.debug:  # the hidden error buffer (language/debug.py), last parameter
+    # the hidden buffer (language/debug.py), last parameter: a debug kernel's errors,
+    # and the state of the grid barrier of a kernel that synchronizes its grid
+    if neutral.debug or neutral.grid_sync:
         params.append(ir.PointerType(addrspace=1))
     fnty = ir.FunctionType(ir.VoidType(), params)
     fn = ir.Function(module, fnty, name)
+    if neutral.debug or neutral.grid_sync:
+        from .language.cooperative import BUFFER_ARG
+
+        fn.args[-1].name = BUFFER_ARG
     builder = ir.IRBuilder(fn.append_basic_block("entry"))
     pos = 0
 
@@ -367,7 +384,12 @@ def wrap_kernel(neutral: NeutralResult, name: str) -> str:
     lib = context.codegen().create_library(name)
     lib.add_ir_module(module)
     lib.add_linking_library(neutral.library)
-    return lib.neutral_ir(simplify=True, entry_points=(name,))
+    text = lib.neutral_ir(simplify=True, entry_points=(name,))
+    if neutral.grid_sync:  # the grid barrier on the hidden buffer (language/cooperative.py)
+        from .language.cooperative import pass_buffer
+
+        text = pass_buffer(text, name)
+    return text
 
 
 def _locate_entry(module, fn, builder, cres) -> None:

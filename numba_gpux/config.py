@@ -6,7 +6,7 @@ import os
 
 __all__ = ["user_temp_dir", "device_spec", "visible_devices", "cache_dir", "cache_max_bytes",
            "cache_key_file", "cache_shared", "debug_ir", "opencl_vendor_override", "cuda_home_dirs",
-           "opencl_c_route"]
+           "opencl_c_route", "grid_sync_spins"]
 
 
 def device_spec() -> str | None:
@@ -85,6 +85,23 @@ def user_temp_dir() -> str | None:
     ok = (stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid()
           and not st.st_mode & (stat.S_IWGRP | stat.S_IWOTH))
     return base if ok else None
+
+
+#: how many times a block waits in a grid synchronization before it gives up (the
+#: default of ``NUMBA_GPUX_GRID_SYNC_SPINS``): about 2**24 polls, seconds on the devices measured
+GRID_SYNC_SPINS = 1 << 24
+
+
+def grid_sync_spins() -> int:
+    """``NUMBA_GPUX_GRID_SYNC_SPINS``: how many times the first work-item of a block
+    polls a grid synchronization before the kernel reports that it did not complete
+    (1 to 2**31 - 1; unset or not a positive integer: :data:`GRID_SYNC_SPINS`)."""
+    raw = (os.environ.get("NUMBA_GPUX_GRID_SYNC_SPINS") or "").strip()
+    try:
+        n = int(raw)
+    except ValueError:
+        return GRID_SYNC_SPINS
+    return min(n, 2**31 - 1) if n > 0 else GRID_SYNC_SPINS
 
 
 def debug_ir() -> bool:

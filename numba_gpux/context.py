@@ -137,8 +137,8 @@ class GpuxTypingContext(TypingBaseContext):
         self.install_registry(printing.typing_registry)
         self.install_registry(debug.typing_registry)
         # memory spaces, sync, atomics, bits, cache-hinted loads and stores
-        from .language import atomics, bits, cachehints, memory
-        for _mod in (memory, atomics, bits, cachehints):
+        from .language import atomics, bits, cachehints, cooperative, memory
+        for _mod in (memory, atomics, bits, cachehints, cooperative):
             self.install_registry(_mod.typing_registry)
         self.install_registry(mathdecl.registry)
         self.install_registry(cmathdecl.registry)
@@ -310,6 +310,21 @@ class NeutralLibrary:
         pass
 
     # -- ours -----------------------------------------------------------------
+    def mentions(self, symbol: str, seen: set | None = None) -> bool:
+        """Whether a module of this library, or of one it links, declares or defines
+        the global *symbol*."""
+        seen = set() if seen is None else seen
+        if id(self) in seen:
+            return False
+        seen.add(id(self))
+        return any(symbol in m.globals for m in self._modules) or \
+            any(lib.mentions(symbol, seen) for lib in self._linking)
+
+    def functions_named(self, symbol: str) -> list:
+        """The ``ir.Function`` definitions named *symbol* in this library's own modules."""
+        return [f for m in self._modules for f in [m.globals.get(symbol)]
+                if isinstance(f, ir.Function) and not f.is_declaration]
+
     def _all_texts(self, seen: set) -> list[str]:
         if id(self) in seen:
             return []
@@ -516,8 +531,8 @@ class GpuxTargetContext(BaseContext):
         self.install_registry(gpux_types.lowering_registry)
         self.install_registry(printing.lowering_registry)
         self.install_registry(debug.lowering_registry)
-        from .language import atomics, bits, cachehints, memory
-        for _mod in (memory, atomics, bits, cachehints):
+        from .language import atomics, bits, cachehints, cooperative, memory
+        for _mod in (memory, atomics, bits, cachehints, cooperative):
             self.install_registry(_mod.lowering_registry)
         for reg in _extra_lowering_registries:
             self.install_registry(reg)
@@ -653,8 +668,8 @@ def load_language_modules() -> None:
     digest read after this is the one the built context gives (the disk cache's
     index keys code this way before anything is typed)."""
     from .language import (  # noqa: F401
-        atomics, bits, debug, lowering, memory, printing, subgroups, types as gpux_types,
-        typing as gpux_typing,
+        atomics, bits, cooperative, debug, lowering, memory, printing, subgroups,
+        types as gpux_types, typing as gpux_typing,
     )
 
 

@@ -41,6 +41,18 @@ class Overload:
 
         return typing.signature(self._result.return_type, *self._result.argtypes)
 
+    @property
+    def cooperative(self) -> bool:
+        """Whether the code synchronizes its grid (``this_grid().sync()``): its launches
+        are cooperative, of at most :meth:`max_cooperative_grid_blocks` blocks."""
+        return bool(self._result.grid_sync)
+
+    def max_cooperative_grid_blocks(self, blockdim, dynsmemsize: int = 0) -> int:
+        """The most blocks of *blockdim* threads the current device runs at once for
+        this signature (``GpuxFunction.max_cooperative_grid_blocks``)."""
+        return self._dispatcher.max_cooperative_grid_blocks(blockdim, dynsmemsize,
+                                                            signature=self.argtypes)
+
     def inspect_llvm(self) -> str:
         return self._dispatcher.inspect_llvm(self.signature)
 

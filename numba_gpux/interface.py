@@ -591,6 +591,21 @@ class Runtime:
     def set_shared_memory_carveout(self, kernel: Any, percent: int) -> None:
         """A hint: the share of on-chip memory *kernel* prefers as shared memory."""
 
+    def cooperative_groups(self, kernel: Any, block_threads: int, shared_bytes: int) -> int:
+        """The most work-groups of *block_threads* work-items with *shared_bytes* of
+        dynamic shared memory of *kernel* that the device is sure to run at once (the
+        largest grid of a kernel that synchronizes its grid; 0 if none fits).  Default:
+        1, where the driver promises no forward progress between work-groups and says
+        nothing of how many it runs at once."""
+        return 1
+
+    def launch_cooperative(self, kernel: Any, griddim: tuple, blockdim: tuple, args: list,
+                           shared_bytes: int, queue: Any = None) -> None:
+        """``launch`` for a kernel that synchronizes its grid, whose grid is no larger
+        than ``cooperative_groups`` allows: all its blocks must run at once (CUDA's
+        cooperative launch).  Default: ``launch``."""
+        self.launch(kernel, griddim, blockdim, args, shared_bytes, queue)
+
     def kernel_attributes(self, kernel: Any) -> dict:
         """What the driver reports of *kernel* (``max_threads_per_block``,
         ``shared_mem_per_block``, ``local_mem_per_thread``, ``regs_per_thread``...)."""

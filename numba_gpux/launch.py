@@ -36,7 +36,8 @@ from .limits import check_config, check_static_shared
 from .memory import (DeviceArray, HostArg, device_array, device_array_like, from_foreign,
                      to_device)
 
-__all__ = ["bind_arguments", "launch", "generic_launch", "Shim", "NumpyArgumentWarning"]
+__all__ = ["bind_arguments", "launch", "generic_launch", "Shim", "NumpyArgumentWarning",
+           "cooperative_limit"]
 
 
 class NumpyArgumentWarning(NumbaPerformanceWarning, UserWarning):
@@ -51,12 +52,19 @@ class Shim:
 
     __slots__ = ("kernel", "flatten", "host_arrays", "device", "argtypes", "nflat", "errors",
                  "prints", "epoch", "checked", "keepalive", "launch", "static_shared", "name",
-                 "program")
+                 "program", "grid_sync", "cooperative")
 
     def __init__(self, kernel, flatten, host_arrays, device, argtypes, nflat, errors=None,
-                 prints=False, launch=None, static_shared=0, name="kernel"):
-        #: debug kernels: the hidden error buffer (language/debug.py); else None
+                 prints=False, launch=None, static_shared=0, name="kernel", grid_sync=False):
+        #: debug kernels and kernels that synchronize their grid: the hidden buffer
+        #: (language/debug.py); else None
         self.errors = errors
+        #: the kernel synchronizes its grid (language/cooperative.py): a cooperative launch,
+        #: of at most the blocks the device runs at once
+        self.grid_sync = grid_sync
+        #: (block threads, dynamic shared bytes) -> the most blocks of a cooperative
+        #: launch (``Runtime.cooperative_groups``)
+        self.cooperative: dict = {}
         #: the kernel calls print(): flush the device's output after each launch
         self.prints = prints
         self.kernel = kernel
@@ -243,11 +251,16 @@ def _build_shim(dispatcher, argtypes, device, cfg=None, args=()) -> Shim:
     else:
         flatten, params = _build_flatten(dev_types, device)
     errors = None
-    if dispatcher.options.debug:
-        from .language.debug import ERROR_SLOTS, ErrorBuffer
+    grid_sync = art.info.get("grid_sync")  # recorded by the disk cache (no typing on a hit)
+    if grid_sync is None:
+        from .language.cooperative import uses_grid_sync
 
-        errors = ErrorBuffer(device_array(ERROR_SLOTS, np.int32, device=device),
-                             dispatcher.__name__)
+        grid_sync = uses_grid_sync(dispatcher.kernel_ir(dev_types)[1])
+    if dispatcher.options.debug or grid_sync:
+        from .language.debug import ErrorBuffer, buffer_slots
+
+        errors = ErrorBuffer(device_array(buffer_slots(grid_sync), np.int32, device=device),
+                             dispatcher.__name__, grid_sync)
         params.append(("buffer", None))
     launcher = device.runtime.prepare(kernel, params)
     prints = art.info.get("uses_print")  # recorded by the disk cache (no typing on a hit)
@@ -256,7 +269,7 @@ def _build_shim(dispatcher, argtypes, device, cfg=None, args=()) -> Shim:
 
         prints = uses_print(dispatcher.kernel_ir(dev_types)[1])
     shim = Shim(kernel, flatten, host_arrays, device, dev_types, len(params), errors,
-                prints, launcher, static_shared, dispatcher.__name__)
+                prints, launcher, static_shared, dispatcher.__name__, grid_sync)
     shim.program = program
     return shim
 
@@ -662,5 +675,52 @@ def generic_launch(shim: Shim, cfg, flat_args) -> None:
     if shim.checked:
         from .language.debug import checked_launch
 
+        if shim.grid_sync:
+            _check_cooperative(shim, cfg)
         return checked_launch(shim, cfg, flat_args)
     shim.launch(cfg.griddim, cfg.blockdim, flat_args, cfg.shared_bytes, cfg.queue)
+
+
+# ------------------------------------------------------------------ cooperative launches
+def _cooperative_blocks(shim: Shim, blockdim: tuple, shared_bytes: int) -> int:
+    """The most blocks of *blockdim* threads the device runs at once for *shim*'s kernel."""
+    threads = 1
+    for b in blockdim:
+        threads *= int(b)
+    key = (threads, int(shared_bytes))
+    got = shim.cooperative.get(key)
+    if got is None:
+        got = shim.cooperative[key] = int(shim.device.runtime.cooperative_groups(
+            shim.kernel, threads, int(shared_bytes)))
+    return got
+
+
+def _check_cooperative(shim: Shim, cfg) -> None:
+    """A kernel that synchronizes its grid runs only if all its blocks run at once:
+    a larger grid than the device runs at once is a LaunchError before anything runs
+    (its blocks would wait forever for blocks that cannot start)."""
+    gx, gy, gz = cfg.griddim
+    blocks = gx * gy * gz
+    limit = _cooperative_blocks(shim, cfg.blockdim, cfg.shared_bytes)
+    if blocks > limit:
+        bx, by, bz = cfg.blockdim
+        raise LaunchError(
+            f"kernel {shim.name} synchronizes its grid (this_grid().sync()), so all its "
+            f"blocks must run at once, and {shim.device.spec} runs at most {limit} "
+            f"block(s) of {bx * by * bz} threads ({bx}, {by}, {bz}) of it at once; the grid "
+            f"({gx}, {gy}, {gz}) has {blocks}.  Launch at most "
+            f"kernel.max_cooperative_grid_blocks(blockdim) blocks (each may loop over "
+            f"more work)")
+
+
+def cooperative_limit(dispatcher, argtypes: tuple, device, blockdim: tuple,
+                      shared_bytes: int = 0) -> int:
+    """The most blocks of *blockdim* threads (a 3-tuple) with
+    *shared_bytes* of dynamic shared memory that *device* runs at once for the kernel
+    compiled for *argtypes*: the largest grid of a cooperative launch (numba.cuda's
+    ``max_cooperative_grid_blocks``)."""
+    key = (tuple(argtypes), device)
+    shim = dispatcher._shims.get(key)
+    if shim is None or shim.epoch != _overlays.epoch:
+        shim = dispatcher._shims[key] = _shim_for(dispatcher, tuple(argtypes), device)
+    return _cooperative_blocks(shim, blockdim, shared_bytes)

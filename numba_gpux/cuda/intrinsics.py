@@ -150,8 +150,25 @@ threadfence_system = _alias("threadfence_system", "fence_system", "fence.system"
                             "threadfence_system")
 syncwarp = _alias("syncwarp", "subgroup.barrier", "subgroup.sync", "syncwarp")  # replaced below
 nanosleep = _alias("nanosleep", "nanosleep")
-cg = _unavailable_namespace("cg", "there is no portable grid-wide barrier (cooperative launch); "
-                                  "split the kernel at the grid synchronization")
+
+
+class _CooperativeGroups(_stubs.Stub):
+    """numba.cuda's ``cuda.cg``: ``this_grid()`` (its ``sync()`` synchronizes the whole
+    grid; a kernel that calls it is launched cooperatively) and ``this_thread_block()``
+    (its ``sync()`` is ``syncthreads()``): the kernel language's ``this_grid`` and
+    ``this_block``."""
+
+    def __init__(self):
+        super().__init__("cg", "Cooperative groups: this_grid(), this_thread_block().")
+        self.this_grid = _gpux.this_grid
+        self.this_thread_block = _gpux.this_block
+
+    def __call__(self, *a, **k):
+        raise TypeError("cuda.cg is a namespace; call cuda.cg.this_grid()")
+
+
+cg = _CooperativeGroups()
+typing_registry.register_global(cg, types.Module(cg))
 
 # ------------------------------------------------------------------ atomics
 # the kernel language's atomic namespace (the same stubs: ``cuda.atomic.add`` is

@@ -13,6 +13,12 @@ compare-and-swap and records its code and indices; the launch path reads the
 buffer after the launch and raises the Python exception, naming the kernel,
 the source line and the thread and block.  Without ``debug`` the wrapper
 ignores the status: no buffer, no atomics, no bounds checks.
+
+A kernel that synchronizes its grid (language/cooperative.py) takes the same hidden
+buffer, :data:`GRID_SLOTS` int32 longer: the grid barrier's arrival count,
+generation and spin bound follow the error slots, and a barrier that does not
+complete is recorded in the error slots as the status :data:`GRID_SYNC_FAILED`
+(raised as :class:`GridSyncError`), with the thread and block that gave up.
 """
 
 from __future__ import annotations
@@ -30,18 +36,33 @@ from numba.core.typing.templates import Registry
 from .intrinsics import call
 
 __all__ = ["GpuxCallConv", "EXCEPTIONS", "ErrorBuffer", "emit_error_record",
-           "ERROR_SLOTS", "typing_registry", "lowering_registry", "DeviceError"]
+           "ERROR_SLOTS", "typing_registry", "lowering_registry", "DeviceError",
+           "GRID_SLOTS", "GRID_COUNT", "GRID_GENERATION", "GRID_SPINS", "GRID_SYNC_FAILED",
+           "GridSyncError", "buffer_slots"]
 
 typing_registry = Registry()
 lowering_registry = LoweringRegistry("numba_gpux.debug")
 
 #: int32 slots of the hidden error buffer
 ERROR_SLOTS = 8
+#: int32 slots after those of a kernel that synchronizes its grid: the barrier's
+#: arrival count, its generation, the spin bound the launch writes, one unused
+GRID_SLOTS = 4
+GRID_COUNT, GRID_GENERATION, GRID_SPINS = ERROR_SLOTS, ERROR_SLOTS + 1, ERROR_SLOTS + 2
+#: the status a grid barrier records when it gives up waiting (no exception's code:
+#: those are >= 1, and Numba's own are -1 to -3)
+GRID_SYNC_FAILED = -100
 I32 = ir.IntType(32)
 
 
 class DeviceError(Exception):
     """A status code from a kernel that names no known exception."""
+
+
+class GridSyncError(DeviceError):
+    """A grid synchronization of a kernel did not complete: some block never reached
+    it (it returned before, or took a branch without it), so the blocks that waited
+    gave up after their bound and the kernel's results are not to be trusted."""
 
 
 class _ExceptionTable:
@@ -124,6 +145,15 @@ def _message(kernel: str, code: int, slots) -> BaseException:
     tid = tuple(int(x) for x in slots[2:5])
     bid = tuple(int(x) for x in slots[5:8])
     where = f"thread_idx={tid}, block_idx={bid}"
+    if code == GRID_SYNC_FAILED:
+        spins = int(slots[GRID_SPINS]) if len(slots) > GRID_SPINS else 0
+        return GridSyncError(
+            f"kernel {kernel!r}: a grid synchronization (this_grid().sync()) did not "
+            f"complete: block {bid} waited {spins} times for blocks that never arrived "
+            f"({where}); every block must reach every grid sync (no block may return "
+            f"before it or skip it in a branch).  The kernel's results are not valid.  "
+            f"A block that only needs longer may raise the bound with "
+            f"NUMBA_GPUX_GRID_SYNC_SPINS")
     info = EXCEPTIONS.get(code)
     if info is None:
         if code == -1:
@@ -154,21 +184,34 @@ def _message(kernel: str, code: int, slots) -> BaseException:
         return DeviceError(f"{exc.__name__}{args!r}")
 
 
-class ErrorBuffer:
-    """The hidden per-launch error buffer of a debug kernel on one device.
+def buffer_slots(grid_sync: bool) -> int:
+    """The int32 slots of the hidden buffer of a debug kernel or of one that
+    synchronizes its grid (*grid_sync*)."""
+    return ERROR_SLOTS + (GRID_SLOTS if grid_sync else 0)
 
-    *array* is a device array of :data:`ERROR_SLOTS` int32 on that device, made by
+
+class ErrorBuffer:
+    """The hidden per-launch buffer of a debug kernel, or of a kernel that synchronizes
+    its grid (*grid_sync*), on one device.
+
+    *array* is a device array of :func:`buffer_slots` int32 on that device, made by
     the launch path (the runtime layer above owns device memory)."""
 
-    __slots__ = ("array", "zeros", "kernel")
+    __slots__ = ("array", "zeros", "kernel", "grid_sync")
 
-    def __init__(self, array, kernel_name: str):
-        self.zeros = np.zeros(ERROR_SLOTS, np.int32)
+    def __init__(self, array, kernel_name: str, grid_sync: bool = False):
+        self.zeros = np.zeros(buffer_slots(grid_sync), np.int32)
         self.array = array
         self.kernel = kernel_name
+        self.grid_sync = grid_sync
 
     def arm(self, queue=None):
-        """Clear the buffer; returns the handle to pass as the hidden argument."""
+        """Clear the buffer (and give a grid barrier its spin bound); returns the handle
+        to pass as the hidden argument."""
+        if self.grid_sync:
+            from ..config import grid_sync_spins
+
+            self.zeros[GRID_SPINS] = grid_sync_spins()
         self.array.copy_to_device(self.zeros)
         return self.array._alloc.handle
 
@@ -190,8 +233,10 @@ def checked_launch(shim, cfg, flat_args) -> None:
         flat_args.append(shim.errors.arm(cfg.queue))
     if shim.prints:
         sys.stdout.flush()  # Python's buffered output first, then the kernel's
-    runtime.launch(shim.kernel, cfg.griddim, cfg.blockdim, flat_args, cfg.shared_bytes,
-                   cfg.queue)
+    # a kernel that synchronizes its grid: all its blocks must run at once (the launch
+    # path checked the grid against the device's limit)
+    launch = runtime.launch_cooperative if shim.grid_sync else runtime.launch
+    launch(shim.kernel, cfg.griddim, cfg.blockdim, flat_args, cfg.shared_bytes, cfg.queue)
     runtime.synchronize(cfg.queue)
     if shim.prints:
         flush_device_output()

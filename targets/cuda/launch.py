@@ -457,7 +457,25 @@ class CUDARuntime(Runtime):
         kernel.pointers = ptrs
         kernel.shared_set = self.limits.get("default_shared_bytes", 48 * 1024)
 
-    def launch(self, kernel: _Kernel, griddim, blockdim, args, shared_bytes, queue) -> None:
+    def cooperative_groups(self, kernel: _Kernel, block_threads: int, shared_bytes: int) -> int:
+        """Blocks of *kernel* resident at once on the whole device, as numba.cuda's
+        ``max_cooperative_grid_blocks``: the driver's occupancy of one multiprocessor
+        (cuOccupancyMaxActiveBlocksPerMultiprocessor) times their number."""
+        self._current()
+        drv = _driver()
+        per_sm = int(_check(drv.cuOccupancyMaxActiveBlocksPerMultiprocessor(
+            kernel.function, int(block_threads), int(shared_bytes))))
+        sms = self.device_attribute("MULTIPROCESSOR_COUNT") or 0
+        return per_sm * int(sms)
+
+    def launch_cooperative(self, kernel: _Kernel, griddim, blockdim, args, shared_bytes,
+                           queue) -> None:
+        """``launch`` through cuLaunchCooperativeKernel: the driver runs all blocks at
+        once (or refuses a grid larger than the device holds)."""
+        self.launch(kernel, griddim, blockdim, args, shared_bytes, queue, cooperative=True)
+
+    def launch(self, kernel: _Kernel, griddim, blockdim, args, shared_bytes, queue,
+               cooperative: bool = False) -> None:
         self._current()
         drv = _driver()
         if shared_bytes > kernel.shared_set:  # above 48 KiB: opt in per kernel
@@ -469,6 +487,12 @@ class CUDARuntime(Runtime):
         self.busy = True
         with kernel.lock:  # the driver copies the parameters before cuLaunchKernel returns
             kernel.packer(kernel.buffer, 0, *args)
+            if cooperative:
+                _check(drv.cuLaunchCooperativeKernel(
+                    kernel.function, griddim[0], griddim[1], griddim[2],
+                    blockdim[0], blockdim[1], blockdim[2], int(shared_bytes),
+                    self._stream(queue), ctypes.addressof(kernel.pointers)))
+                return
             _check(drv.cuLaunchKernel(
                 kernel.function, griddim[0], griddim[1], griddim[2],
                 blockdim[0], blockdim[1], blockdim[2], int(shared_bytes),

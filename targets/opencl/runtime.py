@@ -213,6 +213,25 @@ class OpenCLRuntime(Runtime):
                 "shared_mem_per_block": ask(info.LOCAL_MEM_SIZE),
                 "local_mem_per_thread": ask(info.PRIVATE_MEM_SIZE)}
 
+    def cooperative_groups(self, kernel, block_threads: int, shared_bytes: int) -> int:
+        """The work-groups of a kernel that synchronizes its grid the device surely runs
+        at once.  OpenCL promises no forward progress between work-groups, so only
+        what the device reports is counted: one work-group per compute unit, where one
+        such work-group fits (the kernel's work-group size limit and local memory).
+        Conservative on GPUs, which often hold several per unit; exact on CPU
+        drivers, whose compute units are the threads of the driver's pool, each
+        running one work-group until it ends (a work-group that waits in a grid
+        barrier keeps its thread)."""
+        import pyopencl as cl
+
+        info = cl.kernel_work_group_info
+        if block_threads > int(kernel.get_work_group_info(info.WORK_GROUP_SIZE, self.cl_device)):
+            return 0
+        local = int(kernel.get_work_group_info(info.LOCAL_MEM_SIZE, self.cl_device))
+        if local + shared_bytes > int(self.cl_device.local_mem_size):
+            return 0
+        return int(self.cl_device.max_compute_units)
+
     def prepare(self, kernel, params):
         """The kernel's launcher (``launch.launcher``: sets the arguments that changed),
         also kept on the kernel so that :meth:`launch` goes through it."""
