@@ -457,10 +457,12 @@ def index_store(fn, argtypes: tuple, target: Target, art: Artifact, kernel_text:
     """Record *art*, just compiled from *kernel_text* (the neutral IR), under the
     pre-typing key of *fn* for *argtypes*."""
     from .language.memory import static_shared_bytes
+    from .language.cooperative import uses_grid_sync
     from .language.printing import uses_print
 
     # what launching needs to know of the kernel, kept so that a hit needs no typing
     art.info["uses_print"] = uses_print(kernel_text)
+    art.info["grid_sync"] = uses_grid_sync(kernel_text)
     art.info["static_shared_bytes"] = static_shared_bytes(kernel_text)
     art.info["disk_cache"] = True
     try:

@@ -369,3 +369,65 @@ def test_waits_after_a_launch_go_through_the_interruptible_helper(cuda_device):
     ev = rt.record_event()
     rt.event_synchronize(ev)
     assert rt.event_query(ev)
+
+
+# ------------------------------------------------------------ grid synchronization
+
+def _grid_relay(data, rounds):
+    i = gpux.grid(1)
+    n = data.shape[1]
+    g = gpux.this_grid()
+    for r in range(rounds):
+        data[r + 1, i] = data[r, (i + gpux.block_dim.x) % n] + 1
+        g.sync()
+
+
+@cuda
+def test_cooperative_limit_is_the_drivers_occupancy_times_multiprocessors(cuda_device):
+    from cuda.bindings import driver as drv
+
+    from numba.core import types
+
+    kernel = gpux.jit(_grid_relay)
+    sig = (types.int32[:, ::1], types.int64)
+    limit = kernel.max_cooperative_grid_blocks(256, signature=sig)
+    shim = kernel._shims[(sig, cuda_device)]
+    err, per_sm = drv.cuOccupancyMaxActiveBlocksPerMultiprocessor(shim.kernel.function, 256, 0)
+    assert err == drv.CUresult.CUDA_SUCCESS
+    sms = cuda_device.runtime.device_attribute("MULTIPROCESSOR_COUNT")
+    assert limit == per_sm * sms > 0
+
+
+@cuda
+def test_cooperative_launch_fills_the_device(cuda_device):
+    from numba.core import types
+
+    kernel = gpux.jit(_grid_relay)
+    sig = (types.int32[:, ::1], types.int64)
+    blocks = kernel.max_cooperative_grid_blocks(256, signature=sig)
+    rounds = 16
+    data = gpux.to_device(np.zeros((rounds + 1, blocks * 256), np.int32))
+    kernel[blocks, 256](data, rounds)  # cuLaunchCooperativeKernel: all blocks resident
+    want = np.repeat(np.arange(rounds + 1, dtype=np.int32)[:, None], blocks * 256, axis=1)
+    np.testing.assert_array_equal(data.copy_to_host(), want)
+    with pytest.raises(gpux.LaunchError, match="all its blocks must run at once"):
+        kernel[blocks + 1, 256](data, rounds)
+
+
+@cuda
+def test_grid_sync_that_cannot_complete_is_reported_on_cuda(cuda_device, monkeypatch):
+    monkeypatch.setenv("NUMBA_GPUX_GRID_SYNC_SPINS", str(1 << 16))
+
+    @gpux.jit
+    def early(out):
+        if gpux.block_idx.x == 0:
+            return
+        gpux.this_grid().sync()
+        out[gpux.grid(1)] = 1
+
+    out = gpux.to_device(np.zeros(4 * 64, np.int32))
+    with pytest.raises(gpux.GridSyncError, match="did not complete"):
+        early[4, 64](out)
+    K.block_reverse[1, 128](gpux.to_device(np.arange(128, dtype=np.float32)),
+                            gpux.device_array(128, np.float32))
+    gpux.synchronize()  # the context is still usable
