@@ -75,6 +75,7 @@ def _relay_expected(blocks: int) -> np.ndarray:
     return np.repeat(np.arange(ROUNDS + 1, dtype=np.int32)[:, None], n, axis=1)
 
 
+@pytest.mark.feature("grid_sync")
 def test_the_largest_allowed_grid_synchronizes_every_round(device):
     sig = (types.int32[:, ::1], types.int64)
     blocks = relay.max_cooperative_grid_blocks(TPB, signature=sig)
@@ -88,6 +89,7 @@ def test_the_largest_allowed_grid_synchronizes_every_round(device):
     np.testing.assert_array_equal(data.copy_to_host(), _relay_expected(blocks))
 
 
+@pytest.mark.feature("grid_sync")
 def test_one_block_more_is_refused_before_anything_runs(device):
     sig = (types.int32[:, ::1], types.int64)
     blocks = relay.max_cooperative_grid_blocks(TPB, signature=sig)
@@ -100,6 +102,7 @@ def test_one_block_more_is_refused_before_anything_runs(device):
         relay[(blocks + 1, 1), TPB](data, ROUNDS)
 
 
+@pytest.mark.feature("grid_sync")
 def test_grid_sync_in_device_functions_and_block_sync(device):
     sig = (types.int32[::1], types.int32[::1])
     blocks = min(4, through_device_functions.max_cooperative_grid_blocks(TPB, signature=sig))
@@ -112,6 +115,7 @@ def test_grid_sync_in_device_functions_and_block_sync(device):
     assert ov.cooperative
 
 
+@pytest.mark.feature("grid_sync")
 def test_a_barrier_that_cannot_complete_is_an_error_not_a_hang(device, monkeypatch):
     monkeypatch.setenv("NUMBA_GPUX_GRID_SYNC_SPINS", "20000")
     sig = (types.int32[::1],)
@@ -127,6 +131,7 @@ def test_a_barrier_that_cannot_complete_is_an_error_not_a_hang(device, monkeypat
     assert (out.copy_to_host() == 1).all()
 
 
+@pytest.mark.feature("grid_sync", "debug_errors", "debug_errors_after_barrier")
 def test_debug_kernels_report_errors_and_synchronize(device):
     @gpux.jit(debug=True)
     def checked(out):
