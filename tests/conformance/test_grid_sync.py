@@ -187,3 +187,49 @@ def test_this_grid_takes_no_arguments():
 
     with pytest.raises(TypingError, match="this_grid\\(\\) takes no arguments"):
         gpux.compile(bad, "void(int32[::1])", target="opencl")
+
+
+_CACHED = """
+import sys
+import numpy as np
+import numba_gpux as gpux
+
+@gpux.jit(cache=True)
+def cached_relay(data, rounds):
+    i = gpux.grid(1)
+    g = gpux.this_grid()
+    for r in range(rounds):
+        data[r + 1, i] = data[r, data.shape[1] - 1 - i] + 1
+        g.sync()
+
+with gpux.use_device("opencl"):
+    blocks = 1  # (more blocks than one are the other tests' subject)
+    d = gpux.to_device(np.zeros((4, blocks * 8), np.int32))
+    cached_relay[blocks, 8](d, np.int64(3))
+    ok = bool((d.copy_to_host() == np.arange(4)[:, None]).all())
+    try:
+        cached_relay[1000, 8](d, np.int64(3))
+        refused = False
+    except gpux.LaunchError:
+        refused = True
+from numba_gpux import cache
+print(ok, refused, cache.stats["index_hits"], "numba_gpux.language.checks" in sys.modules)
+"""
+
+
+def test_a_kernel_from_the_disk_cache_index_is_still_cooperative(opencl_device, tmp_path):
+    # the index keeps whether the kernel synchronizes its grid: a hit, which types
+    # nothing, still passes the hidden buffer and applies the limit
+    import os
+    import subprocess
+    import sys
+
+    script = tmp_path / "cached_relay.py"
+    script.write_text(_CACHED)
+    env = dict(os.environ, NUMBA_GPUX_CACHE_DIR=str(tmp_path / "cache"))
+    runs = [subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                           env=env, timeout=300) for _ in range(2)]
+    for r in runs:
+        assert r.returncode == 0, r.stderr
+    assert runs[0].stdout.split() == ["True", "True", "0", "True"]
+    assert runs[1].stdout.split() == ["True", "True", "1", "False"]  # no typing at all
