@@ -40,6 +40,7 @@ from __future__ import annotations
 from llvmlite import ir
 from numba.core import types
 from numba.core.datamodel.models import OpaqueModel
+from numba.core.errors import TypingError
 from numba.core.imputils import Registry as LoweringRegistry
 from numba.core.typing.templates import (
     AbstractTemplate, AttributeTemplate, Registry, bound_function, signature,
@@ -59,7 +60,7 @@ I32 = ir.IntType(32)
 I64 = ir.IntType(64)
 VOID = ir.VoidType()
 GLOBAL_PTR = ir.PointerType(addrspace=1)
-#: the function ``sync()`` calls, defined by the kernel's entry wrapper
+#: the function ``sync()`` calls, made a call of GRID_BARRIER by :func:`pass_buffer`
 GRID_SYNC = "__gpux_grid_sync"
 #: the portable barrier over the hidden buffer (the intrinsic targets may override)
 GRID_BARRIER = "__gpux_grid_barrier"
@@ -102,7 +103,7 @@ this_block = Stub("this_block", "this_block(): the work-items of this block; its
                                 "barrier().")
 
 typing_registry = Registry()
-lowering_registry = LoweringRegistry("numba_gpux.grid")
+lowering_registry = LoweringRegistry("numba_gpux.cooperative")
 
 
 def _group_template(stub, ty):
@@ -111,18 +112,12 @@ def _group_template(stub, ty):
 
         def generic(self, args, kws):
             if args or kws:
-                raise_args(stub)
+                raise TypingError(f"{stub._name}() takes no arguments")
             return signature(ty)
 
     Template.__name__ = f"Gpux_{stub._name}"
     typing_registry.register(Template)
     typing_registry.register_global(stub, types.Function(Template))
-
-
-def raise_args(stub):
-    from numba.core.errors import TypingError
-
-    raise TypingError(f"{stub._name}() takes no arguments")
 
 
 _group_template(this_grid, grid_group)
@@ -259,6 +254,12 @@ def _declare_barrier(module):
     return fn
 
 
+#: the error slots a failed barrier fills (language/debug.py's layout: flag, status,
+#: thread x y z, block x y z)
+_STATUS_SLOT, _THREAD_SLOT, _BLOCK_SLOT = 1, 2, 5
+assert _BLOCK_SLOT + 3 == ERROR_SLOTS
+
+
 def _barrier_default() -> str:
     """The shared definition of ``__gpux_grid_barrier`` (neutral IR text)."""
     p = "ptr addrspace(1)"
@@ -272,11 +273,11 @@ def _barrier_default() -> str:
     record = "".join(
         f"  %tid{d} = call i64 @__gpux_thread_idx(i32 {d})\n"
         f"  %tid{d}t = trunc i64 %tid{d} to i32\n"
-        f"  %tidp{d} = getelementptr inbounds i32, {p} %s, i64 {2 + d}\n"
+        f"  %tidp{d} = getelementptr inbounds i32, {p} %s, i64 {_THREAD_SLOT + d}\n"
         f"  store i32 %tid{d}t, {p} %tidp{d}, align 4\n"
         f"  %bid{d} = call i64 @__gpux_block_idx(i32 {d})\n"
         f"  %bid{d}t = trunc i64 %bid{d} to i32\n"
-        f"  %bidp{d} = getelementptr inbounds i32, {p} %s, i64 {5 + d}\n"
+        f"  %bidp{d} = getelementptr inbounds i32, {p} %s, i64 {_BLOCK_SLOT + d}\n"
         f"  store i32 %bid{d}t, {p} %bidp{d}, align 4\n" for d in range(3))
     return (
         "declare void @__gpux_barrier() convergent nounwind\n"
@@ -339,7 +340,7 @@ def _barrier_default() -> str:
         "  %won = icmp eq i32 %was, 0\n"
         "  br i1 %won, label %report, label %passed\n"
         "report:\n"
-        + slot("codep", 1) +
+        + slot("codep", _STATUS_SLOT) +
         f"  store i32 {GRID_SYNC_FAILED}, {p} %codep, align 4\n"
         + record +
         "  br label %passed\n"
@@ -359,4 +360,3 @@ def _shared_default() -> None:
 
 
 _shared_default()
-assert ERROR_SLOTS == 8  # the record above writes slots 1 to 7
