@@ -69,3 +69,27 @@ def test_a_grid_larger_than_the_device_runs_at_once_is_refused(device):
     M = cuda.to_device(np.zeros((4, 32 * (limit + 1)), np.int32))
     with pytest.raises(gpux.LaunchError, match="all its blocks must run at once"):
         kernel[limit + 1, 32](M)
+
+
+@cuda.jit(device=True)
+def _bump_and_wait(group, a, i):
+    a[i] += 1
+    group.sync()
+
+
+def test_the_grid_group_passes_to_device_functions(device):
+    @cuda.jit
+    def kernel(a, b):
+        g = cuda.cg.this_grid()
+        i = cuda.grid(1)
+        _bump_and_wait(g, a, i)
+        b[i] = a[(i + cuda.blockDim.x) % a.size]
+
+    sig = (int32[::1], int32[::1])
+    kernel.compile(sig)
+    blocks = min(2, kernel.overloads[sig].max_cooperative_grid_blocks(8))
+    a = cuda.to_device(np.zeros(8 * blocks, np.int32))
+    b = cuda.device_array(8 * blocks, np.int32)
+    kernel[blocks, 8](a, b)
+    assert (b.copy_to_host() == 1).all()
+    assert all(o.cooperative for o in kernel.overloads.values())
