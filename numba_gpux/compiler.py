@@ -313,9 +313,9 @@ def wrap_kernel(neutral: NeutralResult, name: str) -> str:
     fnty = ir.FunctionType(ir.VoidType(), params)
     fn = ir.Function(module, fnty, name)
     if neutral.debug or neutral.grid_sync:
-        from .language.cooperative import BUFFER_ARG
+        from .language.cooperative import BUFFER_ARG, GRID_ARG
 
-        fn.args[-1].name = BUFFER_ARG
+        fn.args[-1].name = GRID_ARG if neutral.grid_sync else BUFFER_ARG
     builder = ir.IRBuilder(fn.append_basic_block("entry"))
     pos = 0
 

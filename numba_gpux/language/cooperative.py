@@ -54,7 +54,7 @@ from .types import register_data_model
 
 __all__ = ["this_grid", "this_block", "GridGroup", "BlockGroup", "typing_registry",
            "lowering_registry", "uses_grid_sync", "mark_inlined", "pass_buffer", "GRID_SYNC",
-           "GRID_BARRIER", "BUFFER_ARG"]
+           "GRID_GROUP", "GRID_BARRIER", "GRID_ARG", "BUFFER_ARG"]
 
 I32 = ir.IntType(32)
 I64 = ir.IntType(64)
@@ -62,6 +62,9 @@ VOID = ir.VoidType()
 GLOBAL_PTR = ir.PointerType(addrspace=1)
 #: the function ``sync()`` calls, made a call of GRID_BARRIER by :func:`pass_buffer`
 GRID_SYNC = "__gpux_grid_sync"
+#: the function ``this_grid()`` calls: the mark of a cooperative kernel, dropped by
+#: :func:`pass_buffer`
+GRID_GROUP = "__gpux_grid_group"
 #: the portable barrier over the hidden buffer (the intrinsic targets may override)
 GRID_BARRIER = "__gpux_grid_barrier"
 
@@ -149,22 +152,36 @@ class _BlockGroupAttrs(AttributeTemplate):
 _lower = lowering_registry.lower
 
 
+def _marker(builder, name: str, convergent: bool) -> None:
+    """A call of the declared function *name* (no arguments, no result) in the function
+    being lowered, which is marked to be inlined (:func:`mark_inlined`)."""
+    module = builder.module
+    fn = module.globals.get(name)
+    if fn is None:
+        fn = ir.Function(module, ir.FunctionType(VOID, []), name)
+        fn.attributes.add("nounwind")
+        if convergent:
+            fn.attributes.add("convergent")
+    builder.call(fn, [])
+    mark_inlined(builder.function)
+
+
 @_lower(this_grid)
+def _grid_impl(context, builder, sig, args):
+    # a kernel that takes the grid group is cooperative, as in numba.cuda (where the
+    # group's handle needs the cooperative launch), also if it never synchronizes
+    _marker(builder, GRID_GROUP, convergent=False)
+    return context.get_dummy_value()
+
+
 @_lower(this_block)
-def _group_impl(context, builder, sig, args):
+def _block_impl(context, builder, sig, args):
     return context.get_dummy_value()
 
 
 @_lower("GridGroup.sync", GridGroup)
 def _grid_sync_impl(context, builder, sig, args):
-    module = builder.module
-    fn = module.globals.get(GRID_SYNC)
-    if fn is None:
-        fn = ir.Function(module, ir.FunctionType(VOID, []), GRID_SYNC)
-        fn.attributes.add("convergent")
-        fn.attributes.add("nounwind")
-    builder.call(fn, [])
-    mark_inlined(builder.function)
+    _marker(builder, GRID_SYNC, convergent=True)
     return context.get_dummy_value()
 
 
@@ -175,25 +192,29 @@ def _block_sync_impl(context, builder, sig, args):
 
 
 # ---------------------------------------------------------------- the kernel's side
-def uses_grid_sync(code) -> bool:
-    """Whether a kernel synchronizes its grid: *code* is its neutral library (the
-    lowered code and what it links, before the entry wrapper) or the neutral module
-    text of its entry wrapper (with the barrier it calls)."""
-    if isinstance(code, str):
-        want = irlex.spell_global(GRID_BARRIER)
-        return any(want in irlex.global_names(line) for line in code.splitlines()
-                   if GRID_BARRIER in line)
-    return code.mentions(GRID_SYNC)
-
-
-#: the name of the entry wrapper's hidden buffer parameter in the neutral IR
+#: the name of the entry wrapper's hidden buffer parameter in the neutral IR: of a
+#: cooperative kernel (the mark :func:`uses_grid_sync` reads in its text), and of a
+#: debug kernel that is not cooperative
+GRID_ARG = "gpux.grid"
 BUFFER_ARG = "gpux.buffer"
 
 
+def uses_grid_sync(code) -> bool:
+    """Whether a kernel is cooperative (takes the grid group: ``this_grid()``, and so
+    may synchronize its grid): *code* is its neutral library (the lowered code and
+    what it links) or the neutral module text of its entry wrapper, whose hidden
+    buffer parameter is then named :data:`GRID_ARG`."""
+    if isinstance(code, str):
+        want = irlex.spell_local(GRID_ARG)
+        return any(want in irlex.local_names(line) for line in irlex.lines(code)
+                   if line.startswith("define") and GRID_ARG in line)
+    return code.mentions(GRID_GROUP) or code.mentions(GRID_SYNC)
+
+
 def mark_inlined(function) -> None:
-    """Mark *function* (an ``ir.Function`` whose code synchronizes the grid)
-    ``alwaysinline``: the neutral clean-up then inlines it, and what it calls that
-    synchronizes, into the kernel's entry point, where the hidden buffer is
+    """Mark *function* (an ``ir.Function`` that takes the grid group or synchronizes
+    the grid) ``alwaysinline``: the neutral clean-up then inlines it, and what it
+    calls that does, into the kernel's entry point, where the hidden buffer is
     (:func:`pass_buffer`).  (Recursion is rejected, so inlining always ends.)"""
     attrs = function.attributes
     if "noinline" in attrs:
@@ -204,15 +225,16 @@ def mark_inlined(function) -> None:
 def pass_buffer(text: str, entry: str) -> str:
     """The neutral module *text* of the kernel *entry* with every call of
     ``__gpux_grid_sync()`` made a call of ``__gpux_grid_barrier`` on the entry's
-    hidden buffer parameter (``%gpux.buffer``): a token rewrite of those calls and
-    of the declaration.  Every function that synchronizes is inlined into the entry
-    point before (:func:`mark_inlined`); a call left in another function is an
-    internal error."""
+    hidden buffer parameter (``%gpux.grid``), and the calls of ``__gpux_grid_group()``
+    (marks of ``this_grid()``) dropped: a token rewrite of those calls and their
+    declarations.  Every function that makes them is inlined into the entry point
+    before (:func:`mark_inlined`); a call left in another function is an internal
+    error."""
     from ..errors import InternalCompilerError
 
-    sync = irlex.spell_global(GRID_SYNC)
+    sync, group = irlex.spell_global(GRID_SYNC), irlex.spell_global(GRID_GROUP)
     barrier = irlex.spell_global(GRID_BARRIER)
-    arg = irlex.spell_local(BUFFER_ARG)
+    arg = irlex.spell_local(GRID_ARG)
     lines = irlex.lines(text)
     owner = {}
     for f in irlex.functions(lines):
@@ -220,28 +242,24 @@ def pass_buffer(text: str, entry: str) -> str:
             owner[k] = f.name
     out = []
     for k, line in enumerate(lines):
-        if GRID_SYNC not in line or sync not in irlex.global_names(line):
+        names = irlex.global_names(line) if "__gpux_grid_" in line else ()
+        callee = sync if sync in names else group if group in names else None
+        if callee is None:
             out.append(line)
             continue
         toks = irlex.tokens(line)
         code = irlex.code(toks)
-        if code and code[0] == "declare":
-            at = toks.index(sync)
-            close = irlex.match_paren(toks, at + 1)
-            toks = irlex.replace(toks, at, close + 1, [barrier, "(", "ptr", " ", "addrspace",
-                                                       "(", "1", ")", ")"])
-            out.append(irlex.join(toks))
-            continue
-        op, _ = irlex.instruction(toks)
-        if op != "call" or owner.get(k) != entry:
+        declaration = bool(code) and code[0] == "declare"
+        if not declaration and (irlex.instruction(toks)[0] != "call" or owner.get(k) != entry):
             raise InternalCompilerError(
-                "grid sync", f"a call of {GRID_SYNC} outside the kernel entry point {entry!r} "
-                             f"(in {owner.get(k)!r}): {line.strip()}")
+                "grid sync", f"a use of {irlex.name(callee)} outside the kernel entry point "
+                             f"{entry!r} (in {owner.get(k)!r}): {line.strip()}")
+        if callee == group:
+            continue  # the mark has done its work
         at = toks.index(sync)
         close = irlex.match_paren(toks, at + 1)
-        toks = irlex.replace(toks, at, close + 1, [barrier, "(", "ptr", " ", "addrspace", "(",
-                                                   "1", ")", " ", arg, ")"])
-        out.append(irlex.join(toks))
+        params = ["ptr", " ", "addrspace", "(", "1", ")"] + ([] if declaration else [" ", arg])
+        out.append(irlex.join(irlex.replace(toks, at, close + 1, [barrier, "(", *params, ")"])))
     return "\n".join(out) + ("\n" if text.endswith("\n") else "")
 
 

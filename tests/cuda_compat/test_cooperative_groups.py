@@ -93,3 +93,17 @@ def test_the_grid_group_passes_to_device_functions(device):
     kernel[blocks, 8](a, b)
     assert (b.copy_to_host() == 1).all()
     assert all(o.cooperative for o in kernel.overloads.values())
+
+
+def test_taking_the_grid_group_makes_a_kernel_cooperative(device):
+    # as in numba.cuda: this_grid() alone marks the kernel (it then takes the hidden
+    # buffer and the cooperative limit), and the kernel runs past it
+    @cuda.jit
+    def takes_group(A):
+        cuda.cg.this_grid()
+        A[0] = 1.0
+
+    A = cuda.to_device(np.full(1, np.nan))
+    takes_group[1, 1](A)
+    assert A.copy_to_host()[0] == 1.0
+    assert [o.cooperative for o in takes_group.overloads.values()] == [True]
