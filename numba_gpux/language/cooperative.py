@@ -7,17 +7,19 @@ block has reached it, and what each wrote before it is visible to all after it.
 
 How it is built, the same on every target (no device runtime library):
 
-* ``sync()`` lowers to a call of ``__gpux_grid_sync()``; a kernel whose code (its
-  device functions' included) calls it *synchronizes its grid*
-  (:func:`uses_grid_sync`), a property of the compiled kernel that the launch
-  path reads;
+* ``this_grid()`` lowers to a call of ``__gpux_grid_group()`` (a mark) and
+  ``sync()`` to a call of ``__gpux_grid_sync()``; a kernel whose code (its device
+  functions' included) takes the grid group is *cooperative*
+  (:func:`uses_grid_sync`; numba.cuda's ``overload.cooperative``), a property of
+  the compiled kernel that the launch path reads;
 * such a kernel takes one hidden global buffer, the debug error buffer's
-  (language/debug.py, :func:`debug.buffer_slots`).  Every function that calls
-  ``__gpux_grid_sync`` is ``alwaysinline`` (:func:`mark_inlined`), so the neutral
-  clean-up inlines them all into the kernel's entry point, where the calls become
-  calls of ``__gpux_grid_barrier`` on the buffer parameter (:func:`pass_buffer`):
-  no pointer is kept in memory or made from an integer, which C-family targets
-  could not express;
+  (language/debug.py, :func:`debug.buffer_slots`), as the parameter
+  ``%gpux.grid``.  Every function that makes those calls is ``alwaysinline``
+  (:func:`mark_inlined`), so the neutral clean-up inlines them all into the
+  kernel's entry point, where the sync calls become calls of
+  ``__gpux_grid_barrier`` on the buffer parameter and the marks are dropped
+  (:func:`pass_buffer`): no pointer is kept in memory or made from an integer,
+  which C-family targets could not express;
 * ``__gpux_grid_barrier(buffer)``, a portable intrinsic with a shared default that
   a target may override, is a generation-counting barrier: a work-group barrier;
   the block's first work-item fences, reads the generation, counts itself in; the
@@ -31,8 +33,8 @@ How it is built, the same on every target (no device runtime library):
 Blocks only wait for each other, so all blocks of the grid must run at once: the
 launch of such a kernel is a cooperative one, limited to the blocks the device runs
 at once (``Runtime.cooperative_groups``; ``kernel.max_cooperative_grid_blocks``), a
-larger grid being a LaunchError before anything runs.  Kernels that do not
-synchronize their grid have no hidden argument and no cost.
+larger grid being a LaunchError before anything runs.  Kernels that do not take
+the grid group have no hidden argument and no cost.
 """
 
 from __future__ import annotations
