@@ -88,9 +88,9 @@ def user_temp_dir() -> str | None:
 
 
 #: how many times a block waits in a grid synchronization before it gives up (the
-#: default of ``NUMBA_GPUX_GRID_SYNC_SPINS``): about 0.1 us a poll, under 2 s, on the OpenCL
+#: default of ``NUMBA_GPUX_GRID_SYNC_SPINS``): about 0.1 us a poll, 7 s, on the OpenCL
 #: CPU drivers measured; longer on a GPU, whose global atomics are slower
-GRID_SYNC_SPINS = 1 << 24
+GRID_SYNC_SPINS = 1 << 26
 
 
 def grid_sync_spins() -> int:
