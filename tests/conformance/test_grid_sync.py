@@ -232,3 +232,12 @@ def test_a_kernel_from_the_disk_cache_index_is_still_cooperative(opencl_device, 
         assert r.returncode == 0, r.stderr
     assert runs[0].stdout.split() == ["True", "True", "0", "True"]
     assert runs[1].stdout.split() == ["True", "True", "1", "False"]  # no typing at all
+
+
+@pytest.mark.parametrize("raw, want", [("", None), ("abc", None), ("0", None), ("-3", None),
+                                       ("5000", 5000), (str(2**40), 2**31 - 1)])
+def test_the_spin_bound_setting(monkeypatch, raw, want):
+    from numba_gpux import config
+
+    monkeypatch.setenv("NUMBA_GPUX_GRID_SYNC_SPINS", raw)
+    assert config.grid_sync_spins() == (config.GRID_SYNC_SPINS if want is None else want)
