@@ -8,6 +8,7 @@ without copying.
 from __future__ import annotations
 
 import bisect
+import contextlib
 import functools
 import operator
 import threading
@@ -25,7 +26,7 @@ from .limits import check_alloc
 if TYPE_CHECKING:
     from .devices import Device
 
-__all__ = ["DeviceArray", "to_device", "device_array", "device_array_like", "is_device_array",
+__all__ = ["PendingFrees", "defer_frees", "pending_frees", "DeviceArray", "to_device", "device_array", "device_array_like", "is_device_array",
            "HostArg", "In", "Out", "InOut", "from_foreign"]
 
 
@@ -70,10 +71,100 @@ class Allocation:
         if self.owner is not None or self.handle is None:  # borrowed, or never allocated
             return
         try:
-            _live_bytes[id(self.device)] -= self.nbytes
-            self.device.runtime.free(self.handle)
+            pending = _pending_frees.get(id(self.device))
+            if pending is None or not pending.add(self.device, self.handle, self.nbytes):
+                _release(self.device, self.handle, self.nbytes)
         except Exception:
             pass
+
+
+def _release(device, handle, nbytes: int) -> None:
+    _live_bytes[id(device)] -= nbytes
+    device.runtime.free(handle)
+
+
+class PendingFrees:
+    """Frees of one device's allocations, deferred and made in batches.
+
+    By default an allocation is freed when its last array goes away.  A device given a
+    ``PendingFrees`` (:func:`defer_frees`; the numba.cuda facade gives one to each device
+    it uses, as numba.cuda's ``context.deallocations``) keeps the freed buffers here and
+    frees them all at once when more than ``max_count()`` are pending or their bytes pass
+    ``max_bytes()`` (both asked at each free), or on :meth:`clear`.  While a
+    :meth:`disable` block is open nothing is freed, so that work queued on the device
+    cannot find its memory gone (numba.cuda's ``defer_cleanup``).
+    """
+
+    def __init__(self, max_count=lambda: 10, max_bytes=lambda: 1 << 62) -> None:
+        self.max_count = max_count
+        self.max_bytes = max_bytes
+        self._items: list = []
+        self._size = 0
+        self._disabled = 0
+        self._lock = threading.RLock()
+
+    def add(self, device, handle, nbytes: int) -> bool:
+        """Take the free of *handle* (True); frees the batch when it is over the limits."""
+        with self._lock:
+            self._items.append((device, handle, int(nbytes)))
+            self._size += int(nbytes)
+            if len(self._items) > self.max_count() or self._size > self.max_bytes():
+                self.clear()
+        return True
+
+    def clear(self) -> None:
+        """Free every pending buffer, unless a :meth:`disable` block is open."""
+        with self._lock:
+            if self._disabled:
+                return
+            items, self._items, self._size = self._items, [], 0
+        for device, handle, nbytes in items:
+            try:
+                _release(device, handle, nbytes)
+            except Exception:  # noqa: BLE001 - as a free at the last reference
+                pass
+
+    @contextlib.contextmanager
+    def disable(self):
+        """Nothing is freed inside this block (it nests); pending frees wait for the next
+        free or :meth:`clear` after it."""
+        with self._lock:
+            self._disabled += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._disabled -= 1
+
+    @property
+    def is_disabled(self) -> bool:
+        return self._disabled > 0
+
+    @property
+    def pending_bytes(self) -> int:
+        return self._size
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+
+#: id(device) -> its PendingFrees, for devices whose frees are deferred
+_pending_frees: dict = {}
+
+
+def defer_frees(device, pending: "PendingFrees | None") -> None:
+    """Defer the frees of *device*'s allocations to *pending* (None: free at once again,
+    after freeing what is pending)."""
+    old = _pending_frees.pop(id(device), None)
+    if pending is not None:
+        _pending_frees[id(device)] = pending
+    if old is not None and old is not pending:
+        old.clear()
+
+
+def pending_frees(device) -> "PendingFrees | None":
+    """The :class:`PendingFrees` of *device*, or None where frees are immediate."""
+    return _pending_frees.get(id(device))
 
 
 # -- integer device pointers ------------------------------------------------------

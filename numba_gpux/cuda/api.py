@@ -47,9 +47,12 @@ MemoryInfo = namedtuple("MemoryInfo", ["free", "total"])
 # --------------------------------------------------------------------- devices
 def _current():
     try:
-        return _default_device()
+        dev = _default_device()
     except DeviceNotFoundError as e:
         raise CudaSupportError(str(e)) from None
+    if _mem.pending_frees(dev) is None:  # the facade frees memory as numba.cuda does
+        _deallocations(dev)
+    return dev
 
 
 #: CUDA's largest block: threads, and per dimension (every NVIDIA GPU since compute
@@ -212,24 +215,34 @@ def get_current_device() -> Device:
     return _wrap(_current())
 
 
-class _Deallocations:
-    """``context.deallocations``: numba.cuda defers freeing device memory and frees it
-    in batches.  numba_gpux frees an allocation when its last array goes away, so
-    nothing is ever pending: ``clear()`` has nothing to do and ``len()`` is 0."""
+class _Deallocations(_mem.PendingFrees):
+    """``context.deallocations``: as numba.cuda, device memory freed by the program is
+    kept pending and freed in batches, when more than ``config.CUDA_DEALLOCS_COUNT``
+    frees are pending or their bytes pass ``config.CUDA_DEALLOCS_RATIO`` of the
+    device's memory (both read at each free), or on ``clear()``; nothing is freed
+    inside ``cuda.defer_cleanup()``."""
 
-    def clear(self) -> None:
-        """Free pending deallocations (there are none)."""
+    def __init__(self, total_bytes: int):
+        from . import config as _config
 
-    @contextlib.contextmanager
-    def disable(self):
-        yield
+        self.memory_capacity = int(total_bytes)
+        super().__init__(lambda: _config.CUDA_DEALLOCS_COUNT,
+                         lambda: int(self.memory_capacity * _config.CUDA_DEALLOCS_RATIO))
 
     @property
-    def is_disabled(self) -> bool:
-        return False
+    def _max_pending_bytes(self) -> int:
+        return self.max_bytes()
 
-    def __len__(self) -> int:
-        return 0
+
+def _deallocations(gdev) -> _Deallocations:
+    """The pending frees of *gdev*, given to it on first use through the facade."""
+    got = _mem.pending_frees(gdev)
+    if not isinstance(got, _Deallocations):
+        info = gdev.runtime.memory_info()
+        total = info[1] if info is not None else int(gdev.limits.get("global_mem_bytes", 0))
+        got = _Deallocations(total)
+        _mem.defer_frees(gdev, got)
+    return got
 
 
 class _MemoryManager:
@@ -240,11 +253,15 @@ class _MemoryManager:
     def __init__(self, context: "Context"):
         self._context = context
 
+    @property
+    def deallocations(self) -> _Deallocations:
+        return self._context.deallocations
+
     def get_memory_info(self) -> MemoryInfo:
         return self._context.get_memory_info()
 
     def defer_cleanup(self):
-        return defer_cleanup()
+        return self._context.defer_cleanup()
 
     def reset(self) -> None:
         self._context.reset()
@@ -258,8 +275,62 @@ class Context:
 
     def __init__(self, device: Device):
         self.device = device
-        self.deallocations = _Deallocations()
         self.memory_manager = _MemoryManager(self)
+        #: the driver-level memory of this context still referenced (numba.cuda's
+        #: ``allocations``): each pointer until its last reference goes
+        self.allocations: dict = {}
+
+    @property
+    def deallocations(self) -> _Deallocations:
+        """The frees pending on this context's device (numba.cuda's deallocation queue)."""
+        return _deallocations(self.device.gpux_device)
+
+    @property
+    def handle(self) -> int:
+        """An integer naming this context (numba.cuda: the driver's CUcontext)."""
+        return id(self)
+
+    def defer_cleanup(self):
+        """A block in which no device memory is freed (numba.cuda's ``defer_cleanup``)."""
+        return self.deallocations.disable()
+
+    # -- driver-level memory (numba.cuda's Context methods) -------------------------
+    def memalloc(self, bytesize: int):
+        """*bytesize* bytes of device memory: a counted pointer (``MemoryPointer``)."""
+        from . import _memory_pointers as _mp
+
+        return _mp.device_memory(self, bytesize)
+
+    def memhostalloc(self, bytesize: int, mapped: bool = False, portable: bool = False,
+                     wc: bool = False):
+        """*bytesize* bytes of page-locked host memory (a ``PinnedMemory``), with *mapped*
+        also addressed by kernels (a ``MappedMemory``); both export the buffer protocol.
+        Where the device cannot address host memory, *mapped* raises NotImplementedError."""
+        from . import _memory_pointers as _mp
+
+        return _mp.host_memory(self, bytesize, mapped=mapped, portable=portable, wc=wc)
+
+    def mempin(self, owner, pointer, size: int, mapped: bool = False):
+        """Register the host memory [pointer, pointer + size), which *owner* holds, with
+        the device (page-locked; with *mapped*, addressed by kernels too)."""
+        from . import _memory_pointers as _mp
+
+        return _mp.pinned_host_memory(self, owner, pointer, size, mapped=mapped)
+
+    def memallocmanaged(self, bytesize: int, attach_global: bool = True):
+        """*bytesize* bytes that the host and kernels both address (a ``ManagedMemory``);
+        NotImplementedError where the device has no such memory."""
+        from . import _memory_pointers as _mp
+
+        return _mp.managed_memory(self, bytesize, attach_global=attach_global)
+
+    def create_stream(self) -> "Stream":
+        """A new stream on this context's device."""
+        gdev = self.device.gpux_device
+        return Stream(gdev, gdev.runtime.new_queue())
+
+    def create_event(self, timing: bool = True) -> "Event":
+        return Event(timing)
 
     def get_memory_info(self) -> MemoryInfo:
         """(free, total) bytes.  Where the driver does not report free memory, free is
@@ -377,9 +448,10 @@ def detect() -> bool:
     return bool(devs)
 
 
-@contextlib.contextmanager
 def defer_cleanup():
-    yield
+    """A block in which no device memory of the current device is freed (numba.cuda's
+    ``cuda.defer_cleanup()``): frees made meanwhile stay pending until after it."""
+    return current_context().defer_cleanup()
 
 
 def profile_start() -> None:
@@ -589,10 +661,26 @@ def _host_array(shape, dtype, strides, order):
     return np.ndarray(shape, dtype, buffer=buf, strides=strides)
 
 
+def _nbytes_of(shape, dtype, strides):
+    dtype = np.dtype(dtype)
+    shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+    if strides is None:
+        return shape, int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    return shape, _nbytes_for(shape, tuple(strides), dtype.itemsize)
+
+
+def _array_over(mem, shape, dtype, strides, order):
+    if strides is None:
+        return np.ndarray(shape, dtype, buffer=mem, order=order)
+    return np.ndarray(shape, dtype, buffer=mem, strides=strides)
+
+
 def pinned_array(shape, dtype=np.float64, strides=None, order="C"):
-    """A host array for fast transfers.  Stand-in: an ordinary NumPy array (OpenCL CPU
-    devices share host memory; no page locking is done)."""
-    return _host_array(shape, dtype, strides, order)
+    """A host array in page-locked memory (``context.memhostalloc``; OpenCL has no
+    page-locking: there it is page-aligned host memory)."""
+    shape, nbytes = _nbytes_of(shape, dtype, strides)
+    mem = current_context().memhostalloc(nbytes)
+    return _array_over(mem, shape, dtype, strides, order)
 
 
 def _host_like(ary):
@@ -607,43 +695,96 @@ def _host_like(ary):
     return np.empty_like(layout)
 
 
+def _like(make, ary, **kw):
+    """*make* (pinned, mapped or managed) of *ary*'s shape and dtype, its axes in
+    *ary*'s stride order."""
+    layout = _host_like(ary)
+    return make(layout.shape, layout.dtype, strides=layout.strides, **kw)
+
+
 def pinned_array_like(ary):
-    return _host_like(ary)
+    return _like(pinned_array, ary)
 
 
 def mapped_array(shape, dtype=np.float64, strides=None, order="C", stream=0,
                  portable=False, wc=False):
-    """A host array kernels can use.  Stand-in: a NumPy array that a launch copies to
-    the device and back (as for any host array), so results are visible on the host
-    when the launch returns; kernels never access host memory directly."""
-    return _host_array(shape, dtype, strides, order)
+    """A host array in memory kernels also address (``context.memhostalloc(mapped=True)``):
+    ``driver.device_memset`` and the copies of ``cudadrv.driver`` reach it as device
+    memory.  Passed to a kernel it is copied in and back as any host array.  Where the
+    device cannot address host memory (an OpenCL device that does not share the
+    host's memory), an ordinary host array."""
+    shape, nbytes = _nbytes_of(shape, dtype, strides)
+    try:
+        mem = current_context().memhostalloc(nbytes, mapped=True, portable=portable, wc=wc)
+    except NotImplementedError:
+        return _host_array(shape, dtype, strides, order)
+    return _array_over(mem, shape, dtype, strides, order)
 
 
 def mapped_array_like(ary, stream=0, portable=False, wc=False):
-    return _host_like(ary)
+    return _like(mapped_array, ary, stream=stream, portable=portable, wc=wc)
 
 
 def managed_array(shape, dtype=np.float64, strides=None, order="C", stream=0,
                   attach_global=True):
-    """Stand-in for managed (unified) memory: like :func:`mapped_array`."""
-    return _host_array(shape, dtype, strides, order)
+    """A host array in memory the host and kernels both address
+    (``context.memallocmanaged``), or, where the device has none, an ordinary host
+    array; passed to a kernel it is copied in and back as any host array."""
+    shape, nbytes = _nbytes_of(shape, dtype, strides)
+    try:
+        mem = current_context().memallocmanaged(nbytes, attach_global=attach_global)
+    except NotImplementedError:
+        return _host_array(shape, dtype, strides, order)
+    return _array_over(mem, shape, dtype, strides, order)
 
 
 @contextlib.contextmanager
 def pinned(*arylist):
-    """No-op stand-in: host arrays are used as they are."""
-    yield
+    """Page-lock the host arrays' memory for the block (``context.mempin``)."""
+    from ._memory_pointers import host_memory_extents
+
+    ctx = current_context()
+    held = []
+    for a in arylist:
+        lo, hi = host_memory_extents(a)
+        held.append(ctx.mempin(a, lo, max(hi - lo, 1)))
+    try:
+        yield
+    finally:
+        for mem in held:
+            mem.free()
 
 
 @contextlib.contextmanager
 def mapped(*arylist, **kws):
-    """Yields device copies of the host arrays and copies them back on exit."""
-    devs = [to_device(a, stream=kws.get("stream", 0)) for a in arylist]
+    """Device arrays over the host arrays' own memory for the block (``context.mempin``
+    with *mapped*), or, where the device cannot address host memory, device copies
+    that are copied back at the end."""
+    from ._memory_pointers import host_memory_extents
+
+    ctx = current_context()
+    gdev = ctx.device.gpux_device
+    devs, copies, held = [], [], []
     try:
+        for a in arylist:
+            lo, hi = host_memory_extents(a)
+            try:
+                mem = ctx.mempin(a, lo, max(hi - lo, 1), mapped=True)
+            except NotImplementedError:
+                devs.append(to_device(a, stream=kws.get("stream", 0)))
+                copies.append((a, devs[-1]))
+                continue
+            held.append(mem)
+            handle, offset = _mem.resolve_pointer(mem.device_pointer, gdev)
+            alloc = _mem.Allocation.borrowed(gdev, handle, max(hi - lo, 1), mem)
+            start = a.__array_interface__["data"][0] - lo
+            devs.append(DeviceNDArray(a.shape, a.strides, a.dtype, alloc, offset + start))
         yield devs[0] if len(devs) == 1 else devs
     finally:
-        for h, d in zip(arylist, devs):
+        for h, d in copies:
             d.copy_to_host(h)
+        for mem in held:  # unmapped now, so that the memory can be mapped again
+            mem.free()
 
 
 def is_cuda_array(obj) -> bool:
