@@ -692,6 +692,12 @@ class Runtime:
         """Another in-order queue on this device."""
         raise self._no_queues("new_queue")
 
+    def foreign_queue(self, handle: int) -> Any:
+        """A queue of another library's, from its driver handle (CUDA's ``CUstream``
+        as an int): a queue the other operations accept.  By default there are none."""
+        raise NotImplementedError(f"{type(self).__name__} cannot use another library's "
+                                  f"queues (streams)")
+
     def record_event(self, queue: Any = None) -> Any:
         """A marker after the work queued so far on *queue*."""
         raise self._no_queues("record_event")

@@ -26,7 +26,8 @@ from .limits import check_alloc
 if TYPE_CHECKING:
     from .devices import Device
 
-__all__ = ["PendingFrees", "defer_frees", "pending_frees", "DeviceArray", "to_device", "device_array", "device_array_like", "is_device_array",
+__all__ = ["DeviceArrayError", "allocation_at", "PendingFrees", "defer_frees", "pending_frees",
+           "DeviceArray", "to_device", "device_array", "device_array_like", "is_device_array",
            "HostArg", "In", "Out", "InOut", "from_foreign"]
 
 
@@ -44,6 +45,11 @@ def padded_size(nbytes: int) -> int:
     own allocation on every target instead of corrupting a CPU device's (the host
     process's) heap."""
     return max(-(-int(nbytes) // ALLOC_GRANULE), 1) * ALLOC_GRANULE
+
+
+class DeviceArrayError(GpuxUserError, ValueError):
+    """A device-array operation the array's shape, strides or dtype do not allow (a
+    ValueError, as NumPy's for the same operation)."""
 
 
 class Allocation:
@@ -213,9 +219,10 @@ def _forget_pointer(base: int, ref) -> None:
                 del _ptr_bases[i]
 
 
-def resolve_pointer(value, device) -> tuple:
-    """(buffer handle, byte offset) of the integer device pointer *value* on *device*;
-    a LaunchError when it points into no live allocation of *device*."""
+def allocation_at(value, device) -> tuple:
+    """(allocation, byte offset) of the integer device pointer *value*: the live
+    allocation of numba_gpux's it points into, or (None, 0).  A LaunchError when it is
+    not an integer, or points into memory of another device than *device* (if given)."""
     try:
         v = int(value)
     except (TypeError, ValueError):
@@ -230,7 +237,17 @@ def resolve_pointer(value, device) -> tuple:
         if device is not None and alloc.device is not device:
             raise LaunchError(f"the pointer 0x{v:x} points into memory of {alloc.device.spec}, "
                               f"but the kernel launches on {device.spec}")
-        return alloc.handle, v - base
+        return alloc, v - base
+    return None, 0
+
+
+def resolve_pointer(value, device) -> tuple:
+    """(buffer handle, byte offset) of the integer device pointer *value* on *device*;
+    a LaunchError when it points into no live allocation of *device*."""
+    alloc, offset = allocation_at(value, device)
+    if alloc is not None:
+        return alloc.handle, offset
+    v = int(value)
     if (device is not None and device.runtime.buffers_are_addresses
             and device.runtime.is_device_address(v) is not False):
         return v, 0  # another library's memory: the address is what the kernel gets
@@ -387,8 +404,8 @@ class DeviceArray:
         rt = self.device.runtime
         if ary is not None:
             if ary.shape != self.shape or ary.dtype != self.dtype:
-                raise GpuxUserError(f"copy_to_host: host array is {ary.shape} {ary.dtype}, "
-                                    f"device array is {self.shape} {self.dtype}")
+                raise DeviceArrayError(f"copy_to_host: host array is {ary.shape} {ary.dtype}, "
+                                       f"device array is {self.shape} {self.dtype}")
         if self.size == 0:
             return ary if ary is not None else np.empty(self.shape, self.dtype)
         order = self._contiguous_order()
@@ -418,8 +435,8 @@ class DeviceArray:
             try:
                 ary = np.broadcast_to(ary, self.shape)
             except ValueError:
-                raise GpuxUserError(f"copy_to_device: cannot copy shape {ary.shape} into "
-                                    f"{self.shape}") from None
+                raise DeviceArrayError(f"copy_to_device: cannot copy shape {ary.shape} into "
+                                       f"{self.shape}") from None
         ary = ary.astype(self.dtype, copy=False)
         if self.size == 0:
             return
@@ -458,14 +475,15 @@ class DeviceArray:
             newshape = tuple(newshape[0])
         newshape = list(newshape)
         if newshape.count(-1) > 1:
-            raise GpuxUserError("reshape: only one dimension can be -1")
+            raise DeviceArrayError("reshape: only one dimension can be -1")
         if -1 in newshape:
             known = int(np.prod([n for n in newshape if n != -1]))
             newshape[newshape.index(-1)] = self.size // known if known else 0
         if int(np.prod(newshape)) != self.size:
-            raise GpuxUserError(f"cannot reshape array of size {self.size} into {tuple(newshape)}")
-        if order not in "CF":
-            raise GpuxUserError("reshape: order must be 'C' or 'F'")
+            raise DeviceArrayError(f"cannot reshape array of size {self.size} into "
+                                   f"{tuple(newshape)}")
+        if order not in ("C", "F"):
+            raise DeviceArrayError("reshape: order must be 'C' or 'F'")
         mine = self._contiguous_order()
         if mine is None or (mine != order and self.ndim > 1 and self.size > 1):
             raise NotImplementedError("reshape needs a contiguous array in the same order")
@@ -475,6 +493,14 @@ class DeviceArray:
         return self.view_as(newshape, s, self.offset)
 
     def ravel(self, order: str = "C", stream=None) -> "DeviceArray":
+        """A 1-D view of a contiguous array, its elements in *order* ('C', 'F'; 'A' and
+        'K': the array's own order, as NumPy's); NotImplementedError for an array not
+        contiguous in that order (NumPy would copy)."""
+        if order not in ("C", "F", "A", "K"):
+            raise DeviceArrayError(f"ravel: order must be one of 'C', 'F', 'A' or 'K', "
+                                   f"not {order!r}")
+        if order in ("A", "K"):
+            order = "F" if self.layout == "F" else "C"
         return self.reshape(self.size, order=order)
 
     def split(self, section: int, stream=None) -> list["DeviceArray"]:
@@ -492,8 +518,8 @@ class DeviceArray:
             axes = tuple(reversed(range(self.ndim)))
         axes = tuple(operator.index(a) % self.ndim if self.ndim else a for a in axes)
         if sorted(axes) != list(range(self.ndim)):
-            raise GpuxUserError(f"transpose: axes {axes} are not a permutation of "
-                                f"{self.ndim} axes")
+            raise DeviceArrayError(f"transpose: axes {axes} are not a permutation of "
+                                   f"{self.ndim} axes")
         return self.view_as(tuple(self.shape[a] for a in axes),
                             tuple(self.strides[a] for a in axes), self.offset)
 
@@ -503,13 +529,15 @@ class DeviceArray:
         dtype = np.dtype(dtype)
         shape, strides = list(self.shape), list(self.strides)
         if dtype.itemsize != self.itemsize:
-            if self.ndim == 0 or strides[-1] != self.itemsize:
-                raise GpuxUserError("view: to change the item size the last axis must be "
-                                    "contiguous")
+            # NumPy's errors and messages for the same views
+            if self.ndim == 0 or (strides[-1] != self.itemsize and shape[-1] != 1):
+                raise DeviceArrayError("To change to a dtype of a different size, the last "
+                                       "axis must be contiguous")
             last = shape[-1] * self.itemsize
             if last % dtype.itemsize:
-                raise GpuxUserError(f"view: the last axis ({last} bytes) is not a multiple "
-                                    f"of the new item size {dtype.itemsize}")
+                raise DeviceArrayError("When changing to a larger dtype, its size must be a "
+                                       "divisor of the total size in bytes of the last axis "
+                                       "of the array.")
             shape[-1] = last // dtype.itemsize
             strides[-1] = dtype.itemsize
         return type(self)(shape, strides, dtype, self._alloc, self.offset)
@@ -535,6 +563,9 @@ class DeviceArray:
         return _rebuild_device_array, (self.copy_to_host(), type(self))  # a subclass stays one
 
     def __array__(self, dtype=None, copy=None) -> np.ndarray:
+        if copy is False:
+            raise ValueError("`copy=False` is not supported: a device array's data reaches "
+                             "the host only as a copy")
         out = self.copy_to_host()
         return out if dtype is None else out.astype(dtype)
 
@@ -659,11 +690,13 @@ def _device(device):
 
 def device_array(shape, dtype=np.float64, order: str = "C", device=None, stream=None) -> DeviceArray:
     """An uninitialized device array."""
-    if isinstance(shape, (int, np.integer)):
-        shape = (int(shape),)
-    shape = tuple(int(s) for s in shape)
+    shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+    try:
+        shape = tuple(operator.index(s) for s in shape)
+    except TypeError:
+        raise TypeError(f"device array dimensions must be integers, not {shape}") from None
     if any(s < 0 for s in shape):
-        raise GpuxUserError(f"negative dimensions are not allowed: {shape}")
+        raise DeviceArrayError(f"negative dimensions are not allowed: {shape}")
     dtype = np.dtype(dtype)
     dev = _device(device)
     nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize if shape else dtype.itemsize

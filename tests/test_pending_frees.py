@@ -13,13 +13,14 @@ from numba_gpux import memory
 def test_frees_are_batched_and_held_while_disabled(device):
     pending = memory.PendingFrees(max_count=lambda: 2, max_bytes=lambda: 1 << 40)
     before = memory.pending_frees(device)
+    gc.collect()
+    gc.disable()  # no collection of other tests' garbage in the middle of the counts
     memory.defer_frees(device, pending)
     try:
         held = memory.allocated_bytes(device)
         a = gpux.to_device(np.zeros(100, np.uint8))
         b = gpux.to_device(np.zeros(100, np.uint8))
         del a, b
-        gc.collect()
         assert len(pending) == 2 and pending.pending_bytes == 200
         assert memory.allocated_bytes(device) == held + 200  # not freed yet
         with pending.disable():
@@ -35,6 +36,7 @@ def test_frees_are_batched_and_held_while_disabled(device):
         assert len(pending) == 1
     finally:
         memory.defer_frees(device, before)
+        gc.enable()
     assert len(pending) == 0  # taken away: what was pending is freed
     held = memory.allocated_bytes(device)
     e = gpux.to_device(np.zeros(10, np.uint8))

@@ -13,19 +13,14 @@ import contextlib
 import threading
 from collections import namedtuple
 
-import numpy as np
-
 from .. import memory as _mem
 from ..devices import default_device as _default_device
 from ..devices import devices as _devices
 from ..devices import select_device as _gpux_select_device
-from ..errors import DeviceNotFoundError, GpuxUserError, UnsupportedError
-from ._arrays import DeviceNDArray, as_facade
+from ..errors import DeviceNotFoundError, GpuxUserError
+from . import _arrays
 
 __all__ = [
-    "to_device", "device_array", "device_array_like", "pinned_array", "pinned_array_like",
-    "mapped_array", "mapped_array_like", "managed_array", "pinned", "mapped",
-    "is_cuda_array", "as_cuda_array", "from_cuda_array_interface",
     "stream", "default_stream", "legacy_default_stream", "per_thread_default_stream",
     "external_stream", "Stream", "event", "Event", "event_elapsed_time", "synchronize",
     "gpus", "select_device", "get_current_device", "list_devices", "current_context",
@@ -139,6 +134,8 @@ class Device:
         self.gpux_device.runtime.synchronize()
 
     def __enter__(self):
+        if getattr(_held, "depth", 0) and _current() is not self.gpux_device:
+            raise RuntimeError("Cannot switch CUDA-context.")
         self._saved.append(_current())
         _gpux_select_device(self.gpux_device)
         return self
@@ -393,9 +390,25 @@ def driver_version() -> tuple:
     return (ver // 1000, (ver % 1000) // 10) if int(err) == 0 else (0, 0)
 
 
+_held = threading.local()
+
+
 def require_context(fn):
-    """Decorator kept for compatibility: numba_gpux creates contexts on first use."""
-    return fn
+    """Decorator: *fn* runs with the current device's context, which it cannot switch
+    (``with cuda.gpus[n]:`` for another device inside it is a RuntimeError, as in
+    numba.cuda).  Contexts are made on first use."""
+    import functools
+
+    @functools.wraps(fn)
+    def with_context(*args, **kwargs):
+        current_context()
+        _held.depth = getattr(_held, "depth", 0) + 1
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            _held.depth -= 1
+
+    return with_context
 
 
 def close() -> None:
@@ -480,16 +493,26 @@ class Stream:
     ``gpux_device``, which the launch path and the runtime read.
     """
 
-    def __init__(self, device, queue):
+    def __init__(self, device, queue, external: bool = False):
         self.gpux_device = device
         self.gpux_queue = queue
+        #: a stream of another library's (``cuda.external_stream``)
+        self.external = external
 
     @property
     def handle(self):
-        return self.gpux_queue
+        """The runtime's queue (0 for the default stream): on CUDA the ``CUstream``,
+        whose ``int()`` is the driver's handle."""
+        return 0 if self.gpux_queue is None else self.gpux_queue
 
     def __int__(self):
-        return 0 if self.gpux_queue is None else id(self.gpux_queue)
+        q = self.gpux_queue
+        if q is None:
+            return 0
+        try:
+            return int(q)
+        except TypeError:  # a queue object without a number (OpenCL): its pointer
+            return int(getattr(q, "int_ptr", 0) or id(q))
 
     def __eq__(self, other):
         if isinstance(other, Stream):
@@ -538,6 +561,13 @@ class Stream:
         return fut
 
 
+def _synchronize_default_stream(device) -> None:
+    Stream(device, None).synchronize()
+
+
+_arrays._synchronize_default_stream = _synchronize_default_stream  # assignments wait so
+
+
 def stream() -> Stream:
     """A new stream on the current device."""
     dev = _current()
@@ -553,8 +583,12 @@ legacy_default_stream = default_stream
 per_thread_default_stream = default_stream
 
 
-def external_stream(ptr):
-    raise UnsupportedError("cuda.external_stream: numba_gpux cannot adopt foreign streams")
+def external_stream(ptr) -> Stream:
+    """A stream of another library's, by its driver handle *ptr* (a ``CUstream`` on
+    CUDA): work queued on it is ordered with that library's; where the current device's
+    runtime has no such streams, NotImplementedError naming it."""
+    dev = _current()
+    return Stream(dev, dev.runtime.foreign_queue(ptr), external=True)
 
 
 def _stream_device(stream_):
@@ -609,203 +643,3 @@ def event(timing: bool = True) -> Event:
 
 def event_elapsed_time(evtstart: Event, evtend: Event) -> float:
     return evtstart.elapsed_time(evtend)
-
-
-# --------------------------------------------------------------------- memory
-def to_device(obj, stream=0, copy: bool = True, to=None):
-    """Copy a host array to the device of *stream* (default: the current device)."""
-    dev = _stream_device(stream)
-    if to is not None:
-        if copy:
-            to.copy_to_device(obj, stream=stream)
-        return to
-    if isinstance(obj, _mem.DeviceArray):
-        return obj
-    if not copy:
-        host = np.asarray(obj)
-        return as_facade(_mem.device_array_like(host, device=dev))
-    return as_facade(_mem.to_device(obj, device=dev, stream=stream or None))
-
-
-def _nbytes_for(shape, strides, itemsize):
-    if not shape:
-        return itemsize
-    if any(n == 0 for n in shape):
-        return 0
-    return sum((n - 1) * abs(s) for n, s in zip(shape, strides)) + itemsize
-
-
-def device_array(shape, dtype=np.float64, strides=None, order="C", stream=0):
-    """An uninitialized device array."""
-    dev = _stream_device(stream)
-    if strides is None:
-        return as_facade(_mem.device_array(shape, dtype, order=order, device=dev))
-    shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
-    dtype = np.dtype(dtype)
-    strides = tuple(int(s) for s in strides)
-    alloc = _mem.Allocation(dev, _nbytes_for(shape, strides, dtype.itemsize))
-    return DeviceNDArray(shape, strides, dtype, alloc, 0)
-
-
-def device_array_like(ary, stream=0):
-    """An uninitialized device array shaped (and ordered) like *ary*."""
-    return as_facade(_mem.device_array_like(ary, device=_stream_device(stream)))
-
-
-def _host_array(shape, dtype, strides, order):
-    dtype = np.dtype(dtype)
-    if strides is None:
-        return np.empty(shape, dtype, order=order)
-    shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
-    buf = np.empty(_nbytes_for(shape, strides, dtype.itemsize), np.uint8)
-    return np.ndarray(shape, dtype, buffer=buf, strides=strides)
-
-
-def _nbytes_of(shape, dtype, strides):
-    dtype = np.dtype(dtype)
-    shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
-    if strides is None:
-        return shape, int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
-    return shape, _nbytes_for(shape, tuple(strides), dtype.itemsize)
-
-
-def _array_over(mem, shape, dtype, strides, order):
-    if strides is None:
-        return np.ndarray(shape, dtype, buffer=mem, order=order)
-    return np.ndarray(shape, dtype, buffer=mem, strides=strides)
-
-
-def pinned_array(shape, dtype=np.float64, strides=None, order="C"):
-    """A host array in page-locked memory (``context.memhostalloc``; OpenCL has no
-    page-locking: there it is page-aligned host memory)."""
-    shape, nbytes = _nbytes_of(shape, dtype, strides)
-    mem = current_context().memhostalloc(nbytes)
-    return _array_over(mem, shape, dtype, strides, order)
-
-
-def _host_like(ary):
-    """An empty host array shaped like *ary*, host or device, its axes in *ary*'s stride
-    order (NumPy's empty_like); a device array's data is not copied to find out."""
-    if isinstance(ary, np.ndarray):
-        return np.empty_like(ary)
-    dtype = np.dtype(ary.dtype)
-    # a view of one element with *ary*'s strides: empty_like reads only its layout
-    layout = np.lib.stride_tricks.as_strided(np.empty(1, dtype), shape=ary.shape,
-                                             strides=ary.strides, writeable=False)
-    return np.empty_like(layout)
-
-
-def _like(make, ary, **kw):
-    """*make* (pinned, mapped or managed) of *ary*'s shape and dtype, its axes in
-    *ary*'s stride order."""
-    layout = _host_like(ary)
-    return make(layout.shape, layout.dtype, strides=layout.strides, **kw)
-
-
-def pinned_array_like(ary):
-    return _like(pinned_array, ary)
-
-
-def mapped_array(shape, dtype=np.float64, strides=None, order="C", stream=0,
-                 portable=False, wc=False):
-    """A host array in memory kernels also address (``context.memhostalloc(mapped=True)``):
-    ``driver.device_memset`` and the copies of ``cudadrv.driver`` reach it as device
-    memory.  Passed to a kernel it is copied in and back as any host array.  Where the
-    device cannot address host memory (an OpenCL device that does not share the
-    host's memory), an ordinary host array."""
-    shape, nbytes = _nbytes_of(shape, dtype, strides)
-    try:
-        mem = current_context().memhostalloc(nbytes, mapped=True, portable=portable, wc=wc)
-    except NotImplementedError:
-        return _host_array(shape, dtype, strides, order)
-    return _array_over(mem, shape, dtype, strides, order)
-
-
-def mapped_array_like(ary, stream=0, portable=False, wc=False):
-    return _like(mapped_array, ary, stream=stream, portable=portable, wc=wc)
-
-
-def managed_array(shape, dtype=np.float64, strides=None, order="C", stream=0,
-                  attach_global=True):
-    """A host array in memory the host and kernels both address
-    (``context.memallocmanaged``), or, where the device has none, an ordinary host
-    array; passed to a kernel it is copied in and back as any host array."""
-    shape, nbytes = _nbytes_of(shape, dtype, strides)
-    try:
-        mem = current_context().memallocmanaged(nbytes, attach_global=attach_global)
-    except NotImplementedError:
-        return _host_array(shape, dtype, strides, order)
-    return _array_over(mem, shape, dtype, strides, order)
-
-
-@contextlib.contextmanager
-def pinned(*arylist):
-    """Page-lock the host arrays' memory for the block (``context.mempin``)."""
-    from ._memory_pointers import host_memory_extents
-
-    ctx = current_context()
-    held = []
-    for a in arylist:
-        lo, hi = host_memory_extents(a)
-        held.append(ctx.mempin(a, lo, max(hi - lo, 1)))
-    try:
-        yield
-    finally:
-        for mem in held:
-            mem.free()
-
-
-@contextlib.contextmanager
-def mapped(*arylist, **kws):
-    """Device arrays over the host arrays' own memory for the block (``context.mempin``
-    with *mapped*), or, where the device cannot address host memory, device copies
-    that are copied back at the end."""
-    from ._memory_pointers import host_memory_extents
-
-    ctx = current_context()
-    gdev = ctx.device.gpux_device
-    devs, copies, held = [], [], []
-    try:
-        for a in arylist:
-            lo, hi = host_memory_extents(a)
-            try:
-                mem = ctx.mempin(a, lo, max(hi - lo, 1), mapped=True)
-            except NotImplementedError:
-                devs.append(to_device(a, stream=kws.get("stream", 0)))
-                copies.append((a, devs[-1]))
-                continue
-            held.append(mem)
-            handle, offset = _mem.resolve_pointer(mem.device_pointer, gdev)
-            alloc = _mem.Allocation.borrowed(gdev, handle, max(hi - lo, 1), mem)
-            start = a.__array_interface__["data"][0] - lo
-            devs.append(DeviceNDArray(a.shape, a.strides, a.dtype, alloc, offset + start))
-        yield devs[0] if len(devs) == 1 else devs
-    finally:
-        for h, d in copies:
-            d.copy_to_host(h)
-        for mem in held:  # unmapped now, so that the memory can be mapped again
-            mem.free()
-
-
-def is_cuda_array(obj) -> bool:
-    """True for numba_gpux device arrays and objects with ``__cuda_array_interface__``."""
-    return isinstance(obj, _mem.DeviceArray) or hasattr(obj, "__cuda_array_interface__")
-
-
-def as_cuda_array(obj, sync: bool = True):
-    """A device array from *obj* (a numba_gpux device array, or a foreign GPU array
-    where the current device's target can adopt it)."""
-    if isinstance(obj, _mem.DeviceArray):
-        return obj
-    wrap = getattr(_mem, "from_foreign", None)
-    if wrap is not None and hasattr(obj, "__cuda_array_interface__"):
-        return as_facade(wrap(obj))
-    raise UnsupportedError(f"cannot use a {type(obj).__name__} as a device array on "
-                           f"{_current().spec}")
-
-
-def from_cuda_array_interface(desc, owner=None, sync: bool = True):
-    class _Holder:
-        __cuda_array_interface__ = desc
-
-    return as_cuda_array(owner if owner is not None else _Holder(), sync)

@@ -518,6 +518,10 @@ class CUDARuntime(Runtime):
         drv = _driver()
         return _check(drv.cuStreamCreate(drv.CUstream_flags.CU_STREAM_NON_BLOCKING.value))
 
+    def foreign_queue(self, handle: int) -> int:
+        """Another library's stream: its CUstream handle, which ``_stream`` passes as is."""
+        return int(handle)
+
     def record_event(self, queue=None):
         self._current()
         drv = _driver()
@@ -561,8 +565,9 @@ class CUDARuntime(Runtime):
                 break
             expect *= n
         stream = self._stream(queue)
+        empty = any(int(n) == 0 for n in shape)  # no elements: a null pointer, as the CAI asks
         return {"shape": tuple(shape), "strides": c_strides, "typestr": np.dtype(dtype).str,
-                "data": (int(handle) + int(offset), bool(readonly)), "version": 3,
+                "data": (0 if empty else int(handle) + int(offset), bool(readonly)), "version": 3,
                 "stream": int(stream) if stream else None}
 
     def foreign_array(self, obj):
@@ -575,7 +580,7 @@ class CUDARuntime(Runtime):
 
             return from_dlpack(obj)
         if cai.get("mask") is not None:
-            raise GpuxUserError("masked __cuda_array_interface__ arrays are not supported")
+            raise NotImplementedError("Masked arrays are not supported")
         descr = cai.get("descr")
         dtype = np.dtype(descr) if descr and len(descr) > 1 else np.dtype(cai["typestr"])
         shape = tuple(int(s) for s in cai["shape"])

@@ -223,7 +223,19 @@ def test_context_makes_streams_and_events(device):
 
 
 # -- deferred frees -----------------------------------------------------------------
-def test_frees_are_deferred_up_to_the_pending_count(device):
+@pytest.fixture
+def no_gc():
+    """Garbage of earlier tests collected now and not during the test: a collection
+    in the middle would add its frees to the counts checked."""
+    gc.collect()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
+def test_frees_are_deferred_up_to_the_pending_count(device, no_gc):
     deallocs = cuda.current_context().memory_manager.deallocations
     deallocs.clear()
     assert len(deallocs) == 0
@@ -234,7 +246,7 @@ def test_frees_are_deferred_up_to_the_pending_count(device):
     assert len(deallocs) == 0
 
 
-def test_frees_are_deferred_up_to_the_pending_bytes(device, monkeypatch):
+def test_frees_are_deferred_up_to_the_pending_bytes(device, monkeypatch, no_gc):
     ctx = cuda.current_context()
     deallocs = ctx.deallocations
     deallocs.clear()
@@ -249,7 +261,7 @@ def test_frees_are_deferred_up_to_the_pending_bytes(device, monkeypatch):
     assert len(deallocs) == 0
 
 
-def test_defer_cleanup_holds_frees_also_when_nested_and_on_errors(device):
+def test_defer_cleanup_holds_frees_also_when_nested_and_on_errors(device, no_gc):
     deallocs = cuda.current_context().deallocations
     keep = cuda.to_device(np.arange(5))
     deallocs.clear()

@@ -88,11 +88,49 @@ class Driver:
     def get_active_context(self):
         return _api.current_context()
 
+    def cuMemGetInfo(self) -> tuple:
+        """(free, total) bytes of the current device (numba.cuda's driver call; on every
+        target, as ``context.get_memory_info()``)."""
+        return tuple(_api.current_context().get_memory_info())
+
+    def __getattr__(self, name):
+        # other driver calls (``cuDevicePrimaryCtxRetain``...) are cuda-python's, with
+        # numba.cuda's convention: the values without the status, CudaAPIError on failure
+        if not name.startswith("cu"):
+            raise AttributeError(name)
+        fn = getattr(_binding(), name, None)
+        if fn is None:
+            raise AttributeError(f"the CUDA driver has no function {name!r}")
+
+        def call(*args):
+            err, *rest = fn(*args)
+            if int(err) != 0:
+                raise CudaAPIError(err, f"Call to {name} results in {err!r}")
+            return None if not rest else rest[0] if len(rest) == 1 else tuple(rest)
+
+        return call
+
     def __repr__(self):
         return "<numba_gpux driver facade>"
 
 
 driver = Driver()
+
+
+def _binding():
+    """cuda-python's driver module (``cuda.bindings.driver``); CudaSupportError without it."""
+    try:
+        from cuda.bindings import driver as binding
+    except ImportError:
+        raise CudaSupportError("the CUDA driver's bindings (cuda-python) are not installed") \
+            from None
+    return binding
+
+
+def __getattr__(name):
+    if name == "binding":  # numba.cuda's name for cuda-python's driver module
+        return _binding()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _have_nvjitlink() -> bool:

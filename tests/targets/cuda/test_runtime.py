@@ -355,3 +355,30 @@ def test_facade_driver_memory_on_cuda(cuda_device):
     assert driver.device_memory_size(arr) >= 64
     with ncuda.mapped(np.arange(4.0)) as d:
         assert d.copy_to_host().tolist() == [0.0, 1.0, 2.0, 3.0]
+
+
+@cuda
+def test_facade_array_interface_streams_and_empty_arrays(cuda_device):
+    from numba_gpux import cuda as ncuda
+
+    s = ncuda.stream()
+    d = ncuda.device_array(10, stream=s)
+    assert d.__cuda_array_interface__["stream"] == int(s.handle) != 0
+    assert ncuda.device_array(10).__cuda_array_interface__["stream"] is None
+    assert ncuda.device_array(0).__cuda_array_interface__["data"][0] == 0
+    m = ncuda.mapped_array(4, stream=s)
+    assert m.__cuda_array_interface__["stream"] == int(s.handle)
+    assert ncuda.managed_array(4).__cuda_array_interface__["stream"] is None
+
+    class Foreign:
+        def __init__(self, arr):
+            self.arr = arr
+            self.__cuda_array_interface__ = arr.__cuda_array_interface__
+
+    got = ncuda.as_cuda_array(Foreign(d))
+    assert got.stream.external and int(got.stream.handle) == int(s.handle)
+    assert got.gpu_data.device_pointer == d.gpu_data.device_pointer
+    assert ncuda.as_cuda_array(Foreign(ncuda.device_array(3))).stream == 0
+    masked = dict(d.__cuda_array_interface__, mask=d)
+    with pytest.raises(NotImplementedError, match="Masked arrays are not supported"):
+        ncuda.from_cuda_array_interface(masked)
