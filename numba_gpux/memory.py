@@ -63,7 +63,15 @@ class Allocation:
         self.owner = None
         self.handle = None
         check_alloc(device, self.nbytes)
-        self.handle = device.runtime.alloc(padded_size(self.nbytes))
+        try:
+            self.handle = device.runtime.alloc(padded_size(self.nbytes))
+        except Exception:
+            # out of memory, perhaps because of frees still pending: make them, try again
+            pending = _pending_frees.get(id(device))
+            if pending is None or not len(pending) or pending.is_disabled:
+                raise
+            pending.clear()
+            self.handle = device.runtime.alloc(padded_size(self.nbytes))
         _live_bytes[id(device)] = _live_bytes.get(id(device), 0) + self.nbytes
 
     @classmethod

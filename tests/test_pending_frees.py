@@ -5,6 +5,7 @@ its last array; a device given a PendingFrees frees in batches, never inside a
 import gc
 
 import numpy as np
+import pytest
 
 import numba_gpux as gpux
 from numba_gpux import memory
@@ -44,3 +45,40 @@ def test_frees_are_batched_and_held_while_disabled(device):
     del e
     if before is None:
         assert memory.allocated_bytes(device) == held
+
+
+class _FailingOnce:
+    """A runtime wrapper whose next alloc fails once (as a driver out of memory)."""
+
+    def __init__(self, rt):
+        self.rt, self.fail = rt, True
+
+    def __getattr__(self, name):
+        return getattr(self.rt, name)
+
+    def alloc(self, nbytes):
+        if self.fail:
+            self.fail = False
+            raise MemoryError("out of device memory")
+        return self.rt.alloc(nbytes)
+
+
+def test_an_allocation_that_fails_makes_the_pending_frees_and_tries_again(device):
+    pending = memory.PendingFrees(max_count=lambda: 100)
+    before = memory.pending_frees(device)
+    gc.collect()
+    memory.defer_frees(device, pending)
+    rt = device.runtime
+    try:
+        a = gpux.to_device(np.zeros(64, np.uint8))
+        del a
+        assert len(pending) == 1
+        device.runtime = _FailingOnce(rt)
+        b = gpux.to_device(np.arange(8, dtype=np.uint8))  # fails once, frees, succeeds
+        assert len(pending) == 0 and b.copy_to_host().tolist() == list(range(8))
+        device.runtime.fail = True
+        with pytest.raises(MemoryError):  # nothing pending: the failure stands
+            gpux.device_array(8)
+    finally:
+        device.runtime = rt
+        memory.defer_frees(device, before)
