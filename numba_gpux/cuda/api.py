@@ -138,9 +138,13 @@ class Device:
             raise RuntimeError("Cannot switch CUDA-context.")
         self._saved.append(_current())
         _gpux_select_device(self.gpux_device)
+        _context_stack().append(_context_of(self))
         return self
 
     def __exit__(self, *exc):
+        st = _context_stack()
+        if st and st[-1].device == self:
+            st.pop()
         _gpux_select_device(self._saved.pop())
 
     def __eq__(self, other):
@@ -287,6 +291,17 @@ class Context:
         """An integer naming this context (numba.cuda: the driver's CUcontext)."""
         return id(self)
 
+    def push(self) -> None:
+        """Make this context the active one of this thread (until :meth:`pop`)."""
+        _context_stack().append(self)
+
+    def pop(self) -> None:
+        """Undo :meth:`push` (this context must be the active one)."""
+        st = _context_stack()
+        if not st or st[-1] is not self:
+            raise RuntimeError("this context is not the active one of this thread")
+        st.pop()
+
     def defer_cleanup(self):
         """A block in which no device memory is freed (numba.cuda's ``defer_cleanup``)."""
         return self.deallocations.disable()
@@ -362,13 +377,55 @@ class Context:
 _contexts: dict = {}
 
 
-def current_context(devnum=None) -> Context:
-    """The context of device *devnum* (an index into ``cuda.gpus``; default: current)."""
-    dev = gpus[devnum] if devnum is not None else get_current_device()
+def _context_of(dev: Device) -> Context:
     ctx = _contexts.get(dev)
     if ctx is None:
-        ctx = _contexts[dev] = Context(dev)
+        ctx = _contexts.setdefault(dev, Context(dev))
     return ctx
+
+
+_active = threading.local()
+
+
+def _context_stack() -> list:
+    """This thread's stack of active contexts (numba.cuda's: ``with cuda.gpus[n]:``
+    pushes one, and asking for the current context pushes it when none is active)."""
+    st = getattr(_active, "stack", None)
+    if st is None:
+        st = _active.stack = []
+    return st
+
+
+def current_context(devnum=None) -> Context:
+    """The context of device *devnum* (an index into ``cuda.gpus``; default: current),
+    made active on this thread when none is."""
+    dev = gpus[devnum] if devnum is not None else get_current_device()
+    ctx = _context_of(dev)
+    st = _context_stack()
+    if not st:
+        st.append(ctx)
+    return ctx
+
+
+class ActiveContext:
+    """``driver.get_active_context()``: the context active on this thread
+    (``context_handle``, ``devnum``; None without one), also as a ``with`` block."""
+
+    def __init__(self):
+        st = _context_stack()
+        top = st[-1] if st else None
+        self.context = top
+        self.context_handle = None if top is None else top.handle
+        self.devnum = None if top is None else top.device.id
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return None
+
+    def __bool__(self):
+        return self.context_handle is not None
 
 
 def reset() -> None:

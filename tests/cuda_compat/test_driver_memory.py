@@ -160,8 +160,10 @@ def test_kernel_in_mapped_block_writes_host_memory_directly(device):
 
 
 def test_mapped_and_managed_arrays_reach_driver_memset(device):
+    from numba_gpux.cuda._memory_api import MappedNDArray
+
     m = cuda.mapped_array(10, dtype=np.uint32)
-    if not driver.is_device_memory(getattr(m, "base", None)):
+    if not isinstance(m, MappedNDArray):
         pytest.skip("this device cannot address host memory: mapped_array is a host array")
     m.fill(123)
     assert driver.device_memory_size(m) >= 40
@@ -282,3 +284,28 @@ def test_defer_cleanup_holds_frees_also_when_nested_and_on_errors(device, no_gc)
     assert len(deallocs) == 1
     deallocs.clear()
     assert len(deallocs) == 0
+
+
+def test_active_context_stack_of_a_thread(device):
+    drv = driver.driver
+    while drv.pop_active_context() is not None:
+        pass
+    with drv.get_active_context() as ac:
+        assert ac.context_handle is None and not ac
+    with cuda.gpus[0]:
+        with drv.get_active_context() as ac:
+            assert ac.context_handle == cuda.current_context(0).handle and ac.devnum == 0
+    assert drv.get_active_context().context_handle is None  # nothing left behind
+    outer = cuda.current_context()  # made active: none was
+    with cuda.gpus[0]:
+        pass
+    assert drv.get_active_context().context_handle == outer.handle
+    ctx0 = cuda.current_context(0)
+    ctx0.push()
+    assert drv.get_active_context().context is ctx0
+    ctx0.pop()
+    assert drv.get_active_context().context is outer
+    while drv.pop_active_context() is not None:
+        pass
+    with pytest.raises(RuntimeError, match="not the active one"):
+        ctx0.pop()

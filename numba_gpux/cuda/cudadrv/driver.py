@@ -85,8 +85,14 @@ class Driver:
     def reset(self) -> None:
         _api.get_current_device().reset()
 
-    def get_active_context(self):
-        return _api.current_context()
+    def get_active_context(self) -> "_api.ActiveContext":
+        """The context active on this thread (``context_handle`` None without one)."""
+        return _api.ActiveContext()
+
+    def pop_active_context(self):
+        """Make the active context inactive on this thread; it, or None without one."""
+        st = _api._context_stack()
+        return st.pop() if st else None
 
     def cuMemGetInfo(self) -> tuple:
         """(free, total) bytes of the current device (numba.cuda's driver call; on every
