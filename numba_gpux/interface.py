@@ -628,6 +628,37 @@ class Runtime:
         self.read(staging, src, src_offset, queue)
         self.write(dst, dst_offset, staging, queue)
 
+    def memset(self, handle: Any, offset: int, byte: int, nbytes: int, queue: Any = None) -> None:
+        """Set *nbytes* bytes of the buffer from byte *offset* to *byte*; on the default
+        queue it returns once done, on another queue it is ordered there (default: a
+        write of a filled host array)."""
+        import numpy as np
+
+        self.write(handle, offset, np.full(int(nbytes), int(byte) & 0xFF, np.uint8), queue)
+
+    def host_register(self, address: int, nbytes: int, mapped: bool = False) -> tuple:
+        """Page-lock the host memory [*address*, *address* + *nbytes*) for transfers
+        and, with *mapped*, give kernels access to it: ``(token, buffer)``, the token
+        for :meth:`host_unregister`, the buffer a handle that ``read``/``write``/
+        ``memset``/launches take as one of ``alloc``'s (never given to ``free``), or
+        None without *mapped*.  The memory stays the caller's.  By default nothing is
+        page-locked (transfers from it work as from any host memory) and *mapped*
+        raises NotImplementedError."""
+        if mapped:
+            raise NotImplementedError(f"{type(self).__name__} cannot map host memory "
+                                      f"into the device's address space")
+        return None, None
+
+    def host_unregister(self, token: Any) -> None:
+        """Undo :meth:`host_register` (its buffer is no longer used)."""
+
+    def alloc_managed(self, nbytes: int, attach_global: bool = True) -> tuple:
+        """Memory both the host and the device's kernels address (CUDA's managed
+        memory): ``(handle, host address, keepalive)``, the handle as ``alloc``'s (freed
+        with ``free``), *keepalive* an object to hold while the handle lives (or None).
+        *attach_global* False: only the host and the default queue use it at first."""
+        raise NotImplementedError(f"{type(self).__name__} has no managed (unified) memory")
+
     def memory_info(self) -> tuple[int, int] | None:
         """(free, total) bytes of device memory as the driver reports them, or None."""
         return None
@@ -676,11 +707,12 @@ class Runtime:
         """Another in-order queue on this device."""
         raise self._no_queues("new_queue")
 
-    def adopt_queue(self, handle: int) -> Any:
-        """A queue of this device made by other code, from its driver handle (an
-        integer: a ``CUstream``, a ``cl_command_queue``); work on it is ordered with that
-        code's, and it stays that code's to release."""
-        raise self._no_queues("adopt_queue")
+    def adopt_queue(self, handle: Any) -> Any:
+        """A queue of this device made by other code, from its driver handle (a
+        ``CUstream`` as an int, a ``pyopencl.CommandQueue``); work on it is ordered with
+        that code's, and it stays that code's to release.  By default there are none."""
+        raise NotImplementedError(f"{type(self).__name__} cannot use another library's "
+                                  f"queues (streams)")
 
     def record_event(self, queue: Any = None) -> Any:
         """A marker after the work queued so far on *queue*."""

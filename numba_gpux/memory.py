@@ -8,6 +8,7 @@ without copying.
 from __future__ import annotations
 
 import bisect
+import contextlib
 import functools
 import operator
 import threading
@@ -25,7 +26,8 @@ from .limits import check_alloc
 if TYPE_CHECKING:
     from .devices import Device
 
-__all__ = ["DeviceArray", "to_device", "device_array", "device_array_like", "is_device_array",
+__all__ = ["DeviceArrayError", "allocation_at", "PendingFrees", "defer_frees", "pending_frees",
+           "DeviceArray", "to_device", "device_array", "device_array_like", "is_device_array",
            "HostArg", "In", "Out", "InOut", "from_foreign"]
 
 
@@ -45,6 +47,11 @@ def padded_size(nbytes: int) -> int:
     return max(-(-int(nbytes) // ALLOC_GRANULE), 1) * ALLOC_GRANULE
 
 
+class DeviceArrayError(GpuxUserError, ValueError):
+    """A device-array operation the array's shape, strides or dtype do not allow (a
+    ValueError, as NumPy's for the same operation)."""
+
+
 class Allocation:
     """One allocation; the runtime's handle is released with this object."""
 
@@ -56,7 +63,15 @@ class Allocation:
         self.owner = None
         self.handle = None
         check_alloc(device, self.nbytes)
-        self.handle = device.runtime.alloc(padded_size(self.nbytes))
+        try:
+            self.handle = device.runtime.alloc(padded_size(self.nbytes))
+        except Exception:
+            # out of memory, perhaps because of frees still pending: make them, try again
+            pending = _pending_frees.get(id(device))
+            if pending is None or not len(pending) or pending.is_disabled:
+                raise
+            pending.clear()
+            self.handle = device.runtime.alloc(padded_size(self.nbytes))
         _live_bytes[id(device)] = _live_bytes.get(id(device), 0) + self.nbytes
 
     @classmethod
@@ -70,10 +85,100 @@ class Allocation:
         if self.owner is not None or self.handle is None:  # borrowed, or never allocated
             return
         try:
-            _live_bytes[id(self.device)] -= self.nbytes
-            self.device.runtime.free(self.handle)
+            pending = _pending_frees.get(id(self.device))
+            if pending is None or not pending.add(self.device, self.handle, self.nbytes):
+                _release(self.device, self.handle, self.nbytes)
         except Exception:
             pass
+
+
+def _release(device, handle, nbytes: int) -> None:
+    _live_bytes[id(device)] -= nbytes
+    device.runtime.free(handle)
+
+
+class PendingFrees:
+    """Frees of one device's allocations, deferred and made in batches.
+
+    By default an allocation is freed when its last array goes away.  A device given a
+    ``PendingFrees`` (:func:`defer_frees`; the numba.cuda facade gives one to each device
+    it uses, as numba.cuda's ``context.deallocations``) keeps the freed buffers here and
+    frees them all at once when more than ``max_count()`` are pending or their bytes pass
+    ``max_bytes()`` (both asked at each free), or on :meth:`clear`.  While a
+    :meth:`disable` block is open nothing is freed, so that work queued on the device
+    cannot find its memory gone (numba.cuda's ``defer_cleanup``).
+    """
+
+    def __init__(self, max_count=lambda: 10, max_bytes=lambda: 1 << 62) -> None:
+        self.max_count = max_count
+        self.max_bytes = max_bytes
+        self._items: list = []
+        self._size = 0
+        self._disabled = 0
+        self._lock = threading.RLock()
+
+    def add(self, device, handle, nbytes: int) -> bool:
+        """Take the free of *handle* (True); frees the batch when it is over the limits."""
+        with self._lock:
+            self._items.append((device, handle, int(nbytes)))
+            self._size += int(nbytes)
+            if len(self._items) > self.max_count() or self._size > self.max_bytes():
+                self.clear()
+        return True
+
+    def clear(self) -> None:
+        """Free every pending buffer, unless a :meth:`disable` block is open."""
+        with self._lock:
+            if self._disabled:
+                return
+            items, self._items, self._size = self._items, [], 0
+        for device, handle, nbytes in items:
+            try:
+                _release(device, handle, nbytes)
+            except Exception:  # noqa: BLE001 - as a free at the last reference
+                pass
+
+    @contextlib.contextmanager
+    def disable(self):
+        """Nothing is freed inside this block (it nests); pending frees wait for the next
+        free or :meth:`clear` after it."""
+        with self._lock:
+            self._disabled += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._disabled -= 1
+
+    @property
+    def is_disabled(self) -> bool:
+        return self._disabled > 0
+
+    @property
+    def pending_bytes(self) -> int:
+        return self._size
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+
+#: id(device) -> its PendingFrees, for devices whose frees are deferred
+_pending_frees: dict = {}
+
+
+def defer_frees(device, pending: "PendingFrees | None") -> None:
+    """Defer the frees of *device*'s allocations to *pending* (None: free at once again,
+    after freeing what is pending)."""
+    old = _pending_frees.pop(id(device), None)
+    if pending is not None:
+        _pending_frees[id(device)] = pending
+    if old is not None and old is not pending:
+        old.clear()
+
+
+def pending_frees(device) -> "PendingFrees | None":
+    """The :class:`PendingFrees` of *device*, or None where frees are immediate."""
+    return _pending_frees.get(id(device))
 
 
 # -- integer device pointers ------------------------------------------------------
@@ -122,9 +227,10 @@ def _forget_pointer(base: int, ref) -> None:
                 del _ptr_bases[i]
 
 
-def resolve_pointer(value, device) -> tuple:
-    """(buffer handle, byte offset) of the integer device pointer *value* on *device*;
-    a LaunchError when it points into no live allocation of *device*."""
+def allocation_at(value, device) -> tuple:
+    """(allocation, byte offset) of the integer device pointer *value*: the live
+    allocation of numba_gpux's it points into, or (None, 0).  A LaunchError when it is
+    not an integer, or points into memory of another device than *device* (if given)."""
     try:
         v = int(value)
     except (TypeError, ValueError):
@@ -139,7 +245,17 @@ def resolve_pointer(value, device) -> tuple:
         if device is not None and alloc.device is not device:
             raise LaunchError(f"the pointer 0x{v:x} points into memory of {alloc.device.spec}, "
                               f"but the kernel launches on {device.spec}")
-        return alloc.handle, v - base
+        return alloc, v - base
+    return None, 0
+
+
+def resolve_pointer(value, device) -> tuple:
+    """(buffer handle, byte offset) of the integer device pointer *value* on *device*;
+    a LaunchError when it points into no live allocation of *device*."""
+    alloc, offset = allocation_at(value, device)
+    if alloc is not None:
+        return alloc.handle, offset
+    v = int(value)
     if (device is not None and device.runtime.buffers_are_addresses
             and device.runtime.is_device_address(v) is not False):
         return v, 0  # another library's memory: the address is what the kernel gets
@@ -296,8 +412,8 @@ class DeviceArray:
         rt = self.device.runtime
         if ary is not None:
             if ary.shape != self.shape or ary.dtype != self.dtype:
-                raise GpuxUserError(f"copy_to_host: host array is {ary.shape} {ary.dtype}, "
-                                    f"device array is {self.shape} {self.dtype}")
+                raise DeviceArrayError(f"copy_to_host: host array is {ary.shape} {ary.dtype}, "
+                                       f"device array is {self.shape} {self.dtype}")
         if self.size == 0:
             return ary if ary is not None else np.empty(self.shape, self.dtype)
         order = self._contiguous_order()
@@ -327,8 +443,8 @@ class DeviceArray:
             try:
                 ary = np.broadcast_to(ary, self.shape)
             except ValueError:
-                raise GpuxUserError(f"copy_to_device: cannot copy shape {ary.shape} into "
-                                    f"{self.shape}") from None
+                raise DeviceArrayError(f"copy_to_device: cannot copy shape {ary.shape} into "
+                                       f"{self.shape}") from None
         ary = ary.astype(self.dtype, copy=False)
         if self.size == 0:
             return
@@ -367,14 +483,15 @@ class DeviceArray:
             newshape = tuple(newshape[0])
         newshape = list(newshape)
         if newshape.count(-1) > 1:
-            raise GpuxUserError("reshape: only one dimension can be -1")
+            raise DeviceArrayError("reshape: only one dimension can be -1")
         if -1 in newshape:
             known = int(np.prod([n for n in newshape if n != -1]))
             newshape[newshape.index(-1)] = self.size // known if known else 0
         if int(np.prod(newshape)) != self.size:
-            raise GpuxUserError(f"cannot reshape array of size {self.size} into {tuple(newshape)}")
-        if order not in "CF":
-            raise GpuxUserError("reshape: order must be 'C' or 'F'")
+            raise DeviceArrayError(f"cannot reshape array of size {self.size} into "
+                                   f"{tuple(newshape)}")
+        if order not in ("C", "F"):
+            raise DeviceArrayError("reshape: order must be 'C' or 'F'")
         mine = self._contiguous_order()
         if mine is None or (mine != order and self.ndim > 1 and self.size > 1):
             raise NotImplementedError("reshape needs a contiguous array in the same order")
@@ -384,6 +501,14 @@ class DeviceArray:
         return self.view_as(newshape, s, self.offset)
 
     def ravel(self, order: str = "C", stream=None) -> "DeviceArray":
+        """A 1-D view of a contiguous array, its elements in *order* ('C', 'F'; 'A' and
+        'K': the array's own order, as NumPy's); NotImplementedError for an array not
+        contiguous in that order (NumPy would copy)."""
+        if order not in ("C", "F", "A", "K"):
+            raise DeviceArrayError(f"ravel: order must be one of 'C', 'F', 'A' or 'K', "
+                                   f"not {order!r}")
+        if order in ("A", "K"):
+            order = "F" if self.layout == "F" else "C"
         return self.reshape(self.size, order=order)
 
     def split(self, section: int, stream=None) -> list["DeviceArray"]:
@@ -401,8 +526,8 @@ class DeviceArray:
             axes = tuple(reversed(range(self.ndim)))
         axes = tuple(operator.index(a) % self.ndim if self.ndim else a for a in axes)
         if sorted(axes) != list(range(self.ndim)):
-            raise GpuxUserError(f"transpose: axes {axes} are not a permutation of "
-                                f"{self.ndim} axes")
+            raise DeviceArrayError(f"transpose: axes {axes} are not a permutation of "
+                                   f"{self.ndim} axes")
         return self.view_as(tuple(self.shape[a] for a in axes),
                             tuple(self.strides[a] for a in axes), self.offset)
 
@@ -412,13 +537,15 @@ class DeviceArray:
         dtype = np.dtype(dtype)
         shape, strides = list(self.shape), list(self.strides)
         if dtype.itemsize != self.itemsize:
-            if self.ndim == 0 or strides[-1] != self.itemsize:
-                raise GpuxUserError("view: to change the item size the last axis must be "
-                                    "contiguous")
+            # NumPy's errors and messages for the same views
+            if self.ndim == 0 or (strides[-1] != self.itemsize and shape[-1] != 1):
+                raise DeviceArrayError("To change to a dtype of a different size, the last "
+                                       "axis must be contiguous")
             last = shape[-1] * self.itemsize
             if last % dtype.itemsize:
-                raise GpuxUserError(f"view: the last axis ({last} bytes) is not a multiple "
-                                    f"of the new item size {dtype.itemsize}")
+                raise DeviceArrayError("When changing to a larger dtype, its size must be a "
+                                       "divisor of the total size in bytes of the last axis "
+                                       "of the array.")
             shape[-1] = last // dtype.itemsize
             strides[-1] = dtype.itemsize
         return type(self)(shape, strides, dtype, self._alloc, self.offset)
@@ -444,6 +571,9 @@ class DeviceArray:
         return _rebuild_device_array, (self.copy_to_host(), type(self))  # a subclass stays one
 
     def __array__(self, dtype=None, copy=None) -> np.ndarray:
+        if copy is False:
+            raise ValueError("`copy=False` is not supported: a device array's data reaches "
+                             "the host only as a copy")
         out = self.copy_to_host()
         return out if dtype is None else out.astype(dtype)
 
@@ -568,11 +698,13 @@ def _device(device):
 
 def device_array(shape, dtype=np.float64, order: str = "C", device=None, stream=None) -> DeviceArray:
     """An uninitialized device array."""
-    if isinstance(shape, (int, np.integer)):
-        shape = (int(shape),)
-    shape = tuple(int(s) for s in shape)
+    shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+    try:
+        shape = tuple(operator.index(s) for s in shape)
+    except TypeError:
+        raise TypeError(f"device array dimensions must be integers, not {shape}") from None
     if any(s < 0 for s in shape):
-        raise GpuxUserError(f"negative dimensions are not allowed: {shape}")
+        raise DeviceArrayError(f"negative dimensions are not allowed: {shape}")
     dtype = np.dtype(dtype)
     dev = _device(device)
     nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize if shape else dtype.itemsize

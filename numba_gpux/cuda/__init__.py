@@ -29,10 +29,12 @@ from .intrinsics import (
     popc, clz, ffs, brev, fma, cbrt, selp, nanosleep,
     ldca, ldcg, ldcs, ldlu, ldcv, stcg, stcs, stwb, stwt, cg,
 )
-from .api import (
+from ._memory_api import (
     to_device, device_array, device_array_like, pinned_array, pinned_array_like,
     mapped_array, mapped_array_like, managed_array, pinned, mapped,
     is_cuda_array, as_cuda_array, from_cuda_array_interface,
+)
+from .api import (
     stream, default_stream, legacy_default_stream, per_thread_default_stream,
     external_stream, event, event_elapsed_time, synchronize,
     gpus, select_device, get_current_device, list_devices, current_context, require_context,

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import ctypes
 
+import numpy as np
+
 from .. import memory as _mem
 
 __all__ = ["DeviceNDArray", "DeviceNDArrayBase", "as_facade", "transpose_2d"]
@@ -13,18 +15,190 @@ __all__ = ["DeviceNDArray", "DeviceNDArrayBase", "as_facade", "transpose_2d"]
 DeviceNDArrayBase = _mem.DeviceArray
 
 
+#: numba.cuda's message for a copy between memory that is not one contiguous range
+errmsg_contiguous_buffer = ("Array contains non-contiguous buffer and cannot be transferred as "
+                            "a single memory region. Please ensure contiguous buffer with numpy "
+                            ".ascontiguousarray()")
+
+
+def _core(ary):
+    """*ary* without its broadcast (stride 0) dimensions, as numba.cuda's ``array_core``."""
+    if not ary.strides or not ary.size:
+        return ary
+    index = tuple(0 if s == 0 else slice(None) for s in ary.strides)
+    if isinstance(ary, _mem.DeviceArray):
+        return _mem._index_view(ary, index)  # a view also when it is 0-d
+    return ary[index]
+
+
+def _sentry_contiguous(ary) -> None:
+    core = _core(ary)
+    if not (core.flags["C_CONTIGUOUS"] or core.flags["F_CONTIGUOUS"]):
+        raise ValueError(errmsg_contiguous_buffer)
+
+
+def _check_compatible(a, b) -> None:
+    """numba.cuda's ``check_array_compatibility`` of two array cores."""
+    if a.dtype != b.dtype:
+        raise TypeError(f"incompatible dtype: {a.dtype} vs. {b.dtype}")
+    if a.shape != b.shape:
+        raise ValueError(f"incompatible shape: {a.shape} vs. {b.shape}")
+    if a.size and a.strides != b.strides:
+        raise ValueError(f"incompatible strides: {a.strides} vs. {b.strides}")
+
+
 class DeviceNDArray(DeviceNDArrayBase):
     """A device array made through ``numba_gpux.cuda``: numba.cuda's semantics where
-    they differ from NumPy's."""
+    they differ from NumPy's.
+
+    Made as numba.cuda makes one, ``DeviceNDArray(shape, strides, dtype, stream=0,
+    gpu_data=None)`` (*gpu_data*: memory from ``context.memalloc`` or another memory
+    pointer), or as a ``numba_gpux.DeviceArray`` (an allocation and a byte offset in
+    place of *stream* and *gpu_data*).  ``stream`` is the array's default stream for
+    its copies (``bind``)."""
+
+    #: the stream copies of this array use when given none (numba.cuda's ``stream``)
+    stream = 0
+
+    def __init__(self, shape, strides, dtype, stream=0, gpu_data=None):
+        if isinstance(stream, _mem.Allocation):  # the core's form: (alloc, offset)
+            super().__init__(shape, strides, dtype, stream, gpu_data or 0)
+            return
+        shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+        for n in shape:
+            if not isinstance(n, (int, np.integer)):
+                raise TypeError(f"shape elements must be integers, got {type(n).__name__}")
+        shape = tuple(int(n) for n in shape)
+        strides = (strides,) if isinstance(strides, (int, np.integer)) else tuple(strides)
+        if len(strides) != len(shape):
+            raise ValueError("strides not match ndim")
+        dtype = np.dtype(dtype)
+        size = int(np.prod(shape, dtype=np.int64))
+        low = sum((n - 1) * s for n, s in zip(shape, strides) if s < 0 and n > 0)
+        span = 0 if not size else \
+            sum((n - 1) * abs(s) for n, s in zip(shape, strides)) + dtype.itemsize
+        dev = _device_of(gpu_data)
+        if gpu_data is None or not int(getattr(gpu_data, "device_pointer", 0) or 0):
+            alloc, offset = _mem.Allocation(dev, span), -low
+        else:
+            alloc, offset = _memory_at(gpu_data, dev, span)
+        super().__init__(shape, strides, dtype, alloc, offset)
+        self.stream = stream
+
+    # -- numba.cuda's attributes ----------------------------------------------------
+    @property
+    def alloc_size(self) -> int:
+        """The bytes this array's elements span (0 for an empty array)."""
+        lo, hi = self._extent()
+        return hi - lo
+
+    def bind(self, stream=0) -> "DeviceNDArray":
+        """A view of the same memory whose copies default to *stream*."""
+        clone = self.__copy__()
+        clone.stream = stream
+        return clone
+
+    def _default_stream(self, stream):
+        return stream if stream else self.stream
+
+    def __copy__(self) -> "DeviceNDArray":
+        out = DeviceNDArrayBase.view_as(self, self.shape, self.strides, self.offset)
+        out.stream = self.stream
+        return out
+
+    def view_as(self, shape, strides, offset):
+        out = super().view_as(shape, strides, offset)
+        out.stream = self.stream
+        return out
+
+    def view(self, dtype):
+        out = super().view(dtype)
+        out.stream = self.stream
+        return out
+
+    @property
+    def __cuda_array_interface__(self) -> dict:
+        """The CUDA Array Interface (version 3) where the device's runtime has one (CUDA);
+        ``stream`` is this array's stream (None for the default stream)."""
+        cai = dict(self.device.runtime.array_attribute(self, "__cuda_array_interface__"))
+        stream = self.stream
+        cai["stream"] = int(stream) if stream else None
+        return cai
+
+    # -- copies ---------------------------------------------------------------------
+    def copy_to_device(self, ary, stream=0) -> None:
+        """Copy *ary* (a host or device array of this array's shape, dtype and, broadcast
+        dimensions aside, strides) into this contiguous array, as numba.cuda does: a
+        ValueError for non-contiguous memory or different strides, a TypeError for
+        another dtype."""
+        if ary.size == 0:
+            return
+        _sentry_contiguous(self)
+        stream = self._default_stream(stream)
+        mine = _core(self)
+        if isinstance(ary, _mem.DeviceArray):
+            _sentry_contiguous(ary)
+            theirs = _core(ary)
+            _check_compatible(mine, theirs)
+            rt = self.device.runtime
+            lo_s, hi_s = theirs._extent()
+            if ary.device is self.device:
+                rt.copy(mine.handle, mine._extent()[0], theirs.handle, lo_s, hi_s - lo_s,
+                        stream or None)
+                rt.synchronize(stream or None)
+            else:
+                DeviceNDArrayBase.copy_to_device(mine, theirs.copy_to_host(), stream or None)
+            return
+        theirs = np.asarray(_core(np.asarray(ary)),
+                            order="C" if mine.flags["C_CONTIGUOUS"] else "F")
+        _check_compatible(mine, theirs)
+        DeviceNDArrayBase.copy_to_device(mine, theirs, stream or None)
+
+    def copy_to_host(self, ary=None, stream=0):
+        """Copy to a new (or the given) host array; numba.cuda copies one range of bytes,
+        so an array with a negative stride is a NotImplementedError (``numba_gpux``'s
+        own ``DeviceArray.copy_to_host`` copies those too)."""
+        if self.size and any(s < 0 for s in self.strides):
+            raise NotImplementedError(f"D->H copy not implemented for negative strides: "
+                                      f"{self.strides}")
+        if ary is not None and self.size == 0 and ary.size == 0 and ary.shape == self.shape:
+            return ary
+        return super().copy_to_host(ary, self._default_stream(stream) or None)
+
+    def __setitem__(self, key, value) -> None:
+        self._do_setitem(key, value)
+
+    def setitem(self, key, value, stream=0) -> None:
+        """``self[key] = value`` ordered on *stream*, which it does not wait for."""
+        self._do_setitem(key, value, stream)
+
+    def _do_setitem(self, key, value, stream=0) -> None:
+        stream = self._default_stream(stream)
+        target = _mem._index_view(self, key)  # (0-d for one element)
+        rhs = value if isinstance(value, _mem.DeviceArray) else \
+            np.asarray(value, dtype=self.dtype)
+        if rhs.ndim > target.ndim:
+            raise ValueError(f"Can't assign {rhs.ndim}-D array to {target.ndim}-D self")
+        shape = (1,) * (target.ndim - rhs.ndim) + tuple(rhs.shape)
+        for axis, (lhs_n, rhs_n) in enumerate(zip(target.shape, shape)):
+            if rhs_n != 1 and lhs_n != rhs_n:
+                raise ValueError(f"Can't copy sequence with size {rhs_n} to array axis "
+                                 f"{axis} with dimension {lhs_n}")
+        if isinstance(rhs, _mem.DeviceArray):
+            rhs = rhs.copy_to_host()
+        DeviceNDArrayBase.copy_to_device(target, rhs, stream or None)
+        if not stream:
+            _synchronize_default_stream(self.device)
 
     def transpose(self, axes=None):
         """For a 2-D array, a new C-contiguous array holding the transpose (numba.cuda's
         ``DeviceNDArray.transpose``); the identity permutation gives the array itself;
-        other ranks get a view with the axes permuted."""
+        other ranks are a NotImplementedError, as in numba.cuda (``numba_gpux``'s own
+        ``DeviceArray.transpose`` gives a view of any rank)."""
         if axes is not None and tuple(axes) == tuple(range(self.ndim)):
             return self
         if self.ndim != 2:
-            return super().transpose(axes)
+            raise NotImplementedError("transposing a non-2D DeviceNDArray isn't supported")
         if axes is not None and sorted(int(a) % 2 for a in axes) != [0, 1]:
             raise ValueError(f"invalid axes list {tuple(axes)!r}")
         return transpose_2d(self)
@@ -80,6 +254,35 @@ class GpuData:
 
     def __hash__(self):
         return hash(self._span())
+
+
+def _synchronize_default_stream(device) -> None:
+    """Wait for *device*'s default stream (the facade's ``api`` puts its stream's
+    ``synchronize`` here when it loads: it sits above this module)."""
+    device.runtime.synchronize()
+
+
+def _device_of(gpu_data):
+    """The device of *gpu_data* (a memory pointer with a ``context``), else the current
+    device."""
+    ctx = getattr(gpu_data, "context", None)
+    if ctx is not None and hasattr(ctx, "device"):
+        return ctx.device.gpux_device
+    from ..devices import default_device
+
+    return default_device()
+
+
+def _memory_at(gpu_data, dev, span):
+    """(allocation, byte offset) of the memory pointer *gpu_data* on *dev*: the
+    allocation of numba_gpux's it points into, or, for memory another library owns
+    (an address the runtime can use), a borrowed one that keeps *gpu_data* alive."""
+    ptr = int(gpu_data.device_pointer)
+    alloc, offset = _mem.allocation_at(ptr, dev)
+    if alloc is not None:
+        return alloc, offset
+    handle, offset = _mem.resolve_pointer(ptr, dev)  # a LaunchError where unusable
+    return _mem.Allocation.borrowed(dev, handle, offset + span, gpu_data), offset
 
 
 def as_facade(arr):

@@ -13,19 +13,14 @@ import contextlib
 import threading
 from collections import namedtuple
 
-import numpy as np
-
 from .. import memory as _mem
 from ..devices import default_device as _default_device
 from ..devices import devices as _devices
 from ..devices import select_device as _gpux_select_device
-from ..errors import DeviceNotFoundError, GpuxUserError, UnsupportedError
-from ._arrays import DeviceNDArray, as_facade
+from ..errors import DeviceNotFoundError, GpuxUserError
+from . import _arrays
 
 __all__ = [
-    "to_device", "device_array", "device_array_like", "pinned_array", "pinned_array_like",
-    "mapped_array", "mapped_array_like", "managed_array", "pinned", "mapped",
-    "is_cuda_array", "as_cuda_array", "from_cuda_array_interface",
     "stream", "default_stream", "legacy_default_stream", "per_thread_default_stream",
     "external_stream", "Stream", "event", "Event", "event_elapsed_time", "synchronize",
     "gpus", "select_device", "get_current_device", "list_devices", "current_context",
@@ -47,9 +42,12 @@ MemoryInfo = namedtuple("MemoryInfo", ["free", "total"])
 # --------------------------------------------------------------------- devices
 def _current():
     try:
-        return _default_device()
+        dev = _default_device()
     except DeviceNotFoundError as e:
         raise CudaSupportError(str(e)) from None
+    if _mem.pending_frees(dev) is None:  # the facade frees memory as numba.cuda does
+        _deallocations(dev)
+    return dev
 
 
 #: CUDA's largest block: threads, and per dimension (every NVIDIA GPU since compute
@@ -136,11 +134,17 @@ class Device:
         self.gpux_device.runtime.synchronize()
 
     def __enter__(self):
+        if getattr(_held, "depth", 0) and _current() is not self.gpux_device:
+            raise RuntimeError("Cannot switch CUDA-context.")
         self._saved.append(_current())
         _gpux_select_device(self.gpux_device)
+        _context_stack().append(_context_of(self))
         return self
 
     def __exit__(self, *exc):
+        st = _context_stack()
+        if st and st[-1].device == self:
+            st.pop()
         _gpux_select_device(self._saved.pop())
 
     def __eq__(self, other):
@@ -212,24 +216,34 @@ def get_current_device() -> Device:
     return _wrap(_current())
 
 
-class _Deallocations:
-    """``context.deallocations``: numba.cuda defers freeing device memory and frees it
-    in batches.  numba_gpux frees an allocation when its last array goes away, so
-    nothing is ever pending: ``clear()`` has nothing to do and ``len()`` is 0."""
+class _Deallocations(_mem.PendingFrees):
+    """``context.deallocations``: as numba.cuda, device memory freed by the program is
+    kept pending and freed in batches, when more than ``config.CUDA_DEALLOCS_COUNT``
+    frees are pending or their bytes pass ``config.CUDA_DEALLOCS_RATIO`` of the
+    device's memory (both read at each free), or on ``clear()``; nothing is freed
+    inside ``cuda.defer_cleanup()``."""
 
-    def clear(self) -> None:
-        """Free pending deallocations (there are none)."""
+    def __init__(self, total_bytes: int):
+        from . import config as _config
 
-    @contextlib.contextmanager
-    def disable(self):
-        yield
+        self.memory_capacity = int(total_bytes)
+        super().__init__(lambda: _config.CUDA_DEALLOCS_COUNT,
+                         lambda: int(self.memory_capacity * _config.CUDA_DEALLOCS_RATIO))
 
     @property
-    def is_disabled(self) -> bool:
-        return False
+    def _max_pending_bytes(self) -> int:
+        return self.max_bytes()
 
-    def __len__(self) -> int:
-        return 0
+
+def _deallocations(gdev) -> _Deallocations:
+    """The pending frees of *gdev*, given to it on first use through the facade."""
+    got = _mem.pending_frees(gdev)
+    if not isinstance(got, _Deallocations):
+        info = gdev.runtime.memory_info()
+        total = info[1] if info is not None else int(gdev.limits.get("global_mem_bytes", 0))
+        got = _Deallocations(total)
+        _mem.defer_frees(gdev, got)
+    return got
 
 
 class _MemoryManager:
@@ -240,11 +254,15 @@ class _MemoryManager:
     def __init__(self, context: "Context"):
         self._context = context
 
+    @property
+    def deallocations(self) -> _Deallocations:
+        return self._context.deallocations
+
     def get_memory_info(self) -> MemoryInfo:
         return self._context.get_memory_info()
 
     def defer_cleanup(self):
-        return defer_cleanup()
+        return self._context.defer_cleanup()
 
     def reset(self) -> None:
         self._context.reset()
@@ -258,8 +276,73 @@ class Context:
 
     def __init__(self, device: Device):
         self.device = device
-        self.deallocations = _Deallocations()
         self.memory_manager = _MemoryManager(self)
+        #: the driver-level memory of this context still referenced (numba.cuda's
+        #: ``allocations``): each pointer until its last reference goes
+        self.allocations: dict = {}
+
+    @property
+    def deallocations(self) -> _Deallocations:
+        """The frees pending on this context's device (numba.cuda's deallocation queue)."""
+        return _deallocations(self.device.gpux_device)
+
+    @property
+    def handle(self) -> int:
+        """An integer naming this context (numba.cuda: the driver's CUcontext)."""
+        return id(self)
+
+    def push(self) -> None:
+        """Make this context the active one of this thread (until :meth:`pop`)."""
+        _context_stack().append(self)
+
+    def pop(self) -> None:
+        """Undo :meth:`push` (this context must be the active one)."""
+        st = _context_stack()
+        if not st or st[-1] is not self:
+            raise RuntimeError("this context is not the active one of this thread")
+        st.pop()
+
+    def defer_cleanup(self):
+        """A block in which no device memory is freed (numba.cuda's ``defer_cleanup``)."""
+        return self.deallocations.disable()
+
+    # -- driver-level memory (numba.cuda's Context methods) -------------------------
+    def memalloc(self, bytesize: int):
+        """*bytesize* bytes of device memory: a counted pointer (``MemoryPointer``)."""
+        from . import _memory_pointers as _mp
+
+        return _mp.device_memory(self, bytesize)
+
+    def memhostalloc(self, bytesize: int, mapped: bool = False, portable: bool = False,
+                     wc: bool = False):
+        """*bytesize* bytes of page-locked host memory (a ``PinnedMemory``), with *mapped*
+        also addressed by kernels (a ``MappedMemory``); both export the buffer protocol.
+        Where the device cannot address host memory, *mapped* raises NotImplementedError."""
+        from . import _memory_pointers as _mp
+
+        return _mp.host_memory(self, bytesize, mapped=mapped, portable=portable, wc=wc)
+
+    def mempin(self, owner, pointer, size: int, mapped: bool = False):
+        """Register the host memory [pointer, pointer + size), which *owner* holds, with
+        the device (page-locked; with *mapped*, addressed by kernels too)."""
+        from . import _memory_pointers as _mp
+
+        return _mp.pinned_host_memory(self, owner, pointer, size, mapped=mapped)
+
+    def memallocmanaged(self, bytesize: int, attach_global: bool = True):
+        """*bytesize* bytes that the host and kernels both address (a ``ManagedMemory``);
+        NotImplementedError where the device has no such memory."""
+        from . import _memory_pointers as _mp
+
+        return _mp.managed_memory(self, bytesize, attach_global=attach_global)
+
+    def create_stream(self) -> "Stream":
+        """A new stream on this context's device."""
+        gdev = self.device.gpux_device
+        return Stream(gdev, gdev.runtime.new_queue())
+
+    def create_event(self, timing: bool = True) -> "Event":
+        return Event(timing)
 
     def get_memory_info(self) -> MemoryInfo:
         """(free, total) bytes.  Where the driver does not report free memory, free is
@@ -294,13 +377,55 @@ class Context:
 _contexts: dict = {}
 
 
-def current_context(devnum=None) -> Context:
-    """The context of device *devnum* (an index into ``cuda.gpus``; default: current)."""
-    dev = gpus[devnum] if devnum is not None else get_current_device()
+def _context_of(dev: Device) -> Context:
     ctx = _contexts.get(dev)
     if ctx is None:
-        ctx = _contexts[dev] = Context(dev)
+        ctx = _contexts.setdefault(dev, Context(dev))
     return ctx
+
+
+_active = threading.local()
+
+
+def _context_stack() -> list:
+    """This thread's stack of active contexts (numba.cuda's: ``with cuda.gpus[n]:``
+    pushes one, and asking for the current context pushes it when none is active)."""
+    st = getattr(_active, "stack", None)
+    if st is None:
+        st = _active.stack = []
+    return st
+
+
+def current_context(devnum=None) -> Context:
+    """The context of device *devnum* (an index into ``cuda.gpus``; default: current),
+    made active on this thread when none is."""
+    dev = gpus[devnum] if devnum is not None else get_current_device()
+    ctx = _context_of(dev)
+    st = _context_stack()
+    if not st:
+        st.append(ctx)
+    return ctx
+
+
+class ActiveContext:
+    """``driver.get_active_context()``: the context active on this thread
+    (``context_handle``, ``devnum``; None without one), also as a ``with`` block."""
+
+    def __init__(self):
+        st = _context_stack()
+        top = st[-1] if st else None
+        self.context = top
+        self.context_handle = None if top is None else top.handle
+        self.devnum = None if top is None else top.device.id
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return None
+
+    def __bool__(self):
+        return self.context_handle is not None
 
 
 def reset() -> None:
@@ -322,9 +447,25 @@ def driver_version() -> tuple:
     return (ver // 1000, (ver % 1000) // 10) if int(err) == 0 else (0, 0)
 
 
+_held = threading.local()
+
+
 def require_context(fn):
-    """Decorator kept for compatibility: numba_gpux creates contexts on first use."""
-    return fn
+    """Decorator: *fn* runs with the current device's context, which it cannot switch
+    (``with cuda.gpus[n]:`` for another device inside it is a RuntimeError, as in
+    numba.cuda).  Contexts are made on first use."""
+    import functools
+
+    @functools.wraps(fn)
+    def with_context(*args, **kwargs):
+        current_context()
+        _held.depth = getattr(_held, "depth", 0) + 1
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            _held.depth -= 1
+
+    return with_context
 
 
 def close() -> None:
@@ -380,9 +521,10 @@ def detect() -> bool:
     return bool(devs)
 
 
-@contextlib.contextmanager
 def defer_cleanup():
-    yield
+    """A block in which no device memory of the current device is freed (numba.cuda's
+    ``cuda.defer_cleanup()``): frees made meanwhile stay pending until after it."""
+    return current_context().defer_cleanup()
 
 
 def profile_start() -> None:
@@ -411,16 +553,26 @@ class Stream:
     ``gpux_device``, which the launch path and the runtime read.
     """
 
-    def __init__(self, device, queue):
+    def __init__(self, device, queue, external: bool = False):
         self.gpux_device = device
         self.gpux_queue = queue
+        #: a stream of another library's (``cuda.external_stream``)
+        self.external = external
 
     @property
     def handle(self):
-        return self.gpux_queue
+        """The runtime's queue (0 for the default stream): on CUDA the ``CUstream``,
+        whose ``int()`` is the driver's handle."""
+        return 0 if self.gpux_queue is None else self.gpux_queue
 
     def __int__(self):
-        return 0 if self.gpux_queue is None else id(self.gpux_queue)
+        q = self.gpux_queue
+        if q is None:
+            return 0
+        try:
+            return int(q)
+        except TypeError:  # a queue object without a number (OpenCL): its pointer
+            return int(getattr(q, "int_ptr", 0) or id(q))
 
     def __eq__(self, other):
         if isinstance(other, Stream):
@@ -469,6 +621,13 @@ class Stream:
         return fut
 
 
+def _synchronize_default_stream(device) -> None:
+    Stream(device, None).synchronize()
+
+
+_arrays._synchronize_default_stream = _synchronize_default_stream  # assignments wait so
+
+
 def stream() -> Stream:
     """A new stream on the current device."""
     dev = _current()
@@ -485,11 +644,12 @@ per_thread_default_stream = default_stream
 
 
 def external_stream(ptr) -> Stream:
-    """A stream made by other code, from its driver handle (a ``CUstream`` on CUDA, a
-    ``cl_command_queue`` on OpenCL, as an int): kernels and copies on it are ordered
-    with that code's work; the other code keeps it and destroys it."""
+    """A stream made by other code, from its driver handle: a ``CUstream`` (an int) on
+    CUDA, a ``pyopencl.CommandQueue`` on OpenCL; kernels and copies on it are ordered
+    with that code's work, and the other code keeps it and destroys it.  Where the
+    current device's runtime has no such queues, NotImplementedError naming it."""
     dev = _current()
-    return Stream(dev, dev.runtime.adopt_queue(int(ptr)))
+    return Stream(dev, dev.runtime.adopt_queue(ptr), external=True)
 
 
 def _stream_device(stream_):
@@ -544,134 +704,3 @@ def event(timing: bool = True) -> Event:
 
 def event_elapsed_time(evtstart: Event, evtend: Event) -> float:
     return evtstart.elapsed_time(evtend)
-
-
-# --------------------------------------------------------------------- memory
-def to_device(obj, stream=0, copy: bool = True, to=None):
-    """Copy a host array to the device of *stream* (default: the current device)."""
-    dev = _stream_device(stream)
-    if to is not None:
-        if copy:
-            to.copy_to_device(obj, stream=stream)
-        return to
-    if isinstance(obj, _mem.DeviceArray):
-        return obj
-    if not copy:
-        host = np.asarray(obj)
-        return as_facade(_mem.device_array_like(host, device=dev))
-    return as_facade(_mem.to_device(obj, device=dev, stream=stream or None))
-
-
-def _nbytes_for(shape, strides, itemsize):
-    if not shape:
-        return itemsize
-    if any(n == 0 for n in shape):
-        return 0
-    return sum((n - 1) * abs(s) for n, s in zip(shape, strides)) + itemsize
-
-
-def device_array(shape, dtype=np.float64, strides=None, order="C", stream=0):
-    """An uninitialized device array."""
-    dev = _stream_device(stream)
-    if strides is None:
-        return as_facade(_mem.device_array(shape, dtype, order=order, device=dev))
-    shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
-    dtype = np.dtype(dtype)
-    strides = tuple(int(s) for s in strides)
-    alloc = _mem.Allocation(dev, _nbytes_for(shape, strides, dtype.itemsize))
-    return DeviceNDArray(shape, strides, dtype, alloc, 0)
-
-
-def device_array_like(ary, stream=0):
-    """An uninitialized device array shaped (and ordered) like *ary*."""
-    return as_facade(_mem.device_array_like(ary, device=_stream_device(stream)))
-
-
-def _host_array(shape, dtype, strides, order):
-    dtype = np.dtype(dtype)
-    if strides is None:
-        return np.empty(shape, dtype, order=order)
-    shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
-    buf = np.empty(_nbytes_for(shape, strides, dtype.itemsize), np.uint8)
-    return np.ndarray(shape, dtype, buffer=buf, strides=strides)
-
-
-def pinned_array(shape, dtype=np.float64, strides=None, order="C"):
-    """A host array for fast transfers.  Stand-in: an ordinary NumPy array (OpenCL CPU
-    devices share host memory; no page locking is done)."""
-    return _host_array(shape, dtype, strides, order)
-
-
-def _host_like(ary):
-    """An empty host array shaped like *ary*, host or device, its axes in *ary*'s stride
-    order (NumPy's empty_like); a device array's data is not copied to find out."""
-    if isinstance(ary, np.ndarray):
-        return np.empty_like(ary)
-    dtype = np.dtype(ary.dtype)
-    # a view of one element with *ary*'s strides: empty_like reads only its layout
-    layout = np.lib.stride_tricks.as_strided(np.empty(1, dtype), shape=ary.shape,
-                                             strides=ary.strides, writeable=False)
-    return np.empty_like(layout)
-
-
-def pinned_array_like(ary):
-    return _host_like(ary)
-
-
-def mapped_array(shape, dtype=np.float64, strides=None, order="C", stream=0,
-                 portable=False, wc=False):
-    """A host array kernels can use.  Stand-in: a NumPy array that a launch copies to
-    the device and back (as for any host array), so results are visible on the host
-    when the launch returns; kernels never access host memory directly."""
-    return _host_array(shape, dtype, strides, order)
-
-
-def mapped_array_like(ary, stream=0, portable=False, wc=False):
-    return _host_like(ary)
-
-
-def managed_array(shape, dtype=np.float64, strides=None, order="C", stream=0,
-                  attach_global=True):
-    """Stand-in for managed (unified) memory: like :func:`mapped_array`."""
-    return _host_array(shape, dtype, strides, order)
-
-
-@contextlib.contextmanager
-def pinned(*arylist):
-    """No-op stand-in: host arrays are used as they are."""
-    yield
-
-
-@contextlib.contextmanager
-def mapped(*arylist, **kws):
-    """Yields device copies of the host arrays and copies them back on exit."""
-    devs = [to_device(a, stream=kws.get("stream", 0)) for a in arylist]
-    try:
-        yield devs[0] if len(devs) == 1 else devs
-    finally:
-        for h, d in zip(arylist, devs):
-            d.copy_to_host(h)
-
-
-def is_cuda_array(obj) -> bool:
-    """True for numba_gpux device arrays and objects with ``__cuda_array_interface__``."""
-    return isinstance(obj, _mem.DeviceArray) or hasattr(obj, "__cuda_array_interface__")
-
-
-def as_cuda_array(obj, sync: bool = True):
-    """A device array from *obj* (a numba_gpux device array, or a foreign GPU array
-    where the current device's target can adopt it)."""
-    if isinstance(obj, _mem.DeviceArray):
-        return obj
-    wrap = getattr(_mem, "from_foreign", None)
-    if wrap is not None and hasattr(obj, "__cuda_array_interface__"):
-        return as_facade(wrap(obj))
-    raise UnsupportedError(f"cannot use a {type(obj).__name__} as a device array on "
-                           f"{_current().spec}")
-
-
-def from_cuda_array_interface(desc, owner=None, sync: bool = True):
-    class _Holder:
-        __cuda_array_interface__ = desc
-
-    return as_cuda_array(owner if owner is not None else _Holder(), sync)

@@ -66,7 +66,7 @@ class Reduce:
         Returns the result, or writes it to ``res[0]`` (a device array) and
         returns None.
         """
-        from .api import device_array, to_device
+        from ._memory_api import device_array, to_device
 
         if arr.ndim != 1:
             raise TypeError("only support 1D array")

@@ -85,7 +85,7 @@ class _Arg:
                                       device=self.array.device)
             return self.array
         host = self.host if dtype is None else self.host.astype(dtype, copy=False)
-        from .api import to_device
+        from ._memory_api import to_device
 
         return to_device(np.ascontiguousarray(host), stream=self._stream)
 
@@ -243,14 +243,14 @@ class CUDAUFunc:
         ret_dtype = numpy_support.as_dtype(ret)
         host_out = None
         if out is None:
-            from .api import device_array
+            from ._memory_api import device_array
 
             out_dev = device_array(shape, ret_dtype, stream=stream)
         elif isinstance(out, _mem.DeviceArray):
             out_dev = out
         else:
             host_out = out
-            from .api import device_array
+            from ._memory_api import device_array
 
             out_dev = device_array(out.shape, out.dtype, stream=stream)
         if out_dev.shape != tuple(shape):
@@ -301,7 +301,7 @@ class CUDAUFunc:
         if isinstance(arg, _mem.DeviceArray):
             src = arg
         else:
-            from .api import to_device
+            from ._memory_api import to_device
 
             src = to_device(np.ascontiguousarray(arg), stream=stream)
         res = self._fold(src, stream)
@@ -310,7 +310,7 @@ class CUDAUFunc:
     def _fold(self, src, stream):
         """A 1-element device array: *src* (n >= 2 elements) folded pairwise, into new
         arrays (never into *src*)."""
-        from .api import device_array
+        from ._memory_api import device_array
 
         n = src.shape[0]
         half = n // 2
@@ -407,7 +407,7 @@ class CUDAGUFunc:
         loop = np.broadcast_shapes(*loops) if loops else ()
         want_device = any(p.array is not None for p in prepared) or \
             any(isinstance(o, _mem.DeviceArray) for o in given_out)
-        from .api import device_array, to_device
+        from ._memory_api import device_array, to_device
 
         kargs, plain = [], []
         for k, (p, dims) in enumerate(zip(prepared, self._in_dims)):

@@ -370,6 +370,55 @@ class CUDARuntime(Runtime):
                                      drv.CUdeviceptr(int(src) + int(src_offset)),
                                      int(nbytes), self._stream(queue)))
 
+    def memset(self, handle, offset: int, byte: int, nbytes: int, queue=None) -> None:
+        """cuMemsetD8Async on *queue*; on the default stream, waited for (numba.cuda's
+        ``device_memset`` without a stream is synchronous)."""
+        self._current()
+        drv = _driver()
+        s = self._stream(queue)
+        _check(drv.cuMemsetD8Async(drv.CUdeviceptr(int(handle) + int(offset)),
+                                   int(byte) & 0xFF, int(nbytes), s))
+        if s == 0:
+            self._wait(lambda: _check(drv.cuStreamSynchronize(0)))
+
+    def memory_info(self) -> tuple[int, int]:
+        """(free, total) bytes of this device (cuMemGetInfo)."""
+        self._current()
+        free, total = _check(_driver().cuMemGetInfo())
+        return int(free), int(total)
+
+    def host_register(self, address: int, nbytes: int, mapped: bool = False) -> tuple:
+        """cuMemHostRegister (portable: every context; with *mapped*, device-mapped, and the
+        buffer is its device address from cuMemHostGetDevicePointer)."""
+        self._current()
+        drv = _driver()
+        flags = drv.CU_MEMHOSTREGISTER_PORTABLE
+        if mapped:
+            flags |= drv.CU_MEMHOSTREGISTER_DEVICEMAP
+        _check(drv.cuMemHostRegister(int(address), int(nbytes), flags))
+        buf = None
+        if mapped:
+            buf = int(_check(drv.cuMemHostGetDevicePointer(int(address), 0)))
+        return int(address), buf
+
+    def host_unregister(self, token) -> None:
+        if token is not None:
+            self._current()
+            _check(_driver().cuMemHostUnregister(int(token)))
+
+    def alloc_managed(self, nbytes: int, attach_global: bool = True) -> tuple:
+        """cuMemAllocManaged: the same address on the host and the device."""
+        self._current()
+        drv = _driver()
+        flag = (drv.CUmemAttach_flags.CU_MEM_ATTACH_GLOBAL if attach_global
+                else drv.CUmemAttach_flags.CU_MEM_ATTACH_HOST)
+        try:
+            ptr = int(_check(drv.cuMemAllocManaged(max(int(nbytes), 1), flag.value)))
+        except CUDAError as e:
+            raise GpuxUserError(f"cannot allocate {nbytes} bytes of managed memory on CUDA "
+                                f"device {self.ordinal}: {e}") from None
+        return ptr, ptr, None
+
     # -- code -----------------------------------------------------------------
     def load(self, artifact) -> _Module:
         """A CUmodule from the artifact's cubin (if it loads) or else its PTX (driver JIT).
@@ -570,8 +619,9 @@ class CUDARuntime(Runtime):
                 break
             expect *= n
         stream = self._stream(queue)
+        empty = any(int(n) == 0 for n in shape)  # no elements: a null pointer, as the CAI asks
         return {"shape": tuple(shape), "strides": c_strides, "typestr": np.dtype(dtype).str,
-                "data": (int(handle) + int(offset), bool(readonly)), "version": 3,
+                "data": (0 if empty else int(handle) + int(offset), bool(readonly)), "version": 3,
                 "stream": int(stream) if stream else None}
 
     def foreign_array(self, obj):
@@ -584,7 +634,7 @@ class CUDARuntime(Runtime):
 
             return from_dlpack(obj)
         if cai.get("mask") is not None:
-            raise GpuxUserError("masked __cuda_array_interface__ arrays are not supported")
+            raise NotImplementedError("Masked arrays are not supported")
         descr = cai.get("descr")
         dtype = np.dtype(descr) if descr and len(descr) > 1 else np.dtype(cai["typestr"])
         shape = tuple(int(s) for s in cai["shape"])

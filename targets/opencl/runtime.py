@@ -119,6 +119,95 @@ class OpenCLRuntime(Runtime):
         self._wait(q, cl.enqueue_copy(q, host, handle, src_offset=int(offset),
                                       is_blocking=False, wait_for=self._order(q)).wait)
 
+    def memset(self, handle, offset: int, byte: int, nbytes: int, queue=None) -> None:
+        """clEnqueueFillBuffer of one byte; on the default queue, waited for."""
+        import pyopencl as cl
+
+        q = self._q(queue)
+        ev = cl.enqueue_fill_buffer(q, handle, np.uint8(int(byte) & 0xFF), int(offset),
+                                   int(nbytes), wait_for=self._order(q))
+        if self._multi:
+            self._last[q] = ev
+        if q is self._queue:
+            if self.busy:
+                self._wait(q, ev.wait)
+            else:
+                ev.wait()
+
+    # -- host memory the device uses --------------------------------------------
+    def shares_host_memory(self) -> bool:
+        """Whether a buffer made over host memory (CL_MEM_USE_HOST_PTR) is that memory
+        itself, so that kernels and the host see each other's writes without a copy or
+        a map: the device says it shares the host's memory (CL_DEVICE_HOST_UNIFIED_MEMORY),
+        and a check on one page confirms it both ways (asked once per runtime)."""
+        got = getattr(self, "_shares_host", None)
+        if got is None:
+            got = self._shares_host = self._probe_shared_host_memory()
+        return got
+
+    def _probe_shared_host_memory(self) -> bool:
+        import mmap
+
+        import pyopencl as cl
+
+        try:
+            if not self.cl_device.host_unified_memory:
+                return False
+            page = mmap.mmap(-1, 4096)
+            host = np.frombuffer(page, np.uint8)
+            buf = cl.Buffer(self.context, cl.mem_flags.READ_WRITE | cl.mem_flags.USE_HOST_PTR,
+                            hostbuf=host)
+            try:
+                q = cl.CommandQueue(self.context)
+                cl.enqueue_fill_buffer(q, buf, np.uint8(0x5A), 0, 4096).wait()
+                seen_by_host = bool((host == 0x5A).all())
+                host[:] = 0xA5
+                back = np.empty(4096, np.uint8)
+                cl.enqueue_copy(q, back, buf, is_blocking=True)
+                return seen_by_host and bool((back == 0xA5).all())
+            finally:
+                buf.release()
+                del host
+        except cl.Error:
+            return False
+
+    def host_register(self, address: int, nbytes: int, mapped: bool = False) -> tuple:
+        """OpenCL has no page-locking of host memory (transfers read and write it as they
+        are); *mapped* gives a CL_MEM_USE_HOST_PTR buffer over the memory, on a device
+        where such a buffer is the host memory itself (:meth:`shares_host_memory`); on
+        another device a mapping would be a copy kept in step only by map and unmap
+        calls, which numba.cuda code never makes: NotImplementedError."""
+        import ctypes
+
+        import pyopencl as cl
+
+        if not mapped:
+            return None, None
+        if not self.shares_host_memory():
+            raise NotImplementedError(
+                f"OpenCL device {self.cl_device.name!r} does not share the host's memory "
+                f"(CL_DEVICE_HOST_UNIFIED_MEMORY), so its kernels cannot use mapped host "
+                f"memory; copy arrays to the device instead")
+        view = (ctypes.c_ubyte * max(int(nbytes), 1)).from_address(int(address))
+        buf = cl.Buffer(self.context, cl.mem_flags.READ_WRITE | cl.mem_flags.USE_HOST_PTR,
+                        hostbuf=view)
+        return buf, buf
+
+    def host_unregister(self, token) -> None:
+        if token is not None:
+            self.free(token)
+
+    def alloc_managed(self, nbytes: int, attach_global: bool = True) -> tuple:
+        """Page-aligned host memory with a buffer over it (:meth:`host_register`): on a
+        device that shares the host's memory both address the same bytes, as CUDA's
+        managed memory.  *attach_global* changes nothing (one memory, no migration)."""
+        import mmap
+
+        pages = mmap.mmap(-1, max(int(nbytes), 1))
+        address = np.frombuffer(pages, np.uint8).ctypes.data
+        _, buf = self.host_register(address, nbytes, mapped=True)
+        return buf, address, pages
+
     def _wait(self, q, wait) -> None:
         """``wait()`` through numba_gpux.waiting (Ctrl-C raises at once); once it has
         returned on the default queue with one queue in use, nothing is pending."""
@@ -257,18 +346,22 @@ class OpenCLRuntime(Runtime):
         return cl.CommandQueue(self.context,
                                properties=cl.command_queue_properties.PROFILING_ENABLE)
 
-    def adopt_queue(self, handle: int):
-        """Another library's ``cl_command_queue`` (its address as an int) on this device's
-        context, retained for as long as the stream lives."""
+    def adopt_queue(self, handle):
+        """Another library's ``pyopencl.CommandQueue`` on this device's context.  Only
+        the queue object: a raw ``cl_command_queue`` address cannot be checked, and the
+        driver dereferences a wrong one (the process would crash)."""
         import pyopencl as cl
 
-        queue = cl.CommandQueue.from_int_ptr(int(handle), retain=True)
-        if queue.context.int_ptr != self.context.int_ptr:
-            from numba_gpux.errors import GpuxUserError
+        from numba_gpux.errors import GpuxUserError
 
+        if not isinstance(handle, cl.CommandQueue):
+            raise GpuxUserError(
+                f"external_stream on OpenCL takes a pyopencl.CommandQueue, not "
+                f"{type(handle).__name__}: a raw queue address cannot be checked")
+        if handle.context.int_ptr != self.context.int_ptr:
             raise GpuxUserError("external_stream: the queue belongs to another OpenCL "
                                 "context than this device's")
-        return queue
+        return handle
 
     def record_event(self, queue=None):
         """A marker after everything enqueued so far on *queue*."""

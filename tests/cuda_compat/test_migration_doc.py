@@ -69,7 +69,7 @@ def roots(device):
     def kernel(x):
         x[0] = 1
 
-    return {"": [cuda, cuda.to_device(np.zeros(2))], "kernel": [kernel],
+    return {"": [cuda, cuda.to_device(np.zeros((2, 2)))], "kernel": [kernel],
             "device": [cuda.get_current_device()], "stream": [api.Stream],
             "event": [api.Event], "context": [cuda.current_context()]}
 

@@ -163,3 +163,40 @@ def test_a_device_whose_runtime_is_not_a_runtime_is_left_out_with_a_warning(mini
     finally:
         devmod.targets().pop("duck", None)
         gpux.devices(refresh=True)
+
+
+def test_host_memory_defaults_and_the_facade_on_a_runtime_without_them(minimal_device):
+    """Without the optional host-memory operations: memset goes through ``write``,
+    registering host memory pins nothing and works, mapping it or managed memory is a
+    NotImplementedError naming the runtime; the facade's mapped and managed arrays are
+    then ordinary host arrays."""
+    from gpux_testing import selected
+
+    from numba_gpux import cuda
+    from numba_gpux.cuda.cudadrv import driver
+
+    rt = minimal_device.runtime
+    a = gpux.to_device(np.arange(8, dtype=np.uint8), device=minimal_device)
+    rt.memset(a._alloc.handle, 2, 0xEE, 3)
+    assert a.copy_to_host().tolist() == [0, 1, 0xEE, 0xEE, 0xEE, 5, 6, 7]
+    assert rt.host_register(0x1000, 64) == (None, None)
+    with pytest.raises(NotImplementedError, match="MinimalRuntime cannot map"):
+        rt.host_register(0x1000, 64, mapped=True)
+    with pytest.raises(NotImplementedError, match="MinimalRuntime has no managed"):
+        rt.alloc_managed(64)
+    with selected(minimal_device):
+        ctx = cuda.current_context()
+        assert ctx.device.gpux_device is minimal_device
+        pinned = np.ndarray(4, np.uint32, buffer=ctx.memhostalloc(16))
+        pinned[:] = 9
+        d = ctx.memalloc(16)
+        driver.host_to_device(d, pinned, 16)
+        driver.device_memset(d.view(4, 8), 1, 4)
+        out = np.zeros(4, np.uint32)
+        driver.device_to_host(out, d, 16)
+        assert out.tolist() == [9, 0x01010101, 9, 9]
+        with pytest.raises(NotImplementedError):
+            ctx.memhostalloc(16, mapped=True)
+        m = cuda.mapped_array(4)
+        assert type(m) is np.ndarray and m.base is None
+        assert type(cuda.managed_array(4)) is np.ndarray

@@ -12,11 +12,13 @@ import numpy as np
 
 from ... import memory as _mem
 from ...errors import GpuxUserError
-from .._arrays import DeviceNDArray, DeviceNDArrayBase, as_facade
+from .._arrays import DeviceNDArray, DeviceNDArrayBase, as_facade, errmsg_contiguous_buffer
+from .._arrays import _check_compatible, _core, _sentry_contiguous
 
 __all__ = ["DeviceNDArray", "DeviceNDArrayBase", "is_cuda_ndarray", "verify_cuda_ndarray_interface",
            "require_cuda_ndarray", "auto_device", "as_facade", "from_array_like", "array_core",
-           "is_contiguous", "sentry_contiguous", "check_array_compatibility"]
+           "is_contiguous", "sentry_contiguous", "check_array_compatibility",
+           "errmsg_contiguous_buffer"]
 
 
 
@@ -52,44 +54,37 @@ def auto_device(obj, stream=0, copy=True, user_explicit=False):
     ValueError here; ``cuda.to_device`` copies such views."""
     if isinstance(obj, _mem.DeviceArray):
         return obj, False
-    from ..api import to_device
+    from .._memory_api import to_device
 
     if not isinstance(obj, np.ndarray):
         obj = np.asarray(obj)
-    if not is_contiguous(obj):
-        raise ValueError("Array contains non-contiguous buffer")
+    sentry_contiguous(obj)
     return to_device(obj, stream=stream, copy=copy), True
 
 
 def array_core(ary):
     """The part of *ary* that is not broadcast (strides 0 reduced to length 1)."""
-    if not ary.strides or not ary.size:
-        return ary
-    core = tuple(0 if s == 0 else slice(None) for s in ary.strides)
-    return ary[core]
+    return _core(ary)
 
 
 def is_contiguous(ary) -> bool:
-    """True when *ary* is C or F contiguous, ignoring broadcast (stride 0) dimensions."""
-    core = array_core(ary)
-    if isinstance(core, _mem.DeviceArray):
-        return core.layout in ("C", "F")
-    return core.flags.c_contiguous or core.flags.f_contiguous
+    """True when *ary* is C-contiguous, ignoring broadcast (stride 0) and length-1
+    dimensions (numba.cuda's test: F-contiguous arrays are not)."""
+    expect = ary.dtype.itemsize
+    for n, s in zip(reversed(ary.shape), reversed(ary.strides)):
+        if n > 1 and s != 0:
+            if s != expect:
+                return False
+            expect *= n
+    return True
 
 
 def sentry_contiguous(ary) -> None:
-    if not is_contiguous(ary):
-        raise ValueError("Array contains non-contiguous buffer and cannot be transferred "
-                         "as a single memory region. Please ensure contiguous buffer with "
-                         "numpy .ascontiguousarray()")
+    """A ValueError unless *ary*'s data, broadcast dimensions aside, is one C- or
+    F-contiguous range."""
+    _sentry_contiguous(ary)
 
 
 def check_array_compatibility(ary1, ary2) -> None:
     """Raise unless the two arrays have the same dtype, shape and (core) strides."""
-    a1, a2 = array_core(ary1), array_core(ary2)
-    if ary1.dtype != ary2.dtype:
-        raise TypeError(f"incompatible dtype: {ary1.dtype} vs. {ary2.dtype}")
-    if a1.shape != a2.shape:
-        raise ValueError(f"incompatible shape: {ary1.shape} vs. {ary2.shape}")
-    if ary1.size and a1.strides != a2.strides:
-        raise ValueError(f"incompatible strides: {ary1.strides} vs. {ary2.strides}")
+    _check_compatible(array_core(ary1), array_core(ary2))

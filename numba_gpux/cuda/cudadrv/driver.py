@@ -2,17 +2,26 @@
 
 ``driver`` answers the questions libraries ask of it (is a device there, how
 many); ``Device``, ``Context``, ``Stream`` and ``Event`` are the facade's.
-The memory-manager plug-in interface (``set_memory_manager``), IPC and
-linking are CUDA-driver features numba_gpux does not have: using them raises
-:class:`numba_gpux.UnsupportedError`.
+The driver-level memory API (``Context.memalloc`` and its kind, ``MemoryPointer``,
+the copies and ``device_memset`` below) works on every device whose runtime can
+do it (``numba_gpux.interface.Runtime``'s optional memory methods; see
+``_memory_pointers``).  The memory-manager plug-in interface
+(``set_memory_manager``), IPC and linking are CUDA-driver features numba_gpux
+does not have: using them raises :class:`numba_gpux.UnsupportedError`.
 """
 
 from __future__ import annotations
 
+import ctypes
+
 import numpy as np
 
-from ...errors import UnsupportedError
+from ... import memory as _mem
+from ...errors import GpuxUserError, UnsupportedError
+from .. import _memory_pointers as _mp
 from .. import api as _api
+from .._memory_pointers import (AutoFreePointer, ManagedMemory, MappedMemory, MemoryPointer,
+                                OwnedPointer, PinnedMemory)
 from .error import CudaDriverError, CudaSupportError
 
 __all__ = ["driver", "Driver", "Device", "Context", "Stream", "Event", "MemoryInfo",
@@ -20,7 +29,11 @@ __all__ = ["driver", "Driver", "Device", "Context", "Stream", "Event", "MemoryIn
            "DeadMemoryError", "BaseCUDAMemoryManager", "HostOnlyCUDAMemoryManager",
            "GetIpcHandleMixin", "NumbaCUDAMemoryManager", "set_memory_manager",
            "host_to_device", "device_to_host", "device_to_device", "device_memset",
-           "is_device_memory", "event_elapsed_time", "USE_NV_BINDING", "SUPPORTS_IPC"]
+           "is_device_memory", "event_elapsed_time", "USE_NV_BINDING", "SUPPORTS_IPC",
+           "MemoryPointer", "AutoFreePointer", "MappedMemory", "PinnedMemory", "ManagedMemory",
+           "OwnedPointer", "require_device_memory", "host_memory_extents", "host_memory_size",
+           "host_pointer", "device_pointer", "device_ctypes_pointer", "device_extents",
+           "device_memory_size"]
 
 Device, Context, Stream, Event, MemoryInfo = (_api.Device, _api.Context, _api.Stream,
                                               _api.Event, _api.MemoryInfo)
@@ -72,14 +85,58 @@ class Driver:
     def reset(self) -> None:
         _api.get_current_device().reset()
 
-    def get_active_context(self):
-        return _api.current_context()
+    def get_active_context(self) -> "_api.ActiveContext":
+        """The context active on this thread (``context_handle`` None without one)."""
+        return _api.ActiveContext()
+
+    def pop_active_context(self):
+        """Make the active context inactive on this thread; it, or None without one."""
+        st = _api._context_stack()
+        return st.pop() if st else None
+
+    def cuMemGetInfo(self) -> tuple:
+        """(free, total) bytes of the current device (numba.cuda's driver call; on every
+        target, as ``context.get_memory_info()``)."""
+        return tuple(_api.current_context().get_memory_info())
+
+    def __getattr__(self, name):
+        # other driver calls (``cuDevicePrimaryCtxRetain``...) are cuda-python's, with
+        # numba.cuda's convention: the values without the status, CudaAPIError on failure
+        if not name.startswith("cu"):
+            raise AttributeError(name)
+        fn = getattr(_binding(), name, None)
+        if fn is None:
+            raise AttributeError(f"the CUDA driver has no function {name!r}")
+
+        def call(*args):
+            err, *rest = fn(*args)
+            if int(err) != 0:
+                raise CudaAPIError(err, f"Call to {name} results in {err!r}")
+            return None if not rest else rest[0] if len(rest) == 1 else tuple(rest)
+
+        return call
 
     def __repr__(self):
         return "<numba_gpux driver facade>"
 
 
 driver = Driver()
+
+
+def _binding():
+    """cuda-python's driver module (``cuda.bindings.driver``); CudaSupportError without it."""
+    try:
+        from cuda.bindings import driver as binding
+    except ImportError:
+        raise CudaSupportError("the CUDA driver's bindings (cuda-python) are not installed") \
+            from None
+    return binding
+
+
+def __getattr__(name):
+    if name == "binding":  # numba.cuda's name for cuda-python's driver module
+        return _binding()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _have_nvjitlink() -> bool:
@@ -127,38 +184,100 @@ def set_memory_manager(mm_plugin) -> None:
     _unsupported("cuda.set_memory_manager (External Memory Management plug-ins)")
 
 
-def is_device_memory(obj) -> bool:
-    from ... import memory as _mem
+is_device_memory = _mp.is_device_memory
+host_memory_extents = _mp.host_memory_extents
+device_memory_size = _mp.device_memory_size
 
-    return isinstance(obj, _mem.DeviceArray)
+
+def require_device_memory(obj) -> None:
+    """A TypeError unless *obj* is device memory (:func:`is_device_memory`)."""
+    if not is_device_memory(obj):
+        raise TypeError("Not a CUDA memory object.")
 
 
-def _flat(dev):
-    return dev.reshape(dev.size) if dev.ndim != 1 else dev
+def host_memory_size(obj) -> int:
+    """The bytes of host memory *obj* spans (a NumPy array, a ctypes object...)."""
+    start, end = host_memory_extents(obj)
+    return end - start
+
+
+def host_pointer(obj) -> int:
+    """The address of the host memory of *obj* (its lowest byte)."""
+    return host_memory_extents(obj)[0]
+
+
+def device_pointer(obj) -> int:
+    """The integer device pointer of the device memory *obj*."""
+    return device_ctypes_pointer(obj).value or 0
+
+
+def device_ctypes_pointer(obj):
+    """The device pointer of *obj* (a device array or memory pointer) as ctypes sees it."""
+    require_device_memory(obj)
+    if isinstance(obj, _mem.DeviceArray):
+        return ctypes.c_size_t(_mem.device_pointer(obj._alloc) + obj.offset)
+    return obj.device_ctypes_pointer
+
+
+def device_extents(obj) -> tuple[int, int]:
+    """[start, end) device addresses of the memory *obj*."""
+    start = device_pointer(obj)
+    return start, start + device_memory_size(obj)
+
+
+def _stream(stream):
+    return stream or None
+
+
+def _fits(what, size, room):
+    if size > room:
+        raise GpuxUserError(f"{what}: {size} bytes do not fit in the {room} bytes of device "
+                            f"memory there")
 
 
 def host_to_device(dst, src, size, stream=0) -> None:
-    """Copy the first *size* bytes of host *src* into device array *dst*."""
-    raw = np.frombuffer(np.ascontiguousarray(src).tobytes()[:size], np.uint8)
-    dst.device.runtime.write(dst.handle, dst.offset, raw, stream or None)
+    """Copy the first *size* bytes of the host memory *src* (an array, a ctypes object,
+    pinned or mapped memory) into the device memory *dst* (a device array or memory
+    pointer); without a stream it returns once *src* may be reused."""
+    rt, handle, offset, room = _mp.device_target(dst)
+    _fits("host_to_device", size, room)
+    if size:
+        rt.write(handle, offset, np.array(_mp.host_bytes(src, size)), _stream(stream))
 
 
 def device_to_host(dst, src, size, stream=0) -> None:
-    """Copy the first *size* bytes of device array *src* into host *dst*."""
-    raw = np.empty(size, np.uint8)
-    src.device.runtime.read(raw, src.handle, src.offset, stream or None)
-    view = np.ascontiguousarray(dst).reshape(-1).view(np.uint8)
-    if not np.shares_memory(view, dst):
-        raise ValueError("device_to_host needs a contiguous host array")
-    view[:size] = raw
+    """Copy the first *size* bytes of the device memory *src* into the host memory *dst*."""
+    rt, handle, offset, room = _mp.device_target(src)
+    _fits("device_to_host", size, room)
+    if size:
+        out = _mp.host_bytes(dst, size)
+        staging = np.empty(size, np.uint8)
+        rt.read(staging, handle, offset, _stream(stream))
+        out[...] = staging
 
 
 def device_to_device(dst, src, size, stream=0) -> None:
-    raw = np.empty(size, np.uint8)
-    device_to_host(raw, src, size, stream)
-    host_to_device(dst, raw, size, stream)
+    """Copy *size* bytes between two device memories (of one device: on the device)."""
+    drt, dh, doff, droom = _mp.device_target(dst)
+    srt, sh, soff, sroom = _mp.device_target(src)
+    _fits("device_to_device", size, min(droom, sroom))
+    if not size:
+        return
+    if drt is srt:
+        drt.copy(dh, doff, sh, soff, size, _stream(stream))
+        if not stream:
+            drt.synchronize(None)
+    else:
+        staging = np.empty(size, np.uint8)
+        srt.read(staging, sh, soff, _stream(stream))
+        drt.write(dh, doff, staging, _stream(stream))
 
 
 def device_memset(dst, val, size, stream=0) -> None:
-    """Set the first *size* bytes of device array *dst* to the byte *val*."""
-    host_to_device(dst, np.full(size, val, np.uint8), size, stream)
+    """Set the first *size* bytes of the device memory *dst* (a device array, memory
+    pointer, or a host array over mapped or managed memory) to the byte *val*; without
+    a stream it returns once done."""
+    rt, handle, offset, room = _mp.device_target(dst)
+    _fits("device_memset", size, room)
+    if size:
+        rt.memset(handle, offset, val, size, _stream(stream))

@@ -5,6 +5,7 @@ Also, without a GPU: DLPack structures round-trip through NumPy on host memory.
 
 from __future__ import annotations
 
+import ctypes
 import gc
 import importlib.util
 import math
@@ -431,3 +432,89 @@ def test_grid_sync_that_cannot_complete_is_reported_on_cuda(cuda_device, monkeyp
     K.block_reverse[1, 128](gpux.to_device(np.arange(128, dtype=np.float32)),
                             gpux.device_array(128, np.float32))
     gpux.synchronize()  # the context is still usable
+
+
+@cuda
+def test_memset_memory_info_and_managed_memory(cuda_device):
+    rt = cuda_device.runtime
+    free, total = rt.memory_info()
+    assert 0 < free <= total
+    d = gpux.to_device(np.arange(16, dtype=np.uint8))
+    rt.memset(d.handle, 4, 0xAB, 8)
+    assert d.copy_to_host().tolist() == list(range(4)) + [0xAB] * 8 + list(range(12, 16))
+    handle, address, keep = rt.alloc_managed(64)
+    try:
+        assert handle == address and keep is None
+        host = np.ctypeslib.as_array((ctypes.c_ubyte * 64).from_address(address))
+        rt.memset(handle, 0, 7, 64)
+        assert (host == 7).all()  # the host reads the device's write in place
+    finally:
+        rt.free(handle)
+
+
+@cuda
+def test_registered_host_memory_is_mapped_for_kernels(cuda_device):
+    rt = cuda_device.runtime
+    host = np.zeros(4096, np.uint8)
+    token, buf = rt.host_register(host.ctypes.data, host.nbytes, mapped=True)
+    try:
+        assert buf is not None
+        rt.memset(buf, 16, 5, 32)
+        assert (host[16:48] == 5).all() and host[:16].sum() == 0 and host[48:].sum() == 0
+    finally:
+        rt.host_unregister(token)
+    token, buf = rt.host_register(host.ctypes.data, host.nbytes)  # pinned, not mapped
+    rt.host_unregister(token)
+    assert buf is None
+
+
+@cuda
+def test_facade_driver_memory_on_cuda(cuda_device):
+    from numba_gpux import cuda as ncuda
+    from numba_gpux.cuda.cudadrv import driver
+
+    ctx = ncuda.current_context()
+    m = ctx.memalloc(256)
+    assert int(m.handle) == m.device_ctypes_pointer.value
+    driver.device_memset(m, 1, 256)
+    out = np.zeros(256, np.uint8)
+    driver.device_to_host(out, m, 256)
+    assert (out == 1).all()
+    mapped = ctx.memhostalloc(64, mapped=True)
+    host = np.ndarray(64, np.uint8, buffer=mapped)
+    driver.device_memset(mapped, 9, 64)
+    assert (host == 9).all()
+    managed = np.ndarray(8, np.float64, buffer=ctx.memallocmanaged(64))
+    managed[:] = 2.0
+    arr = ncuda.managed_array(8)
+    arr[:] = 1.0
+    assert driver.device_memory_size(arr) >= 64
+    with ncuda.mapped(np.arange(4.0)) as d:
+        assert d.copy_to_host().tolist() == [0.0, 1.0, 2.0, 3.0]
+
+
+@cuda
+def test_facade_array_interface_streams_and_empty_arrays(cuda_device):
+    from numba_gpux import cuda as ncuda
+
+    s = ncuda.stream()
+    d = ncuda.device_array(10, stream=s)
+    assert d.__cuda_array_interface__["stream"] == int(s.handle) != 0
+    assert ncuda.device_array(10).__cuda_array_interface__["stream"] is None
+    assert ncuda.device_array(0).__cuda_array_interface__["data"][0] == 0
+    m = ncuda.mapped_array(4, stream=s)
+    assert m.__cuda_array_interface__["stream"] == int(s.handle)
+    assert ncuda.managed_array(4).__cuda_array_interface__["stream"] is None
+
+    class Foreign:
+        def __init__(self, arr):
+            self.arr = arr
+            self.__cuda_array_interface__ = arr.__cuda_array_interface__
+
+    got = ncuda.as_cuda_array(Foreign(d))
+    assert got.stream.external and int(got.stream.handle) == int(s.handle)
+    assert got.gpu_data.device_pointer == d.gpu_data.device_pointer
+    assert ncuda.as_cuda_array(Foreign(ncuda.device_array(3))).stream == 0
+    masked = dict(d.__cuda_array_interface__, mask=d)
+    with pytest.raises(NotImplementedError, match="Masked arrays are not supported"):
+        ncuda.from_cuda_array_interface(masked)
