@@ -43,8 +43,10 @@ def compile_ptx(pyfunc, sig, debug=False, lineinfo=False, device=False, fastmath
 def _current_cc():
     from .api import get_current_device
 
+    # the capability the device reports (capability.py), where PTX can be written for
+    # it; below that (a device without float64 or 32-wide warps) the default
     cc = get_current_device().compute_capability
-    return cc if cc != (0, 0) else None
+    return cc if cc >= (5, 0) else None
 
 
 def compile_for_current_device(pyfunc, sig, **kws):
