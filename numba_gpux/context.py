@@ -136,6 +136,8 @@ class GpuxTypingContext(TypingBaseContext):
         self.install_registry(gpux_types.typing_registry)
         self.install_registry(printing.typing_registry)
         self.install_registry(debug.typing_registry)
+        from .language import semantics
+        self.install_registry(semantics.typing_registry)
         # memory spaces, sync, atomics, bits, cache-hinted loads and stores
         from .language import atomics, bits, cachehints, memory
         for _mod in (memory, atomics, bits, cachehints):
@@ -516,6 +518,8 @@ class GpuxTargetContext(BaseContext):
         self.install_registry(gpux_types.lowering_registry)
         self.install_registry(printing.lowering_registry)
         self.install_registry(debug.lowering_registry)
+        from .language import semantics
+        self.install_registry(semantics.lowering_registry)
         from .language import atomics, bits, cachehints, memory
         for _mod in (memory, atomics, bits, cachehints):
             self.install_registry(_mod.lowering_registry)
