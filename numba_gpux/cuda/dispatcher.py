@@ -135,9 +135,8 @@ class CUDADispatcher(GpuxFunction):
     # ------------------------------------------------------------ launching
     def __getitem__(self, config):
         cfg = super().__getitem__(config)
-        if _cuda_config.CUDA_LOW_OCCUPANCY_WARNINGS \
-                and not _cuda_config.DISABLE_PERFORMANCE_WARNINGS:
-            _warn_low_occupancy(cfg.griddim)
+        if _cuda_config.CUDA_LOW_OCCUPANCY_WARNINGS:
+            warn_if_low_occupancy(cfg.griddim, stacklevel=3)
         return cfg
 
     # ------------------------------------------------------------ the rest
@@ -197,9 +196,14 @@ class CUDADispatcher(GpuxFunction):
 LOW_OCCUPANCY_BLOCKS = 128
 
 
-def _warn_low_occupancy(griddim) -> None:
-    """numba.cuda's warning for a configuration ``kernel[griddim, ...]`` of fewer than
-    :data:`LOW_OCCUPANCY_BLOCKS` blocks, at each such configuration."""
+def warn_if_low_occupancy(griddim, stacklevel: int = 2) -> None:
+    """numba.cuda's warning for a launch configuration of fewer than
+    :data:`LOW_OCCUPANCY_BLOCKS` blocks while ``config.CUDA_LOW_OCCUPANCY_WARNINGS``
+    is set and ``DISABLE_PERFORMANCE_WARNINGS`` is not (each ``kernel[...]``, and each
+    ufunc launch, as numba.cuda's)."""
+    if not _cuda_config.CUDA_LOW_OCCUPANCY_WARNINGS \
+            or _cuda_config.DISABLE_PERFORMANCE_WARNINGS:
+        return
     blocks = 1
     for g in griddim:
         blocks *= g
@@ -210,7 +214,7 @@ def _warn_low_occupancy(griddim) -> None:
 
         warnings.warn(NumbaPerformanceWarning(
             f"Grid size {blocks} will likely result in GPU under-utilization due to low "
-            f"occupancy."), stacklevel=3)
+            f"occupancy."), stacklevel=stacklevel)
 
 
 def _same_width_view(actual, formal) -> bool:

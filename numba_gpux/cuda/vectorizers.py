@@ -29,6 +29,7 @@ from ..dispatcher import jit as _gpux_jit
 from ..errors import GpuxUserError
 from ..language.stubs import grid as _grid
 from .decorators import NUMBA_CUDA_SEMANTICS
+from .dispatcher import warn_if_low_occupancy
 
 __all__ = ["vectorize", "guvectorize", "CUDAUFunc", "CUDAGUFunc", "CUDAVectorize",
            "CUDAGUFuncVectorize"]
@@ -165,6 +166,7 @@ def _launch(kernel, n, args, stream):
     if n == 0:
         return
     blocks = (n + _TPB - 1) // _TPB
+    warn_if_low_occupancy((blocks, 1, 1), stacklevel=4)
     kernel[(blocks, _TPB) + _stream_args(stream)](np.int64(n), *args)
 
 

@@ -66,13 +66,42 @@ def test_large_grid_or_setting_off_does_not_warn():
         k[128, 1]
         k[(16, 8), 32]
     assert not _of(got, NumbaPerformanceWarning, "occupancy")
-    with _recorded() as got:           # off by default, as in numba.cuda
+    with _setting("CUDA_LOW_OCCUPANCY_WARNINGS", 0), _recorded() as got:
         k[1, 1]
     assert not _of(got, NumbaPerformanceWarning, "occupancy")
     with _setting("CUDA_LOW_OCCUPANCY_WARNINGS", True), \
             _setting("DISABLE_PERFORMANCE_WARNINGS", 1), _recorded() as got:
         k[1, 1]
     assert not _of(got, NumbaPerformanceWarning, "occupancy")
+
+
+def test_on_by_default_and_read_from_the_environment():
+    import subprocess
+    import sys
+
+    code = "from numba_gpux.cuda import config; print(config.CUDA_LOW_OCCUPANCY_WARNINGS)"
+    env = {k: v for k, v in __import__("os").environ.items()
+           if k != "NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS"}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                         text=True, check=True).stdout.split()
+    assert out == ["1"]
+    env["NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS"] = "0"
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                         text=True, check=True).stdout.split()
+    assert out == ["0"]
+
+
+def test_ufunc_launch_of_a_small_grid_warns(device):
+    @cuda.guvectorize(["void(float32[:], float32[:], float32[:])"], "(n),(n)->(n)")
+    def scaled(a, b, out):
+        for i in range(a.shape[0]):
+            out[i] = a[i] * b[i]
+
+    a = np.arange(64, dtype=np.float32)
+    with _setting("CUDA_LOW_OCCUPANCY_WARNINGS", 1), _recorded() as got:
+        out = scaled(a, a)
+    assert _of(got, NumbaPerformanceWarning, "Grid size 1 will likely result")
+    np.testing.assert_equal(out, a * a)
 
 
 def test_small_grid_launch_still_runs(device):
