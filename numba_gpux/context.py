@@ -131,13 +131,13 @@ class GpuxTypingContext(TypingBaseContext):
         from .language import typing as gpux_typing
 
         self.install_registry(gpux_typing.registry)
+        from .language import semantics
+        self.install_registry(semantics.typing_registry)
         from .language import subgroups, types as gpux_types, printing, debug
         self.install_registry(subgroups.typing_registry)
         self.install_registry(gpux_types.typing_registry)
         self.install_registry(printing.typing_registry)
         self.install_registry(debug.typing_registry)
-        from .language import semantics
-        self.install_registry(semantics.typing_registry)
         # memory spaces, sync, atomics, bits, cache-hinted loads and stores
         from .language import atomics, bits, cachehints, memory
         for _mod in (memory, atomics, bits, cachehints):
@@ -513,13 +513,13 @@ class GpuxTargetContext(BaseContext):
 
         self.install_registry(gpux_lowering.registry)
         self.install_registry(reductions.lowering_registry)
+        from .language import semantics
+        self.install_registry(semantics.lowering_registry)
         from .language import subgroups, types as gpux_types, printing, debug
         self.install_registry(subgroups.lowering_registry)
         self.install_registry(gpux_types.lowering_registry)
         self.install_registry(printing.lowering_registry)
         self.install_registry(debug.lowering_registry)
-        from .language import semantics
-        self.install_registry(semantics.lowering_registry)
         from .language import atomics, bits, cachehints, memory
         for _mod in (memory, atomics, bits, cachehints):
             self.install_registry(_mod.lowering_registry)
