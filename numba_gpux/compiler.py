@@ -28,11 +28,12 @@ from .passes import internalize, run_passes
 from .errors import InternalCompilerError, GpuxUserError, UndefinedNameError, UnsupportedError
 from .interface import Artifact, Target, provide_defaults
 from .validation import first_located, validate
+from .language.semantics import DEFAULT_SEMANTICS as _DEFAULT_SEMANTICS, Semantics
 from . import config
 from .irverify import check_step
 
-__all__ = ["Options", "Job", "TARGET_STAGES", "compile_neutral", "wrap_kernel",
-           "run_target_stages", "NeutralResult"]
+__all__ = ["Options", "Semantics", "Job", "TARGET_STAGES",
+           "compile_neutral", "wrap_kernel", "run_target_stages", "NeutralResult"]
 
 
 @dataclass(frozen=True)
@@ -59,8 +60,13 @@ class Options:
     #: the share of on-chip memory the kernel prefers as shared memory, in percent
     #: (-1: the driver's default), where the device's runtime takes the hint
     shared_memory_carveout: int = -1
+    #: the rules of built-in operations where Python and the kernel's API differ
+    semantics: Semantics = _DEFAULT_SEMANTICS
 
     def __post_init__(self):
+        if not isinstance(self.semantics, Semantics):
+            raise GpuxUserError(f"semantics must be a numba_gpux.compiler.Semantics, not "
+                                f"{self.semantics!r}")
         if self.opt not in (0, 1, 2, 3):
             raise GpuxUserError(f"opt must be 0, 1, 2 or 3, not {self.opt!r}")
         for name in ("max_threads", "min_blocks", "max_cluster_blocks", "max_registers"):
@@ -107,10 +113,34 @@ class NeutralResult:
 
 # --------------------------------------------------------------------------- front end
 
+_Flags = None
+
+
+def _flags_class():
+    """Numba's compiler flags plus ``gpux_semantics`` (Options.semantics), which
+    Numba keeps on its configuration stack while it types and lowers, where
+    :func:`current_semantics` reads it."""
+    global _Flags
+    if _Flags is None:
+        from numba.core.targetconfig import Option
+
+        class GpuxFlags(compiler.Flags):
+            gpux_semantics = Option(type=_as_semantics, default=_DEFAULT_SEMANTICS,
+                                    doc="the compile's Options.semantics")
+
+        _Flags = GpuxFlags
+    return _Flags
+
+
+def _as_semantics(value) -> Semantics:
+    return value if isinstance(value, Semantics) else Semantics(**dict(value))
+
+
 def _flags(options: Options):
     from numba.core.cpu import FastMathOptions
 
-    flags = compiler.Flags()
+    flags = _flags_class()()
+    flags.gpux_semantics = options.semantics
     flags.no_compile = True
     flags.no_cpython_wrapper = True
     flags.no_cfunc_wrapper = True

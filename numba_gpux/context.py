@@ -131,6 +131,8 @@ class GpuxTypingContext(TypingBaseContext):
         from .language import typing as gpux_typing
 
         self.install_registry(gpux_typing.registry)
+        from .language import semantics
+        self.install_registry(semantics.typing_registry)
         from .language import subgroups, types as gpux_types, printing, debug
         self.install_registry(subgroups.typing_registry)
         self.install_registry(gpux_types.typing_registry)
@@ -526,6 +528,8 @@ class GpuxTargetContext(BaseContext):
 
         self.install_registry(gpux_lowering.registry)
         self.install_registry(reductions.lowering_registry)
+        from .language import semantics
+        self.install_registry(semantics.lowering_registry)
         from .language import subgroups, types as gpux_types, printing, debug
         self.install_registry(subgroups.lowering_registry)
         self.install_registry(gpux_types.lowering_registry)

@@ -671,7 +671,7 @@ register_device_functions(GpuxFunction, _device_function)
 def jit(func_or_sig=None, *, device: bool = False, fastmath: bool = False, opt: int | bool = 3,
         debug: bool = False, inline: bool | str = False, cache: bool = False,
         lineinfo: bool = False, subgroup_size: int = 0, launch_bounds=None,
-        max_registers=None, shared_memory_carveout: int = -1,
+        max_registers=None, shared_memory_carveout: int = -1, semantics=None,
         kernel_class: type[GpuxFunction] | None = None, **extra) -> Any:
     """Compile a Python function as a GPU kernel (or, with ``device=True``, a device function).
 
@@ -686,7 +686,9 @@ def jit(func_or_sig=None, *, device: bool = False, fastmath: bool = False, opt: 
     ``max_registers`` likewise caps registers per thread where the target can.
     ``shared_memory_carveout``: the share (0 to 100 percent, -1 the driver's choice)
     of on-chip memory the kernel prefers as shared memory, a hint the CUDA runtime
-    passes on and OpenCL has no way to.  ``kernel_class``: the class of the object
+    passes on and OpenCL has no way to.  ``semantics``: a
+    :class:`numba_gpux.compiler.Semantics`, the rules of built-in operations where
+    Python's and another API's differ (default: Python's).  ``kernel_class``: the class of the object
     made, :class:`GpuxFunction` (the default) or a subclass of it, such as a
     facade's kernel class.
     """
@@ -703,7 +705,8 @@ def jit(func_or_sig=None, *, device: bool = False, fastmath: bool = False, opt: 
                       inline=inline_flag, lineinfo=bool(lineinfo), subgroup_size=subgroup_size,
                       **dict(zip(("max_threads", "min_blocks", "max_cluster_blocks"), bounds)),
                       max_registers=0 if max_registers is None else max_registers,
-                      shared_memory_carveout=shared_memory_carveout)
+                      shared_memory_carveout=shared_memory_carveout,
+                      **({} if semantics is None else {"semantics": semantics}))
     cls = GpuxFunction if kernel_class is None else kernel_class
     if not (isinstance(cls, type) and issubclass(cls, GpuxFunction)):
         raise GpuxUserError(f"jit(kernel_class=...) takes GpuxFunction or a subclass of it, "

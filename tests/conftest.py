@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 
 import numpy as np
 import pytest
 
-import numba_gpux as gpux
+# the numba.cuda facade's low-occupancy warning is off in tests (and the processes they
+# start), as numba-cuda's own test cases turn it off: their small grids are deliberate;
+# tests of the warning turn it on themselves
+os.environ.setdefault("NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS", "0")
+
+import numba_gpux as gpux  # noqa: E402
 
 
 def _load_skiplist():

@@ -19,6 +19,7 @@ from ..devices import devices as _devices
 from ..devices import select_device as _gpux_select_device
 from ..errors import DeviceNotFoundError, GpuxUserError
 from . import _arrays
+from .capability import _facade_provides, capability_of
 
 __all__ = [
     "stream", "default_stream", "legacy_default_stream", "per_thread_default_stream",
@@ -59,8 +60,9 @@ _CUDA_BLOCK = (1024, 1024, 64)
 class Device:
     """numba.cuda's device object over a ``numba_gpux`` Device.
 
-    ``compute_capability`` is the device's own on an NVIDIA GPU and ``(0, 0)``
-    elsewhere; attributes such as ``MAX_THREADS_PER_BLOCK`` come from the
+    ``compute_capability`` is the device's own on an NVIDIA GPU; elsewhere the
+    highest CUDA capability all of whose facade features work on the device
+    (``capability.py``; ``name`` stays the device's own); attributes such as ``MAX_THREADS_PER_BLOCK`` come from the
     device's limits (``WARP_SIZE`` is a stand-in where the sub-group width is
     chosen per kernel: read ``cuda.warpsize`` inside a kernel for the real one).
     """
@@ -76,8 +78,7 @@ class Device:
 
     @property
     def compute_capability(self) -> tuple[int, int]:
-        cc = self.gpux_device.limits.get("compute_capability")
-        return tuple(cc) if cc else (0, 0)
+        return capability_of(self.gpux_device)
 
     @property
     def uuid(self) -> str:
@@ -87,7 +88,9 @@ class Device:
     def supports_float16(self) -> bool:
         return "fp16" in self.gpux_device.target_features or self.compute_capability >= (5, 3)
 
-    supports_bfloat16 = False
+    @property
+    def supports_bfloat16(self) -> bool:
+        return self.compute_capability >= (8, 0) and _facade_provides("bf16")
 
     def _limit(self, key, default):
         return self.gpux_device.limits.get(key, default)
@@ -498,7 +501,7 @@ def is_float16_supported() -> bool:
 
 
 def is_bfloat16_supported() -> bool:
-    return False
+    return is_available() and get_current_device().supports_bfloat16
 
 
 def is_fp8_supported() -> bool:

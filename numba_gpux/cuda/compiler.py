@@ -20,12 +20,18 @@ def compile(pyfunc, sig, debug=False, lineinfo=False, device=True, fastmath=Fals
     capability *cc* (default: the CUDA target's default)."""
     if output != "ptx":
         raise UnsupportedError(f"cuda.compile(output={output!r}): only 'ptx' is supported")
+    from ..compiler import Options
+    from .decorators import NUMBA_CUDA_SEMANTICS
+
     if isinstance(pyfunc, GpuxFunction):
         pyfunc = pyfunc.py_func
     opts = {} if cc is None else {"cc": tuple(cc)}
-    art = _gpux_compile(pyfunc, sig, target="cuda", device=device, debug=debug,
-                        fastmath=fastmath, opt=3 if opt is True else (0 if opt is False else opt),
-                        **opts)
+    level = 3 if opt is True else (0 if opt is False else opt)
+    # numba.cuda's rules for built-in operations, as the facade's kernels have them
+    fn = GpuxFunction(pyfunc, device=device, options=Options(
+        opt=level, fastmath=bool(fastmath), debug=bool(debug), lineinfo=bool(lineinfo),
+        semantics=NUMBA_CUDA_SEMANTICS))
+    art = _gpux_compile(fn, sig, target="cuda", device=device, **opts)
     args, ret = sigutils.normalize_signature(sig)
     if ret is None:
         ret = types.void
@@ -43,8 +49,10 @@ def compile_ptx(pyfunc, sig, debug=False, lineinfo=False, device=False, fastmath
 def _current_cc():
     from .api import get_current_device
 
+    # the capability the device reports (capability.py), where PTX can be written for
+    # it; below that (a device without float64 or 32-wide warps) the default
     cc = get_current_device().compute_capability
-    return cc if cc != (0, 0) else None
+    return cc if cc >= (5, 0) else None
 
 
 def compile_for_current_device(pyfunc, sig, **kws):

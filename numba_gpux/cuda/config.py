@@ -3,12 +3,16 @@ numba.cuda's configuration.
 
 ``ENABLE_CUDASIM`` is False: kernels are always compiled, never simulated.
 The CUDA-specific settings numba.cuda code reads have their numba.cuda
-defaults here (numba_gpux acts on ``CUDA_WARN_ON_IMPLICIT_COPY`` only: the
-warning of a launch that copies host arrays); any other name is read from
+defaults here (numba_gpux acts on ``CUDA_WARN_ON_IMPLICIT_COPY``, the warning of
+a launch that copies host arrays, and ``CUDA_LOW_OCCUPANCY_WARNINGS``, the warning
+of a small grid; both read ``NUMBA_<NAME>`` from the environment, as numba.cuda
+does); any other name is read from
 Numba's own ``numba.core.config`` (``DISABLE_PERFORMANCE_WARNINGS``, ``OPT``...).
 """
 
 from __future__ import annotations
+
+import os
 
 from numba.core import config as _numba_config
 
@@ -18,9 +22,25 @@ __all__ = ["ENABLE_CUDASIM", "CUDA_LOW_OCCUPANCY_WARNINGS", "CUDA_WARN_ON_IMPLIC
            "CUDA_DEBUGINFO_DEFAULT", "CUDA_ARRAY_INTERFACE_SYNC", "CUDA_MEMORY_MANAGER",
            "CUDA_ENABLE_NRT"]
 
+
+
+def _env_int(name: str, default: int) -> int:
+    """numba.cuda's reading of a ``NUMBA_<name>`` environment variable as an int."""
+    value = os.environ.get(f"NUMBA_{name}", "")
+    try:
+        return int(value) if value else default
+    except ValueError:
+        import warnings
+
+        warnings.warn(f"environment variable NUMBA_{name}={value!r} is not an integer; "
+                      f"using {default}")
+        return default
+
+
 ENABLE_CUDASIM = False
-CUDA_LOW_OCCUPANCY_WARNINGS = False
-CUDA_WARN_ON_IMPLICIT_COPY = True
+#: warn of kernel[griddim, ...] with fewer than 128 blocks (numba.cuda's default: on)
+CUDA_LOW_OCCUPANCY_WARNINGS = _env_int("CUDA_LOW_OCCUPANCY_WARNINGS", 1)
+CUDA_WARN_ON_IMPLICIT_COPY = _env_int("CUDA_WARN_ON_IMPLICIT_COPY", 1)
 CUDA_USE_NVIDIA_BINDING = True
 CUDA_PER_THREAD_DEFAULT_STREAM = False
 CUDA_LOG_LEVEL = ""

@@ -7,6 +7,7 @@ same compiler, caches and launch path as ``@numba_gpux.jit``.
 
 from __future__ import annotations
 
+from ..compiler import Semantics
 from ..dispatcher import jit as _gpux_jit
 from ..errors import UnsupportedError
 from .dispatcher import CUDADispatcher
@@ -16,10 +17,18 @@ __all__ = ["jit", "declare_device", "WARP_SIZE"]
 #: numba.cuda's warp width, which the facade's kernels get as their sub-group width
 WARP_SIZE = 32
 
+#: numba.cuda's rules where they differ from Python's (the portable API's): built-in
+#: min/max of floats are libdevice's fmin/fmax (a NaN operand gives the other one),
+#: float16 converts to integers as PTX's cvt.rni (to nearest, saturating), print()
+#: writes floats with %f and prints the raw format string (with a warning) for more
+#: than 32 values, as CUDA's vprintf
+NUMBA_CUDA_SEMANTICS = Semantics(float_minmax="ieee", float16_to_int="nearest",
+                                 print_float="%f", print_too_many="format")
+
 
 def jit(func_or_sig=None, device: bool = False, inline="never", forceinline: bool = False,
         link=(), debug=None, opt=None, lineinfo: bool = False, cache: bool = False,
-        launch_bounds=None, lto: bool = False, boundscheck=None, fastmath: bool = False,
+        launch_bounds=None, lto=None, boundscheck=None, fastmath: bool = False,
         max_registers=None, extensions=None, **kws) -> CUDADispatcher:
     """Compile a kernel (or, with ``device=True``, a device function), as numba.cuda does.
 
@@ -34,6 +43,12 @@ def jit(func_or_sig=None, device: bool = False, inline="never", forceinline: boo
     if link:
         raise UnsupportedError("cuda.jit(link=...): linking CUDA C, PTX or LTO-IR files is not "
                                "supported by numba_gpux (kernels must be Python)")
+    if lto:
+        # numba.cuda's error where nvJitLink is missing: numba_gpux never links LTO-IR
+        # (cudadrv.driver._have_nvjitlink() is False)
+        raise RuntimeError("LTO requires nvjitlink, which is not available or not "
+                           "sufficiently recent (>=12.3): numba_gpux links no LTO-IR "
+                           "(use lto=False or leave it unset)")
     argtypes = kws.pop("argtypes", None)
     restype = kws.pop("restype", None)
     carveout = kws.pop("shared_memory_carveout", None)
@@ -44,12 +59,13 @@ def jit(func_or_sig=None, device: bool = False, inline="never", forceinline: boo
         from numba.core import types, typing
 
         func_or_sig = typing.signature(restype or types.void, *argtypes)
+    debug, opt = _debug_and_opt(debug, opt, lineinfo)
     # numba.cuda code assumes warps of 32 lanes: kernels that use warp (sub-group)
     # operations ask for 32-wide sub-groups (an error on a device that cannot)
     options = dict(device=device, fastmath=fastmath, debug=bool(debug),
-                   opt=3 if opt is None else opt, inline=inline, cache=cache,
+                   opt=opt, inline=inline, cache=cache,
                    lineinfo=lineinfo, forceinline=forceinline, subgroup_size=WARP_SIZE,
-                   kernel_class=CUDADispatcher)
+                   semantics=NUMBA_CUDA_SEMANTICS, kernel_class=CUDADispatcher)
     if boundscheck is not None:
         options["boundscheck"] = boundscheck
     if max_registers is not None:
@@ -76,6 +92,30 @@ def jit(func_or_sig=None, device: bool = False, inline="never", forceinline: boo
     if func_or_sig is None:
         return finish(lambda fn: _gpux_jit(fn, **options))
     return finish(_gpux_jit(func_or_sig, **options))
+
+
+def _debug_and_opt(debug, opt, lineinfo) -> tuple:
+    """``debug`` and ``opt`` with numba.cuda's defaults (``config.CUDA_DEBUGINFO_DEFAULT``;
+    optimized unless ``config.OPT`` is 0), warning as numba.cuda does of debug with opt
+    and of debug with lineinfo (``NumbaInvalidConfigWarning``)."""
+    import warnings
+
+    from numba.core.errors import NumbaInvalidConfigWarning
+
+    from . import config
+
+    debug = config.CUDA_DEBUGINFO_DEFAULT if debug is None else debug
+    opt = (config.OPT != 0) if opt is None else opt
+    if debug and opt:
+        warnings.warn(NumbaInvalidConfigWarning(
+            "debug=True with opt=True is not supported by CUDA. This may result in a crash - "
+            "set debug=False or opt=False."), stacklevel=3)
+    if debug and lineinfo:
+        warnings.warn(NumbaInvalidConfigWarning(
+            "debug and lineinfo are mutually exclusive. Use debug to get full debug info "
+            "(this disables some optimizations), or lineinfo for line info only with code "
+            "generation unaffected."), stacklevel=3)
+    return debug, opt
 
 
 _CARVEOUTS = {"maxl1": 0, "maxshared": 100, "default": -1}

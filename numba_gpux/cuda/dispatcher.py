@@ -10,7 +10,9 @@ extension points (``launch_variant``, ``prepare_launch``, ``keyed_launches``...)
 - ``mark_launch_config_sensitive()``: code compiled for one launch configuration,
   compiled again for each other one (``launchconfig``);
 - ``inspect_asm()`` shows PTX, and a launch that copies host arrays warns each time
-  while ``config.CUDA_WARN_ON_IMPLICIT_COPY`` is set.
+  while ``config.CUDA_WARN_ON_IMPLICIT_COPY`` is set;
+- ``kernel[griddim, blockdim]`` of fewer than 128 blocks warns while
+  ``config.CUDA_LOW_OCCUPANCY_WARNINGS`` is set.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from numba.core import types
 from ..argtypes import argument_types
 from ..dispatcher import GpuxFunction
 from ..memory import HostArg
+from . import config as _cuda_config
 
 __all__ = ["CUDADispatcher"]
 
@@ -129,6 +132,13 @@ class CUDADispatcher(GpuxFunction):
     def _disk_indexed(self) -> bool:
         return super()._disk_indexed() and not self._config_sensitive
 
+    # ------------------------------------------------------------ launching
+    def __getitem__(self, config):
+        cfg = super().__getitem__(config)
+        if _cuda_config.CUDA_LOW_OCCUPANCY_WARNINGS:
+            warn_if_low_occupancy(cfg.griddim, stacklevel=3)
+        return cfg
+
     # ------------------------------------------------------------ the rest
     def _derive(self, **kwargs) -> CUDADispatcher:
         k = super()._derive(**kwargs)
@@ -150,6 +160,11 @@ class CUDADispatcher(GpuxFunction):
         if dev.target.name == "cuda":  # the code the kernel launches with
             return dev
         return resolve_target("cuda", cubin=False)
+
+    def __repr__(self):
+        # numba.cuda's (Numba's dispatcher repr), which its typing errors quote:
+        # "resolving callee type: type(CUDADispatcher(<function f at 0x...>))"
+        return f"{type(self).__name__}({self.py_func})"
 
     def host_copy_warning(self):
         """numba.cuda's warning for a launch that copies host arrays: at every such
@@ -174,6 +189,32 @@ class CUDADispatcher(GpuxFunction):
             fn.extensions = state["extensions"]
         fn.bitcast_arrays = bool(state.get("bitcast_arrays"))
         return fn
+
+
+#: numba.cuda's threshold: a grid of fewer blocks warns while
+#: ``config.CUDA_LOW_OCCUPANCY_WARNINGS`` is set
+LOW_OCCUPANCY_BLOCKS = 128
+
+
+def warn_if_low_occupancy(griddim, stacklevel: int = 2) -> None:
+    """numba.cuda's warning for a launch configuration of fewer than
+    :data:`LOW_OCCUPANCY_BLOCKS` blocks while ``config.CUDA_LOW_OCCUPANCY_WARNINGS``
+    is set and ``DISABLE_PERFORMANCE_WARNINGS`` is not (each ``kernel[...]``, and each
+    ufunc launch, as numba.cuda's)."""
+    if not _cuda_config.CUDA_LOW_OCCUPANCY_WARNINGS \
+            or _cuda_config.DISABLE_PERFORMANCE_WARNINGS:
+        return
+    blocks = 1
+    for g in griddim:
+        blocks *= g
+    if blocks < LOW_OCCUPANCY_BLOCKS:
+        import warnings
+
+        from numba.core.errors import NumbaPerformanceWarning
+
+        warnings.warn(NumbaPerformanceWarning(
+            f"Grid size {blocks} will likely result in GPU under-utilization due to low "
+            f"occupancy."), stacklevel=stacklevel)
 
 
 def _same_width_view(actual, formal) -> bool:

@@ -14,6 +14,7 @@ from .. import language as _lang
 from ..dispatcher import GpuxFunction
 from ..dispatcher import jit as _gpux_jit
 from ..memory import DeviceArray
+from .decorators import NUMBA_CUDA_SEMANTICS
 
 __all__ = ["Reduce", "reduce"]
 
@@ -49,7 +50,8 @@ class Reduce:
         if isinstance(functor, GpuxFunction):
             self._device_fn = functor
         else:
-            self._device_fn = _gpux_jit(device=True, inline=True)(functor)
+            self._device_fn = _gpux_jit(device=True, inline=True,
+                                        semantics=NUMBA_CUDA_SEMANTICS)(functor)
         self._functor = functor
         self.__name__ = getattr(functor, "__name__", "reduce")
         self.__doc__ = getattr(functor, "__doc__", None)

@@ -28,6 +28,8 @@ from .. import serialize as _serialize
 from ..dispatcher import jit as _gpux_jit
 from ..errors import GpuxUserError
 from ..language.stubs import grid as _grid
+from .decorators import NUMBA_CUDA_SEMANTICS
+from .dispatcher import warn_if_low_occupancy
 
 __all__ = ["vectorize", "guvectorize", "CUDAUFunc", "CUDAGUFunc", "CUDAVectorize",
            "CUDAGUFuncVectorize"]
@@ -156,7 +158,7 @@ class _KernelCache:
             ns.update({f"t{j}": t for j, t in enumerate(casts)})
             exec(compile(src, f"<numba_gpux.cuda vectorize kernel of {self.fn.__name__}>",
                          "exec"), ns)
-            k = self.kernels[key] = _gpux_jit(ns["_vectorized"])
+            k = self.kernels[key] = _gpux_jit(ns["_vectorized"], semantics=NUMBA_CUDA_SEMANTICS)
         return k
 
 
@@ -164,6 +166,7 @@ def _launch(kernel, n, args, stream):
     if n == 0:
         return
     blocks = (n + _TPB - 1) // _TPB
+    warn_if_low_occupancy((blocks, 1, 1), stacklevel=4)
     kernel[(blocks, _TPB) + _stream_args(stream)](np.int64(n), *args)
 
 
@@ -184,7 +187,7 @@ class CUDAUFunc:
         self.py_func = pyfunc
         self.__name__ = getattr(pyfunc, "__name__", "ufunc")
         self.__doc__ = pyfunc.__doc__
-        self._dev = _gpux_jit(device=True, inline=True)(pyfunc)
+        self._dev = _gpux_jit(device=True, inline=True, semantics=NUMBA_CUDA_SEMANTICS)(pyfunc)
         self._sigs = _signatures(signatures)
         self._kernels = _KernelCache(self._dev)
         self.nin = self._nin()
@@ -353,7 +356,7 @@ class CUDAGUFunc:
             if len(args) != self.nin + self.nout:
                 raise TypeError(f"{self.__name__}: signature {args} does not have the "
                                 f"{self.nin + self.nout} arguments of layout {layout!r}")
-        self._dev = _gpux_jit(device=True, inline=True)(pyfunc)
+        self._dev = _gpux_jit(device=True, inline=True, semantics=NUMBA_CUDA_SEMANTICS)(pyfunc)
         self._kernels = _KernelCache(self._dev)
 
     def _select(self, dtypes):

@@ -48,9 +48,9 @@ class _Bool:
         self.value = value
 
 
-def _pieces(context, builder, ty, val):
-    """(format tokens, [(code, llvm value)]) for one printed value; a token is text
-    or a :class:`_Bool`."""
+def _pieces(context, builder, ty, val, conv="%g"):
+    """(format tokens, [(code, llvm value)]) for one printed value, floats written with
+    the printf conversion *conv*; a token is text or a :class:`_Bool`."""
     from .stubs import Dim3Stub
 
     if isinstance(ty, types.StringLiteral):
@@ -68,19 +68,19 @@ def _pieces(context, builder, ty, val):
         v = context.cast(builder, val, ty, types.int64 if ty.signed else types.uint64)
         return ["%ld" if ty.signed else "%lu"], [("l", v)]
     if isinstance(ty, types.Float):
-        return ["%g"], [("d", context.cast(builder, val, ty, types.float64))]
+        return [conv], [("d", context.cast(builder, val, ty, types.float64))]
     if isinstance(ty, types.Complex):
         c = context.make_complex(builder, ty, value=val)
         ft = ty.underlying_float
         re = context.cast(builder, c.real, ft, types.float64)
         im = context.cast(builder, c.imag, ft, types.float64)
-        return ["(%g%+gj)"], [("d", re), ("d", im)]
+        return [f"({conv}{conv[0]}+{conv[1:]}j)"], [("d", re), ("d", im)]
     if isinstance(ty, types.BaseTuple):  # as Python: (a, b) and (a,)
         tokens, values = ["("], []
         for i, t in enumerate(ty.types):
             if i:
                 tokens.append(", ")
-            tk, vs = _pieces(context, builder, t, builder.extract_value(val, i))
+            tk, vs = _pieces(context, builder, t, builder.extract_value(val, i), conv)
             tokens.extend(tk)
             values.extend(vs)
         tokens.append(",)" if len(ty.types) == 1 else ")")
@@ -132,15 +132,49 @@ def _format_global(module: ir.Module, text: str):
     return gv
 
 
+def _raw_format(ty, conv: str) -> str:
+    """The printf format of one value as CUDA's vprintf gets it (numba.cuda's:
+    ``%lld``/``%llu``, floats with *conv*, ``%s`` for strings and booleans), which
+    a print() of too many values prints instead of the values."""
+    from .stubs import Dim3Stub
+
+    if isinstance(ty, (types.StringLiteral, types.Boolean, types.BooleanLiteral)):
+        return "%s"
+    if isinstance(ty, types.Integer):
+        return "%lld" if types.unliteral(ty).signed else "%llu"
+    if isinstance(ty, types.Float):
+        return conv
+    if isinstance(ty, types.BaseTuple):
+        inner = ", ".join(_raw_format(t, conv) for t in ty.types)
+        return f"({inner},)" if len(ty.types) == 1 else f"({inner})"
+    if isinstance(ty, types.Module) and isinstance(ty.pymod, Dim3Stub):
+        return "(%d, %d, %d)"
+    return "%s"
+
+
 @lowering_registry.lower(print, types.VarArg(types.Any))
 def print_impl(context, builder, sig, args):
+    from .semantics import current_semantics
+
+    rules = current_semantics()
     tokens, values = [], []
     for i, (ty, val) in enumerate(zip(sig.args, args)):
-        tk, vals = _pieces(context, builder, ty, val)
+        tk, vals = _pieces(context, builder, ty, val, rules.print_float)
         tokens.extend(([" "] if i else []) + tk)
         values.extend(vals)
     tokens.append("\n")
     nbools = sum(isinstance(t, _Bool) for t in tokens)
+    if len(sig.args) > PRINTF_MAX_ARGS and rules.print_too_many == "format":
+        # as CUDA's printf, which formats at most 32 values: the format string itself
+        # is printed, and the compile warns
+        import warnings
+
+        warnings.warn(f"CUDA print() cannot print more than {PRINTF_MAX_ARGS} items. The raw "
+                      f"format string will be emitted by the kernel instead.",
+                      errors.NumbaWarning)
+        raw = " ".join(_raw_format(t, rules.print_float) for t in sig.args) + "\n"
+        _printf(builder, [raw.replace("%", "%%")], "", [])
+        return context.get_dummy_value()
     if len(values) + nbools > PRINTF_MAX_ARGS:
         raise errors.NumbaNotImplementedError(
             f"print() in a kernel prints at most {PRINTF_MAX_ARGS} numbers and booleans per "

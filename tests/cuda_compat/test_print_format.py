@@ -1,5 +1,5 @@
 """print() in kernels of the numba.cuda facade formats bools, tuples, thread
-indices and long argument lists as numba.cuda does (and as Python would)."""
+indices and long argument lists as numba.cuda does (floats with %f, as its vprintf)."""
 
 import numpy as np
 import pytest
@@ -19,8 +19,8 @@ def test_bools_tuples_and_indices(device, capfd):
     show[1, 2](cuda.to_device(np.array([5.0])))
     lines = sorted(capfd.readouterr().out.splitlines())
     assert lines == sorted([
-        "True False (1, 2.5) (0,) (0, 0, 0) (2, 1, 1)",
-        "False False (1, 2.5) (1,) (1, 0, 0) (2, 1, 1)",
+        "True False (1, 2.500000) (0,) (0, 0, 0) (2, 1, 1)",
+        "False False (1, 2.500000) (1,) (1, 0, 0) (2, 1, 1)",
         "nested (False, (3, 0)) (0, 0, 0)",
         "nested (False, (3, 1)) (0, 0, 0)",
     ])
