@@ -17,6 +17,13 @@ name a module by path all find it.  What a row stands for:
   row with rows below it (``"core"`` and ``"core.errors"``) is a package whose
   submodules are exactly those rows; they are imported with it, as the package's
   ``__init__`` would.
+
+The same hook serves the import alias (:mod:`numba_gpux.alias`): each root of
+:data:`ALIASES` that the alias has turned on (:data:`ACTIVE`) is a module name that
+stands for a facade module, and every name below it for the facade's module of the same
+path (``numba.cuda.cudadrv.driver`` is ``numba_gpux.cuda.cudadrv.driver``, the same
+object).  A name below an alias root that the facade lacks is a ``ModuleNotFoundError``
+naming it: the path finders never look, so no file of the facade is loaded twice.
 """
 
 from __future__ import annotations
@@ -24,9 +31,11 @@ from __future__ import annotations
 import importlib
 import importlib.abc
 import importlib.machinery
+import importlib.util
 import sys
+from typing import NamedTuple
 
-__all__ = ["MODULES", "ROOTS", "ModuleTable", "install"]
+__all__ = ["MODULES", "ROOTS", "ALIASES", "ACTIVE", "Alias", "ModuleTable", "install", "move_first"]
 
 #: path under the root -> the module, or the names, it stands for
 MODULES: dict[str, str | dict[str, str]] = {
@@ -71,6 +80,29 @@ ROOTS: dict[str, dict[str, str | dict[str, str]]] = {
 }
 
 
+class Alias(NamedTuple):
+    """What one alias root stands for while the alias is on."""
+
+    #: the module the root itself is
+    module: str
+    #: the facade root whose modules the names below the root are
+    below: str
+    #: whether the alias also provides the package above the root, as an empty package
+    #: (the real one is left alone when False: ``numba``, which the facade runs on)
+    provides_parent: bool
+
+
+#: the module names the import alias can serve: root -> what it stands for
+ALIASES: dict[str, Alias] = {
+    "numba.cuda": Alias("numba_gpux.cuda", "numba_gpux.cuda", provides_parent=False),
+    "numba_cuda_mlir.cuda": Alias("numba_gpux.cuda.mlir_dialect", "numba_gpux.cuda",
+                                  provides_parent=True),
+}
+
+#: the roots of :data:`ALIASES` served now (numba_gpux.alias.install and uninstall)
+ACTIVE: set[str] = set()
+
+
 def _children(table: dict, path: str) -> list[str]:
     """The rows directly below *path* in *table*, by their last name."""
     prefix = path + "."
@@ -97,7 +129,7 @@ class _RowLoader(importlib.abc.Loader):
         for attr, where in self.entry.items():
             modname, _, obj = where.partition(":")
             setattr(module, attr, getattr(importlib.import_module(modname), obj))
-        module.__doc__ = f"``{name}``: a module path numba.cuda code imports ({__name__})."
+        module.__doc__ = f"``{name}``: a module path numba-gpux serves ({__name__})."
         module.__all__ = [*self.entry, *self.children]
         for child in self.children:
             importlib.import_module(f"{name}.{child}")
@@ -116,7 +148,36 @@ class ModuleTable(importlib.abc.MetaPathFinder):
                 children = _children(table, rel)
                 return importlib.machinery.ModuleSpec(
                     fullname, _RowLoader(entry, children), is_package=bool(children))
+        for root in ACTIVE:
+            spec = _alias_spec(fullname, root, ALIASES[root])
+            if spec is not None:
+                return spec
         return None
+
+
+def _alias_spec(fullname: str, root: str, alias: Alias):
+    """The spec of *fullname* if the alias root *root* serves it, else None."""
+    if fullname == root:
+        return importlib.machinery.ModuleSpec(fullname, _RowLoader(alias.module, []),
+                                              is_package=True)
+    if alias.provides_parent and fullname == root.rpartition(".")[0]:
+        # an empty package that holds the root (the real one would load its own)
+        return importlib.machinery.ModuleSpec(fullname, _RowLoader({}, []), is_package=True)
+    if not fullname.startswith(root + "."):
+        return None
+    facade_name = alias.below + fullname[len(root):]
+    if facade_name not in sys.modules:
+        try:
+            found = importlib.util.find_spec(facade_name)
+        except (ImportError, ValueError):
+            found = None
+        if found is None:
+            # answered here, never by the path finders: the aliased package's __path__
+            # is the facade's folder, whose files they would load a second time
+            raise ModuleNotFoundError(
+                f"No module named {fullname!r} ({alias.below} has no {facade_name!r})",
+                name=fullname)
+    return importlib.machinery.ModuleSpec(fullname, _RowLoader(facade_name, []))
 
 
 def install() -> None:
@@ -124,3 +185,12 @@ def install() -> None:
     would otherwise load a vendored module's file a second time under a facade name."""
     if not any(isinstance(f, ModuleTable) for f in sys.meta_path):
         sys.meta_path.insert(0, ModuleTable())
+
+
+def move_first() -> None:
+    """Put the hook first on ``sys.meta_path`` again, ahead of finders inserted since
+    (numba-cuda's redirector of ``numba.cuda`` goes first when its ``.pth`` runs)."""
+    tables = [f for f in sys.meta_path if isinstance(f, ModuleTable)]
+    for f in tables:
+        sys.meta_path.remove(f)
+    sys.meta_path.insert(0, tables[0] if tables else ModuleTable())
