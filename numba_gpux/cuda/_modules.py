@@ -148,7 +148,7 @@ class ModuleTable(importlib.abc.MetaPathFinder):
                 children = _children(table, rel)
                 return importlib.machinery.ModuleSpec(
                     fullname, _RowLoader(entry, children), is_package=bool(children))
-        for root in ACTIVE:
+        for root in tuple(ACTIVE):  # a copy: install() may run in another thread
             spec = _alias_spec(fullname, root, ALIASES[root])
             if spec is not None:
                 return spec
