@@ -146,6 +146,9 @@ def test_every_path_is_the_facades_own_module_never_a_second_copy():
         from numba.cuda.core.errors import TypingError
         import numba_cuda_mlir.cuda.kernels.transpose as transpose
         from numba_cuda_mlir.cuda import jit as mlir_jit, grid
+        from numba_cuda_mlir import types
+        import numba_gpux.cuda.types
+        assert types is numba_gpux.cuda.types and types.int32 is numba.core.types.int32
         import numba_gpux.cuda.cudadrv.driver, numba_gpux.cuda.random, numba_gpux.cuda.mlir_dialect
         assert cuda is numba.cuda is numba_gpux.cuda
         assert driver is numba_gpux.cuda.cudadrv.driver
@@ -160,7 +163,8 @@ def test_every_path_is_the_facades_own_module_never_a_second_copy():
             if f and "numba_gpux" in f:
                 files.setdefault(f, set()).add(id(mod))
         assert all(len(ids) == 1 for ids in files.values()), files
-        for name in ("numba.cuda.simulator", "numba_cuda_mlir.cuda.nothing_here"):
+        for name in ("numba.cuda.simulator", "numba_cuda_mlir.cuda.nothing_here",
+                     "numba_cuda_mlir.nothing_here"):
             try:
                 __import__(name)
             except ModuleNotFoundError as exc:
@@ -170,6 +174,7 @@ def test_every_path_is_the_facades_own_module_never_a_second_copy():
     assert lines[0].startswith("numba.cuda.simulator | ")
     assert "numba_gpux.cuda has no 'numba_gpux.cuda.simulator'" in lines[0]
     assert lines[1].startswith("numba_cuda_mlir.cuda.nothing_here | ")
+    assert lines[2].startswith("numba_cuda_mlir.nothing_here | ")
 
 
 #: a worker function in a module of its own, as spawned workers import it

@@ -41,10 +41,11 @@ def test_every_other_name_is_the_facades_own():
 
 
 def test_the_table_rows_are_of_the_documented_kinds():
-    assert {row.kind for row in ROWS.values()} <= {"default", "spelling", "no-op", "only"}
+    assert {row.kind for row in ROWS.values()} <= {"default", "spelling", "no-op", "only",
+                                                   "dialect"}
     # numba-cuda-mlir's documented differences are all there
     assert {"inline", "opt_level", "signature", "chip", "dump", "print_after_all",
-            "abi", "capi"} <= set(ROWS)
+            "abi", "capi", "annotations_as_signatures"} <= set(ROWS)
     for name in _rows("spelling"):
         assert ROWS[name].value in ("func_or_sig", *dialect.valid_keywords()), name
 
@@ -87,17 +88,76 @@ def test_signature_infer_reads_the_annotations():
     d = dialect.jit(signature="infer", device=True)(device)
     assert [str(s) for s in d.nopython_signatures] == ["(float64,) -> float64"]
 
+    def untyped_return(v: types.int64):
+        return v * 2.5
+
+    d = dialect.jit(signature="infer", device=True)(untyped_return)
+    assert [str(s) for s in d.nopython_signatures] == ["(int64,) -> float64"]
+
     def bare(v):
         return v
 
-    with pytest.raises(TypeError, match="'v' of .*bare is annotated"):
+    with pytest.raises(TypeError, match="parameter 'v' of .*bare has no annotation"):
         dialect.jit(signature="infer")(bare)
 
-    def no_return(v: types.float64):
+    def python_type(v: int):
+        pass
+
+    with pytest.raises(TypeError, match="parameter 'v' of .*python_type is annotated "
+                                        "<class 'int'>, not a Numba type"):
+        dialect.jit(signature="infer")(python_type)
+
+    def kernel_returning(v: types.int32) -> types.int32:
         return v
 
-    with pytest.raises(TypeError, match="no_return has no return annotation"):
-        dialect.jit(signature="infer", device=True)(no_return)
+    with pytest.raises(TypeError, match="return of .*kernel_returning is annotated .*not void"):
+        dialect.jit(signature="infer")(kernel_returning)
+
+
+def _annotated(result: types.int32[::1], x: types.int32):
+    result[0] = x * 2
+
+
+def _partly_annotated(result: types.int32[::1], x):
+    result[0] = x * 2
+
+
+def test_annotations_are_signatures_by_default_here(opencl_device):
+    k = dialect.jit(_annotated)
+    assert k.signatures == [(types.int32[::1], types.int32)]  # compiled when decorated
+    result = np.zeros(1, dtype=np.int32)
+    k[1, 1](result, 21)
+    assert result[0] == 42
+    # not every parameter annotated, or the option off: compiled on the first call
+    assert dialect.jit(_partly_annotated).signatures == []
+    assert dialect.jit(annotations_as_signatures=False)(_annotated).signatures == []
+    # numba.cuda's facade reads no annotations
+    assert facade.jit(_annotated).signatures == []
+
+
+def test_annotations_and_a_signature_together_are_an_error():
+    with pytest.raises(TypeError, match="_annotated has both a signature and type "
+                                        "annotations on every parameter"):
+        dialect.jit("void(int32[::1], int32)")(_annotated)
+    k = dialect.jit("void(int32[::1], int64)", annotations_as_signatures=False)(_annotated)
+    assert k.signatures == [(types.int32[::1], types.int64)]
+    # nothing to annotate: a signature alone
+
+    def empty():
+        pass
+
+    assert dialect.jit("void()")(empty).signatures == [()]
+    # the same decorator on two functions: each its own signature
+    infer = dialect.jit(signature="infer", device=True)
+
+    def one(v: types.int32):
+        return v
+
+    def two(v: types.float32):
+        return v
+
+    assert infer(one).signatures == [(types.int32,)]
+    assert infer(two).signatures == [(types.float32,)]
 
 
 @pytest.mark.parametrize("name", _rows("no-op"))
@@ -148,7 +208,7 @@ def test_the_migration_guide_shows_the_table_as_it_is():
     shown = {}
     for line in section.splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if len(cells) == 4 and cells[1] in ("default", "spelling", "no-op", "only"):
+        if len(cells) == 4 and cells[1] in ("default", "spelling", "no-op", "only", "dialect"):
             for name in re.findall(r"`([^`]+)`", cells[0]):
                 shown[name] = (cells[1], cells[2])
     assert set(shown) == set(ROWS)

@@ -60,7 +60,7 @@ def _served_names(root: str, alias: _modules.Alias) -> list[str]:
     parent = root.rpartition(".")[0]
     return [name for name in sys.modules
             if name == root or name.startswith(root + ".")
-            or (alias.provides_parent and name == parent)]
+            or (alias.parent is not None and (name == parent or name.startswith(parent + ".")))]
 
 
 def install(children: bool = True) -> None:
@@ -77,7 +77,7 @@ def install(children: bool = True) -> None:
             if name == root:
                 reimport.append(root)
         parent, _, attr = root.rpartition(".")
-        if parent in sys.modules and not alias.provides_parent:
+        if parent in sys.modules and alias.parent is None:
             _saved_attributes[(parent, attr)] = getattr(sys.modules[parent], attr, _MISSING)
             if hasattr(sys.modules[parent], attr):
                 delattr(sys.modules[parent], attr)
@@ -104,7 +104,7 @@ def uninstall() -> None:
         for name in _served_names(root, alias):
             del sys.modules[name]
         parent, _, attr = root.rpartition(".")
-        if parent in sys.modules and not alias.provides_parent:
+        if parent in sys.modules and alias.parent is None:
             old = _saved_attributes.pop((parent, attr), _MISSING)
             if old is _MISSING:
                 if hasattr(sys.modules[parent], attr):

@@ -87,16 +87,17 @@ class Alias(NamedTuple):
     module: str
     #: the facade root whose modules the names below the root are
     below: str
-    #: whether the alias also provides the package above the root, as an empty package
-    #: (the real one is left alone when False: ``numba``, which the facade runs on)
-    provides_parent: bool
+    #: the package above the root as the alias provides it: its submodules other than
+    #: the root, each the module it stands for (None: the real package is left alone, as
+    #: ``numba`` is, which the facade runs on)
+    parent: dict[str, str] | None
 
 
 #: the module names the import alias can serve: root -> what it stands for
 ALIASES: dict[str, Alias] = {
-    "numba.cuda": Alias("numba_gpux.cuda", "numba_gpux.cuda", provides_parent=False),
+    "numba.cuda": Alias("numba_gpux.cuda", "numba_gpux.cuda", parent=None),
     "numba_cuda_mlir.cuda": Alias("numba_gpux.cuda.mlir_dialect", "numba_gpux.cuda",
-                                  provides_parent=True),
+                                  parent={"types": "numba_gpux.cuda.types"}),
 }
 
 #: the roots of :data:`ALIASES` served now (numba_gpux.alias.install and uninstall)
@@ -160,9 +161,15 @@ def _alias_spec(fullname: str, root: str, alias: Alias):
     if fullname == root:
         return importlib.machinery.ModuleSpec(fullname, _RowLoader(alias.module, []),
                                               is_package=True)
-    if alias.provides_parent and fullname == root.rpartition(".")[0]:
-        # an empty package that holds the root (the real one would load its own)
-        return importlib.machinery.ModuleSpec(fullname, _RowLoader({}, []), is_package=True)
+    parent = root.rpartition(".")[0]
+    if alias.parent is not None:
+        # the package that holds the root, made here (the real one would load its own)
+        if fullname == parent:
+            return importlib.machinery.ModuleSpec(
+                fullname, _RowLoader({}, list(alias.parent)), is_package=True)
+        rel = fullname[len(parent) + 1:] if fullname.startswith(parent + ".") else None
+        if rel in alias.parent:
+            return importlib.machinery.ModuleSpec(fullname, _RowLoader(alias.parent[rel], []))
     if not fullname.startswith(root + "."):
         return None
     facade_name = alias.below + fullname[len(root):]

@@ -15,6 +15,9 @@ in the decorator.  What each kind of row does:
 - ``no-op``: accepted with any value and without effect, for the reason the row gives.
 - ``only``: accepted at numba-cuda-mlir's default value; any other value is an
   ``UnsupportedError`` giving the row's reason.
+- ``dialect``: numba-cuda-mlir's own option, which numba.cuda lacks, carried out here
+  (``annotations_as_signatures``: a function whose every parameter is annotated with a
+  type compiles for those types when it is decorated).
 
 numba.cuda's own keywords (``cache``, ``boundscheck``...) are accepted too; a keyword
 neither dialect has is a ``TypeError`` listing the valid ones.  ``numba_gpux.cuda``
@@ -41,10 +44,10 @@ _INFER = "infer"
 class Difference(_NamedTuple):
     """One keyword of numba-cuda-mlir's ``jit`` that differs from numba.cuda's."""
 
-    #: ``"default"``, ``"spelling"``, ``"no-op"`` or ``"only"`` (module docstring)
+    #: ``"default"``, ``"spelling"``, ``"no-op"``, ``"only"`` or ``"dialect"`` (module
+    #: docstring)
     kind: str
-    #: default: numba-cuda-mlir's default value; spelling: the facade's keyword;
-    #: no-op and only: numba-cuda-mlir's default value
+    #: spelling: the facade's keyword; the others: numba-cuda-mlir's default value
     value: _Any
     #: why, as the documentation and error messages say it
     note: str
@@ -57,6 +60,10 @@ class Difference(_NamedTuple):
 JIT_DIFFERENCES: dict[str, Difference] = {
     "inline": Difference("default", "always",
                          "device functions are inlined into their callers unless told not to"),
+    "annotations_as_signatures": Difference(
+        "dialect", True, "a function whose every parameter is annotated with a type "
+        "compiles for those types when it is decorated (together with a signature given, "
+        "a TypeError); otherwise on each first call"),
     "opt_level": Difference("spelling", "opt", "the optimisation level, 0 to 3"),
     "signature": Difference("spelling", "func_or_sig",
                             "a signature or list of them (eager compilation); \"infer\" reads "
@@ -94,40 +101,66 @@ def valid_keywords() -> list[str]:
     return sorted(set(_facade_keywords()) | set(JIT_DIFFERENCES))
 
 
-def _infer_signature(fn: _Callable, device: bool):
-    """The signature that *fn*'s annotations give: Numba types (or NumPy scalar types)
-    on every parameter, and on the return of a device function."""
+def _infer_signature(fn: _Callable, device: bool, strict: bool = True):
+    """The signature that *fn*'s annotations give: a Numba type (or a NumPy scalar type)
+    on every parameter; the return annotation, if any, is a device function's return
+    type (without one, typing finds it) and a kernel's must be None or void.  Where
+    the annotations give none: a ``TypeError`` saying why if *strict*, else None."""
     try:
         sig = _inspect.signature(fn, eval_str=True)
-    except (NameError, SyntaxError, TypeError) as exc:
+    except (NameError, SyntaxError, TypeError, ValueError) as exc:
+        if not strict:
+            return None
         raise TypeError(f"cuda.jit(signature='infer'): the annotations of "
                         f"{fn.__qualname__} cannot be read: {exc}") from None
-    argtypes = [_annotation_type(fn, p.name, p.annotation) for p in sig.parameters.values()]
-    if sig.return_annotation is _inspect.Signature.empty:
-        if device:
-            raise TypeError(f"cuda.jit(signature='infer', device=True): {fn.__qualname__} "
-                            f"has no return annotation")
-        restype = _types.void
-    else:
-        restype = _annotation_type(fn, "return", sig.return_annotation)
+    params = list(sig.parameters.values())
+    if not strict and not params:
+        return None  # nothing annotated: compiled on the first call, as without
+    argtypes = []
+    for p in params:
+        t = _annotation_type(p.annotation) if p.kind in (
+            p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) else None
+        if t is None:
+            if not strict:
+                return None
+            raise TypeError(f"cuda.jit(signature='infer'): parameter {p.name!r} of "
+                            f"{fn.__qualname__} is annotated {p.annotation!r}, not a Numba "
+                            f"type" if p.annotation is not p.empty else
+                            f"cuda.jit(signature='infer'): parameter {p.name!r} of "
+                            f"{fn.__qualname__} has no annotation")
+        argtypes.append(t)
+    ret = sig.return_annotation
+    if ret is sig.empty:
+        return _typing.signature(_types.void, *argtypes) if not device else tuple(argtypes)
+    restype = _types.void if ret is None else _annotation_type(ret)
+    if restype is None or (not device and restype != _types.void):
+        if not strict:
+            return None
+        raise TypeError(f"cuda.jit(signature='infer'): the return of {fn.__qualname__} is "
+                        f"annotated {ret!r}, not " + ("a Numba type" if device else "void"))
     return _typing.signature(restype, *argtypes)
 
 
-def _annotation_type(fn: _Callable, name: str, annotation):
+def _annotation_type(annotation):
+    """The Numba type an annotation stands for, or None."""
     if isinstance(annotation, _types.Type):
         return annotation
-    if annotation is None and name == "return":
-        return _types.void
-    if annotation is not _inspect.Parameter.empty:
-        try:
-            import numpy as np
-            from numba.np.numpy_support import from_dtype
+    if annotation is _inspect.Parameter.empty or isinstance(annotation, str):
+        return None
+    try:
+        import numpy as np
+        from numba.np.numpy_support import from_dtype
 
+        if isinstance(annotation, type) and issubclass(annotation, np.generic):
             return from_dtype(np.dtype(annotation))
-        except (TypeError, NotImplementedError):
-            pass
-    raise TypeError(f"cuda.jit(signature='infer'): {name!r} of {fn.__qualname__} is "
-                    f"annotated {annotation!r}, not a Numba type")
+    except (TypeError, NotImplementedError):
+        pass
+    return None
+
+
+def _is_function(obj) -> bool:
+    return callable(obj) and not isinstance(obj, (str, tuple, list, _types.Type,
+                                                  _typing.Signature))
 
 
 def jit(func_or_sig=None, **options):
@@ -139,7 +172,7 @@ def jit(func_or_sig=None, **options):
     passed: dict[str, _Any] = {}
     for name, value in options.items():
         row = JIT_DIFFERENCES.get(name)
-        if row is None:
+        if row is None or row.kind in ("default", "dialect"):
             passed[name] = value
         elif row.kind == "only" and value != row.value:
             raise UnsupportedError(f"cuda.jit({name}={value!r}): numba_gpux takes only "
@@ -149,19 +182,35 @@ def jit(func_or_sig=None, **options):
                 raise TypeError(f"cuda.jit() got both {name!r} and numba.cuda's spelling "
                                 f"{row.value!r}")
             passed[row.value] = value
-        elif row.kind == "default":
-            passed[name] = value
     for name, row in JIT_DIFFERENCES.items():
-        if row.kind == "default":
+        if row.kind in ("default", "dialect"):
             passed.setdefault(name, row.value)
-    if "func_or_sig" in passed:
-        if func_or_sig is not None:
-            raise TypeError("cuda.jit() got a signature both by position and as signature=")
-        func_or_sig = passed.pop("func_or_sig")
-    if isinstance(func_or_sig, str) and func_or_sig == _INFER:
-        device = bool(passed.get("device", False))
-        return lambda fn: _facade.jit(_infer_signature(fn, device), **passed)(fn)
-    return _facade.jit(func_or_sig, **passed)
+    annotated = bool(passed.pop("annotations_as_signatures"))
+    sig = passed.pop("func_or_sig", None)
+    if sig is not None and func_or_sig is not None:
+        raise TypeError("cuda.jit() got a signature both by position and as signature=")
+    fn = None
+    if _is_function(func_or_sig):
+        fn = func_or_sig
+    elif func_or_sig is not None:
+        sig = func_or_sig
+    device = bool(passed.get("device", False))
+
+    def decorate(fn):
+        use = sig
+        if isinstance(sig, str) and sig == _INFER:
+            use = _infer_signature(fn, device)
+        elif annotated:
+            found = _infer_signature(fn, device, strict=False)
+            if found is not None and sig is not None:
+                raise TypeError(f"cuda.jit(): {fn.__qualname__} has both a signature and "
+                                f"type annotations on every parameter; give one of them, "
+                                f"or annotations_as_signatures=False")
+            if found is not None:
+                use = found
+        return _facade.jit(use, **passed)(fn) if use is not None else _facade.jit(**passed)(fn)
+
+    return decorate(fn) if fn is not None else decorate
 
 
 def __getattr__(name: str):
