@@ -73,8 +73,8 @@ MODULES: dict[str, str | dict[str, str]] = {
     "typing.typeof": "numba.core.typing.typeof",
 }
 
-#: the module names each table is served under: root -> table (one more root, such as
-#: ``numba.cuda``, is one more row here)
+#: the module names each table is served under: root -> table (the import alias's roots,
+#: such as ``numba.cuda``, are :data:`ALIASES`)
 ROOTS: dict[str, dict[str, str | dict[str, str]]] = {
     "numba_gpux.cuda": MODULES,
 }
@@ -137,7 +137,8 @@ class _RowLoader(importlib.abc.Loader):
 
 
 class ModuleTable(importlib.abc.MetaPathFinder):
-    """The import hook: answers the module names that :data:`ROOTS` lists, only those."""
+    """The import hook: answers the module names that :data:`ROOTS` lists and, while the
+    alias is on, those below the roots of :data:`ACTIVE`; only those."""
 
     def find_spec(self, fullname, path=None, target=None):
         for root, table in ROOTS.items():
