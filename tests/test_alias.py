@@ -120,6 +120,9 @@ def test_python_m_alias_runs_modules_and_code_like_python(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "numba_gpux.alias"], env=_env(),
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 2 and "script.py" in proc.stderr
+    proc = subprocess.run([sys.executable, "-m", "numba_gpux.alias", "no_such_file.py"],
+                          env=_env(), cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 2 and "can't open file 'no_such_file.py'" in proc.stderr
 
 
 def test_install_runs_both_dialects_in_process(opencl_device):

@@ -36,6 +36,9 @@ def main(argv: list[str]) -> None:
         sys.modules["__main__"] = main_module
         exec(compile(argv[1], "<string>", "exec"), main_module.__dict__)
     else:
+        if not os.path.exists(argv[0]):
+            print(f"python -m numba_gpux.alias: can't open file {argv[0]!r}", file=sys.stderr)
+            raise SystemExit(2)
         sys.argv = list(argv)
         sys.path[0] = os.path.dirname(os.path.abspath(argv[0]))
         runpy.run_path(argv[0], run_name="__main__")
