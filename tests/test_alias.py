@@ -328,11 +328,12 @@ def test_a_shadowed_sitecustomize_still_runs(tmp_path):
     (tmp_path / "sitecustomize.py").write_text("import builtins\nbuiltins.MARK = 'later one'\n")
     env = _env()
     env["PYTHONPATH"] = os.pathsep.join([SITE_DIR, ROOT, str(tmp_path)])
-    for on in ("", "1"):
+    for on in ("", "0", "1"):
         env["NUMBA_GPUX_ALIAS"] = on
         out = run_code("import builtins, sys; from numba import cuda\n"
                        "print(builtins.MARK, cuda.__name__)", env)
-        assert out.split() == ["later", "one", "numba_gpux.cuda" if on else "numba.cuda"]
+        assert out.split() == ["later", "one",
+                               "numba_gpux.cuda" if on == "1" else "numba.cuda"]
 
 
 @pytest.mark.parametrize("name", ["numba.cuda", "numba_cuda_mlir.cuda"])

@@ -2,9 +2,10 @@
 
 ``numba_gpux.alias.install()`` puts this folder first on ``PYTHONPATH`` and sets
 ``NUMBA_GPUX_ALIAS`` for the processes the program starts; Python imports this module
-at startup in each of them (``site``).  Without ``NUMBA_GPUX_ALIAS`` it does nothing but
-run the ``sitecustomize`` it shadows.  Python runs one ``sitecustomize``: this one then
-runs the next one on ``sys.path``, if there is one, so an environment's own is not lost.
+at startup in each of them (``site``).  Without ``NUMBA_GPUX_ALIAS`` (or with it empty
+or ``0``) it does nothing but run the ``sitecustomize`` it shadows.  Python runs one
+``sitecustomize``: this one then runs the next one on ``sys.path``, if there is one, so
+an environment's own is not lost.
 """
 
 import importlib.machinery
@@ -35,6 +36,6 @@ def _chain_next_sitecustomize() -> None:
             return
 
 
-if os.environ.get("NUMBA_GPUX_ALIAS"):
+if os.environ.get("NUMBA_GPUX_ALIAS", "0") not in ("", "0"):
     _install_alias()
 _chain_next_sitecustomize()
