@@ -89,6 +89,7 @@ def _write(tmp_path, name, text):
     return str(path)
 
 
+@pytest.mark.quick
 def test_numba_cuda_program_runs_unchanged_through_python_m_alias(tmp_path, opencl_device):
     script = _write(tmp_path, "prog.py", NUMBA_CUDA_PROGRAM)
     out = run_python(["-m", "numba_gpux.alias", script, "100"], _env(opencl_device))
@@ -310,7 +311,7 @@ def test_alias_wins_over_a_finder_that_went_first(tmp_path):
     assert out.split() == ["numba_gpux.cuda", "other"]
 
 
-def test_environment_alias_is_off_until_numba_gpux_is_found(tmp_path):
+def test_a_child_that_cannot_import_numba_gpux_says_the_alias_is_off(tmp_path):
     """A child interpreter that cannot import numba_gpux says so and runs on."""
     from numba_gpux.alias import SITE_DIR
 

@@ -10,6 +10,9 @@ import numba_gpux.cuda as facade
 from numba_gpux.cuda import mlir_dialect as dialect
 from numba_gpux.errors import UnsupportedError
 
+#: fast, and what differs between Pythons (reading annotations): in the quick subset
+pytestmark = pytest.mark.quick
+
 ROWS = dialect.JIT_DIFFERENCES
 
 
