@@ -8,9 +8,9 @@
 # relative to it. Its package is imported from SRC_DIR (or SRC_DIR/src for a src layout)
 # unless it is installed; its runtime dependencies must be installed in PY's environment.
 #
-# facade mode: PY's environment has numba-gpux; benchmarks/numba_cuda_alias/ goes first on
-#   PYTHONPATH, so `from numba import cuda` yields numba_gpux.cuda in the pytest process
-#   and in any process it starts. NUMBA_ENABLE_CUDASIM is unset. The device is numba-gpux's
+# facade mode: PY's environment has numba-gpux; pytest runs under `python -m numba_gpux.alias`,
+#   so `from numba import cuda` yields numba_gpux.cuda in the pytest process and in any
+#   Python process it starts. NUMBA_ENABLE_CUDASIM is unset. The device is numba-gpux's
 #   default one; NUMBA_GPUX_DEVICE=opencl:cpu:0 pins Intel's OpenCL CPU driver.
 # --sim: PY's environment has numba-cuda (not aliased); NUMBA_ENABLE_CUDASIM=1.
 #
@@ -19,7 +19,6 @@
 # 2: the run could not be made (bad arguments, the alias not in effect, no test collected).
 # LIBTEST_TIMEOUT (seconds, default 3600) bounds the whole pytest run.
 set -u
-HERE="$(cd "$(dirname "$0")" && pwd)"
 MODE=facade
 PY="${PYTHON:-python3}"
 OUT=""
@@ -48,13 +47,15 @@ LIBPATH="$SRC"
 [ -d "$SRC/src" ] && LIBPATH="$SRC/src:$SRC"
 if [ "$MODE" = facade ]; then
     unset NUMBA_ENABLE_CUDASIM
-    export PYTHONPATH="$HERE/numba_cuda_alias:$LIBPATH${PYTHONPATH:+:$PYTHONPATH}"
+    export PYTHONPATH="$LIBPATH${PYTHONPATH:+:$PYTHONPATH}"
+    RUN=("$PY" -m numba_gpux.alias)
     CHECK='import numba, numba.cuda, numba_gpux.cuda as f
 assert numba.cuda is f, "numba.cuda is not numba_gpux.cuda"
 print("numba.cuda -> numba_gpux.cuda; numba", numba.__version__, "; device:", f.get_current_device().name)'
 else
     export NUMBA_ENABLE_CUDASIM=1
     export PYTHONPATH="$LIBPATH${PYTHONPATH:+:$PYTHONPATH}"
+    RUN=("$PY")
     CHECK='import importlib.metadata as md, numba, numba.cuda as c
 assert c.config.ENABLE_CUDASIM, "the simulator is not enabled"
 assert "numba_gpux" not in c.__name__
@@ -62,7 +63,7 @@ print("numba.cuda simulator: numba-cuda", md.version("numba-cuda"), "; numba", n
 fi
 
 cd "$SRC" || exit 2
-if ! timeout 300 "$PY" -c "$CHECK" > "$OUT/check.txt" 2>&1; then
+if ! timeout 300 "${RUN[@]}" -c "$CHECK" > "$OUT/check.txt" 2>&1; then
     cat "$OUT/check.txt"
     echo "$LABEL: the implementation check failed; nothing was run" >&2
     exit 2
@@ -70,7 +71,7 @@ fi
 echo "$LABEL: $(tail -1 "$OUT/check.txt")"
 
 JUNIT="$OUT/$NAME-$MODE.xml"
-timeout "${LIBTEST_TIMEOUT:-3600}" "$PY" -m pytest -q -rfEs -p no:cacheprovider \
+timeout "${LIBTEST_TIMEOUT:-3600}" "${RUN[@]}" -m pytest -q -rfEs -p no:cacheprovider \
     --junitxml="$JUNIT" "${TESTS[@]}" "$@" 2>&1 | tee "$OUT/$NAME-$MODE.txt"
 rc=${PIPESTATUS[0]}
 [ "$rc" = 124 ] && echo "$LABEL: pytest ran past LIBTEST_TIMEOUT=${LIBTEST_TIMEOUT:-3600}s"

@@ -3,10 +3,10 @@ pixel) against its own CPU engine (numba.njit) on the same synthetic inputs.
 
 aquacrop-grid ships no GPU tests; its ``engine.run.run_grid_arrays(backend=...)`` runs
 the same kernel source on either backend, so the CPU engine is the reference. Run with
-``numba.cuda`` played by numba_gpux.cuda (benchmarks/numba_cuda_alias first on
-PYTHONPATH) and aquacrop-grid, aquacrop, pandas and xarray importable:
+``numba.cuda`` played by numba_gpux.cuda (the import alias,
+``python -m numba_gpux.alias``) and aquacrop-grid, aquacrop, pandas and xarray importable:
 
-    PYTHONPATH=benchmarks/numba_cuda_alias:DEPS:SRC python benchmarks/library_checks/check_aquacrop_grid.py [NPIX] [DAYS]
+    PYTHONPATH=DEPS:SRC python -m numba_gpux.alias benchmarks/library_checks/check_aquacrop_grid.py [NPIX] [DAYS]
 
 Prints the largest difference of each output and exits 1 if any exceeds 1e-9.
 """

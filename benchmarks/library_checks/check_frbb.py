@@ -4,10 +4,10 @@ decision function against its ``numba_jit`` ones (CPU) on the same data.
 frbb ships no tests. Its CUDA fit runs five kernels per boosting round on several
 streams, with per-feature spin locks (``cuda.atomic.compare_and_swap`` loops) and
 shared arrays sized for CUDA's 1024-thread blocks. Run with ``numba.cuda`` played by
-numba_gpux.cuda (benchmarks/numba_cuda_alias first on PYTHONPATH), frbb's module and
+numba_gpux.cuda (the import alias, ``python -m numba_gpux.alias``), frbb's module and
 scikit-learn importable:
 
-    PYTHONPATH=benchmarks/numba_cuda_alias:DEPS python benchmarks/library_checks/check_frbb.py SRC
+    PYTHONPATH=DEPS python -m numba_gpux.alias benchmarks/library_checks/check_frbb.py SRC
 
 SRC is the unpacked wheel (the folder holding frbb.py). Prints, per combination of fit
 and decision modes, the largest difference of the decision values from the CPU ones

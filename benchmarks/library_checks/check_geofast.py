@@ -3,10 +3,10 @@ distance matrix, hexagon keys) against NumPy formulas of the same computations.
 
 geofast ships no tests in its wheel. The module is loaded from its file, so the rest of
 the package (and its dependencies, shapely & co.) need not be installed. Run with
-``numba.cuda`` played by numba_gpux.cuda (benchmarks/numba_cuda_alias first on PYTHONPATH),
+``numba.cuda`` played by numba_gpux.cuda (the import alias, ``python -m numba_gpux.alias``),
 SRC being the unpacked wheel:
 
-    PYTHONPATH=benchmarks/numba_cuda_alias python benchmarks/library_checks/check_geofast.py SRC
+    python -m numba_gpux.alias benchmarks/library_checks/check_geofast.py SRC
 
 Prints the largest difference of each result and exits 1 if one is off.
 """

@@ -17,6 +17,13 @@ name a module by path all find it.  What a row stands for:
   row with rows below it (``"core"`` and ``"core.errors"``) is a package whose
   submodules are exactly those rows; they are imported with it, as the package's
   ``__init__`` would.
+
+The same hook serves the import alias (:mod:`numba_gpux.alias`): each root of
+:data:`ALIASES` that the alias has turned on (:data:`ACTIVE`) is a module name that
+stands for a facade module, and every name below it for the facade's module of the same
+path (``numba.cuda.cudadrv.driver`` is ``numba_gpux.cuda.cudadrv.driver``, the same
+object).  A name below an alias root that the facade lacks is a ``ModuleNotFoundError``
+naming it: the path finders never look, so no file of the facade is loaded twice.
 """
 
 from __future__ import annotations
@@ -24,9 +31,11 @@ from __future__ import annotations
 import importlib
 import importlib.abc
 import importlib.machinery
+import importlib.util
 import sys
+from typing import NamedTuple
 
-__all__ = ["MODULES", "ROOTS", "ModuleTable", "install"]
+__all__ = ["MODULES", "ROOTS", "ALIASES", "ACTIVE", "Alias", "ModuleTable", "install", "move_first"]
 
 #: path under the root -> the module, or the names, it stands for
 MODULES: dict[str, str | dict[str, str]] = {
@@ -64,11 +73,35 @@ MODULES: dict[str, str | dict[str, str]] = {
     "typing.typeof": "numba.core.typing.typeof",
 }
 
-#: the module names each table is served under: root -> table (one more root, such as
-#: ``numba.cuda``, is one more row here)
+#: the module names each table is served under: root -> table (the import alias's roots,
+#: such as ``numba.cuda``, are :data:`ALIASES`)
 ROOTS: dict[str, dict[str, str | dict[str, str]]] = {
     "numba_gpux.cuda": MODULES,
 }
+
+
+class Alias(NamedTuple):
+    """What one alias root stands for while the alias is on."""
+
+    #: the module the root itself is
+    module: str
+    #: the facade root whose modules the names below the root are
+    below: str
+    #: the package above the root as the alias provides it: its submodules other than
+    #: the root, each the module it stands for (None: the real package is left alone, as
+    #: ``numba`` is, which the facade runs on)
+    parent: dict[str, str] | None
+
+
+#: the module names the import alias can serve: root -> what it stands for
+ALIASES: dict[str, Alias] = {
+    "numba.cuda": Alias("numba_gpux.cuda", "numba_gpux.cuda", parent=None),
+    "numba_cuda_mlir.cuda": Alias("numba_gpux.cuda.mlir_dialect", "numba_gpux.cuda",
+                                  parent={"types": "numba_gpux.cuda.types"}),
+}
+
+#: the roots of :data:`ALIASES` served now (numba_gpux.alias.install and uninstall)
+ACTIVE: set[str] = set()
 
 
 def _children(table: dict, path: str) -> list[str]:
@@ -97,14 +130,15 @@ class _RowLoader(importlib.abc.Loader):
         for attr, where in self.entry.items():
             modname, _, obj = where.partition(":")
             setattr(module, attr, getattr(importlib.import_module(modname), obj))
-        module.__doc__ = f"``{name}``: a module path numba.cuda code imports ({__name__})."
+        module.__doc__ = f"``{name}``: a module path numba-gpux serves ({__name__})."
         module.__all__ = [*self.entry, *self.children]
         for child in self.children:
             importlib.import_module(f"{name}.{child}")
 
 
 class ModuleTable(importlib.abc.MetaPathFinder):
-    """The import hook: answers the module names that :data:`ROOTS` lists, only those."""
+    """The import hook: answers the module names that :data:`ROOTS` lists and, while the
+    alias is on, those below the roots of :data:`ACTIVE`; only those."""
 
     def find_spec(self, fullname, path=None, target=None):
         for root, table in ROOTS.items():
@@ -116,7 +150,42 @@ class ModuleTable(importlib.abc.MetaPathFinder):
                 children = _children(table, rel)
                 return importlib.machinery.ModuleSpec(
                     fullname, _RowLoader(entry, children), is_package=bool(children))
+        for root in tuple(ACTIVE):  # a copy: install() may run in another thread
+            spec = _alias_spec(fullname, root, ALIASES[root])
+            if spec is not None:
+                return spec
         return None
+
+
+def _alias_spec(fullname: str, root: str, alias: Alias):
+    """The spec of *fullname* if the alias root *root* serves it, else None."""
+    if fullname == root:
+        return importlib.machinery.ModuleSpec(fullname, _RowLoader(alias.module, []),
+                                              is_package=True)
+    parent = root.rpartition(".")[0]
+    if alias.parent is not None:
+        # the package that holds the root, made here (the real one would load its own)
+        if fullname == parent:
+            return importlib.machinery.ModuleSpec(
+                fullname, _RowLoader({}, list(alias.parent)), is_package=True)
+        rel = fullname[len(parent) + 1:] if fullname.startswith(parent + ".") else None
+        if rel in alias.parent:
+            return importlib.machinery.ModuleSpec(fullname, _RowLoader(alias.parent[rel], []))
+    if not fullname.startswith(root + "."):
+        return None
+    facade_name = alias.below + fullname[len(root):]
+    if facade_name not in sys.modules:
+        try:
+            found = importlib.util.find_spec(facade_name)
+        except (ImportError, ValueError):
+            found = None
+        if found is None:
+            # answered here, never by the path finders: the aliased package's __path__
+            # is the facade's folder, whose files they would load a second time
+            raise ModuleNotFoundError(
+                f"No module named {fullname!r} ({alias.below} has no {facade_name!r})",
+                name=fullname)
+    return importlib.machinery.ModuleSpec(fullname, _RowLoader(facade_name, []))
 
 
 def install() -> None:
@@ -124,3 +193,12 @@ def install() -> None:
     would otherwise load a vendored module's file a second time under a facade name."""
     if not any(isinstance(f, ModuleTable) for f in sys.meta_path):
         sys.meta_path.insert(0, ModuleTable())
+
+
+def move_first() -> None:
+    """Put the hook first on ``sys.meta_path`` again, ahead of finders inserted since
+    (numba-cuda's redirector of ``numba.cuda`` goes first when its ``.pth`` runs)."""
+    tables = [f for f in sys.meta_path if isinstance(f, ModuleTable)]
+    for f in tables:
+        sys.meta_path.remove(f)
+    sys.meta_path.insert(0, tables[0] if tables else ModuleTable())

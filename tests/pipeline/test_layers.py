@@ -42,7 +42,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     # 7: the public API
     ("api", "probe", ""),
     # 8: facades, libraries, tools and the built-in targets, on the public contract
-    ("cuda", "algorithms", "random", "extending", "dask", "demo", "__main__", "targets"),
+    ("cuda", "alias", "algorithms", "random", "extending", "dask", "demo", "__main__",
+     "targets"),
 )
 
 
