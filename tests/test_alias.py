@@ -316,7 +316,12 @@ def test_a_child_that_cannot_import_numba_gpux_says_the_alias_is_off(tmp_path):
     from numba_gpux.alias import SITE_DIR
 
     env = _env(NUMBA_GPUX_ALIAS="1")
-    env["PYTHONPATH"] = SITE_DIR  # numba_gpux itself is not importable
+    # numba_gpux itself is not importable: a package of that name that fails to import
+    # comes first on the path (an installed numba_gpux would be found otherwise)
+    broken = tmp_path / "shadow" / "numba_gpux"
+    broken.mkdir(parents=True)
+    (broken / "__init__.py").write_text("raise ImportError('not importable here')\n")
+    env["PYTHONPATH"] = os.pathsep.join([SITE_DIR, str(tmp_path / "shadow")])
     proc = subprocess.run([sys.executable, "-c", "print('ran')"], env=env, cwd=tmp_path,
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0 and proc.stdout.strip() == "ran"

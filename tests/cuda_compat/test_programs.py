@@ -397,13 +397,19 @@ def test_typing_error_is_numbas():
 
 
 def test_unsupported_name_fails_clearly(device):
-    @cuda.jit
-    def k(a):
-        cuda.cg.this_grid().sync()
-
+    # how a numba.cuda name the facade cannot give fails: at typing, naming it and why
     from numba.core.errors import TypingError
 
-    with pytest.raises(TypingError, match="cg.this_grid is not supported by numba_gpux"):
+    from numba_gpux.cuda.intrinsics import _unavailable
+
+    absent = _unavailable("absent_for_the_test", "a reason given here")
+
+    @cuda.jit
+    def k(a):
+        absent()
+
+    with pytest.raises(TypingError, match="cuda.absent_for_the_test is not supported by "
+                                          "numba_gpux: a reason given here"):
         k[1, 1](cuda.to_device(np.zeros(1)))
 
 
