@@ -117,7 +117,7 @@ def _sweep(budget_s, n, ours_in, sync, dev):
     saved = {h: dict(hooks.get_hook(h).impls) for h in names}
     small = ours_in[: min(n, 2**26)]
     plans = []
-    for groups in (0, 4 * units, 16 * units, 64 * units):
+    for groups in (0, 4 * units, 8 * units, 16 * units):
         for bs in (256, 512, 1024):
             for ipt in (4, 8, 16):
                 plans.append(("reduce sum f32", ours_in, lambda x: alg.reduce(x),

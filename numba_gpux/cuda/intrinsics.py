@@ -160,8 +160,16 @@ class _CooperativeGroups(_stubs.Stub):
 
     def __init__(self):
         super().__init__("cg", "Cooperative groups: this_grid(), this_thread_block().")
-        self.this_grid = _gpux.this_grid
-        self.this_thread_block = _gpux.this_block
+
+    # looked up when used: the grid group's module brings the kernel language's
+    # lowering, which importing numba_gpux.cuda does not (numba.cuda's rule too)
+    @property
+    def this_grid(self):
+        return _gpux.this_grid
+
+    @property
+    def this_thread_block(self):
+        return _gpux.this_block
 
     def __call__(self, *a, **k):
         raise TypeError("cuda.cg is a namespace; call cuda.cg.this_grid()")

@@ -395,11 +395,19 @@ class CUDARuntime(Runtime):
         flags = drv.CU_MEMHOSTREGISTER_PORTABLE
         if mapped:
             flags |= drv.CU_MEMHOSTREGISTER_DEVICEMAP
-        _check(drv.cuMemHostRegister(int(address), int(nbytes), flags))
+        token = int(address)
+        err = drv.cuMemHostRegister(int(address), int(nbytes), flags)
+        err = err[0] if isinstance(err, tuple) else err
+        if err == drv.CUresult.CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED:
+            # pages of the range are pinned already (by another array sharing a page, or
+            # by other code): the memory is pinned, and it is not ours to unregister
+            token = None
+        else:
+            _check((err,))
         buf = None
         if mapped:
             buf = int(_check(drv.cuMemHostGetDevicePointer(int(address), 0)))
-        return int(address), buf
+        return token, buf
 
     def host_unregister(self, token) -> None:
         if token is not None:
