@@ -58,7 +58,8 @@ class Param:
 def flatten_type(ty, where: str = "argument") -> list[Param]:
     """The leaves of a kernel argument type, in ABI order."""
     if isinstance(ty, types.Array):
-        if not isinstance(ty.dtype, (types.Number, types.Boolean, types.Record)
+        if not isinstance(ty.dtype, (types.Number, types.Boolean, types.Record, types.CharSeq,
+                                     types.UnicodeCharSeq)
                           + DATETIME_TYPES):
             raise GpuxUserError(f"{where}: arrays of {ty.dtype} cannot be passed to a kernel")
         return [Param(ARRAY, ty)]

@@ -29,7 +29,9 @@ __all__ = ["GpuxCompiler", "RejectHostOnlyValues", "RejectAllocations", "Capture
 
 def _what(ty) -> str | None:
     """What is wrong with a variable of type *ty* in GPU code, or None."""
-    if isinstance(ty, (types.UnicodeType, types.UnicodeCharSeq, types.CharSeq, types.Bytes)):
+    # (fixed-width character values, the elements of NumPy's "S" and "U" arrays, are
+    # plain values, as records are: reading and storing them allocates nothing)
+    if isinstance(ty, (types.UnicodeType, types.Bytes)):
         return ("strings are not supported in GPU code beyond constants (compared, measured "
                 "with len(), passed to device functions, printed): making a new string "
                 "allocates")
@@ -89,7 +91,7 @@ def _reads_a_string(value, typemap) -> bool:
     """*value* is a unicode string that already exists: a constant, a global or a copy of
     another variable (not the result of an operation)."""
     if isinstance(value, (ir.Const, ir.Global, ir.FreeVar)):
-        return isinstance(value.value, str)
+        return isinstance(value.value, (str, bytes))
     return isinstance(value, ir.Var) and isinstance(
         typemap.get(value.name), (types.UnicodeType, types.StringLiteral))
 
