@@ -109,9 +109,10 @@ def _array_over(mem, shape, dtype, strides, order):
 
 class MappedNDArray(np.ndarray):
     """A host array over mapped or managed memory (``mapped_array``, ``managed_array``):
-    an ordinary NumPy array on the host, and on a device with an array interface
-    (CUDA) also ``__cuda_array_interface__`` of the same memory, with the array's
-    ``stream``."""
+    an ordinary NumPy array on the host; passed to a kernel, the kernel uses the same
+    memory (no copy in or back: synchronize before reading the results, as with
+    numba.cuda); on a device with an array interface (CUDA) also
+    ``__cuda_array_interface__`` of that memory, with the array's ``stream``."""
 
     def __array_finalize__(self, obj):
         self.stream = getattr(obj, "stream", 0)
@@ -130,6 +131,15 @@ class MappedNDArray(np.ndarray):
         view = DeviceNDArray(self.shape, self.strides, self.dtype, alloc, offset)
         view.stream = self.stream
         return view
+
+    def _gpux_device_view_(self, device):
+        """What a launch on *device* passes for this array: its device view, when the
+        memory is that device's (else None: it is copied as any host array)."""
+        try:
+            view = self.device_view()
+        except TypeError:
+            return None
+        return view if view.device is device else None
 
     @property
     def __cuda_array_interface__(self) -> dict:

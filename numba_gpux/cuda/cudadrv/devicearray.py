@@ -11,7 +11,6 @@ from __future__ import annotations
 import numpy as np
 
 from ... import memory as _mem
-from ...errors import GpuxUserError
 from .._arrays import DeviceNDArray, DeviceNDArrayBase, as_facade, errmsg_contiguous_buffer
 from .._arrays import _check_compatible, _core, _sentry_contiguous
 
@@ -39,11 +38,16 @@ def require_cuda_ndarray(obj) -> None:
         raise ValueError("require an cuda ndarray object")
 
 
-def from_array_like(ary, stream=0, gpu_data=None) -> _mem.DeviceArray:
-    """An uninitialized device array shaped like *ary*."""
-    if gpu_data is not None:
-        raise GpuxUserError("from_array_like: gpu_data (foreign memory) is not supported")
-    return as_facade(_mem.device_array_like(ary))
+def from_array_like(ary, stream=0, gpu_data=None) -> DeviceNDArray:
+    """An uninitialized device array shaped like *ary* (its order too), or, with
+    *gpu_data* (memory from ``context.memalloc`` or another memory pointer), one over
+    that memory with *ary*'s shape and strides."""
+    if gpu_data is None:
+        out = as_facade(_mem.device_array_like(ary))
+        if stream:
+            out.stream = stream
+        return out
+    return DeviceNDArray(ary.shape, ary.strides, ary.dtype, stream=stream, gpu_data=gpu_data)
 
 
 def auto_device(obj, stream=0, copy=True, user_explicit=False):
