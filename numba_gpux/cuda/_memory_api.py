@@ -17,7 +17,7 @@ from ..errors import UnsupportedError
 from ._arrays import DeviceNDArray, as_facade
 from .api import _current, _stream_device, current_context, external_stream
 
-__all__ = ["MappedNDArray", "to_device", "device_array", "device_array_like", "pinned_array", "pinned_array_like",
+__all__ = ["MappedNDArray", "ManagedNDArray", "to_device", "device_array", "device_array_like", "pinned_array", "pinned_array_like",
            "mapped_array", "mapped_array_like", "managed_array", "pinned", "mapped",
            "is_cuda_array", "as_cuda_array", "from_cuda_array_interface"]
 
@@ -150,8 +150,12 @@ class MappedNDArray(np.ndarray):
         return view.__cuda_array_interface__
 
 
-def _mapped(arr, stream):
-    out = arr.view(MappedNDArray)
+class ManagedNDArray(MappedNDArray):
+    """A host array over managed memory (``managed_array``)."""
+
+
+def _mapped(arr, stream, cls=MappedNDArray):
+    out = arr.view(cls)
     out.stream = stream
     return out
 
@@ -216,7 +220,7 @@ def managed_array(shape, dtype=np.float64, strides=None, order="C", stream=0,
         mem = current_context().memallocmanaged(nbytes, attach_global=attach_global)
     except NotImplementedError:
         return _host_array(shape, dtype, strides, order)
-    return _mapped(_array_over(mem, shape, dtype, strides, order), stream)
+    return _mapped(_array_over(mem, shape, dtype, strides, order), stream, ManagedNDArray)
 
 
 @contextlib.contextmanager

@@ -272,3 +272,17 @@ def _can_map() -> bool:
     except NotImplementedError:
         return False
     return True
+
+
+def test_auto_device_uses_mapped_memory_in_place(device):
+    from numba_gpux.cuda._memory_api import MappedNDArray
+
+    m = cuda.mapped_array(4, dtype=np.int64)
+    if not isinstance(m, MappedNDArray):
+        pytest.skip("this device cannot address host memory: mapped_array is a host array")
+    d, copied = devicearray.auto_device(m)
+    assert not copied
+    d.copy_to_device(np.arange(4))
+    np.testing.assert_array_equal(m, np.arange(4))
+    h, copied = devicearray.auto_device(np.arange(3))
+    assert copied and isinstance(h, devicearray.DeviceNDArray)

@@ -13,11 +13,12 @@ import numpy as np
 from ... import memory as _mem
 from .._arrays import DeviceNDArray, DeviceNDArrayBase, as_facade, errmsg_contiguous_buffer
 from .._arrays import _check_compatible, _core, _sentry_contiguous
+from .._memory_api import ManagedNDArray, MappedNDArray, as_cuda_array, to_device
 
 __all__ = ["DeviceNDArray", "DeviceNDArrayBase", "is_cuda_ndarray", "verify_cuda_ndarray_interface",
            "require_cuda_ndarray", "auto_device", "as_facade", "from_array_like", "array_core",
            "is_contiguous", "sentry_contiguous", "check_array_compatibility",
-           "errmsg_contiguous_buffer"]
+           "errmsg_contiguous_buffer", "MappedNDArray", "ManagedNDArray"]
 
 
 
@@ -58,8 +59,13 @@ def auto_device(obj, stream=0, copy=True, user_explicit=False):
     ValueError here; ``cuda.to_device`` copies such views."""
     if isinstance(obj, _mem.DeviceArray):
         return obj, False
-    from .._memory_api import to_device
-
+    if isinstance(obj, MappedNDArray):  # memory the device addresses: used in place
+        try:
+            return obj.device_view(), False
+        except TypeError:  # arithmetic on one: ordinary host memory
+            pass
+    elif getattr(obj, "__cuda_array_interface__", None) is not None:
+        return as_cuda_array(obj), False
     if not isinstance(obj, np.ndarray):
         obj = np.asarray(obj)
     sentry_contiguous(obj)
