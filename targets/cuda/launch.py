@@ -518,6 +518,15 @@ class CUDARuntime(Runtime):
         drv = _driver()
         return _check(drv.cuStreamCreate(drv.CUstream_flags.CU_STREAM_NON_BLOCKING.value))
 
+    def release_queue(self, queue) -> None:
+        """cuStreamDestroy (the driver releases the stream once its work is done)."""
+        self._current()
+        _driver().cuStreamDestroy(queue)
+
+    def release_event(self, event) -> None:
+        self._current()
+        _driver().cuEventDestroy(event)
+
     def foreign_queue(self, handle: int) -> int:
         """Another library's stream: its CUstream handle, which ``_stream`` passes as is."""
         return int(handle)
