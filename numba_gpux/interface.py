@@ -733,3 +733,11 @@ class Runtime:
     def event_elapsed_ms(self, start: Any, end: Any) -> float:
         """Milliseconds between two recorded events."""
         raise self._no_queues("event_elapsed_ms")
+
+    def release_queue(self, queue: Any) -> None:
+        """*queue* (from ``new_queue``) is no longer used: its driver object may go once
+        its work is done.  By default the queue goes with its last reference."""
+
+    def release_event(self, event: Any) -> None:
+        """*event* (from ``record_event``) is no longer used.  By default it goes with its
+        last reference."""

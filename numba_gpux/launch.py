@@ -482,6 +482,14 @@ def _launch_arguments(dispatcher, cfg, args, device, enter_key: bool = True):
     _check_devices(dispatcher, args, device)
     host = None
     for i, a in enumerate(args):
+        if type(a) is not np.ndarray and hasattr(type(a), "_gpux_device_view_"):
+            # a host array in memory the device addresses (numba_gpux.cuda's mapped and
+            # managed arrays): the kernel gets a device array of that memory, no copy
+            view = a._gpux_device_view_(device)
+            if view is not None:
+                args = list(args)
+                args[i] = view
+                continue
         if isinstance(a, (np.ndarray, HostArg, np.void)) or (
                 isinstance(a, tuple) and _holds_host(a)):
             host = host or []

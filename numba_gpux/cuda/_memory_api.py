@@ -17,7 +17,7 @@ from ..errors import UnsupportedError
 from ._arrays import DeviceNDArray, as_facade
 from .api import _current, _stream_device, current_context, external_stream
 
-__all__ = ["MappedNDArray", "to_device", "device_array", "device_array_like", "pinned_array", "pinned_array_like",
+__all__ = ["MappedNDArray", "ManagedNDArray", "to_device", "device_array", "device_array_like", "pinned_array", "pinned_array_like",
            "mapped_array", "mapped_array_like", "managed_array", "pinned", "mapped",
            "is_cuda_array", "as_cuda_array", "from_cuda_array_interface"]
 
@@ -109,9 +109,10 @@ def _array_over(mem, shape, dtype, strides, order):
 
 class MappedNDArray(np.ndarray):
     """A host array over mapped or managed memory (``mapped_array``, ``managed_array``):
-    an ordinary NumPy array on the host, and on a device with an array interface
-    (CUDA) also ``__cuda_array_interface__`` of the same memory, with the array's
-    ``stream``."""
+    an ordinary NumPy array on the host; passed to a kernel, the kernel uses the same
+    memory (no copy in or back: synchronize before reading the results, as with
+    numba.cuda); on a device with an array interface (CUDA) also
+    ``__cuda_array_interface__`` of that memory, with the array's ``stream``."""
 
     def __array_finalize__(self, obj):
         self.stream = getattr(obj, "stream", 0)
@@ -131,6 +132,15 @@ class MappedNDArray(np.ndarray):
         view.stream = self.stream
         return view
 
+    def _gpux_device_view_(self, device):
+        """What a launch on *device* passes for this array: its device view, when the
+        memory is that device's (else None: it is copied as any host array)."""
+        try:
+            view = self.device_view()
+        except TypeError:
+            return None
+        return view if view.device is device else None
+
     @property
     def __cuda_array_interface__(self) -> dict:
         try:
@@ -140,8 +150,12 @@ class MappedNDArray(np.ndarray):
         return view.__cuda_array_interface__
 
 
-def _mapped(arr, stream):
-    out = arr.view(MappedNDArray)
+class ManagedNDArray(MappedNDArray):
+    """A host array over managed memory (``managed_array``)."""
+
+
+def _mapped(arr, stream, cls=MappedNDArray):
+    out = arr.view(cls)
     out.stream = stream
     return out
 
@@ -206,7 +220,7 @@ def managed_array(shape, dtype=np.float64, strides=None, order="C", stream=0,
         mem = current_context().memallocmanaged(nbytes, attach_global=attach_global)
     except NotImplementedError:
         return _host_array(shape, dtype, strides, order)
-    return _mapped(_array_over(mem, shape, dtype, strides, order), stream)
+    return _mapped(_array_over(mem, shape, dtype, strides, order), stream, ManagedNDArray)
 
 
 @contextlib.contextmanager

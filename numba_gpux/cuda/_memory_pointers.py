@@ -72,11 +72,16 @@ class MemoryPointer:
         return OwnedPointer(self)
 
     def free(self) -> None:
-        """Run the finalizer now (the memory is released); an error when it already ran."""
+        """Run the finalizer now (the memory is released); an error when it already ran.
+        Host memory the device addresses is unregistered now (after the device's work),
+        as numba.cuda does, also if arrays still view it."""
         if self._finalizer is not None:
             if not self._finalizer.alive:
                 raise RuntimeError("Freeing dead memory")
             self._finalizer()
+        keeper = getattr(self, "_keeper", None)
+        if keeper is not None:
+            keeper.close()
 
     def view(self, start: int, stop: int | None = None):
         """The bytes [start, stop) of this memory (to the end without *stop*): a counted
@@ -139,9 +144,41 @@ class OwnedPointer:
 def _drop_reference(mem) -> None:
     mem.refct -= 1
     if mem.refct == 0 and isinstance(mem, AutoFreePointer):
+        fin = mem._finalizer
+        if fin is not None and fin.alive:  # (else freed explicitly before)
+            fin()
+
+
+class _HostMemoryKeeper:
+    """The owner of host memory that kernels address (mapped or managed), held by
+    every allocation record, pointer and array over it: when the last goes, it waits
+    for the device's work (a kernel may still use the memory), undoes the
+    registration and frees the memory; ``close()`` (an explicit ``free``) waits and
+    unregisters at once."""
+
+    __slots__ = ("memory", "runtime", "unregister", "release", "closed")
+
+    def __init__(self, memory, runtime, unregister=None, release=None):
+        self.memory, self.runtime = memory, runtime
+        self.unregister, self.release, self.closed = unregister, release, False
+
+    def close(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
         try:
-            mem.free()
-        except RuntimeError:  # freed explicitly before
+            self.runtime.synchronize()
+        except Exception:  # noqa: BLE001 - a failed device fails the next call, not a free
+            pass
+        if self.unregister is not None:
+            self.unregister()
+
+    def __del__(self):
+        try:
+            self.close()
+            if self.release is not None:
+                self.release()
+        except Exception:  # noqa: BLE001 - as any free at the last reference
             pass
 
 
@@ -236,20 +273,20 @@ def device_memory(context, nbytes: int) -> OwnedPointer:
     return _track(context, AutoFreePointer, alloc, _mem.device_pointer(alloc), nbytes)
 
 
-def _track(context, cls, alloc, pointer, nbytes, on_free=None, **kw):
-    """A *cls* pointer kept in ``context.allocations`` until freed; its finalizer runs
-    *on_free* (if any), then drops the allocation *alloc* (freeing it if it is ours)."""
+def _track(context, cls, alloc, pointer, nbytes, keeper=None, **kw):
+    """A *cls* pointer kept in ``context.allocations`` until freed; its finalizer drops
+    the allocation *alloc* (freeing it once nothing else holds it); *keeper* is the
+    :class:`_HostMemoryKeeper` of host memory (closed by an explicit ``free``)."""
     holder = [alloc]
     allocations = context.allocations
     key = []
 
     def release():
-        if on_free is not None:
-            on_free()
         holder.clear()
         allocations.pop(key[0], None)
 
     mem = cls(context, pointer, nbytes, finalizer=release, **kw)
+    mem._keeper = keeper
     key.append(id(mem))
     allocations[key[0]] = mem
     return mem.own()
@@ -278,8 +315,9 @@ def host_memory(context, nbytes: int, mapped: bool = False, portable: bool = Fal
     if not mapped:
         return PinnedMemory(context, address, nbytes, owner=pages,
                             finalizer=_keep(pages, unregister))
-    alloc = _mem.Allocation.borrowed(gdev, buf, max(int(nbytes), 1), pages)
-    return _track(context, MappedMemory, alloc, address, nbytes, on_free=unregister,
+    keeper = _HostMemoryKeeper(pages, rt, unregister)
+    alloc = _mem.Allocation.borrowed(gdev, buf, max(int(nbytes), 1), keeper)
+    return _track(context, MappedMemory, alloc, address, nbytes, keeper,
                   device_pointer=_mem.device_pointer(alloc))
 
 
@@ -297,8 +335,9 @@ def pinned_host_memory(context, owner, pointer, nbytes: int, mapped: bool = Fals
     if not mapped:
         return PinnedMemory(context, address, nbytes, owner=owner,
                             finalizer=_keep(owner, unregister))
-    alloc = _mem.Allocation.borrowed(gdev, buf, max(int(nbytes), 1), (owner,))
-    return _track(context, MappedMemory, alloc, address, nbytes, on_free=unregister,
+    keeper = _HostMemoryKeeper(owner, rt, unregister)
+    alloc = _mem.Allocation.borrowed(gdev, buf, max(int(nbytes), 1), keeper)
+    return _track(context, MappedMemory, alloc, address, nbytes, keeper,
                   device_pointer=_mem.device_pointer(alloc))
 
 
@@ -308,9 +347,10 @@ def managed_memory(context, nbytes: int, attach_global: bool = True):
     gdev = _gdev(context)
     rt = gdev.runtime
     handle, address, keep = rt.alloc_managed(max(int(nbytes), 1), attach_global=attach_global)
-    alloc = _mem.Allocation.borrowed(gdev, handle, max(int(nbytes), 1), (keep,))
-    return _track(context, ManagedMemory, alloc, address, nbytes,
-                  on_free=lambda: rt.free(handle), device_pointer=_mem.device_pointer(alloc))
+    keeper = _HostMemoryKeeper(keep, rt, release=lambda: rt.free(handle))
+    alloc = _mem.Allocation.borrowed(gdev, handle, max(int(nbytes), 1), keeper)
+    return _track(context, ManagedMemory, alloc, address, nbytes, keeper,
+                  device_pointer=_mem.device_pointer(alloc))
 
 
 def _keep(obj, fn):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
+import weakref
 from collections import namedtuple
 
 from .. import memory as _mem
@@ -341,8 +342,7 @@ class Context:
 
     def create_stream(self) -> "Stream":
         """A new stream on this context's device."""
-        gdev = self.device.gpux_device
-        return Stream(gdev, gdev.runtime.new_queue())
+        return _new_stream(self.device.gpux_device)
 
     def create_event(self, timing: bool = True) -> "Event":
         return Event(timing)
@@ -371,7 +371,10 @@ class Context:
         return bool(self.device.gpux_device.runtime.can_access_peer(peer.gpux_device.runtime))
 
     def reset(self) -> None:
+        """Wait for the device's work and make the pending frees (numba.cuda also
+        destroys the context; numba_gpux keeps it)."""
         self.synchronize()
+        self.deallocations.clear()
 
     def __repr__(self):
         return f"<Context of {self.device!r}>"
@@ -603,9 +606,13 @@ class Stream:
         """Call ``callback(stream, status, arg)`` (status 0) from another thread once the
         work queued so far has completed."""
         ev = _record(self)
+        rt = self.gpux_device.runtime
 
         def run():
-            self.gpux_device.runtime.event_synchronize(ev)
+            try:
+                rt.event_synchronize(ev)
+            finally:
+                _release(rt.release_event, ev)
             callback(self, 0, arg)
 
         threading.Thread(target=run, daemon=True).start()
@@ -631,10 +638,23 @@ def _synchronize_default_stream(device) -> None:
 _arrays._synchronize_default_stream = _synchronize_default_stream  # assignments wait so
 
 
+def _new_stream(dev) -> Stream:
+    """A new stream on *dev*, whose queue the runtime releases when the stream goes."""
+    s = Stream(dev, dev.runtime.new_queue())
+    weakref.finalize(s, _release, dev.runtime.release_queue, s.gpux_queue)
+    return s
+
+
+def _release(release, obj) -> None:
+    try:
+        release(obj)
+    except Exception:  # noqa: BLE001 - at exit the driver may be gone already
+        pass
+
+
 def stream() -> Stream:
     """A new stream on the current device."""
-    dev = _current()
-    return Stream(dev, dev.runtime.new_queue())
+    return _new_stream(_current())
 
 
 def default_stream() -> Stream:
@@ -674,8 +694,17 @@ class Event:
         self._device = None
 
     def record(self, stream=0) -> None:
+        self._forget()
         self._device = _stream_device(stream)
         self._ev = _record(stream)
+        self._finalizer = weakref.finalize(self, _release, self._device.runtime.release_event,
+                                           self._ev)
+
+    def _forget(self) -> None:
+        """Release the event recorded before (if any)."""
+        fin = getattr(self, "_finalizer", None)
+        if fin is not None:
+            fin()
 
     def _need(self):
         if self._ev is None:

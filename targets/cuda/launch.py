@@ -580,6 +580,15 @@ class CUDARuntime(Runtime):
         drv = _driver()
         return _check(drv.cuStreamCreate(drv.CUstream_flags.CU_STREAM_NON_BLOCKING.value))
 
+    def release_queue(self, queue) -> None:
+        """cuStreamDestroy (the driver releases the stream once its work is done)."""
+        self._current()
+        _driver().cuStreamDestroy(queue)
+
+    def release_event(self, event) -> None:
+        self._current()
+        _driver().cuEventDestroy(event)
+
     def adopt_queue(self, handle: int):
         """Another library's CUstream (an int handle): launches and copies use it."""
         return int(handle)

@@ -191,11 +191,11 @@ class OpenCLRuntime(Runtime):
         view = (ctypes.c_ubyte * max(int(nbytes), 1)).from_address(int(address))
         buf = cl.Buffer(self.context, cl.mem_flags.READ_WRITE | cl.mem_flags.USE_HOST_PTR,
                         hostbuf=view)
-        return buf, buf
+        return None, buf  # the buffer is released with its last user (pyopencl)
 
     def host_unregister(self, token) -> None:
-        if token is not None:
-            self.free(token)
+        """Nothing to undo: OpenCL pins nothing, and a mapping's buffer goes with its
+        last user."""
 
     def alloc_managed(self, nbytes: int, attach_global: bool = True) -> tuple:
         """Page-aligned host memory with a buffer over it (:meth:`host_register`): on a
@@ -332,7 +332,15 @@ class OpenCLRuntime(Runtime):
         kernel._gpux_launch(griddim, blockdim, args, shared_bytes, queue)
 
     def synchronize(self, queue=None) -> None:
+        """Wait for *queue*'s work; for the default queue, for the work of every queue
+        used so far (as the contract and CUDA's context-wide synchronize)."""
         q = self._q(queue)
+        if q is self._queue and self._multi:
+            for other in [qq for qq in self._last if qq is not q]:
+                if self.busy:
+                    self._wait(other, other.finish)
+                else:
+                    other.finish()
         if self.busy:
             self._wait(q, q.finish)
         else:

@@ -194,3 +194,95 @@ def test_external_streams_take_only_what_the_runtime_can_check(device):
         assert type(rt).__name__ in str(e.value) or "CommandQueue" in str(e.value)
     assert int(cuda.default_stream()) == 0 and not cuda.default_stream().external
     assert int(cuda.stream()) != 0
+
+
+def test_from_array_like_over_given_memory(device):
+    host = np.arange(12, dtype=np.float32).reshape(3, 4)
+    mem = cuda.current_context().memalloc(host.nbytes)
+    d = devicearray.from_array_like(host, gpu_data=mem)
+    d.copy_to_device(host)
+    out = np.zeros_like(host)
+    driver.device_to_host(out, mem, host.nbytes)
+    np.testing.assert_array_equal(out, host)
+    s = cuda.stream()
+    like = devicearray.from_array_like(np.zeros((2, 5), order="F"), stream=s)
+    assert like.is_f_contiguous() and like.stream is s
+
+
+def test_kernels_use_mapped_and_managed_memory_without_copies(device):
+    import warnings
+
+    from numba_gpux.cuda._memory_api import MappedNDArray
+
+    m = cuda.mapped_array(8, dtype=np.float64)
+    if not isinstance(m, MappedNDArray):
+        pytest.skip("this device cannot address host memory: mapped_array is a host array")
+    g = cuda.managed_array(8, dtype=np.float64)
+    m[:] = 1.0
+    g[:] = 2.0
+
+    @cuda.jit
+    def add(x, y):
+        i = cuda.grid(1)
+        if i < x.size:
+            x[i] += y[i]
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no implicit-copy warning: nothing is copied
+        add[1, 8](m, g)
+    cuda.synchronize()
+    np.testing.assert_array_equal(m, 3.0)
+    host = np.full(8, 1.0)  # an ordinary array is still copied in and back
+    with pytest.warns(Warning, match="copy overhead"):
+        add[1, 8](host, g)
+    np.testing.assert_array_equal(host, 3.0)
+
+
+@cuda.jit
+def _write_repeatedly(x, times):
+    i = cuda.grid(1)
+    if i < x.size:
+        for k in range(times):
+            x[i] = x[i] + 1.0
+
+
+def test_host_memory_outlives_the_kernels_that_use_it(device):
+    """Dropping a mapped or managed array right after a launch that writes it frees its
+    host memory only once the device's work is done (on a CPU device a kernel writing
+    freed memory would end the process)."""
+    for make in (cuda.managed_array, cuda.mapped_array):
+        for _ in range(4):
+            a = make(1 << 14, dtype=np.float32)
+            a[:] = 0
+            _write_repeatedly[64, 256](a, 2000)
+            del a
+    ctx = cuda.current_context()
+    mem = ctx.memhostalloc(1 << 16, mapped=True) if _can_map() else None
+    if mem is not None:
+        view = np.ndarray(1 << 14, np.float32, buffer=mem)
+        view[:] = 0
+        _write_repeatedly[64, 256](view, 10)  # a MappedNDArray it is not: copied
+        mem.free()  # explicit: waits for the device, then unregisters
+    cuda.synchronize()
+
+
+def _can_map() -> bool:
+    try:
+        cuda.current_context().memhostalloc(8, mapped=True)
+    except NotImplementedError:
+        return False
+    return True
+
+
+def test_auto_device_uses_mapped_memory_in_place(device):
+    from numba_gpux.cuda._memory_api import MappedNDArray
+
+    m = cuda.mapped_array(4, dtype=np.int64)
+    if not isinstance(m, MappedNDArray):
+        pytest.skip("this device cannot address host memory: mapped_array is a host array")
+    d, copied = devicearray.auto_device(m)
+    assert not copied
+    d.copy_to_device(np.arange(4))
+    np.testing.assert_array_equal(m, np.arange(4))
+    h, copied = devicearray.auto_device(np.arange(3))
+    assert copied and isinstance(h, devicearray.DeviceNDArray)

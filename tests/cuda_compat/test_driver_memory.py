@@ -309,3 +309,12 @@ def test_active_context_stack_of_a_thread(device):
         pass
     with pytest.raises(RuntimeError, match="not the active one"):
         ctx0.pop()
+
+
+def test_context_reset_makes_the_pending_frees(device, no_gc):
+    ctx = cuda.current_context()
+    ctx.deallocations.clear()
+    cuda.to_device(np.arange(4))
+    assert len(ctx.deallocations) == 1
+    ctx.reset()
+    assert len(ctx.deallocations) == 0

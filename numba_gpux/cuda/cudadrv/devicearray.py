@@ -11,14 +11,14 @@ from __future__ import annotations
 import numpy as np
 
 from ... import memory as _mem
-from ...errors import GpuxUserError
 from .._arrays import DeviceNDArray, DeviceNDArrayBase, as_facade, errmsg_contiguous_buffer
 from .._arrays import _check_compatible, _core, _sentry_contiguous
+from .._memory_api import ManagedNDArray, MappedNDArray, as_cuda_array, to_device
 
 __all__ = ["DeviceNDArray", "DeviceNDArrayBase", "is_cuda_ndarray", "verify_cuda_ndarray_interface",
            "require_cuda_ndarray", "auto_device", "as_facade", "from_array_like", "array_core",
            "is_contiguous", "sentry_contiguous", "check_array_compatibility",
-           "errmsg_contiguous_buffer"]
+           "errmsg_contiguous_buffer", "MappedNDArray", "ManagedNDArray"]
 
 
 
@@ -39,11 +39,16 @@ def require_cuda_ndarray(obj) -> None:
         raise ValueError("require an cuda ndarray object")
 
 
-def from_array_like(ary, stream=0, gpu_data=None) -> _mem.DeviceArray:
-    """An uninitialized device array shaped like *ary*."""
-    if gpu_data is not None:
-        raise GpuxUserError("from_array_like: gpu_data (foreign memory) is not supported")
-    return as_facade(_mem.device_array_like(ary))
+def from_array_like(ary, stream=0, gpu_data=None) -> DeviceNDArray:
+    """An uninitialized device array shaped like *ary* (its order too), or, with
+    *gpu_data* (memory from ``context.memalloc`` or another memory pointer), one over
+    that memory with *ary*'s shape and strides."""
+    if gpu_data is None:
+        out = as_facade(_mem.device_array_like(ary))
+        if stream:
+            out.stream = stream
+        return out
+    return DeviceNDArray(ary.shape, ary.strides, ary.dtype, stream=stream, gpu_data=gpu_data)
 
 
 def auto_device(obj, stream=0, copy=True, user_explicit=False):
@@ -54,8 +59,13 @@ def auto_device(obj, stream=0, copy=True, user_explicit=False):
     ValueError here; ``cuda.to_device`` copies such views."""
     if isinstance(obj, _mem.DeviceArray):
         return obj, False
-    from .._memory_api import to_device
-
+    if isinstance(obj, MappedNDArray):  # memory the device addresses: used in place
+        try:
+            return obj.device_view(), False
+        except TypeError:  # arithmetic on one: ordinary host memory
+            pass
+    elif getattr(obj, "__cuda_array_interface__", None) is not None:
+        return as_cuda_array(obj), False
     if not isinstance(obj, np.ndarray):
         obj = np.asarray(obj)
     sentry_contiguous(obj)

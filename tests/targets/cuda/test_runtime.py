@@ -518,3 +518,25 @@ def test_facade_array_interface_streams_and_empty_arrays(cuda_device):
     masked = dict(d.__cuda_array_interface__, mask=d)
     with pytest.raises(NotImplementedError, match="Masked arrays are not supported"):
         ncuda.from_cuda_array_interface(masked)
+
+
+@cuda
+def test_streams_and_events_are_released(cuda_device):
+    rt = cuda_device.runtime
+    q = rt.new_queue()
+    ev = rt.record_event(q)
+    rt.event_synchronize(ev)
+    rt.release_event(ev)
+    rt.release_queue(q)
+    from numba_gpux import cuda as ncuda
+
+    for _ in range(200):  # each stream and event is destroyed when its object goes
+        s = ncuda.stream()
+        e = ncuda.event()
+        e.record(s)
+        e.record(s)  # the first recording's event is released
+        e.synchronize()
+        assert e.query()
+    del s, e
+    gc.collect()
+    ncuda.synchronize()
