@@ -9,7 +9,6 @@ import sys
 from pathlib import Path
 
 import pytest
-from llvmlite import binding as ll
 
 import numba_gpux as gpux
 from numba_gpux.interface import Artifact
@@ -32,10 +31,13 @@ FINE = UNRESOLVED.replace("  call spir_func void @no_such_function(ptr addrspace
 
 
 def _spirv(text: str) -> bytes:
-    ll.initialize_all_targets()
-    ll.initialize_all_asmprinters()
-    tm = ll.Target.from_triple("spirv64-unknown-unknown").create_target_machine(opt=2)
-    return tm.emit_object(ll.parse_assembly(text))
+    # a fresh process's back end: this one's, after the modules a test session emits,
+    # can define a result id twice (targets/opencl/spirv_ids.py), which a driver may
+    # crash on
+    from numba_gpux.devices import resolve_target
+    from numba_gpux.machines import emit_in_fresh_process
+
+    return emit_in_fresh_process(resolve_target("opencl"), text, 2)
 
 
 def test_a_failed_build_raises_with_the_drivers_log(opencl_device):

@@ -304,30 +304,24 @@ def host_memory(context, nbytes: int, mapped: bool = False, portable: bool = Fal
     runtime (``Runtime.host_register``); with *mapped*, kernels address it too.
     *portable* and *wc* are hints (registered memory is portable to every context of
     the runtime; write-combining is not requested)."""
-    gdev = _gdev(context)
     pages, address = _page_memory(nbytes)
-    token, buf = gdev.runtime.host_register(address, max(int(nbytes), 1), mapped=bool(mapped))
-    rt = gdev.runtime
-
-    def unregister():
-        rt.host_unregister(token)
-
-    if not mapped:
-        return PinnedMemory(context, address, nbytes, owner=pages,
-                            finalizer=_keep(pages, unregister))
-    keeper = _HostMemoryKeeper(pages, rt, unregister)
-    alloc = _mem.Allocation.borrowed(gdev, buf, max(int(nbytes), 1), keeper)
-    return _track(context, MappedMemory, alloc, address, nbytes, keeper,
-                  device_pointer=_mem.device_pointer(alloc))
+    return _registered(context, pages, address, nbytes, mapped)
 
 
 def pinned_host_memory(context, owner, pointer, nbytes: int, mapped: bool = False):
     """``context.mempin``: register the caller's host memory [pointer, pointer+nbytes)
     (*owner* is kept alive meanwhile); with *mapped*, kernels address it too."""
-    gdev = _gdev(context)
     address = int(pointer.value if isinstance(pointer, ctypes.c_void_p) else pointer)
-    token, buf = gdev.runtime.host_register(address, max(int(nbytes), 1), mapped=bool(mapped))
+    return _registered(context, owner, address, nbytes, mapped)
+
+
+def _registered(context, owner, address: int, nbytes: int, mapped: bool):
+    """Host memory [address, address+nbytes) that *owner* keeps alive, registered with
+    the device's runtime: PinnedMemory, or with *mapped* MappedMemory that kernels
+    address too; unregistered when the last reference goes."""
+    gdev = _gdev(context)
     rt = gdev.runtime
+    token, buf = rt.host_register(address, max(int(nbytes), 1), mapped=bool(mapped))
 
     def unregister():
         rt.host_unregister(token)
