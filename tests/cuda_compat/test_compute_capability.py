@@ -165,6 +165,7 @@ def _gated_kernel():
     return cc, gated
 
 
+@pytest.mark.needs("fp16")  # its arrays are float16 on either path
 def test_code_gated_on_the_capability_runs_its_fast_path(device):
     cc, gated = _gated_kernel()
     n = 64
