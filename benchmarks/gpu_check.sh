@@ -68,7 +68,7 @@ if [ -n "${PEER_DIR:-}" ] && [ -d "${PEER_DIR:-}" ] && [ -n "${PEER_GIT:-}" ]; t
 fi
 
 # 3. CUDA tests: the CUDA target's own, then the conformance suite on the CUDA device
-timeout 90 $PY -m pytest -q -rs -p no:cacheprovider tests/targets/cuda \
+timeout 150 $PY -m pytest -q -rs -p no:cacheprovider tests/targets/cuda \
     --junitxml="$OUT/cuda_tests.xml" > "$OUT/cuda_tests.txt" 2>&1
 log "cuda tests: rc=$? $(tail -1 "$OUT/cuda_tests.txt")"
 XDIST=
