@@ -225,34 +225,33 @@ class PinnedMemory(_HostBytes):
             self._finalizer()
 
 
-class MappedMemory(_HostBytes, AutoFreePointer):
+class _HostAndDevice(_HostBytes, AutoFreePointer):
+    """Memory at ``host_pointer`` that kernels address at ``device_pointer`` (the host
+    address where none is given)."""
+
+    def __init__(self, context, pointer, size, owner=None, finalizer=None,
+                 device_pointer=None):
+        self._host_init(pointer, size, owner)
+        AutoFreePointer.__init__(self, context,
+                                 self.host_pointer if device_pointer is None else device_pointer,
+                                 size, finalizer=finalizer)
+
+    def own(self):
+        return _HostOwnedPointer(self)
+
+
+class MappedMemory(_HostAndDevice):
     """Host memory that kernels address at ``device_pointer``."""
 
     def __init__(self, context, pointer, size, owner=None, finalizer=None,
                  device_pointer=None):
-        self._host_init(pointer, size, owner)
-        AutoFreePointer.__init__(self, context,
-                                 self.host_pointer if device_pointer is None else device_pointer,
-                                 size, finalizer=finalizer)
+        super().__init__(context, pointer, size, owner, finalizer, device_pointer)
         self.handle = self.host_pointer
 
-    def own(self):
-        return _HostOwnedPointer(self)
 
-
-class ManagedMemory(_HostBytes, AutoFreePointer):
+class ManagedMemory(_HostAndDevice):
     """Memory that the host and kernels both address (``host_pointer`` and
     ``device_pointer``; the same address on CUDA)."""
-
-    def __init__(self, context, pointer, size, owner=None, finalizer=None,
-                 device_pointer=None):
-        self._host_init(pointer, size, owner)
-        AutoFreePointer.__init__(self, context,
-                                 self.host_pointer if device_pointer is None else device_pointer,
-                                 size, finalizer=finalizer)
-
-    def own(self):
-        return _HostOwnedPointer(self)
 
 
 class _HostOwnedPointer(OwnedPointer):
