@@ -86,8 +86,10 @@ class Allocation:
             return
         try:
             pending = _pending_frees.get(id(self.device))
-            if pending is None or not pending.add(self.device, self.handle, self.nbytes):
+            if pending is None:
                 _release(self.device, self.handle, self.nbytes)
+            else:
+                pending.add(self.device, self.handle, self.nbytes)
         except Exception:
             pass
 
@@ -117,14 +119,13 @@ class PendingFrees:
         self._disabled = 0
         self._lock = threading.RLock()
 
-    def add(self, device, handle, nbytes: int) -> bool:
-        """Take the free of *handle* (True); frees the batch when it is over the limits."""
+    def add(self, device, handle, nbytes: int) -> None:
+        """Take the free of *handle*; frees the batch when it is over the limits."""
         with self._lock:
             self._items.append((device, handle, int(nbytes)))
             self._size += int(nbytes)
             if len(self._items) > self.max_count() or self._size > self.max_bytes():
                 self.clear()
-        return True
 
     def clear(self) -> None:
         """Free every pending buffer, unless a :meth:`disable` block is open."""

@@ -129,26 +129,24 @@ _group_template(this_grid, grid_group)
 _group_template(this_block, block_group)
 
 
-@typing_registry.register_attr
-class _GridGroupAttrs(AttributeTemplate):
-    key = GridGroup
+def _sync_attribute(group_type):
+    """Typing of ``group.sync()`` (no arguments, no result) on *group_type*."""
 
-    @bound_function("GridGroup.sync")
-    def resolve_sync(self, ty, args, kws):
-        if not args and not kws:
-            return signature(types.none)
-        return None
+    class Attrs(AttributeTemplate):
+        key = group_type
+
+        @bound_function(f"{group_type.__name__}.sync")
+        def resolve_sync(self, ty, args, kws):
+            if not args and not kws:
+                return signature(types.none)
+            return None
+
+    Attrs.__name__ = f"_{group_type.__name__}Attrs"
+    typing_registry.register_attr(Attrs)
 
 
-@typing_registry.register_attr
-class _BlockGroupAttrs(AttributeTemplate):
-    key = BlockGroup
-
-    @bound_function("BlockGroup.sync")
-    def resolve_sync(self, ty, args, kws):
-        if not args and not kws:
-            return signature(types.none)
-        return None
+_sync_attribute(GridGroup)
+_sync_attribute(BlockGroup)
 
 
 _lower = lowering_registry.lower
@@ -263,15 +261,6 @@ def pass_buffer(text: str, entry: str) -> str:
         params = ["ptr", " ", "addrspace", "(", "1", ")"] + ([] if declaration else [" ", arg])
         out.append(irlex.join(irlex.replace(toks, at, close + 1, [barrier, "(", *params, ")"])))
     return "\n".join(out) + ("\n" if text.endswith("\n") else "")
-
-
-def _declare_barrier(module):
-    fn = module.globals.get(GRID_BARRIER)
-    if fn is None:
-        fn = ir.Function(module, ir.FunctionType(VOID, [GLOBAL_PTR]), GRID_BARRIER)
-        fn.attributes.add("convergent")
-        fn.attributes.add("nounwind")
-    return fn
 
 
 #: the error slots a failed barrier fills (language/debug.py's layout: flag, status,

@@ -31,15 +31,15 @@ class CUDAError(DriverError):
 
 
 _drv = None
-#: the process that initialized the driver: a child forked after that cannot use CUDA
-_init_pid: int | None = None
+#: this process initialized the driver: a child forked after that cannot use CUDA
+_initialized = False
 #: this process was forked after its parent initialized the driver
 _forked = False
 
 
 def _after_fork_in_child() -> None:
     global _forked
-    _forked = _init_pid is not None
+    _forked = _initialized
 
 
 if hasattr(os, "register_at_fork"):  # POSIX
@@ -134,8 +134,8 @@ def discover() -> list[Device]:
     try:
         drv = _driver()
         _check(drv.cuInit(0))
-        global _init_pid
-        _init_pid = os.getpid()
+        global _initialized
+        _initialized = True
         count = int(_check(drv.cuDeviceGetCount()))
     except Exception:
         return []
