@@ -102,7 +102,7 @@ class Driver:
     def __getattr__(self, name):
         # other driver calls (``cuDevicePrimaryCtxRetain``...) are cuda-python's, with
         # numba.cuda's convention: the values without the status, CudaAPIError on failure
-        if not name.startswith("cu"):
+        if not (name.startswith("cu") and name[2:3].isupper()):  # cuInit, cuMemAlloc...
             raise AttributeError(name)
         fn = getattr(_binding(), name, None)
         if fn is None:

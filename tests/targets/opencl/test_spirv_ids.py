@@ -13,6 +13,7 @@ import numba_gpux as gpux
 from numba_gpux.machines import emit_in_fresh_process
 from numba_gpux.devices import resolve_target
 from numba_gpux.targets.opencl.spirv_ids import duplicate_result_ids
+from numba_gpux.targets.opencl.target import _RETRIES_IN_PROCESS
 
 SIG = "void(float32, float32[::1], float32[::1], float32[::1])"
 OP_LABEL, OP_TYPE_INT = 248, 21
@@ -97,11 +98,15 @@ def test_a_module_hit_is_emitted_again_in_process_first(monkeypatch):
         calls.append(1)
         return [7] if len(calls) == 1 else real(binary)
 
-    def no_fresh_process(*a, **k):
-        raise AssertionError("a fresh process was started")
+    fresh = []
+    real_fresh = machines.emit_in_fresh_process
+
+    def fresh_process(*a, **k):  # allowed only once every in-process emission hit too
+        fresh.append(len(calls))
+        return real_fresh(*a, **k)
 
     monkeypatch.setattr(spirv_ids, "duplicate_result_ids", first_is_hit)
-    monkeypatch.setattr(machines, "emit_in_fresh_process", no_fresh_process)
+    monkeypatch.setattr(machines, "emit_in_fresh_process", fresh_process)
 
     def saxpy2(a, x, y, out):  # a kernel of its own: not in this process's caches
         i = gpux.grid(1)
@@ -109,6 +114,12 @@ def test_a_module_hit_is_emitted_again_in_process_first(monkeypatch):
             out[i] = a * x[i] - y[i]
 
     art = gpux.compile(saxpy2, SIG, target="opencl")
-    assert art.info.get("emitted_again") == 1 and len(calls) >= 2
+    # the back end's own collisions are real and rare: a second in-process emission may
+    # hit one too, so the count is at least one; a fresh process only after all of them
+    assert len(calls) >= 2
+    if fresh:
+        assert fresh == [1 + _RETRIES_IN_PROCESS] and art.info.get("emitted_in_fresh_process")
+    else:
+        assert 1 <= art.info.get("emitted_again") <= _RETRIES_IN_PROCESS
     assert real(art.binary) == []
     assert art.binary == emit_in_fresh_process(resolve_target("opencl"), art.llvm_ir, 3)
