@@ -493,6 +493,8 @@ def _stage_map_ir(job: Job):
 
 def _stage_mark_kernels(job: Job):
     job.text = irtext.mark_kernels(job.text, job.kernels, job.target.kernel_cc)
+    for name, operands in job.target.module_metadata:
+        job.text = irtext.add_named_metadata(job.text, name, operands)
     # the kernel's launch bounds, as function attributes where the target names them
     names = dict(job.target.kernel_bound_attributes)
     attrs = {names[k]: str(getattr(job.options, k)) for k in names if getattr(job.options, k)}

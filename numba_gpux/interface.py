@@ -383,6 +383,9 @@ class Target(_Checked):
     # -- mark kernels ----------------------------------------------------------
     #: text inserted after ``define`` on kernel entry points ("spir_kernel"; "": none)
     kernel_cc: str = ""
+    #: (name, operands) of named metadata every module carries, e.g. the source language
+    #: a back end writes into its binary for the driver to read; () adds none
+    module_metadata: tuple[tuple[str, str], ...] = ()
     #: (``compiler.Options`` field, function attribute) pairs: launch bounds as attributes
     #: of the kernel, e.g. ("max_threads", "nvvm.maxntid"); () writes none
     kernel_bound_attributes: tuple[tuple[str, str], ...] = ()

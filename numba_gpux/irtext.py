@@ -26,7 +26,7 @@ from .irlex import at_depth0 as _depth0, ptr_type as _ptr_type, skip as _skip
 
 __all__ = ["remap_address_spaces", "add_function_attributes", "add_function_metadata",
            "mark_kernels", "global_variable_names", "definitions_only", "move_globals",
-           "calls_to_kernel_params", "index_ranges", "infer_address_spaces", "mask_shift_amounts",
+           "calls_to_kernel_params", "index_ranges", "add_named_metadata", "infer_address_spaces", "mask_shift_amounts",
            "narrow_shared_atomics", "defined_functions", "declared_functions", "call_graph",
            "drop_unused_values", "ModuleFacts", "module_variables", "rewrite_bodies", "definition", "name_end", "close_paren"]
 
@@ -426,13 +426,7 @@ def add_function_metadata(text: str, functions, kind: str, operands: str) -> str
     For: llvmlite's binding cannot attach metadata to a function (0.50); its
     ``ir`` layer can, but the module here is a parsed one."""
     ls = text.split("\n")
-    node = -1
-    for ln in ls:
-        if ln.startswith("!"):
-            t = lx.line_tokens(ln)[0]
-            if t[1:].isdigit():
-                node = max(node, int(t[1:]))
-    node += 1
+    node = _free_node(ls)
     found = _define_lines(ls, set(functions))
     for name in functions:
         k = _one_define(found, name, "function")
@@ -443,6 +437,25 @@ def add_function_metadata(text: str, functions, kind: str, operands: str) -> str
         end = ci[-2] + 1
         ls[k] = lx.join([*toks[:end], f" !{kind} !{node} {{"])
     return f"{chr(10).join(ls).rstrip()}\n!{node} = !{{{operands}}}\n"
+
+
+def _free_node(ls) -> int:
+    """The first metadata node number after every numbered node among the lines *ls*."""
+    node = -1
+    for ln in ls:
+        if ln.startswith("!"):
+            t = lx.line_tokens(ln)[0]
+            if t[1:].isdigit():
+                node = max(node, int(t[1:]))
+    return node + 1
+
+
+def add_named_metadata(text: str, name: str, operands: str) -> str:
+    """*text* with the named metadata ``!name = !{!N}``, ``!N = !{operands}`` appended
+    (a module's text has none of that name yet)."""
+    ls = text.rstrip().split("\n")
+    node = _free_node(ls)
+    return f"{chr(10).join(ls)}\n!{name} = !{{!{node}}}\n!{node} = !{{{operands}}}\n"
 
 
 _HEADER_WORDS = frozenset(("source_filename", "target", "attributes"))
@@ -571,7 +584,7 @@ def _called(ls) -> set[str]:
 
 
 _INDEX_FUNCS = frozenset(("__gpux_thread_idx", "__gpux_block_idx", "__gpux_block_dim",
-                          "__gpux_grid_dim"))
+                          "__gpux_grid_dim", "__gpux_global_idx"))
 
 
 @checked
@@ -594,6 +607,8 @@ def index_ranges(text: str, limits) -> str:
             return 1, limits.block[d] + 1
         if name == "__gpux_block_idx":
             return 0, limits.grid[d]
+        if name == "__gpux_global_idx":
+            return 0, limits.grid[d] * limits.block[d]
         return 1, limits.grid[d] + 1
 
     ls = text.split("\n")

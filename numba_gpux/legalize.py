@@ -25,9 +25,10 @@ from __future__ import annotations
 
 from . import irlex
 from .irlex import code, instruction, is_label, line_tokens, match_paren, name, spell_local
+from .legalize_logic import logical_selects
 
 __all__ = ["REWRITES", "apply_rewrites", "sitofp_i1", "byte_allocas", "rematerialize_index_math",
-           "split_aggregate_phis"]
+           "split_aggregate_phis", "logical_selects"]
 
 
 # --------------------------------------------------------------------------- shared
@@ -762,6 +763,7 @@ REWRITES = {
     "byte_allocas": byte_allocas,
     "rematerialize_index_math": rematerialize_index_math,
     "split_aggregate_phis": split_aggregate_phis,
+    "logical_selects": logical_selects,
 }
 
 

@@ -26,10 +26,7 @@ def _dim(builder, name, d):
 
 
 def _global_id(builder, d):
-    tid = _dim(builder, "__gpux_thread_idx", d)
-    bid = _dim(builder, "__gpux_block_idx", d)
-    bdim = _dim(builder, "__gpux_block_dim", d)
-    return builder.add(builder.mul(bid, bdim), tid)
+    return _dim(builder, "__gpux_global_idx", d)
 
 
 def _global_size(builder, d):

@@ -196,6 +196,11 @@ def make_target(device=None, *, features=None) -> OpenCLTarget:
         data_layout=DATA_LAYOUT,
         addrspaces=SPIRV_ADDRSPACES,
         kernel_cc="spir_kernel",
+        # the back end writes the source language as OpSource: without this it says
+        # OpenCL C++, and the Intel CPU driver then never vectorizes a kernel along a
+        # dimension other than 0 (a 2-D kernel whose consecutive index is grid(2)[1]
+        # loads with gathers); as OpenCL C it picks the dimension, as for source
+        module_metadata=(("opencl.ocl.version", "i32 2, i32 0"),),
         emit_kind="object",
         artifact_kind="spirv",
         features=frozenset(features),
@@ -208,7 +213,7 @@ def make_target(device=None, *, features=None) -> OpenCLTarget:
         replace_intrinsics=("llvm.bitreverse.", "llvm.sadd.with.overflow."),
         workgroup_syncscope="workgroup",
         ir_rewrites=("split_aggregate_phis", "sitofp_i1", "byte_allocas",
-                     "rematerialize_index_math"),
+                     "rematerialize_index_math", "logical_selects"),
         extern_prefixes=("_Z", "__spirv"),
         opencl=OpenCLOptions(dynamic_shared_params=True),
     )

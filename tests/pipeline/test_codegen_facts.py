@@ -80,10 +80,43 @@ def test_opencl_index_calls_carry_ranges():
     art = gpux.compile(saxpy, SAXPY, target="opencl")
     calls = re.findall(r"call (noundef range\(i64 \d+, \d+\) )?i64 @(_Z\d+get_\w+j)",
                        art.llvm_ir)
-    # local id, group id, local size (each block that uses them computes them again)
-    assert {name for _, name in calls} == {"_Z12get_local_idj", "_Z12get_group_idj",
-                                           "_Z14get_local_sizej"}, art.llvm_ir
+    # grid(1) is the work-item's global id (each block that uses it computes it again)
+    assert {name for _, name in calls} == {"_Z13get_global_idj"}, art.llvm_ir
     assert all(rng for rng, _ in calls), art.llvm_ir
+
+
+def _spirv_source_language(binary: bytes) -> int:
+    """The SourceLanguage operand of a SPIR-V module's OpSource (opcode 3)."""
+    words = np.frombuffer(binary, dtype="<u4")
+    k = 5  # after the header
+    while k < len(words):
+        count, opcode = int(words[k]) >> 16, int(words[k]) & 0xFFFF
+        if opcode == 3:
+            return int(words[k + 1])
+        k += max(count, 1)
+    raise AssertionError("no OpSource in the module")
+
+
+def test_opencl_binary_says_opencl_c():
+    """The SPIR-V names OpenCL C (3) as its source language, not OpenCL C++ (4): a CPU
+    driver picks the dimension it vectorizes along only for OpenCL C."""
+    art = gpux.compile(saxpy, SAXPY, target="opencl")
+    assert _spirv_source_language(art.binary) == 3
+
+
+def test_two_dimensional_early_exit_is_one_conjunction():
+    """``if 0 < i < n - 1 and 0 < j < m - 1`` reaches the back end as ``and`` of the
+    comparisons (legalize_logic.logical_selects), not as selects."""
+    def interior(a, out):
+        i, j = gpux.grid(2)
+        n, m = a.shape
+        if 0 < i < n - 1 and 0 < j < m - 1:
+            out[i, j] = a[i - 1, j] + a[i, j + 1]
+
+    body = _kernel_body(gpux.compile(interior, "void(float64[:, ::1], float64[:, ::1])",
+                                     target="opencl").llvm_ir)
+    assert "select i1" not in body, body
+    assert body.count(" = and i1 ") >= 2, body
 
 
 def test_negative_index_still_wraps(opencl_device):

@@ -52,6 +52,40 @@ def test_array_allocas_become_byte_arrays_of_the_same_size_and_alignment():
     ll.parse_assembly(out).verify()
 
 
+SELECTS = """
+@msg = private constant [21 x i8] c"select i1 %a, i1 true"
+define i32 @k(i64 %i, i64 %n, <2 x i1> %va, <2 x i1> %vb, i32 %x, i32 %y) {
+  %c0 = icmp sgt i64 %i, 0
+  %c1 = icmp slt i64 %i, %n
+  %both = select i1 %c0, i1 %c1, i1 false, !prof !0, !annotation !1
+  %either = select i1 %c0, i1 true, i1 %c1
+  %pick = select i1 %c0, i1 %c1, i1 %both
+  %vec = select <2 x i1> %va, <2 x i1> %vb, <2 x i1> zeroinitializer
+  %v = select i1 %either, i32 %x, i32 %y
+  %w = select i1 %pick, i32 %v, i32 0
+  ret i32 %w
+}
+!0 = !{!"branch_weights", i32 1, i32 2}
+!1 = !{!"kept"}
+"""
+
+
+def test_logical_selects_become_and_and_or():
+    out = legalize.logical_selects(SELECTS)
+    assert "%both = and i1 %c0, %c1, !annotation !1" in out  # branch weights go
+    assert "%either = or i1 %c0, %c1" in out
+    # a select between two conditions, vectors of bools and non-bool values stay
+    for kept in ("%pick = select i1 %c0, i1 %c1, i1 %both",
+                 "%vec = select <2 x i1> %va, <2 x i1> %vb", "%v = select i1 %either, i32",
+                 'c"select i1 %a, i1 true"'):
+        assert kept in out, out
+    ll.parse_assembly(out).verify()
+    for c0 in (False, True):  # the same truth table as the selects
+        for c1 in (False, True):
+            assert (c0 and c1) == (c1 if c0 else False)
+            assert (c0 or c1) == (True if c0 else c1)
+
+
 def test_opencl_lists_its_rewrites_and_they_exist():
     names = make_target().ir_rewrites
     assert names and set(names) <= set(legalize.REWRITES)

@@ -26,6 +26,8 @@ SPIRV.define("__gpux_thread_idx", _index("__gpux_thread_idx", "get_local_id"))
 SPIRV.define("__gpux_block_idx", _index("__gpux_block_idx", "get_group_id"))
 SPIRV.define("__gpux_block_dim", _index("__gpux_block_dim", "get_local_size"))
 SPIRV.define("__gpux_grid_dim", _index("__gpux_grid_dim", "get_num_groups"))
+# launches pass no global offset (launch.py), so get_global_id is the shared default's sum
+SPIRV.define("__gpux_global_idx", _index("__gpux_global_idx", "get_global_id"))
 # CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE
 SPIRV.define("__gpux_barrier", (
     "declare void @_Z7barrierj(i32) convergent\n"
