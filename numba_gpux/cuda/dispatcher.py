@@ -190,7 +190,22 @@ class CUDADispatcher(GpuxFunction):
 
     # ------------------------------------------------------------ launching
     def __getitem__(self, config):
+        cluster = None
+        if isinstance(config, tuple) and len(config) == 5:  # numba-cuda-mlir's, with a cluster
+            from .cluster import normalize_cluster
+
+            config, cluster = config[:4], normalize_cluster(config[4])
+        elif isinstance(config, tuple) and len(config) > 5:
+            from ..errors import LaunchError
+
+            raise LaunchError("launch configuration must be [griddim, blockdim], with "
+                              "optionally a stream, dynamic shared bytes and a cluster shape "
+                              "after them: at most 5 items")
         cfg = super().__getitem__(config)
+        if cluster is not None:
+            from .cluster import cluster_config
+
+            cfg = cluster_config(self, cfg, cluster)
         if _cuda_config.CUDA_LOW_OCCUPANCY_WARNINGS:
             warn_if_low_occupancy(cfg.griddim, stacklevel=3)
         return cfg
