@@ -133,7 +133,8 @@ __all__ = [
     "profile_start", "profile_stop", "profiling", "CudaSupportError", "MemoryInfo",
     "In", "Out", "InOut", "DeviceNDArray", "Reduce", "reduce",
     "compile", "compile_ptx", "compile_for_current_device", "compile_ptx_for_current_device",
-    "compile_all", "compile_cubin", "compile_for", "compile_mlir", "KernelRuntimeError", "fp16", "random", "implementation",
+    "compile_all", "compile_cubin", "compile_for", "compile_mlir", "KernelRuntimeError",
+    "fp16", "random", "implementation",
     # submodules such as np, typing, core are attributes but not star-exported (they
     # would shadow numpy or the standard library's typing in the importer)
     "HAS_NUMBA", "config", "cudadrv", "extending", "nvvm",

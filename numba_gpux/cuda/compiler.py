@@ -103,13 +103,26 @@ def _default_cc() -> tuple:
 
 
 def compile_cubin(pyfunc, sig, debug=False, lineinfo=False, device=False, fastmath=False,
-                  cc=None, opt=True) -> bytes:
+                  cc=None, opt=True, chip=None) -> bytes:
     """numba-cuda-mlir's ``compile_cubin``: the cubin (bytes) of *pyfunc* compiled for
-    *sig* (a kernel unless ``device=True``) for ``sm_XX`` of *cc* (default: the CUDA
-    target's), through ``compile_ptx``'s PTX and ptxas.  Without ptxas, or where it
-    rejects the PTX, a ToolchainError saying which."""
+    *sig* (a kernel unless ``device=True``) for ``sm_XX`` of *cc* or, in numba-cuda-mlir's
+    spelling, *chip* (``"sm_90"``; default: the CUDA target's), through
+    ``compile_ptx``'s PTX and ptxas.  Without ptxas, or where it rejects the PTX, a
+    ToolchainError saying which."""
+    if chip is not None:
+        if cc is not None:
+            raise TypeError("compile_cubin() takes cc or chip, not both")
+        cc = _chip_cc(chip)
     art = _artifact(pyfunc, sig, debug, lineinfo, device, fastmath, cc, opt, cubin=True)
     return _cubin_of(art, "cuda.compile_cubin()", cc)
+
+
+def _chip_cc(chip) -> tuple[int, int]:
+    """numba-cuda-mlir's ``chip`` (``"sm_90"``, ``"sm_100a"``) as a compute capability."""
+    digits = str(chip).lower().removeprefix("sm_").rstrip("af")
+    if not digits.isdigit() or len(digits) < 2:
+        raise ValueError(f"chip must name an NVIDIA architecture such as 'sm_90', not {chip!r}")
+    return int(digits[:-1]), int(digits[-1])
 
 
 class CompileResult:

@@ -7,7 +7,7 @@ Every public name of ``numba.core.types`` (the short aliases ``f2``, ``f4``,
 
 from numba.core import types as _types
 
-from .complex_half import complex32
+from .complex_half import complex32  # noqa: F401 - in __all__
 
 __all__ = sorted([n for n in dir(_types) if not n.startswith("_")] + ["complex32"])
 globals().update({n: getattr(_types, n) for n in __all__ if n != "complex32"})

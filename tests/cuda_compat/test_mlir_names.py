@@ -98,6 +98,15 @@ def test_compile_cubin_is_ptxas_output_for_the_asked_sm(ptxas):
     assert res.cubin[:4] == b"\x7fELF"
 
 
+def test_compile_cubin_takes_numba_cuda_mlirs_chip(ptxas):
+    sig = "void(float32[::1], float32[::1])"
+    assert cuda.compile_cubin(_pairs, sig, chip="sm_80")[:4] == b"\x7fELF"
+    with pytest.raises(ValueError, match="chip must name"):
+        cuda.compile_cubin(_pairs, sig, chip="ampere")
+    with pytest.raises(TypeError, match="cc or chip"):
+        cuda.compile_cubin(_pairs, sig, chip="sm_80", cc=(8, 0))
+
+
 def test_compile_cubin_for_an_sm_no_ptxas_knows_is_a_toolchain_error(ptxas):
     with pytest.raises(ToolchainError, match="sm_999|ptxas"):
         cuda.compile_cubin(_pairs, "void(float32[::1], float32[::1])", cc=(99, 9))
