@@ -10,7 +10,9 @@ part (here two ``float16``, 4 bytes).  In kernels and device functions:
 - arithmetic and comparisons promote to ``complex64`` (as numba-cuda-mlir's conversion
   rules do: float16 converts safely to complex32, complex32 promotes to complex64), so
   ``z * z`` is a complex64; ``complex32(...)`` or storing into a complex32 place rounds
-  it back.
+  it back;
+- local and shared arrays hold them (``cuda.local.array(n, complex32)``), each element
+  stored as its two halves.
 
 NumPy has no complex32 dtype, so arrays of complex32 have no NumPy form: host and
 device hold the same 4-byte pairs as a ``float16`` array whose last axis has length 2

@@ -185,6 +185,34 @@ def test_complex32_builds_reads_and_promotes_in_kernels(opencl_device):
     np.testing.assert_allclose(got, want, rtol=2e-3)
 
 
+def test_complex32_in_local_and_shared_arrays(opencl_device):
+    c32 = cuda.complex32
+
+    @cuda.jit
+    def k(h, out):
+        i = cuda.grid(1)
+        a = cuda.local.array(2, c32)
+        s = cuda.shared.array(4, c32)
+        a[0] = c32(h[i, 0], h[i, 1])
+        a[1] = a[0] + 1            # stored back as halves
+        s[i] = a[1] * 2
+        cuda.syncthreads()
+        z = s[i]
+        out[i, 0] = z.real
+        out[i, 1] = z.conjugate().imag
+        out[i, 2] = 1.0 if a[0] == a[0] else 0.0
+        out[i, 3] = abs(a[0])
+
+    h = np.array([[1, 2], [3, -1], [0, 0], [0.5, 0.5]], np.float16)
+    out = np.zeros((4, 4), np.float32)
+    k[1, 4](h, out)
+    z = h[:, 0].astype(np.complex64) + 1j * h[:, 1]
+    np.testing.assert_allclose(out[:, 0], ((z + 1) * 2).real)
+    np.testing.assert_allclose(out[:, 1], -((z + 1) * 2).imag)
+    np.testing.assert_array_equal(out[:, 2], 1.0)
+    np.testing.assert_allclose(out[:, 3], np.abs(z), rtol=1e-6)
+
+
 def test_complex32_host_form_round_trips():
     from numba_gpux.cuda.complex_half import from_halves, to_halves
 
