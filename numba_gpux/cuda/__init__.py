@@ -78,9 +78,10 @@ shared_array = shared.array
 #: submodules loaded on first use (``cuda.libdevice.sin``); ``vector`` and
 #: ``tensor_map`` are numba-cuda-mlir's, there to say why they are not supported
 _LAZY = ("libdevice", "vector_types", "kernels", "libdevicefuncs", "vector", "tensor_map")
-#: numba-cuda-mlir's names served by modules of their own, once those exist:
-#: ``cuda.consteval`` is ``cuda.experimental.consteval``.  (``intrin``,
-#: ``experimental`` and ``inline_ptx`` are imported here, next to this, when they land.)
+#: numba-cuda-mlir's top-level names that are another module's: ``cuda.consteval`` is
+#: ``cuda.experimental.consteval`` (an AttributeError while there is no such module).
+#: numba-cuda-mlir's own submodules ``intrin`` and ``experimental`` belong in _LAZY,
+#: and ``inline_ptx`` among the imports above, with their modules.
 _FROM_MODULE = {"consteval": "experimental"}
 
 
