@@ -180,9 +180,10 @@ class CUDADispatcher(GpuxFunction):
                   file=sys.stderr)
         if "binary" in self.dumps:
             _dump_header(f"binary of {name} for {where}")
-            print(f"{art.kind}: no binary (its text is what the driver loads)"
-                  if art.binary is None else
-                  f"{art.kind}: {len(art.binary)} bytes, loaded as they are (not printed)",
+            # the binary of PTX code is its cubin (made by ptxas where installed)
+            binary = _BINARY_NAMES.get(art.kind, art.kind)
+            print(f"no {binary}: the driver loads the {art.kind} text" if art.binary is None
+                  else f"{binary}: {len(art.binary)} bytes, loaded as they are (not printed)",
                   file=sys.stderr)
 
     def _disk_indexed(self) -> bool:
@@ -263,6 +264,10 @@ class CUDADispatcher(GpuxFunction):
         fn.bitcast_arrays = bool(state.get("bitcast_arrays"))
         fn.dumps = frozenset(state.get("dumps", ()))
         return fn
+
+
+#: what a target's binary is called, by its code's kind, where the two differ
+_BINARY_NAMES = {"ptx": "cubin"}
 
 
 def _dump_header(what: str) -> None:

@@ -308,6 +308,13 @@ def test_dump_ptx_prints_ptx_where_the_code_is_ptx(capfd):
     assert "PTX of _pairs(" in err and ".entry" in err and ".version" in err
 
 
+def test_dump_cubin_says_how_big_the_cubin_is(ptxas, capfd):
+    k = cuda.jit(dump_cubin=True)(_pairs)
+    k.inspect_asm("void(float32[::1], float32[::1])", target="cuda")
+    err = capfd.readouterr().err
+    assert "binary of _pairs(" in err and "cubin:" in err and "bytes" in err
+
+
 def test_dump_is_numba_ir_and_llvm_ir(capfd):
     k = cuda.jit(dump=True)(_pairs)
     assert k.dumps == {"numba_ir", "llvmir"}
