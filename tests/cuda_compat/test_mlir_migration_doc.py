@@ -72,3 +72,27 @@ def test_every_row_has_a_known_status_and_says_what_it_is_there():
     for name, status, there, here in rows:
         assert status in STATUSES, (name[:60], status)
         assert there and here, name[:60]
+
+
+#: the keywords of numba-cuda-mlir's ``jit`` (jit.pyi at the commit of the name list)
+JIT_KEYWORDS = (
+    "abi", "capi", "chip", "debug", "device", "dump", "dump_ast", "dump_ast_after_all",
+    "dump_cubin", "dump_llvmir", "dump_mlir", "dump_numba_ir", "dump_ptx",
+    "experimental_ast_transforms", "extensions", "fastmath", "features", "inline",
+    "launch_bounds", "lineinfo", "link", "lto", "max_registers", "opt_level",
+    "print_after_all", "print_before_all", "ptxas_options", "shared_memory_carveout",
+    "signature",
+)
+
+
+def test_every_jit_keyword_is_taken_by_the_dialect_and_the_facade_or_its_table():
+    from numba_gpux.cuda import decorators, mlir_dialect
+
+    facade = set(decorators.valid_keywords())
+    table = set(mlir_dialect.JIT_DIFFERENCES)
+    for name in JIT_KEYWORDS:
+        assert name in mlir_dialect.valid_keywords(), name
+        # each is the facade's own keyword or a row of the table (or both: a default)
+        assert name in facade or name in table, name
+    # the dump options numba-gpux carries out are the facade's, not the dialect's alone
+    assert {"dump", "dump_numba_ir", "dump_llvmir", "dump_ptx", "dump_cubin"} <= facade
