@@ -17,8 +17,10 @@ from numba.core.types import *  # noqa: F401,F403 - numba.cuda re-exports the ty
 from numba.core.types import f2, float16  # noqa: F401 - (not in numba.core.types.__all__)
 from numba.core.errors import TypingError  # noqa: F401
 from numba.misc.special import literal_unroll  # noqa: F401
+from numba.np.numpy_support import carray, farray  # noqa: F401 - host-side, as numba's
 
 from . import types  # noqa: F401
+from .types import complex32  # noqa: F401 - numba-cuda-mlir's complex of two float16
 from .decorators import jit, declare_device
 from .intrinsics import (
     grid, gridsize, threadIdx, blockIdx, blockDim, gridDim, laneid, warpsize,
@@ -47,7 +49,7 @@ from ._arrays import DeviceNDArray
 from .reduction import Reduce, reduce
 from .compiler import (
     compile, compile_ptx, compile_for_current_device, compile_ptx_for_current_device,
-    compile_all,
+    compile_all, compile_cubin, compile_for, compile_mlir,
 )
 from ..errors import LaunchError as KernelRuntimeError
 from ._modules import install as _install_module_table  # noqa: E402
@@ -70,8 +72,17 @@ from .vectorizers import vectorize, guvectorize  # noqa: E402,F401
 
 #: numba.cuda's flag for "Numba's CPU target is installed": numba_gpux is built on it
 HAS_NUMBA = True
-#: submodules loaded on first use (``cuda.libdevice.sin``)
-_LAZY = ("libdevice", "vector_types", "kernels")
+#: numba-cuda-mlir's names for ``local.array`` and ``shared.array``
+local_array = local.array
+shared_array = shared.array
+#: submodules loaded on first use (``cuda.libdevice.sin``); ``vector`` and
+#: ``tensor_map`` are numba-cuda-mlir's, there to say why they are not supported
+_LAZY = ("libdevice", "vector_types", "kernels", "libdevicefuncs", "vector", "tensor_map")
+#: numba-cuda-mlir's top-level names that are another module's: ``cuda.consteval`` is
+#: ``cuda.experimental.consteval`` (an AttributeError while there is no such module).
+#: numba-cuda-mlir's own submodules ``intrin`` and ``experimental`` belong in _LAZY,
+#: and ``inline_ptx`` among the imports above, with their modules.
+_FROM_MODULE = {"consteval": "experimental"}
 
 
 def __getattr__(name: str):
@@ -79,6 +90,16 @@ def __getattr__(name: str):
         import importlib
 
         return importlib.import_module(f"{__name__}.{name}")
+    if name in _FROM_MODULE:
+        import importlib
+
+        try:
+            module = importlib.import_module(f"{__name__}.{_FROM_MODULE[name]}")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"{__name__}.{_FROM_MODULE[name]}":
+                raise
+        else:
+            return getattr(module, name)
     if name[-1:] in ("1", "2", "3", "4"):  # a vector type: cuda.float32x4, cuda.float4
         from .vector_types import constructors
 
@@ -113,10 +134,14 @@ __all__ = [
     "profile_start", "profile_stop", "profiling", "CudaSupportError", "MemoryInfo",
     "In", "Out", "InOut", "DeviceNDArray", "Reduce", "reduce",
     "compile", "compile_ptx", "compile_for_current_device", "compile_ptx_for_current_device",
-    "compile_all", "KernelRuntimeError", "fp16", "random", "implementation",
+    "compile_all", "compile_cubin", "compile_for", "compile_mlir", "KernelRuntimeError",
+    "fp16", "random", "implementation",
     # submodules such as np, typing, core are attributes but not star-exported (they
     # would shadow numpy or the standard library's typing in the importer)
     "HAS_NUMBA", "config", "cudadrv", "extending", "nvvm",
     "runtime", "reset", "LinkableCode", "PTXSource", "CUSource", "Cubin", "Fatbin", "Archive",
     "Object", "LTOIR", "libdevice", "vector_types", "kernels", "vectorize", "guvectorize",
+    # numba-cuda-mlir's names
+    "local_array", "shared_array", "carray", "farray", "complex32", "libdevicefuncs",
+    "vector", "tensor_map",
 ]

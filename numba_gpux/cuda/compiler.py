@@ -4,13 +4,15 @@
 from __future__ import annotations
 
 from numba.core import sigutils, types
+from numba.core.typing import signature as _signature
 
 from ..api import compile as _gpux_compile
 from ..dispatcher import GpuxFunction
 from ..errors import UnsupportedError
 
 __all__ = ["compile", "compile_ptx", "compile_for_current_device",
-           "compile_ptx_for_current_device", "compile_all"]
+           "compile_ptx_for_current_device", "compile_all", "compile_cubin", "compile_for",
+           "compile_mlir", "CompileResult"]
 
 
 def compile(pyfunc, sig, debug=False, lineinfo=False, device=True, fastmath=False, cc=None,
@@ -20,22 +22,31 @@ def compile(pyfunc, sig, debug=False, lineinfo=False, device=True, fastmath=Fals
     capability *cc* (default: the CUDA target's default)."""
     if output != "ptx":
         raise UnsupportedError(f"cuda.compile(output={output!r}): only 'ptx' is supported")
+    art = _artifact(pyfunc, sig, debug, lineinfo, device, fastmath, cc, opt, cubin=False)
+    args, ret = sigutils.normalize_signature(sig)
+    if ret is None:
+        ret = types.void
+    return art.text, ret
+
+
+def _artifact(pyfunc, sig, debug=False, lineinfo=False, device=True, fastmath=False, cc=None,
+              opt=True, cubin=False):
+    """The CUDA target's Artifact for *pyfunc* and *sig* (with a cubin from ptxas, where
+    installed, if *cubin*)."""
     from ..compiler import Options
     from .decorators import NUMBA_CUDA_SEMANTICS
 
     if isinstance(pyfunc, GpuxFunction):
         pyfunc = pyfunc.py_func
-    opts = {} if cc is None else {"cc": tuple(cc)}
+    opts = {"cubin": bool(cubin)}
+    if cc is not None:
+        opts["cc"] = tuple(cc)
     level = 3 if opt is True else (0 if opt is False else opt)
     # numba.cuda's rules for built-in operations, as the facade's kernels have them
     fn = GpuxFunction(pyfunc, device=device, options=Options(
         opt=level, fastmath=bool(fastmath), debug=bool(debug), lineinfo=bool(lineinfo),
         semantics=NUMBA_CUDA_SEMANTICS))
-    art = _gpux_compile(fn, sig, target="cuda", device=device, **opts)
-    args, ret = sigutils.normalize_signature(sig)
-    if ret is None:
-        ret = types.void
-    return art.text, ret
+    return _gpux_compile(fn, sig, target="cuda", device=device, **opts)
 
 
 def compile_ptx(pyfunc, sig, debug=False, lineinfo=False, device=False, fastmath=False,
@@ -65,3 +76,114 @@ def compile_ptx_for_current_device(pyfunc, sig, **kws):
 
 def compile_all(*args, **kws):
     raise UnsupportedError("cuda.compile_all (linkable code objects) is not supported")
+
+
+def _cubin_of(art, name: str, cc) -> bytes:
+    """The cubin in *art*, or a ToolchainError saying why ptxas made none."""
+    if art.binary is not None:
+        return art.binary
+    from ..errors import ToolchainError
+    from ..targets.cuda import toolkit
+
+    if toolkit.find_ptxas() is None:
+        raise ToolchainError(f"{name}: a cubin needs ptxas from the CUDA toolkit (or the "
+                             f"nvidia-cuda-nvcc wheel), which is not installed; "
+                             f"compile_ptx() needs none")
+    cc = tuple(cc) if cc is not None else _default_cc()
+    if not toolkit.ptxas_supports(cc):
+        raise ToolchainError(f"{name}: no installed ptxas assembles for sm_{cc[0]}{cc[1]}")
+    ok, log = toolkit.ptxas_check(art.text, cc)
+    raise ToolchainError(f"{name}: ptxas rejected the PTX for sm_{cc[0]}{cc[1]}:\n{log}")
+
+
+def _default_cc() -> tuple:
+    from ..devices import resolve_target
+
+    return tuple(resolve_target("cuda", cubin=False).cuda.cc)
+
+
+def compile_cubin(pyfunc, sig, debug=False, lineinfo=False, device=False, fastmath=False,
+                  cc=None, opt=True, chip=None) -> bytes:
+    """numba-cuda-mlir's ``compile_cubin``: the cubin (bytes) of *pyfunc* compiled for
+    *sig* (a kernel unless ``device=True``) for ``sm_XX`` of *cc* or, in numba-cuda-mlir's
+    spelling, *chip* (``"sm_90"``; default: the CUDA target's), through
+    ``compile_ptx``'s PTX and ptxas.  Without ptxas, or where it rejects the PTX, a
+    ToolchainError saying which."""
+    if chip is not None:
+        if cc is not None:
+            raise TypeError("compile_cubin() takes cc or chip, not both")
+        cc = _chip_cc(chip)
+    art = _artifact(pyfunc, sig, debug, lineinfo, device, fastmath, cc, opt, cubin=True)
+    return _cubin_of(art, "cuda.compile_cubin()", cc)
+
+
+def _chip_cc(chip) -> tuple[int, int]:
+    """numba-cuda-mlir's ``chip`` (``"sm_90"``, ``"sm_100a"``) as a compute capability."""
+    digits = str(chip).lower().removeprefix("sm_").rstrip("af")
+    if not digits.isdigit() or len(digits) < 2:
+        raise ValueError(f"chip must name an NVIDIA architecture such as 'sm_90', not {chip!r}")
+    return int(digits[:-1]), int(digits[-1])
+
+
+class CompileResult:
+    """What :func:`compile_for` returns: the kernel's ``signature`` and its code for the
+    CUDA target (``ptx``, ``cubin``, ``llvm_ir``), made on first use."""
+
+    def __init__(self, kernel, argtypes: tuple):
+        self.kernel = kernel
+        self.argtypes = tuple(argtypes)
+        self.signature = _signature(types.void, *argtypes)
+        self._art = {}
+
+    def _artifact(self, cubin: bool):
+        art = self._art.get(cubin)
+        if art is None:
+            art = self._art[cubin] = _gpux_compile(self.kernel, self.signature, target="cuda",
+                                                   cubin=cubin)
+        return art
+
+    @property
+    def ptx(self) -> str:
+        return self._artifact(False).text
+
+    @property
+    def cubin(self) -> bytes:
+        return _cubin_of(self._artifact(True), f"compile_for({self.kernel.__name__})", None)
+
+    @property
+    def llvm_ir(self) -> str:
+        """The optimized LLVM IR the PTX was made from."""
+        return self._artifact(False).llvm_ir
+
+    def inspect_asm(self) -> str:
+        return self.ptx
+
+    def inspect_llvm(self) -> str:
+        return self.llvm_ir
+
+    def __repr__(self):
+        return f"<CompileResult of {self.kernel.__name__}{self.signature}>"
+
+
+def compile_for(func, *args) -> CompileResult:
+    """numba-cuda-mlir's ``compile_for``: compile kernel *func* (a Python function or a
+    ``cuda.jit`` kernel) for the types of the example arguments *args*, as a launch with
+    them would, and return a :class:`CompileResult` (typing errors are raised here)."""
+    from .decorators import jit
+
+    kernel = func if isinstance(func, GpuxFunction) else jit(func)
+    if kernel.is_device:
+        raise TypeError(f"compile_for({kernel.__name__}): a device function; compile_for "
+                        f"compiles kernels (use cuda.compile(..., device=True))")
+    argtypes = kernel.typeof_args(args)
+    kernel.neutral(argtypes)
+    return CompileResult(kernel, argtypes)
+
+
+def compile_mlir(pyfunc, sig, optimized=False, **targetoptions):
+    """numba-cuda-mlir's ``compile_mlir``: not supported, numba_gpux has no MLIR stage
+    (its kernels go from Numba IR to LLVM IR, then to the target's code:
+    ``compile_ptx`` or ``kernel.inspect_llvm()`` show those)."""
+    raise UnsupportedError("cuda.compile_mlir(): numba_gpux compiles through Numba's lowering "
+                           "to LLVM IR and has no MLIR stage; see compile_ptx() or "
+                           "kernel.inspect_llvm() for the LLVM IR")

@@ -12,7 +12,7 @@ from ..dispatcher import jit as _gpux_jit
 from ..errors import UnsupportedError
 from .dispatcher import CUDADispatcher
 
-__all__ = ["jit", "declare_device", "WARP_SIZE"]
+__all__ = ["jit", "declare_device", "WARP_SIZE", "DUMPS", "NO_OP_DUMPS"]
 
 #: numba.cuda's warp width, which the facade's kernels get as their sub-group width
 WARP_SIZE = 32
@@ -26,10 +26,26 @@ NUMBA_CUDA_SEMANTICS = Semantics(float_minmax="ieee", float16_to_int="nearest",
                                  print_float="%f", print_too_many="format")
 
 
+#: numba-cuda-mlir's dump options the facade carries out: what each prints to stderr
+#: when the kernel compiles (CUDADispatcher.dumps)
+DUMPS = {"dump": ("numba_ir", "llvmir"), "dump_numba_ir": ("numba_ir",),
+         "dump_llvmir": ("llvmir",), "dump_ptx": ("asm",), "dump_cubin": ("binary",)}
+#: numba-cuda-mlir's dump options of stages numba_gpux has not (MLIR, its AST passes and
+#: pass pipeline): accepted, and without effect
+NO_OP_DUMPS = ("dump_mlir", "dump_ast", "dump_ast_after_all", "print_after_all",
+               "print_before_all")
+#: keywords the facade's jit takes through **kws
+_EXTRA_KEYWORDS = ("shared_memory_carveout", "argtypes", "restype", "nopython")
+
+
 def jit(func_or_sig=None, device: bool = False, inline="never", forceinline: bool = False,
         link=(), debug=None, opt=None, lineinfo: bool = False, cache: bool = False,
         launch_bounds=None, lto=None, boundscheck=None, fastmath: bool = False,
-        max_registers=None, extensions=None, **kws) -> CUDADispatcher:
+        max_registers=None, extensions=None, dump: bool = False, dump_numba_ir: bool = False,
+        dump_llvmir: bool = False, dump_ptx: bool = False, dump_cubin: bool = False,
+        dump_mlir: bool = False, dump_ast: bool = False, dump_ast_after_all: bool = False,
+        print_after_all: bool = False, print_before_all: bool = False,
+        **kws) -> CUDADispatcher:
     """Compile a kernel (or, with ``device=True``, a device function), as numba.cuda does.
 
     Accepted as in numba.cuda: a signature or list of signatures (eager
@@ -39,6 +55,15 @@ def jit(func_or_sig=None, device: bool = False, inline="never", forceinline: boo
     (objects whose ``prepare_args`` is applied to each argument before a launch:
     CUDADispatcher.extensions).
     ``link`` (CUDA C/PTX files) is not supported.
+
+    numba-cuda-mlir's dump options print to stderr as the code is made: ``dump`` the
+    Numba IR and the LLVM IR, ``dump_numba_ir`` and ``dump_llvmir`` one of them (the
+    LLVM IR of a kernel as optimized for its target, of a device function as lowered),
+    ``dump_ptx`` the PTX (on other targets their code's text form: SPIR-V assembly,
+    MSL), ``dump_cubin`` a line on the binary.  ``dump_mlir``, ``dump_ast``,
+    ``dump_ast_after_all``, ``print_after_all`` and ``print_before_all`` name stages
+    numba_gpux has not and do nothing.  An unknown keyword is a TypeError listing the
+    valid ones.
     """
     if link:
         raise UnsupportedError("cuda.jit(link=...): linking CUDA C, PTX or LTO-IR files is not "
@@ -54,7 +79,11 @@ def jit(func_or_sig=None, device: bool = False, inline="never", forceinline: boo
     carveout = kws.pop("shared_memory_carveout", None)
     kws.pop("nopython", None)
     if kws:
-        raise TypeError(f"cuda.jit() got unexpected keyword argument(s): {', '.join(sorted(kws))}")
+        raise TypeError(f"cuda.jit() got unexpected keyword argument(s): "
+                        f"{', '.join(sorted(kws))}; valid: {', '.join(valid_keywords())}")
+    given = dict(dump=dump, dump_numba_ir=dump_numba_ir, dump_llvmir=dump_llvmir,
+                 dump_ptx=dump_ptx, dump_cubin=dump_cubin)
+    dumps = frozenset(stage for name, on in given.items() if on for stage in DUMPS[name])
     if argtypes is not None and func_or_sig is None:
         from numba.core import types, typing
 
@@ -85,6 +114,8 @@ def jit(func_or_sig=None, device: bool = False, inline="never", forceinline: boo
             return lambda fn: finish(made(fn))
         if extensions:
             made.extensions = extensions
+        if dumps:
+            made.dumps = dumps
         if single and not device:
             made.bitcast_arrays = True
         return made
@@ -92,6 +123,16 @@ def jit(func_or_sig=None, device: bool = False, inline="never", forceinline: boo
     if func_or_sig is None:
         return finish(lambda fn: _gpux_jit(fn, **options))
     return finish(_gpux_jit(func_or_sig, **options))
+
+
+def valid_keywords() -> list[str]:
+    """Every keyword :func:`jit` takes, sorted."""
+    import inspect
+
+    params = inspect.signature(jit).parameters
+    return sorted([n for n, p in params.items()
+                   if p.kind == p.POSITIONAL_OR_KEYWORD and n != "func_or_sig"]
+                  + list(_EXTRA_KEYWORDS))
 
 
 def _debug_and_opt(debug, opt, lineinfo) -> tuple:

@@ -12,10 +12,16 @@ extension points (``launch_variant``, ``prepare_launch``, ``keyed_launches``...)
 - ``inspect_asm()`` shows PTX, and a launch that copies host arrays warns each time
   while ``config.CUDA_WARN_ON_IMPLICIT_COPY`` is set;
 - ``kernel[griddim, blockdim]`` of fewer than 128 blocks warns while
-  ``config.CUDA_LOW_OCCUPANCY_WARNINGS`` is set.
+  ``config.CUDA_LOW_OCCUPANCY_WARNINGS`` is set;
+- ``kernel[griddim, blockdim, stream, shared_bytes, cluster]``: numba-cuda-mlir's
+  five-item configuration (``cluster.py``);
+- ``dumps``: the compile stages printed to stderr as they are made (``cuda.jit``'s
+  ``dump*`` options).
 """
 
 from __future__ import annotations
+
+import sys
 
 from numba.core import types
 
@@ -44,6 +50,10 @@ class CUDADispatcher(GpuxFunction):
     _config_sensitive: bool = False
     #: (griddim, blockdim, dynamic shared bytes) that this object's code was compiled for
     _compiled_config: tuple | None = None
+    #: what is printed to stderr when compiled (:data:`DUMP_STAGES`): ``"numba_ir"`` at
+    #: typing, ``"llvmir"`` (the neutral LLVM IR of a device function, the optimized IR of
+    #: a kernel's target code), ``"asm"`` and ``"binary"`` with a kernel's target code
+    dumps: frozenset = frozenset()
 
     # ------------------------------------------------------------ extensions
     @property
@@ -127,14 +137,76 @@ class CUDADispatcher(GpuxFunction):
         res = super()._compile_neutral(argtypes, return_type)
         # marked before the compile ended: the code is for one configuration
         res.launch_config_sensitive = self._config_sensitive
+        if "numba_ir" in self.dumps:
+            _dump_header(f"Numba IR of {self._dump_name(argtypes)}")
+            # the typed function's blocks, as Numba's FunctionIR.dump() prints them
+            blocks = getattr(res.cres.type_annotation, "blocks", None) or {}
+            for label, block in sorted(blocks.items()):
+                print(f"label {label}:", file=sys.stderr)
+                block.dump(file=sys.stderr)
+            if not blocks:
+                print("(Numba kept no IR of this compile)", file=sys.stderr)
+        if "llvmir" in self.dumps and self.is_device:
+            _dump_header(f"LLVM IR of {self._dump_name(argtypes)}")
+            print(res.library.neutral_ir(), file=sys.stderr)
         return res
+
+    def code_for(self, argtypes: tuple, target):
+        if not self.dumps:
+            return super().code_for(argtypes, target)
+        made = self.stats["target_compiles"]
+        art = super().code_for(argtypes, target)
+        if self.stats["target_compiles"] != made:  # compiled now, not found
+            self._dump_code(argtypes, target, art)
+        return art
+
+    def _dump_name(self, argtypes) -> str:
+        return f"{self.__name__}({', '.join(map(str, argtypes))})"
+
+    def _dump_code(self, argtypes, target, art) -> None:
+        """Print what :attr:`dumps` asks of *art*, the code just made for *target*."""
+        name, where = self._dump_name(argtypes), getattr(target, "name", target)
+        if "llvmir" in self.dumps:
+            _dump_header(f"LLVM IR of {name} for {where} (optimized, before code generation)")
+            print(art.llvm_ir if art.llvm_ir is not None else
+                  "(the target keeps no LLVM IR)", file=sys.stderr)
+        if "asm" in self.dumps:
+            text = art.text
+            if art.kind == "ptx":
+                _dump_header(f"PTX of {name}")
+            else:
+                _dump_header(f"{art.kind} of {name} for {where} (the target makes no PTX)")
+            print(text if text is not None else f"({art.kind} has no text form here)",
+                  file=sys.stderr)
+        if "binary" in self.dumps:
+            _dump_header(f"binary of {name} for {where}")
+            # the binary of PTX code is its cubin (made by ptxas where installed)
+            binary = _BINARY_NAMES.get(art.kind, art.kind)
+            print(f"no {binary}: the driver loads the {art.kind} text" if art.binary is None
+                  else f"{binary}: {len(art.binary)} bytes, loaded as they are (not printed)",
+                  file=sys.stderr)
 
     def _disk_indexed(self) -> bool:
         return super()._disk_indexed() and not self._config_sensitive
 
     # ------------------------------------------------------------ launching
     def __getitem__(self, config):
+        cluster = None
+        if isinstance(config, tuple) and len(config) == 5:  # numba-cuda-mlir's, with a cluster
+            from .cluster import normalize_cluster
+
+            config, cluster = config[:4], normalize_cluster(config[4])
+        elif isinstance(config, tuple) and len(config) > 5:
+            from ..errors import LaunchError
+
+            raise LaunchError("launch configuration must be [griddim, blockdim], with "
+                              "optionally a stream, dynamic shared bytes and a cluster shape "
+                              "after them: at most 5 items")
         cfg = super().__getitem__(config)
+        if cluster is not None:
+            from .cluster import cluster_config
+
+            cfg = cluster_config(self, cfg, cluster)
         if _cuda_config.CUDA_LOW_OCCUPANCY_WARNINGS:
             warn_if_low_occupancy(cfg.griddim, stacklevel=3)
         return cfg
@@ -143,6 +215,7 @@ class CUDADispatcher(GpuxFunction):
     def _derive(self, **kwargs) -> CUDADispatcher:
         k = super()._derive(**kwargs)
         k.bitcast_arrays = self.bitcast_arrays
+        k.dumps = self.dumps
         if self._extensions:
             k.extensions = self._extensions
         return k
@@ -179,7 +252,8 @@ class CUDADispatcher(GpuxFunction):
 
     def _pickle_state(self) -> dict:
         state = super()._pickle_state()
-        state.update(extensions=list(self._extensions), bitcast_arrays=self.bitcast_arrays)
+        state.update(extensions=list(self._extensions), bitcast_arrays=self.bitcast_arrays,
+                     dumps=self.dumps)
         return state
 
     @classmethod
@@ -188,7 +262,16 @@ class CUDADispatcher(GpuxFunction):
         if state.get("extensions"):
             fn.extensions = state["extensions"]
         fn.bitcast_arrays = bool(state.get("bitcast_arrays"))
+        fn.dumps = frozenset(state.get("dumps", ()))
         return fn
+
+
+#: what a target's binary is called, by its code's kind, where the two differ
+_BINARY_NAMES = {"ptx": "cubin"}
+
+
+def _dump_header(what: str) -> None:
+    print(f"{'-' * 20} {what} {'-' * 20}", file=sys.stderr)
 
 
 #: numba.cuda's threshold: a grid of fewer blocks warns while

@@ -7,8 +7,9 @@ row per keyword where numba-cuda-mlir's ``jit`` differs from numba.cuda's, and t
 the facade's ``jit``.  The differences are data: a new one is a new row, never new code
 in the decorator.  What each kind of row does:
 
-- ``default``: numba-cuda-mlir's default for a keyword numba.cuda also has (``inline``
-  is ``"always"``); a value the caller gives is passed on unchanged.
+- ``default``: numba-cuda-mlir's default for a keyword the facade also has (``inline``
+  is ``"always"``; the ``dump*`` options the facade carries out); a value the caller
+  gives is passed on unchanged.
 - ``spelling``: numba-cuda-mlir's name for a numba.cuda keyword (``opt_level`` is
   ``opt``, ``signature`` the positional signature), with a conversion where the value
   differs (``signature="infer"``: the signature from the function's annotations).
@@ -79,21 +80,27 @@ JIT_DIFFERENCES: dict[str, Difference] = {
                       "kernels and device functions use Numba's calling convention"),
     "capi": Difference("only", False,
                        "symbol names are the compiler's own (no cubin is exported)"),
+    # the facade carries these out (decorators.DUMPS): passed on
+    **{name: Difference("default", False,
+                        "printed to stderr as the kernel compiles: the Numba IR, the LLVM IR, "
+                        "the PTX (elsewhere the target's code as text), a line on the cubin")
+       for name in ("dump", "dump_numba_ir", "dump_llvmir", "dump_ptx", "dump_cubin")},
     **{name: Difference("no-op", False,
-                        "numba-cuda-mlir's compiler dumps; numba-gpux's intermediate forms are "
-                        "read through the kernel's inspect_* methods")
-       for name in ("dump", "dump_ast", "dump_ast_after_all", "dump_cubin", "dump_llvmir",
-                    "dump_mlir", "dump_numba_ir", "dump_ptx", "print_after_all",
+                        "numba-cuda-mlir's MLIR, AST-pass and pass-pipeline dumps: numba_gpux "
+                        "has none of those stages")
+       for name in ("dump_ast", "dump_ast_after_all", "dump_mlir", "print_after_all",
                     "print_before_all")},
+    "lto": Difference("no-op", False,
+                      "a kernel and the libdevice functions it calls are linked as LLVM IR and "
+                      "optimized as one module, which is what link-time optimization gives "
+                      "numba-cuda-mlir's code"),
 }
 
 
 def _facade_keywords() -> list[str]:
-    params = _inspect.signature(_facade.jit).parameters
-    named = [n for n, p in params.items()
-             if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and n != "func_or_sig"]
-    # the facade's jit takes these through **kws (numba.cuda's spellings)
-    return named + ["shared_memory_carveout", "argtypes", "restype", "nopython"]
+    from .decorators import valid_keywords as facade_keywords
+
+    return facade_keywords()
 
 
 def valid_keywords() -> list[str]:

@@ -1,4 +1,5 @@
-"""``numba_gpux.cuda.types``: Numba's types, as ``numba.cuda.types`` re-exports them.
+"""``numba_gpux.cuda.types``: Numba's types, as ``numba.cuda.types`` re-exports them,
+and numba-cuda-mlir's ``complex32`` (two float16 parts: :mod:`.complex_half`).
 
 Every public name of ``numba.core.types`` (the short aliases ``f2``, ``f4``,
 ``i8``, ``u1``, ``b1``, ``c8``... included) is Numba's own object.
@@ -6,5 +7,7 @@ Every public name of ``numba.core.types`` (the short aliases ``f2``, ``f4``,
 
 from numba.core import types as _types
 
-__all__ = sorted(n for n in dir(_types) if not n.startswith("_"))
-globals().update({n: getattr(_types, n) for n in __all__})
+from .complex_half import complex32  # noqa: F401 - in __all__
+
+__all__ = sorted([n for n in dir(_types) if not n.startswith("_")] + ["complex32"])
+globals().update({n: getattr(_types, n) for n in __all__ if n != "complex32"})

@@ -11,7 +11,9 @@ kernel arguments. The data model is a struct of the elements, which every target
 ``vector_types`` maps each type's name (``float32x4``) to its Numba type; each type's
 ``user_facing_object`` is the constructor that kernels call, also reachable as
 ``numba_gpux.cuda.float32x4`` and under the CUDA C aliases (``float4``), whose names
-the constructor's ``aliases`` lists.
+the constructor's ``aliases`` lists.  Besides numba.cuda's element types there are
+numba-cuda-mlir's ``float16`` vectors (``float16x2``, CUDA C's ``half2``), usable where
+the device has float16.
 """
 
 from __future__ import annotations
@@ -29,11 +31,12 @@ from ..language.types import register_data_model
 __all__ = ["vector_types", "VectorType"]
 
 _BASES = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-          "float32", "float64")
+          "float16", "float32", "float64")
 #: CUDA C's names of the element types
 _ALIASES = {"char": "int8", "short": "int16", "int": "int32", "long": "int64",
             "longlong": "int64", "uchar": "uint8", "ushort": "uint16", "uint": "uint32",
-            "ulong": "uint64", "ulonglong": "uint64", "float": "float32", "double": "float64"}
+            "ulong": "uint64", "ulonglong": "uint64", "half": "float16", "float": "float32",
+            "double": "float64"}
 _ATTRS = ("x", "y", "z", "w")
 
 typing_registry = Registry()

@@ -23,7 +23,7 @@ from numba_gpux.errors import DriverError, GpuxUserError, LaunchError
 from numba_gpux.interface import Runtime
 from numba_gpux.waiting import wait_blocking
 
-__all__ = ["discover", "CUDARuntime", "CUDAError"]
+__all__ = ["discover", "CUDARuntime", "CUDAError", "cluster_launch_config"]
 
 
 class CUDAError(DriverError):
@@ -196,18 +196,38 @@ class _Kernel:
     """A loaded CUfunction and its parameter buffer (see :meth:`CUDARuntime.prepare`)."""
 
     __slots__ = ("function", "name", "module", "packer", "buffer", "pointers", "lock",
-                 "shared_set")
+                 "shared_set", "nonportable")
 
     def __init__(self, function, name, module):
         self.function = function
         self.name = name
         self.module = module  # keeps the module loaded while the kernel lives
+        #: clusters of more than 8 blocks were allowed (cluster launches)
+        self.nonportable = False
         #: ``pack_into(buffer, 0, *flat_args)``: one 8-byte slot per parameter
         self.packer = None
         self.buffer = None
         self.pointers = 0
         self.lock = threading.Lock()
         self.shared_set = 0
+
+
+def cluster_launch_config(drv, griddim, blockdim, shared_bytes: int, stream: int, cluster):
+    """The ``CUlaunchConfig`` of cuLaunchKernelEx for a launch of *griddim* blocks of
+    *blockdim* threads in thread-block clusters of *cluster* blocks (3-tuples each;
+    the cluster-dimension launch attribute), on the CUstream *stream* (an int)."""
+    config = drv.CUlaunchConfig()
+    config.gridDimX, config.gridDimY, config.gridDimZ = (int(g) for g in griddim)
+    config.blockDimX, config.blockDimY, config.blockDimZ = (int(b) for b in blockdim)
+    config.sharedMemBytes = int(shared_bytes)
+    config.hStream = drv.CUstream(int(stream))
+    attr = drv.CUlaunchAttribute()
+    attr.id = drv.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
+    dim = attr.value.clusterDim
+    dim.x, dim.y, dim.z = (int(c) for c in cluster)
+    config.attrs = [attr]
+    config.numAttrs = 1
+    return config
 
 
 def parameter_format(params) -> str:
@@ -234,6 +254,12 @@ class CUDARuntime(Runtime):
     #: ``__gpux_array_offset`` as 0 (overlays), so the kernel neither loads nor keeps
     #: the offset live
     pointer_includes_offset = True
+
+    #: a launch whose queue carries ``gpux_cluster`` (a 3-tuple of blocks) runs in
+    #: thread-block clusters of that shape: on devices of compute capability 9.0+
+    @property
+    def launches_clusters(self) -> bool:
+        return tuple(self.limits.get("compute_capability", (0, 0))) >= (9, 0)
 
     def __init__(self, ordinal: int, cu_device, limits: dict):
         self.ordinal = ordinal
@@ -541,9 +567,18 @@ class CUDARuntime(Runtime):
                 drv.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                 int(shared_bytes)))
             kernel.shared_set = int(shared_bytes)
+        cluster = getattr(queue, "gpux_cluster", None)
+        if cluster is not None:
+            self._prepare_cluster(kernel, cluster, cooperative)
         self.busy = True
         with kernel.lock:  # the driver copies the parameters before cuLaunchKernel returns
             kernel.packer(kernel.buffer, 0, *args)
+            if cluster is not None:
+                config = cluster_launch_config(drv, griddim, blockdim, int(shared_bytes),
+                                               self._stream(queue), cluster)
+                _check(drv.cuLaunchKernelEx(config, kernel.function,
+                                            ctypes.addressof(kernel.pointers), 0))
+                return
             if cooperative:
                 _check(drv.cuLaunchCooperativeKernel(
                     kernel.function, griddim[0], griddim[1], griddim[2],
@@ -554,6 +589,23 @@ class CUDARuntime(Runtime):
                 kernel.function, griddim[0], griddim[1], griddim[2],
                 blockdim[0], blockdim[1], blockdim[2], int(shared_bytes),
                 self._stream(queue), ctypes.addressof(kernel.pointers), 0))
+
+    def _prepare_cluster(self, kernel: _Kernel, cluster, cooperative: bool) -> None:
+        """Check a launch in clusters of *cluster* blocks on this device; more than the
+        portable 8 blocks per cluster are allowed to the kernel (the driver refuses
+        what the device cannot)."""
+        if not self.launches_clusters:
+            cc = self.limits.get("compute_capability", (0, 0))
+            raise LaunchError(f"thread-block clusters need compute capability 9.0 or newer; "
+                              f"this device has {cc[0]}.{cc[1]}")
+        if cooperative:
+            raise LaunchError("a kernel that synchronizes its grid cannot be launched in "
+                              "thread-block clusters here (give cluster=1)")
+        if cluster[0] * cluster[1] * cluster[2] > 8 and not kernel.nonportable:
+            drv = _driver()
+            attr = drv.CUfunction_attribute.CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED
+            _check(drv.cuFuncSetAttribute(kernel.function, attr, 1))
+            kernel.nonportable = True
 
     def synchronize(self, queue=None) -> None:
         self._current()
