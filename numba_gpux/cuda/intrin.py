@@ -17,11 +17,12 @@ active lane of the mask, from a ballot), ``nanosleep``, ``ffs``/``ffsll``/``__nv
 
 **Pointer arguments** (``ptr`` in numba-cuda-mlir's stubs, where its kernels pass
 ``ctypes.pointer(array)``): pass the array itself (a shared array, a device array or
-a view of one: the address of its first element), a pointer (``CPointer``, e.g. what
-``mapa`` returns for an array) or an integer holding a generic address (a tensor map's
-device address passed as ``uint64``).  Which memory each must be in is the PTX
-instruction's rule, stated on each name (mbarriers and bulk-copy destinations are in
-shared memory, bulk-copy sources and store destinations in global memory).
+a view of one: the address of its first element), a pointer (``CPointer``) or an
+integer holding a generic address (a tensor map's device address passed as
+``uint64``).  Which memory each must be in is the PTX instruction's rule, stated on
+each name (mbarriers and bulk-copy destinations are in shared memory, bulk-copy
+sources and store destinations in global memory).  ``mapa`` returns the same kind:
+for an array, the same array in the other block of the cluster.
 """
 
 from __future__ import annotations
@@ -135,8 +136,8 @@ _SPECS: dict[str, tuple] = {
     "mapa": (
         "mapa.u64", SM90, ("ptr", "i32"), "ptr",
         "mapa(p, rank): the address of the variable at shared-memory address *p* in the block "
-        "of rank *rank* of the cluster (distributed shared memory): for an array, a pointer "
-        "to its element type (index it: mapa(a, 1)[0]); for a pointer, a pointer; for an "
+        "of rank *rank* of the cluster (distributed shared memory): for an array, the same "
+        "array in that block (index it: mapa(a, 1)[0] = x); for a pointer, a pointer; for an "
         "integer address, a uint64 address."),
     "prefetch_tensormap": (
         "prefetch.tensormap", SM90, ("ptr",), None,
@@ -188,14 +189,16 @@ REQUIREMENTS["elect_sync"] = REQUIREMENTS["elect_sync_mask"] = (
 
 
 def _intrinsic_name(name: str) -> str:
-    return "__gpux_nv_" + ("tcgen05_ld_x2" if name == "tcgen05_ld" else name)
+    return "__gpux_nv_" + name
 
 
 def _ll_result(result):
     if result is None:
         return ir.VoidType()
-    if result in ("f32x2", "f32"):  # tcgen05_ld is tcgen05_ld_x2's first value
+    if result == "f32x2":
         return ir.LiteralStructType([ir.FloatType(), ir.FloatType()])
+    if result == "f32":
+        return ir.FloatType()
     return _LL[result]
 
 
@@ -279,10 +282,9 @@ def _nv_stub(name: str):
             argtys = _check_args(name, params, args)
             if result is None:
                 ret = types.none
-            elif result == "ptr":
+            elif result == "ptr":  # an array view, a pointer, or an integer address
                 a = argtys[0]
-                ret = (types.CPointer(a.dtype) if isinstance(a, types.Array) else
-                       types.uint64 if isinstance(a, types.Integer) else a)
+                ret = types.uint64 if isinstance(a, types.Integer) else a
             elif result == "f32x2":
                 ret = types.UniTuple(types.float32, 2)
             elif result == "f32":
@@ -305,14 +307,17 @@ def _nv_stub(name: str):
         if result is None:
             return context.get_dummy_value()
         if result == "ptr":
-            if isinstance(sig.return_type, types.Integer):
-                return builder.ptrtoint(r, context.get_value_type(sig.return_type))
-            return builder.bitcast(r, context.get_value_type(sig.return_type))
+            rty = sig.return_type
+            if isinstance(rty, types.Integer):
+                return builder.ptrtoint(r, context.get_value_type(rty))
+            if isinstance(rty, types.Array):  # the same view, over the other block's memory
+                ary = context.make_array(rty)(context, builder, value=args[0])
+                ary.data = builder.bitcast(r, ary.data.type)
+                return ary._getvalue()
+            return builder.bitcast(r, context.get_value_type(rty))
         if result == "f32x2":
             return context.make_tuple(builder, sig.return_type,
                                       [builder.extract_value(r, 0), builder.extract_value(r, 1)])
-        if result == "f32":
-            return builder.extract_value(r, 0)
         return r
 
     return stub
@@ -531,6 +536,10 @@ class _InlinePtxT(AbstractTemplate):
         if kws:
             raise TypingError("inline_ptx takes no keyword arguments")
         ops = _ptx_operands(args)
+        try:
+            ptx_asm(args[0].literal_value, ops)
+        except ValueError as e:
+            raise TypingError(str(e)) from None
         outs = [_NB_LETTER[letter] for mode, letter in ops if mode == "="]
         ret = types.none if not outs else outs[0] if len(outs) == 1 else types.Tuple(outs)
         return signature(ret, *args)
@@ -576,10 +585,7 @@ def ptx_asm(text: str, ops: list[tuple[str, str]]) -> tuple[str, str]:
 @lowering_registry.lower(inline_ptx, types.VarArg(types.Any))
 def _lower_inline_ptx(context, builder, sig, args):
     ops = _ptx_operands(sig.args)
-    try:
-        constraints, text = ptx_asm(sig.args[0].literal_value, ops)
-    except ValueError as e:
-        raise TypingError(str(e)) from None
+    constraints, text = ptx_asm(sig.args[0].literal_value, ops)  # checked when typed
     vals = {}
     for i, (mode, letter) in enumerate(ops):
         if mode == "=":

@@ -171,6 +171,11 @@ SM100A.define("__gpux_nv_tcgen05_commit_arrive", _void(
     + _asm("void", "tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [$0];",
            "r,~{memory}", "i32 %b") + "\n"))
 
+SM100A.define("__gpux_nv_tcgen05_ld", (
+    "declare { float, float } @__gpux_nv_tcgen05_ld_x2(i32)\n"
+    "define float @__gpux_nv_tcgen05_ld(i32 %taddr) " + _CONV + " {\n"
+    "  %v = call { float, float } @__gpux_nv_tcgen05_ld_x2(i32 %taddr)\n"
+    "  %r = extractvalue { float, float } %v, 0\n  ret float %r\n}"))
 SM100A.define("__gpux_nv_tcgen05_ld_x2", (
     "define { float, float } @__gpux_nv_tcgen05_ld_x2(i32 %taddr) " + _CONV + " {\n"
     "  %v = " + _asm("{ i32, i32 }", "{\ntcgen05.ld.sync.aligned.32x32b.x2.b32 {$0, $1}, [$2];\n"
