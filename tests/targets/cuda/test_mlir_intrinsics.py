@@ -301,6 +301,16 @@ def test_opencl_names_the_intrinsic_the_line_and_the_target(name):
     assert "target 'opencl'" in msg and "needs " in msg
 
 
+@pytest.mark.parametrize("name", ["mbarrier_init", "cp_async_bulk_tensor_2d", "tcgen05_mma"])
+def test_metal_names_the_intrinsic_and_the_target(name):
+    """The MSL route (written here, compiled only on macOS) rejects them when it writes."""
+    kernel, sig, _, _ = CASES[name]
+    with pytest.raises(ValidationError) as info:
+        gpux.compile(kernel, sig, target="metal")
+    msg = str(info.value)
+    assert f"cuda.intrin.{name} " in msg and "target 'metal'" in msg and "needs CUDA sm_" in msg
+
+
 @pytest.mark.parametrize("name, cc, needs", [
     ("mbarrier_init", (7, 5), "sm_80"),
     ("mbarrier_try_wait", (8, 0), "sm_90"),
