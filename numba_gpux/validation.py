@@ -123,8 +123,9 @@ def _user_line(job, relocate, uses) -> str:
 def first_located(text: str, uses) -> tuple[str, int] | None:
     """(file name, line) of the first instruction of a function body that carries a
     debug location (``!dbg !N``) and whose tokens satisfy ``uses(widths, words)``
-    (``irlex.type_words``), or name a function of *uses* where it is a frozenset, read from the module's ``!DILocation`` and scope
-    metadata; None where no such instruction has a location."""
+    (``irlex.type_words``), or that names a function of *uses* where it is a frozenset,
+    read from the module's ``!DILocation`` and scope metadata; None where no such
+    instruction has a location."""
     ls = text.split("\n")
     nodes = None
     for f in lx.functions(ls):

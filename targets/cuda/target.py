@@ -162,9 +162,10 @@ def make_target(device=None, *, cc=None, ptx_version=None, cubin: bool = True) -
     if cc is None:
         cc = getattr(device, "limits", {}).get("compute_capability") if device is not None else None
     cc, arch = _parse_cc(cc) if cc is not None else (DEFAULT_CC, "")
-    if arch and cc < (9, 0):
+    if arch and cc < ((9, 0) if arch == "a" else (10, 0)):
         raise GpuxUserError(f"compute capability sm_{cc[0]}{cc[1]}{arch} does not exist: PTX's "
-                            f"architecture- and family-specific targets start at sm_90a")
+                            f"architecture-specific targets start at sm_90a, its "
+                            f"family-specific ones at sm_100f")
     ptx = tuple(ptx_version) if ptx_version is not None else max(
         ptx_isa_for(cc), (8, 8) if arch == "f" else (0, 0))
     if ptx < MIN_PTX_ISA:

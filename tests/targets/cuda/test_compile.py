@@ -55,7 +55,7 @@ def test_ptx_version_override():
     assert ".version 8.5" in art.text and ".target sm_80" in art.text
 
 
-@pytest.mark.parametrize("cc", [(3, 5), "abc", (9,), (9, 0, 1), "sm_", "sm_80a", "sm_a"])
+@pytest.mark.parametrize("cc", [(3, 5), "abc", (9,), (9, 0, 1), "sm_", "sm_80a", "sm_a", "sm_90f"])
 def test_bad_compute_capability_is_a_user_error(cc):
     with pytest.raises(GpuxUserError, match="cc|compute capability"):
         _ptx(K.saxpy, SAXPY32, cc=cc)
