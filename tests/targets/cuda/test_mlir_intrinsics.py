@@ -279,6 +279,26 @@ def test_a_kernel_for_the_device_runs_ptxas_for_its_arch_specific_gpu(ptxas):
     assert art.binary and art.info["sm"] == "sm_100a"
 
 
+def k_tensor_map_in_an_array(out, tmap):
+    smem = cuda.shared.array(256, np.float32)
+    bar = cuda.shared.array(1, np.int64)
+    intrin.prefetch_tensormap(tmap)
+    intrin.cp_async_bulk_tensor_2d(smem, tmap, 0, 8, bar)
+    out[0] = smem[0]
+
+
+def test_a_tensor_map_in_a_device_array(ptxas):
+    """A CUtensorMap's 128 bytes in a device array: the array is the address."""
+    from numba_gpux.targets.cuda import toolkit
+
+    art = gpux.compile(k_tensor_map_in_an_array, "void(float32[::1], uint64[::1])",
+                       target="cuda", cc=(9, 0), cubin=False)
+    assert "prefetch.tensormap [%rd" in art.text and "cp.async.bulk.tensor.2d" in art.text
+    if toolkit.ptxas_supports((9, 0)):
+        ok, messages = toolkit.ptxas_check(art.text, (9, 0))
+        assert ok, messages
+
+
 def test_elect_sync_before_sm90_is_a_ballot(ptxas):
     from numba_gpux.targets.cuda import toolkit
 
