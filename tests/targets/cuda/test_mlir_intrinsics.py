@@ -592,3 +592,59 @@ def test_barrier_and_nanosleep_on_opencl(opencl_device):
     out = np.zeros(64, np.float32)
     _barrier_kernel[1, 64](a, out)
     np.testing.assert_array_equal(out, a[::-1])
+
+
+# ------------------------------------------------------------------ on an sm_90 GPU
+@cuda.jit
+def _bulk_copy_kernel(src, dst, info):
+    smem = cuda.shared.array(256, np.float32)
+    mirror = cuda.shared.array(256, np.int32)
+    bar = cuda.shared.array(1, np.int64)
+    t = cuda.threadIdx.x
+    base = cuda.blockIdx.x * 256
+    if t == 0:
+        intrin.mbarrier_init(bar, 1)
+        intrin.fence_mbarrier_init()
+    cuda.syncthreads()
+    if t == 0:
+        intrin.mbarrier_arrive_expect_tx(bar, 1024)
+        intrin.cp_async_bulk_load(smem, src[base:], bar, 1024)
+    intrin.mbarrier_try_wait(bar, 0)
+    smem[t] = smem[t] * 2
+    intrin.inline_ptx("fence.proxy.async.shared::cta;")  # before the bulk store reads it
+    cuda.syncthreads()
+    if t == 0:
+        intrin.cp_async_bulk_store(dst[base:], smem, 1024)
+        intrin.inline_ptx("cp.async.bulk.commit_group;")
+        intrin.inline_ptx("cp.async.bulk.wait_group 0;")
+    intrin.mapa(mirror, intrin.cluster_ctarank())[t] = t  # this block: a cluster of one
+    cuda.syncthreads()
+    i = base + t
+    info[i, 0] = 1 if intrin.elect_sync() else 0
+    info[i, 1] = intrin.inline_ptx("mul.lo.s32 %0, %1, %2;", "=r", np.int32, "r", t, "r", 3)
+    info[i, 2] = intrin.cluster_ctarank()
+    info[i, 3] = intrin.block_idx_in_cluster()
+    info[i, 4] = mirror[t]
+    info[i, 5] = intrin.warp_idx()
+
+
+@pytest.mark.cuda
+def test_bulk_copy_mbarrier_elect_and_inline_ptx_on_an_sm90_gpu(cuda_device):
+    cc = cuda_device.limits["compute_capability"]
+    if tuple(cc) < (9, 0):
+        pytest.skip(f"the GPU is sm_{cc[0]}{cc[1]}; the bulk copies need sm_90")
+    blocks = 4
+    src = np.arange(blocks * 256, dtype=np.float32)
+    d_src = cuda.to_device(src)
+    d_dst = cuda.device_array_like(src)
+    d_info = cuda.to_device(np.full((blocks * 256, 6), -1, np.int32))
+    _bulk_copy_kernel[blocks, 256](d_src, d_dst, d_info)
+    np.testing.assert_array_equal(d_dst.copy_to_host(), src * 2)
+    info = d_info.copy_to_host()
+    t = np.arange(blocks * 256) % 256
+    assert info[:, 0].reshape(-1, 32).sum(axis=1).tolist() == [1] * (blocks * 8)
+    np.testing.assert_array_equal(info[:, 1], 3 * t)
+    np.testing.assert_array_equal(info[:, 2], 0)
+    np.testing.assert_array_equal(info[:, 3], np.arange(blocks * 256) // 256)
+    np.testing.assert_array_equal(info[:, 4], t)
+    np.testing.assert_array_equal(info[:, 5], t // 32)
