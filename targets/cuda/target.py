@@ -63,11 +63,13 @@ FTZ_ATTRIBUTE, FTZ_MODE = "denormal-fp-math-f32", "preserve-sign,preserve-sign"
 
 def _parse_cc(cc) -> tuple[tuple[int, int], str]:
     """((major, minor), arch suffix) from ``(9, 0)``, ``"9.0"``, ``"sm_90"``, ``"90"``,
-    or with PTX's architecture-specific (``"sm_90a"``, ``"10.0a"``) or family-specific
-    (``"sm_100f"``) suffix."""
+    or with PTX's architecture-specific (``"sm_90a"``, ``"10.0a"``, ``(10, 0, "a")``) or
+    family-specific (``"sm_100f"``) suffix."""
     arch = ""
     try:
-        if isinstance(cc, str):
+        if isinstance(cc, tuple) and len(cc) == 3 and cc[2] in ARCH_SUFFIXES:
+            cc, arch = cc[:2], cc[2]
+        elif isinstance(cc, str):
             s = cc.lower().removeprefix("sm_").removeprefix("compute_")
             if s[-1:] in ARCH_SUFFIXES:
                 s, arch = s[:-1], s[-1]

@@ -43,7 +43,8 @@ def test_compile_without_gpu_uses_default_cc():
                                          ("sm_86", "sm_86", "7.1"), ("8.9", "sm_89", "7.8"),
                                          ((7, 0), "sm_70", "6.3"), ("sm_90a", "sm_90a", "8.0"),
                                          ("sm_100a", "sm_100a", "8.6"),
-                                         ("10.0f", "sm_100f", "8.8")])
+                                         ("10.0f", "sm_100f", "8.8"),
+                                         ((10, 3, "a"), "sm_103a", "8.8")])
 def test_compute_capability_sets_sm_and_ptx_isa(cc, sm, isa):
     art = _ptx(K.saxpy, SAXPY32, cc=cc)
     assert f".target {sm}" in art.text
