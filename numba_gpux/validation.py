@@ -37,10 +37,7 @@ def validate(job, relocate) -> None:
         if name.startswith("__gpux_"):
             if by_name:
                 continue
-            problems.append(
-                f"uses the portable intrinsic {name}, which target {job.target.name!r} does not "
-                f"define (its overlay registries: "
-                f"{', '.join(r.name for r in stack.registries)})")
+            problems.append(_missing_intrinsic(job, relocate, stack, name))
         elif not (name.startswith("llvm.") or name.startswith(allowed)):
             problems.append(f"calls {name!r}, which is not available on the device "
                             f"(a host function or an unsupported library call)")
@@ -88,9 +85,28 @@ def validate(job, relocate) -> None:
         raise ValidationError(job.name, job.target.name, problems)
 
 
+def _missing_intrinsic(job, relocate, stack, name: str) -> str:
+    """The problem of a call of the portable intrinsic *name* that the target's
+    registries do not define: the intrinsic, the user's line that calls it, the
+    target (and its CPU, e.g. ``sm_80``) and, where its contract says, where it exists."""
+    from .language.intrinsics import INTRINSICS
+
+    spec = INTRINSICS.get(name)
+    shown = name if len(name) <= 64 else name[:48] + "..."  # names that carry their text
+    cpu = f" ({job.target.cpu})" if job.target.cpu else ""
+    where = _user_line(job, relocate, frozenset((name,)))
+    msg = (f"uses the portable intrinsic {shown}{where}, which target {job.target.name!r}{cpu} "
+           f"does not define (its overlay registries: "
+           f"{', '.join(r.name for r in stack.registries)})")
+    if spec is not None and spec.requires:
+        msg += f": {spec.requires}"
+    return msg
+
+
 def _user_line(job, relocate, uses) -> str:
     """`` at file.py:12``: the user's source line of the first instruction of the
-    optimized module whose types satisfy ``uses(widths, words)`` (``irlex.type_words``),
+    optimized module whose types satisfy ``uses(widths, words)`` (``irlex.type_words``)
+    or, where *uses* is a set of names, that calls or names one of those functions,
     or ``""`` where it cannot be found.  Read from the module's debug locations; a
     module compiled without line information is compiled again with it (only on this
     error path: debug locations do not change the code LLVM makes)."""
@@ -107,8 +123,9 @@ def _user_line(job, relocate, uses) -> str:
 def first_located(text: str, uses) -> tuple[str, int] | None:
     """(file name, line) of the first instruction of a function body that carries a
     debug location (``!dbg !N``) and whose tokens satisfy ``uses(widths, words)``
-    (``irlex.type_words``), read from the module's ``!DILocation`` and scope
-    metadata; None where no such instruction has a location."""
+    (``irlex.type_words``), or that names a function of *uses* where it is a frozenset,
+    read from the module's ``!DILocation`` and scope metadata; None where no such
+    instruction has a location."""
     ls = text.split("\n")
     nodes = None
     for f in lx.functions(ls):
@@ -116,7 +133,10 @@ def first_located(text: str, uses) -> tuple[str, int] | None:
             if "!dbg" not in ln:
                 continue
             toks = lx.line_tokens(ln)
-            if not uses(*lx.type_words(toks)):
+            if isinstance(uses, frozenset):
+                if not any(lx.name(t) in uses for t in lx.names_in(toks, "@")):
+                    continue
+            elif not uses(*lx.type_words(toks)):
                 continue
             at = toks.index("!dbg") if "!dbg" in toks else -1
             if at < 0:

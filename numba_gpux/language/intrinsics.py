@@ -29,13 +29,16 @@ class Intrinsic:
     ret: ir.Type
     args: tuple
     doc: str
+    #: where the intrinsic exists, for the error on a target that lacks it (e.g.
+    #: "cuda.intrin.elect_sync needs CUDA sm_90 or newer"); "": every target should
+    requires: str = ""
 
 
 INTRINSICS: dict[str, Intrinsic] = {}
 
 
-def _add(name, ret, args, doc):
-    INTRINSICS[name] = Intrinsic(name, ret, tuple(args), doc)
+def _add(name, ret, args, doc, requires=""):
+    INTRINSICS[name] = Intrinsic(name, ret, tuple(args), doc, requires)
 
 
 _add("__gpux_thread_idx", I64, [I32],
@@ -424,4 +427,55 @@ def printf_name(codes: str) -> str:
              "C printf with a format string in the constant address space (neutral 4) and the "
              "given i64 ('l') / double ('d') values; output reaches the host's stdout after the "
              "launch completes.  OpenCL printf (OpenCL.std ext-inst), CUDA vprintf.")
+    return name
+
+
+#: inline PTX (``numba_gpux.cuda.inline_ptx``): one intrinsic per assembly text and
+#: operand list, named ``__gpux_ptx_<hex of "constraints\0text">``, so that the name
+#: carries everything its definition needs (the CUDA target defines the family from
+#: the name alone; no other target defines it).  The constraints are LLVM's: outputs
+#: (``=r``) first, then inputs (``r``), then inputs tied to an output (``0``); the
+#: letters ``h r l f d`` are i16, i32, i64, float and double.  The intrinsic takes the
+#: inputs and returns the outputs (none: void; one: its value; more: a literal struct).
+PTX_PREFIX = "__gpux_ptx_"
+PTX_OPERAND_TYPES = {"h": ir.IntType(16), "r": I32, "l": I64, "f": ir.FloatType(),
+                     "d": ir.DoubleType()}
+
+
+def ptx_signature(constraints: str) -> tuple[ir.Type, list[ir.Type]]:
+    """(return type, argument types) of the inline-PTX intrinsic with *constraints*."""
+    outs, ins = [], []
+    for c in constraints.split(",") if constraints else ():
+        if c.startswith("="):
+            outs.append(PTX_OPERAND_TYPES[c[1:]])
+        elif c.isdigit():
+            ins.append(outs[int(c)])
+        else:
+            ins.append(PTX_OPERAND_TYPES[c])
+    ret = VOID if not outs else outs[0] if len(outs) == 1 else ir.LiteralStructType(outs)
+    return ret, ins
+
+
+def ptx_parts(name: str) -> tuple[str, str] | None:
+    """(constraints, PTX text) of an inline-PTX intrinsic name, or None if *name* is not one."""
+    if not name.startswith(PTX_PREFIX):
+        return None
+    try:
+        constraints, _, text = bytes.fromhex(name[len(PTX_PREFIX):]).decode().partition("\0")
+        ptx_signature(constraints)
+    except (ValueError, KeyError, IndexError):
+        return None
+    return constraints, text
+
+
+def ptx_name(constraints: str, text: str) -> str:
+    """The inline-PTX intrinsic for *constraints* (LLVM's, see PTX_PREFIX) and *text*
+    (LLVM inline-assembly text: operands ``$N``, a literal ``$`` written ``$$``)."""
+    name = PTX_PREFIX + f"{constraints}\0{text}".encode().hex()
+    if name not in INTRINSICS:
+        ret, args = ptx_signature(constraints)
+        _add(name, ret, args,
+             "Inline PTX: the assembly text the name carries, with the operands its "
+             "constraints give; a side effect on memory.  CUDA only.",
+             requires="cuda.inline_ptx writes PTX, which only the CUDA target runs")
     return name

@@ -61,8 +61,14 @@ class SourceTarget(Target):
                 continue
             sd = self.lookup_source(f.name)
             if sd is None:
-                problems.append(f"uses the portable intrinsic {f.name}, which target {self.name!r} "
-                                f"does not define (its source registries: {regs})")
+                from numba_gpux.language.intrinsics import INTRINSICS
+
+                spec = INTRINSICS.get(f.name)  # where its contract says it exists
+                shown = f.name if len(f.name) <= 64 else f.name[:48] + "..."
+                problems.append(f"uses the portable intrinsic {shown}, which target {self.name!r} "
+                                f"does not define (its source registries: {regs})"
+                                + (f": {spec.requires}" if spec is not None and spec.requires
+                                   else ""))
             elif sd.feature and not self.has(sd.feature):
                 problems.append(f"uses {f.name}, which needs the device capability "
                                 f"{sd.feature!r}; this {self.name} device does not have it")

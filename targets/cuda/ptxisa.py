@@ -30,11 +30,17 @@ _MIN_PTX = {
 MIN_PTX_ISA = (6, 3)
 
 
+#: capabilities from which the overlays use instructions of a newer PTX ISA than the
+#: first one that knows the capability: sm_90's (elect.sync, cp.async.bulk,
+#: mbarrier.arrive.expect_tx, fence.mbarrier_init) need PTX 8.0, CUDA 12.0's
+_OVERLAY_PTX = {(9, 0): (8, 0)}
+
+
 def ptx_isa_for(cc: tuple[int, int]) -> tuple[int, int]:
     """The oldest PTX ISA version that supports *cc* and every instruction the
     overlays use (at least :data:`MIN_PTX_ISA`): the widest range of drivers can JIT it."""
     if cc in _MIN_PTX:
-        return max(_MIN_PTX[cc], MIN_PTX_ISA)
+        return max(_MIN_PTX[cc], _OVERLAY_PTX.get(cc, MIN_PTX_ISA), MIN_PTX_ISA)
     if cc < min(_MIN_PTX):
         raise GpuxUserError(f"compute capability {cc[0]}.{cc[1]} is too old; numba-gpux "
                             f"supports 5.0 and newer")

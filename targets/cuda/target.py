@@ -51,20 +51,34 @@ CODEGEN_FLAGS = (("-disable-lsr=true", "-disable-lsr=false"),
 #: int32 used 15 registers with 64-bit shared addresses, numba-cuda's 14.
 TM_FLAGS = (("-nvptx-short-ptr=true", "-nvptx-short-ptr=false"),)
 
+#: PTX's target suffixes: "a" architecture-specific (the code runs on that compute
+#: capability only; sm_90a's wgmma, sm_100a's tcgen05), "f" family-specific (PTX 8.8)
+ARCH_SUFFIXES = ("a", "f")
+#: the capabilities whose "a"/"f" targets have the tcgen05 instructions (PTX ISA 8.6)
+TCGEN05_CCS = ((10, 0), (10, 1), (10, 3), (11, 0))
+
 #: the function attribute and value that flush float32 denormals (inputs and results)
 FTZ_ATTRIBUTE, FTZ_MODE = "denormal-fp-math-f32", "preserve-sign,preserve-sign"
 
 
-def _parse_cc(cc) -> tuple[int, int]:
-    """(major, minor) from ``(9, 0)``, ``"9.0"``, ``"sm_90"`` or ``"90"``."""
+def _parse_cc(cc) -> tuple[tuple[int, int], str]:
+    """((major, minor), arch suffix) from ``(9, 0)``, ``"9.0"``, ``"sm_90"``, ``"90"``,
+    or with PTX's architecture-specific (``"sm_90a"``, ``"10.0a"``, ``(10, 0, "a")``) or
+    family-specific (``"sm_100f"``) suffix."""
+    arch = ""
     try:
-        if isinstance(cc, str):
+        if isinstance(cc, tuple) and len(cc) == 3 and cc[2] in ARCH_SUFFIXES:
+            cc, arch = cc[:2], cc[2]
+        elif isinstance(cc, str):
             s = cc.lower().removeprefix("sm_").removeprefix("compute_")
+            if s[-1:] in ARCH_SUFFIXES:
+                s, arch = s[:-1], s[-1]
             cc = s.split(".") if "." in s else (s[:-1], s[-1:])
         major, minor = (int(x) for x in cc)
     except (TypeError, ValueError):
-        raise GpuxUserError(f"cc must be (major, minor), e.g. cc=(9, 0), not {cc!r}") from None
-    return major, minor
+        raise GpuxUserError(f"cc must be (major, minor), e.g. cc=(9, 0) or cc=\"sm_100a\", "
+                            f"not {cc!r}") from None
+    return (major, minor), arch
 
 
 @target_dataclass
@@ -75,6 +89,8 @@ class CUDAOptions(TargetOptions):
     cc: tuple[int, int] = DEFAULT_CC
     #: the PTX ISA version (major, minor) the PTX declares; None: the newest for ``cc``
     ptx_version: tuple[int, int] | None = None
+    #: "" or a suffix of ARCH_SUFFIXES: ``.target sm_XXa`` / ``sm_XXf`` (and ptxas's GPU)
+    arch: str = ""
     #: True: ptxas (where installed) turns the PTX into a cubin for the same ``sm_XX``
     cubin: bool = True
 
@@ -136,18 +152,24 @@ class CUDATarget(Target):
         if self.cuda.cubin:
             from . import toolkit
 
-            cubin = toolkit.ptxas_cubin(art.text, self.cc, opt)
+            cubin = toolkit.ptxas_cubin(art.text, self.cc, opt, arch=self.cuda.arch)
         info = {"cc": self.cc, "sm": self.cpu, "ptx_version": self.ptx_version}
         return Artifact(self.artifact_kind, cubin, art.text, art.kernels, llvm_ir=art.llvm_ir,
                         info=info)
 
 
 def make_target(device=None, *, cc=None, ptx_version=None, cubin: bool = True) -> CUDATarget:
-    """The CUDA target for *device*'s compute capability, or for *cc* (e.g. ``(9, 0)``)."""
+    """The CUDA target for *device*'s compute capability, or for *cc* (e.g. ``(9, 0)``,
+    or ``"sm_100a"`` for the architecture-specific instructions of 10.0)."""
     if cc is None:
         cc = getattr(device, "limits", {}).get("compute_capability") if device is not None else None
-    cc = _parse_cc(cc) if cc is not None else DEFAULT_CC
-    ptx = tuple(ptx_version) if ptx_version is not None else ptx_isa_for(cc)
+    cc, arch = _parse_cc(cc) if cc is not None else (DEFAULT_CC, "")
+    if arch and cc < ((9, 0) if arch == "a" else (10, 0)):
+        raise GpuxUserError(f"compute capability sm_{cc[0]}{cc[1]}{arch} does not exist: PTX's "
+                            f"architecture-specific targets start at sm_90a, its "
+                            f"family-specific ones at sm_100f")
+    ptx = tuple(ptx_version) if ptx_version is not None else max(
+        ptx_isa_for(cc), (8, 8) if arch == "f" else (0, 0))
     if ptx < MIN_PTX_ISA:
         raise GpuxUserError(f"PTX ISA {ptx[0]}.{ptx[1]} is too old: numba-gpux's CUDA code needs "
                             f"{MIN_PTX_ISA[0]}.{MIN_PTX_ISA[1]} or newer (warp-synchronous "
@@ -158,17 +180,23 @@ def make_target(device=None, *, cc=None, ptx_version=None, cubin: bool = True) -
     features = {"fp64", "int64_atomics", "float_atomics", "subgroups"}
     if cc >= (5, 3):
         features.add("fp16")
+    # the families that stand for instruction sets, newest first (overlays/nvinstr.py)
+    fams = tuple(name for name, has in (
+        ("nvptx.sm100a", bool(arch) and cc in TCGEN05_CCS and ptx >= (8, 6)),
+        ("nvptx.sm90", cc >= (9, 0) and ptx >= (8, 0)),
+        ("nvptx.sm80", cc >= (8, 0) and ptx >= (7, 0)),
+        ("nvptx.sm75", cc >= (7, 5) and ptx >= (7, 0)),
+        ("nvptx.sm70", cc >= (7, 0))) if has)
     return CUDATarget(
         name="cuda",
-        families=(("nvptx.sm75",) if cc >= (7, 5) and ptx >= (7, 0) else ()) + (
-            ("nvptx.sm70", "nvptx") if cc >= (7, 0) else ("nvptx",)),
+        families=fams + ("nvptx",),
         triple=TRIPLE,
         data_layout=DATA_LAYOUT,
         addrspaces=NEUTRAL_ADDRSPACES,
         kernel_cc="ptx_kernel",
         emit_kind="assembly",
         artifact_kind="ptx",
-        cpu=f"sm_{cc[0]}{cc[1]}",
+        cpu=f"sm_{cc[0]}{cc[1]}{arch}",
         llvm_features=f"+ptx{ptx[0]}{ptx[1]}",
         features=frozenset(features),
         globals_addrspace=1,
@@ -195,5 +223,5 @@ def make_target(device=None, *, cc=None, ptx_version=None, cubin: bool = True) -
         # the NVPTX back end emits module after module through one target machine
         # (machines.emit_machine)
         reusable_emit_machine=True,
-        cuda=CUDAOptions(cc=cc, ptx_version=ptx, cubin=bool(cubin)),
+        cuda=CUDAOptions(cc=cc, ptx_version=ptx, cubin=bool(cubin), arch=arch),
     )

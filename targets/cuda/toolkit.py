@@ -69,39 +69,45 @@ def _run(ptx: str, args: list[str], want_output: bool, exe: str | None = None):
 
 
 @functools.lru_cache(maxsize=None)
-def ptxas_for(cc: tuple[int, int]) -> str | None:
-    """The first installed ``ptxas`` that assembles for ``sm_XX`` (probed once per
-    process with an empty kernel), or None."""
+def ptxas_for(cc: tuple[int, int], arch: str = "") -> str | None:
+    """The first installed ``ptxas`` that assembles for ``sm_XX`` (with *arch*, PTX's
+    "a" or "f" suffix: ``sm_XXa``), probed once per process with an empty kernel, or None."""
     from .ptxisa import ptx_isa_for
 
-    major, minor = ptx_isa_for(tuple(cc))
-    probe = f".version {major}.{minor}\n.target sm_{cc[0]}{cc[1]}\n.address_size 64\n" \
+    major, minor = max(ptx_isa_for(tuple(cc)), (8, 8) if arch == "f" else (0, 0))
+    sm = _sm(cc, arch)
+    probe = f".version {major}.{minor}\n.target {sm}\n.address_size 64\n" \
             ".visible .entry gpux_probe() { ret; }\n"
     for exe in all_ptxas():
-        got = _run(probe, [f"--gpu-name=sm_{cc[0]}{cc[1]}"], False, exe)
+        got = _run(probe, [f"--gpu-name={sm}"], False, exe)
         if got is not None and got[0].returncode == 0:
             return exe
     return None
 
 
-def ptxas_supports(cc: tuple[int, int]) -> bool:
+def _sm(cc, arch: str = "") -> str:
+    return f"sm_{cc[0]}{cc[1]}{arch}"
+
+
+def ptxas_supports(cc: tuple[int, int], arch: str = "") -> bool:
     """Whether an installed ptxas assembles for ``sm_XX`` (CUDA 13's dropped sm_70 and
-    older; CUDA 12's, from ``nvidia-cuda-nvcc-cu12``, has it)."""
-    return ptxas_for(tuple(cc)) is not None
+    older; CUDA 12's, from ``nvidia-cuda-nvcc-cu12``, has it), or ``sm_XX<arch>``."""
+    return ptxas_for(tuple(cc), arch) is not None
 
 
-def ptxas_cubin(ptx: str, cc: tuple[int, int], opt: int = 3) -> bytes | None:
-    """A cubin for ``sm_XX``, or None when ptxas is missing, does not know *cc*, or fails."""
-    exe = ptxas_for(tuple(cc))
+def ptxas_cubin(ptx: str, cc: tuple[int, int], opt: int = 3, arch: str = "") -> bytes | None:
+    """A cubin for ``sm_XX`` (``sm_XX<arch>``), or None when ptxas is missing, does not
+    know it, or fails."""
+    exe = ptxas_for(tuple(cc), arch)
     if exe is None:
         return None
-    got = _run(ptx, [f"--gpu-name=sm_{cc[0]}{cc[1]}", f"-O{min(max(opt, 0), 3)}"], True, exe)
+    got = _run(ptx, [f"--gpu-name={_sm(cc, arch)}", f"-O{min(max(opt, 0), 3)}"], True, exe)
     return None if got is None else got[1]
 
 
-def ptxas_check(ptx: str, cc: tuple[int, int]) -> tuple[bool, str]:
-    """(accepted, ptxas's messages) for *ptx* compiled for ``sm_XX``."""
-    got = _run(ptx, [f"--gpu-name=sm_{cc[0]}{cc[1]}"], False, ptxas_for(tuple(cc)))
+def ptxas_check(ptx: str, cc: tuple[int, int], arch: str = "") -> tuple[bool, str]:
+    """(accepted, ptxas's messages) for *ptx* compiled for ``sm_XX`` (``sm_XX<arch>``)."""
+    got = _run(ptx, [f"--gpu-name={_sm(cc, arch)}"], False, ptxas_for(tuple(cc), arch))
     if got is None:
         raise FileNotFoundError("ptxas is not installed")
     proc = got[0]

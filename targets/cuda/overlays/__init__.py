@@ -11,7 +11,7 @@ prefixes of what they define and imported when a kernel first needs one
 (``OverlayRegistry.define_module``).
 """
 
-from numba_gpux.language.intrinsics import PRINTF_PREFIX
+from numba_gpux.language.intrinsics import PRINTF_PREFIX, PTX_PREFIX
 from numba_gpux.overlays import registry
 
 CUDA = registry("cuda")
@@ -44,3 +44,7 @@ NVPTX.define_module(f"{__name__}.subgroups", ("__gpux_sg_",))
 NVPTX.define_module(f"{__name__}.cachehints", ("__gpux_ld_", "__gpux_st_"))
 NVPTX_SM70.define_module(f"{__name__}.subgroups", ("__gpux_sg_match_",))
 NVPTX.define_module(f"{__name__}.printing", (PRINTF_PREFIX,))
+# the NVIDIA-instruction intrinsics (numba_gpux.cuda.intrin) and inline PTX, each in
+# the family of the instruction set it needs (make_target lists the families)
+for _fam in ("nvptx", "nvptx.sm80", "nvptx.sm90", "nvptx.sm100a"):
+    registry(_fam).define_module(f"{__name__}.nvinstr", ("__gpux_nv_", PTX_PREFIX))

@@ -39,9 +39,12 @@ def test_compile_without_gpu_uses_default_cc():
     assert len(art.kernels) == 1 and ENTRY.findall(art.text) == list(art.kernels)
 
 
-@pytest.mark.parametrize("cc, sm, isa", [((8, 0), "sm_80", "7.0"), ((9, 0), "sm_90", "7.8"),
+@pytest.mark.parametrize("cc, sm, isa", [((8, 0), "sm_80", "7.0"), ((9, 0), "sm_90", "8.0"),
                                          ("sm_86", "sm_86", "7.1"), ("8.9", "sm_89", "7.8"),
-                                         ((7, 0), "sm_70", "6.3")])
+                                         ((7, 0), "sm_70", "6.3"), ("sm_90a", "sm_90a", "8.0"),
+                                         ("sm_100a", "sm_100a", "8.6"),
+                                         ("10.0f", "sm_100f", "8.8"),
+                                         ((10, 3, "a"), "sm_103a", "8.8")])
 def test_compute_capability_sets_sm_and_ptx_isa(cc, sm, isa):
     art = _ptx(K.saxpy, SAXPY32, cc=cc)
     assert f".target {sm}" in art.text
@@ -53,7 +56,7 @@ def test_ptx_version_override():
     assert ".version 8.5" in art.text and ".target sm_80" in art.text
 
 
-@pytest.mark.parametrize("cc", [(3, 5), "abc", (9,), (9, 0, 1), "sm_"])
+@pytest.mark.parametrize("cc", [(3, 5), "abc", (9,), (9, 0, 1), "sm_", "sm_80a", "sm_a", "sm_90f"])
 def test_bad_compute_capability_is_a_user_error(cc):
     with pytest.raises(GpuxUserError, match="cc|compute capability"):
         _ptx(K.saxpy, SAXPY32, cc=cc)
