@@ -69,6 +69,8 @@ from .cudadrv import nvvm  # noqa: E402,F401
 from .cudadrv.runtime import runtime  # noqa: E402,F401
 from .api import reset  # noqa: E402,F401
 from .vectorizers import vectorize, guvectorize  # noqa: E402,F401
+from . import intrin  # noqa: E402,F401 - numba-cuda-mlir's NVIDIA-instruction intrinsics
+from .intrin import inline_ptx  # noqa: E402,F401
 
 #: numba.cuda's flag for "Numba's CPU target is installed": numba_gpux is built on it
 HAS_NUMBA = True
@@ -80,8 +82,6 @@ shared_array = shared.array
 _LAZY = ("libdevice", "vector_types", "kernels", "libdevicefuncs", "vector", "tensor_map")
 #: numba-cuda-mlir's top-level names that are another module's: ``cuda.consteval`` is
 #: ``cuda.experimental.consteval`` (an AttributeError while there is no such module).
-#: numba-cuda-mlir's own submodules ``intrin`` and ``experimental`` belong in _LAZY,
-#: and ``inline_ptx`` among the imports above, with their modules.
 _FROM_MODULE = {"consteval": "experimental"}
 
 
@@ -141,6 +141,7 @@ __all__ = [
     "HAS_NUMBA", "config", "cudadrv", "extending", "nvvm",
     "runtime", "reset", "LinkableCode", "PTXSource", "CUSource", "Cubin", "Fatbin", "Archive",
     "Object", "LTOIR", "libdevice", "vector_types", "kernels", "vectorize", "guvectorize",
+    "intrin", "inline_ptx",
     # numba-cuda-mlir's names
     "local_array", "shared_array", "carray", "farray", "complex32", "libdevicefuncs",
     "vector", "tensor_map",
