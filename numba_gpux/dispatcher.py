@@ -213,7 +213,10 @@ class GpuxFunction(KernelAttributes, KernelInspection):
         self.stats = {"neutral_compiles": 0, "target_compiles": 0}
         self._pysig = utils.pysignature(py_func)
         self._nparams = len(self._pysig.parameters)
-        self._launch_keyfn = _key_function(self._nparams)
+        #: the position of a ``*args`` parameter (its values are one tuple), or None
+        self._star_index = next((i for i, p in enumerate(self._pysig.parameters.values())
+                                 if p.kind == p.VAR_POSITIONAL), None)
+        self._launch_keyfn = _key_function(self._nparams if self._star_index is None else None)
         #: a kernel given signatures at ``@jit`` launches only with those (numba.cuda's
         #: rule): argument types are matched to one of them, else TypeError
         self._eager: tuple = ()

@@ -25,6 +25,7 @@ from numba.core.typing.templates import AbstractTemplate, AttributeTemplate, Reg
 from ..context import add_registries
 from ..errors import GpuxUserError
 from ..language.types import register_data_model
+from . import vector_arith
 
 __all__ = ["vector_types", "VectorType"]
 
@@ -186,3 +187,4 @@ globals().update(constructors)
 __all__ += sorted(constructors)
 
 add_registries(typing_registry, lowering_registry)
+vector_arith.register(VectorType, vector_types)  # + - * / // % on vectors (vector_arith.py)

@@ -1,0 +1,253 @@
+"""What kernels written for numba-cuda-mlir contain, run through ``numba_gpux.cuda`` (and
+its numba-cuda-mlir dialect module) on every device: arithmetic on vector types,
+``*args``, ``cuda.experimental``'s compile-time evaluation, two-argument complex
+constructors, shared arrays declared after control flow, a captured dtype's
+attributes, ``ravel()`` of a captured array, and debug kernels' messages.  Each result
+is compared with NumPy or plain Python on the same inputs."""
+
+import numpy as np
+import pytest
+from numba import complex64, complex128
+from numba.core.errors import TypingError
+
+from numba_gpux import cuda
+from numba_gpux.cuda import mlir_dialect
+from numba_gpux.errors import UnsupportedError
+
+
+# ---------------------------------------------------------------- vector arithmetic
+def test_vector_arithmetic_matches_numpy(device):
+    @cuda.jit
+    def k(out, a, b, s):
+        v = cuda.float32x4(a[0], a[1], a[2], a[3])
+        w = cuda.float32x4(b[0], b[1], b[2], b[3])
+        results = (v + w, v - w, v * w, v / w, v * s, s * v, v - s, s - v, v / s, s / v, -v,
+                   abs(w))
+        j = 0
+        for r in results:
+            out[j], out[j + 1], out[j + 2], out[j + 3] = r.x, r.y, r.z, r.w
+            j += 4
+
+    a = np.array([1.5, -2.0, 3.25, 8.0], np.float32)
+    b = np.array([0.5, 4.0, -1.25, 3.0], np.float32)
+    s = np.float32(2.5)
+    out = np.zeros(48, np.float32)
+    k[1, 1](out, a, b, s)
+    want = np.concatenate([a + b, a - b, a * b, a / b, a * s, s * a, a - s, s - a, a / s,
+                           s / a, -a, np.abs(b)])
+    np.testing.assert_allclose(out, want, rtol=1e-6)
+
+
+def test_vector_in_place_integer_and_result_types(device):
+    @cuda.jit
+    def k(out, fout, a):
+        v = cuda.int32x3(a[0], a[1], a[2])
+        w = cuda.int32x3(3, -4, 5)
+        v += w          # in place
+        q = v // w      # Python's floor division, element by element
+        m = v % w
+        h = v / 2       # integers divided: floats
+        out[0], out[1], out[2] = v.x, v.y, v.z
+        out[3], out[4], out[5] = q.x, q.y, q.z
+        out[6], out[7], out[8] = m.x, m.y, m.z
+        fout[0], fout[1], fout[2] = h.x, h.y, h.z
+
+    a = np.array([7, 9, -13], np.int32)
+    w = np.array([3, -4, 5], np.int32)
+    out = np.zeros(9, np.int64)
+    fout = np.zeros(3, np.float64)
+    k[1, 1](out, fout, a)
+    v = a + w
+    np.testing.assert_array_equal(out, np.concatenate([v, v // w, v % w]))
+    np.testing.assert_allclose(fout, v / 2)
+
+
+def test_vector_arithmetic_types():
+    from numba.core import types
+    from numba_gpux.cuda.vector_types import vector_types as vt
+
+    @cuda.jit(device=True)
+    def ops(v, w, s):
+        return v + w, v * s, s / v, -v
+
+    # float32 vectors with a float32 scalar stay float32; with float64, float64
+    got = {}
+    for sty in (types.float32, types.float64):
+        res = ops.compile_neutral_sig((vt["float32x2"], vt["float32x2"], sty))
+        got[sty] = res.return_type
+    assert got[types.float32] == types.Tuple([vt["float32x2"]] * 4)
+    assert got[types.float64] == types.Tuple([vt["float32x2"], vt["float64x2"],
+                                              vt["float64x2"], vt["float32x2"]])
+
+
+def test_vector_length_mismatch_is_a_typing_error(device):
+    @cuda.jit
+    def k(out):
+        v = cuda.float32x2(1, 2) + cuda.float32x3(1, 2, 3)
+        out[0] = v.x
+
+    with pytest.raises(TypingError, match="float32x2"):
+        k[1, 1](np.zeros(1, np.float32))
+
+
+# ---------------------------------------------------------------- *args
+@cuda.jit(device=True)
+def _total(*xs):
+    t = 0.0
+    for x in xs:
+        t += x
+    return t
+
+
+def test_kernel_and_device_function_star_args(device):
+    @cuda.jit
+    def k(out, scale, *args):
+        out[0] = scale * _total(*args)
+        out[1] = len(args)
+        out[2] = _total(args[0], 1.5)
+
+    out = np.zeros(3)
+    k[1, 1](out, 2.0, 1.0, 2.0, 4.0)
+    np.testing.assert_array_equal(out, [2.0 * 7.0, 3, 2.5])
+    k[1, 1](out, 3.0, 5.0)
+    np.testing.assert_array_equal(out, [15.0, 1, 6.5])
+
+
+def test_star_args_with_arrays_and_keywords(device):
+    @cuda.jit
+    def k(n, *arrays):
+        i = cuda.grid(1)
+        if i < n:
+            arrays[2][i] = arrays[0][i] * arrays[1][i]
+
+    a, b = np.arange(8.0), np.arange(8.0) + 1
+    out = cuda.to_device(np.zeros(8))
+    k[1, 8](8, a, b, out)
+    np.testing.assert_array_equal(out.copy_to_host(), a * b)
+    for dialect in (cuda, mlir_dialect):
+        @dialect.jit
+        def none(out, *args):
+            out[0] = len(args)
+
+        res = np.full(1, 7.0)
+        none[1, 1](res)
+        assert res[0] == 0
+
+
+# ---------------------------------------------------------------- complex(re, im)
+def test_two_argument_complex_constructors(device):
+    @cuda.jit
+    def k(out, a):
+        i = cuda.grid(1)
+        if i < a.size - 1:
+            out[0, i] = complex64(a[i], a[i + 1])
+            out[1, i] = complex128(a[i + 1], a[i])
+            out[2, i] = cuda.types.complex64(i, 2)       # ints convert
+            out[3, i] = complex128(a[i])                  # the one-argument form stays
+
+    a = np.array([0.5, -1.25, 3.0, 7.5])
+    out = np.zeros((4, 3), np.complex128)
+    k[1, 4](out, a)
+    re, im = a[:-1], a[1:]
+    np.testing.assert_allclose(out[0], (re + 1j * im).astype(np.complex64))
+    np.testing.assert_allclose(out[1], im + 1j * re)
+    np.testing.assert_allclose(out[2], np.arange(3) + 2j)
+    np.testing.assert_allclose(out[3], re + 0j)
+
+
+# ---------------------------------------------------------------- shared arrays
+def test_dynamic_shared_array_after_control_flow(device):
+    @cuda.jit
+    def k(inp, out):
+        if cuda.threadIdx.x != 0:
+            return
+        buf = cuda.shared.array(0, dtype=np.float32)
+        for i in range(inp.size):
+            buf[i] = inp[i]
+        for i in range(inp.size):
+            out[i] = buf[inp.size - 1 - i] + buf.size
+
+    inp = np.arange(1, 9, dtype=np.float32)
+    for dialect in (cuda, mlir_dialect):
+        out = np.zeros(8, np.float32)
+        dialect.jit(k.py_func)[1, 4, 0, 10 * 4](inp, out)
+        np.testing.assert_array_equal(out, inp[::-1] + 10)
+
+
+# ---------------------------------------------------------------- dtype attributes
+SCALAR_DT = np.dtype(np.int16)
+RECORD_DT = np.dtype([("x", np.int32), ("y", np.float64), ("z", np.uint8)], align=True)
+
+
+def test_captured_dtype_attributes(device):
+    f64 = np.dtype(np.float64)
+
+    @cuda.jit
+    def k(out):
+        out[0] = SCALAR_DT.itemsize
+        out[1] = RECORD_DT.itemsize
+        out[2] = len(RECORD_DT.names)
+        out[3] = f64.itemsize
+        out[4] = RECORD_DT.alignment
+        out[5] = SCALAR_DT.names is None
+        out[6] = RECORD_DT.isalignedstruct
+        out[7] = f64.num
+        out[8] = SCALAR_DT.isnative
+
+    out = np.zeros(9, np.int64)
+    k[1, 1](out)
+    np.testing.assert_array_equal(out, [SCALAR_DT.itemsize, RECORD_DT.itemsize,
+                                        len(RECORD_DT.names), f64.itemsize,
+                                        RECORD_DT.alignment, SCALAR_DT.names is None,
+                                        RECORD_DT.isalignedstruct, f64.num,
+                                        SCALAR_DT.isnative])
+
+
+def test_record_dtype_names_and_array_dtype(device):
+    @cuda.jit
+    def k(out, arr):
+        out[0] = RECORD_DT.names[0] == "x"
+        out[1] = RECORD_DT.names[2] == "y"
+        out[2] = arr.dtype.itemsize
+        out[3] = len(arr.dtype.names)
+
+    out = np.zeros(4, np.int64)
+    k[1, 1](out, np.zeros(3, RECORD_DT))
+    np.testing.assert_array_equal(out, [1, 0, RECORD_DT.itemsize, 3])
+
+
+# ---------------------------------------------------------------- ravel
+GRID = np.arange(12.0).reshape(3, 4) * 1.5
+
+
+def test_ravel_of_captured_global_array(device):
+    @cuda.jit
+    def k(out):
+        flat = GRID.ravel()
+        for i in range(flat.size):
+            out[i] = flat[i] + flat.shape[0]
+
+    out = np.zeros(12)
+    k[1, 1](out)
+    np.testing.assert_array_equal(out, GRID.ravel() + 12)
+
+
+def test_ravel_of_argument_is_a_view(device):
+    @cuda.jit
+    def k(a):
+        flat = a.ravel()
+        flat[5] = -1.0
+
+    a = np.arange(12.0).reshape(3, 4)
+    k[1, 1](a)
+    assert a[1, 1] == -1.0 and (a.ravel()[:5] == np.arange(5)).all()
+
+
+def test_ravel_of_strided_array_is_a_clear_error(device):
+    @cuda.jit
+    def k(out, a):
+        flat = a.ravel()
+        out[0] = flat[0]
+
+    with pytest.raises(UnsupportedError, match=r"ravel\(\) of an array of layout 'A'"):
+        k[1, 1](np.zeros(1), cuda.to_device(np.arange(12.0).reshape(3, 4))[:, ::2])
