@@ -251,3 +251,156 @@ def test_ravel_of_strided_array_is_a_clear_error(device):
 
     with pytest.raises(UnsupportedError, match=r"ravel\(\) of an array of layout 'A'"):
         k[1, 1](np.zeros(1), cuda.to_device(np.arange(12.0).reshape(3, 4))[:, ::2])
+
+
+# ---------------------------------------------------------------- cuda.experimental
+@pytest.mark.parametrize("x, y", [((1, 2), (3, 4, 5)), ((1, 2.5), (3, 4.5)),
+                                  ((1, 2, 3), (4, 5.5)), ((1, 2.5), (3, 4, 5))])
+def test_consteval_unrolls_over_a_concatenated_tuple(device, x, y):
+    from numba_gpux.cuda.experimental import consteval
+
+    n = len(x + y)
+
+    @cuda.jit
+    def k(r, x, y):
+        t = x + y
+        for i in consteval(range(n)):
+            r[i] = t[i]
+
+    r = np.zeros(n)
+    k[1, 1](r, x, y)
+    np.testing.assert_array_equal(r, x + y)
+
+
+WEIGHTS = (0.5, -2.0, 4.0)
+LIMIT = 6
+
+
+def test_consteval_expressions_blocks_and_nested_loops(device):
+    import numba_gpux.cuda.experimental as experimental
+
+    offset = 3
+
+    @mlir_dialect.jit
+    def k(out, a):
+        i = cuda.threadIdx.x
+        limit = experimental.consteval(LIMIT * 2)
+        with experimental.consteval():
+            table = tuple(w * offset for w in WEIGHTS)
+            total = sum(table)
+        if i < limit:
+            acc = 0.0
+            for j, w in experimental.consteval(tuple(enumerate(table))):
+                acc += w * a[j]
+            out[i] = acc + total + i
+        if i == 0:
+            for p in experimental.consteval(range(2)):
+                for q in experimental.consteval(range(p + 1, 3)):
+                    out[limit + experimental.consteval(p * 3 + q)] = p * 10 + q
+
+    a = np.array([1.0, 2.0, 3.0])
+    out = np.zeros(20)
+    k[1, 16](out, a)
+    table = [w * offset for w in WEIGHTS]
+    want = np.zeros(20)
+    want[:12] = np.dot(table, a) + sum(table) + np.arange(12)
+    for p in range(2):
+        for q in range(p + 1, 3):
+            want[12 + p * 3 + q] = p * 10 + q
+    np.testing.assert_array_equal(out, want)
+
+
+def test_consteval_parameter_types_and_target_options(device):
+    from numba.core import types
+
+    from numba_gpux.cuda.experimental import consteval, current_target_options
+
+    @cuda.jit(device=True)
+    def width(v):
+        vt = consteval(v)
+        return consteval(getattr(vt, "bitwidth", 0))
+
+    @cuda.jit(fastmath=True)
+    def k(out, v):
+        out[0] = width(v)
+        out[1] = consteval(current_target_options()["fastmath"])
+        out[2] = consteval(isinstance(v, types.Float))
+
+    out = np.zeros(3, np.int64)
+    k[1, 1](out, np.int32(5))
+    np.testing.assert_array_equal(out, [32, 1, 0])
+    k[1, 1](out, 5.0)
+    np.testing.assert_array_equal(out, [64, 1, 1])
+
+
+def test_consteval_on_the_host_is_the_value():
+    from numba_gpux.cuda.experimental import consteval, current_target_options
+
+    assert consteval(range(3)) == range(3) and current_target_options() == {}
+    with consteval():
+        ran = True
+    assert ran
+
+
+def test_consteval_errors_name_the_line(device):
+    from numba_gpux.cuda.experimental import ConstevalError, consteval
+
+    @cuda.jit
+    def undefined(out):
+        out[0] = consteval(NOT_DEFINED_ANYWHERE + 1)  # noqa: F821
+
+    @cuda.jit
+    def breaks(out):
+        for i in consteval(range(3)):
+            if out[0] > i:
+                break
+            out[i] = i
+
+    @cuda.jit
+    def reassigns(out):
+        for i in consteval(range(3)):
+            i = i + 1
+            out[0] = i
+
+    import inspect
+
+    for kernel, text, where in (
+            (undefined, "NameError", "out[0] = consteval(NOT_DEFINED"),
+            (breaks, "`break` in a consteval loop", "break"),
+            (reassigns, "assigns to its loop variable 'i'", "for i in consteval")):
+        with pytest.raises(ConstevalError, match=text) as e:
+            kernel[1, 1](np.zeros(3))
+        lines, start = inspect.getsourcelines(kernel.py_func)
+        line = start + next(n for n, src in enumerate(lines) if src.strip().startswith(where))
+        assert f"line {line}" in str(e.value), str(e.value)
+
+
+def test_experimental_names():
+    import importlib.util
+
+    import numba_gpux.cuda.experimental as experimental
+
+    for name in ("consteval", "current_target_options", "inline_ptx", "intrin",
+                 "local_array_from", "struct", "tcgen05_descriptors", "union"):
+        assert name in experimental.__all__ and name in dir(experimental)
+    for name in ("struct", "union", "local_array_from"):
+        with pytest.raises(UnsupportedError, match=f"cuda.experimental.{name}"):
+            getattr(experimental, name)(None)
+    with pytest.raises(AttributeError):
+        experimental.no_such_name  # noqa: B018
+    if importlib.util.find_spec("numba_gpux.cuda.intrin") is None:
+        with pytest.raises(ImportError, match="numba_gpux.cuda.intrin"):
+            experimental.intrin  # noqa: B018
+    else:
+        assert experimental.intrin is importlib.import_module("numba_gpux.cuda.intrin")
+
+
+def test_unsupported_experimental_names_in_a_kernel(device):
+    import numba_gpux.cuda.experimental as experimental
+
+    @cuda.jit
+    def k(out):
+        out[0] = experimental.local_array_from(1, np.float32)
+
+    with pytest.raises(Exception, match="local_array_from"):
+        k[1, 1](np.zeros(1))
