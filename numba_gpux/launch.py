@@ -260,7 +260,7 @@ def _build_shim(dispatcher, argtypes, device, cfg=None, args=()) -> Shim:
         from .language.debug import ErrorBuffer, buffer_slots
 
         errors = ErrorBuffer(device_array(buffer_slots(grid_sync), np.int32, device=device),
-                             dispatcher.__name__, grid_sync)
+                             dispatcher.__name__, grid_sync, dispatcher.device_exception)
         params.append(("buffer", None))
     launcher = device.runtime.prepare(kernel, params)
     prints = art.info.get("uses_print")  # recorded by the disk cache (no typing on a hit)

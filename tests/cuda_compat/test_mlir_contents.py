@@ -404,3 +404,67 @@ def test_unsupported_experimental_names_in_a_kernel(device):
 
     with pytest.raises(Exception, match="local_array_from"):
         k[1, 1](np.zeros(1))
+
+
+# ---------------------------------------------------------------- debug kernels' errors
+class _OwnError(Exception):
+    pass
+
+
+def _debug_kernels(dialect):
+    @dialect.jit(debug=True, opt=False)
+    def tuple_index(out, idx):
+        t = (10, 20, 30)
+        out[0] = t[idx]
+
+    @dialect.jit(debug=True, opt=False)
+    def array_index(out, idx):
+        out[idx] = 1
+
+    @dialect.jit(debug=True, opt=False)
+    def raises(out, which):
+        if which == 0:
+            raise RuntimeError("Error")
+        if which == 1:
+            raise _OwnError("mine")
+        if which == 2:
+            raise ValueError("bad")
+        if which == 3:  # (pytest rewrites assert statements in this file)
+            raise AssertionError
+        out[0] = 1 // (which - 4)
+
+    return tuple_index, array_index, raises
+
+
+def test_debug_exceptions_in_numba_cuda_mlir_form(device):
+    tuple_index, array_index, raises = _debug_kernels(mlir_dialect)
+    out = cuda.to_device(np.zeros(3, np.int32))
+    tuple_index[1, 1](out, 2)
+    assert out.copy_to_host()[0] == 30
+    cases = ((tuple_index, (out, 5), IndexError, "Index out of bounds in kernel"),
+             (array_index, (out, 7), IndexError, "Index out of bounds in kernel"),
+             (raises, (out, 0), RuntimeError, "Runtime error in kernel"),
+             (raises, (out, 1), RuntimeError, "Runtime error in kernel"),
+             (raises, (out, 2), ValueError, "Invalid value in kernel"),
+             (raises, (out, 3), AssertionError, "Kernel assertion failed"),
+             (raises, (out, 4), ZeroDivisionError, "Division by zero in kernel"))
+    for kernel, args, cls, text in cases:
+        with pytest.raises(cls) as e:
+            kernel[1, 1](*args)
+        assert type(e.value) is cls and str(e.value).startswith(text), str(e.value)
+        assert f"In function '{kernel.__name__}'" in str(e.value)  # the facade's details
+    raises[1, 1](out, 5)  # no error: nothing raised
+
+
+def test_facade_keeps_numba_cuda_exceptions(device):
+    tuple_index, array_index, raises = _debug_kernels(cuda)
+    out = cuda.to_device(np.zeros(3, np.int32))
+    with pytest.raises(IndexError) as e:
+        array_index[1, 1](out, 7)
+    assert "in kernel" not in str(e.value).split("[")[0] and \
+        "index is out of bounds" in str(e.value)
+    with pytest.raises(_OwnError, match="mine"):
+        raises[1, 1](out, 1)
+    with pytest.raises(RuntimeError) as e:
+        raises[1, 1](out, 0)
+    assert "Runtime error in kernel" not in str(e.value) and "Error" in str(e.value)
