@@ -22,6 +22,10 @@ in the decorator.  What each kind of row does:
 numba.cuda's own keywords (``cache``, ``boundscheck``...) are accepted too; a keyword
 neither dialect has is a ``TypeError`` listing the valid ones.  ``numba_gpux.cuda``
 itself keeps numba.cuda's defaults.
+
+Besides ``jit``, the names :data:`OWN_NAMES` lists are this module's own objects
+(``cuda.shared``, whose ``array`` also takes a shape known at run time), and debug
+kernels raise numba-cuda-mlir's exceptions (:data:`KERNEL_EXCEPTIONS`).
 """
 
 from __future__ import annotations
@@ -241,6 +245,19 @@ def device_exception(exc: BaseException) -> BaseException:
     out = cls(f"{message} ({type(exc).__name__}: {detail})" if detail else message)
     out.__cause__ = exc if cls is not type(exc) else None
     return out
+
+
+# numba-cuda-mlir's shared arrays: shapes known at run time too (mlir_shared.py)
+from .mlir_shared import shared, shared_array  # noqa: E402
+
+#: the names besides ``jit`` that are this module's own objects, not the facade's:
+#: numba-cuda-mlir accepts more than numba.cuda there, and the facade keeps numba.cuda's
+#: errors (name -> what differs)
+OWN_NAMES: dict[str, str] = {
+    "shared": "shared.array takes a shape known only at run time (carved out of the "
+              "launch's dynamic shared memory)",
+    "shared_array": "numba-cuda-mlir's shared.array, under its second name",
+}
 
 
 def __getattr__(name: str):

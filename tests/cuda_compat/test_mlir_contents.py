@@ -174,6 +174,58 @@ def test_dynamic_shared_array_after_control_flow(device):
         np.testing.assert_array_equal(out, inp[::-1] + 10)
 
 
+def test_runtime_shaped_shared_arrays_in_the_mlir_dialect(device):
+    c = mlir_dialect
+    assert c.shared_array is c.shared.array
+
+    @c.jit
+    def k(sizes, flag, out_i, out_f, info):
+        t = cuda.threadIdx.x
+        n = sizes[0]
+        if flag[0] != 0:  # declared after control flow, shapes from an argument
+            ints = c.shared.array(n, dtype=np.int32)          # bytes 0..4n
+            grid = c.shared_array((sizes[1], 2), np.float64)  # next 8-byte boundary
+            if t < n:
+                ints[t] = t * 3
+            if t < sizes[1]:
+                grid[t, 0] = t + 0.5
+                grid[t, 1] = -t
+            rest = c.shared.array(0, dtype=np.int8)           # what is left after them
+            again = c.shared.array(0, dtype=np.int8)          # the same memory
+            cuda.syncthreads()
+            if t < n:
+                out_i[t] = ints[n - 1 - t]
+            if t < sizes[1]:
+                out_f[t, 0], out_f[t, 1] = grid[t, 0], grid[t, 1]
+            if t == 0:
+                info[0], info[1], info[2] = grid.shape[0], grid.shape[1], rest.size
+                rest[0] = 7
+                info[3] = again[0]
+
+    n, m, nbytes = 5, 3, 128
+    out_i, out_f, info = np.zeros(n, np.int32), np.zeros((m, 2)), np.zeros(4, np.int64)
+    k[1, 8, 0, nbytes](np.array([n, m]), np.array([1]), out_i, out_f, info)
+    np.testing.assert_array_equal(out_i, np.arange(n)[::-1] * 3)
+    np.testing.assert_array_equal(out_f, np.stack([np.arange(m) + 0.5, -np.arange(m)], 1))
+    grid_end = -(-4 * n // 8) * 8 + 8 * m * 2
+    np.testing.assert_array_equal(info, [m, 2, nbytes - grid_end, 7])
+
+
+def test_facade_keeps_numba_cuda_constant_shapes():
+    def k(a):
+        sm = cuda.shared.array(a[0], dtype=np.float32)
+        a[0] = sm.size
+
+    with pytest.raises(TypingError, match="shape must be an int or a tuple of ints known"):
+        cuda.jit("void(int32[:])")(k)
+
+    def k_mlir(a):  # the same code written for numba-cuda-mlir's cuda module
+        sm = mlir_dialect.shared.array(a[0], dtype=np.float32)
+        a[0] = sm.size
+
+    mlir_dialect.jit("void(int32[:])")(k_mlir)
+
+
 # ---------------------------------------------------------------- dtype attributes
 SCALAR_DT = np.dtype(np.int16)
 RECORD_DT = np.dtype([("x", np.int32), ("y", np.float64), ("z", np.uint8)], align=True)
