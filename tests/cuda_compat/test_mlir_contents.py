@@ -5,6 +5,8 @@ constructors, shared arrays declared after control flow, a captured dtype's
 attributes, ``ravel()`` of a captured array, and debug kernels' messages.  Each result
 is compared with NumPy or plain Python on the same inputs."""
 
+import os
+
 import numpy as np
 import pytest
 from numba import complex64, complex128
@@ -132,6 +134,19 @@ def test_star_args_with_arrays_and_keywords(device):
         res = np.full(1, 7.0)
         none[1, 1](res)
         assert res[0] == 0
+
+
+def test_star_args_eager_signature_takes_the_tuple(device):
+    def k(out, *args):
+        out[0] = len(args)
+        for a in args:
+            out[1] += a
+
+    kernel = cuda.jit("void(float64[:], UniTuple(float64, 2))")(k)
+    for args in ((1.0, 2.5), (1, 2)):  # integers convert to the signature's floats
+        out = np.zeros(2)
+        kernel[1, 1](out, *args)
+        np.testing.assert_array_equal(out, [2, sum(args)])
 
 
 # ---------------------------------------------------------------- complex(re, im)
@@ -520,3 +535,41 @@ def test_facade_keeps_numba_cuda_exceptions(device):
     with pytest.raises(RuntimeError) as e:
         raises[1, 1](out, 0)
     assert "Runtime error in kernel" not in str(e.value) and "Error" in str(e.value)
+
+
+# ---------------------------------------------------------------- the CUDA target
+def test_what_this_file_compiles_is_valid_ptx(ptxas, tmp_path):
+    """The same constructs compile for CUDA (PTX checked by ptxas): nothing above is
+    OpenCL's alone."""
+    import subprocess
+
+    from numba.core import types
+
+    from numba_gpux.cuda.experimental import consteval
+
+    def vectors(out, a, s):
+        v = cuda.float32x4(a[0], a[1], a[2], a[3])
+        w = (v * s + v) / 2 - (-v)
+        out[0], out[1], out[2], out[3] = w.x, w.y, w.z, w.w
+
+    def shared(out, n):
+        x = mlir_dialect.shared.array(n, dtype=np.float32)
+        y = mlir_dialect.shared.array(0, dtype=np.float32)
+        x[0] = 1
+        y[0] = 2
+        out[0] = x[0] + y[0] + complex64(n, 1).imag + GRID.ravel()[n] + SCALAR_DT.itemsize
+
+    def unrolled(out, t):
+        for i in consteval(range(3)):
+            out[i] = t[i]
+
+    for fn, sig in ((vectors, "void(float32[:], float32[:], float32)"),
+                    (shared, "void(float32[:], int32)"),
+                    (unrolled, (types.float64[:],
+                                types.Tuple((types.int64, types.float64, types.int32))))):
+        ptx, _ = cuda.compile_ptx(fn, sig, cc=(8, 0))
+        path = tmp_path / f"{fn.__name__}.ptx"
+        path.write_text(ptx)
+        run = subprocess.run([ptxas, "--gpu-name", "sm_80", str(path), "-o", os.devnull],
+                             capture_output=True, text=True)
+        assert run.returncode == 0, (fn.__name__, run.stderr)
