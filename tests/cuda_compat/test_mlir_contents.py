@@ -573,3 +573,30 @@ def test_what_this_file_compiles_is_valid_ptx(ptxas, tmp_path):
         run = subprocess.run([ptxas, "--gpu-name", "sm_80", str(path), "-o", os.devnull],
                              capture_output=True, text=True)
         assert run.returncode == 0, (fn.__name__, run.stderr)
+
+
+def test_consteval_needs_the_source_and_only_ours_is_rewritten(device):
+    from numba_gpux.cuda.experimental import ConstevalError
+
+    namespace = {"cuda": cuda}
+    exec("from numba_gpux.cuda.experimental import consteval\n"
+         "def k(out):\n"
+         "    for i in consteval(range(2)):\n"
+         "        out[i] = i\n", namespace)
+    with pytest.raises(ConstevalError, match="source cannot be read"):
+        cuda.jit(namespace["k"])[1, 1](np.zeros(2))
+
+    @cuda.jit(device=True)
+    def consteval(x):  # the user's own function of that name: an ordinary device call
+        return x * 2
+
+    @cuda.jit
+    def k2(out):
+        out[0] = consteval(21)
+
+    out = np.zeros(1)
+    k2[1, 1](out)
+    assert out[0] == 42
+    from numba_gpux.cuda._consteval import uses_consteval
+
+    assert not uses_consteval(k2.py_func)  # compiled as written, not rewritten
