@@ -49,11 +49,11 @@ class _Namespace(Stub):
         raise TypeError(f"{self._name} is a namespace; call one of its functions")
 
 
-shared_array = Stub("shared.array", "shared.array(shape, dtype, alignment=None): an array in "
-                    "shared memory; shape constant (a static array, as numba.cuda's) or "
-                    "known only at run time (carved out of the launch's dynamic shared "
-                    "memory, numba-cuda-mlir's form); shape=0: the rest of the dynamic "
-                    "shared memory.")
+shared_array = Stub("shared.array", "shared.array(shape, dtype, alignment=None, alignas=None): "
+                    "an array in shared memory; shape constant (a static array, as "
+                    "numba.cuda's) or known only at run time (carved out of the launch's "
+                    "dynamic shared memory, numba-cuda-mlir's form); shape=0: the rest of the "
+                    "dynamic shared memory.")
 shared = _Namespace("shared", "Shared memory (numba-cuda-mlir's forms).",
                     {"array": shared_array})
 typing_registry.register_global(shared, types.Module(shared))
@@ -79,24 +79,34 @@ def _runtime_shape(shape):
     return None
 
 
+def _given(t) -> bool:
+    return t is not None and not isinstance(t, (types.NoneType, types.Omitted))
+
+
 class _SharedArray(AbstractTemplate):
     key = shared_array
     prefer_literal = True
 
     def generic(self, args, kws):
-        shape, dtype, alignment = _memory._bind("shared.array", args, kws, ["shape", "dtype"],
-                                                ["alignment"])
+        shape, dtype, alignment, alignas = _memory._bind(
+            "shared.array", args, kws, ["shape", "dtype"], ["alignment", "alignas"])
+        if _given(alignment) and _given(alignas):
+            raise TypingError("shared.array: give alignment= (numba.cuda's name) or alignas= "
+                              "(numba-cuda-mlir's), not both")
+        align = alignas if _given(alignas) else alignment
         if _is_literal(shape):
-            return _FACADE_TYPER(args, kws)
-        ndim = _runtime_shape(shape)
-        if ndim is None:
-            raise TypingError(f"shared.array: shape must be an int or a tuple of 1 to 3 ints "
-                              f"(constants, or values known at run time), not {shape}")
-        _memory._alignment_of("shared.array", alignment)
-        dt = _memory._dtype_of("shared.array", dtype)
-        alignment = types.Omitted(None) if alignment is None else alignment
-        return signature(types.Array(dt, ndim, "C"), shape, dtype, alignment).replace(
-            pysig=_memory._pysig("shape", "dtype", optional=("alignment",)))
+            ret = _FACADE_TYPER((shape, dtype) + ((align,) if align is not None else ()),
+                                {}).return_type
+        else:
+            ndim = _runtime_shape(shape)
+            if ndim is None:
+                raise TypingError(f"shared.array: shape must be an int or a tuple of 1 to 3 "
+                                  f"ints (constants, or values known at run time), not {shape}")
+            _memory._alignment_of("shared.array", align)
+            ret = types.Array(_memory._dtype_of("shared.array", dtype), ndim, "C")
+        omitted = [types.Omitted(None) if a is None else a for a in (alignment, alignas)]
+        return signature(ret, shape, dtype, *omitted).replace(
+            pysig=_memory._pysig("shape", "dtype", optional=("alignment", "alignas")))
 
 
 typing_registry.register(_SharedArray)
@@ -131,18 +141,24 @@ def _dims(context, builder, shape_ty, shape_val) -> list:
     return [context.cast(builder, v, t, types.intp) for v, t in zip(items, tys)]
 
 
+def _alignment(sig) -> tuple:
+    """(type, index) of the alignment argument given (``alignas=`` or ``alignment=``)."""
+    return (sig.args[3], 3) if _given(sig.args[3]) else (sig.args[2], 2)
+
+
 def _carved(context, builder, sig, args):
     aryty = sig.return_type
     elty = context.get_data_type(aryty.dtype)
     itemsize = context.get_abi_sizeof(elty)
-    # packed one after another, each aligned for its elements (or its alignment=)
-    align = _memory._align_from_sig(sig, context.get_abi_alignment(elty))
+    # packed one after another, each aligned for its elements (or as asked)
+    align = max(context.get_abi_alignment(elty),
+                _memory._alignment_of("shared.array", _alignment(sig)[0]) or 1)
     slot = _offset_slot(builder)
     start = _align_up(builder, builder.load(slot), align)
     base = call(builder, "__gpux_dynamic_shared")
     data = builder.gep(base, [start], source_etype=ir.IntType(8))
     size = ir.Constant(I64, itemsize)
-    if _is_literal(sig.args[0]):  # (only shape=0 gets here with a constant shape)  # shape=0: the rest, after the run-time-shaped arrays
+    if _is_literal(sig.args[0]):  # shape=0: the rest, after the run-time-shaped arrays
         total = call(builder, "__gpux_dynamic_shared_bytes")
         rest = builder.select(builder.icmp_unsigned(">", total, start),
                               builder.sub(total, start), ir.Constant(I64, 0))
@@ -162,10 +178,13 @@ def _carved(context, builder, sig, args):
     return _memory._make_array(context, builder, aryty, data, dims, list(reversed(strides)))
 
 
-@lowering_registry.lower(shared_array, types.Any, types.Any, types.Any)
+@lowering_registry.lower(shared_array, types.Any, types.Any, types.Any, types.Any)
 def _shared_array(context, builder, sig, args):
     if _is_literal(sig.args[0]) and _memory._shape_from_sig(sig) != (0,):
-        return context.get_function(_memory.shared.array, sig)(builder, args)
+        align, at = _alignment(sig)  # the facade's array, with one alignment argument
+        facade = signature(sig.return_type, sig.args[0], sig.args[1], align)
+        return context.get_function(_memory.shared.array, facade)(
+            builder, (args[0], args[1], args[at]))
     return _carved(context, builder, sig, args)
 
 

@@ -199,7 +199,7 @@ def test_runtime_shaped_shared_arrays_in_the_mlir_dialect(device):
         n = sizes[0]
         if flag[0] != 0:  # declared after control flow, shapes from an argument
             ints = c.shared.array(n, dtype=np.int32)          # bytes 0..4n
-            grid = c.shared_array((sizes[1], 2), np.float64)  # next 8-byte boundary
+            grid = c.shared_array((sizes[1], 2), np.float64, alignas=16)  # 16-aligned
             if t < n:
                 ints[t] = t * 3
             if t < sizes[1]:
@@ -222,8 +222,30 @@ def test_runtime_shaped_shared_arrays_in_the_mlir_dialect(device):
     k[1, 8, 0, nbytes](np.array([n, m]), np.array([1]), out_i, out_f, info)
     np.testing.assert_array_equal(out_i, np.arange(n)[::-1] * 3)
     np.testing.assert_array_equal(out_f, np.stack([np.arange(m) + 0.5, -np.arange(m)], 1))
-    grid_end = -(-4 * n // 8) * 8 + 8 * m * 2
+    grid_end = -(-4 * n // 16) * 16 + 8 * m * 2
     np.testing.assert_array_equal(info, [m, 2, nbytes - grid_end, 7])
+
+
+def test_mlir_shared_array_alignas_and_constant_shapes(device):
+    c = mlir_dialect
+
+    @c.jit
+    def k(out, n):
+        static = c.shared.array((2, 3), np.int32, alignas=16)   # the facade's static array
+        run = c.shared.array(n, np.int8)
+        after = c.shared.array(n, np.float32, alignment=8)
+        static[1, 2] = 5
+        run[0] = 1
+        after[0] = 2.5
+        out[0] = static[1, 2] + run[0] + after[0] + static.size
+
+    out = np.zeros(1)
+    k[1, 1, 0, 64](out, 3)
+    assert out[0] == 5 + 1 + 2.5 + 6
+    with pytest.raises(TypingError, match="not both"):
+        @c.jit("void(int32)")
+        def both(n):
+            c.shared.array(n, np.int8, alignment=8, alignas=8)
 
 
 def test_facade_keeps_numba_cuda_constant_shapes():
