@@ -622,3 +622,66 @@ def test_consteval_needs_the_source_and_only_ours_is_rewritten(device):
     from numba_gpux.cuda._consteval import uses_consteval
 
     assert not uses_consteval(k2.py_func)  # compiled as written, not rewritten
+
+
+# ---------------------------------------------------------------- unchanged program
+MLIR_PROGRAM = '''
+import numpy as np
+from numba import complex64
+from numba_cuda_mlir import cuda
+from numba_cuda_mlir.cuda.experimental import consteval
+
+SCALE = (1, 2.5, 4)
+
+
+@cuda.jit(device=True)
+def total(*xs):
+    t = 0.0
+    for x in xs:
+        t += x
+    return t
+
+
+@cuda.jit
+def kernel(sizes, a, out, *extra):
+    i = cuda.threadIdx.x
+    if i >= a.size:
+        return
+    buf = cuda.shared.array(sizes[0], dtype=np.float32)
+    buf[i] = a[i]
+    cuda.syncthreads()
+    v = cuda.float32x2(buf[i], 1) * 2 + cuda.float32x2(0.5, 0.5)
+    acc = 0.0
+    for k in consteval(range(len(SCALE))):
+        acc += SCALE[k]
+    out[i] = v.x + v.y + acc + total(*extra) + complex64_part(i)
+
+
+@cuda.jit(device=True)
+def complex64_part(i):
+    return complex64(i, 1).imag
+
+
+a = np.arange(8, dtype=np.float32)
+out = np.zeros(8)
+kernel[1, 8, 0, 4 * 8](np.array([8]), a, out, 1.0, 2.0)
+print("out", list(out))
+'''
+
+
+def test_numba_cuda_mlir_program_runs_unchanged(tmp_path, opencl_device):
+    import subprocess
+    import sys
+
+    script = tmp_path / "mlir_prog.py"
+    script.write_text(MLIR_PROGRAM)
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_GPUX_ALIAS"}
+    env.update(PYTHONPATH=root, NUMBA_GPUX_DEVICE=opencl_device.spec)
+    proc = subprocess.run([sys.executable, "-m", "numba_gpux.alias", str(script)], env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    got = eval(proc.stdout.split("out", 1)[1])  # noqa: S307 - the program's own list
+    a = np.arange(8)
+    want = (a * 2 + 0.5) + (1 * 2 + 0.5) + 7.5 + 3.0 + 1.0
+    np.testing.assert_allclose(got, want)
