@@ -30,8 +30,9 @@ from ..compiler import register_source_transform
 from ..errors import UnsupportedError
 from ._consteval import ConstevalError, consteval, current_target_options
 
-__all__ = ["consteval", "current_target_options", "inline_ptx", "intrin",
-           "local_array_from", "struct", "tcgen05_descriptors", "union", "ConstevalError"]
+__all__ = ["consteval", "current_target_options", "local_array_from", "struct", "union",
+           "ConstevalError",
+           "inline_ptx", "intrin", "tcgen05_descriptors"]  # noqa: F822 (served by __getattr__)
 
 
 def _unsupported(name: str, what: str):

@@ -248,7 +248,7 @@ def device_exception(exc: BaseException) -> BaseException:
 
 
 # numba-cuda-mlir's shared arrays: shapes known at run time too (mlir_shared.py)
-from .mlir_shared import shared, shared_array  # noqa: E402
+from .mlir_shared import shared, shared_array  # noqa: E402, F401
 
 #: the names besides ``jit`` that are this module's own objects, not the facade's:
 #: numba-cuda-mlir accepts more than numba.cuda there, and the facade keeps numba.cuda's
