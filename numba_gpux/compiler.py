@@ -32,7 +32,7 @@ from .language.semantics import DEFAULT_SEMANTICS as _DEFAULT_SEMANTICS, Semanti
 from . import config
 from .irverify import check_step
 
-__all__ = ["Options", "Semantics", "Job", "TARGET_STAGES", "register_source_transform",
+__all__ = ["Options", "Semantics", "Job", "TARGET_STAGES",
            "compile_neutral", "wrap_kernel", "run_target_stages", "NeutralResult"]
 
 
@@ -156,20 +156,6 @@ def _flags(options: Options):
     return flags
 
 
-#: ``transform(pyfunc, argtypes, options)`` -> the Python function to compile in
-#: *pyfunc*'s place, or None: rewrites of a function's source before Numba reads it,
-#: registered by the modules that provide them (numba_gpux.cuda.experimental's
-#: compile-time evaluation)
-_source_transforms: list = []
-
-
-def register_source_transform(transform) -> None:
-    """Have every compile call ``transform(pyfunc, argtypes, options)`` first (see
-    ``_source_transforms``); the function it returns, if any, is compiled instead."""
-    if transform not in _source_transforms:
-        _source_transforms.append(transform)
-
-
 def compile_neutral(pyfunc, argtypes, options: Options, return_type=None) -> NeutralResult:
     """translate -> type -> lower, in the shared context."""
     from . import context as _context
@@ -177,9 +163,9 @@ def compile_neutral(pyfunc, argtypes, options: Options, return_type=None) -> Neu
 
     from .language.checks import GpuxCompiler, lowering_failure
     from .language.cooperative import uses_grid_sync
+    from .language.source import transformed
 
-    for transform in _source_transforms:
-        pyfunc = transform(pyfunc, tuple(argtypes), options) or pyfunc
+    pyfunc = transformed(pyfunc, tuple(argtypes), options)
     _reject_unsupported_constructs(pyfunc)
     tctx, cctx = typing_context(), target_context()
     with global_compiler_lock, target_override(TARGET_NAME):

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import importlib
 
-from ..compiler import register_source_transform
+from ..language.source import register_source_transform
 from ..errors import UnsupportedError
 from ._consteval import ConstevalError, consteval, current_target_options
 
