@@ -82,14 +82,20 @@ def __getattr__(name: str):
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     try:
         module = importlib.import_module(_INTRIN)
-        if name == "intrin":
-            return module
-        if hasattr(module, name):
-            return getattr(module, name)
-        return importlib.import_module(f"{_INTRIN}.{name}")  # a submodule
-    except ImportError as e:
+    except ModuleNotFoundError as e:
+        if e.name != _INTRIN:
+            raise
         raise ImportError(f"cuda.experimental.{name} comes from {_INTRIN}, which this "
-                          f"numba_gpux does not have ({e})", name=_INTRIN) from None
+                          f"numba_gpux does not have", name=_INTRIN) from None
+    if name == "intrin":
+        return module
+    if hasattr(module, name):
+        return getattr(module, name)
+    try:  # a submodule of it
+        return importlib.import_module(f"{_INTRIN}.{name}")
+    except ImportError:
+        raise ImportError(f"cuda.experimental.{name}: {_INTRIN} has no {name} in this "
+                          f"numba_gpux", name=f"{_INTRIN}.{name}") from None
 
 
 def __dir__() -> list[str]:

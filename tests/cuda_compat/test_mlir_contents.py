@@ -484,6 +484,24 @@ def test_experimental_names():
         assert experimental.intrin is importlib.import_module("numba_gpux.cuda.intrin")
 
 
+def test_experimental_names_from_the_intrinsics_module(monkeypatch):
+    """What cuda.experimental serves from numba_gpux.cuda.intrin (a stand-in module
+    here, where that module may not be installed): its names, and a clear ImportError
+    for one it lacks."""
+    import sys
+    import types as pytypes
+
+    import numba_gpux.cuda.experimental as experimental
+
+    stand_in = pytypes.ModuleType("numba_gpux.cuda.intrin")
+    stand_in.inline_ptx = object()
+    monkeypatch.setitem(sys.modules, "numba_gpux.cuda.intrin", stand_in)
+    assert experimental.intrin is stand_in
+    assert experimental.inline_ptx is stand_in.inline_ptx
+    with pytest.raises(ImportError, match="numba_gpux.cuda.intrin has no tcgen05_descriptors"):
+        experimental.tcgen05_descriptors  # noqa: B018
+
+
 def test_unsupported_experimental_names_in_a_kernel(device):
     import numba_gpux.cuda.experimental as experimental
 
