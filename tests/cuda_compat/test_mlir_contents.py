@@ -299,10 +299,15 @@ def test_record_dtype_names_and_array_dtype(device):
         out[1] = RECORD_DT.names[2] == "y"
         out[2] = arr.dtype.itemsize
         out[3] = len(arr.dtype.names)
+        out[4] = SCALAR_DT.char == "h"
+        out[5] = SCALAR_DT.name == "int32"
+        out[6] = len(SCALAR_DT.shape) + SCALAR_DT.base.itemsize
 
-    out = np.zeros(4, np.int64)
+    out = np.zeros(7, np.int64)
     k[1, 1](out, np.zeros(3, RECORD_DT))
-    np.testing.assert_array_equal(out, [1, 0, RECORD_DT.itemsize, 3])
+    np.testing.assert_array_equal(out, [1, 0, RECORD_DT.itemsize, 3, SCALAR_DT.char == "h",
+                                        SCALAR_DT.name == "int32",
+                                        len(SCALAR_DT.shape) + SCALAR_DT.base.itemsize])
 
 
 # ---------------------------------------------------------------- ravel
