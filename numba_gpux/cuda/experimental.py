@@ -53,9 +53,13 @@ union = _unsupported("union", "a user-defined union type (decorator)")
 
 
 def _typing() -> None:
-    """Kernels calling the unsupported names get the same error when they compile."""
+    """Kernels calling the unsupported names get the same error when they compile.  A
+    ``consteval(x)`` that reaches Numba unrewritten (in a device function Numba inlines
+    into its caller's IR from its Python source: one that reads a captured device
+    array) is ``x`` as Numba types it: a loop over it runs, not unrolled."""
     from numba.core import types
-    from numba.core.typing.templates import AbstractTemplate, Registry
+    from numba.core.imputils import Registry as LoweringRegistry
+    from numba.core.typing.templates import AbstractTemplate, Registry, signature
 
     from ..context import add_registries
 
@@ -67,7 +71,19 @@ def _typing() -> None:
         tmpl = type(f"Unsupported_{fn.__name__}", (AbstractTemplate,),
                     {"key": fn, "generic": generic})
         registry.register_global(fn, types.Function(tmpl))
-    add_registries(registry)
+
+    class Identity(AbstractTemplate):
+        key = consteval
+
+        def generic(self, args, kws):
+            if len(args) == 1 and not kws:
+                return signature(args[0], args[0])
+            return None
+
+    registry.register_global(consteval, types.Function(Identity))
+    lowering = LoweringRegistry("numba_gpux.cuda.experimental")
+    lowering.lower(consteval, types.Any)(lambda context, builder, sig, args: args[0])
+    add_registries(registry, lowering)
 
 
 _typing()

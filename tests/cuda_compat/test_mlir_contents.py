@@ -427,6 +427,27 @@ def test_consteval_parameter_types_and_target_options(device):
     np.testing.assert_array_equal(out, [64, 1, 1])
 
 
+def test_consteval_in_a_device_function_inlined_from_its_source(device):
+    """A device function that reads a captured device array is inlined into its
+    caller's IR from its Python source, unrewritten: its consteval loop runs as a loop."""
+    from numba_gpux.cuda.experimental import consteval
+
+    table = cuda.to_device(np.arange(4.0) * 3)
+
+    @cuda.jit(device=True)
+    def copy3(out):
+        for i in consteval(range(3)):
+            out[i] = table[i] + consteval(10)
+
+    @cuda.jit
+    def k(out):
+        copy3(out)
+
+    out = np.zeros(3)
+    k[1, 1](out)
+    np.testing.assert_array_equal(out, np.arange(3) * 3 + 10)
+
+
 def test_consteval_on_the_host_is_the_value():
     from numba_gpux.cuda.experimental import consteval, current_target_options
 
