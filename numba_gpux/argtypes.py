@@ -47,6 +47,18 @@ def _typeof(v):
                             f"those") from None
 
 
+def _star_args(dispatcher, argtypes: tuple) -> tuple:
+    """*argtypes* with the type of the tuple that a kernel's ``*args`` parameter gets
+    (launch.bind_arguments packs it) as Numba's ``StarArgTuple``, what Numba types a
+    ``*args`` parameter as."""
+    star = getattr(dispatcher, "_star_index", None)
+    if star is None or star >= len(argtypes) or not isinstance(argtypes[star], types.BaseTuple) \
+            or isinstance(argtypes[star], (types.StarArgTuple, types.StarArgUniTuple)):
+        return argtypes
+    return (argtypes[:star] + (types.StarArgTuple(tuple(argtypes[star].types)),)
+            + argtypes[star + 1:])
+
+
 def _what(v) -> str:
     """The type of the value *v* that no kernel can take, as an error names it: the
     type name, and for a tuple the first element that is the problem."""
@@ -79,7 +91,7 @@ def argument_types(dispatcher, args) -> tuple:
     is a LaunchTypeError naming the kernel, the parameter (name and position), what
     was passed, and the caller's line."""
     try:
-        return tuple(map(_typeof, args))
+        return _star_args(dispatcher, tuple(map(_typeof, args)))
     except GpuxUserError:
         pass
     names = list(dispatcher._pysig.parameters)

@@ -163,7 +163,9 @@ def compile_neutral(pyfunc, argtypes, options: Options, return_type=None) -> Neu
 
     from .language.checks import GpuxCompiler, lowering_failure
     from .language.cooperative import uses_grid_sync
+    from .language.source import transformed
 
+    pyfunc = transformed(pyfunc, tuple(argtypes), options)
     _reject_unsupported_constructs(pyfunc)
     tctx, cctx = typing_context(), target_context()
     with global_compiler_lock, target_override(TARGET_NAME):

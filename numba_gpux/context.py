@@ -139,8 +139,8 @@ class GpuxTypingContext(TypingBaseContext):
         self.install_registry(printing.typing_registry)
         self.install_registry(debug.typing_registry)
         # memory spaces, sync, atomics, bits, cache-hinted loads and stores
-        from .language import atomics, bits, cachehints, cooperative, memory
-        for _mod in (memory, atomics, bits, cachehints, cooperative):
+        from .language import atomics, bits, cachehints, cooperative, memory, numpy_extras
+        for _mod in (memory, atomics, bits, cachehints, cooperative, numpy_extras):
             self.install_registry(_mod.typing_registry)
         self.install_registry(mathdecl.registry)
         self.install_registry(cmathdecl.registry)
@@ -508,6 +508,9 @@ class GpuxTargetContext(BaseContext):
         try:
             super().refresh()
             self.install_registry(_builtin_lowering_registry())
+            # after Numba's builtins: for the same signature the later is chosen
+            from .language import numpy_extras
+            self.install_registry(numpy_extras.superseding_registry)
             self._refreshed_at = (_registrations(self), _registrations(self.typing_context))
         finally:
             self._refreshing = False
@@ -535,8 +538,8 @@ class GpuxTargetContext(BaseContext):
         self.install_registry(gpux_types.lowering_registry)
         self.install_registry(printing.lowering_registry)
         self.install_registry(debug.lowering_registry)
-        from .language import atomics, bits, cachehints, cooperative, memory
-        for _mod in (memory, atomics, bits, cachehints, cooperative):
+        from .language import atomics, bits, cachehints, cooperative, memory, numpy_extras
+        for _mod in (memory, atomics, bits, cachehints, cooperative, numpy_extras):
             self.install_registry(_mod.lowering_registry)
         for reg in _extra_lowering_registries:
             self.install_registry(reg)

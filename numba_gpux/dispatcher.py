@@ -213,7 +213,10 @@ class GpuxFunction(KernelAttributes, KernelInspection):
         self.stats = {"neutral_compiles": 0, "target_compiles": 0}
         self._pysig = utils.pysignature(py_func)
         self._nparams = len(self._pysig.parameters)
-        self._launch_keyfn = _key_function(self._nparams)
+        #: the position of a ``*args`` parameter (its values are one tuple), or None
+        self._star_index = next((i for i, p in enumerate(self._pysig.parameters.values())
+                                 if p.kind == p.VAR_POSITIONAL), None)
+        self._launch_keyfn = _key_function(self._nparams if self._star_index is None else None)
         #: a kernel given signatures at ``@jit`` launches only with those (numba.cuda's
         #: rule): argument types are matched to one of them, else TypeError
         self._eager: tuple = ()
@@ -234,6 +237,10 @@ class GpuxFunction(KernelAttributes, KernelInspection):
     #: the default warning once per process; or a callable, called at each such launch,
     #: returning the message (None: no warning)
     host_copy_warning = None
+    #: None, or ``device_exception(exc)`` -> the exception a launch raises for the error
+    #: a debug kernel reported, *exc* as language/debug.py forms it: a dialect's own
+    #: classes and messages (numba_gpux.cuda.mlir_dialect's); kept by derived kernels
+    device_exception = None
 
     def launch_variant(self, cfg) -> "GpuxFunction":
         """The kernel object whose code a launch with the configuration *cfg* runs
@@ -266,13 +273,17 @@ class GpuxFunction(KernelAttributes, KernelInspection):
         specialization): *kwargs* as ``__init__`` takes them, the rest as this one's."""
         kw = dict(device=self.is_device, options=self.options, extra=self.extra)
         kw.update(kwargs)
-        return type(self)(self.py_func, **kw)
+        made = type(self)(self.py_func, **kw)
+        if "device_exception" in vars(self):
+            made.device_exception = self.device_exception
+        return made
 
     def _pickle_state(self) -> dict:
         """What ``_from_pickle`` needs, besides the Python function, to build this again."""
         return {"device": self.is_device, "options": self.options, "cache": self.cache,
                 "extra": self.extra, "signatures": self._eager_sigs,
-                "specialized": getattr(self, "_specialized", None)}
+                "specialized": getattr(self, "_specialized", None),
+                "device_exception": vars(self).get("device_exception")}
 
     def _compile_for_args(self, *args, **kws):
         """Compile for a launch's arguments (Numba's dispatcher hook): a launch with
@@ -620,6 +631,8 @@ class GpuxFunction(KernelAttributes, KernelInspection):
     def _from_pickle(cls, py_func, state):
         fn = cls(py_func, device=state["device"], options=state["options"],
                  cache=state["cache"], signatures=state["signatures"], extra=state["extra"])
+        if state.get("device_exception") is not None:
+            fn.device_exception = state["device_exception"]
         if state.get("specialized") is not None:
             fn.compile_neutral_sig(typing.signature(types.void, *state["specialized"]))
             fn._specialized = state["specialized"]

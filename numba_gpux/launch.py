@@ -260,7 +260,7 @@ def _build_shim(dispatcher, argtypes, device, cfg=None, args=()) -> Shim:
         from .language.debug import ErrorBuffer, buffer_slots
 
         errors = ErrorBuffer(device_array(buffer_slots(grid_sync), np.int32, device=device),
-                             dispatcher.__name__, grid_sync)
+                             dispatcher.__name__, grid_sync, dispatcher.device_exception)
         params.append(("buffer", None))
     launcher = device.runtime.prepare(kernel, params)
     prints = art.info.get("uses_print")  # recorded by the disk cache (no typing on a hit)
@@ -340,13 +340,21 @@ _key_fns: dict = {}
 
 def key_function(nparams: int):
     """``keyfn(device, args)``: the launch key ``(device, *map(type, args))`` for
-    exactly *nparams* arguments (one generated expression, no iterator), else None."""
+    exactly *nparams* arguments (one generated expression, no iterator), else None;
+    always None for *nparams* None (a kernel with ``*args``: every launch binds its
+    arguments first)."""
+    if nparams is None:
+        return _no_key
     fn = _key_fns.get(nparams)
     if fn is None:
         fn = _key_fns[nparams] = eval(  # noqa: S307 - generated from a count only
             f"lambda d, a: (d, {''.join(f'type(a[{i}]), ' for i in range(nparams))}) "
             f"if len(a) == {nparams} else None")
     return fn
+
+
+def _no_key(device, args):
+    return None
 
 
 def launch(dispatcher, cfg, args):
@@ -356,8 +364,9 @@ def launch(dispatcher, cfg, args):
 
 def bind_arguments(dispatcher, args: tuple, kwargs: dict) -> tuple:
     """The positional arguments of a launch given *args* and keywords *kwargs*, with
-    the kernel's Python defaults filled in; a LaunchError (before anything runs)
-    for missing, unknown or repeated arguments."""
+    the kernel's Python defaults filled in and the values of a ``*args`` parameter
+    packed into one tuple (one argument per parameter); a LaunchError (before
+    anything runs) for missing, unknown or repeated arguments."""
     pysig = dispatcher._pysig
     try:
         bound = pysig.bind(*args, **kwargs)
@@ -368,7 +377,10 @@ def bind_arguments(dispatcher, args: tuple, kwargs: dict) -> tuple:
     if bound.kwargs:
         raise LaunchError(f"kernel {dispatcher.__name__}{pysig}: keyword-only parameters "
                           f"({', '.join(bound.kwargs)}) are not supported in kernels")
-    return bound.args
+    if getattr(dispatcher, "_star_index", None) is None:
+        return bound.args
+    return tuple(bound.arguments[name] for name, p in pysig.parameters.items()
+                 if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL))
 
 
 def launch_call(cfg, *args, **kwargs) -> None:

@@ -33,7 +33,7 @@ def _rows(kind):
 def test_every_other_name_is_the_facades_own():
     assert dialect.__all__ == facade.__all__
     for name in facade.__all__:
-        if name != "jit":
+        if name != "jit" and name not in dialect.OWN_NAMES:
             assert getattr(dialect, name) is getattr(facade, name), name
     # names served on first use and vector types too
     assert dialect.libdevice is facade.libdevice and dialect.float32x4 is facade.float32x4

@@ -23,6 +23,10 @@ in the decorator.  What each kind of row does:
 numba.cuda's own keywords (``cache``, ``boundscheck``...) are accepted too; a keyword
 neither dialect has is a ``TypeError`` listing the valid ones.  ``numba_gpux.cuda``
 itself keeps numba.cuda's defaults.
+
+Besides ``jit``, the names :data:`OWN_NAMES` lists are this module's own objects
+(``cuda.shared``, whose ``array`` also takes a shape known at run time), and debug
+kernels raise numba-cuda-mlir's exceptions (:data:`KERNEL_EXCEPTIONS`).
 """
 
 from __future__ import annotations
@@ -215,9 +219,52 @@ def jit(func_or_sig=None, **options):
                                 f"or annotations_as_signatures=False")
             if found is not None:
                 use = found
-        return _facade.jit(use, **passed)(fn) if use is not None else _facade.jit(**passed)(fn)
+        made = _facade.jit(use, **passed)(fn) if use is not None else _facade.jit(**passed)(fn)
+        made.device_exception = device_exception  # numba-cuda-mlir's messages
+        return made
 
     return decorate(fn) if fn is not None else decorate
+
+
+#: numba-cuda-mlir's exceptions from ``debug=True`` kernels, by the class raised in the
+#: kernel (exactly that class): the class and message the launch raises; any other
+#: class raised is numba-cuda-mlir's RuntimeError (its launcher's error codes)
+KERNEL_EXCEPTIONS: dict = {
+    AssertionError: (AssertionError, "Kernel assertion failed"),
+    IndexError: (IndexError, "Index out of bounds in kernel"),
+    ValueError: (ValueError, "Invalid value in kernel"),
+    RuntimeError: (RuntimeError, "Runtime error in kernel"),
+    ZeroDivisionError: (ZeroDivisionError, "Division by zero in kernel"),
+}
+
+
+def device_exception(exc: BaseException) -> BaseException:
+    """The exception numba-cuda-mlir raises for the error a debug kernel reported as
+    *exc* (the facade's, numba.cuda's form): :data:`KERNEL_EXCEPTIONS`'s class and
+    message, then the facade's message (function, file, line, thread) in parentheses.
+    Errors that are not a raised exception (a grid barrier that gave up) are kept."""
+    from ..language.debug import DeviceError
+
+    if isinstance(exc, DeviceError):
+        return exc
+    cls, message = KERNEL_EXCEPTIONS.get(type(exc), KERNEL_EXCEPTIONS[RuntimeError])
+    detail = str(exc)
+    out = cls(f"{message} ({type(exc).__name__}: {detail})" if detail else message)
+    out.__cause__ = exc if cls is not type(exc) else None
+    return out
+
+
+# numba-cuda-mlir's shared arrays: shapes known at run time too (mlir_shared.py)
+from .mlir_shared import shared, shared_array  # noqa: E402, F401
+
+#: the names besides ``jit`` that are this module's own objects, not the facade's:
+#: numba-cuda-mlir accepts more than numba.cuda there, and the facade keeps numba.cuda's
+#: errors (name -> what differs)
+OWN_NAMES: dict[str, str] = {
+    "shared": "shared.array takes a shape known only at run time (carved out of the "
+              "launch's dynamic shared memory)",
+    "shared_array": "numba-cuda-mlir's shared.array, under its second name",
+}
 
 
 def __getattr__(name: str):

@@ -5,8 +5,9 @@ A vector type holds 1 to 4 elements of one scalar type, named ``x``, ``y``, ``z`
 ``w``. Kernels and device functions build one from scalars and from smaller vectors of
 the same element type whose elements add up to its own (``float32x3(float32x2(a, b),
 c)``), read its elements as attributes, pass it to and return it from device functions,
-and hold it in tuples. As in numba.cuda there is no arithmetic on them, and they are not
-kernel arguments. The data model is a struct of the elements, which every target lowers.
+and hold it in tuples; arithmetic on them is numba-cuda-mlir's (``vector_arith.py``), and
+they are not kernel arguments. The data model is a struct of the elements, which every
+target lowers.
 
 ``vector_types`` maps each type's name (``float32x4``) to its Numba type; each type's
 ``user_facing_object`` is the constructor that kernels call, also reachable as
@@ -27,6 +28,7 @@ from numba.core.typing.templates import AbstractTemplate, AttributeTemplate, Reg
 from ..context import add_registries
 from ..errors import GpuxUserError
 from ..language.types import register_data_model
+from . import vector_arith
 
 __all__ = ["vector_types", "VectorType"]
 
@@ -189,3 +191,4 @@ globals().update(constructors)
 __all__ += sorted(constructors)
 
 add_registries(typing_registry, lowering_registry)
+vector_arith.register(VectorType, vector_types)  # + - * / // % on vectors (vector_arith.py)

@@ -197,13 +197,16 @@ class ErrorBuffer:
     *array* is a device array of :func:`buffer_slots` int32 on that device, made by
     the launch path (the runtime layer above owns device memory)."""
 
-    __slots__ = ("array", "zeros", "kernel", "grid_sync")
+    __slots__ = ("array", "zeros", "kernel", "grid_sync", "translate")
 
-    def __init__(self, array, kernel_name: str, grid_sync: bool = False):
+    def __init__(self, array, kernel_name: str, grid_sync: bool = False, translate=None):
         self.zeros = np.zeros(buffer_slots(grid_sync), np.int32)
         self.array = array
         self.kernel = kernel_name
         self.grid_sync = grid_sync
+        #: None, or ``translate(exc)`` -> the exception to raise in place of *exc*
+        #: (a dialect's own classes and messages: GpuxFunction.device_exception)
+        self.translate = translate
 
     def arm(self, queue=None):
         """Clear the buffer (and give a grid barrier its spin bound); returns the handle
@@ -219,7 +222,8 @@ class ErrorBuffer:
         """After a launch: raise the exception the kernel reported, if any."""
         slots = self.array.copy_to_host()
         if slots[0]:
-            raise _message(self.kernel, int(slots[1]), slots)
+            exc = _message(self.kernel, int(slots[1]), slots)
+            raise exc if self.translate is None else self.translate(exc)
 
 
 def checked_launch(shim, cfg, flat_args) -> None:
