@@ -79,7 +79,8 @@ JIT_DIFFERENCES: dict[str, Difference] = {
     "ptxas_options": Difference("no-op", None,
                                 "ptxas's options are the CUDA target's own"),
     "experimental_ast_transforms": Difference(
-        "no-op", False, "numba-cuda-mlir's AST passes (consteval, unrolling) are not run"),
+        "no-op", False, "consteval and its unrolling are rewritten whenever a kernel uses "
+        "them (cuda.experimental); the option changes nothing"),
     "abi": Difference("only", "numba",
                       "kernels and device functions use Numba's calling convention"),
     "capi": Difference("only", False,
