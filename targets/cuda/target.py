@@ -164,6 +164,10 @@ def make_target(device=None, *, cc=None, ptx_version=None, cubin: bool = True) -
     if cc is None:
         cc = getattr(device, "limits", {}).get("compute_capability") if device is not None else None
     cc, arch = _parse_cc(cc) if cc is not None else (DEFAULT_CC, "")
+    if device is not None and not arch and cc in TCGEN05_CCS:
+        # code for a device runs on that device alone: compiled for its
+        # architecture-specific target, its kernels may use what only that has (tcgen05)
+        arch = "a"
     if arch and cc < ((9, 0) if arch == "a" else (10, 0)):
         raise GpuxUserError(f"compute capability sm_{cc[0]}{cc[1]}{arch} does not exist: PTX's "
                             f"architecture-specific targets start at sm_90a, its "

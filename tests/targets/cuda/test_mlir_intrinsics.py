@@ -648,3 +648,20 @@ def test_bulk_copy_mbarrier_elect_and_inline_ptx_on_an_sm90_gpu(cuda_device):
     np.testing.assert_array_equal(info[:, 3], np.arange(blocks * 256) // 256)
     np.testing.assert_array_equal(info[:, 4], t)
     np.testing.assert_array_equal(info[:, 5], t // 32)
+
+
+@pytest.mark.parametrize("cc, cpu, tcgen05", [((10, 0), "sm_100a", True),
+                                             ((9, 0), "sm_90", False),
+                                             ((12, 0), "sm_120", False)])
+def test_a_device_with_tcgen05_compiles_for_its_arch_specific_target(cc, cpu, tcgen05):
+    """Code compiled for a device runs on that device alone, so a device whose
+    architecture has tcgen05 gets its architecture-specific target: its kernels may
+    call tcgen05 through cuda.jit, not only through an explicit cc="sm_100a"."""
+    from types import SimpleNamespace
+
+    from numba_gpux.targets.cuda.target import make_target
+
+    t = make_target(SimpleNamespace(limits={"compute_capability": cc}))
+    assert t.cpu == cpu
+    assert ("nvptx.sm100a" in t.families) is tcgen05
+    assert make_target(cc=cc).cpu == f"sm_{cc[0]}{cc[1]}"  # an explicit cc stays as given
