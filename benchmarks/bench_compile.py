@@ -22,8 +22,14 @@ gives medians.
   load/prepare/launch are no-ops (host-side cost alone, typing and code
   generation excluded).
 
+* a chain: a kernel calling a chain of N device functions (N = 8 and 32), each its
+  own ``jit(device=True)`` calling the previous one, compiled to PTX in a fresh process,
+  next to numba-cuda's ``compile_ptx`` of the same source; the difference between the
+  two lengths gives the cost of one more device function.
+
 Goals: first kernel <= 0.35x numba-cuda's first compile_ptx; second
-target <= 0.15x the first; new signature < 0.5 ms.
+target <= 0.15x the first; new signature < 0.5 ms; the chain of 32 <= 0.5x
+numba-cuda's.
 
 The numba-cuda column runs in this interpreter unless ``NUMBA_CUDA_PYTHON`` names
 another, with the numba-cuda distribution installed (it replaces Numba's bundled
@@ -48,7 +54,8 @@ from bench_import import bench_main, child_env, goal_lines, machine  # noqa: E40
 
 RESULTS = os.path.join(HERE, "results")
 SIG = "void(float32, float32[::1], float32[::1], float32[::1])"
-GOALS = {"first_over_numba_cuda": 0.35, "second_over_first": 0.15, "new_signature_ms": 0.5}
+GOALS = {"first_over_numba_cuda": 0.35, "second_over_first": 0.15, "new_signature_ms": 0.5,
+         "chain_over_numba_cuda": 0.5}
 
 __all__ = ["main", "measure"]
 
@@ -167,6 +174,41 @@ print(json.dumps({"new_signature": first, "same_signature": again,
                   "target_compiles": fill.stats["target_compiles"]}))
 """
 
+# a kernel calling a chain of N device functions, each its own jit(device=True) calling
+# the previous one: the first compile to PTX in a fresh process (import excluded)
+_CHAIN = _PRELUDE + """
+import importlib, os, tempfile
+n, api = int(sys.argv[1]), sys.argv[2]
+jit = "gpux.jit" if api == "gpux" else "cuda.jit"
+src = ["import numba_gpux as gpux" if api == "gpux" else "from numba import cuda", "",
+       f"@{jit}(device=True)", "def f0(x):", "    return x * 1.0001 + 0.5", ""]
+for i in range(1, n):
+    src += [f"@{jit}(device=True)", f"def f{i}(x):", f"    return f{i - 1}(x) * 1.0001 + {i}.5", ""]
+src += ["def k(out, x):", f"    i = {'gpux' if api == 'gpux' else 'cuda'}.grid(1)",
+        "    if i < out.size:", f"        out[i] = f{n - 1}(x[i])", ""]
+d = tempfile.mkdtemp()
+with open(os.path.join(d, "chain_mod.py"), "w") as f:
+    f.write(chr(10).join(src))
+sys.path.insert(0, d)
+t0 = T()
+if api == "gpux":
+    import numba_gpux as gpux
+else:
+    from numba import cuda
+t1 = T()
+m = importlib.import_module("chain_mod")
+S = "void(float32[::1], float32[::1])"
+t2 = T()
+if api == "gpux":
+    gpux.compile(m.k, S, target="cuda", cubin=False)
+else:
+    cuda.compile_ptx(m.k, S, cc=(9, 0))
+t3 = T()
+print(json.dumps({"import": t1 - t0, "first": t3 - t2}))
+"""
+#: chain lengths measured
+CHAIN_LENGTHS = (8, 32)
+
 CASES = {
     "gpux_spirv_first": (_GPUX, ["opencl", "cuda"]),
     "gpux_ptx_first": (_GPUX, ["cuda", "opencl"]),
@@ -176,6 +218,8 @@ CASES = {
     "numba_cuda": (_NUMBA_CUDA, []),
     "numba_njit": (_NJIT, []),
     "new_signature": (_NEWSIG, []),
+    **{f"gpux_chain_{n}": (_CHAIN, [str(n), "gpux"]) for n in CHAIN_LENGTHS},
+    **{f"numba_cuda_chain_{n}": (_CHAIN, [str(n), "numba_cuda"]) for n in CHAIN_LENGTHS},
 }
 
 
@@ -184,7 +228,7 @@ REFERENCE_PYTHON = os.environ.get("NUMBA_CUDA_PYTHON") or sys.executable
 
 
 def _python(name: str) -> str:
-    return REFERENCE_PYTHON if name == "numba_cuda" else sys.executable
+    return REFERENCE_PYTHON if name.startswith("numba_cuda") else sys.executable
 
 
 def _reference_version():
@@ -227,7 +271,8 @@ def measure(runs: int) -> dict:
     m = out["median_s"]
     for name in ("gpux_spirv_first", "gpux_ptx_first", "gpux_spirv_first_warm",
                  "gpux_ptx_first_warm", "gpux_math_spirv_first_warm", "numba_cuda",
-                 "numba_njit"):
+                 "numba_njit", *(f"{a}_chain_{n}" for a in ("gpux", "numba_cuda")
+                                 for n in CHAIN_LENGTHS)):
         if samples[name]:
             m[name] = {f: med(name, f) for f in samples[name][0]}
             m[name]["import+first"] = statistics.median(
@@ -254,6 +299,15 @@ def measure(runs: int) -> dict:
                     m[ours]["import+first"] / nc["import+first"])
             if "numba_njit" in m:
                 r[f"{ours}: first/njit_first"] = m[ours]["first"] / m["numba_njit"]["first"]
+    for n in CHAIN_LENGTHS:
+        ours, ref = m.get(f"gpux_chain_{n}"), m.get(f"numba_cuda_chain_{n}")
+        if ours and ref:
+            r[f"chain of {n} device functions: first/numba_cuda_first"] = \
+                ours["first"] / ref["first"]
+    lo, hi = (m.get(f"gpux_chain_{n}") for n in (CHAIN_LENGTHS[0], CHAIN_LENGTHS[-1]))
+    if lo and hi:  # the cost of one more device function in the chain
+        out["chain_per_function_s"] = (hi["first"] - lo["first"]) / (
+            CHAIN_LENGTHS[-1] - CHAIN_LENGTHS[0])
     g = out["goals"]
     for ours in ("gpux_spirv_first_warm", "gpux_ptx_first_warm"):
         key = f"{ours}: second/first"
@@ -269,6 +323,10 @@ def measure(runs: int) -> dict:
         if key in r:
             g[key] = {"max": GOALS["second_over_first"], "value": r[key],
                       "met": r[key] <= GOALS["second_over_first"]}
+    key = f"chain of {CHAIN_LENGTHS[-1]} device functions: first/numba_cuda_first"
+    if key in r:
+        g[key] = {"max": GOALS["chain_over_numba_cuda"], "value": r[key],
+                  "met": r[key] <= GOALS["chain_over_numba_cuda"]}
     if "new_signature" in m:
         v = m["new_signature"]["first_launch"] * 1e3
         g["new_signature_ms"] = {"max": GOALS["new_signature_ms"], "value": v,
@@ -299,7 +357,11 @@ def report(res: dict) -> str:
             ("numba-gpux, context warm, math (sin) kernel, SPIR-V first, then PTX",
              "gpux_math_spirv_first_warm"),
             (_reference_label(res), "numba_cuda"),
-            ("numba `@njit` (CPU)", "numba_njit")]
+            ("numba `@njit` (CPU)", "numba_njit"),
+            *((f"numba-gpux, kernel calling a chain of {n} device functions, PTX",
+               f"gpux_chain_{n}") for n in CHAIN_LENGTHS),
+            *((f"the same chain of {n}, {_reference_label(res)}", f"numba_cuda_chain_{n}")
+              for n in CHAIN_LENGTHS)]
     lines = ["| fresh process | import (ms) | first kernel (ms) | import + first (ms) "
              "| second target (ms) |", "| --- | --- | --- | --- | --- |"]
     for label, key in rows:
@@ -315,6 +377,10 @@ def report(res: dict) -> str:
         lines.append(f"new argument signature, first launch, code already compiled, driver "
                      f"calls left out: {ns['first_launch'] * 1e6:.0f} us "
                      f"(the same signature again: {ns['same_signature_again'] * 1e6:.1f} us)")
+    if "chain_per_function_s" in res:
+        lines.append("")
+        lines.append(f"each further device function in the chain: "
+                     f"{res['chain_per_function_s'] * 1e3:.1f} ms")
     lines.append("")
     lines.append("| ratio | value |")
     lines.append("| --- | --- |")
