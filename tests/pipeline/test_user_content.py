@@ -24,6 +24,7 @@ the kind at all (Metal has no print) skips it with the control's error as reason
 
 from __future__ import annotations
 
+import atexit
 import functools
 import importlib.util
 import json
@@ -188,7 +189,9 @@ def name_triples():
 def _tmpdir() -> str:
     import tempfile
 
-    return tempfile.mkdtemp(prefix="gpux_user_content_")
+    d = tempfile.mkdtemp(prefix="gpux_user_content_")
+    atexit.register(shutil.rmtree, d, True)  # the test process's own scratch: not left behind
+    return d
 
 
 _loaded: dict = {}
@@ -236,6 +239,7 @@ def _gxx_include():
     import tempfile
 
     inc = tempfile.mkdtemp(prefix="gpux_metal_inc_")
+    atexit.register(shutil.rmtree, inc, True)
     stub = os.path.join(os.path.dirname(__file__), "..", "targets", "metal", "metal_stub.h")
     with open(os.path.join(inc, "metal_stdlib"), "w") as f:
         f.write(f'#include "{os.path.abspath(stub)}"\n')
