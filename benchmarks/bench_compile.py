@@ -243,8 +243,9 @@ def _run(code: str, args: list, env: dict, python: str = sys.executable) -> dict
     p = subprocess.run([python, "-c", code, *args], env=env, capture_output=True,
                        text=True, timeout=600)
     if p.returncode != 0:
-        err = p.stderr.strip().splitlines()
-        raise RuntimeError(err[-1] if err else f"exit {p.returncode}")
+        err = [ln.strip() for ln in p.stderr.splitlines() if len(ln.strip()) > 2]
+        said = [ln for ln in err if "Error" in ln.split(":")[0]]  # the exception's line
+        raise RuntimeError((said or err or [f"exit {p.returncode}"])[-1])
     return json.loads(p.stdout.strip().splitlines()[-1])
 
 
