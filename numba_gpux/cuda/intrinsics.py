@@ -198,12 +198,12 @@ def _compare_and_swap_element(ary, idx, old, val):
 
 
 def _facade_atomic():
-    from ..language.atomics import _Namespace
+    from ..language.stubs import Namespace
 
     members = {k: v for k, v in vars(_atomic).items() if not k.startswith("_")}
     members["compare_and_swap"] = _compare_and_swap
     members["compare_and_swap_element"] = _compare_and_swap_element
-    ns = _Namespace("atomic", "numba.cuda's atomic operations on global and shared arrays.",
+    ns = Namespace("atomic", "numba.cuda's atomic operations on global and shared arrays.",
                     members)
     typing_registry.register_global(ns, types.Module(ns))
     return ns

@@ -29,7 +29,7 @@ from numba.core.typing.templates import AbstractTemplate, Registry, signature
 from ..context import add_registries
 from ..language import memory as _memory
 from ..language.intrinsics import call
-from ..language.stubs import Stub
+from ..language.stubs import Namespace, Stub
 
 __all__ = ["shared", "shared_array"]
 
@@ -39,22 +39,12 @@ typing_registry = Registry()
 lowering_registry = LoweringRegistry("numba_gpux.cuda.mlir_shared")
 
 
-class _Namespace(Stub):
-    def __init__(self, name, description, members):
-        super().__init__(name, description)
-        for k, v in members.items():
-            setattr(self, k, v)
-
-    def __call__(self, *a, **k):
-        raise TypeError(f"{self._name} is a namespace; call one of its functions")
-
-
 shared_array = Stub("shared.array", "shared.array(shape, dtype, alignment=None, alignas=None): "
                     "an array in shared memory; shape constant (a static array, as "
                     "numba.cuda's) or known only at run time (carved out of the launch's "
                     "dynamic shared memory, numba-cuda-mlir's form); shape=0: the rest of the "
                     "dynamic shared memory.")
-shared = _Namespace("shared", "Shared memory (numba-cuda-mlir's forms).",
+shared = Namespace("shared", "Shared memory (numba-cuda-mlir's forms).",
                     {"array": shared_array})
 typing_registry.register_global(shared, types.Module(shared))
 

@@ -29,7 +29,7 @@ from numba.core.imputils import Registry as LoweringRegistry
 from numba.core.typing.templates import AbstractTemplate, Registry, signature
 
 from .intrinsics import INTRINSICS, Intrinsic, call, element_pointer
-from .stubs import Stub
+from .stubs import Namespace, Stub
 
 __all__ = ["atomic", "typing_registry", "lowering_registry", "ATOMIC_OPS", "ATOMIC_DTYPES",
            "ATOMIC_INTRINSICS", "ORDERING", "intrinsic_name", "intrinsic_suffix",
@@ -231,25 +231,13 @@ def _nan_minmax_fast(op: str, t: str, it: str, ptr: str) -> list[str]:
 
 
 # ---------------------------------------------------------------- stubs
-class _Namespace(Stub):
-    """A namespace of kernel intrinsics (``gpux.atomic``)."""
-
-    def __init__(self, name, description, members):
-        super().__init__(name, description)
-        for k, v in members.items():
-            setattr(self, k, v)
-
-    def __call__(self, *a, **k):
-        raise TypeError(f"{self._name} is a namespace; call one of its functions")
-
-
 _members = {op: Stub(f"atomic.{op}", f"atomic.{op}(ary, index, value): {doc}; returns the "
                                      f"old value. dtypes: {', '.join(map(str, dts))}.")
             for op, (dts, doc) in ATOMIC_OPS.items()}
 _members["cas"] = Stub("atomic.cas", "atomic.cas(ary, index, expected, new): if ary[index] == "
                                      "expected (bitwise for floats), store new; returns the old "
                                      "value.")
-atomic = _Namespace("atomic", "Atomic operations on global and shared arrays.", _members)
+atomic = Namespace("atomic", "Atomic operations on global and shared arrays.", _members)
 
 typing_registry = Registry()
 lowering_registry = LoweringRegistry("numba_gpux.atomics")

@@ -29,7 +29,7 @@ from numba.core.imputils import Registry as LoweringRegistry
 from numba.core.typing.templates import AbstractTemplate, Registry, signature
 
 from .intrinsics import INTRINSICS, Intrinsic, call
-from .stubs import Stub
+from .stubs import Namespace, Stub
 
 __all__ = ["shared", "local", "const", "barrier_count", "barrier_and", "barrier_or", "nanosleep",
            "fence", "fence_block", "fence_device", "fence_system", "typing_registry",
@@ -104,31 +104,19 @@ DYNAMIC_SHARED_INTRINSICS = ("__gpux_dynamic_shared", "__gpux_dynamic_shared_byt
 
 
 # ---------------------------------------------------------------- stubs
-class _Namespace(Stub):
-    """A namespace of kernel intrinsics (``gpux.shared``)."""
-
-    def __init__(self, name, description, members):
-        super().__init__(name, description)
-        for k, v in members.items():
-            setattr(self, k, v)
-
-    def __call__(self, *a, **k):
-        raise TypeError(f"{self._name} is a namespace; call one of its functions")
-
-
-shared = _Namespace("shared", "Work-group (shared) memory.", {
+shared = Namespace("shared", "Work-group (shared) memory.", {
     "array": Stub("shared.array",
                   "shared.array(shape, dtype): an array in work-group memory, shared by the "
                   "work-items of a block. shape is an int or a tuple of 1-3 ints known at "
                   "compile time; shape=0 gives the launch's dynamic shared memory (sized by "
                   "kernel[grid, block, queue, shared_bytes]; all dynamic arrays alias)."),
 })
-local = _Namespace("local", "Private (per work-item) memory.", {
+local = Namespace("local", "Private (per work-item) memory.", {
     "array": Stub("local.array",
                   "local.array(shape, dtype): an array private to each work-item; shape "
                   "known at compile time."),
 })
-const = _Namespace("const", "Constant memory.", {
+const = Namespace("const", "Constant memory.", {
     "array_like": Stub("const.array_like",
                        "const.array_like(ary): the global NumPy array ary, copied into the "
                        "kernel's constant memory at compile time (read-only)."),

@@ -7,7 +7,7 @@ raises a clear error.  Their typing and lowering live in ``typing.py`` and
 
 from __future__ import annotations
 
-__all__ = ["Stub", "Dim3Stub", "grid", "gridsize", "thread_idx", "block_idx",
+__all__ = ["Stub", "Namespace", "Dim3Stub", "grid", "gridsize", "thread_idx", "block_idx",
            "block_dim", "grid_dim", "barrier"]
 
 
@@ -36,6 +36,19 @@ class Stub:
 
     def __reduce__(self):
         return self._name
+
+
+class Namespace(Stub):
+    """A namespace of kernel intrinsics (``gpux.shared``, ``gpux.atomic``): its members
+    are attributes; calling it is an error."""
+
+    def __init__(self, name, description, members):
+        super().__init__(name, description)
+        for k, v in members.items():
+            setattr(self, k, v)
+
+    def __call__(self, *a, **k):
+        raise TypeError(f"{self._name} is a namespace; call one of its functions")
 
 
 class Dim3Stub(Stub):

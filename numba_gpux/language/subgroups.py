@@ -24,7 +24,7 @@ from numba.core.imputils import Registry as LoweringRegistry
 from numba.core.typing.templates import AbstractTemplate, Registry, signature
 
 from .intrinsics import SG_REDUCE_OPS, SG_SHUFFLE_KINDS, call
-from .stubs import Stub
+from .stubs import Namespace, Stub
 
 __all__ = ["subgroup", "typing_registry", "lowering_registry"]
 
@@ -32,23 +32,11 @@ I32 = ir.IntType(32)
 I64 = ir.IntType(64)
 
 
-class _Namespace(Stub):
-    """A namespace of kernel intrinsics (``gpux.subgroup``)."""
-
-    def __init__(self, name, description, members):
-        super().__init__(name, description)
-        for k, v in members.items():
-            setattr(self, k, v)
-
-    def __call__(self, *a, **k):
-        raise TypeError(f"{self._name} is a namespace; call one of its functions")
-
-
 def _stub(name, doc):
     return Stub(f"subgroup.{name}", doc)
 
 
-subgroup = _Namespace("subgroup", "Sub-group (warp) intrinsics; never assume a width of 32.", {
+subgroup = Namespace("subgroup", "Sub-group (warp) intrinsics; never assume a width of 32.", {
     "lane_id": _stub("lane_id", "lane_id() -> int32: index of this work-item in its sub-group."),
     "size": _stub("size", "size() -> int32: number of work-items in this sub-group."),
     "id": _stub("id", "id() -> int32: index of this sub-group within the work-group."),
