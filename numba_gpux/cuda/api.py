@@ -577,8 +577,10 @@ class Stream:
             return 0
         try:
             return int(q)
-        except TypeError:  # a queue object without a number (OpenCL): its pointer
-            return int(getattr(q, "int_ptr", 0) or id(q))
+        except TypeError:  # a queue object without a number (OpenCL): its pointer,
+            n = int(getattr(q, "int_ptr", 0) or id(q))  # which external_stream takes back
+            _numbered[n] = self
+            return n
 
     def __eq__(self, other):
         if isinstance(other, Stream):
@@ -666,11 +668,19 @@ legacy_default_stream = default_stream
 per_thread_default_stream = default_stream
 
 
+#: streams whose int() is a number of ours, not the driver's (OpenCL queues): by number
+_numbered: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+
+
 def external_stream(ptr) -> Stream:
     """A stream made by other code, from its driver handle: a ``CUstream`` (an int) on
-    CUDA, a ``pyopencl.CommandQueue`` on OpenCL; kernels and copies on it are ordered
+    CUDA, a ``pyopencl.CommandQueue`` on OpenCL (or the ``int()`` of one of our streams
+    there, as an array interface carries it); kernels and copies on it are ordered
     with that code's work, and the other code keeps it and destroys it.  Where the
     current device's runtime has no such queues, NotImplementedError naming it."""
+    own = _numbered.get(ptr) if isinstance(ptr, int) else None
+    if own is not None:
+        return own
     dev = _current()
     return Stream(dev, dev.runtime.adopt_queue(ptr), external=True)
 

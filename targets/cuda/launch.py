@@ -680,18 +680,11 @@ class CUDARuntime(Runtime):
     def array_interface(self, handle, offset, shape, strides, dtype, readonly=False,
                         queue=None) -> dict:
         """``__cuda_array_interface__`` (version 3) of a view on one of our allocations."""
-        c_strides = None
-        expect = np.dtype(dtype).itemsize
-        for n, s in zip(reversed(shape), reversed(strides)):
-            if n > 1 and s != expect:
-                c_strides = tuple(strides)
-                break
-            expect *= n
+        from numba_gpux import cai
+
         stream = self._stream(queue)
-        empty = any(int(n) == 0 for n in shape)  # no elements: a null pointer, as the CAI asks
-        return {"shape": tuple(shape), "strides": c_strides, "typestr": np.dtype(dtype).str,
-                "data": (0 if empty else int(handle) + int(offset), bool(readonly)), "version": 3,
-                "stream": int(stream) if stream else None}
+        return cai.write(int(handle) + int(offset), shape, strides, dtype, readonly,
+                         int(stream) if stream else None)
 
     def foreign_array(self, obj):
         """(pointer, byte offset, shape, strides in bytes, dtype, owner) of an object
@@ -702,28 +695,17 @@ class CUDARuntime(Runtime):
             from .interop import from_dlpack
 
             return from_dlpack(obj)
-        if cai.get("mask") is not None:
-            raise NotImplementedError("Masked arrays are not supported")
-        descr = cai.get("descr")
-        dtype = np.dtype(descr) if descr and len(descr) > 1 else np.dtype(cai["typestr"])
-        shape = tuple(int(s) for s in cai["shape"])
-        strides = cai.get("strides")
-        if strides is None:
-            acc, st = dtype.itemsize, []
-            for n in reversed(shape):
-                st.append(acc)
-                acc *= max(n, 1)
-            strides = tuple(reversed(st))
-        strides = tuple(int(s) for s in strides)
-        ptr = int(cai["data"][0] or 0)
+        from numba_gpux import cai as _cai
+
+        low, shape, strides, dtype = _cai.read(cai)
         stream = cai.get("stream")
         if stream not in (None, 0, 1, 2):
             # the producer's work on its stream must finish before ours reads the data
             self._current()
             drv = _driver()
             self._wait(lambda: _check(drv.cuStreamSynchronize(int(stream))))
-        low = sum((n - 1) * s for n, s in zip(shape, strides) if n > 0 and s < 0)
-        return ptr + low, -low, shape, strides, dtype, obj
+        ptr = int(cai["data"][0] or 0)
+        return low, ptr - low, shape, strides, dtype, obj
 
     def array_attribute(self, array, name: str):
         """``__cuda_array_interface__``, ``__dlpack__`` and ``__dlpack_device__`` of

@@ -1,0 +1,133 @@
+"""``__cuda_array_interface__`` of arrays on OpenCL devices: an address of numba_gpux's
+own for each buffer (targets/opencl/addresses.py), which the facade's arrays and
+kernels take back as views of the same memory; any other address is refused."""
+
+import numpy as np
+import pytest
+
+from numba_gpux import cai
+from numba_gpux import cuda
+from numba_gpux.targets.opencl.addresses import BASE, AddressBook
+
+
+class Holder:
+    """Another library's array: only its interface, and the producer kept alive."""
+
+    def __init__(self, arr, desc=None):
+        self.arr = arr
+        self.__cuda_array_interface__ = desc if desc is not None else \
+            arr.__cuda_array_interface__
+
+
+def test_the_interface_describes_the_array(opencl_device):
+    d = cuda.to_device(np.arange(12, dtype=np.float32).reshape(3, 4))
+    desc = d.__cuda_array_interface__
+    assert desc["shape"] == (3, 4) and desc["strides"] is None and desc["typestr"] == "<f4"
+    assert desc["version"] == 3 and desc["stream"] is None
+    assert desc["data"][0] >= BASE and desc["data"][1] is False
+    view = d[1:, ::2].__cuda_array_interface__
+    assert view["strides"] == (16, 8)
+    assert view["data"][0] == desc["data"][0] + 16  # the view's first element
+
+
+def test_a_view_through_the_interface_shares_the_memory(opencl_device):
+    a = np.arange(12, dtype=np.float32).reshape(3, 4)
+    d = cuda.to_device(a)
+    w = cuda.as_cuda_array(Holder(d[1:, ::2]))
+    np.testing.assert_array_equal(w.copy_to_host(), a[1:, ::2])
+    w[0, 0] = -1.0  # written through the view, seen by the producer
+    assert d.copy_to_host()[1, 0] == -1.0
+
+
+def test_kernels_take_objects_with_the_interface(opencl_device):
+    a = np.arange(12, dtype=np.float32).reshape(3, 4)
+    d = cuda.to_device(a)
+
+    @cuda.jit
+    def add(x, v):
+        i, j = cuda.grid(2)
+        if i < x.shape[0] and j < x.shape[1]:
+            x[i, j] += v
+
+    add[1, (4, 4)](Holder(d[1:, ::2]), 100.0)
+    want = a.copy()
+    want[1:, ::2] += 100
+    np.testing.assert_array_equal(d.copy_to_host(), want)
+
+    @cuda.jit
+    def first_column(x, out):
+        i = cuda.grid(1)
+        if i < x.shape[0]:
+            out[i] = x[i, 0]
+
+    out = cuda.device_array(3, np.float32)
+    first_column[1, 3](Holder(d[::-1]), out)  # negative strides
+    np.testing.assert_array_equal(out.copy_to_host(), want[::-1, 0])
+
+
+def test_an_empty_array_has_a_null_pointer(opencl_device):
+    z = cuda.to_device(np.zeros((0, 3)))
+    desc = z.__cuda_array_interface__
+    assert desc["data"][0] == 0 and desc["strides"] is None
+    assert cuda.as_cuda_array(Holder(z)).shape == (0, 3)
+
+
+def test_a_stream_in_the_interface_is_ours_again(opencl_device):
+    s = cuda.stream()
+    d = cuda.to_device(np.arange(8, dtype=np.float32), stream=s)
+    desc = d.__cuda_array_interface__
+    assert desc["stream"] == int(s)
+    v = cuda.as_cuda_array(Holder(d))
+    assert v.stream == s
+    np.testing.assert_array_equal(v.copy_to_host(), np.arange(8, dtype=np.float32))
+
+
+def test_an_address_of_no_buffer_is_refused(opencl_device):
+    desc = {"shape": (4,), "typestr": "<f4", "data": (12345678, False), "version": 3}
+    with pytest.raises(Exception, match="cannot use a Holder as a device array"):
+        cuda.as_cuda_array(Holder(None, desc))
+
+    @cuda.jit
+    def touch(x):
+        x[0] = 1
+
+    with pytest.raises(Exception, match="cannot be passed to a kernel"):
+        touch[1, 1](Holder(None, desc))
+
+
+def test_an_array_reaching_past_its_buffer_is_refused(opencl_device):
+    d = cuda.to_device(np.zeros(4, np.float32))
+    start = d.__cuda_array_interface__["data"][0]
+    size = d.handle.size  # the buffer, with whatever padding the allocator added
+    desc = {"shape": (size // 4 + 1,), "typestr": "<f4", "data": (start, False), "version": 3}
+    with pytest.raises(Exception, match="past its buffer"):
+        cuda.as_cuda_array(Holder(d, desc))
+
+
+class _Buf:
+    def __init__(self, size, handle):
+        self.size, self.int_ptr = size, handle
+
+
+def test_the_address_book_gives_disjoint_ranges_and_forgets():
+    book = AddressBook()
+    a, b = _Buf(100, 1), _Buf(70000, 2)
+    pa, pb = book.address(a), book.address(b)
+    assert pa >= BASE and pb > pa + 100 and book.address(a) == pa
+    assert book.find(pa + 99) == (a, 99) and book.find(pa + 100) is None
+    assert book.find(pb + 69999) == (b, 69999) and book.find(BASE - 1) is None
+    book.forget(a)
+    assert book.find(pa) is None and book.find(pb) == (b, 0)
+    c = _Buf(10, 1)  # the driver reuses a released handle: a new range
+    assert book.address(c) not in (pa, pb)
+
+
+def test_layouts_read_and_written():
+    desc = cai.write(1000, (2, 3), (24, 8), np.float64)
+    assert desc["strides"] is None and desc["data"] == (1000, False)
+    assert cai.read(desc) == (1000, (2, 3), (24, 8), np.dtype(np.float64))
+    rev = cai.write(1000, (3,), (-8,), np.float64)
+    assert rev["strides"] == (-8,)
+    assert cai.read(rev)[0] == 1000 - 16  # the lowest address the array reaches
+    with pytest.raises(NotImplementedError):
+        cai.read({**desc, "mask": object()})
