@@ -26,7 +26,7 @@ from .irlex import at_depth0 as _depth0, ptr_type as _ptr_type, skip as _skip
 
 __all__ = ["remap_address_spaces", "add_function_attributes", "add_function_metadata",
            "mark_kernels", "global_variable_names", "definitions_only", "move_globals",
-           "calls_to_kernel_params", "index_ranges", "add_named_metadata", "infer_address_spaces", "mask_shift_amounts",
+           "calls_to_kernel_params", "index_ranges", "add_named_metadata", "remove_named_metadata", "infer_address_spaces", "mask_shift_amounts",
            "narrow_shared_atomics", "defined_functions", "declared_functions", "call_graph",
            "drop_unused_values", "ModuleFacts", "module_variables", "rewrite_bodies", "definition", "name_end", "close_paren"]
 
@@ -456,6 +456,13 @@ def add_named_metadata(text: str, name: str, operands: str) -> str:
     ls = text.rstrip().split("\n")
     node = _free_node(ls)
     return f"{chr(10).join(ls)}\n!{name} = !{{!{node}}}\n!{node} = !{{{operands}}}\n"
+
+
+def remove_named_metadata(text: str, name: str) -> str:
+    """*text* without the named metadata ``!name`` (its nodes stay, unreferenced)."""
+    ls = text.split("\n")
+    return "\n".join(ln for ln in ls if not (
+        ln.startswith("!") and lx.code(lx.line_tokens(ln))[:2] == [f"!{name}", "="]))
 
 
 _HEADER_WORDS = frozenset(("source_filename", "target", "attributes"))

@@ -52,10 +52,15 @@ class Shim:
 
     __slots__ = ("kernel", "flatten", "host_arrays", "device", "argtypes", "nflat", "errors",
                  "prints", "epoch", "checked", "keepalive", "launch", "static_shared", "name",
-                 "program", "grid_sync", "cooperative")
+                 "program", "grid_sync", "cooperative", "narrow_ids")
 
     def __init__(self, kernel, flatten, host_arrays, device, argtypes, nflat, errors=None,
-                 prints=False, launch=None, static_shared=0, name="kernel", grid_sync=False):
+                 prints=False, launch=None, static_shared=0, name="kernel", grid_sync=False,
+                 narrow_ids=False):
+        #: the target computes the kernel's global indices in 32 bits (the artifact's
+        #: info ``global_ids_32bit``): a launch of 2**32 work-items or more along a
+        #: dimension is refused before anything runs
+        self.narrow_ids = narrow_ids
         #: debug kernels and kernels that synchronize their grid: the hidden buffer
         #: (language/debug.py); else None
         self.errors = errors
@@ -269,7 +274,8 @@ def _build_shim(dispatcher, argtypes, device, cfg=None, args=()) -> Shim:
 
         prints = uses_print(dispatcher.kernel_ir(dev_types)[1])
     shim = Shim(kernel, flatten, host_arrays, device, dev_types, len(params), errors,
-                prints, launcher, static_shared, dispatcher.__name__, grid_sync)
+                prints, launcher, static_shared, dispatcher.__name__, grid_sync,
+                bool(art.info.get("global_ids_32bit")))
     shim.program = program
     return shim
 
@@ -678,6 +684,13 @@ def _check_launch(cfg, shim: Shim, device) -> None:
     """What the device and the kernel's launch bounds allow of *cfg* (once per device)."""
     check_config(device, shim.name, cfg.griddim, cfg.blockdim, cfg.shared_bytes,
                  shim.static_shared)
+    if shim.narrow_ids:
+        for axis, (g, b) in enumerate(zip(cfg.griddim, cfg.blockdim)):
+            if g * b >= 1 << 32:
+                raise LaunchError(
+                    f"kernel {shim.name}: {g * b} work-items along dimension {axis} is more "
+                    f"than {device.spec}'s driver can index in its grid(2)/grid(3) indices "
+                    f"(it computes them in 32 bits: at most 2**32 - 1 per dimension)")
     bound = cfg.dispatcher.options.max_threads
     bx, by, bz = cfg.blockdim
     if bound and bx * by * bz > bound:

@@ -25,8 +25,17 @@ def _dim(builder, name, d):
     return call(builder, name, ir.Constant(I32, d))
 
 
-def _global_id(builder, d):
-    return _dim(builder, "__gpux_global_idx", d)
+def _global_id(builder, d, ndim):
+    # one dimension: block_idx * block_dim + thread_idx, right for any launch; more:
+    # the portable global index, which a target may define by a built-in (OpenCL's
+    # get_global_id, which lets the Intel CPU driver vectorize along the dimension
+    # whose index is consecutive in memory, but which that driver computes in 32 bits)
+    if ndim >= 2:
+        return _dim(builder, "__gpux_global_idx", d)
+    tid = _dim(builder, "__gpux_thread_idx", d)
+    bid = _dim(builder, "__gpux_block_idx", d)
+    bdim = _dim(builder, "__gpux_block_dim", d)
+    return builder.add(builder.mul(bid, bdim), tid)
 
 
 def _global_size(builder, d):
@@ -42,7 +51,7 @@ def _tuple_or_scalar(context, builder, sig, values):
 @lower(stubs.grid, types.IntegerLiteral)
 def grid_impl(context, builder, sig, args):
     n = sig.args[0].literal_value
-    return _tuple_or_scalar(context, builder, sig, [_global_id(builder, d) for d in range(n)])
+    return _tuple_or_scalar(context, builder, sig, [_global_id(builder, d, n) for d in range(n)])
 
 
 @lower(stubs.gridsize, types.IntegerLiteral)

@@ -28,6 +28,32 @@ NO_LSR_FLAGS = (("-disable-lsr=true", "-disable-lsr=false"),)
 #: emissions again in this process before a fresh one, for a module whose SPIR-V
 #: defined a result id twice (LLVM 22's back end, see spirv_ids.py)
 _RETRIES_IN_PROCESS = 3
+#: OpenCL's get_global_id, as the module calls it (overlays/core.py)
+_GLOBAL_ID = "_Z13get_global_idj"
+
+
+def _generic_atomics(text: str, generic: int) -> bool:
+    """Whether the module text has an atomic instruction (``atomicrmw``, ``cmpxchg``) on
+    a pointer in the generic address space *generic*."""
+    from numba_gpux import irlex
+
+    if "cmpxchg" not in text and "atomicrmw" not in text:
+        return False
+    for ln in irlex.lines(text):
+        if "cmpxchg" not in ln and "atomicrmw" not in ln:
+            continue
+        toks = irlex.line_tokens(ln)
+        op, at = irlex.instruction(toks)
+        if op not in ("cmpxchg", "atomicrmw"):
+            continue
+        ci = [k for k in range(at + 1, len(toks)) if irlex.is_code(toks[k])]
+        for k in ci[:4]:  # [weak] [volatile] [operation] ptr ...
+            got = irlex.ptr_type(toks, k)
+            if got is not None:
+                if got[0] == generic:
+                    return True
+                break
+    return False
 #: allocations held across such an emission, so that its MachineFunctions land elsewhere
 _spacer: list = []
 #: OpenCL bounds a work-group by the device (CL_DEVICE_MAX_WORK_ITEM_SIZES, checked
@@ -103,6 +129,11 @@ class OpenCLTarget(Target):
         # work-group arrays (a tuple of shared arrays indexed at run time); carried as
         # integers it reads the arrays (pointer_phis.py)
         masked = shared_pointer_phis_as_integers(masked)
+        if _generic_atomics(masked, self.addrspaces.generic):
+            # the driver's OpenCL C library has no legacy atomics on generic pointers
+            # (what is left where address spaces could not be inferred, as at opt=0):
+            # such a module keeps the back end's default source language (module_metadata)
+            masked = irtext.remove_named_metadata(masked, "opencl.ocl.version")
         if masked != ir_text:
             ir_text, module = masked, ll.parse_assembly(masked)
         # what the back end would abort the process on is an error here instead
@@ -111,12 +142,19 @@ class OpenCLTarget(Target):
             raise InternalCompilerError(
                 "emit", "the module holds IR that LLVM's SPIR-V back end aborts the process "
                         "on, so it was not emitted: " + "; ".join(shapes), ir_text)
+        try:  # the driver computes get_global_id in 32 bits (launch.py refuses more)
+            module.get_function(_GLOBAL_ID)
+            narrow = True
+        except NameError:
+            narrow = False
         art = self._emit_once(module, kernels, opt, ir_text)
+        art.info["global_ids_32bit"] = narrow
         if not mismatched_integer_widths(art.binary) and not widened_masks(art.binary, ir_text):
             return art
         without_lsr = dataclasses.replace(self, codegen_flags=self.codegen_flags + NO_LSR_FLAGS)
         art = without_lsr._emit_once(ll.parse_assembly(ir_text), kernels, opt, ir_text)
         art.info["emitted_without_lsr"] = True
+        art.info["global_ids_32bit"] = narrow
         bad = mismatched_integer_widths(art.binary)
         if bad:
             raise InternalCompilerError(

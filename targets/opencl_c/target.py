@@ -57,8 +57,7 @@ OPENCL_C = register_dialect(Dialect(
 SRC = registry("opencl-c.src")
 
 for _name, _fn in (("thread_idx", "get_local_id"), ("block_idx", "get_group_id"),
-                   ("block_dim", "get_local_size"), ("grid_dim", "get_num_groups"),
-                   ("global_idx", "get_global_id")):
+                   ("block_dim", "get_local_size"), ("grid_dim", "get_num_groups")):
     SRC.define(f"__gpux_{_name}", SourceDef(f"((ulong){_fn}({{0}}))", llvm_attrs=("nounwind",)))
 SRC.define("__gpux_barrier", SourceDef("barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE)",
                                        pure=False, llvm_attrs=("convergent", "nounwind")))

@@ -80,9 +80,43 @@ def test_opencl_index_calls_carry_ranges():
     art = gpux.compile(saxpy, SAXPY, target="opencl")
     calls = re.findall(r"call (noundef range\(i64 \d+, \d+\) )?i64 @(_Z\d+get_\w+j)",
                        art.llvm_ir)
-    # grid(1) is the work-item's global id (each block that uses it computes it again)
+    # grid(1) is block_idx * block_dim + thread_idx (right for any launch; each block
+    # that uses it computes it again)
+    assert {name for _, name in calls} == {"_Z12get_local_idj", "_Z12get_group_idj",
+                                           "_Z14get_local_sizej"}, art.llvm_ir
+    assert all(rng for rng, _ in calls), art.llvm_ir
+
+
+def _copy2d(a, out):
+    i, j = gpux.grid(2)
+    if i < out.shape[0] and j < out.shape[1]:
+        out[i, j] = a[i, j]
+
+
+def test_opencl_grid2_is_the_global_id():
+    """grid(2) is OpenCL's get_global_id alone (the Intel CPU driver vectorizes along the
+    consecutive dimension only without group-id queries); the artifact says its global
+    indices are 32-bit on that driver."""
+    art = gpux.compile(_copy2d, "void(float64[:, ::1], float64[:, ::1])", target="opencl")
+    calls = re.findall(r"call (noundef range\(i64 \d+, \d+\) )?i64 @(_Z\d+get_\w+j)",
+                       art.llvm_ir)
     assert {name for _, name in calls} == {"_Z13get_global_idj"}, art.llvm_ir
     assert all(rng for rng, _ in calls), art.llvm_ir
+    assert art.info["global_ids_32bit"] is True
+    assert gpux.compile(saxpy, SAXPY, target="opencl").info["global_ids_32bit"] is False
+
+
+def test_a_grid2_launch_past_32_bit_indices_is_refused(opencl_device):
+    """The Intel CPU driver's get_global_id wraps at 2**32: such a launch of a grid(2)
+    kernel is a LaunchError before anything runs (grid(1) kernels index any launch)."""
+    from numba_gpux.errors import LaunchError
+
+    out = gpux.to_device(np.zeros((2, 2)))
+    k = gpux.jit(_copy2d)
+    with pytest.raises(LaunchError, match="32 bits"):
+        k[(2 ** 32 // 256 + 1, 1), (256, 1)](out, out)
+    k[(1, 1), (2, 2)](gpux.to_device(np.ones((2, 2))), out)
+    np.testing.assert_array_equal(out.copy_to_host(), np.ones((2, 2)))
 
 
 def _spirv_source_language(binary: bytes) -> int:
@@ -423,3 +457,27 @@ def test_shift_by_thread_index_on_opencl(opencl_device):
     shifted_by_thread[1, 32](o, np.uint64(1 << 30))
     np.testing.assert_array_equal(o.copy_to_host(),
                                   np.uint64(1 << 30) << np.arange(32, dtype=np.uint64))
+
+
+def test_atomics_on_generic_pointers_keep_the_default_source_language():
+    """The Intel CPU driver's OpenCL C library has no legacy atomics on generic
+    pointers: a module with such an atomic (left where address spaces could not be
+    inferred) is not declared OpenCL C."""
+    from numba_gpux.targets.opencl.target import _generic_atomics
+
+    assert _generic_atomics("  %o = atomicrmw add ptr addrspace(4) %p, i32 1 seq_cst", 4)
+    assert _generic_atomics(
+        "  %q = cmpxchg weak volatile ptr addrspace(4) %p, i32 0, i32 1 monotonic monotonic", 4)
+    assert not _generic_atomics("  %o = atomicrmw add ptr addrspace(1) %p, i32 1 seq_cst", 4)
+    assert not _generic_atomics('  @s = constant [9 x i8] c"cmpxchg\\00\\00"', 4)
+
+    def bump(out, n):
+        i = gpux.grid(1)
+        if i < n:
+            gpux.atomic.add(out, i % 4, 1)
+
+    sig = "void(int32[::1], int64)"
+    assert _spirv_source_language(gpux.compile(bump, sig, target="opencl").binary) == 3
+    art0 = gpux.compile(bump, sig, target="opencl", opt=0)
+    if _generic_atomics(art0.llvm_ir, 4):
+        assert _spirv_source_language(art0.binary) == 4
