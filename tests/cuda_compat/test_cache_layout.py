@@ -239,3 +239,28 @@ def test_captured_device_array_cannot_be_cached():
 
     uncached[1, 3](out)
     assert out.copy_to_host().tolist() == [0.0, 2.0, 4.0]
+
+
+PER_CC = """
+import json, sys
+sys.path.insert(0, sys.argv[1])
+from numba import types
+from numba_gpux.devices import resolve_target
+import camod
+arr = types.int64[::1]
+kinds = [camod.add.code_for((arr, arr, arr), resolve_target("cuda", cc=cc)).kind
+         for cc in ((8, 0), (9, 0))]
+st = camod.add.stats
+print(json.dumps({"kinds": kinds, "hits": sum(st.cache_hits.values()),
+                  "misses": sum(st.cache_misses.values())}))
+"""
+
+
+def test_separate_entries_per_compute_capability(tmp_path):
+    # PTX for two capabilities (no GPU needed): one data file each, both found again
+    prog = Prog(tmp_path)
+    r = prog.run(PER_CC)
+    assert (r["kinds"], r["hits"], r["misses"]) == (["ptx", "ptx"], 0, 2)
+    assert prog.files() == [f"{_base()}.1.nbc", f"{_base()}.2.nbc", f"{_base()}.nbi"]
+    r = prog.run(PER_CC)
+    assert (r["hits"], r["misses"]) == (2, 0)
