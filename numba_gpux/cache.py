@@ -437,9 +437,14 @@ def index_lookup(fn, argtypes: tuple, target: Target) -> Artifact | None:
     key = entry[0]
     if key is None:
         stats["uncacheable"] += 1
+        _count(fn, argtypes, False)
         return None
-    dc = DiskCache()
-    d = dc.read("index", key)
+    src = source_index(fn)
+    if src is not None:
+        secret_key = DiskCache()._secret()
+        d = None if secret_key is None else src.load(key, secret_key)
+    else:
+        d = DiskCache().read("index", key)
     if isinstance(d, dict):
         try:
             art = _unpack(d, target, fn.options.opt)
@@ -448,30 +453,73 @@ def index_lookup(fn, argtypes: tuple, target: Target) -> Artifact | None:
         if art is not None:
             stats["index_hits"] += 1
             entry[1] = art
+            _count(fn, argtypes, True)
             return art
     stats["index_misses"] += 1
+    _count(fn, argtypes, False)
     return None
+
+
+def _count(fn, argtypes: tuple, hit: bool) -> None:
+    """Count a lookup in the kernel's own statistics where it keeps numba's
+    ``cache_hits`` / ``cache_misses`` counters (per argument types)."""
+    counter = getattr(getattr(fn, "stats", None), "cache_hits" if hit else "cache_misses", None)
+    if counter is not None:
+        counter[tuple(argtypes)] += 1
+
+
+#: Python function -> its SourceCache, or None where none can keep it
+_sources: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def source_index(fn):
+    """The :class:`cachesource.SourceCache` that keeps the index of a kernel class whose
+    ``cache_beside_source`` is set (numba's layout, next to the source), or None: the
+    index is in the user-wide cache folder."""
+    if not getattr(fn, "cache_beside_source", False):
+        return None
+    from .cachesource import source_cache
+
+    py_func = fn.py_func
+    try:
+        return _sources[py_func]
+    except KeyError:
+        src = _sources[py_func] = source_cache(py_func, stats)
+        return src
+    except TypeError:  # not weakly referable: found again each time
+        return source_cache(py_func, stats)
+
+
+def note_launch_info(art: Artifact, kernel_text: str) -> None:
+    """Record in *art* what launching needs to know of the kernel whose neutral IR is
+    *kernel_text*, so that code found on disk launches without typing."""
+    from .language.memory import static_shared_bytes
+    from .language.cooperative import uses_grid_sync
+    from .language.printing import uses_print
+
+    art.info["uses_print"] = uses_print(kernel_text)
+    art.info["grid_sync"] = uses_grid_sync(kernel_text)
+    art.info["static_shared_bytes"] = static_shared_bytes(kernel_text)
+    art.info["disk_cache"] = True
 
 
 def index_store(fn, argtypes: tuple, target: Target, art: Artifact, kernel_text: str) -> None:
     """Record *art*, just compiled from *kernel_text* (the neutral IR), under the
     pre-typing key of *fn* for *argtypes*."""
-    from .language.memory import static_shared_bytes
-    from .language.cooperative import uses_grid_sync
-    from .language.printing import uses_print
-
-    # what launching needs to know of the kernel, kept so that a hit needs no typing
-    art.info["uses_print"] = uses_print(kernel_text)
-    art.info["grid_sync"] = uses_grid_sync(kernel_text)
-    art.info["static_shared_bytes"] = static_shared_bytes(kernel_text)
-    art.info["disk_cache"] = True
+    note_launch_info(art, kernel_text)
     try:
         entry = _index_key(fn, argtypes, target)
     except TypeError:
         return
     entry[1] = art
     if entry[0] is not None:
-        DiskCache().write("index", entry[0], _pack(art))
+        src = source_index(fn)
+        if src is not None:
+            secret_key = DiskCache()._secret()
+            if secret_key is not None:
+                src.save(entry[0], _pack(art), secret_key)
+        else:
+            DiskCache().write("index", entry[0], _pack(art))
 
 
 # --------------------------------------------------------------------------- programs

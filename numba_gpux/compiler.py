@@ -266,14 +266,12 @@ def _reject_unsupported_constructs(pyfunc) -> None:
     for ins in instrs:
         if ins.opname in ("LOAD_GLOBAL", "LOAD_NAME") and isinstance(ins.argval, str):
             if ins.argval not in glb and not hasattr(builtins, ins.argval):
-                loc = _Loc(code.co_filename, line_of(ins))
                 if ins.argval == getattr(pyfunc, "__name__", None):
-                    # a call of itself, compiled (an eager signature) before its name is bound
-                    from .errors import format_loc
-
-                    raise numba_errors.TypingError(
-                        f"recursion is not supported on GPUs: {name} calls itself\n\n"
-                        f"{format_loc(loc)}")
+                    # a call of itself, compiled (an eager signature) before its name is
+                    # bound: typing finds the function being compiled (the kernel
+                    # object registers itself with Numba's typing while it compiles)
+                    continue
+                loc = _Loc(code.co_filename, line_of(ins))
                 raise UndefinedNameError(f"{name}: NameError: name {ins.argval!r} is not defined",
                                          loc)
 

@@ -457,6 +457,18 @@ class NeutralCodegen:
     def target_data(self):
         return self._target_data
 
+    def insert_unresolved_ref(self, builder, fnty, name):
+        # Numba's call of a function whose code is not made yet: a recursive call
+        # with argument types other than those being compiled, or recursion through
+        # other functions.  Only a function calling itself for the same argument
+        # types compiles (a direct call), as in numba.cuda.
+        from numba.core.errors import UnsupportedError
+
+        raise UnsupportedError(
+            "recursion through other device functions, or a recursive call with other "
+            "argument types than the caller's, is not supported in GPU code: only a "
+            "function calling itself with the same argument types")
+
 
 class GpuxTargetContext(BaseContext):
     implement_powi_as_math_call = True

@@ -12,6 +12,7 @@ import threading
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from numba.core import sigutils, types, typing, utils
+from numba.core.typeinfer import register_dispatcher
 from numba.core.typing.typeof import Purpose, typeof
 
 from . import abi
@@ -352,12 +353,16 @@ class GpuxFunction(KernelAttributes, KernelInspection):
                         from numba.core.errors import TypingError
 
                         raise TypingError(
-                            f"recursion is not supported on GPUs: {self.__name__}"
-                            f"{tuple(map(str, argtypes))} calls itself, directly or through "
-                            f"other device functions")
+                            f"{self.__name__}{tuple(map(str, argtypes))} calls itself through "
+                            f"other device functions while it is typed: only a function "
+                            f"calling itself directly can be typed")
                     self._in_progress.add(argtypes)
                     try:
-                        res = self._compile_neutral(argtypes, return_type)
+                        # a call of itself types as Numba's RecursiveCall (is_compiling),
+                        # also before the function's name is bound (an eager signature
+                        # compiled in the decorator)
+                        with register_dispatcher(self):
+                            res = self._compile_neutral(argtypes, return_type)
                     finally:
                         self._in_progress.discard(argtypes)
                     if res.captured and self.is_device:
@@ -399,9 +404,10 @@ class GpuxFunction(KernelAttributes, KernelInspection):
     # numba's Dispatcher-type protocol: how kernels call device functions
     @property
     def is_compiling(self) -> bool:
-        # Never report "compiling" to Numba: it would type a self-call as a
-        # RecursiveCall; recursion is caught (and rejected) in ``neutral``.
-        return False
+        # while this function is typed, Numba types a call of itself as a
+        # RecursiveCall: the return type from what typing found so far, and a direct
+        # call of the function being lowered
+        return bool(self._in_progress)
 
     def fold_argument_types(self, args, kws) -> tuple:
         """Bind keywords, defaults (as ``Omitted``) and ``*args`` (as a tuple), like Numba."""

@@ -422,6 +422,10 @@ class Target(_Checked):
     ir_rewrites: tuple[str, ...] = ()
 
     # -- validate --------------------------------------------------------------
+    #: True: the device's code may call functions recursively (a call stack, as PTX
+    #: has); False: a cycle in a module's call graph is a validation error naming the
+    #: target
+    recursion: bool = False
     #: prefixes of the symbols a finished module may still declare (besides ``llvm.*``)
     extern_prefixes: tuple[str, ...] = ()
     #: True: ``__gpux_*`` calls stay and are written by name (the target's ``validate``

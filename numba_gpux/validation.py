@@ -15,7 +15,7 @@ from . import irlex as lx
 from . import irtext
 from .errors import ValidationError
 
-__all__ = ["validate", "first_located"]
+__all__ = ["validate", "first_located", "python_name"]
 
 
 def validate(job, relocate) -> None:
@@ -49,14 +49,20 @@ def validate(job, relocate) -> None:
         state[n] = 1
         for c in calls.get(n, ()):
             if state.get(c) == 1:
-                problems.append(f"recursion is not supported on GPUs: {' -> '.join(path + [c])}")
+                cycle = path[path.index(c):] + [c]
+                problems.append(f"recursion is not supported on target {job.target.name!r} "
+                                f"(its devices have no call stack for it): "
+                                f"{' -> '.join(map(python_name, cycle))} "
+                                f"(compile for a target whose devices have one, or rewrite "
+                                f"the recursion as a loop)")
             elif c not in state:
                 visit(c, path + [c])
         state[n] = 2
 
-    for n in calls:
-        if n not in state:
-            visit(n, [n])
+    if not job.target.recursion:
+        for n in calls:
+            if n not in state:
+                visit(n, [n])
     widths = job.target.legal_int_widths
     if widths:
         bad = sorted(facts.int_widths - set(widths) - {1})
@@ -83,6 +89,44 @@ def validate(job, relocate) -> None:
     problems.extend(job.target.validate(job.module, job.kernels))
     if problems:
         raise ValidationError(job.name, job.target.name, problems)
+
+
+def python_name(symbol: str) -> str:
+    """The Python name (``module.qualname``) in a symbol Numba mangled (Itanium's
+    nested name, ``_ZN<len><part>...``, whose parts escape other characters as
+    ``_xx``), or *symbol* itself."""
+    if not symbol.startswith("_ZN"):
+        return symbol
+    parts, i = [], 3
+    while i < len(symbol) and symbol[i].isdigit():
+        j = i
+        while symbol[j].isdigit():
+            j += 1
+        n = int(symbol[i:j])
+        parts.append(symbol[j:j + n])
+        i = j + n
+    if not parts:
+        return symbol
+    out = []
+    for part in parts:
+        k, text = 0, []
+        while k < len(part):
+            # numba's escapes, "_" and two hexadecimal digits, of characters that are
+            # not in identifiers ("<locals>" is "_3clocals_3e")
+            code = part[k + 1:k + 3]
+            if part[k] == "_" and _is_hex(code) and int(code, 16) < 0x80 \
+                    and not (chr(int(code, 16)).isalnum() or code == "5f"):
+                text.append(chr(int(code, 16)))
+                k += 3
+            else:
+                text.append(part[k])
+                k += 1
+        out.append("".join(text))
+    return ".".join(out)
+
+
+def _is_hex(s: str) -> bool:
+    return len(s) == 2 and all(c in "0123456789abcdef" for c in s)
 
 
 def _missing_intrinsic(job, relocate, stack, name: str) -> str:

@@ -40,7 +40,11 @@ class CUDADispatcher(GpuxFunction):
         self._extensions: list = []                  # see the extensions property
         self._config_variants: dict = {}             # see launch_variant
         super().__init__(py_func, **kwargs)
+        self.stats = CompileStats(self.stats, py_func)
 
+    #: cache=True keeps the index and data files next to the source, in numba's layout
+    #: (``cachesource.py``), where numba.cuda keeps them
+    cache_beside_source: bool = True
     #: an integer array argument launches as the eager signature's array of another
     #: integer type of the same width (uint32 data as int32[:, :]: a bit-for-bit
     #: view), as numba.cuda launches a kernel given a single signature
@@ -135,6 +139,14 @@ class CUDADispatcher(GpuxFunction):
 
     def _compile_neutral(self, argtypes: tuple, return_type):
         res = super()._compile_neutral(argtypes, return_type)
+        if self.cache and res.captured and not self.is_device:
+            # numba.cuda cannot pickle such a kernel for its cache: the same error
+            import pickle
+
+            raise pickle.PicklingError(
+                f"cannot cache {self.__name__} (cache=True): it reads global device arrays "
+                f"from global or closure variables, whose contents are not part of the "
+                f"code; pass them as arguments, or compile without cache=True")
         # marked before the compile ended: the code is for one configuration
         res.launch_config_sensitive = self._config_sensitive
         if "numba_ir" in self.dumps:
@@ -264,6 +276,30 @@ class CUDADispatcher(GpuxFunction):
         fn.bitcast_arrays = bool(state.get("bitcast_arrays"))
         fn.dumps = frozenset(state.get("dumps", ()))
         return fn
+
+
+class CompileStats(dict):
+    """A kernel's compile counts (``neutral_compiles``, ``target_compiles``) with
+    numba's ``stats`` attributes: ``cache_hits`` and ``cache_misses`` (Counters by
+    argument types: lookups in the disk cache of a ``cache=True`` kernel) and
+    ``cache_path`` (the folder its files are in, or None)."""
+
+    def __init__(self, counts: dict, py_func):
+        from collections import Counter
+
+        super().__init__(counts)
+        self.cache_hits: Counter = Counter()
+        self.cache_misses: Counter = Counter()
+        self._py_func = py_func
+
+    @property
+    def cache_path(self) -> str | None:
+        from ..cachesource import SourceCache
+
+        try:
+            return SourceCache(self._py_func).cache_path
+        except (RuntimeError, OSError, TypeError):
+            return None
 
 
 #: what a target's binary is called, by its code's kind, where the two differ

@@ -223,6 +223,7 @@ def make_target(device=None, *, cc=None, ptx_version=None, cubin: bool = True) -
         # a parse of every module, gave the same PTX
         backend_infers_address_spaces=True,
         extern_prefixes=_EXTERN_PREFIXES,
+        recursion=True,  # PTX calls recursively on a per-thread stack (ptxas sizes it)
         codegen_flags=CODEGEN_FLAGS,
         # the NVPTX back end emits module after module through one target machine
         # (machines.emit_machine)

@@ -35,7 +35,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     # 3: the stages
     ("compiler", "validation", "machines"),
     # 4: keys and stores of compiled code
-    ("cache", "cachekey", "cachefile"),
+    ("cache", "cachekey", "cachefile", "cachesource"),
     # 5: the runtime side
     ("devices", "memory", "argtypes", "flatten", "launch", "hooks", "waiting"),
     # 6: the kernel object (what drivers report of its compiled code, its inspection)

@@ -2,6 +2,7 @@
 
 import re
 import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -169,20 +170,34 @@ def test_recursion_is_rejected():
         gpux.compile(k, "void(int64[::1])", target="opencl")
 
 
-def test_recursion_compiled_before_the_name_is_bound_is_rejected_as_recursion(tmp_path):
+def test_recursion_compiled_before_the_name_is_bound_types(tmp_path):
     """An eager signature compiles the function in its decorator, before its name is
-    bound: the call of itself is reported as recursion, not as an undefined name."""
-    from numba.core.errors import TypingError
-
+    bound: the call of itself types as a recursive call (not an undefined name), and a
+    target without a call stack refuses it, naming the target and the function."""
     path = tmp_path / "fib_module.py"
     path.write_text("import numba_gpux as gpux\n\n"
                     "@gpux.jit('int64(int64)', device=True)\n"
                     "def fib(n):\n"
                     "    return n if n < 2 else fib(n - 1) + fib(n - 2)\n")
-    with pytest.raises(TypingError, match="recursion is not supported on GPUs: fib calls "
-                                          "itself") as ei:
-        exec(compile(path.read_text(), str(path), "exec"), {"__name__": "fib_module"})
-    assert f'File "{path}", line 5' in str(ei.value)
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("fib_module", path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["fib_module"] = mod  # Numba names a recursive call by its module
+    try:
+        spec.loader.exec_module(mod)
+    finally:
+        del sys.modules["fib_module"]
+    fib = mod.fib
+
+    @gpux.jit
+    def k(a):
+        a[0] = fib(a[0])
+
+    assert str(fib.nopython_signatures[0]) == "(int64,) -> int64"
+    with pytest.raises(gpux.ValidationError,
+                       match="recursion is not supported on target 'opencl'.*fib -> "):
+        gpux.compile(k, "void(int64[::1])", target="opencl")
 
 
 def test_compile_device_function_exports_it():
