@@ -179,7 +179,10 @@ def _wrap(gdev) -> Device:
 class _DeviceList:
     """``cuda.gpus``: every device numba_gpux found, best first."""
 
-    def __getitem__(self, i) -> Device:
+    def __getitem__(self, i):
+        """The device at *i*; a list of them for a slice (``cuda.gpus[1:]``)."""
+        if isinstance(i, slice):
+            return [_wrap(d) for d in _devices()[i]]
         return _wrap(_devices()[i])
 
     def __len__(self) -> int:

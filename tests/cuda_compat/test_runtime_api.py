@@ -343,3 +343,10 @@ def test_external_stream_adopts_another_librarys_opencl_queue(opencl_device):
 
 def _facade(gpux_device):
     return next(g for g in cuda.gpus.lst if g.gpux_device is gpux_device)
+
+
+def test_gpus_slices_to_a_list_of_devices():
+    """``cuda.gpus[1:]`` (numba.cuda code iterates the other devices so): a list."""
+    every = list(cuda.gpus)
+    assert cuda.gpus[0:] == every and cuda.gpus[1:] == every[1:]
+    assert isinstance(cuda.gpus[:1], list) and cuda.gpus[:1] == [cuda.gpus[0]]
