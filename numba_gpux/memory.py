@@ -676,13 +676,41 @@ def from_foreign(obj, device=None) -> DeviceArray | None:
     dev = _device(device)
     got = dev.runtime.foreign_array(obj)
     if got is None:
-        return None
+        return _own_through_interface(obj, dev)
     handle, offset, shape, strides, dtype, owner = got
     dtype = np.dtype(dtype)
     nbytes = offset + dtype.itemsize + sum((n - 1) * s for n, s in zip(shape, strides)
                                            if n > 0 and s > 0)
     return DeviceArray(shape, strides, dtype, Allocation.borrowed(dev, handle, nbytes, owner),
                        offset)
+
+
+def _own_through_interface(obj, dev) -> DeviceArray | None:
+    """A view of one of our allocations on *dev* that *obj*'s ``__cuda_array_interface__``
+    points into by the integer pointer numba_gpux gave it (:func:`device_pointer`: the
+    address of a device whose buffers have none); None for any other pointer.  An array
+    reaching past its allocation is an error."""
+    desc = getattr(obj, "__cuda_array_interface__", None)
+    if desc is None or dev.runtime.buffers_are_addresses:
+        return None
+    from . import cai
+
+    low, shape, strides, dtype = cai.read(desc)
+    if any(n == 0 for n in shape):  # no memory is read (the pointer is 0)
+        return DeviceArray(shape, strides, dtype, Allocation(dev, dtype.itemsize))
+    try:
+        alloc, offset = allocation_at(low, dev)
+    except LaunchError:  # memory of another device
+        return None
+    if alloc is None:
+        return None
+    first = offset + int(desc["data"][0]) - low
+    end = first + dtype.itemsize + sum((n - 1) * s for n, s in zip(shape, strides)
+                                       if n > 0 and s > 0)
+    if end > alloc.nbytes:
+        raise GpuxUserError(f"__cuda_array_interface__ of a {type(obj).__name__}: the array "
+                            f"ends {end - alloc.nbytes} bytes past its allocation")
+    return DeviceArray(shape, strides, dtype, alloc, first)
 
 
 def _device(device):

@@ -118,9 +118,21 @@ class DeviceNDArray(DeviceNDArrayBase):
 
     @property
     def __cuda_array_interface__(self) -> dict:
-        """The CUDA Array Interface (version 3) where the device's runtime has one (CUDA);
-        ``stream`` is this array's stream (None for the default stream)."""
-        cai = dict(self.device.runtime.array_attribute(self, "__cuda_array_interface__"))
+        """The CUDA Array Interface (version 3): the device's runtime's where it has one
+        (CUDA); elsewhere (OpenCL buffers have no addresses) with the integer device
+        pointer numba_gpux gives the memory (``device_ctypes_pointer``), which this
+        device's arrays and kernels take back.  ``stream`` is this array's stream
+        (None for the default stream)."""
+        rt = self.device.runtime
+        try:
+            cai = dict(rt.array_attribute(self, "__cuda_array_interface__"))
+        except AttributeError:
+            if rt.buffers_are_addresses:
+                raise
+            from .. import cai as _cai
+
+            cai = _cai.write(_mem.device_pointer(self._alloc) + self.offset, self.shape,
+                             self.strides, self.dtype)
         stream = self.stream
         cai["stream"] = int(stream) if stream else None
         return cai

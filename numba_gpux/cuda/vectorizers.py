@@ -54,6 +54,11 @@ class _Arg:
 
     def __init__(self, value, stream):
         self.host = None
+        if not isinstance(value, _mem.DeviceArray) and \
+                getattr(value, "__cuda_array_interface__", None) is not None:
+            from ._memory_api import as_cuda_array
+
+            value = as_cuda_array(value)  # another library's GPU array, viewed
         if isinstance(value, _mem.DeviceArray):
             self.array = value
         elif isinstance(value, (numbers.Number, np.generic)) or np.ndim(value) == 0:

@@ -35,8 +35,6 @@ class OpenCLRuntime(Runtime):
         #: a kernel was launched since the last completed wait: a wait may be long, so
         #: it goes through numba_gpux.waiting (Ctrl-C is handled); else it is direct
         self.busy = False
-        #: numba_gpux's addresses of buffers asked for an array interface (addresses.py)
-        self._addresses = None
 
     def _init(self):
         import pyopencl as cl
@@ -93,63 +91,10 @@ class OpenCLRuntime(Runtime):
         return cl.Buffer(self.context, cl.mem_flags.READ_WRITE, int(nbytes))
 
     def free(self, handle) -> None:
-        if self._addresses is not None:
-            self._addresses.forget(handle)
         try:
             handle.release()
         except Exception:
             pass
-
-    # -- the array interface (addresses.py) -----------------------------------
-    def array_attribute(self, array, name: str):
-        """``__cuda_array_interface__`` of our arrays, with an address of numba_gpux's
-        own for the buffer (addresses.py): numba_gpux's arrays and kernels on this
-        device take it back; it is no pointer to the driver or another library."""
-        if name != "__cuda_array_interface__":
-            raise AttributeError(f"'DeviceArray' object has no attribute {name!r}")
-        from numba_gpux import cai
-
-        return cai.write(self.addresses.address(array.handle) + int(array.offset),
-                         array.shape, array.strides, array.dtype)
-
-    def foreign_array(self, obj):
-        """(buffer, byte offset, shape, strides in bytes, dtype, owner) of an object whose
-        ``__cuda_array_interface__`` points into one of this runtime's buffers (an array
-        of ours passed through another object); None for any other pointer."""
-        desc = getattr(obj, "__cuda_array_interface__", None)
-        if desc is None or self._addresses is None:
-            return None
-        from numba_gpux import cai
-
-        low, shape, strides, dtype = cai.read(desc)
-        if any(n == 0 for n in shape):  # an empty array (data 0): no memory is read
-            return self.alloc(dtype.itemsize), 0, shape, strides, dtype, obj
-        found = self._addresses.find(low)
-        if found is None:
-            return None
-        buffer, offset = found
-        ptr = int(desc["data"][0] or 0)
-        end = offset + (ptr - low) + dtype.itemsize + sum(
-            (n - 1) * s for n, s in zip(shape, strides) if n > 0 and s > 0)
-        if end > buffer.size:
-            from numba_gpux.errors import GpuxUserError
-
-            raise GpuxUserError(f"__cuda_array_interface__ of a {type(obj).__name__}: the "
-                                f"array ends {end - buffer.size} bytes past its buffer")
-        stream = desc.get("stream")
-        if stream not in (None, 0, 1, 2):
-            self.synchronize()  # the producer's work is done before ours reads the data
-        return buffer, offset + (ptr - low), shape, strides, dtype, obj
-
-    @property
-    def addresses(self):
-        if self._addresses is None:
-            from .addresses import AddressBook
-
-            with self._lock:
-                if self._addresses is None:
-                    self._addresses = AddressBook()
-        return self._addresses
 
     def write(self, handle, offset: int, host: np.ndarray, queue=None) -> None:
         import pyopencl as cl
