@@ -87,7 +87,22 @@ def _sadd_overflow(bits: int) -> str:
             f"  %r = insertvalue {{ {t}, i1 }} %r0, i1 %o, 1\n  ret {{ {t}, i1 }} %r\n}}")
 
 
+def _minmax(op: str, bits: int) -> str:
+    """``llvm.<op>.i<bits>`` as a compare and a select.  The Intel CPU driver (2026.2)
+    reads the SPIR-V ``s_max``/``u_min``... built-ins it becomes as varying across the
+    work-items: a loop whose trip count InstCombine wrote with ``llvm.smax`` (the tiled
+    matrix product's ``range(n // 16)``) became a divergent loop around its barriers, 2.5x
+    slower; as a compare and a select the count is uniform again."""
+    t = f"i{bits}"
+    pred = {"smax": "sgt", "smin": "slt", "umax": "ugt", "umin": "ult"}[op]
+    return (f"define {t} @__gpux_llvm_{op}_{t}({t} %a, {t} %b) {_ATTR} {{\n"
+            f"  %c = icmp {pred} {t} %a, %b\n  %r = select i1 %c, {t} %a, {t} %b\n"
+            f"  ret {t} %r\n}}")
+
+
 for _bits in (8, 16, 32, 64):
+    for _op in ("smax", "smin", "umax", "umin"):
+        SPIRV.define(f"__gpux_llvm_{_op}_i{_bits}", _minmax(_op, _bits))
     SPIRV.define(f"__gpux_llvm_bitreverse_i{_bits}", _bitreverse(_bits))
     SPIRV.define(f"__gpux_llvm_sadd_with_overflow_i{_bits}", _sadd_overflow(_bits))
 # InstCombine reverses the bits of a bool (``(int(a) | int(b)) - g`` on booleans gives
