@@ -232,8 +232,14 @@ def _alignment_of(name, alignment) -> int | None:
                                   f"{alignment}")
     v = alignment.literal_value
     if v <= 0 or v & (v - 1):
-        raise TypingError(f"{name}: Alignment must be a positive power of 2, not {v}")
+        raise InvalidAlignment(f"{name}: Alignment must be a positive power of 2, not {v}")
     return v
+
+
+class InvalidAlignment(ValueError):
+    """An ``alignment=`` that is no positive power of two: numba.cuda's ValueError, which
+    Numba's typing passes on as it is (not a typing failure of one candidate among
+    others, which it would report as "no implementation")."""
 
 
 def _shape_of(name, shape):
