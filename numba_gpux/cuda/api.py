@@ -37,12 +37,29 @@ __all__ = [
 class CudaSupportError(DeviceNotFoundError):
     """No device that can run kernels was found (numba.cuda's name)."""
 
+    @property
+    def msg(self) -> str:
+        """The message (numba.cuda's attribute)."""
+        return str(self)
+
 
 MemoryInfo = namedtuple("MemoryInfo", ["free", "total"])
 
 
 # --------------------------------------------------------------------- devices
+#: numba.cuda's message where ``NUMBA_DISABLE_CUDA=1`` (config.DISABLE_CUDA)
+_DISABLED = "CUDA is disabled due to setting NUMBA_DISABLE_CUDA=1"
+
+
+def _disabled() -> bool:
+    from . import config
+
+    return bool(getattr(config, "DISABLE_CUDA", 0))
+
+
 def _current():
+    if _disabled():  # numba.cuda's switch: the facade uses no device at all
+        raise CudaSupportError(_DISABLED)
     try:
         dev = _default_device()
     except DeviceNotFoundError as e:
@@ -487,7 +504,10 @@ def close() -> None:
 
 
 def is_available() -> bool:
-    """True when numba_gpux found a device that runs kernels (of any target)."""
+    """True when numba_gpux found a device that runs kernels (of any target), and
+    ``NUMBA_DISABLE_CUDA`` is not set."""
+    if _disabled():
+        return False
     try:
         return bool(_devices())
     except Exception:
@@ -495,6 +515,9 @@ def is_available() -> bool:
 
 
 def cuda_error():
+    """Why the facade has no device (None when it has one)."""
+    if _disabled():
+        return _DISABLED
     return None if is_available() else "no device found by numba_gpux"
 
 

@@ -350,3 +350,25 @@ def test_gpus_slices_to_a_list_of_devices():
     every = list(cuda.gpus)
     assert cuda.gpus[0:] == every and cuda.gpus[1:] == every[1:]
     assert isinstance(cuda.gpus[:1], list) and cuda.gpus[:1] == [cuda.gpus[0]]
+
+
+def test_numba_disable_cuda_turns_the_facade_off():
+    """NUMBA_DISABLE_CUDA=1, as in numba.cuda: no device is used, every call that needs
+    one is a CudaSupportError with numba.cuda's message, which cuda_error() gives."""
+    import subprocess
+    import sys
+
+    code = ("from numba_gpux import cuda\n"
+            "assert not cuda.is_available()\n"
+            "try:\n    cuda.device_array(1)\nexcept cuda.CudaSupportError as e:\n"
+            "    print(e.msg)\n"
+            "print(cuda.cuda_error())\n")
+    import os
+
+    env = dict(os.environ, NUMBA_DISABLE_CUDA="1")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                         text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    want = "CUDA is disabled due to setting NUMBA_DISABLE_CUDA=1"
+    assert out.stdout.splitlines() == [want, want]
+    assert cuda.cuda_error() is None or not cuda.is_available()  # this process: unaffected
