@@ -39,9 +39,9 @@ import weakref
 from collections import OrderedDict
 
 from . import config, irlex
-from .cachefile import (FORMAT_VERSION, CacheTrustWarning, CacheWarning, decode, encode,
-                        folder_problem, key_problem, make_private_dirs, seal, secret, unseal,
-                        warn_once)
+from .cachefile import (FORMAT_VERSION, CacheTrustWarning, CacheWarning, encode,
+                        folder_problem, key_problem, make_private_dirs, read_sealed,
+                        remove_quietly, seal, secret, warn_once)
 from .cachekey import overlaid_fingerprint
 from .compiler import Job, Options, run_target_stages
 from .machines import _AsmFromIR
@@ -195,27 +195,8 @@ class DiskCache:
         if secret_key is None:
             return None
         path = self.path(kind, key)
-        try:
-            with open(path, "rb") as f:
-                data = f.read()
-        except OSError:
-            return None
-        body = unseal(secret_key, kind, key, data)
-        if body is None:
-            stats["bad_files"] += 1
-            stats["untrusted"] += 1
-            self._remove(path)
-            warn_once("entry", f"numba-gpux: the disk cache entry {path} failed its "
-                      f"authentication check (changed, damaged, or written under another "
-                      f"key); it was not loaded, and what it held is made again (a compile). "
-                      f"Later such entries are dropped silently in this process "
-                      f"(numba_gpux.cache.stats['untrusted'] counts them)")
-            return None
-        try:
-            obj = decode(body)
-        except Exception:  # noqa: BLE001 - authentic but not readable here: recompile
-            stats["bad_files"] += 1
-            self._remove(path)
+        obj = read_sealed(path, secret_key, kind, key, stats)
+        if obj is None:
             return None
         try:
             os.utime(path)  # least recently used goes first
@@ -253,10 +234,7 @@ class DiskCache:
 
     @staticmethod
     def _remove(path: str) -> None:
-        try:
-            os.remove(path)
-        except OSError:
-            pass
+        remove_quietly(path)
 
     def entries(self) -> list[tuple[float, int, str, str]]:
         """(modification time, size, kind, path) of every entry."""

@@ -167,6 +167,42 @@ def unseal(key: bytes, kind: str, name: str, data: bytes) -> bytes | None:
     return data[head + _MAC_BYTES:]
 
 
+def remove_quietly(path: str) -> None:
+    """Remove the file *path* if it is there (a file another process removed is fine)."""
+    try:
+        os.remove(path)
+    except OSError:
+        pass
+
+
+def read_sealed(path: str, key: bytes, kind: str, name: str, stats: dict):
+    """The object stored in the file *path* sealed for *kind* and *name* under *key*,
+    or None: no file, or one that fails its check (counted in *stats*, removed unread,
+    warned about once) or is authentic but not readable here (counted and removed)."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError:
+        return None
+    body = unseal(key, kind, name, data)
+    if body is None:
+        stats["bad_files"] += 1
+        stats["untrusted"] += 1
+        remove_quietly(path)
+        warn_once("entry", f"numba-gpux: the disk cache entry {path} failed its "
+                  f"authentication check (changed, damaged, or written under another "
+                  f"key); it was not loaded, and what it held is made again (a compile). "
+                  f"Later such entries are dropped silently in this process "
+                  f"(numba_gpux.cache.stats['untrusted'] counts them)")
+        return None
+    try:
+        return decode(body)
+    except Exception:  # noqa: BLE001 - authentic but not readable here: recompile
+        stats["bad_files"] += 1
+        remove_quietly(path)
+        return None
+
+
 # --------------------------------------------------------------------------- folders
 
 def _others_can_write(st: os.stat_result) -> bool:

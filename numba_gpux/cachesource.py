@@ -36,7 +36,8 @@ import warnings
 
 from numba.core.caching import CacheImpl
 
-from .cachefile import CacheWarning, decode, encode, seal, unseal, warn_once
+from .cachefile import (CacheWarning, decode, encode, read_sealed, remove_quietly, seal,
+                        warn_once)
 
 __all__ = ["SourceCache", "source_cache", "TAG"]
 
@@ -91,28 +92,7 @@ class SourceCache:
 
     def _read(self, path: str, kind: str, name: str, key: bytes):
         """The decoded entry in *path*, or None; a file that fails its check is removed."""
-        try:
-            with open(path, "rb") as f:
-                data = f.read()
-        except OSError:
-            return None
-        body = unseal(key, kind, name, data)
-        if body is None:
-            self.stats["bad_files"] += 1
-            self.stats["untrusted"] += 1
-            _remove(path)
-            warn_once("entry", f"numba-gpux: the cache file {path} failed its authentication "
-                      f"check (changed, damaged, or written under another key); it was not "
-                      f"loaded, and what it held is made again (a compile). Later such files "
-                      f"are dropped silently in this process "
-                      f"(numba_gpux.cache.stats['untrusted'] counts them)")
-            return None
-        try:
-            return decode(body)
-        except Exception:  # noqa: BLE001 - authentic but not readable here: recompile
-            self.stats["bad_files"] += 1
-            _remove(path)
-            return None
+        return read_sealed(path, key, kind, name, self.stats)
 
     def _index(self, key: bytes) -> dict:
         """{entry key: data file number} for the source as it is now."""
@@ -170,15 +150,8 @@ def _write(path: str, data: bytes) -> None:
             f.write(data)
         os.replace(tmp, path)
     except OSError:
-        _remove(tmp)
+        remove_quietly(tmp)
         raise
-
-
-def _remove(path: str) -> None:
-    try:
-        os.remove(path)
-    except OSError:
-        pass
 
 
 def source_cache(py_func, stats: dict | None = None) -> SourceCache | None:
