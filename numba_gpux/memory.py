@@ -679,10 +679,15 @@ def from_foreign(obj, device=None) -> DeviceArray | None:
         return _own_through_interface(obj, dev)
     handle, offset, shape, strides, dtype, owner = got
     dtype = np.dtype(dtype)
-    nbytes = offset + dtype.itemsize + sum((n - 1) * s for n, s in zip(shape, strides)
-                                           if n > 0 and s > 0)
+    nbytes = _end(offset, shape, strides, dtype.itemsize)
     return DeviceArray(shape, strides, dtype, Allocation.borrowed(dev, handle, nbytes, owner),
                        offset)
+
+
+def _end(first: int, shape, strides, itemsize: int) -> int:
+    """One past the last byte an array reaches whose first element is at byte *first*
+    (negative strides reach below it, not past it)."""
+    return first + itemsize + sum((n - 1) * s for n, s in zip(shape, strides) if n > 0 and s > 0)
 
 
 def _own_through_interface(obj, dev) -> DeviceArray | None:
@@ -705,8 +710,7 @@ def _own_through_interface(obj, dev) -> DeviceArray | None:
     if alloc is None:
         return None
     first = offset + int(desc["data"][0]) - low
-    end = first + dtype.itemsize + sum((n - 1) * s for n, s in zip(shape, strides)
-                                       if n > 0 and s > 0)
+    end = _end(first, shape, strides, dtype.itemsize)
     if end > alloc.nbytes:
         raise GpuxUserError(f"__cuda_array_interface__ of a {type(obj).__name__}: the array "
                             f"ends {end - alloc.nbytes} bytes past its allocation")
