@@ -473,10 +473,12 @@ def note_launch_info(art: Artifact, kernel_text: str) -> None:
     *kernel_text*, so that code found on disk launches without typing."""
     from .language.memory import static_shared_bytes
     from .language.cooperative import uses_grid_sync
+    from .language.heap import uses_heap
     from .language.printing import uses_print
 
     art.info["uses_print"] = uses_print(kernel_text)
     art.info["grid_sync"] = uses_grid_sync(kernel_text)
+    art.info["heap"] = uses_heap(kernel_text)
     art.info["static_shared_bytes"] = static_shared_bytes(kernel_text)
     art.info["disk_cache"] = True
 

@@ -136,7 +136,7 @@ def _as_semantics(value) -> Semantics:
     return value if isinstance(value, Semantics) else Semantics(**dict(value))
 
 
-def _flags(options: Options):
+def _flags(options: Options, nrt: bool = False):
     from numba.core.cpu import FastMathOptions
 
     flags = _flags_class()()
@@ -144,7 +144,9 @@ def _flags(options: Options):
     flags.no_compile = True
     flags.no_cpython_wrapper = True
     flags.no_cfunc_wrapper = True
-    flags.nrt = False
+    # Numba's runtime: on where typed code makes arrays (language/heap.py), or from the
+    # start for a compile that found out late (an allocation inside a call)
+    flags.nrt = nrt
     # lineinfo, and debug (as numba.cuda's debug=True, which implies line information):
     # source locations only (DWARF directives, no variables)
     flags.debuginfo = flags.dbg_directives_only = options.lineinfo or options.debug
@@ -163,20 +165,25 @@ def compile_neutral(pyfunc, argtypes, options: Options, return_type=None) -> Neu
 
     from .language.checks import GpuxCompiler, lowering_failure
     from .language.cooperative import uses_grid_sync
+    from .language.heap import needs_runtime
     from .language.source import transformed
 
     pyfunc = transformed(pyfunc, tuple(argtypes), options)
     _reject_unsupported_constructs(pyfunc)
     tctx, cctx = typing_context(), target_context()
+    nrt = False
     with global_compiler_lock, target_override(TARGET_NAME):
         while True:
             loads = _context.array_math_loads
             try:
                 cres = compiler.compile_extra(
-                    tctx, cctx, pyfunc, tuple(argtypes), return_type, _flags(options),
+                    tctx, cctx, pyfunc, tuple(argtypes), return_type, _flags(options, nrt),
                     locals={}, pipeline_class=GpuxCompiler,
                 )
             except Exception as e:
+                if not nrt and needs_runtime(e):
+                    nrt = True
+                    continue
                 if _context.array_math_loads == loads:
                     failure = lowering_failure(e, pyfunc)
                     if failure is None:
@@ -307,6 +314,7 @@ def wrap_kernel(neutral: NeutralResult, name: str) -> str:
     Numba's unoptimized lowering (aggregates built in memory become invalid
     SPIR-V that OpenCL drivers reject), and the clean-up is what it needs."""
     from .context import target_context
+    from .language.heap import HEAP_ARG, entry_accessor, uses_heap
     from .language.intrinsics import call as call_intrinsic
 
     context = target_context()
@@ -340,13 +348,20 @@ def wrap_kernel(neutral: NeutralResult, name: str) -> str:
     # and the state of the grid barrier of a kernel that synchronizes its grid
     if neutral.debug or neutral.grid_sync:
         params.append(ir.PointerType(addrspace=1))
+    # the device heap (language/heap.py), last: a kernel whose code makes arrays
+    heap = uses_heap(neutral.library)
+    if heap:
+        params.append(ir.PointerType(addrspace=1))
     fnty = ir.FunctionType(ir.VoidType(), params)
     fn = ir.Function(module, fnty, name)
     if neutral.debug or neutral.grid_sync:
         from .language.cooperative import BUFFER_ARG, GRID_ARG
 
-        fn.args[-1].name = GRID_ARG if neutral.grid_sync else BUFFER_ARG
+        fn.args[len(params) - 1 - heap].name = GRID_ARG if neutral.grid_sync else BUFFER_ARG
     builder = ir.IRBuilder(fn.append_basic_block("entry"))
+    if heap:
+        fn.args[-1].name = HEAP_ARG
+        entry_accessor(module, fn, builder)
     pos = 0
 
     def take(k):
@@ -408,7 +423,7 @@ def wrap_kernel(neutral: NeutralResult, name: str) -> str:
     if neutral.debug:
         from .language.debug import emit_error_record
 
-        emit_error_record(builder, fn.args[-1], status)
+        emit_error_record(builder, fn.args[len(params) - 1 - heap], status)
     builder.ret_void()
 
     lib = context.codegen().create_library(name)

@@ -6,7 +6,7 @@ import os
 
 __all__ = ["user_temp_dir", "device_spec", "visible_devices", "cache_dir", "cache_max_bytes",
            "cache_key_file", "cache_shared", "debug_ir", "opencl_vendor_override", "cuda_home_dirs",
-           "opencl_c_route", "grid_sync_spins"]
+           "opencl_c_route", "grid_sync_spins", "heap_size", "set_heap_size", "HEAP_SIZE_ENV"]
 
 
 def device_spec() -> str | None:
@@ -53,14 +53,45 @@ def cache_shared() -> bool:
 def cache_max_bytes() -> int:
     """``NUMBA_GPUX_CACHE_SIZE``: the disk cache's size limit in bytes (suffixes K, M, G;
     default 1G; 0 means no limit).  Past it, the least recently used entries go."""
-    raw = (os.environ.get("NUMBA_GPUX_CACHE_SIZE") or "").strip().upper()
+    return _bytes(os.environ.get("NUMBA_GPUX_CACHE_SIZE") or "", 1 << 30)
+
+
+def _bytes(raw: str, default: int) -> int:
+    """*raw* as a size in bytes (suffixes K, M, G); *default* if empty or not a size."""
+    raw = raw.strip().upper()
     if not raw:
-        return 1 << 30
+        return default
     scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(raw[-1:], 1)
     try:
         return max(0, int(float(raw.rstrip("KMGB") or 0) * scale))
     except ValueError:
-        return 1 << 30
+        return default
+
+
+#: the environment variable of the device heap's size
+HEAP_SIZE_ENV = "NUMBA_GPUX_HEAP_SIZE"
+#: the device heap's default size: 64 MiB
+HEAP_SIZE = 64 << 20
+_heap_size: int | None = None
+
+
+def heap_size() -> int:
+    """The size in bytes of the device heap that arrays made in kernels come from
+    (docs/device-runtime.md): what :func:`set_heap_size` set, else
+    ``NUMBA_GPUX_HEAP_SIZE`` (suffixes K, M, G), else 64 MiB.  On CUDA it is the
+    device ``malloc`` heap's size."""
+    if _heap_size is not None:
+        return _heap_size
+    return _bytes(os.environ.get(HEAP_SIZE_ENV) or "", HEAP_SIZE) or HEAP_SIZE
+
+
+def set_heap_size(nbytes: int) -> None:
+    """Set the device heap's size in bytes for the launches that follow (at least 4096)."""
+    global _heap_size
+    n = int(nbytes)
+    if n < 4096:
+        raise ValueError(f"the device heap must be at least 4096 bytes, not {nbytes!r}")
+    _heap_size = n
 
 
 def user_temp_dir() -> str | None:

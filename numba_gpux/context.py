@@ -493,9 +493,15 @@ class GpuxTargetContext(BaseContext):
 
             fastmathpass.rewrite_module(mod, self.fastmath)
 
+    #: Numba's runtime (reference counts, allocation) is off: a compile whose code makes
+    #: arrays turns it on in its own copy of the context (language/heap.py)
+    enable_nrt = False
+
     @property
-    def enable_nrt(self):
-        return False
+    def nrt(self):
+        from .language.heap import device_runtime_class
+
+        return device_runtime_class()(self, self.enable_nrt)
 
     _refreshing = False
     #: _registrations() of both contexts when last refreshed
@@ -523,6 +529,9 @@ class GpuxTargetContext(BaseContext):
             # after Numba's builtins: for the same signature the later is chosen
             from .language import numpy_extras
             self.install_registry(numpy_extras.superseding_registry)
+            from .language import arraysort  # sorts without Numba's list-based stack
+
+            self.install_registry(arraysort.superseding_registry)
             self._refreshed_at = (_registrations(self), _registrations(self.typing_context))
         finally:
             self._refreshing = False
@@ -666,9 +675,10 @@ def _build():
             return
         from numba.core.target_extension import target_override
 
-        from .language import reductions
+        from .language import heap, reductions
 
         reductions.register(TARGET_NAME)  # np.min/max & co. (Numba's allocate)
+        heap.register(TARGET_NAME)  # Array._allocate: arrays that kernels make
         t = GpuxTypingContext()
         c = GpuxTargetContext(t)
         _typing, _target = t, c
@@ -687,7 +697,7 @@ def load_language_modules() -> None:
     digest read after this is the one the built context gives (the disk cache's
     index keys code this way before anything is typed)."""
     from .language import (  # noqa: F401
-        atomics, bits, cooperative, debug, lowering, memory, printing, subgroups,
+        atomics, bits, cooperative, debug, heap, lowering, memory, printing, subgroups,
         types as gpux_types, typing as gpux_typing,
     )
 

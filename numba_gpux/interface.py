@@ -426,6 +426,11 @@ class Target(_Checked):
     #: has); False: a cycle in a module's call graph is a validation error naming the
     #: target
     recursion: bool = False
+    #: True: the target's overlays serve ``__gpux_malloc``/``__gpux_free`` from the
+    #: device's own allocator (CUDA's device ``malloc``), so a kernel that makes arrays
+    #: gets a heap buffer of only the header, and the heap size goes to
+    #: ``Runtime.set_heap_size``; False: the shared heap of our own (language/heap.py)
+    device_malloc: bool = False
     #: prefixes of the symbols a finished module may still declare (besides ``llvm.*``)
     extern_prefixes: tuple[str, ...] = ()
     #: True: ``__gpux_*`` calls stay and are written by name (the target's ``validate``
@@ -594,6 +599,10 @@ class Runtime:
         a launcher ``launcher(griddim, blockdim, args, shared_bytes, queue)`` doing what
         ``launch(kernel, ...)`` does, or None (launches call ``launch``)."""
         return None
+
+    def set_heap_size(self, nbytes: int) -> None:
+        """Before the first launch of a kernel that makes arrays, on a target whose device
+        allocator serves them (``Target.device_malloc``): size that allocator's heap."""
 
     def set_shared_memory_carveout(self, kernel: Any, percent: int) -> None:
         """A hint: the share of on-chip memory *kernel* prefers as shared memory."""

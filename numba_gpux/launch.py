@@ -52,7 +52,7 @@ class Shim:
 
     __slots__ = ("kernel", "flatten", "host_arrays", "device", "argtypes", "nflat", "errors",
                  "prints", "epoch", "checked", "keepalive", "launch", "static_shared", "name",
-                 "program", "grid_sync", "cooperative", "narrow_ids")
+                 "program", "grid_sync", "cooperative", "narrow_ids", "heap")
 
     def __init__(self, kernel, flatten, host_arrays, device, argtypes, nflat, errors=None,
                  prints=False, launch=None, static_shared=0, name="kernel", grid_sync=False,
@@ -88,6 +88,8 @@ class Shim:
         self.static_shared = static_shared
         #: the kernel's name, for errors
         self.name = name
+        #: a kernel that makes arrays: its heap (language/heap.py's HeapBuffer), else None
+        self.heap = None
         #: the built program the kernel comes from, kept alive with the shim (launch._load)
         self.program = None
         #: ``launch(griddim, blockdim, flat_args, shared_bytes, queue)``: the runtime's
@@ -267,17 +269,42 @@ def _build_shim(dispatcher, argtypes, device, cfg=None, args=()) -> Shim:
         errors = ErrorBuffer(device_array(buffer_slots(grid_sync), np.int32, device=device),
                              dispatcher.__name__, grid_sync, dispatcher.device_exception)
         params.append(("buffer", None))
-    launcher = device.runtime.prepare(kernel, params)
     prints = art.info.get("uses_print")  # recorded by the disk cache (no typing on a hit)
     if prints is None:
         from .language.printing import uses_print
 
         prints = uses_print(dispatcher.kernel_ir(dev_types)[1])
+    heap = art.info.get("heap")  # recorded by the disk cache (no typing on a hit)
+    if heap is None:
+        from .language.heap import uses_heap
+
+        heap = uses_heap(dispatcher.kernel_ir(dev_types)[1])
+    if heap:
+        params.append(("buffer", None))
+    launcher = device.runtime.prepare(kernel, params)
     shim = Shim(kernel, flatten, host_arrays, device, dev_types, len(params), errors,
                 prints, launcher, static_shared, dispatcher.__name__, grid_sync,
                 bool(art.info.get("global_ids_32bit")))
+    if heap:
+        shim.heap = _heap_buffer(device, dispatcher.__name__)
+        shim.checked = True
     shim.program = program
     return shim
+
+
+def _heap_buffer(device, name: str):
+    """The heap of a kernel that makes arrays, on *device* (language/heap.py)."""
+    from .config import heap_size
+    from .language.heap import HeapBuffer
+
+    size = heap_size()
+    own = device.target.device_malloc
+    if own and getattr(device, "_gpux_heap_size", None) != size:
+        device.runtime.set_heap_size(size)
+        device._gpux_heap_size = size
+    parallel = int(device.limits.get("compute_units", 1) or 1)
+    return HeapBuffer(lambda n: device_array(n, np.uint8, device=device), name, size, own,
+                      parallel)
 
 
 #: built programs shared by the kernels whose finished code is one artifact (a cache

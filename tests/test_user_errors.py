@@ -71,22 +71,6 @@ def test_a_lowering_that_fails_is_reported_with_the_line_and_the_operation():
     assert isinstance(ei.value.__cause__, ValueError)
 
 
-@pytest.mark.parametrize("stmt, what", [
-    ("q = np.zeros(3)", "np.zeros()"), ("q = np.empty_like(a)", "np.empty_like()"),
-    ("q = np.arange(4)", "np.arange()"), ("q = a.copy()", "a.copy()"),
-    ("q = a.astype(np.float32)", "a.astype()"), ("q = a.flatten()", "a.flatten()")])
-def test_allocating_arrays_is_rejected_with_the_line_and_what_to_use(stmt, what):
-    ns = {"np": np, "gpux": gpux}
-    exec(compile(f"def allocates(a):\n    {stmt}\n    a[0] = q[0]\n", "<kernel source>",
-                 "exec"), ns)
-    k = gpux.jit(ns["allocates"])
-    with pytest.raises(gpux.UnsupportedError) as ei:
-        gpux.compile(k, "void(float64[::1])")
-    msg = str(ei.value)
-    assert f"allocates: {what} makes a new array" in msg and "gpux.local.array" in msg
-    assert 'File "<kernel source>", line 2' in msg
-
-
 def test_an_undefined_name_is_also_numbas_typing_error(opencl_device):
     """As numba.cuda reports it, also from a device function the kernel calls."""
     @gpux.jit(device=True)

@@ -22,8 +22,9 @@ from numba.core.errors import NumbaError
 
 from ..errors import GpuxUserError, InternalCompilerError, UnsupportedError, format_loc
 from .functions import GpuxFunctionType, is_device_function
+from .heap import EnableRuntime
 
-__all__ = ["GpuxCompiler", "RejectHostOnlyValues", "RejectAllocations", "CaptureDeviceArrays",
+__all__ = ["GpuxCompiler", "RejectHostOnlyValues", "RejectHostContainers", "CaptureDeviceArrays",
            "return_value_loc", "lowering_failure", "shared_array_sites"]
 
 
@@ -73,15 +74,6 @@ class RejectHostOnlyValues(AnalysisPass):
                     sig = calltypes.get(inst.value)
                     if sig is not None:
                         what = _what(sig.return_type)
-                if what is None and isinstance(inst.value, ir.Expr):
-                    if inst.value.op == "call":
-                        what = _allocating_ufunc(inst.value, typemap, calltypes) or \
-                            _allocating_method(inst.value, typemap)
-                    elif inst.value.op in ("binop", "unary") and isinstance(
-                            typemap.get(inst.target.name), types.Array):
-                        what = ("arithmetic on whole arrays would allocate its result, which "
-                                "GPU code cannot; write into an array (a += b, "
-                                "np.add(a, b, out)) or loop over the elements")
                 if what is not None:
                     raise UnsupportedError(f"{name}: {what}", inst.loc)
         return False
@@ -100,46 +92,6 @@ def _numbas_own(func_id) -> bool:
     """Numba's own implementations (an @overload tried while typing a call) are not the
     user's code: a failure there is the candidate's, and typing goes on."""
     return func_id.modname.partition(".")[0] == "numba"
-
-
-def _allocating_ufunc(expr, typemap, calltypes) -> str | None:
-    """A NumPy ufunc called on arrays without its output array: the result would be
-    allocated, which GPU code cannot do."""
-    fnty = typemap.get(expr.func.name)
-    ufunc = getattr(fnty, "typing_key", None)
-    sig = calltypes.get(expr)
-    if not isinstance(ufunc, np.ufunc) or sig is None:
-        return None
-    if isinstance(sig.return_type, types.ArrayCompatible) and len(expr.args) <= ufunc.nin:
-        outs = ", ".join(["out"] if ufunc.nout == 1 else [f"out{i}" for i in range(ufunc.nout)])
-        return (f"np.{ufunc.__name__}() on arrays would allocate its result, which GPU code "
-                f"cannot; pass the output array: np.{ufunc.__name__}(..., {outs})")
-    return None
-
-
-#: what the message for an allocation suggests instead
-_INSTEAD = ("GPU code cannot allocate arrays; use gpux.local.array(shape, dtype) for an array "
-            "of each thread, gpux.shared.array(shape, dtype) for one of each block, or pass the "
-            "array to the kernel")
-
-#: NumPy functions whose result is a new array
-_ALLOCATING_NUMPY = frozenset((
-    "zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like", "full_like",
-    "array", "copy", "arange", "linspace", "eye", "identity", "concatenate", "stack", "hstack",
-    "vstack", "tile", "repeat", "sort", "argsort", "cumsum", "cumprod", "diff", "unique",
-    "outer"))
-
-#: array methods whose result is a new array (Numba's typing keys)
-_ALLOCATING_METHODS = frozenset(("array.copy", "array.astype", "array.flatten", "array.cumsum",
-                                 "array.cumprod", "array.argsort", "array.repeat"))
-
-
-def _allocating_method(expr, typemap) -> str | None:
-    fnty = typemap.get(expr.func.name)
-    key = getattr(fnty, "typing_key", None) if isinstance(fnty, types.BoundFunction) else None
-    if key in _ALLOCATING_METHODS:
-        return f"a.{key.partition('.')[2]}() makes a new array: {_INSTEAD}"
-    return None
 
 
 #: what the message for a dict or set suggests instead
@@ -171,20 +123,16 @@ def _host_container(value, func_ir) -> str | None:
 
 
 @register_pass(mutates_CFG=False, analysis_only=True)
-class RejectAllocations(AnalysisPass):
-    """Before typing: a call of a NumPy function that makes a new array (np.zeros,
-    np.empty, ...), and a dict or set made in GPU code, are errors naming the line
-    and the construct, not Numba's list of the overloads that failed to type deep
-    inside them."""
+class RejectHostContainers(AnalysisPass):
+    """Before typing: a dict or set made in GPU code is an error naming the line and the
+    construct, not Numba's list of the overloads that failed to type deep inside it."""
 
-    _name = "gpux_reject_allocations"
+    _name = "gpux_reject_host_containers"
 
     def __init__(self):
         AnalysisPass.__init__(self)
 
     def run_pass(self, state):
-        from numba.core.ir_utils import find_callname, guard
-
         func_ir = state.func_ir
         if _numbas_own(func_ir.func_id):
             return False
@@ -205,25 +153,20 @@ class RejectAllocations(AnalysisPass):
                 if made is not None:
                     raise UnsupportedError(f"{func_ir.func_id.func_qualname}: {made}: "
                                            f"{_NO_DICTS}", inst.loc)
-                if isinstance(inst.value, ir.Expr) and inst.value.op == "call":
-                    found = guard(find_callname, func_ir, inst.value)
-                    if found and found[1] == "numpy" and found[0] in _ALLOCATING_NUMPY:
-                        raise UnsupportedError(
-                            f"{func_ir.func_id.func_qualname}: np.{found[0]}() makes a new "
-                            f"array: {_INSTEAD}", inst.loc)
         return False
 
 
 class GpuxCompiler(Compiler):
     """Numba's nopython pipeline with :class:`CaptureDeviceArrays` and
-    :class:`RejectAllocations` before typing and :class:`RejectHostOnlyValues` after it."""
+    :class:`RejectHostContainers` before typing and :class:`RejectHostOnlyValues` after it."""
 
     def define_pipelines(self):
         pm = DefaultPassBuilder.define_nopython_pipeline(self.state)
         before = pm.passes[[p for p, _ in pm.passes].index(NopythonTypeInference) - 1][0]
         pm.add_pass_after(CaptureDeviceArrays, before)
-        pm.add_pass_after(RejectAllocations, CaptureDeviceArrays)
+        pm.add_pass_after(RejectHostContainers, CaptureDeviceArrays)
         pm.add_pass_after(RejectHostOnlyValues, NopythonTypeInference)
+        pm.add_pass_after(EnableRuntime, RejectHostOnlyValues)
         pm.finalize()
         return [pm]
 

@@ -227,14 +227,18 @@ class ErrorBuffer:
 
 
 def checked_launch(shim, cfg, flat_args) -> None:
-    """The launch of a debug kernel (error buffer) or of one that prints: waits for
-    the kernel, flushes its output to the host's stdout, raises its error if any."""
+    """The launch of a debug kernel (error buffer), of one that prints or of one that
+    makes arrays (its heap): waits for the kernel, flushes its output to the host's
+    stdout, raises its error (or the heap's exhaustion) if any."""
     from .printing import flush_device_output
 
     runtime = shim.device.runtime
     if shim.errors is not None:
         flat_args = list(flat_args)
         flat_args.append(shim.errors.arm(cfg.queue))
+    if shim.heap is not None:  # a kernel that makes arrays: its heap, last (heap.py)
+        flat_args = list(flat_args)
+        flat_args.append(shim.heap.arm(cfg.griddim, cfg.queue))
     if shim.prints:
         sys.stdout.flush()  # Python's buffered output first, then the kernel's
     # a kernel that synchronizes its grid: all its blocks must run at once (the launch
@@ -246,3 +250,5 @@ def checked_launch(shim, cfg, flat_args) -> None:
         flush_device_output()
     if shim.errors is not None:
         shim.errors.check()
+    if shim.heap is not None:
+        shim.heap.check()

@@ -523,6 +523,14 @@ class CUDARuntime(Runtime):
                 "const_mem_size": ask(attr.CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES),
                 "regs_per_thread": ask(attr.CU_FUNC_ATTRIBUTE_NUM_REGS)}
 
+    def set_heap_size(self, nbytes: int) -> None:
+        """The device malloc heap's size (cudaLimitMallocHeapSize), which arrays that
+        kernels make come from; the driver takes it before the context's first launch
+        that uses malloc, and refuses a change after."""
+        self._current()
+        drv = _driver()
+        _check(drv.cuCtxSetLimit(drv.CUlimit.CU_LIMIT_MALLOC_HEAP_SIZE, int(nbytes)))
+
     def set_shared_memory_carveout(self, kernel: _Kernel, percent: int) -> None:
         """The kernel's preferred share of L1/shared memory for shared memory."""
         drv = _driver()

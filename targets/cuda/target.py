@@ -224,6 +224,7 @@ def make_target(device=None, *, cc=None, ptx_version=None, cubin: bool = True) -
         backend_infers_address_spaces=True,
         extern_prefixes=_EXTERN_PREFIXES,
         recursion=True,  # PTX calls recursively on a per-thread stack (ptxas sizes it)
+        device_malloc=True,  # arrays that kernels make: CUDA's device malloc
         codegen_flags=CODEGEN_FLAGS,
         # the NVPTX back end emits module after module through one target machine
         # (machines.emit_machine)

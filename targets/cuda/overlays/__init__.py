@@ -37,7 +37,7 @@ CUDA.define("__gpux_array_offset",
 from . import core  # noqa: E402,F401
 
 NVPTX.define_module(f"{__name__}.memory", ("__gpux_dynamic_shared", "__gpux_barrier_",
-                                           "__gpux_fence_"))
+                                           "__gpux_fence_", "__gpux_malloc", "__gpux_free"))
 NVPTX.define_module(f"{__name__}.atomics", ("__gpux_atomic_",))
 NVPTX.define_module(f"{__name__}.bits", ("__gpux_brev_",))
 NVPTX.define_module(f"{__name__}.subgroups", ("__gpux_sg_",))

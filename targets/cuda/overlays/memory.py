@@ -38,3 +38,27 @@ for _scope, _membar in (("block", "cta"), ("device", "gl"), ("system", "sys")):
         f"declare void @llvm.nvvm.membar.{_membar}() nounwind\n"
         f"define void @__gpux_fence_{_scope}() {_ATTR} {{\n"
         f"  call void @llvm.nvvm.membar.{_membar}()\n  ret void\n}}"))
+
+# Arrays that kernels make (numba_gpux/language/heap.py): CUDA's device malloc/free,
+# whose heap the driver sizes (Runtime.set_heap_size); a request malloc cannot meet
+# sets the exhaustion flag of the heap buffer's header, which the launch reports.
+NVPTX.define("__gpux_malloc", (
+    "declare ptr @malloc(i64) nounwind\n"
+    "declare ptr addrspace(1) @__gpux_heap() nounwind\n"
+    f"define ptr @__gpux_malloc(i64 %size) {_ATTR} {{\n"
+    "entry:\n"
+    "  %p = call ptr @malloc(i64 %size) nobuiltin\n"
+    "  %none = icmp eq ptr %p, null\n"
+    "  br i1 %none, label %fail, label %done\n"
+    "fail:\n"
+    "  %heap = call ptr addrspace(1) @__gpux_heap()\n"
+    "  %f0 = atomicrmw or ptr addrspace(1) %heap, i64 1 monotonic, align 8\n"
+    "  %fp = getelementptr inbounds i64, ptr addrspace(1) %heap, i64 1\n"
+    "  %f1 = atomicrmw umax ptr addrspace(1) %fp, i64 %size monotonic, align 8\n"
+    "  br label %done\n"
+    "done:\n"
+    "  ret ptr %p\n}"))
+NVPTX.define("__gpux_free", (
+    "declare void @free(ptr) nounwind\n"
+    f"define void @__gpux_free(ptr %p) {_ATTR} {{\n"
+    "  call void @free(ptr %p)\n  ret void\n}"))

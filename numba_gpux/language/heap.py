@@ -1,0 +1,584 @@
+"""The device runtime: arrays that kernels create (``np.zeros(n)``, ``a + b``,
+``a.copy()``), as Numba's runtime (NRT) makes them on the CPU.
+
+What is shared, and what a target changes:
+
+* Numba lowers array creation and reference counting to calls of its runtime's C
+  functions (``NRT_MemInfo_alloc_aligned``, ``NRT_incref``, ``NRT_decref``,
+  ``NRT_MemInfo_data_fast`` ...).  Their definitions here are shared overlay
+  defaults in neutral IR, written over two allocator intrinsics,
+  ``__gpux_malloc(i64) -> ptr`` and ``__gpux_free(ptr)``.  An array is owned by
+  the work-item that made it (GPU code cannot store an array where another
+  work-item could read it), so reference counts are plain loads and stores.
+* The allocator is the only part that differs per target, in each target's overlay
+  registry.  The shared default is a heap of our own, for devices without a device
+  allocator (OpenCL, Metal): a device buffer handed to every kernel that allocates,
+  as a hidden last argument (:data:`HEAP_ARG`).  A target with its own device
+  ``malloc`` (CUDA) overlays the two intrinsics and still gets the buffer, for the
+  exhaustion flag.
+* The kernel entry hands the hidden argument to ``__gpux_heap_enter``, which stores it
+  into a work-group variable that the accessor ``__gpux_heap()`` reads: the allocator needs
+  no parameter threaded through the user's device functions, and recursion works.
+  Every work-item of a group stores the same value before it reads it.
+
+The heap (:func:`header`): a 64-byte header (an exhaustion flag, the size of the
+largest request that failed, the shard count and size, where the data starts), one
+64-bit word per shard, then the shards.  Each shard is a bump arena whose word holds
+its next free offset (low 32 bits) and its count of live blocks (high 32 bits),
+changed by one compare-and-swap per allocation and per free; when the count returns
+to zero the offset returns to zero: the shard's memory is free again.  A work-group
+allocates from the shard of its group number (modulo the count), and from the next
+ones when that is full.  Why bump arenas and not size classes: a kernel's arrays
+typically die with the work-item that made them, so a shard drains soon; one CAS on
+a word that only the few groups sharing a shard touch is the cheapest lock-free
+allocation there is (no free lists, so no ABA problem, and no per-block header
+beyond Numba's own MemInfo); and nothing ever waits on another work-item, which
+GPUs (and CPU drivers that run a group's work-items one after another) do not
+allow.  The cost: a shard whose blocks never all die at once is not reused until
+the launch ends (the host resets the heap before every launch).
+
+An allocation that does not fit sets the flag and returns null; Numba's lowering
+then raises ``MemoryError`` in the kernel (which returns), nothing is written out of
+bounds, and the launch raises :class:`MemoryError` on the host naming the kernel and
+the heap size (:meth:`HeapBuffer.check`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import irlex
+
+__all__ = ["HEAP_ARG", "HEAP_ACCESSOR", "HEAP_ENTER", "ALLOCATORS", "uses_heap", "declares_allocation",
+           "entry_accessor", "register", "header", "HeapBuffer", "HEADER_BYTES", "allocates",
+           "needs_runtime", "EnableRuntime", "ARRAYS_NEED_RUNTIME", "device_runtime_class"]
+
+#: the name of the hidden heap parameter of a kernel entry that allocates
+HEAP_ARG = "gpux.heap"
+#: the accessor of the heap pointer (defined with :data:`HEAP_ENTER`)
+HEAP_ACCESSOR = "__gpux_heap"
+#: what a kernel entry that allocates calls first, with its heap
+HEAP_ENTER = "__gpux_heap_enter"
+#: Numba's runtime functions that allocate: a module that declares one takes the heap
+ALLOCATORS = ("NRT_MemInfo_alloc_aligned", "NRT_MemInfo_alloc_safe_aligned",
+              "NRT_MemInfo_alloc", "NRT_MemInfo_alloc_safe", "NRT_Allocate",
+              "NRT_Allocate_External")
+
+#: bytes of the header before the shard words; its 64-bit words:
+#: 0: exhaustion flag (1: an allocation failed); 1: the largest failed request in bytes;
+#: 2: shard count; 3: bytes per shard; 4: byte offset of the first shard
+HEADER_BYTES = 64
+_FLAG, _FAILED, _SHARDS, _SHARD_BYTES, _DATA = range(5)
+#: shards probed after the group's own before an allocation fails
+_PROBES = 16
+#: bytes of Numba's MemInfo: refct, dtor, dtor_info, data, size, external_allocator
+_MEMINFO_BYTES = 48
+
+
+def declares_allocation(text: str) -> bool:
+    """Whether neutral IR *text* declares one of Numba's allocating runtime functions."""
+    want = {irlex.spell_global(n) for n in ALLOCATORS}
+    return any(want & set(irlex.global_names(line)) for line in irlex.lines(text)
+               if line.startswith("declare") and "NRT_" in line)
+
+
+def uses_heap(code) -> bool:
+    """Whether a kernel allocates: *code* is its neutral library (the lowered code and
+    what it links), or the neutral module text of its entry wrapper, whose hidden heap
+    parameter is then named :data:`HEAP_ARG`."""
+    if isinstance(code, str):
+        want = irlex.spell_local(HEAP_ARG)
+        return any(want in irlex.local_names(line) for line in irlex.lines(code)
+                   if line.startswith("define") and HEAP_ARG in line)
+    return any(code.mentions(n) for n in ALLOCATORS)
+
+
+def entry_accessor(module, fn, builder) -> None:
+    """In the kernel entry *fn* (an llvmlite function whose last parameter is the heap,
+    being built by *builder* at its start): hand the heap to ``__gpux_heap_enter``."""
+    from llvmlite import ir
+
+    heap_ty = ir.PointerType(addrspace=1)
+    enter = ir.Function(module, ir.FunctionType(ir.VoidType(), [heap_ty]), HEAP_ENTER)
+    builder.call(enter, [fn.args[-1]])
+
+
+def _enter_default() -> str:
+    """``__gpux_heap_enter(heap)``, which the entry calls first, stores the heap pointer
+    in a work-group variable; ``__gpux_heap()``, defined with it, reads it."""
+    return (
+        f"@__gpux_heap_base = internal addrspace(3) global {_P1} undef, align 8\n"
+        f"define void @{HEAP_ENTER}({_P1} %heap) alwaysinline nounwind {{\n"
+        f"  store {_P1} %heap, ptr addrspace(3) @__gpux_heap_base, align 8\n"
+        "  ret void\n"
+        "}\n"
+        f"define {_P1} @{HEAP_ACCESSOR}() alwaysinline nounwind {{\n"
+        f"  %h = load {_P1}, ptr addrspace(3) @__gpux_heap_base, align 8\n"
+        f"  ret {_P1} %h\n"
+        "}")
+
+
+# --------------------------------------------------------------- typing: Array._allocate
+_registered: set = set()
+
+
+def register(target: str) -> None:
+    """Numba's array constructors allocate through the classmethod ``Array._allocate``,
+    which Numba implements for its CPU target only: the same for *target* (once)."""
+    if target in _registered:
+        return
+    _registered.add(target)
+    from numba.core import types
+    from numba.core.extending import overload_classmethod
+    from numba.np.arrayobj import intrin_alloc
+
+    @overload_classmethod(types.Array, "_allocate", target=target)
+    def _allocate(cls, allocsize, align):
+        def impl(cls, allocsize, align):
+            return intrin_alloc(allocsize, align)
+        return impl
+
+
+# --------------------------------------------------------------- the shared definitions
+_P1 = "ptr addrspace(1)"
+
+
+def _word(name: str, k: int) -> str:
+    return f"  %{name} = getelementptr inbounds i64, {_P1} %heap, i64 {k}\n"
+
+
+def _malloc_default() -> str:
+    """``__gpux_malloc(i64 size) -> ptr``: a block of *size* bytes (16-byte aligned) from
+    the group's shard of the heap, or null (flag set) when it does not fit."""
+    return (
+        f"declare {_P1} @{HEAP_ACCESSOR}() nounwind\n"
+        "declare i64 @__gpux_block_idx(i32) nounwind\n"
+        "define ptr @__gpux_malloc(i64 %size) alwaysinline nounwind {\n"
+        "entry:\n"
+        f"  %heap = call {_P1} @{HEAP_ACCESSOR}()\n"
+        + _word("nsp", _SHARDS) + _word("sbp", _SHARD_BYTES) + _word("dop", _DATA) +
+        f"  %ns = load i64, {_P1} %nsp, align 8\n"
+        f"  %sb = load i64, {_P1} %sbp, align 8\n"
+        f"  %do = load i64, {_P1} %dop, align 8\n"
+        "  %s15 = add i64 %size, 15\n"
+        "  %need = and i64 %s15, -16\n"
+        "  %small = icmp ule i64 %need, %sb\n"
+        "  %some = icmp ne i64 %ns, 0\n"
+        "  %can = and i1 %small, %some\n"
+        "  br i1 %can, label %pick, label %fail\n"
+        "pick:\n"
+        "  %bx = call i64 @__gpux_block_idx(i32 0)\n"
+        "  %by = call i64 @__gpux_block_idx(i32 1)\n"
+        "  %bz = call i64 @__gpux_block_idx(i32 2)\n"
+        "  %hy = mul i64 %by, 40503\n"
+        "  %hz = mul i64 %bz, 2654435761\n"
+        "  %h1 = add i64 %bx, %hy\n"
+        "  %h = add i64 %h1, %hz\n"
+        "  %s0 = urem i64 %h, %ns\n"
+        f"  %few = icmp ult i64 %ns, {_PROBES}\n"
+        f"  %tries = select i1 %few, i64 %ns, i64 {_PROBES}\n"
+        "  br label %probe\n"
+        "probe:\n"
+        "  %k = phi i64 [ 0, %pick ], [ %k1, %next ]\n"
+        "  %sk = add i64 %s0, %k\n"
+        "  %s = urem i64 %sk, %ns\n"
+        f"  %wi = add i64 %s, {HEADER_BYTES // 8}\n"
+        f"  %wp = getelementptr inbounds i64, {_P1} %heap, i64 %wi\n"
+        f"  %first = atomicrmw add {_P1} %wp, i64 0 monotonic, align 8\n"
+        "  br label %cas\n"
+        "cas:\n"
+        "  %old = phi i64 [ %first, %probe ], [ %seen, %retry ]\n"
+        "  %off = and i64 %old, 4294967295\n"
+        "  %live = lshr i64 %old, 32\n"
+        "  %end = add i64 %off, %need\n"
+        "  %fits = icmp ule i64 %end, %sb\n"
+        "  br i1 %fits, label %try, label %next\n"
+        "try:\n"
+        "  %live1 = add i64 %live, 1\n"
+        "  %hi = shl i64 %live1, 32\n"
+        "  %new = or i64 %hi, %end\n"
+        f"  %pair = cmpxchg {_P1} %wp, i64 %old, i64 %new monotonic monotonic, align 8\n"
+        "  %seen = extractvalue { i64, i1 } %pair, 0\n"
+        "  %won = extractvalue { i64, i1 } %pair, 1\n"
+        "  br i1 %won, label %got, label %retry\n"
+        "retry:\n"
+        "  br label %cas\n"
+        "got:\n"
+        "  %base = mul i64 %s, %sb\n"
+        "  %b1 = add i64 %base, %do\n"
+        "  %at = add i64 %b1, %off\n"
+        f"  %blk = getelementptr inbounds i8, {_P1} %heap, i64 %at\n"
+        f"  %gen = addrspacecast {_P1} %blk to ptr\n"
+        "  ret ptr %gen\n"
+        "next:\n"
+        "  %k1 = add i64 %k, 1\n"
+        "  %more = icmp ult i64 %k1, %tries\n"
+        "  br i1 %more, label %probe, label %fail\n"
+        "fail:\n"
+        + _word("flag", _FLAG) + _word("failed", _FAILED) +
+        f"  %f0 = atomicrmw or {_P1} %flag, i64 1 monotonic, align 8\n"
+        f"  %f1 = atomicrmw umax {_P1} %failed, i64 %size monotonic, align 8\n"
+        "  ret ptr null\n"
+        "}")
+
+
+def _free_default() -> str:
+    """``__gpux_free(ptr)``: one block fewer live in its shard; the last one frees the shard."""
+    return (
+        f"declare {_P1} @{HEAP_ACCESSOR}() nounwind\n"
+        "define void @__gpux_free(ptr %p) alwaysinline nounwind {\n"
+        "entry:\n"
+        "  %none = icmp eq ptr %p, null\n"
+        "  br i1 %none, label %done, label %find\n"
+        "find:\n"
+        f"  %heap = call {_P1} @{HEAP_ACCESSOR}()\n"
+        + _word("sbp", _SHARD_BYTES) + _word("dop", _DATA) +
+        f"  %sb = load i64, {_P1} %sbp, align 8\n"
+        f"  %do = load i64, {_P1} %dop, align 8\n"
+        f"  %p1 = addrspacecast ptr %p to {_P1}\n"
+        f"  %pi = ptrtoint {_P1} %p1 to i64\n"
+        f"  %hi0 = ptrtoint {_P1} %heap to i64\n"
+        "  %rel = sub i64 %pi, %hi0\n"
+        "  %inside = sub i64 %rel, %do\n"
+        "  %s = udiv i64 %inside, %sb\n"
+        f"  %wi = add i64 %s, {HEADER_BYTES // 8}\n"
+        f"  %wp = getelementptr inbounds i64, {_P1} %heap, i64 %wi\n"
+        f"  %first = atomicrmw add {_P1} %wp, i64 0 monotonic, align 8\n"
+        "  br label %cas\n"
+        "cas:\n"
+        "  %old = phi i64 [ %first, %find ], [ %seen, %cas ]\n"
+        "  %live = lshr i64 %old, 32\n"
+        "  %live1 = sub i64 %live, 1\n"
+        "  %off = and i64 %old, 4294967295\n"
+        "  %empty = icmp eq i64 %live1, 0\n"
+        "  %keep = select i1 %empty, i64 0, i64 %off\n"
+        "  %hi = shl i64 %live1, 32\n"
+        "  %new = or i64 %hi, %keep\n"
+        f"  %pair = cmpxchg {_P1} %wp, i64 %old, i64 %new monotonic monotonic, align 8\n"
+        "  %seen = extractvalue { i64, i1 } %pair, 0\n"
+        "  %won = extractvalue { i64, i1 } %pair, 1\n"
+        "  br i1 %won, label %done, label %cas\n"
+        "done:\n"
+        "  ret void\n"
+        "}")
+
+
+def _alloc_aligned(name: str) -> str:
+    """Numba's ``NRT_MemInfo_alloc_aligned(size, align)``: a MemInfo and, after it, *size*
+    bytes aligned to *align*, in one block; null when the heap has no room."""
+    return (
+        "declare ptr @__gpux_malloc(i64) nounwind\n"
+        f"define ptr @{name}(i64 %size, i32 %align) alwaysinline nounwind {{\n"
+        "entry:\n"
+        "  %a = zext i32 %align to i64\n"
+        f"  %s1 = add i64 %size, {_MEMINFO_BYTES}\n"
+        "  %total = add i64 %s1, %a\n"
+        "  %blk = call ptr @__gpux_malloc(i64 %total)\n"
+        "  %none = icmp eq ptr %blk, null\n"
+        "  br i1 %none, label %fail, label %init\n"
+        "init:\n"
+        "  %bi = ptrtoint ptr %blk to i64\n"
+        f"  %past = add i64 %bi, {_MEMINFO_BYTES}\n"
+        "  %am1 = sub i64 %a, 1\n"
+        "  %up = add i64 %past, %am1\n"
+        "  %mask = xor i64 %am1, -1\n"
+        "  %aligned = and i64 %up, %mask\n"
+        "  %pad = sub i64 %aligned, %bi\n"
+        "  %data = getelementptr inbounds i8, ptr %blk, i64 %pad\n"
+        + _meminfo_fields() +
+        "  ret ptr %blk\n"
+        "fail:\n"
+        "  ret ptr null\n"
+        "}")
+
+
+def _meminfo_fields() -> str:
+    return (
+        "  store i64 1, ptr %blk, align 8\n"
+        "  %f1 = getelementptr inbounds i8, ptr %blk, i64 8\n"
+        "  store ptr null, ptr %f1, align 8\n"
+        "  %f2 = getelementptr inbounds i8, ptr %blk, i64 16\n"
+        "  store ptr null, ptr %f2, align 8\n"
+        "  %f3 = getelementptr inbounds i8, ptr %blk, i64 24\n"
+        "  store ptr %data, ptr %f3, align 8\n"
+        "  %f4 = getelementptr inbounds i8, ptr %blk, i64 32\n"
+        "  store i64 %size, ptr %f4, align 8\n"
+        "  %f5 = getelementptr inbounds i8, ptr %blk, i64 40\n"
+        "  store ptr null, ptr %f5, align 8\n")
+
+
+def _alloc_unaligned(name: str) -> str:
+    """``NRT_MemInfo_alloc(size)``: as the aligned one, at 16 bytes."""
+    return (
+        "declare ptr @NRT_MemInfo_alloc_aligned(i64, i32) nounwind\n"
+        f"define ptr @{name}(i64 %size) alwaysinline nounwind {{\n"
+        "  %m = call ptr @NRT_MemInfo_alloc_aligned(i64 %size, i32 16)\n"
+        "  ret ptr %m\n"
+        "}")
+
+
+_DEFINITIONS = {
+    "NRT_MemInfo_data_fast": (
+        "define ptr @NRT_MemInfo_data_fast(ptr %mi) alwaysinline nounwind {\n"
+        "  %f = getelementptr inbounds i8, ptr %mi, i64 24\n"
+        "  %d = load ptr, ptr %f, align 8\n"
+        "  ret ptr %d\n"
+        "}"),
+    "NRT_incref": (
+        "define void @NRT_incref(ptr %mi) alwaysinline nounwind {\n"
+        "entry:\n"
+        "  %none = icmp eq ptr %mi, null\n"
+        "  br i1 %none, label %done, label %add\n"
+        "add:\n"
+        "  %c = load i64, ptr %mi, align 8\n"
+        "  %c1 = add i64 %c, 1\n"
+        "  store i64 %c1, ptr %mi, align 8\n"
+        "  br label %done\n"
+        "done:\n"
+        "  ret void\n"
+        "}"),
+    "NRT_decref": (
+        "declare void @NRT_MemInfo_call_dtor(ptr) nounwind\n"
+        "define void @NRT_decref(ptr %mi) alwaysinline nounwind {\n"
+        "entry:\n"
+        "  %none = icmp eq ptr %mi, null\n"
+        "  br i1 %none, label %done, label %sub\n"
+        "sub:\n"
+        "  %c = load i64, ptr %mi, align 8\n"
+        "  %c1 = sub i64 %c, 1\n"
+        "  store i64 %c1, ptr %mi, align 8\n"
+        "  %dead = icmp eq i64 %c1, 0\n"
+        "  br i1 %dead, label %free, label %done\n"
+        "free:\n"
+        "  call void @NRT_MemInfo_call_dtor(ptr %mi)\n"
+        "  br label %done\n"
+        "done:\n"
+        "  ret void\n"
+        "}"),
+    # the MemInfo and its data are one block (no destructor function: GPU code has no
+    # function pointers; the meminfos that would need one, of lists and strings, are not
+    # made in kernels)
+    "NRT_MemInfo_call_dtor": (
+        "declare void @__gpux_free(ptr) nounwind\n"
+        "define void @NRT_MemInfo_call_dtor(ptr %mi) alwaysinline nounwind {\n"
+        "  call void @__gpux_free(ptr %mi)\n"
+        "  ret void\n"
+        "}"),
+    "NRT_Allocate": (
+        "declare ptr @__gpux_malloc(i64) nounwind\n"
+        "define ptr @NRT_Allocate(i64 %size) alwaysinline nounwind {\n"
+        "  %p = call ptr @__gpux_malloc(i64 %size)\n"
+        "  ret ptr %p\n"
+        "}"),
+    "NRT_Free": (
+        "declare void @__gpux_free(ptr) nounwind\n"
+        "define void @NRT_Free(ptr %p) alwaysinline nounwind {\n"
+        "  call void @__gpux_free(ptr %p)\n"
+        "  ret void\n"
+        "}"),
+}
+
+
+def _shared_defaults() -> None:
+    from ..overlays import SHARED, Deferred, registry
+
+    shared = registry(SHARED)
+    shared.define(HEAP_ENTER, Deferred(_enter_default))
+    shared.define("__gpux_malloc", Deferred(_malloc_default))
+    shared.define("__gpux_free", Deferred(_free_default))
+    for name in ("NRT_MemInfo_alloc_aligned", "NRT_MemInfo_alloc_safe_aligned"):
+        shared.define(name, Deferred(_alloc_aligned, name))
+    for name in ("NRT_MemInfo_alloc", "NRT_MemInfo_alloc_safe"):
+        shared.define(name, Deferred(_alloc_unaligned, name))
+    for name, text in _DEFINITIONS.items():
+        shared.define(name, text)
+
+
+_shared_defaults()
+
+
+# --------------------------------------------------------------- the host's side
+def header(heap_bytes: int, groups: int, parallel_groups: int) -> tuple[np.ndarray, int]:
+    """The heap's header and shard words for a launch of *groups* work-groups on a
+    device that runs about *parallel_groups* of them at once, in a heap of *heap_bytes*
+    (0: the target's own allocator serves the blocks and the buffer is only the header):
+    the int64 words to write before the launch, and the buffer's size in bytes."""
+    words = HEADER_BYTES // 8
+    if heap_bytes <= 0:
+        return np.zeros(words, np.int64), HEADER_BYTES
+    # a shard per group that runs at once (with room to spare), each at least 4 KiB
+    shards = max(1, min(int(groups), 4 * int(parallel_groups), heap_bytes // 4096))
+    shard_bytes = min((heap_bytes // shards) // 64 * 64, (1 << 31))
+    data = HEADER_BYTES + 8 * shards
+    data = (data + 63) // 64 * 64
+    head = np.zeros(words + shards, np.int64)
+    head[_SHARDS], head[_SHARD_BYTES], head[_DATA] = shards, shard_bytes, data
+    return head, data + shards * shard_bytes
+
+
+class HeapBuffer:
+    """The hidden heap argument of a kernel that allocates, on one device: armed before
+    each launch (the header and the shards reset), checked after it.
+
+    *make(nbytes)* gives a device array of that many bytes on the device (the launch
+    layer above owns device memory); *heap_bytes* is the heap size option
+    (``config.heap_size``), *own_allocator* whether the target's device allocator
+    serves the blocks (then only the header is on this buffer)."""
+
+    __slots__ = ("make", "array", "kernel", "heap_bytes", "own_allocator", "parallel",
+                 "_shape", "_head")
+
+    def __init__(self, make, kernel_name: str, heap_bytes: int, own_allocator: bool,
+                 parallel_groups: int):
+        self.make = make
+        self.array = None
+        self.kernel = kernel_name
+        self.heap_bytes = int(heap_bytes)
+        self.own_allocator = own_allocator
+        self.parallel = max(1, int(parallel_groups))
+        self._shape = None
+        self._head = None
+
+    def arm(self, griddim, queue=None):
+        """Reset the heap for a launch of *griddim* groups; the handle to pass."""
+        groups = int(griddim[0]) * int(griddim[1]) * int(griddim[2])
+        shape = min(groups, 4 * self.parallel)
+        if shape != self._shape:
+            self._head, nbytes = header(0 if self.own_allocator else self.heap_bytes,
+                                        groups, self.parallel)
+            if self.array is None or self.array.nbytes < nbytes:
+                self.array = self.make(nbytes)
+            self._shape = shape
+        self.array[:self._head.nbytes].copy_to_device(self._head.view(np.uint8), stream=queue)
+        return self.array._alloc.handle
+
+    def check(self) -> None:
+        """After the launch has finished: raise MemoryError if an allocation failed."""
+        got = np.empty(2, np.int64)
+        self.array[:16].copy_to_host(got.view(np.uint8))
+        if got[_FLAG]:
+            from ..config import HEAP_SIZE_ENV
+
+            raise MemoryError(
+                f"kernel {self.kernel}: an allocation of {int(got[_FAILED])} bytes (an array "
+                f"and its header) did not fit in the device heap of {self.heap_bytes} bytes "
+                f"(arrays the kernel makes, np.zeros and the like, come from it); the "
+                f"work-items that got none stopped.  Raise it with the environment "
+                f"variable {HEAP_SIZE_ENV} (bytes) or numba_gpux.config.set_heap_size()")
+
+
+# --------------------------------------------------------------- when a compile needs NRT
+def _makes_arrays(ty) -> bool:
+    from numba.core import types
+
+    if isinstance(ty, types.Array):
+        return True
+    if isinstance(ty, types.BaseTuple):
+        return any(_makes_arrays(t) for t in ty.types)
+    return False
+
+
+def allocates(func_ir, typemap) -> bool:
+    """Whether typed code may make an array (so it is lowered with Numba's runtime): an
+    operation or call whose result holds an array, except the views that indexing and
+    attributes give.  Code that only reads its arguments' arrays does not.  (A call whose
+    result is a number may still allocate inside, e.g. ``np.median``: the lowering then
+    asks for the runtime, and :func:`needs_runtime` tells the compile to start again.)"""
+    from numba.core import ir
+
+    for block in func_ir.blocks.values():
+        for inst in block.body:
+            if not isinstance(inst, ir.Assign) or not isinstance(inst.value, ir.Expr):
+                continue
+            expr = inst.value
+            if expr.op in ("call", "binop", "inplace_binop", "unary"):
+                if _makes_arrays(typemap.get(inst.target.name)):
+                    return True
+            elif expr.op in ("getitem", "static_getitem"):  # fancy indexing copies
+                var = expr.index if expr.op == "getitem" else expr.index_var
+                index = typemap.get(var.name) if isinstance(var, ir.Var) else None
+                if _makes_arrays(typemap.get(inst.target.name)) and _makes_arrays(index):
+                    return True
+    return False
+
+
+#: what the lowering of an array allocation says when the compile has no runtime: a
+#: compile whose failure mentions it starts again with the runtime
+ARRAYS_NEED_RUNTIME = "arrays made here need the device runtime"
+
+
+def device_runtime_class():
+    """Numba's NRTContext whose array allocations, in a compile without the runtime, fail
+    with :data:`ARRAYS_NEED_RUNTIME` (other uses of the runtime, by strings and lists,
+    fail as in Numba, and start nothing again)."""
+    global _DeviceRuntime
+    if _DeviceRuntime is None:
+        from numba.core.errors import NumbaRuntimeError
+        from numba.core.runtime.context import NRTContext
+
+        class DeviceRuntime(NRTContext):
+            def _arrays(self):
+                if not self._enabled:
+                    raise NumbaRuntimeError(ARRAYS_NEED_RUNTIME)
+
+            def meminfo_alloc_aligned_unchecked(self, builder, size, align):
+                self._arrays()
+                return super().meminfo_alloc_aligned_unchecked(builder, size, align)
+
+            def meminfo_alloc_unchecked(self, builder, size):
+                self._arrays()
+                return super().meminfo_alloc_unchecked(builder, size)
+
+            def allocate_unchecked(self, builder, size):
+                self._arrays()
+                return super().allocate_unchecked(builder, size)
+
+        _DeviceRuntime = DeviceRuntime
+    return _DeviceRuntime
+
+
+_DeviceRuntime = None
+
+
+def needs_runtime(exc) -> bool:
+    """Whether *exc* (from a compile, or what it wraps or says) is an array allocation
+    that the compile lowered without the runtime, or a function returning an array it
+    made: the compile then starts again with the runtime.  (Numba's other refusals
+    without it, such as an exception with a message made at run time, are not: the
+    overload that needs one stays unmatched, as without a device runtime.)"""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        text = str(exc)
+        if ARRAYS_NEED_RUNTIME in text \
+                or "Only accept returning of array passed into the function" in text:
+            return True
+        exc = exc.__cause__ or exc.__context__
+    return False
+
+
+def _runtime_pass():
+    from numba.core.compiler_machinery import AnalysisPass, register_pass
+
+    @register_pass(mutates_CFG=False, analysis_only=True)
+    class EnableRuntime(AnalysisPass):
+        """After typing: code that makes arrays is lowered with Numba's runtime (its
+        reference counting and allocation); code that does not, without (and so
+        exactly as it would be without a device runtime)."""
+
+        _name = "gpux_enable_runtime"
+
+        def __init__(self):
+            AnalysisPass.__init__(self)
+
+        def run_pass(self, state):
+            ctx = state.targetctx
+            if not ctx.enable_nrt and (state.flags.nrt or allocates(state.func_ir,
+                                                                    state.typemap)):
+                state.targetctx = ctx.subtarget(enable_nrt=True)
+            return False
+
+    return EnableRuntime
+
+
+EnableRuntime = _runtime_pass()

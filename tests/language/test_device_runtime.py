@@ -1,0 +1,146 @@
+"""The device runtime (numba_gpux/language/heap.py): arrays that kernels make, where
+their memory comes from, what an exhausted heap does, and that kernels making no
+arrays are compiled as without it."""
+
+import re
+
+import numba
+import numpy as np
+import pytest
+from numba import njit
+
+import numba_gpux as gpux
+from numba_gpux import config
+
+
+@pytest.fixture
+def small_heap():
+    """A heap of 64 KiB for the test, the default after it."""
+    saved = config._heap_size
+    config.set_heap_size(64 << 10)
+    yield 64 << 10
+    config._heap_size = saved
+
+
+def scratch(out, n):
+    tmp = np.zeros(n, np.float32)  # a scratch array of each work-item, sized at run time
+    for i in range(n):
+        tmp[i] = (i + out.shape[0]) * 0.5
+    out[gpux.grid(1)] = tmp.sum() + np.sqrt(tmp).max()
+
+
+def test_a_runtime_sized_scratch_array_per_work_item(device):
+    k = gpux.jit(scratch)
+    out = gpux.to_device(np.zeros(256, np.float32))
+    k[4, 64](out, 48)
+    want = np.zeros(256, np.float32)
+    tmp = (np.arange(48, dtype=np.float32) + 256) * np.float32(0.5)
+    want[:] = tmp.sum() + np.sqrt(tmp).max()
+    np.testing.assert_allclose(out.copy_to_host(), want, rtol=1e-6)
+
+
+def whole_array(a, b, c):
+    x = b // c + b * 2 - c  # whole-array arithmetic, broadcasting, mixed dtypes
+    for i in range(a.shape[0]):
+        a[i] = x[i]
+
+
+def test_whole_array_arithmetic_matches_njit(device):
+    b = np.arange(10, dtype=np.int64) * 7
+    c = np.arange(1, 11, dtype=np.int32)
+    a = gpux.to_device(np.zeros(10, np.int64))
+    gpux.jit(whole_array)[1, 1](a, b, c)
+    want = np.zeros(10, np.int64)
+    njit(whole_array)(want, b, c)
+    np.testing.assert_array_equal(a.copy_to_host(), want)
+
+
+def test_an_exhausted_heap_is_a_memory_error_and_the_next_launch_works(opencl_device,
+                                                                        small_heap):
+    @gpux.jit
+    def big(out, n):
+        t = np.ones(n, np.float64)
+        out[gpux.grid(1)] = t.sum()
+
+    out = gpux.to_device(np.full(64, -1.0))
+    with pytest.raises(MemoryError) as e:
+        big[1, 64](out, 100_000)  # 800 KB a work-item, in 64 KiB
+    msg = str(e.value)
+    assert "kernel big" in msg and f"{small_heap} bytes" in msg
+    assert config.HEAP_SIZE_ENV in msg and re.search(r"allocation of 8000\d\d bytes", msg)
+    # nothing was written out of bounds: the work-items whose allocation failed returned
+    assert set(out.copy_to_host()) <= {-1.0}
+    big[1, 64](out, 100)
+    np.testing.assert_array_equal(out.copy_to_host(), np.full(64, 100.0))
+
+
+def test_frees_return_memory_to_the_heap(opencl_device, small_heap):
+    """Each work-item makes 200 arrays of 1 KiB one after another: 200 times the share
+    of a 64 KiB heap that the 64 work-items have, so this runs only if the arrays that
+    die give their memory back."""
+    @gpux.jit
+    def churn(out, rounds):
+        acc = 0.0
+        for r in range(rounds):
+            t = np.full(128, r, np.float64)
+            acc += t[r % 128]
+        out[gpux.grid(1)] = acc
+
+    out = gpux.to_device(np.zeros(64))
+    churn[1, 64](out, 200)
+    np.testing.assert_array_equal(out.copy_to_host(), np.full(64, sum(range(200))))
+
+
+def test_kernels_that_make_no_arrays_pay_nothing(opencl_device):
+    """No hidden heap argument, no runtime call, the same parameters as before."""
+    from numba_gpux.language.heap import HEAP_ARG, uses_heap
+
+    @gpux.jit
+    def views_only(a, b):
+        row = a[1]            # views of arguments allocate nothing
+        t = b.T
+        for i in range(row.shape[0]):
+            row[i] += t[i, 0]
+
+    @gpux.jit
+    def makes(a):
+        t = np.zeros_like(a)
+        a[0] = t[0]
+
+    a2 = np.zeros((3, 4))
+    sig = (numba.typeof(a2), numba.typeof(a2))
+    sym, text = views_only.kernel_ir(sig)
+    assert not uses_heap(text) and HEAP_ARG not in text and "NRT_" not in text
+    art = gpux.compile(views_only, "void(float64[:, ::1], float64[:, ::1])")
+    assert "NRT_" not in art.llvm_ir and "__gpux_heap" not in art.llvm_ir
+    sym2, text2 = makes.kernel_ir((numba.typeof(a2),))
+    assert uses_heap(text2)
+    params = [line for line in text.splitlines() if line.startswith("define") and sym in line]
+    params2 = [line for line in text2.splitlines() if line.startswith("define") and sym2 in line]
+    assert params[0].count("ptr addrspace(1)") == 2  # one buffer per array argument
+    assert params2[0].count("ptr addrspace(1)") == 2  # its array, and the heap
+
+
+def test_cuda_uses_the_device_malloc_and_its_ptx_assembles(ptxas):
+    from numba_gpux.cuda import compile_ptx
+    from numba_gpux.targets.cuda import toolkit
+
+    ptx, _ = compile_ptx(scratch, "void(float32[::1], int64)")
+    externs = [line.split()[-1] for line in ptx.splitlines() if line.startswith(".extern")]
+    assert "malloc" in externs and "free" in externs
+    assert "cas" not in ptx  # not the shared heap's allocator
+    ok, log = toolkit.ptxas_check(ptx, (8, 0))
+    assert ok, log
+
+
+def test_the_heap_size_option():
+    saved = config._heap_size
+    try:
+        config._heap_size = None
+        assert config.heap_size() == config.HEAP_SIZE
+        config.set_heap_size(1 << 20)
+        assert config.heap_size() == 1 << 20
+        with pytest.raises(ValueError, match="at least 4096"):
+            config.set_heap_size(100)
+    finally:
+        config._heap_size = saved
