@@ -27,6 +27,12 @@ gives medians.
   next to numba-cuda's ``compile_ptx`` of the same source; the difference between the
   two lengths gives the cost of one more device function.
 
+* against an earlier numba-gpux (``--baseline PATH``, a checkout of it, e.g. a git
+  worktree of an older commit): the first-kernel rows again with that tree first on
+  ``PYTHONPATH``, interleaved, and the ratio this tree / baseline; e.g. a kernel that
+  makes no arrays compiles as fast as before the device runtime existed.  A row for a
+  kernel that makes an array (``np.zeros``, the device runtime) is measured too.
+
 Goals: first kernel <= 0.35x numba-cuda's first compile_ptx; second
 target <= 0.15x the first; new signature < 0.5 ms; the chain of 32 <= 0.5x
 numba-cuda's.
@@ -37,7 +43,7 @@ another, with the numba-cuda distribution installed (it replaces Numba's bundled
 e.g. ``python -m venv /tmp/ncv && /tmp/ncv/bin/pip install "numba-cuda[cu12]"`` and
 ``NUMBA_CUDA_PYTHON=/tmp/ncv/bin/python``.
 
-Usage: python benchmarks/bench_compile.py [--runs 7] [--out FILE]
+Usage: python benchmarks/bench_compile.py [--runs 7] [--out FILE] [--baseline PATH]
 """
 
 from __future__ import annotations
@@ -95,8 +101,17 @@ if len(sys.argv) > 3:  # warm: the shared context built and typing run by anothe
     from numba.core import sigutils
     gpux.jit(other).kernel_ir(tuple(sigutils.normalize_signature(SIG)[0]))
 
+def scratch_saxpy(a, x, y, out):  # makes an array: the device runtime
+    i = gpux.grid(1)
+    if i < out.size:
+        t = np.zeros(4, np.float32)
+        t[0] = x[i]
+        out[i] = a * t[0] + y[i]
+
 import math
-k = gpux.jit(sin_saxpy if "math" in sys.argv[3:] else saxpy)
+import numpy as np
+k = gpux.jit(sin_saxpy if "math" in sys.argv[3:] else
+             scratch_saxpy if "heap" in sys.argv[3:] else saxpy)
 C = time.process_time
 t2 = T(); c2 = C(); build(first); t3 = T(); c3 = C(); build(second); t4 = T(); c4 = C()
 print(json.dumps({"import": t1 - t0, "first": t3 - t2, "second": t4 - t3,
@@ -215,12 +230,36 @@ CASES = {
     "gpux_spirv_first_warm": (_GPUX, ["opencl", "cuda", "warm"]),
     "gpux_ptx_first_warm": (_GPUX, ["cuda", "opencl", "warm"]),
     "gpux_math_spirv_first_warm": (_GPUX, ["opencl", "cuda", "warm", "math"]),
+    "gpux_heap_spirv_first_warm": (_GPUX, ["opencl", "cuda", "warm", "heap"]),
     "numba_cuda": (_NUMBA_CUDA, []),
     "numba_njit": (_NJIT, []),
     "new_signature": (_NEWSIG, []),
     **{f"gpux_chain_{n}": (_CHAIN, [str(n), "gpux"]) for n in CHAIN_LENGTHS},
     **{f"numba_cuda_chain_{n}": (_CHAIN, [str(n), "numba_cuda"]) for n in CHAIN_LENGTHS},
 }
+
+
+#: the first-kernel cases measured again against ``--baseline``
+BASELINE_CASES = ("gpux_spirv_first", "gpux_ptx_first", "gpux_spirv_first_warm",
+                  "gpux_ptx_first_warm")
+#: ``--baseline``: a checkout of an earlier numba-gpux (None: not measured)
+BASELINE: str | None = None
+
+
+def _cases() -> dict:
+    cases = dict(CASES)
+    if BASELINE:
+        cases.update({f"baseline_{k}": CASES[k] for k in BASELINE_CASES})
+    return cases
+
+
+def _env_of(name: str, env: dict) -> dict:
+    """The baseline rows' environment: the baseline tree first on PYTHONPATH."""
+    if not name.startswith("baseline_"):
+        return env
+    env = dict(env)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (BASELINE, env.get("PYTHONPATH")) if p)
+    return env
 
 
 #: the interpreter of the numba-cuda column (see the module's docstring)
@@ -251,17 +290,18 @@ def _run(code: str, args: list, env: dict, python: str = sys.executable) -> dict
 
 def measure(runs: int) -> dict:
     env = child_env()
-    samples: dict[str, list] = {k: [] for k in CASES}
+    cases = _cases()
+    samples: dict[str, list] = {k: [] for k in cases}
     errors: dict[str, str] = {}
-    for name, (code, args) in CASES.items():  # warm the bytecode cache; find what runs
+    for name, (code, args) in cases.items():  # warm the bytecode cache; find what runs
         try:
-            _run(code, args, env, _python(name))
+            _run(code, args, _env_of(name, env), _python(name))
         except Exception as e:
             errors[name] = str(e)
     for _ in range(runs):
-        for name, (code, args) in CASES.items():
+        for name, (code, args) in cases.items():
             if name not in errors:
-                samples[name].append(_run(code, args, env, _python(name)))
+                samples[name].append(_run(code, args, _env_of(name, env), _python(name)))
 
     def med(name, field):
         vals = [s[field] for s in samples[name]]
@@ -271,10 +311,12 @@ def measure(runs: int) -> dict:
                  "samples": samples, "median_s": {}, "ratios": {}, "goals": {}}
     m = out["median_s"]
     for name in ("gpux_spirv_first", "gpux_ptx_first", "gpux_spirv_first_warm",
-                 "gpux_ptx_first_warm", "gpux_math_spirv_first_warm", "numba_cuda",
+                 "gpux_ptx_first_warm", "gpux_math_spirv_first_warm",
+                 "gpux_heap_spirv_first_warm", "numba_cuda",
                  "numba_njit", *(f"{a}_chain_{n}" for a in ("gpux", "numba_cuda")
-                                 for n in CHAIN_LENGTHS)):
-        if samples[name]:
+                                 for n in CHAIN_LENGTHS),
+                 *(f"baseline_{k}" for k in BASELINE_CASES)):
+        if samples.get(name):
             m[name] = {f: med(name, f) for f in samples[name][0]}
             m[name]["import+first"] = statistics.median(
                 s["import"] + s["first"] for s in samples[name])
@@ -300,6 +342,11 @@ def measure(runs: int) -> dict:
                     m[ours]["import+first"] / nc["import+first"])
             if "numba_njit" in m:
                 r[f"{ours}: first/njit_first"] = m[ours]["first"] / m["numba_njit"]["first"]
+    for k in BASELINE_CASES:
+        if k in m and f"baseline_{k}" in m:
+            r[f"{k}: first/baseline first"] = m[k]["first"] / m[f"baseline_{k}"]["first"]
+    if BASELINE:
+        out["baseline"] = BASELINE
     for n in CHAIN_LENGTHS:
         ours, ref = m.get(f"gpux_chain_{n}"), m.get(f"numba_cuda_chain_{n}")
         if ours and ref:
@@ -357,6 +404,10 @@ def report(res: dict) -> str:
             ("numba-gpux, context warm, PTX first, then SPIR-V", "gpux_ptx_first_warm"),
             ("numba-gpux, context warm, math (sin) kernel, SPIR-V first, then PTX",
              "gpux_math_spirv_first_warm"),
+            ("numba-gpux, context warm, kernel making an array (np.zeros), SPIR-V first, "
+             "then PTX", "gpux_heap_spirv_first_warm"),
+            *((f"baseline ({res.get('baseline')}): {k}", f"baseline_{k}")
+              for k in BASELINE_CASES if res.get("baseline")),
             (_reference_label(res), "numba_cuda"),
             ("numba `@njit` (CPU)", "numba_njit"),
             *((f"numba-gpux, kernel calling a chain of {n} device functions, PTX",
@@ -393,6 +444,12 @@ def report(res: dict) -> str:
 
 
 def main(argv=None) -> int:
+    global BASELINE
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if "--baseline" in argv:
+        at = argv.index("--baseline")
+        BASELINE = os.path.abspath(argv[at + 1])
+        del argv[at:at + 2]
     return bench_main(__doc__, measure, report, 7, "bench_compile.json", argv)
 
 

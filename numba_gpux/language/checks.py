@@ -23,6 +23,7 @@ from numba.core.errors import NumbaError
 from ..errors import GpuxUserError, InternalCompilerError, UnsupportedError, format_loc
 from .functions import GpuxFunctionType, is_device_function
 from .heap import EnableRuntime
+from .private_arrays import PrivateArrays
 
 __all__ = ["GpuxCompiler", "RejectHostOnlyValues", "RejectHostContainers", "CaptureDeviceArrays",
            "return_value_loc", "lowering_failure", "shared_array_sites"]
@@ -165,6 +166,7 @@ class GpuxCompiler(Compiler):
         before = pm.passes[[p for p, _ in pm.passes].index(NopythonTypeInference) - 1][0]
         pm.add_pass_after(CaptureDeviceArrays, before)
         pm.add_pass_after(RejectHostContainers, CaptureDeviceArrays)
+        pm.add_pass_after(PrivateArrays, RejectHostContainers)
         pm.add_pass_after(RejectHostOnlyValues, NopythonTypeInference)
         pm.add_pass_after(EnableRuntime, RejectHostOnlyValues)
         pm.finalize()

@@ -184,10 +184,10 @@ def _malloc_default() -> str:
         "  %s = urem i64 %sk, %ns\n"
         f"  %wi = add i64 %s, {HEADER_BYTES // 8}\n"
         f"  %wp = getelementptr inbounds i64, {_P1} %heap, i64 %wi\n"
-        f"  %first = atomicrmw add {_P1} %wp, i64 0 monotonic, align 8\n"
         "  br label %cas\n"
         "cas:\n"
-        "  %old = phi i64 [ %first, %probe ], [ %seen, %retry ]\n"
+        # the first guess: a drained shard (one CAS when it is right, the common case)
+        "  %old = phi i64 [ 0, %probe ], [ %seen, %retry ]\n"
         "  %off = and i64 %old, 4294967295\n"
         "  %live = lshr i64 %old, 32\n"
         "  %end = add i64 %off, %need\n"
@@ -223,7 +223,8 @@ def _malloc_default() -> str:
 
 
 def _free_default() -> str:
-    """``__gpux_free(ptr)``: one block fewer live in its shard; the last one frees the shard."""
+    """``__gpux_free(ptr)``: one block fewer live in its shard; the last one frees the shard
+    (its offset back to 0)."""
     return (
         f"declare {_P1} @{HEAP_ACCESSOR}() nounwind\n"
         "define void @__gpux_free(ptr %p) alwaysinline nounwind {\n"
@@ -243,21 +244,16 @@ def _free_default() -> str:
         "  %s = udiv i64 %inside, %sb\n"
         f"  %wi = add i64 %s, {HEADER_BYTES // 8}\n"
         f"  %wp = getelementptr inbounds i64, {_P1} %heap, i64 %wi\n"
-        f"  %first = atomicrmw add {_P1} %wp, i64 0 monotonic, align 8\n"
-        "  br label %cas\n"
-        "cas:\n"
-        "  %old = phi i64 [ %first, %find ], [ %seen, %cas ]\n"
+        # one block fewer live; the last one out resets the offset, unless an allocation
+        # came in between (then its free, later, does)
+        f"  %old = atomicrmw sub {_P1} %wp, i64 4294967296 monotonic, align 8\n"
         "  %live = lshr i64 %old, 32\n"
-        "  %live1 = sub i64 %live, 1\n"
+        "  %last = icmp eq i64 %live, 1\n"
+        "  br i1 %last, label %reset, label %done\n"
+        "reset:\n"
         "  %off = and i64 %old, 4294967295\n"
-        "  %empty = icmp eq i64 %live1, 0\n"
-        "  %keep = select i1 %empty, i64 0, i64 %off\n"
-        "  %hi = shl i64 %live1, 32\n"
-        "  %new = or i64 %hi, %keep\n"
-        f"  %pair = cmpxchg {_P1} %wp, i64 %old, i64 %new monotonic monotonic, align 8\n"
-        "  %seen = extractvalue { i64, i1 } %pair, 0\n"
-        "  %won = extractvalue { i64, i1 } %pair, 1\n"
-        "  br i1 %won, label %done, label %cas\n"
+        f"  %pair = cmpxchg {_P1} %wp, i64 %off, i64 0 monotonic monotonic, align 8\n"
+        "  br label %done\n"
         "done:\n"
         "  ret void\n"
         "}")
@@ -293,18 +289,15 @@ def _alloc_aligned(name: str) -> str:
 
 
 def _meminfo_fields() -> str:
+    """The MemInfo's fields that are read: the count, the data pointer and the size (the
+    destructor and allocator fields are never read on a device: no stores for them,
+    which LLVM would otherwise merge into a memset call)."""
     return (
         "  store i64 1, ptr %blk, align 8\n"
-        "  %f1 = getelementptr inbounds i8, ptr %blk, i64 8\n"
-        "  store ptr null, ptr %f1, align 8\n"
-        "  %f2 = getelementptr inbounds i8, ptr %blk, i64 16\n"
-        "  store ptr null, ptr %f2, align 8\n"
         "  %f3 = getelementptr inbounds i8, ptr %blk, i64 24\n"
         "  store ptr %data, ptr %f3, align 8\n"
         "  %f4 = getelementptr inbounds i8, ptr %blk, i64 32\n"
-        "  store i64 %size, ptr %f4, align 8\n"
-        "  %f5 = getelementptr inbounds i8, ptr %blk, i64 40\n"
-        "  store ptr null, ptr %f5, align 8\n")
+        "  store i64 %size, ptr %f4, align 8\n")
 
 
 def _alloc_unaligned(name: str) -> str:
@@ -486,13 +479,17 @@ def allocates(func_ir, typemap) -> bool:
     asks for the runtime, and :func:`needs_runtime` tells the compile to start again.)"""
     from numba.core import ir
 
+    from .private_arrays import is_private_constructor
+
     for block in func_ir.blocks.values():
         for inst in block.body:
             if not isinstance(inst, ir.Assign) or not isinstance(inst.value, ir.Expr):
                 continue
             expr = inst.value
             if expr.op in ("call", "binop", "inplace_binop", "unary"):
-                if _makes_arrays(typemap.get(inst.target.name)):
+                if _makes_arrays(typemap.get(inst.target.name)) and not (
+                        expr.op == "call" and is_private_constructor(typemap.get(
+                            expr.func.name))):
                     return True
             elif expr.op in ("getitem", "static_getitem"):  # fancy indexing copies
                 var = expr.index if expr.op == "getitem" else expr.index_var

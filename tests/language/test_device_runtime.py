@@ -144,3 +144,58 @@ def test_the_heap_size_option():
             config.set_heap_size(100)
     finally:
         config._heap_size = saved
+
+
+def constant_shapes(out, x):
+    a = np.zeros(8)
+    b = np.full((2, 4), x, np.float32)
+    c = np.ones(3, dtype=np.int32)
+    d = np.empty(4)
+    d[:] = 2.0
+    out[0] = a.sum() + b.sum() + c.sum() + d.sum()
+
+
+def test_arrays_of_a_shape_known_when_compiling_use_private_memory(opencl_device):
+    art = gpux.compile(constant_shapes, "void(float64[::1], float64)")
+    assert "NRT_" not in art.llvm_ir and "__gpux_heap" not in art.llvm_ir
+    assert "cmpxchg" not in art.llvm_ir
+    out = gpux.to_device(np.zeros(1))
+    gpux.jit(constant_shapes)[1, 1](out, 1.5)
+    want = np.zeros(1)
+    njit(constant_shapes)(want, 1.5)
+    np.testing.assert_array_equal(out.copy_to_host(), want)
+
+
+def test_an_array_made_in_a_loop_is_a_new_array_each_time_round(opencl_device):
+    """One private alloca cannot hold arrays of two rounds at once: these come from the
+    heap, and the array of the last round stays intact while the next is filled."""
+    def rounds(out):
+        prev = np.zeros(4)
+        for i in range(3):
+            cur = np.zeros(4)
+            cur[:] = prev + i
+            prev = cur
+        out[:] = prev
+
+    out = gpux.to_device(np.zeros(4))
+    gpux.jit(rounds)[1, 1](out)
+    want = np.zeros(4)
+    njit(rounds)(want)
+    np.testing.assert_array_equal(out.copy_to_host(), want)
+
+
+def test_a_device_function_returns_an_array_it_made(opencl_device):
+    @gpux.jit(device=True)
+    def make(x):
+        a = np.zeros(4)  # constant shape, but it leaves the function: from the heap
+        a[1] = x
+        return a
+
+    @gpux.jit
+    def k(out, x):
+        a = make(x)
+        out[0] = a.sum() + a[1]
+
+    out = gpux.to_device(np.zeros(1))
+    k[1, 1](out, 1.5)
+    assert out.copy_to_host()[0] == 3.0
