@@ -431,6 +431,10 @@ class Target(_Checked):
     #: gets a heap buffer of only the header, and the heap size goes to
     #: ``Runtime.set_heap_size``; False: the shared heap of our own (language/heap.py)
     device_malloc: bool = False
+    #: False: the target cannot give kernels the device heap (a source emitter that
+    #: writes no pointer held in memory), so a kernel that makes arrays of a size known
+    #: only at run time is a validation error
+    device_heap: bool = True
     #: prefixes of the symbols a finished module may still declare (besides ``llvm.*``)
     extern_prefixes: tuple[str, ...] = ()
     #: True: ``__gpux_*`` calls stay and are written by name (the target's ``validate``

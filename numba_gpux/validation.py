@@ -82,13 +82,36 @@ def validate(job, relocate) -> None:
             where = _user_line(job, relocate, lambda _w, words, _word=word: _word in words)
             problems.append(f"uses {what}{where}, which this device does not support (it lacks "
                             f"the feature {feature!r}); use float32 values and arrays")
-    if not job.target.has("int64_atomics") and facts.atomic_types & {"i64", "double"}:
+    heap = _uses_heap(text)
+    if heap and not job.target.device_heap:
+        problems.append(_HEAP_PROBLEM.format(f"target {job.target.name!r} does not have it"))
+    elif heap and not job.target.device_malloc and not job.target.has("int64_atomics"):
+        problems.append(_HEAP_PROBLEM.format(
+            "whose allocator needs 64-bit atomics, which this device does not support (it "
+            "lacks the feature 'int64_atomics')"))
+    elif not job.target.has("int64_atomics") and facts.atomic_types & {"i64", "double"}:
         problems.append("uses 64-bit atomic operations (gpux.atomic.* on int64, uint64 or "
                         "float64 arrays), which this device does not support (it lacks the "
                         "feature 'int64_atomics'); use 32-bit arrays")
     problems.extend(job.target.validate(job.module, job.kernels))
     if problems:
         raise ValidationError(job.name, job.target.name, problems)
+
+
+#: a kernel that makes arrays on a target without the device heap
+_HEAP_PROBLEM = ("makes arrays of a size known only when it runs (np.zeros(n), a + b, "
+                 "a.copy(), a ufunc without its output ...), whose memory comes from the "
+                 "device heap, and {}; give such arrays a constant shape outside loops "
+                 "(private memory), use local.array, or pass the arrays in")
+
+
+def _uses_heap(text: str) -> bool:
+    """Whether an optimized module holds the device heap (language/heap.py)."""
+    from .language.heap import HEAP_BASE
+
+    want = lx.spell_global(HEAP_BASE)
+    return any(want in lx.global_names(line) for line in lx.lines(text)
+               if HEAP_BASE in line)
 
 
 def python_name(symbol: str) -> str:

@@ -49,7 +49,7 @@ import numpy as np
 
 from .. import irlex
 
-__all__ = ["HEAP_ARG", "HEAP_ACCESSOR", "HEAP_ENTER", "ALLOCATORS", "uses_heap", "declares_allocation",
+__all__ = ["HEAP_ARG", "HEAP_ACCESSOR", "HEAP_ENTER", "HEAP_BASE", "ALLOCATORS", "uses_heap", "declares_allocation",
            "entry_accessor", "register", "header", "HeapBuffer", "HEADER_BYTES", "allocates",
            "needs_runtime", "EnableRuntime", "ARRAYS_NEED_RUNTIME", "device_runtime_class"]
 
@@ -59,6 +59,8 @@ HEAP_ARG = "gpux.heap"
 HEAP_ACCESSOR = "__gpux_heap"
 #: what a kernel entry that allocates calls first, with its heap
 HEAP_ENTER = "__gpux_heap_enter"
+#: the work-group variable that holds the heap pointer
+HEAP_BASE = "__gpux_heap_base"
 #: Numba's runtime functions that allocate: a module that declares one takes the heap
 ALLOCATORS = ("NRT_MemInfo_alloc_aligned", "NRT_MemInfo_alloc_safe_aligned",
               "NRT_MemInfo_alloc", "NRT_MemInfo_alloc_safe", "NRT_Allocate",
@@ -107,13 +109,13 @@ def _enter_default() -> str:
     """``__gpux_heap_enter(heap)``, which the entry calls first, stores the heap pointer
     in a work-group variable; ``__gpux_heap()``, defined with it, reads it."""
     return (
-        f"@__gpux_heap_base = internal addrspace(3) global {_P1} undef, align 8\n"
+        f"@{HEAP_BASE} = internal addrspace(3) global {_P1} undef, align 8\n"
         f"define void @{HEAP_ENTER}({_P1} %heap) alwaysinline nounwind {{\n"
-        f"  store {_P1} %heap, ptr addrspace(3) @__gpux_heap_base, align 8\n"
+        f"  store {_P1} %heap, ptr addrspace(3) @{HEAP_BASE}, align 8\n"
         "  ret void\n"
         "}\n"
         f"define {_P1} @{HEAP_ACCESSOR}() alwaysinline nounwind {{\n"
-        f"  %h = load {_P1}, ptr addrspace(3) @__gpux_heap_base, align 8\n"
+        f"  %h = load {_P1}, ptr addrspace(3) @{HEAP_BASE}, align 8\n"
         f"  ret {_P1} %h\n"
         "}")
 

@@ -118,6 +118,9 @@ def make_source_target(cls, device=None, features=None, *, name: str, dialect: s
         # constant aggregates have no spelling as an operand of a phi copy
         ir_rewrites=("split_aggregate_phis",),
         intrinsics_by_name=True,
+        # the emitter writes no pointer held in memory (the device heap's, a MemInfo's
+        # data): arrays of a size known only at run time are a validation error
+        device_heap=False,
         # C-family source spells float16 values `half`, which a compiler without half
         # support rejects (PoCL: "declaring function parameter of type '__private
         # half'"); the shared validation reads it among the types of the code (never

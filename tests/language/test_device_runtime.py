@@ -199,3 +199,19 @@ def test_a_device_function_returns_an_array_it_made(opencl_device):
     out = gpux.to_device(np.zeros(1))
     k[1, 1](out, 1.5)
     assert out.copy_to_host()[0] == 3.0
+
+
+@pytest.mark.parametrize("target", ["opencl-c", "metal"])
+def test_targets_without_the_heap_say_so(target):
+    """The C-source routes write no pointer held in memory, so they have no device heap:
+    a kernel that needs it is a clear error; private arrays still work there."""
+    with pytest.raises(gpux.ValidationError) as e:
+        gpux.compile(scratch, "void(float32[::1], int64)", target=target)
+    assert "device heap" in str(e.value) and f"target {target!r} does not have it" in str(e.value)
+
+    def private_only(out):
+        t = np.ones(4, np.float32)
+        out[0] = t.sum()
+
+    art = gpux.compile(private_only, "void(float32[::1])", target=target)
+    assert art.text
