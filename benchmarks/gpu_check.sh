@@ -88,6 +88,10 @@ for b in benchmarks/cuda_*.py; do
     timeout 75 $PY "$b" --out "$OUT/$name.json" $extra > "$OUT/$name.txt" 2>&1
     log "$name: rc=$?"
 done
+# the device runtime on CUDA: a per-thread np.zeros(n) (device malloc) against local.array
+timeout 45 $PY benchmarks/device_heap.py --device cuda:0 --out "$OUT/device_heap.json" \
+    > "$OUT/device_heap.txt" 2>&1
+log "device_heap on cuda: rc=$? $(grep -m1 'ratio' "$OUT/device_heap.txt")"
 # PTX quality needs ptxas, not the GPU (run it anywhere); here only when asked
 if [ "${PTX_QUALITY:-0}" = 1 ]; then
     timeout 30 $PY benchmarks/ptx_quality.py --cc "$CC" --out "$OUT/ptx_quality.json" \
