@@ -25,7 +25,7 @@ from numba.core.target_extension import target_override
 from . import abi, irtext
 from .machines import default_emit, llvm_options, target_machine
 from .passes import internalize, run_passes
-from .errors import InternalCompilerError, GpuxUserError, UndefinedNameError, UnsupportedError
+from .errors import InternalCompilerError, GpuxUserError, UnsupportedError
 from .interface import Artifact, Target, provide_defaults
 from .validation import first_located, validate
 from .language.semantics import DEFAULT_SEMANTICS as _DEFAULT_SEMANTICS, Semantics
@@ -163,13 +163,13 @@ def compile_neutral(pyfunc, argtypes, options: Options, return_type=None) -> Neu
     from . import context as _context
     from .context import TARGET_NAME, target_context, typing_context
 
-    from .language.checks import GpuxCompiler, lowering_failure
+    from .language.checks import GpuxCompiler, lowering_failure, reject_unsupported_constructs
     from .language.cooperative import uses_grid_sync
     from .language.heap import needs_runtime
     from .language.source import transformed
 
     pyfunc = transformed(pyfunc, tuple(argtypes), options)
-    _reject_unsupported_constructs(pyfunc)
+    reject_unsupported_constructs(pyfunc)
     tctx, cctx = typing_context(), target_context()
     nrt = False
     with global_compiler_lock, target_override(TARGET_NAME):
@@ -218,69 +218,6 @@ def _remember_neutral(name: str, res: NeutralResult) -> None:
 #: entry point or exported symbol -> the NeutralResult it was made from, while that
 #: lives: validation finds the user's source line through it (``_user_line``)
 _neutrals: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
-
-
-class _Loc:
-    """A source location (what errors.format_loc reads) outside Numba's IR."""
-
-    def __init__(self, filename: str, line: int):
-        self.filename = filename
-        self.line = line
-
-
-def _reject_unsupported_constructs(pyfunc) -> None:
-    """Constructs GPU code cannot have, reported with the source line before Numba
-    gets to them (its errors for these name internals, not the construct, or no line):
-    try/with blocks, generator functions and names defined nowhere."""
-    import builtins
-    import dis
-    import inspect
-
-    from .errors import UnsupportedError
-
-    code = getattr(pyfunc, "__code__", None)
-    if code is None:
-        return
-    name = pyfunc.__qualname__
-    instrs = list(dis.get_instructions(code))
-
-    def line_of(ins) -> int:
-        pos = getattr(ins, "positions", None)
-        return (pos.lineno if pos is not None and pos.lineno else None) or code.co_firstlineno
-
-    if code.co_flags & (inspect.CO_GENERATOR | inspect.CO_ASYNC_GENERATOR | inspect.CO_COROUTINE):
-        where = next((ins for ins in instrs if ins.opname in ("YIELD_VALUE", "RETURN_GENERATOR")
-                      and line_of(ins) != code.co_firstlineno), None)
-        loc = _Loc(code.co_filename, line_of(where) if where else code.co_firstlineno)
-        raise UnsupportedError(
-            f"{name}: a generator (or async) function cannot be a kernel or device function; "
-            f"write results into an array argument instead of yielding them", loc)
-    entries = getattr(dis.Bytecode(code), "exception_entries", None)
-    if entries:
-        start = min(e.start for e in entries)
-        # the line of the instruction just before the protected range: the ``try:``
-        # (its NOP) or the ``with`` statement, not the first line of the block
-        line = code.co_firstlineno
-        for ins in instrs:
-            if ins.offset >= start:
-                break
-            line = line_of(ins)
-        raise UnsupportedError(
-            f"{name}: try/except, try/finally and with-blocks are not supported in "
-            f"GPU code (exceptions cannot be caught on the device; with debug=True a raised "
-            f"exception is reported on the host)", _Loc(code.co_filename, line))
-    glb = getattr(pyfunc, "__globals__", {})
-    for ins in instrs:
-        if ins.opname in ("LOAD_GLOBAL", "LOAD_NAME") and isinstance(ins.argval, str):
-            if ins.argval not in glb and not hasattr(builtins, ins.argval):
-                if ins.argval == getattr(pyfunc, "__name__", None):
-                    # a call of itself, compiled (an eager signature) before its name is
-                    # bound: typing finds the function being compiled (the kernel
-                    # object registers itself with Numba's typing while it compiles)
-                    continue
-                loc = _Loc(code.co_filename, line_of(ins))
-                raise UndefinedNameError(f"{name}: NameError: name {ins.argval!r} is not defined",
-                                         loc)
 
 
 def _ascii_word(s: str) -> bool:
@@ -747,6 +684,10 @@ def _located_with_line_info(job: Job, uses):
     """``validation.first_located`` on *job*'s module compiled again with line information
     (for validation's messages, on the error path only); None where the kernel's
     neutral result is gone."""
+    import warnings
+
+    from numba.core.errors import NumbaDebugInfoWarning
+
     names = (*job.kernels, *job.exports)
     res = next((r for n in names if (r := _neutrals.get(n)) is not None), None)
     ann = getattr(res.cres, "type_annotation", None) if res is not None else None
@@ -754,7 +695,9 @@ def _located_with_line_info(job: Job, uses):
     if pyfunc is None:
         return None
     options = dataclasses.replace(job.options, lineinfo=True)
-    again = compile_neutral(pyfunc, res.argtypes, options, res.return_type)
+    with warnings.catch_warnings():  # (Numba's array expressions have no source to locate)
+        warnings.simplefilter("ignore", NumbaDebugInfoWarning)
+        again = compile_neutral(pyfunc, res.argtypes, options, res.return_type)
     if job.kernels:
         text, exports = wrap_kernel(again, job.kernels[0]), job.exports
     else:

@@ -20,13 +20,15 @@ from numba.core.typed_passes import NopythonTypeInference
 
 from numba.core.errors import NumbaError
 
-from ..errors import GpuxUserError, InternalCompilerError, UnsupportedError, format_loc
+from ..errors import (GpuxUserError, InternalCompilerError, UndefinedNameError, UnsupportedError,
+                      format_loc)
 from .functions import GpuxFunctionType, is_device_function
 from .heap import EnableRuntime
 from .private_arrays import PrivateArrays
 
 __all__ = ["GpuxCompiler", "RejectHostOnlyValues", "RejectHostContainers", "CaptureDeviceArrays",
-           "return_value_loc", "lowering_failure", "shared_array_sites"]
+           "return_value_loc", "lowering_failure", "shared_array_sites",
+           "reject_unsupported_constructs", "SourceLoc"]
 
 
 def _what(ty) -> str | None:
@@ -413,3 +415,64 @@ def lowering_failure(exc, pyfunc):
         return InternalCompilerError("lower", f"{message}\n{format_loc(inst.loc)}")
     return UnsupportedError(f"{message} (in the lowering of {last_module}; "
                             f"write the operation another way)", inst.loc)
+
+
+class SourceLoc:
+    """A source location (what errors.format_loc reads) outside Numba's IR."""
+
+    def __init__(self, filename: str, line: int):
+        self.filename = filename
+        self.line = line
+
+
+def reject_unsupported_constructs(pyfunc) -> None:
+    """Constructs GPU code cannot have, reported with the source line before Numba
+    gets to them (its errors for these name internals, not the construct, or no line):
+    try/with blocks, generator functions and names defined nowhere."""
+    import builtins
+    import dis
+    import inspect
+
+    code = getattr(pyfunc, "__code__", None)
+    if code is None:
+        return
+    name = pyfunc.__qualname__
+    instrs = list(dis.get_instructions(code))
+
+    def line_of(ins) -> int:
+        pos = getattr(ins, "positions", None)
+        return (pos.lineno if pos is not None and pos.lineno else None) or code.co_firstlineno
+
+    if code.co_flags & (inspect.CO_GENERATOR | inspect.CO_ASYNC_GENERATOR | inspect.CO_COROUTINE):
+        where = next((ins for ins in instrs if ins.opname in ("YIELD_VALUE", "RETURN_GENERATOR")
+                      and line_of(ins) != code.co_firstlineno), None)
+        loc = SourceLoc(code.co_filename, line_of(where) if where else code.co_firstlineno)
+        raise UnsupportedError(
+            f"{name}: a generator (or async) function cannot be a kernel or device function; "
+            f"write results into an array argument instead of yielding them", loc)
+    entries = getattr(dis.Bytecode(code), "exception_entries", None)
+    if entries:
+        start = min(e.start for e in entries)
+        # the line of the instruction just before the protected range: the ``try:``
+        # (its NOP) or the ``with`` statement, not the first line of the block
+        line = code.co_firstlineno
+        for ins in instrs:
+            if ins.offset >= start:
+                break
+            line = line_of(ins)
+        raise UnsupportedError(
+            f"{name}: try/except, try/finally and with-blocks are not supported in "
+            f"GPU code (exceptions cannot be caught on the device; with debug=True a raised "
+            f"exception is reported on the host)", SourceLoc(code.co_filename, line))
+    glb = getattr(pyfunc, "__globals__", {})
+    for ins in instrs:
+        if ins.opname in ("LOAD_GLOBAL", "LOAD_NAME") and isinstance(ins.argval, str):
+            if ins.argval not in glb and not hasattr(builtins, ins.argval):
+                if ins.argval == getattr(pyfunc, "__name__", None):
+                    # a call of itself, compiled (an eager signature) before its name is
+                    # bound: typing finds the function being compiled (the kernel
+                    # object registers itself with Numba's typing while it compiles)
+                    continue
+                loc = SourceLoc(code.co_filename, line_of(ins))
+                raise UndefinedNameError(f"{name}: NameError: name {ins.argval!r} is not defined",
+                                         loc)

@@ -215,3 +215,42 @@ def test_targets_without_the_heap_say_so(target):
 
     art = gpux.compile(private_only, "void(float32[::1])", target=target)
     assert art.text
+
+
+def test_concurrent_work_items_never_share_a_block(opencl_device, small_heap):
+    """Thousands of work-items allocate arrays of different sizes at once, round after
+    round, each filling its own with its id and checking it after the others ran."""
+    @gpux.jit
+    def disjoint(bad, rounds):
+        i = gpux.grid(1)
+        if i < bad.shape[0]:
+            wrong = 0
+            for r in range(rounds):
+                t = np.full(1 + (i + r) % 7, i, np.int64)
+                u = np.full(1 + (i * 3 + r) % 5, -i, np.int64)
+                for k in range(t.shape[0]):
+                    wrong += t[k] != i
+                for k in range(u.shape[0]):
+                    wrong += u[k] != -i
+            bad[i] = wrong
+
+    bad = gpux.to_device(np.full(4096, -1, np.int64))
+    disjoint[16, 256](bad, 20)
+    np.testing.assert_array_equal(bad.copy_to_host(), np.zeros(4096, np.int64))
+
+
+def test_numba_cuda_kernels_make_arrays_too(opencl_device):
+    import operator
+
+    from numba_gpux import cuda
+
+    @cuda.jit
+    def k(a, b, c):
+        x = operator.add(b, c)
+        y = b.copy()
+        for i in range(a.shape[0]):
+            a[i] = x[i] + y[i]
+
+    a, b, c = cuda.to_device(np.zeros(4)), np.arange(4.0), np.ones(4)
+    k[1, 1](a, b, c)
+    np.testing.assert_array_equal(a.copy_to_host(), b + c + b)
