@@ -17,9 +17,10 @@ Target-neutral: every value here is a constant or a view of memory the kernel ha
 
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 from numba.core import cgutils, types
-from ..errors import UnsupportedError
 from numba.core.imputils import Registry as LoweringRegistry
 from numba.core.typing.templates import AbstractTemplate, AttributeTemplate, Registry, signature
 
@@ -147,10 +148,8 @@ def _dtype_attribute(context, builder, ty, value, attr):
 def _ravel_view(context, builder, sig, args):
     (aryty,), (value,) = sig.args, args
     if aryty.layout != "C":
-        raise UnsupportedError(
-            f"ravel() of an array of layout {aryty.layout!r} (not known to be C-contiguous) "
-            f"copies it, and kernels cannot allocate arrays; ravel a C-contiguous array, "
-            f"or index this one")
+        # not known to be C-contiguous: a copy, as NumPy's ravel makes (the device runtime)
+        return context.compile_internal(builder, lambda a: a.flatten(), sig, args)
     src = context.make_array(aryty)(context, builder, value)
     resty = sig.return_type
     out = context.make_array(resty)(context, builder)
@@ -162,3 +161,17 @@ def _ravel_view(context, builder, sig, args):
         strides=cgutils.pack_array(builder, [src.itemsize], ty=intp),
         itemsize=src.itemsize, meminfo=src.meminfo, parent=src.parent)
     return out._getvalue()
+
+
+# ------------------------------------------------------------ float32 division, fastmath
+@superseding_registry.lower(operator.truediv, types.float32, types.float32)
+@superseding_registry.lower(operator.itruediv, types.float32, types.float32)
+def _float32_division(context, builder, sig, args):
+    """With ``fastmath``, float32 division is the fast division, with no check for a zero
+    divisor (so never a ZeroDivisionError, also with ``debug=True``), as numba.cuda's
+    fast ``__fdividef``; else Numba's, which checks where the error model says."""
+    if context.fastmath:
+        return builder.fdiv(*args, flags=("fast",))
+    from numba.cpython.numbers import real_div_impl
+
+    return real_div_impl(context, builder, sig, args)

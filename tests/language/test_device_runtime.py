@@ -254,3 +254,35 @@ def test_numba_cuda_kernels_make_arrays_too(opencl_device):
     a, b, c = cuda.to_device(np.zeros(4)), np.arange(4.0), np.ones(4)
     k[1, 1](a, b, c)
     np.testing.assert_array_equal(a.copy_to_host(), b + c + b)
+
+
+def two_d(out, a):
+    t = a.copy()                               # Numba checks the product of the shape
+    u = a.T.ravel()                            # not contiguous: a copy
+    v = np.zeros((a.shape[0], a.shape[1]))
+    v[1, 2] = 5.0
+    out[0] = t[1, 1] + u[1] + v[1, 2] + t.sum() + u[-1]
+
+
+def test_two_dimensional_arrays_made_in_a_kernel(device):
+    a = np.arange(6.0).reshape(2, 3)
+    out = gpux.to_device(np.zeros(1))
+    gpux.jit(two_d)[1, 1](out, a)
+    want = np.zeros(1)
+    njit(two_d)(want, a)
+    np.testing.assert_array_equal(out.copy_to_host(), want)
+
+
+def test_a_shape_whose_product_overflows_is_numbas_error(opencl_device):
+    """Numba checks the product of a shape with llvm.smul.with.overflow, which the OpenCL
+    target writes without the SPIR-V instruction the driver cannot link."""
+    @gpux.jit(debug=True)
+    def huge(out, n):
+        t = np.empty((n, n, n))
+        out[0] = t.shape[0]
+
+    out = gpux.to_device(np.zeros(1))
+    with pytest.raises(ValueError, match="array is too big"):
+        huge[1, 1](out, 2**22)
+    huge[1, 1](out, 3)
+    assert out.copy_to_host()[0] == 3

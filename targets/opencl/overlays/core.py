@@ -87,6 +87,32 @@ def _sadd_overflow(bits: int) -> str:
             f"  %r = insertvalue {{ {t}, i1 }} %r0, i1 %o, 1\n  ret {{ {t}, i1 }} %r\n}}")
 
 
+def _mul_overflow(signed: bool, bits: int) -> str:
+    """``llvm.[su]mul.with.overflow`` (Numba's checked products of array shapes) without
+    the ``OpSMulExtended``/``OpUMulExtended`` that LLVM's SPIR-V back end writes for it,
+    which the Intel CPU driver (2026.2) fails to link ("Invalid record"): the product,
+    and overflow where dividing it by one factor does not give the other (a zero factor
+    never overflows; a signed factor of -1 only with the other the smallest value)."""
+    t = f"i{bits}"
+    op = "smul" if signed else "umul"
+    head = (f"define {{ {t}, i1 }} @__gpux_llvm_{op}_with_overflow_{t}({t} %a, {t} %b) "
+            f"{_ATTR} {{\n  %p = mul {t} %a, %b\n  %az = icmp eq {t} %a, 0\n")
+    if signed:
+        body = (f"  %am1 = icmp eq {t} %a, -1\n  %safe = or i1 %az, %am1\n"
+                f"  %d = select i1 %safe, {t} 1, {t} %a\n  %q = sdiv {t} %p, %d\n"
+                f"  %ne = icmp ne {t} %q, %b\n  %checked = xor i1 %safe, true\n"
+                f"  %o1 = and i1 %checked, %ne\n"
+                f"  %bmin = icmp eq {t} %b, {-(1 << (bits - 1))}\n"
+                f"  %o2 = and i1 %am1, %bmin\n  %o = or i1 %o1, %o2\n")
+    else:
+        body = (f"  %d = select i1 %az, {t} 1, {t} %a\n  %q = udiv {t} %p, %d\n"
+                f"  %ne = icmp ne {t} %q, %b\n  %checked = xor i1 %az, true\n"
+                f"  %o = and i1 %checked, %ne\n")
+    return (head + body +
+            f"  %r0 = insertvalue {{ {t}, i1 }} undef, {t} %p, 0\n"
+            f"  %r = insertvalue {{ {t}, i1 }} %r0, i1 %o, 1\n  ret {{ {t}, i1 }} %r\n}}")
+
+
 def _minmax(op: str, bits: int) -> str:
     """``llvm.<op>.i<bits>`` as a compare and a select.  The Intel CPU driver (2026.2)
     reads the SPIR-V ``s_max``/``u_min``... built-ins it becomes as varying across the
@@ -105,6 +131,8 @@ for _bits in (8, 16, 32, 64):
         SPIRV.define(f"__gpux_llvm_{_op}_i{_bits}", _minmax(_op, _bits))
     SPIRV.define(f"__gpux_llvm_bitreverse_i{_bits}", _bitreverse(_bits))
     SPIRV.define(f"__gpux_llvm_sadd_with_overflow_i{_bits}", _sadd_overflow(_bits))
+    SPIRV.define(f"__gpux_llvm_smul_with_overflow_i{_bits}", _mul_overflow(True, _bits))
+    SPIRV.define(f"__gpux_llvm_umul_with_overflow_i{_bits}", _mul_overflow(False, _bits))
 # InstCombine reverses the bits of a bool (``(int(a) | int(b)) - g`` on booleans gives
 # llvm.bitreverse.i1): the identity
 SPIRV.define("__gpux_llvm_bitreverse_i1", _bitreverse(1))
