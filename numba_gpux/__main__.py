@@ -44,6 +44,12 @@ def _cmd_info(args) -> int:
     for d in bad:
         print(f"  {d.spec:16s} {d.name} [{d.vendor}; {d.platform}]")
         print(f"      {'unusable':22s} {d.unusable_reason}")
+    from numba_gpux.devices import discovery_errors
+
+    if discovery_errors:
+        print("\nTargets whose device discovery failed (an error in the target's code):")
+    for name, why in sorted(discovery_errors.items()):
+        print(f"  {name:16s} {why}")
     try:
         print(f"\nDefault device: {gpux.default_device().spec}")
     except gpux.DeviceNotFoundError:

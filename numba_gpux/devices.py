@@ -80,6 +80,9 @@ _local = threading.local()
 #: ``_selected`` without looking at the thread's scopes)
 _scoped = 0
 _unusable: list = []
+#: target name -> why its device discovery failed (an exception in the target's code),
+#: named where no device is found and by ``python -m numba_gpux info``
+discovery_errors: dict = {}
 #: ``prober(device) -> None | reason``: builds and runs a trivial kernel on a device
 #: before it is listed (set by numba_gpux.probe, a layer above this one)
 _prober = None
@@ -324,7 +327,9 @@ def devices(refresh: bool = False) -> list[Device]:
             for name, entry in targets().items():
                 try:
                     devs = list(entry.discover())
-                except Exception:  # discovery must not raise; treat as no devices
+                    discovery_errors.pop(name, None)
+                except Exception as e:  # discovery must not raise: no devices, and why
+                    discovery_errors[name] = f"{type(e).__name__}: {e}"
                     devs = []
                 found.extend((d, entry.priority) for d in devs if _keeps_contract(name, d))
             found = _visible(found)
@@ -350,6 +355,8 @@ def _no_device_message(spec: str | None) -> str:
     bad = [d for d in unusable_devices()
            if spec is None or _spec_matches(_parse_spec(spec), d)]
     unusable = "".join(f"Unusable: {d.spec} ({d.name}): {d.unusable_reason}\n" for d in bad)
+    unusable += "".join(f"Target {n!r} failed to look for devices: {why}\n"
+                        for n, why in sorted(discovery_errors.items()))
     return (
         f"no usable GPU device {what}was found.\n"
         f"Looked for devices of the installed targets ({names}).\n"

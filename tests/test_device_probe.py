@@ -168,3 +168,30 @@ def test_visible_devices_narrow_the_list(tmp_path):
     assert rep["usable"] == [s for s in every if s.split(":")[0] == target]
     rep = _report(tmp_path / "cache", NUMBA_GPUX_VISIBLE_DEVICES="nosuch")
     assert rep["usable"] == [] and rep["default"].startswith("none: ")
+
+
+def test_a_target_whose_discovery_raises_is_named(monkeypatch):
+    """An error in a target's device discovery leaves its devices out, and is named
+    where no device is found (not silently 'nothing found')."""
+    import importlib
+
+    devs = importlib.import_module("numba_gpux.devices")
+
+    class Broken:
+        name = "broken"
+        priority = 0
+
+        def discover(self):
+            raise SyntaxError("unterminated string literal (overlays/core.py, line 99)")
+
+    real = devs.targets()
+    monkeypatch.setattr(devs, "targets", lambda: {**real, "broken": Broken()})
+    try:
+        devs.devices(refresh=True)
+        assert "broken" in devs.discovery_errors
+        msg = devs._no_device_message("broken:0")
+        assert "Target 'broken' failed to look for devices: SyntaxError: unterminated" in msg
+    finally:
+        monkeypatch.undo()
+        devs.discovery_errors.pop("broken", None)
+        devs.devices(refresh=True)
