@@ -29,6 +29,7 @@ def scratch(out, n):
     out[gpux.grid(1)] = tmp.sum() + np.sqrt(tmp).max()
 
 
+@pytest.mark.quick
 def test_a_runtime_sized_scratch_array_per_work_item(device):
     k = gpux.jit(scratch)
     out = gpux.to_device(np.zeros(256, np.float32))
@@ -45,6 +46,7 @@ def whole_array(a, b, c):
         a[i] = x[i]
 
 
+@pytest.mark.quick
 def test_whole_array_arithmetic_matches_njit(device):
     b = np.arange(10, dtype=np.int64) * 7
     c = np.arange(1, 11, dtype=np.int32)
