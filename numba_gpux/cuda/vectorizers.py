@@ -102,6 +102,10 @@ def _broadcast_view(dev: _mem.DeviceArray, shape: tuple, core: int = 0) -> _mem.
     along broadcast axes."""
     loop_ndim = dev.ndim - core
     lead = len(shape) - loop_ndim
+    if lead < 0 and all(n == 1 for n in dev.shape[:-lead]):
+        # leading loop axes of size 1 beyond the loop's: dropped
+        dev = dev.view_as(dev.shape[-lead:], dev.strides[-lead:], dev.offset)
+        loop_ndim, lead = loop_ndim + lead, 0
     if lead < 0:
         raise GpuxUserError(f"cannot broadcast shape {dev.shape} to {shape}")
     strides = [0] * lead
@@ -413,6 +417,11 @@ class CUDAGUFunc:
             for name, n in zip(dims, core):
                 sizes.setdefault(name, n)
         loop = np.broadcast_shapes(*loops) if loops else ()
+        if given_out and loop and all(n == 1 for n in loop) and all(
+                np.ndim(o) == len(d) for o, d in zip(given_out, self._out_dims)):
+            # as numba.cuda: outputs given without the loop's axes of size 1 (a "()"
+            # input passed old style, as a 1-element array) are filled as they are
+            loop = ()
         want_device = any(p.array is not None for p in prepared) or \
             any(isinstance(o, _mem.DeviceArray) for o in given_out)
         from ._memory_api import device_array, to_device
@@ -430,6 +439,13 @@ class CUDAGUFunc:
                 dev = to_device(np.full(1, p.scalar, dt), stream=stream)
                 dev = dev.view_as((), (), dev.offset)
             else:
+                if p.array is not None and dt is not None and p.array.dtype != dt:
+                    # numba.cuda casts host inputs to the signature's types, and device
+                    # arrays never (its device arrays have no astype)
+                    raise TypeError(f"{self.__name__}: compatible signature is possible by "
+                                    f"casting but {type(p.array)} does not support "
+                                    f".astype() (a device array of {p.array.dtype} where "
+                                    f"the signature takes {dt})")
                 dev = p.device(dt)
             view = _broadcast_view(dev, loop, core=len(dims))
             if not dims and is_array:  # a "()" operand the function takes as a 1-element array

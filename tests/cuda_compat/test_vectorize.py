@@ -330,3 +330,45 @@ def test_ufunc_reduce_folds_pairwise_and_leaves_its_input(device):
 
     with pytest.raises(TypeError, match="two arguments"):
         neg.reduce(np.ones(3))
+
+
+def test_gufunc_scalar_core_given_as_a_one_element_array():
+    """The old style: a "()" input passed as a 1-element array, and an output given
+    without the loop's axis of size 1, as numba.cuda fills it."""
+    import warnings
+
+    from numba_gpux.cuda import guvectorize
+
+    @guvectorize(["void(int32[:], int32[:], int32[:])"], "(n),()->(n)", target="cuda")
+    def plus_first(x, y, res):
+        for i in range(x.shape[0]):
+            res[i] = x[i] + y[0]
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = np.zeros(4, np.int32)
+        plus_first(np.arange(1, 5, dtype=np.int32), np.array([2], np.int32), out=res)
+        np.testing.assert_array_equal(res, np.arange(3, 7))
+        res2 = np.zeros((2, 4), np.int32)
+        a = np.tile(np.arange(1, 5, dtype=np.int32), (2, 1))
+        plus_first(a, np.array([2, 10], np.int32), res2)
+        np.testing.assert_array_equal(res2, a + np.array([[2], [10]]))
+
+
+def test_gufunc_device_array_of_another_dtype_is_numba_cudas_type_error():
+    import warnings
+
+    from numba_gpux import cuda
+    from numba_gpux.cuda import guvectorize
+
+    @guvectorize(["void(int32, int32[:], int32[:])"], "(),(t)->(t)", target="cuda")
+    def scale(a, b, out):
+        for i in range(b.size):
+            out[i] = a * b[i]
+
+    b = np.arange(10, dtype=np.int32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        np.testing.assert_array_equal(scale(np.int64(2), b), 2 * b)  # host: cast
+        with pytest.raises(TypeError, match=r"does not support \.astype\(\)"):
+            scale(cuda.to_device(np.array(np.int64(2))), b)
