@@ -57,6 +57,36 @@ def test_map_and_foreach(opencl_device, rng):
     alg.foreach(put, 0, arr, 3)
 
 
+@pytest.mark.parametrize("ipt", [1, 3])
+def test_map_with_and_without_the_loop(opencl_device, rng, ipt):
+    """map and foreach on one element per work-item (the kernel without a loop, the CPU
+    default) and on several (the grid-stride loop): the same results at every size."""
+    from numba_gpux import hooks
+    from numba_gpux.algorithms import _tuning
+
+    impls = hooks.get_hook("algorithms.map_items_per_thread").impls
+    saved = dict(impls)
+    hooks.implement("algorithms.map_items_per_thread", target="opencl",
+                    device_kind=opencl_device.kind, fn=ipt)
+    try:
+        assert _tuning.map_items_per_thread(opencl_device, np.dtype(np.float32)) == ipt
+        for n in (1, 255, 256, 257, 1001, 4099):
+            x = rng.standard_normal(n).astype(np.float32)
+            np.testing.assert_allclose(alg.map(lambda a: a * np.float32(2) + np.float32(1), x),
+                                       x * 2 + 1, rtol=1e-6)
+            arr = gpux.device_array(n, np.int64)
+            alg.foreach(_put_index, n, arr, 5)
+            np.testing.assert_array_equal(arr.copy_to_host(), np.arange(n) * 5)
+    finally:
+        impls.clear()
+        impls.update(saved)
+
+
+@gpux.jit(device=True)
+def _put_index(i, arr, v):
+    arr[i] = i * v
+
+
 # ---------------------------------------------------------------------- reduce
 
 @pytest.mark.parametrize("n", SIZES)
