@@ -32,6 +32,10 @@ class OpenCLRuntime(Runtime):
         #: the last command launched on each queue, once several are in use (see _order)
         self._last: dict = {}
         self._multi = False
+        #: buffers freed while one queue was in use, by size, kept for reuse (``free``)
+        self._pool: dict = {}
+        self._pool_bytes = 0
+        self._pool_cap: int | None = None
         #: a kernel was launched since the last completed wait: a wait may be long, so
         #: it goes through numba_gpux.waiting (Ctrl-C is handled); else it is direct
         self.busy = False
@@ -76,6 +80,7 @@ class OpenCLRuntime(Runtime):
 
             self._multi = True
             self._last[self._queue] = cl.enqueue_marker(self._queue)
+            self.release_pool()  # buffers are reused only while one queue is in use
         last = self._last
         if q is self._queue:
             evs = [e for qq, e in last.items() if qq is not q]
@@ -85,16 +90,66 @@ class OpenCLRuntime(Runtime):
         return evs or None
 
     # -- memory ---------------------------------------------------------------
+    #: the most bytes of freed buffers kept for reuse (besides an eighth of the device's
+    #: memory, whichever is less)
+    POOL_BYTES = 256 << 20
+    #: buffers smaller than this are freed at once (they cost little to make again)
+    POOL_MIN_BYTES = 64 << 10
+
     def alloc(self, nbytes: int):
+        """A buffer of *nbytes*: one freed before, of that size, while one is kept (a
+        new buffer's pages are touched for the first time by whatever writes it: 16 MiB
+        of them cost several milliseconds on a CPU device, each time), else a new one."""
         import pyopencl as cl
 
-        return cl.Buffer(self.context, cl.mem_flags.READ_WRITE, int(nbytes))
+        nbytes = int(nbytes)
+        pool = self._pool
+        if pool:
+            kept = pool.get(nbytes)
+            if kept:
+                self._pool_bytes -= nbytes
+                return kept.pop()
+        try:
+            return cl.Buffer(self.context, cl.mem_flags.READ_WRITE, nbytes)
+        except cl.Error:
+            if not pool:
+                raise
+            self.release_pool()  # the driver's memory may be in the pool: give it back
+            return cl.Buffer(self.context, cl.mem_flags.READ_WRITE, nbytes)
 
     def free(self, handle) -> None:
+        """Keep the buffer for an allocation of its size (only while one queue is in use:
+        commands of one in-order queue cannot overlap a later user's), else release it."""
         try:
+            import pyopencl as cl
+
+            nbytes = handle.size
+            if (not self._multi and nbytes >= self.POOL_MIN_BYTES
+                    and not handle.get_info(cl.mem_info.FLAGS) & cl.mem_flags.USE_HOST_PTR):
+                if self._pool_cap is None:
+                    self._pool_cap = min(self.POOL_BYTES,
+                                         int(self.cl_device.global_mem_size) // 8)
+                if self._pool_bytes + nbytes <= self._pool_cap:
+                    self._pool.setdefault(nbytes, []).append(handle)
+                    self._pool_bytes += nbytes
+                    return
             handle.release()
         except Exception:
             pass
+
+    def release_pool(self) -> None:
+        """Release every buffer kept for reuse."""
+        pool = self._pool
+        if not pool:
+            return
+        kept = [b for bufs in pool.values() for b in bufs]
+        pool.clear()
+        self._pool_bytes = 0
+        for b in kept:
+            try:
+                b.release()
+            except Exception:
+                pass
 
     def write(self, handle, offset: int, host: np.ndarray, queue=None) -> None:
         import pyopencl as cl
