@@ -46,6 +46,7 @@ from .api import (
 )
 from ..memory import In, Out, InOut
 from ._arrays import DeviceNDArray
+from . import _records  # noqa: F401 - one element of a record array is a DeviceRecord
 from .reduction import Reduce, reduce
 from .compiler import (
     compile, compile_ptx, compile_for_current_device, compile_ptx_for_current_device,

@@ -177,6 +177,15 @@ class DeviceNDArray(DeviceNDArrayBase):
             return ary
         return super().copy_to_host(ary, self._default_stream(stream) or None)
 
+    def __getitem__(self, index):
+        """As numba_gpux's, except that one element of an array of records is a
+        ``DeviceRecord`` over that element (numba.cuda's), not a host copy."""
+        if self.dtype.names is not None:
+            rec = _record_view(self, index)
+            if rec is not None:
+                return rec
+        return super().__getitem__(index)
+
     def __setitem__(self, key, value) -> None:
         self._do_setitem(key, value)
 
@@ -266,6 +275,13 @@ class GpuData:
 
     def __hash__(self):
         return hash(self._span())
+
+
+def _record_view(array, index):
+    """A ``DeviceRecord`` over ``array[index]`` when that is one element, else None
+    (``_records``, which sits above this module, puts its function here when it loads:
+    the facade's package imports it)."""
+    return None
 
 
 def _synchronize_default_stream(device) -> None:
