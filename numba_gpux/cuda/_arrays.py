@@ -79,7 +79,8 @@ class DeviceNDArray(DeviceNDArrayBase):
             sum((n - 1) * abs(s) for n, s in zip(shape, strides)) + dtype.itemsize
         dev = _device_of(gpu_data)
         if gpu_data is None or not int(getattr(gpu_data, "device_pointer", 0) or 0):
-            alloc, offset = _mem.Allocation(dev, span), -low
+            alloc, base = _new_allocation(dev, span)
+            offset = base - low
         else:
             alloc, offset = _memory_at(gpu_data, dev, span)
         super().__init__(shape, strides, dtype, alloc, offset)
@@ -275,6 +276,13 @@ class GpuData:
 
     def __hash__(self):
         return hash(self._span())
+
+
+def _new_allocation(dev, nbytes):
+    """(allocation, byte offset) of *nbytes* of new memory on *dev* for a facade array:
+    numba_gpux's (``_emm``, which sits above this module, puts its function here when
+    it loads: the memory of an External Memory Management plug-in where one is used)."""
+    return _mem.Allocation(dev, nbytes), 0
 
 
 def _record_view(array, index):
