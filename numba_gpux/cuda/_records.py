@@ -126,8 +126,26 @@ class DeviceRecord(DeviceNDArray):
                 ary[name] = got[name]
         return ary
 
+    def copy(self) -> "DeviceRecord":
+        """A new DeviceRecord on this device holding this record's value."""
+        alloc, offset = _arrays._new_allocation(self.device, self.dtype.itemsize)
+        out = DeviceRecord(self.dtype, alloc, offset)
+        out.stream = self.stream
+        out.copy_to_device(self)
+        return out
+
+    def __reduce__(self):
+        # pickled as its host value, as device arrays are: a DeviceRecord again
+        return _rebuild_record, (self.copy_to_host(),)
+
     def __repr__(self) -> str:
         return f"<DeviceRecord dtype={self.dtype} on {self.device.spec}>"
+
+
+def _rebuild_record(host) -> DeviceRecord:
+    rec = DeviceRecord(host.dtype)
+    rec.copy_to_device(host)
+    return rec
 
 
 def from_record_like(rec, stream=0, gpu_data=None) -> DeviceRecord:

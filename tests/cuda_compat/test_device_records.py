@@ -124,3 +124,16 @@ def test_a_kernel_writes_the_record_in_place(device):
     bump[1, 1](arr[1])  # an element's record: the kernel writes the array
     got = arr.copy_to_host()
     assert list(got["n"]) == [0, 1] and list(got["x"]) == [0.0, 0.5]
+
+
+def test_copy_and_pickle_give_records_with_the_value(device):
+    import pickle
+
+    rec, _ = auto_device(host_pair(9, -0.5))
+    dup = rec.copy()
+    assert isinstance(dup, DeviceRecord) and dup.gpu_data != rec.gpu_data
+    dup["n"] = 1
+    assert (rec["n"], dup["n"], dup["x"]) == (9, 1, -0.5)
+    back = pickle.loads(pickle.dumps(rec))
+    assert isinstance(back, DeviceRecord) and back._numba_type_ == rec._numba_type_
+    assert (back["n"], back["x"]) == (9, -0.5)
