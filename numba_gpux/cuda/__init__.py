@@ -46,6 +46,10 @@ from .api import (
 )
 from ..memory import In, Out, InOut
 from ._arrays import DeviceNDArray
+from . import _records  # noqa: F401 - one element of a record array is a DeviceRecord
+from ._emm import (BaseCUDAMemoryManager, GetIpcHandleMixin, HostOnlyCUDAMemoryManager,
+                   set_memory_manager)
+from ._memory_pointers import MappedMemory, MemoryPointer, PinnedMemory
 from .reduction import Reduce, reduce
 from .compiler import (
     compile, compile_ptx, compile_for_current_device, compile_ptx_for_current_device,
@@ -133,6 +137,8 @@ __all__ = [
     "require_context", "close", "detect", "is_available", "is_supported_version", "cuda_error",
     "is_float16_supported", "is_bfloat16_supported", "is_fp8_supported", "defer_cleanup",
     "profile_start", "profile_stop", "profiling", "CudaSupportError", "MemoryInfo",
+    "BaseCUDAMemoryManager", "HostOnlyCUDAMemoryManager", "GetIpcHandleMixin",
+    "set_memory_manager", "MemoryPointer", "MappedMemory", "PinnedMemory",
     "In", "Out", "InOut", "DeviceNDArray", "Reduce", "reduce",
     "compile", "compile_ptx", "compile_for_current_device", "compile_ptx_for_current_device",
     "compile_all", "compile_cubin", "compile_for", "compile_mlir", "KernelRuntimeError",

@@ -79,7 +79,8 @@ class DeviceNDArray(DeviceNDArrayBase):
             sum((n - 1) * abs(s) for n, s in zip(shape, strides)) + dtype.itemsize
         dev = _device_of(gpu_data)
         if gpu_data is None or not int(getattr(gpu_data, "device_pointer", 0) or 0):
-            alloc, offset = _mem.Allocation(dev, span), -low
+            alloc, base = _new_allocation(dev, span)
+            offset = base - low
         else:
             alloc, offset = _memory_at(gpu_data, dev, span)
         super().__init__(shape, strides, dtype, alloc, offset)
@@ -177,6 +178,15 @@ class DeviceNDArray(DeviceNDArrayBase):
             return ary
         return super().copy_to_host(ary, self._default_stream(stream) or None)
 
+    def __getitem__(self, index):
+        """As numba_gpux's, except that one element of an array of records is a
+        ``DeviceRecord`` over that element (numba.cuda's), not a host copy."""
+        if self.dtype.names is not None:
+            rec = _record_view(self, index)
+            if rec is not None:
+                return rec
+        return super().__getitem__(index)
+
     def __setitem__(self, key, value) -> None:
         self._do_setitem(key, value)
 
@@ -266,6 +276,20 @@ class GpuData:
 
     def __hash__(self):
         return hash(self._span())
+
+
+def _new_allocation(dev, nbytes):
+    """(allocation, byte offset) of *nbytes* of new memory on *dev* for a facade array:
+    numba_gpux's (``_emm``, which sits above this module, puts its function here when
+    it loads: the memory of an External Memory Management plug-in where one is used)."""
+    return _mem.Allocation(dev, nbytes), 0
+
+
+def _record_view(array, index):
+    """A ``DeviceRecord`` over ``array[index]`` when that is one element, else None
+    (``_records``, which sits above this module, puts its function here when it loads:
+    the facade's package imports it)."""
+    return None
 
 
 def _synchronize_default_stream(device) -> None:

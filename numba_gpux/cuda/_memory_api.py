@@ -14,8 +14,11 @@ import numpy as np
 
 from .. import memory as _mem
 from ..errors import UnsupportedError
+from . import _arrays
+from . import _context_memory as _cm
 from ._arrays import DeviceNDArray, as_facade
-from .api import _current, _stream_device, current_context, external_stream
+from .api import (_current, _stream_device, context_of_gpux_device, current_context,
+                  external_stream)
 
 __all__ = ["MappedNDArray", "ManagedNDArray", "to_device", "device_array", "device_array_like", "pinned_array", "pinned_array_like",
            "mapped_array", "mapped_array_like", "managed_array", "pinned", "mapped",
@@ -31,6 +34,19 @@ def _on_stream(arr, stream):
     return arr
 
 
+def _plugin_array(dev, shape, dtype, order="C", stream=0):
+    """An uninitialized array of memory from the EMM plug-in of *dev*'s context, or None
+    where none is used (``_emm``)."""
+    if not _cm.plugins_in_use or context_of_gpux_device(dev).plugin is None:
+        return None
+    shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+    dtype = np.dtype(dtype)
+    strides = _mem._c_strides(shape, dtype.itemsize) if order != "F" else \
+        tuple(reversed(_mem._c_strides(tuple(reversed(shape)), dtype.itemsize)))
+    alloc, offset = _arrays._new_allocation(dev, _nbytes_for(shape, strides, dtype.itemsize))
+    return _on_stream(DeviceNDArray(shape, strides, dtype, alloc, offset), stream)
+
+
 def to_device(obj, stream=0, copy: bool = True, to=None):
     """Copy a host array to the device of *stream* (default: the current device).  As in
     numba.cuda, a broadcast array (strides 0) keeps its strides on the device: only
@@ -43,6 +59,11 @@ def to_device(obj, stream=0, copy: bool = True, to=None):
     if isinstance(obj, _mem.DeviceArray):
         return obj
     host = np.asarray(obj)
+    if host.size and 0 not in host.strides and (arr := _plugin_array(
+            dev, host.shape, host.dtype, _order_of(host), stream)) is not None:
+        if copy:
+            arr.copy_to_device(host, stream=stream)
+        return arr
     if not copy:
         return _on_stream(_mem.device_array_like(host, device=dev), stream)
     if host.size == 0:  # nothing to copy: the host's shape and strides, as numba.cuda
@@ -71,16 +92,27 @@ def device_array(shape, dtype=np.float64, strides=None, order="C", stream=0):
     """An uninitialized device array."""
     dev = _stream_device(stream)
     if strides is None:
+        if (arr := _plugin_array(dev, shape, dtype, order, stream)) is not None:
+            return arr
         return _on_stream(_mem.device_array(shape, dtype, order=order, device=dev), stream)
     shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
     dtype = np.dtype(dtype)
     strides = tuple(int(s) for s in strides)
-    alloc = _mem.Allocation(dev, _nbytes_for(shape, strides, dtype.itemsize))
-    return _on_stream(DeviceNDArray(shape, strides, dtype, alloc, 0), stream)
+    alloc, offset = _arrays._new_allocation(dev, _nbytes_for(shape, strides, dtype.itemsize))
+    return _on_stream(DeviceNDArray(shape, strides, dtype, alloc, offset), stream)
+
+
+def _order_of(ary) -> str:
+    flags = getattr(ary, "flags", None)
+    return "F" if flags is not None and flags["F_CONTIGUOUS"] and not flags["C_CONTIGUOUS"] \
+        else "C"
 
 
 def device_array_like(ary, stream=0):
     """An uninitialized device array shaped (and ordered) like *ary*."""
+    dev = _stream_device(stream)
+    if (arr := _plugin_array(dev, ary.shape, ary.dtype, _order_of(ary), stream)) is not None:
+        return arr
     return _on_stream(_mem.device_array_like(ary, device=_stream_device(stream)), stream)
 
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import threading
 import weakref
-from collections import namedtuple
 
 from .. import memory as _mem
 from ..devices import default_device as _default_device
@@ -20,6 +19,8 @@ from ..devices import devices as _devices
 from ..devices import select_device as _gpux_select_device
 from ..errors import DeviceNotFoundError, GpuxUserError
 from . import _arrays
+from ._context_memory import ContextMemory, MemoryInfo
+from ._context_memory import deallocations_of as _deallocations
 from .capability import _facade_provides, capability_of
 
 __all__ = [
@@ -43,7 +44,6 @@ class CudaSupportError(DeviceNotFoundError):
         return str(self)
 
 
-MemoryInfo = namedtuple("MemoryInfo", ["free", "total"])
 
 
 # --------------------------------------------------------------------- devices
@@ -240,75 +240,14 @@ def get_current_device() -> Device:
     return _wrap(_current())
 
 
-class _Deallocations(_mem.PendingFrees):
-    """``context.deallocations``: as numba.cuda, device memory freed by the program is
-    kept pending and freed in batches, when more than ``config.CUDA_DEALLOCS_COUNT``
-    frees are pending or their bytes pass ``config.CUDA_DEALLOCS_RATIO`` of the
-    device's memory (both read at each free), or on ``clear()``; nothing is freed
-    inside ``cuda.defer_cleanup()``."""
-
-    def __init__(self, total_bytes: int):
-        from . import config as _config
-
-        self.memory_capacity = int(total_bytes)
-        super().__init__(lambda: _config.CUDA_DEALLOCS_COUNT,
-                         lambda: int(self.memory_capacity * _config.CUDA_DEALLOCS_RATIO))
-
-    @property
-    def _max_pending_bytes(self) -> int:
-        return self.max_bytes()
-
-
-def _deallocations(gdev) -> _Deallocations:
-    """The pending frees of *gdev*, given to it on first use through the facade."""
-    got = _mem.pending_frees(gdev)
-    if not isinstance(got, _Deallocations):
-        info = gdev.runtime.memory_info()
-        total = info[1] if info is not None else int(gdev.limits.get("global_mem_bytes", 0))
-        got = _Deallocations(total)
-        _mem.defer_frees(gdev, got)
-    return got
-
-
-class _MemoryManager:
-    """``context.memory_manager``: the questions numba.cuda's memory manager answers."""
-
-    interface_version = 1
-
-    def __init__(self, context: "Context"):
-        self._context = context
-
-    @property
-    def deallocations(self) -> _Deallocations:
-        return self._context.deallocations
-
-    def get_memory_info(self) -> MemoryInfo:
-        return self._context.get_memory_info()
-
-    def defer_cleanup(self):
-        return self._context.defer_cleanup()
-
-    def reset(self) -> None:
-        self._context.reset()
-
-    def initialize(self) -> None:
-        pass
-
-
-class Context:
-    """numba.cuda's context: here, a view of one device."""
+class Context(ContextMemory):
+    """numba.cuda's context: here, a view of one device.  Its memory calls, pending
+    frees and ``memory_manager`` (an EMM plug-in where one is installed) are
+    :class:`~._context_memory.ContextMemory`'s."""
 
     def __init__(self, device: Device):
         self.device = device
-        self.memory_manager = _MemoryManager(self)
-        #: the driver-level memory of this context still referenced (numba.cuda's
-        #: ``allocations``): each pointer until its last reference goes
-        self.allocations: dict = {}
-
-    @property
-    def deallocations(self) -> _Deallocations:
-        """The frees pending on this context's device (numba.cuda's deallocation queue)."""
-        return _deallocations(self.device.gpux_device)
+        self._init_memory()
 
     @property
     def handle(self) -> int:
@@ -326,57 +265,12 @@ class Context:
             raise RuntimeError("this context is not the active one of this thread")
         st.pop()
 
-    def defer_cleanup(self):
-        """A block in which no device memory is freed (numba.cuda's ``defer_cleanup``)."""
-        return self.deallocations.disable()
-
-    # -- driver-level memory (numba.cuda's Context methods) -------------------------
-    def memalloc(self, bytesize: int):
-        """*bytesize* bytes of device memory: a counted pointer (``MemoryPointer``)."""
-        from . import _memory_pointers as _mp
-
-        return _mp.device_memory(self, bytesize)
-
-    def memhostalloc(self, bytesize: int, mapped: bool = False, portable: bool = False,
-                     wc: bool = False):
-        """*bytesize* bytes of page-locked host memory (a ``PinnedMemory``), with *mapped*
-        also addressed by kernels (a ``MappedMemory``); both export the buffer protocol.
-        Where the device cannot address host memory, *mapped* raises NotImplementedError."""
-        from . import _memory_pointers as _mp
-
-        return _mp.host_memory(self, bytesize, mapped=mapped, portable=portable, wc=wc)
-
-    def mempin(self, owner, pointer, size: int, mapped: bool = False):
-        """Register the host memory [pointer, pointer + size), which *owner* holds, with
-        the device (page-locked; with *mapped*, addressed by kernels too)."""
-        from . import _memory_pointers as _mp
-
-        return _mp.pinned_host_memory(self, owner, pointer, size, mapped=mapped)
-
-    def memallocmanaged(self, bytesize: int, attach_global: bool = True):
-        """*bytesize* bytes that the host and kernels both address (a ``ManagedMemory``);
-        NotImplementedError where the device has no such memory."""
-        from . import _memory_pointers as _mp
-
-        return _mp.managed_memory(self, bytesize, attach_global=attach_global)
-
     def create_stream(self) -> "Stream":
         """A new stream on this context's device."""
         return _new_stream(self.device.gpux_device)
 
     def create_event(self, timing: bool = True) -> "Event":
         return Event(timing)
-
-    def get_memory_info(self) -> MemoryInfo:
-        """(free, total) bytes.  Where the driver does not report free memory, free is
-        the total less what numba_gpux itself holds allocated on the device."""
-        gdev = self.device.gpux_device
-        total = int(gdev.limits.get("global_mem_bytes", 0))
-        info = gdev.runtime.memory_info()
-        if info is not None:
-            return MemoryInfo(*info)
-        used = _mem.allocated_bytes(gdev)
-        return MemoryInfo(max(total - used, 0), total)
 
     def synchronize(self) -> None:
         self.device.gpux_device.runtime.synchronize()
@@ -392,9 +286,11 @@ class Context:
 
     def reset(self) -> None:
         """Wait for the device's work and make the pending frees (numba.cuda also
-        destroys the context; numba_gpux keeps it)."""
+        destroys the context; numba_gpux keeps it).  An EMM plug-in is reset, and
+        initialized again before the context's next use."""
         self.synchronize()
         self.deallocations.clear()
+        self._unprepare()
 
     def __repr__(self):
         return f"<Context of {self.device!r}>"
@@ -430,7 +326,13 @@ def current_context(devnum=None) -> Context:
     st = _context_stack()
     if not st:
         st.append(ctx)
+    ctx.prepare()
     return ctx
+
+
+def context_of_gpux_device(gdev) -> Context:
+    """The facade's context of the numba_gpux device *gdev*."""
+    return _context_of(_wrap(gdev))
 
 
 class ActiveContext:

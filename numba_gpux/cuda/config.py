@@ -20,7 +20,7 @@ __all__ = ["ENABLE_CUDASIM", "CUDA_LOW_OCCUPANCY_WARNINGS", "CUDA_WARN_ON_IMPLIC
            "CUDA_USE_NVIDIA_BINDING", "CUDA_PER_THREAD_DEFAULT_STREAM", "CUDA_LOG_LEVEL",
            "CUDA_DEFAULT_PTX_CC", "CUDA_ENABLE_PYNVJITLINK", "CUDA_ENABLE_MINOR_VERSION_COMPATIBILITY",
            "CUDA_DEBUGINFO_DEFAULT", "CUDA_ARRAY_INTERFACE_SYNC", "CUDA_MEMORY_MANAGER",
-           "CUDA_ENABLE_NRT"]
+           "CUDA_ENABLE_NRT", "CUDA_DEBUG_POLY", "CUDA_DEBUG_POLY_USE_TYPED_CONST"]
 
 
 
@@ -51,6 +51,13 @@ CUDA_DEBUGINFO_DEFAULT = False
 CUDA_ARRAY_INTERFACE_SYNC = True
 CUDA_MEMORY_MANAGER = "default"
 CUDA_ENABLE_NRT = False
+#: numba.cuda's switch for debug info that describes a variable holding values of
+#: several types as a DWARF 5 variant part (numba.cuda turns it on from CUDA 13.2);
+#: numba_gpux's debug info has no variant parts, so it is off, as numba.cuda's is
+#: on older toolkits
+CUDA_DEBUG_POLY = False
+#: with CUDA_DEBUG_POLY, whether variant members carry typed constants (off with it)
+CUDA_DEBUG_POLY_USE_TYPED_CONST = False
 
 
 def __getattr__(name: str):

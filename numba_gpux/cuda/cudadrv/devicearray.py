@@ -14,11 +14,13 @@ from ... import memory as _mem
 from .._arrays import DeviceNDArray, DeviceNDArrayBase, as_facade, errmsg_contiguous_buffer
 from .._arrays import _check_compatible, _core, _sentry_contiguous
 from .._memory_api import ManagedNDArray, MappedNDArray, as_cuda_array, to_device
+from .._records import DeviceRecord, from_record_like
 
 __all__ = ["DeviceNDArray", "DeviceNDArrayBase", "is_cuda_ndarray", "verify_cuda_ndarray_interface",
            "require_cuda_ndarray", "auto_device", "as_facade", "from_array_like", "array_core",
            "is_contiguous", "sentry_contiguous", "check_array_compatibility",
-           "errmsg_contiguous_buffer", "MappedNDArray", "ManagedNDArray"]
+           "errmsg_contiguous_buffer", "MappedNDArray", "ManagedNDArray", "DeviceRecord",
+           "from_record_like"]
 
 
 
@@ -52,7 +54,8 @@ def from_array_like(ary, stream=0, gpu_data=None) -> DeviceNDArray:
 
 
 def auto_device(obj, stream=0, copy=True, user_explicit=False):
-    """(device array, whether a copy was made): *obj* itself when it already is one.
+    """(device array, whether a copy was made): *obj* itself when it already is one;
+    for a host record (``np.void``, ``np.record``) a ``DeviceRecord``.
 
     As in numba.cuda, a host array whose data is not one contiguous buffer (an
     interleaved view such as ``x[::2]``; broadcast dimensions aside) is a
@@ -66,6 +69,11 @@ def auto_device(obj, stream=0, copy=True, user_explicit=False):
             pass
     elif getattr(obj, "__cuda_array_interface__", None) is not None:
         return as_cuda_array(obj), False
+    if isinstance(obj, np.void) and obj.dtype.names is not None:  # a record
+        rec = from_record_like(obj, stream=stream)
+        if copy:
+            rec.copy_to_device(obj, stream=stream)
+        return rec, True
     if not isinstance(obj, np.ndarray):
         obj = np.asarray(obj)
     sentry_contiguous(obj)

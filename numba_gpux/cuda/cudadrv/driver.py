@@ -5,9 +5,10 @@ many); ``Device``, ``Context``, ``Stream`` and ``Event`` are the facade's.
 The driver-level memory API (``Context.memalloc`` and its kind, ``MemoryPointer``,
 the copies and ``device_memset`` below) works on every device whose runtime can
 do it (``numba_gpux.interface.Runtime``'s optional memory methods; see
-``_memory_pointers``).  The memory-manager plug-in interface
-(``set_memory_manager``), IPC and linking are CUDA-driver features numba_gpux
-does not have: using them raises :class:`numba_gpux.UnsupportedError`.
+``_memory_pointers``).  The External Memory Management plug-in interface
+(``set_memory_manager`` and its classes) is ``_emm``'s.  IPC and linking are
+CUDA-driver features numba_gpux does not have: using them raises
+:class:`numba_gpux.UnsupportedError`.
 """
 
 from __future__ import annotations
@@ -17,8 +18,10 @@ import ctypes
 import numpy as np
 
 from ... import memory as _mem
-from ...errors import GpuxUserError, UnsupportedError
+from ...errors import GpuxUserError
 from .. import _memory_pointers as _mp
+from .._emm import (BaseCUDAMemoryManager, GetIpcHandleMixin, HostOnlyCUDAMemoryManager,
+                    NumbaCUDAMemoryManager, set_memory_manager)
 from .. import api as _api
 from .._memory_pointers import (AutoFreePointer, ManagedMemory, MappedMemory, MemoryPointer,
                                 OwnedPointer, PinnedMemory)
@@ -150,38 +153,6 @@ def _raise_driver_not_found():
     raise CudaSupportError("no device that can run kernels was found by numba_gpux (no CUDA "
                            "driver, and no other target's device); `python -m numba_gpux "
                            "info` lists what was looked for")
-
-
-def _unsupported(what):
-    raise UnsupportedError(f"{what} is a CUDA driver feature numba_gpux does not have "
-                           f"(see docs/migration.md)")
-
-
-class BaseCUDAMemoryManager:
-    """numba.cuda's External Memory Management plug-in base.  numba_gpux's runtimes
-    allocate memory themselves; registering a plug-in raises UnsupportedError."""
-
-    def __init__(self, *args, **kwargs):
-        self.context = kwargs.get("context")
-
-    interface_version = 1
-
-
-class HostOnlyCUDAMemoryManager(BaseCUDAMemoryManager):
-    pass
-
-
-class GetIpcHandleMixin:
-    def get_ipc_handle(self, memory):
-        _unsupported("IPC handles")
-
-
-class NumbaCUDAMemoryManager(GetIpcHandleMixin, HostOnlyCUDAMemoryManager):
-    pass
-
-
-def set_memory_manager(mm_plugin) -> None:
-    _unsupported("cuda.set_memory_manager (External Memory Management plug-ins)")
 
 
 is_device_memory = _mp.is_device_memory
