@@ -43,12 +43,6 @@ MODULES: dict[str, str | dict[str, str]] = {
     "utils": "numba.core.utils",
     "core": {},
     "core.config": "numba_gpux.cuda.config",
-    # the convention of Numba-ABI functions: numba_gpux's context's (MinimalCallConv's)
-    "core.callconv": {
-        "BaseCallConv": "numba.core.callconv:BaseCallConv",
-        "MinimalCallConv": "numba.core.callconv:MinimalCallConv",
-        "CUDACallConv": "numba_gpux.language.debug:GpuxCallConv",
-    },
     "core.errors": "numba.core.errors",
     "core.imputils": "numba.core.imputils",
     "core.rewrites": "numba.core.rewrites",

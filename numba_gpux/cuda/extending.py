@@ -19,7 +19,6 @@ from numba.core.extending import (  # noqa: F401
     lower_builtin, lower_getattr, lower_getattr_generic, lower_setattr, lower_setattr_generic,
     lower_cast, SentryLiteralArgs, sentry_literal_args,
 )
-from numba.core.extending import _Intrinsic  # noqa: F401 - the class of intrinsic's objects
 
 from ..context import TARGET_NAME
 

@@ -5,7 +5,6 @@ numba.cuda's names onto numba_gpux's devices, device arrays and errors, and a
 driver-only feature raises :class:`numba_gpux.UnsupportedError` when used.
 """
 
-from . import devicearray, devices, driver, error, linkable_code, nvrtc, nvvm, runtime  # noqa: F401
+from . import devicearray, devices, driver, error, linkable_code, nvvm, runtime  # noqa: F401
 
-__all__ = ["devicearray", "devices", "driver", "error", "linkable_code", "nvrtc", "nvvm",
-           "runtime"]
+__all__ = ["devicearray", "devices", "driver", "error", "linkable_code", "nvvm", "runtime"]
