@@ -127,6 +127,9 @@ def _flags_class():
         class GpuxFlags(compiler.Flags):
             gpux_semantics = Option(type=_as_semantics, default=_DEFAULT_SEMANTICS,
                                     doc="the compile's Options.semantics")
+            gpux_runtime = Option(type=bool, default=False,
+                                  doc="lower the function with Numba's runtime whatever "
+                                      "its code (language/heap.py's EnableRuntime)")
 
         _Flags = GpuxFlags
     return _Flags
@@ -144,9 +147,12 @@ def _flags(options: Options, nrt: bool = False):
     flags.no_compile = True
     flags.no_cpython_wrapper = True
     flags.no_cfunc_wrapper = True
-    # Numba's runtime: on where typed code makes arrays (language/heap.py), or from the
-    # start for a compile that found out late (an allocation inside a call)
-    flags.nrt = nrt
+    # Numba's runtime: on for everything typing compiles (Numba's implementations keep
+    # their reference counts right whoever calls them); the function itself is lowered
+    # with it where its code makes or returns arrays (language/heap.py's EnableRuntime),
+    # or, *nrt*, for a compile that found out late (an allocation inside a call)
+    flags.nrt = True
+    flags.gpux_runtime = nrt
     # lineinfo, and debug (as numba.cuda's debug=True, which implies line information):
     # source locations only (DWARF directives, no variables)
     flags.debuginfo = flags.dbg_directives_only = options.lineinfo or options.debug

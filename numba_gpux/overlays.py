@@ -346,6 +346,8 @@ class OverlayStack:
                 else:
                     rest.append(ln)
             body = "\n".join(rest).strip()
+            if body in bodies:  # one text defines several of the names asked for
+                continue
             defined |= defined_functions(body)
             bodies.append(body)
         # a definition's helper declares must not clash with another's definition

@@ -106,12 +106,10 @@ _HEAP_PROBLEM = ("makes arrays of a size known only when it runs (np.zeros(n), a
 
 
 def _uses_heap(text: str) -> bool:
-    """Whether an optimized module holds the device heap (language/heap.py)."""
-    from .language.heap import HEAP_BASE
+    """Whether an optimized module's kernel takes the device heap (language/heap.py)."""
+    from .language.heap import uses_heap
 
-    want = lx.spell_global(HEAP_BASE)
-    return any(want in lx.global_names(line) for line in lx.lines(text)
-               if HEAP_BASE in line)
+    return uses_heap(text)
 
 
 def python_name(symbol: str) -> str:

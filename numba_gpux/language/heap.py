@@ -51,7 +51,8 @@ from .. import irlex
 
 __all__ = ["HEAP_ARG", "HEAP_ACCESSOR", "HEAP_ENTER", "HEAP_BASE", "ALLOCATORS", "uses_heap", "declares_allocation",
            "entry_accessor", "register", "header", "HeapBuffer", "HEADER_BYTES", "allocates",
-           "needs_runtime", "EnableRuntime", "ARRAYS_NEED_RUNTIME", "device_runtime_class"]
+           "needs_runtime", "EnableRuntime", "ARRAYS_NEED_RUNTIME", "NO_CONTAINERS",
+           "device_runtime_class"]
 
 #: the name of the hidden heap parameter of a kernel entry that allocates
 HEAP_ARG = "gpux.heap"
@@ -126,19 +127,29 @@ _registered: set = set()
 
 def register(target: str) -> None:
     """Numba's array constructors allocate through the classmethod ``Array._allocate``,
-    which Numba implements for its CPU target only: the same for *target* (once)."""
+    which Numba implements for its CPU target only: the same for *target* (once).  The
+    method's template goes to the kernel language's typing registry, which only the
+    shared GPU context installs: in Numba's global registry it would be found by CPU
+    code too (``@njit`` of ``np.empty`` then fails to lower, in the same process)."""
     if target in _registered:
         return
     _registered.add(target)
     from numba.core import types
-    from numba.core.extending import overload_classmethod
+    from numba.core.extending import overload
+    from numba.core.typing.templates import make_overload_method_template
     from numba.np.arrayobj import intrin_alloc
 
-    @overload_classmethod(types.Array, "_allocate", target=target)
+    from .typing import registry
+
     def _allocate(cls, allocsize, align):
         def impl(cls, allocsize, align):
             return intrin_alloc(allocsize, align)
         return impl
+
+    registry.register_attr(make_overload_method_template(
+        types.TypeRef(types.Array), "_allocate", _allocate, inline="never",
+        prefer_literal=False, target=target))
+    overload(_allocate, target=target)(_allocate)
 
 
 # --------------------------------------------------------------- the shared definitions
@@ -378,7 +389,11 @@ def _shared_defaults() -> None:
     from ..overlays import SHARED, Deferred, registry
 
     shared = registry(SHARED)
+    # (the accessor is asked for alone where a kernel frees but makes no array, e.g. a
+    # reference count dropped to zero on code that opt=0 leaves unfolded: then the
+    # variable is never set, and no block of the heap is ever freed)
     shared.define(HEAP_ENTER, Deferred(_enter_default))
+    shared.define(HEAP_ACCESSOR, Deferred(_enter_default))
     shared.define("__gpux_malloc", Deferred(_malloc_default))
     shared.define("__gpux_free", Deferred(_free_default))
     for name in ("NRT_MemInfo_alloc_aligned", "NRT_MemInfo_alloc_safe_aligned"):
@@ -473,6 +488,15 @@ def _makes_arrays(ty) -> bool:
     return False
 
 
+def _allocates_nothing(fnty) -> bool:
+    """A callee whose array result is no allocation: the kernel language's own arrays
+    (local, shared and constant arrays, views of pointers) and private arrays."""
+    from .private_arrays import is_private_constructor
+    from .stubs import Stub
+
+    return isinstance(getattr(fnty, "typing_key", None), Stub) or is_private_constructor(fnty)
+
+
 def allocates(func_ir, typemap) -> bool:
     """Whether typed code may make an array (so it is lowered with Numba's runtime): an
     operation or call whose result holds an array, except the views that indexing and
@@ -481,8 +505,6 @@ def allocates(func_ir, typemap) -> bool:
     asks for the runtime, and :func:`needs_runtime` tells the compile to start again.)"""
     from numba.core import ir
 
-    from .private_arrays import is_private_constructor
-
     for block in func_ir.blocks.values():
         for inst in block.body:
             if not isinstance(inst, ir.Assign) or not isinstance(inst.value, ir.Expr):
@@ -490,7 +512,7 @@ def allocates(func_ir, typemap) -> bool:
             expr = inst.value
             if expr.op in ("call", "binop", "inplace_binop", "unary"):
                 if _makes_arrays(typemap.get(inst.target.name)) and not (
-                        expr.op == "call" and is_private_constructor(typemap.get(
+                        expr.op == "call" and _allocates_nothing(typemap.get(
                             expr.func.name))):
                     return True
             elif expr.op in ("getitem", "static_getitem"):  # fancy indexing copies
@@ -504,6 +526,9 @@ def allocates(func_ir, typemap) -> bool:
 #: what the lowering of an array allocation says when the compile has no runtime: a
 #: compile whose failure mentions it starts again with the runtime
 ARRAYS_NEED_RUNTIME = "arrays made here need the device runtime"
+#: why an implementation that makes a string or a container does not compile
+NO_CONTAINERS = ("strings, lists, dicts and sets are not made in GPU code (only arrays "
+                 "come from the device runtime)")
 
 
 def device_runtime_class():
@@ -524,13 +549,24 @@ def device_runtime_class():
                 self._arrays()
                 return super().meminfo_alloc_aligned_unchecked(builder, size, align)
 
-            def meminfo_alloc_unchecked(self, builder, size):
-                self._arrays()
-                return super().meminfo_alloc_unchecked(builder, size)
-
             def allocate_unchecked(self, builder, size):
                 self._arrays()
                 return super().allocate_unchecked(builder, size)
+
+            # strings, lists, dicts, sets: not made in GPU code (their memory has a
+            # destructor called through a function pointer, or Python's string layout),
+            # so an implementation that makes one does not compile for a device
+            def meminfo_alloc_unchecked(self, builder, size):
+                raise NumbaRuntimeError(NO_CONTAINERS)
+
+            def meminfo_alloc_dtor_unchecked(self, builder, size, dtor):
+                raise NumbaRuntimeError(NO_CONTAINERS)
+
+            def meminfo_new_varsize_unchecked(self, builder, size):
+                raise NumbaRuntimeError(NO_CONTAINERS)
+
+            def meminfo_new_varsize_dtor_unchecked(self, builder, size, dtor):
+                raise NumbaRuntimeError(NO_CONTAINERS)
 
         _DeviceRuntime = DeviceRuntime
     return _DeviceRuntime
@@ -561,9 +597,12 @@ def _runtime_pass():
 
     @register_pass(mutates_CFG=False, analysis_only=True)
     class EnableRuntime(AnalysisPass):
-        """After typing: code that makes arrays is lowered with Numba's runtime (its
-        reference counting and allocation); code that does not, without (and so
-        exactly as it would be without a device runtime)."""
+        """After typing: code that makes or returns arrays is lowered with Numba's
+        runtime (its reference counting and allocation); code that does not, without (and
+        so as it would be without a device runtime).  Everything typing compiled on the
+        way (Numba's implementations of what the code calls) has the runtime: one that
+        returns an array it was given takes a reference for its caller, as the runtime's
+        calling convention says, whichever way the caller is lowered."""
 
         _name = "gpux_enable_runtime"
 
@@ -572,9 +611,11 @@ def _runtime_pass():
 
         def run_pass(self, state):
             ctx = state.targetctx
-            if not ctx.enable_nrt and (state.flags.nrt or allocates(state.func_ir,
-                                                                    state.typemap)):
-                state.targetctx = ctx.subtarget(enable_nrt=True)
+            need = (getattr(state.flags, "gpux_runtime", False)
+                    or _makes_arrays(state.return_type)
+                    or allocates(state.func_ir, state.typemap))
+            if ctx.enable_nrt != need:
+                state.targetctx = ctx.subtarget(enable_nrt=need)
             return False
 
     return EnableRuntime

@@ -288,3 +288,41 @@ def test_a_shape_whose_product_overflows_is_numbas_error(opencl_device):
         huge[1, 1](out, 2**22)
     huge[1, 1](out, 3)
     assert out.copy_to_host()[0] == 3
+
+
+def test_numbas_cpu_target_still_makes_arrays_in_the_same_process(opencl_device):
+    """The kernel language's Array._allocate is seen by the shared GPU context only:
+    @njit code making arrays compiles after a kernel that made one."""
+    @gpux.jit
+    def k(out, n):
+        t = np.zeros(n)
+        out[0] = t.sum() + n
+
+    out = gpux.to_device(np.zeros(1))
+    k[1, 1](out, 4)
+    assert out.copy_to_host()[0] == 4.0
+
+    @njit
+    def cpu(n):
+        return np.empty(n).shape[0] + np.zeros((2, n)).size
+
+    assert cpu(3) == 9
+
+
+def test_returned_arrays_keep_their_reference(opencl_device):
+    """A function that returns an array it was given (np.asarray inside np.where and
+    np.broadcast_to, a device function returning its argument) takes a reference for
+    its caller: the caller's array is not freed under it."""
+    @gpux.jit(device=True)
+    def same(a):
+        return a
+
+    def f(out, n):
+        t = np.full(n, 3.0)
+        u = same(t)
+        v = np.full(n, 4.0)  # would reuse t's block if t had been freed
+        out[0] = u[0] + v[0] + t.sum()
+
+    out = gpux.to_device(np.zeros(1))
+    gpux.jit(f)[1, 1](out, 4)
+    assert out.copy_to_host()[0] == 3.0 + 4.0 + 12.0
