@@ -36,6 +36,11 @@ def _artifact(pyfunc, sig, debug=False, lineinfo=False, device=True, fastmath=Fa
     from ..compiler import Options
     from .decorators import NUMBA_CUDA_SEMANTICS
 
+    from .dispatcher import CUDADispatcher
+
+    # a cuda.jit function's code to link (cuda.jit(link=...)) is linked here too
+    extra = {"link": pyfunc.extra["link"]} if isinstance(pyfunc, GpuxFunction) and \
+        pyfunc.extra.get("link") else {}
     if isinstance(pyfunc, GpuxFunction):
         pyfunc = pyfunc.py_func
     opts = {"cubin": bool(cubin)}
@@ -43,7 +48,7 @@ def _artifact(pyfunc, sig, debug=False, lineinfo=False, device=True, fastmath=Fa
         opts["cc"] = tuple(cc)
     level = 3 if opt is True else (0 if opt is False else opt)
     # numba.cuda's rules for built-in operations, as the facade's kernels have them
-    fn = GpuxFunction(pyfunc, device=device, options=Options(
+    fn = CUDADispatcher(pyfunc, device=device, extra=extra, options=Options(
         opt=level, fastmath=bool(fastmath), debug=bool(debug), lineinfo=bool(lineinfo),
         semantics=NUMBA_CUDA_SEMANTICS))
     return _gpux_compile(fn, sig, target="cuda", device=device, **opts)
@@ -83,6 +88,13 @@ def _cubin_of(art, name: str, cc) -> bytes:
     if art.binary is not None:
         return art.binary
     from ..errors import ToolchainError
+
+    if art.info.get("link"):
+        names = ", ".join(repr(n) for _k, n, _d in art.info["link"]) or "foreign code"
+        raise ToolchainError(f"{name}: a cubin of code linked with {names} needs nvJitLink "
+                             f"(cuda-python's cuda.bindings.nvjitlink and the "
+                             f"nvidia-nvjitlink library), which is not installed (a launch "
+                             f"links it through the CUDA driver instead)")
     from ..targets.cuda import toolkit
 
     if toolkit.find_ptxas() is None:
