@@ -221,17 +221,20 @@ def describe(recs) -> str:
     return " and ".join(parts)
 
 
-def check(target, text: str, name: str) -> frozenset:
+def check(target, text: str, name: str, where=None) -> frozenset:
     """The external symbols the module *text* (of kernel or module *name*) may leave to
     its linked code on *target*; an UnsupportedError where the target links none of it
-    (``target.link_kinds``) or not inputs of that kind."""
+    (``target.link_kinds``) or not inputs of that kind.  ``where(symbols)``, if given,
+    says where the user's code calls them (`` at file.py:12``), for the message."""
     recs = read(text)
     if not recs:
         return frozenset()
     kinds = target.link_kinds
     if not kinds:
+        syms = symbols_of(recs)
+        at = where(syms) if where is not None and syms else ""
         raise UnsupportedError(
-            f"{name!r} {describe(recs)}: CUDA C/PTX can be linked only on CUDA devices, not "
+            f"{name!r} {describe(recs)}{at}: CUDA C/PTX can be linked only on CUDA devices, not "
             f"on target {target.name!r} (run it on a CUDA device, or write the function in "
             f"Python)")
     bad = [(k, n) for k, n, _d in inputs_of(recs) if k not in kinds]

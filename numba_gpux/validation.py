@@ -34,7 +34,8 @@ def validate(job, relocate) -> None:
     text = job.printed if job.printed is not None else str(job.module)
     # foreign code linked with the module (linking.py): an error where the target
     # links none; the symbols it defines may stay declared
-    linked = linking.check(job.target, text, job.name)
+    linked = linking.check(job.target, text, job.name,
+                           where=lambda syms: _user_line(job, relocate, frozenset(syms)))
     facts = irtext.ModuleFacts(text)
     for name in sorted(facts.declared):
         if name.startswith("__gpux_"):

@@ -79,8 +79,39 @@ def compile_ptx_for_current_device(pyfunc, sig, **kws):
     return compile_ptx(pyfunc, sig, cc=_current_cc(), **kws)
 
 
-def compile_all(*args, **kws):
-    raise UnsupportedError("cuda.compile_all (linkable code objects) is not supported")
+def compile_all(pyfunc, sig, debug=None, lineinfo=False, device=True, fastmath=False, cc=None,
+                opt=None, abi="c", abi_info=None, output="ltoir", forceinline=False,
+                launch_bounds=None):
+    """numba.cuda's ``compile_all``: ``(codes, return type)``, the codes being the PTX of
+    *pyfunc* and then the code it links (``cuda.jit(link=...)``, the ``link=`` of the
+    ``declare_device`` functions it calls): CUDA C compiled to PTX with NVRTC, other
+    kinds as ``cudadrv.linkable_code`` objects.  ``output="ptx"`` only: numba_gpux
+    makes no LTO-IR of Python code (numba.cuda's default, ``"ltoir"``, is an
+    UnsupportedError)."""
+    if output not in ("ptx", "ltoir"):
+        raise NotImplementedError(f"Unsupported output type: {output}")
+    if output == "ltoir":
+        raise UnsupportedError("cuda.compile_all(output='ltoir'): numba_gpux compiles Python "
+                               "code to PTX, not LTO-IR; pass output='ptx'")
+    art = _artifact(pyfunc, sig, bool(debug), lineinfo, device, fastmath, cc,
+                    True if opt is None else opt, cubin=False)
+    args, ret = sigutils.normalize_signature(sig)
+    codes = [art.text]
+    cc = tuple(cc) if cc is not None else _default_cc()
+    if art.info.get("link"):
+        from .. import linking
+        from ..targets.cuda import linker
+        from .cudadrv import linkable_code as lc
+
+        kinds = {"ptx": lc.PTXSource, "cubin": lc.Cubin, "fatbin": lc.Fatbin,
+                 "object": lc.Object, "archive": lc.Archive, "ltoir": lc.LTOIR}
+        for kind, name, digest in art.info["link"]:
+            data = linking.content(digest, name)
+            if kind == "cu":
+                codes.append(linker.compile_cu(data, name, cc).decode())
+            else:
+                codes.append(kinds[kind](data, name=name))
+    return codes, types.void if ret is None else ret
 
 
 def _cubin_of(art, name: str, cc) -> bytes:

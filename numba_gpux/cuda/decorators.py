@@ -73,11 +73,12 @@ def jit(func_or_sig=None, device: bool = False, inline="never", forceinline: boo
     # when the kernel compiles (their contents are part of its cache keys)
     link = link_inputs(link or None, "cuda.jit(link=...)")
     if lto:
-        # numba.cuda's error where nvJitLink is missing: numba_gpux never links LTO-IR
-        # (cudadrv.driver._have_nvjitlink() is False)
+        # numba.cuda's error where nvJitLink is missing: numba_gpux makes no LTO-IR of
+        # Python kernels (cudadrv.driver._have_nvjitlink() is False)
         raise RuntimeError("LTO requires nvjitlink, which is not available or not "
-                           "sufficiently recent (>=12.3): numba_gpux links no LTO-IR "
-                           "(use lto=False or leave it unset)")
+                           "sufficiently recent (>=12.3): numba_gpux compiles Python kernels "
+                           "to PTX, not LTO-IR (use lto=False or leave it unset; .ltoir files "
+                           "given to link= are linked)")
     argtypes = kws.pop("argtypes", None)
     restype = kws.pop("restype", None)
     carveout = kws.pop("shared_memory_carveout", None)

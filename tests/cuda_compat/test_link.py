@@ -163,6 +163,39 @@ def test_in_memory_code_objects_link(tmp_path):
 
 
 @needs_linker
+def test_lto_ir_links(tmp_path):
+    from cuda.bindings import nvrtc
+
+    err, prog = nvrtc.nvrtcCreateProgram(MUL_CU.encode(), b"mul.cu", 0, [], [])
+    opts = [b"--gpu-architecture=compute_75", b"--relocatable-device-code=true", b"-dlto"]
+    assert nvrtc.nvrtcCompileProgram(prog, len(opts), opts)[0] == nvrtc.nvrtcResult.NVRTC_SUCCESS
+    _err, size = nvrtc.nvrtcGetLTOIRSize(prog)
+    ltoir = b" " * size
+    nvrtc.nvrtcGetLTOIR(prog, ltoir)
+    nvrtc.nvrtcDestroyProgram(prog)
+    path = tmp_path / "mul.ltoir"
+    path.write_bytes(ltoir)
+    mul = cuda.declare_device("mul_scaled", "float32(float32, float32)", link=str(path))
+    art = gpux.compile(cuda.jit(_mul_kernel(mul)), F32, target="cuda")
+    assert "Function properties for mul_scaled" in art.info["link_log"]
+    assert art.info["link"][0][0] == "ltoir"
+
+
+@needs_linker
+def test_a_device_function_links_its_code_into_the_kernels_calling_it(ptx_file):
+    add = cuda.declare_device("add_seven", "int32(int32)")
+
+    @cuda.jit(device=True, link=[str(ptx_file)])
+    def twice(v):
+        return add(add(v))
+
+    kernel = cuda.jit(_add_kernel(twice))
+    art = gpux.compile(kernel, I32, target="cuda")
+    assert "Function properties for add_seven" in art.info["link_log"]
+    assert [n for _k, n, _d in art.info["link"]] == [str(ptx_file.resolve())]
+
+
+@needs_linker
 def test_a_cu_file_that_does_not_compile_names_it(tmp_path):
     bad = tmp_path / "bad.cu"
     bad.write_text('extern "C" __device__ int broken(float *r) { return undefined_name; }\n')
@@ -185,6 +218,24 @@ def test_compile_ptx_declares_the_function_and_records_the_code(cu_file):
     assert "call.uni" in ptx
     art = gpux.compile(cuda.jit(_mul_kernel(mul)), F32, target=resolve_target("cuda", cubin=False))
     assert art.binary is None and art.info["link_symbols"] == ("mul_scaled",)
+
+
+@needs_linker
+def test_compile_all_gives_the_ptx_and_the_code_linked(cu_file, ptx_file):
+    mul = cuda.declare_device("mul_scaled", "float32(float32, float32)", link=str(cu_file))
+    add = cuda.declare_device("add_seven", "int32(int32)", link=str(ptx_file))
+
+    def f(x, n):
+        return mul(x, x) + add(n)
+
+    codes, ret = cuda.compile_all(f, "float32(float32, int32)", output="ptx")
+    assert ret == float32 and len(codes) == 3
+    assert ".func" in codes[0] and "mul_scaled" in codes[0]
+    # the CUDA C compiled by NVRTC defines the function; the PTX file comes as it is
+    assert ".visible .func" in codes[1] and "mul_scaled" in codes[1]
+    assert isinstance(codes[2], cuda.PTXSource) and codes[2].data == ADD_PTX.encode()
+    with pytest.raises(UnsupportedError, match="ltoir"):
+        cuda.compile_all(f, "float32(float32, int32)")
 
 
 def test_the_c_abi_calls_the_symbol_with_the_values():
@@ -212,6 +263,7 @@ def test_opencl_rejects_a_declared_function_naming_file_symbol_and_target(cu_fil
         kernel[1, 4](np.zeros(4, np.float32), x)
     msg = str(info.value)
     assert "mul_scaled" in msg and str(cu_file.resolve()) in msg
+    assert "test_link.py:" in msg  # the line of the call
     assert "'opencl'" in msg and "CUDA C/PTX can be linked only on CUDA devices" in msg
 
 
