@@ -209,6 +209,21 @@ def test_a_cu_file_that_does_not_compile_names_it(tmp_path):
     assert "bad.cu" in str(info.value) and "undefined_name" in str(info.value)
 
 
+def test_without_nvjitlink_the_code_to_link_travels_for_the_driver(cu_file, monkeypatch):
+    if not _linker.have_nvrtc():
+        pytest.skip("NVRTC is not installed")
+    monkeypatch.setattr(_linker, "have_nvjitlink", lambda: False)
+    mul = cuda.declare_device("mul_scaled", "float32(float32, float32)", link=str(cu_file))
+    kernel = cuda.jit(_mul_kernel(mul))
+    art = gpux.compile(kernel, F32, target="cuda")
+    assert art.binary is None and art.info["linker"] == "driver"
+    (kind, name, ptx), = art.info["link_images"]  # the CUDA C, compiled by NVRTC
+    assert kind == "ptx" and name == str(cu_file.resolve())
+    assert b".visible .func" in ptx and b"mul_scaled" in ptx
+    with pytest.raises(gpux.ToolchainError, match="nvJitLink"):
+        cuda.compile_cubin(kernel, F32)
+
+
 def test_compile_ptx_declares_the_function_and_records_the_code(cu_file):
     # PTX needs neither NVRTC nor a linker: the call stays external
     mul = cuda.declare_device("mul_scaled", "float32(float32, float32)", link=str(cu_file))
@@ -392,3 +407,54 @@ def test_the_driver_links_where_nvjitlink_is_missing(cu_file, cuda_device, monke
     np.testing.assert_array_equal(out, x * 2 * 3.0)
     assert kernel.code_for(kernel.typeof_args((out, x, np.float32(2))),
                            cuda_device.target).info["linker"] == "driver"
+
+
+# ------------------------------------------------------------------ the disk cache
+
+LINKED_MODULE = """
+import json, sys
+from numba import float32
+from numba_gpux import cache, cuda
+from numba_gpux.devices import resolve_target
+
+mul = cuda.declare_device("mul_scaled", "float32(float32, float32)", link=sys.argv[1])
+
+@cuda.jit(cache=True)
+def k(out, x):
+    out[0] = mul(x[0], x[0])
+
+art = k.code_for((float32[::1], float32[::1]), resolve_target("cuda"))
+print(json.dumps({"hits": cache.stats["index_hits"], "misses": cache.stats["index_misses"],
+                  "digest": art.info["link"][0][2], "cubin": art.binary.hex()}))
+"""
+
+
+@needs_linker
+def test_a_changed_cu_file_compiles_again_in_a_new_process(tmp_path, cu_file):
+    import json
+    import os
+    import subprocess
+    import sys
+
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "linked_mod.py").write_text(LINKED_MODULE)
+    env = dict(os.environ, NUMBA_GPUX_CACHE_DIR=str(tmp_path / "cache"),
+               NUMBA_GPUX_CACHE_KEY_FILE=str(tmp_path / "keys" / "cache.key"),
+               PYTHONDONTWRITEBYTECODE="1")
+
+    def run():
+        p = subprocess.run([sys.executable, str(src / "linked_mod.py"), str(cu_file)],
+                           capture_output=True, text=True, env=env, timeout=600)
+        assert p.returncode == 0, p.stderr[-3000:]
+        return json.loads(p.stdout.strip().splitlines()[-1])
+
+    first, second = run(), run()
+    assert (first["hits"], first["misses"]) == (0, 1)
+    assert (second["hits"], second["misses"]) == (1, 0)  # found on disk, nothing compiled
+    assert second["cubin"] == first["cubin"]
+    cu_file.write_text(MUL_CU.replace("3.0f", "5.0f"))
+    third = run()
+    assert (third["hits"], third["misses"]) == (0, 1)
+    assert third["digest"] == hashlib.sha256(MUL_CU.replace("3.0f", "5.0f").encode()).hexdigest()
+    assert third["cubin"] != first["cubin"]
