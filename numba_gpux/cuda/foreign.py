@@ -11,6 +11,7 @@ emits the kernel; any other target rejects the kernel with an UnsupportedError.
 
 from __future__ import annotations
 
+import inspect
 import os
 
 from llvmlite import ir
@@ -100,15 +101,20 @@ class DeclaredDevice(_Intrinsic):
             linking.add_to_module(builder.module, linking.records(self.link, (name,)))
             return call(context, builder, name, sig_, args)
 
-        def typed(args):
-            if len(args) != len(sig.args):
+        def typer(typingctx, *args):
+            # the declared types, to which the call's arguments convert (a value that
+            # cannot, such as an array for a float, matches no signature)
+            if len(args) != len(sig.args) or any(
+                    typingctx.can_convert(a, f) is None for a, f in zip(args, sig.args)):
                 return None
             return signature(sig.return_type, *sig.args), codegen
 
-        # intrinsic() takes a typer with one parameter per argument
-        params = ", ".join(f"a{i}" for i in range(len(sig.args)))
-        typer = eval(f"lambda typingctx{', ' if params else ''}{params}: typed(({params}{',' if params else ''}))",
-                     {"typed": typed})
+        # Numba binds a call's arguments by the typer's signature: one parameter per
+        # argument of the declared function (a *args typer would get them as a tuple)
+        P = inspect.Parameter
+        typer.__signature__ = inspect.Signature(
+            [P("typingctx", P.POSITIONAL_OR_KEYWORD)]
+            + [P(f"a{i}", P.POSITIONAL_OR_KEYWORD) for i in range(len(sig.args))])
         typer.__name__ = typer.__qualname__ = name
         super().__init__(name, typer)
         self._register()

@@ -361,6 +361,24 @@ def test_declared_functions_and_linked_kernels_pickle(ptx_file):
     assert pickle.loads(pickle.dumps(kernel)).extra["link"] == kernel.extra["link"]
 
 
+def test_arguments_convert_to_the_declared_types_or_fail_typing():
+    from numba.core.errors import TypingError
+
+    mul = cuda.declare_device("mul_scaled", "float32(float32, float32)")
+
+    def ints(out, x):
+        out[0] = mul(x[0], 2)  # an int converts to float32
+
+    ptx, _ = cuda.compile_ptx(ints, F32)
+    assert "mul_scaled" in ptx
+
+    def array(out, x):
+        out[0] = mul(x, 2)
+
+    with pytest.raises(TypingError, match="mul_scaled"):
+        cuda.compile_ptx(array, F32)
+
+
 def test_use_cooperative_is_unsupported():
     with pytest.raises(UnsupportedError, match="use_cooperative"):
         cuda.declare_device("f", "int32(int32)", use_cooperative=True)
