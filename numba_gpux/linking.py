@@ -30,7 +30,7 @@ from . import irlex as lx
 from .errors import GpuxUserError, UnsupportedError
 
 __all__ = ["LinkInput", "MissingLinkFile", "KINDS", "EXTENSIONS", "METADATA", "from_path",
-           "from_code", "records", "add_to_module", "add_to_text", "read", "check", "content",
+           "from_code", "inputs", "records", "add_to_module", "add_to_text", "read", "check", "content",
            "describe"]
 
 #: the named metadata that carries the records
@@ -105,6 +105,29 @@ def from_code(kind: str, code, name: str) -> LinkInput:
         raise TypeError(f"the code to link {name!r} must be bytes or str, not "
                         f"{type(code).__name__}")
     return LinkInput(kind, str(name), code=bytes(code))
+
+
+def inputs(value, what: str) -> tuple[LinkInput, ...]:
+    """The inputs of a ``link=`` value: None, a file path or a LinkInput, or a list of
+    them (paths by extension, checked now: a missing file is a MissingLinkFile)."""
+    if value is None:
+        return ()
+    if isinstance(value, (str, bytes, os.PathLike, LinkInput)):
+        value = (value,)
+    try:
+        items = list(value)
+    except TypeError:
+        raise TypeError(f"{what}: link must be a file path or a list of them, not "
+                        f"{type(value).__name__}") from None
+    out = []
+    for item in items:
+        if isinstance(item, LinkInput):
+            out.append(item)
+        elif isinstance(item, (str, bytes, os.PathLike)):
+            out.append(from_path(item))
+        else:
+            raise TypeError(f"{what}: link must hold file paths, not {type(item).__name__}")
+    return tuple(out)
 
 
 # --------------------------------------------------------------------------- contents

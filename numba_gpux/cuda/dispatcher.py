@@ -139,14 +139,6 @@ class CUDADispatcher(GpuxFunction):
 
     def _compile_neutral(self, argtypes: tuple, return_type):
         res = super()._compile_neutral(argtypes, return_type)
-        if self.extra.get("link"):
-            # cuda.jit(link=...): the code to link, recorded in the lowered code (read
-            # now), where it reaches the kernel and every kernel calling this function
-            from .. import linking
-
-            mod = res.library.create_ir_module(f"{self.__name__}.link")
-            linking.add_to_module(mod, linking.records(self.extra["link"]))
-            res.library.add_ir_module(mod)
         if self.cache and res.captured and not self.is_device:
             # numba.cuda cannot pickle such a kernel for its cache: the same error
             import pickle

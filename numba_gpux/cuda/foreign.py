@@ -46,14 +46,12 @@ def link_inputs(link, what: str) -> tuple[linking.LinkInput, ...]:
             if item.setup_callback is not None or item.teardown_callback is not None:
                 raise UnsupportedError(f"{what}: {item.name!r} has a setup or teardown "
                                        f"callback, which numba_gpux does not run")
-            out.append(linking.from_code(_KIND.get(item.kind, item.kind), item.data,
-                                         item.name))
-        elif isinstance(item, (str, bytes, os.PathLike)):
-            out.append(linking.from_path(item))
-        else:
+            item = linking.from_code(_KIND.get(item.kind, item.kind), item.data, item.name)
+        elif not isinstance(item, (str, bytes, os.PathLike, linking.LinkInput)):
             raise TypeError(f"{what}: link must hold file paths or LinkableCode objects, "
                             f"not {type(item).__name__}")
-    return tuple(out)
+        out.append(item)
+    return linking.inputs(out, what)
 
 
 #: LinkableCode.kind -> linking's kind

@@ -293,6 +293,17 @@ def test_opencl_rejects_a_kernel_with_link_files(ptx_file, opencl_device):
     assert "'opencl'" in str(info.value)
 
 
+def test_the_portable_jit_links_too(ptx_file, opencl_device):
+    add = cuda.declare_device("add_seven", "int32(int32)")
+    kernel = gpux.jit(link=[str(ptx_file)])(_add_kernel(add))
+    art = gpux.compile(kernel, I32, target=resolve_target("cuda", cubin=False))
+    assert art.info["link"][0][:2] == ("ptx", str(ptx_file.resolve()))
+    with pytest.raises(UnsupportedError, match="add.ptx"):
+        kernel[1, 4](np.zeros(4, np.int32), np.arange(4, dtype=np.int32))
+    with pytest.raises(FileNotFoundError, match="nothere.ptx"):
+        gpux.jit(link=str(ptx_file.parent / "nothere.ptx"))
+
+
 @pytest.mark.parametrize("target", ["opencl", "opencl-c", "metal"])
 def test_every_target_without_a_linker_rejects_it(target):
     f = cuda.declare_device("some_foreign", "int32(int32)")
