@@ -144,10 +144,10 @@ class CUDATarget(Target):
 
     def emit(self, module, kernels, opt: int) -> Artifact:
         """PTX from LLVM's NVPTX back end (the shared emission, with this target's
-        flags); a cubin from ptxas where it is installed."""
-        from numba_gpux.machines import default_emit
-
+        flags); a cubin from ptxas where it is installed, or, for a module that links
+        foreign code (``numba_gpux.linking``'s records), from the linker (``_link``)."""
         from numba_gpux import linking
+        from numba_gpux.machines import default_emit
 
         art = default_emit(self, module, kernels, opt)
         info = {"cc": self.cc, "sm": self.cpu, "ptx_version": self.ptx_version}
@@ -162,7 +162,6 @@ class CUDATarget(Target):
             cubin = toolkit.ptxas_cubin(art.text, self.cc, opt, arch=self.cuda.arch)
         return Artifact(self.artifact_kind, cubin, art.text, art.kernels, llvm_ir=art.llvm_ir,
                         info=info)
-
 
     def _link(self, ptx: str, kernels, recs, opt: int, info: dict) -> bytes | None:
         """The cubin of *ptx* linked with the code of the records *recs*, through
