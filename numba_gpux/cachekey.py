@@ -17,6 +17,10 @@ of:
   (keyed like a kernel), an ``@intrinsic``'s definition, and for any other
   template the size and modification time of the file that defines it;
   the same for attribute and method templates registered by libraries;
+* for an object that says what of it the code depends on (a ``__gpux_cache_key__``
+  method), that: e.g. the kind, name and current content of code linked with the
+  kernel (``linking.LinkInput``) and of a foreign device function's code, so a
+  changed ``.cu`` file compiles again;
 * the argument types (numbers, arrays, tuples and records: types whose Numba name
   says everything about them), the caller options, the target description and the
   content of its overlay registries;
@@ -423,6 +427,12 @@ class _Keyer:
         if type(v) in (tuple, list, frozenset):
             items = sorted(v, key=repr) if type(v) is frozenset else v
             return f"{type(v).__name__}(" + ",".join(self.value(x, names, depth) for x in items) + ")"
+        keyed = getattr(type(v), "__gpux_cache_key__", None)
+        if keyed is not None:  # an object that says what of it the code depends on
+            try:
+                return f"keyed:{type(v).__module__}.{type(v).__qualname__}:{keyed(v)}"
+            except Exception as e:  # noqa: BLE001 - e.g. a file to link is gone
+                raise Uncacheable(f"{type(v).__qualname__}: {e}") from None
         if isinstance(v, np.ndarray):
             a = np.ascontiguousarray(v)
             if a.dtype.hasobject:

@@ -17,6 +17,7 @@ from numba.core.typing.typeof import Purpose, typeof
 
 from . import abi
 from . import hooks as _hooks
+from . import linking
 from . import serialize as _serialize
 from .attributes import KernelAttributes
 from .inspection import KernelInspection, Overload
@@ -262,7 +263,15 @@ class GpuxFunction(KernelAttributes, KernelInspection):
 
     def _compile_neutral(self, argtypes: tuple, return_type):
         """Type and lower the Python function for *argtypes* (``neutral`` caches it)."""
-        return compile_neutral(self.py_func, argtypes, self.options, return_type)
+        res = compile_neutral(self.py_func, argtypes, self.options, return_type)
+        if self.extra.get("link"):
+            # jit(link=...): the code to link, recorded in the lowered code (read now),
+            # where it reaches the kernel and every kernel calling this function; targets
+            # that link none reject it (linking.check)
+            mod = res.library.create_ir_module(f"{self.__name__}.link")
+            linking.add_to_module(mod, linking.records(self.extra["link"]))
+            res.library.add_ir_module(mod)
+        return res
 
     def _disk_indexed(self) -> bool:
         """Whether finished code is kept in, and found through, the disk cache's index
@@ -709,7 +718,9 @@ def jit(func_or_sig=None, *, device: bool = False, fastmath: bool = False, opt: 
     :class:`numba_gpux.compiler.Semantics`, the rules of built-in operations where
     Python's and another API's differ (default: Python's).  ``kernel_class``: the class of the object
     made, :class:`GpuxFunction` (the default) or a subclass of it, such as a
-    facade's kernel class.
+    facade's kernel class.  ``link``: files of foreign code (``.cu``, ``.ptx``,
+    ``.cubin``, ...: ``linking.py``) linked with the kernel on targets that link such
+    code (``Target.link_kinds``: CUDA); elsewhere compiling it is an UnsupportedError.
     """
     unknown = set(extra) - {"link", "boundscheck", "forceinline", "nopython"}
     if unknown:
@@ -726,6 +737,10 @@ def jit(func_or_sig=None, *, device: bool = False, fastmath: bool = False, opt: 
                       max_registers=0 if max_registers is None else max_registers,
                       shared_memory_carveout=shared_memory_carveout,
                       **({} if semantics is None else {"semantics": semantics}))
+    if "link" in extra:  # code linked with the kernel where its target links (linking.py)
+        extra["link"] = linking.inputs(extra["link"], "jit(link=...)")
+        if not extra["link"]:
+            del extra["link"]
     cls = GpuxFunction if kernel_class is None else kernel_class
     if not (isinstance(cls, type) and issubclass(cls, GpuxFunction)):
         raise GpuxUserError(f"jit(kernel_class=...) takes GpuxFunction or a subclass of it, "

@@ -452,6 +452,10 @@ class Target(_Checked):
     artifact_kind: str = "object"
     #: LLVM options set while code is emitted (also in a fresh-process emission)
     codegen_flags: tuple[LLVMFlag, ...] = ()
+    #: the kinds of foreign code (``linking.KINDS``: "cu", "ptx", "cubin", ...) that
+    #: ``emit`` links with a module, whose calls of the functions they define may stay;
+    #: empty: a module with any (``jit(link=...)``, ``declare_device``) is an error
+    link_kinds: frozenset[str] = frozenset()
     #: True: the back end emits module after module through one target machine, so
     #: emission uses the kept one (machines.emit_machine); False: a machine per emission
     reusable_emit_machine: bool = False

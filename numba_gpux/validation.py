@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 
 from . import irlex as lx
-from . import irtext
+from . import irtext, linking
 from .errors import ValidationError
 
 __all__ = ["validate", "first_located", "python_name"]
@@ -32,13 +32,17 @@ def validate(job, relocate) -> None:
     # text through the IR lexer (one print; walking the module through the binding
     # costs foreign calls per function and instruction)
     text = job.printed if job.printed is not None else str(job.module)
+    # foreign code linked with the module (linking.py): an error where the target
+    # links none; the symbols it defines may stay declared
+    linked = linking.check(job.target, text, job.name,
+                           where=lambda syms: _user_line(job, relocate, frozenset(syms)))
     facts = irtext.ModuleFacts(text)
     for name in sorted(facts.declared):
         if name.startswith("__gpux_"):
             if by_name:
                 continue
             problems.append(_missing_intrinsic(job, relocate, stack, name))
-        elif not (name.startswith("llvm.") or name.startswith(allowed)):
+        elif not (name.startswith("llvm.") or name.startswith(allowed) or name in linked):
             problems.append(f"calls {name!r}, which is not available on the device "
                             f"(a host function or an unsupported library call)")
     calls = {n: callees & facts.defined for n, callees in facts.calls.items()}

@@ -36,6 +36,11 @@ def _artifact(pyfunc, sig, debug=False, lineinfo=False, device=True, fastmath=Fa
     from ..compiler import Options
     from .decorators import NUMBA_CUDA_SEMANTICS
 
+    from .dispatcher import CUDADispatcher
+
+    # a cuda.jit function's code to link (cuda.jit(link=...)) is linked here too
+    extra = {"link": pyfunc.extra["link"]} if isinstance(pyfunc, GpuxFunction) and \
+        pyfunc.extra.get("link") else {}
     if isinstance(pyfunc, GpuxFunction):
         pyfunc = pyfunc.py_func
     opts = {"cubin": bool(cubin)}
@@ -43,7 +48,7 @@ def _artifact(pyfunc, sig, debug=False, lineinfo=False, device=True, fastmath=Fa
         opts["cc"] = tuple(cc)
     level = 3 if opt is True else (0 if opt is False else opt)
     # numba.cuda's rules for built-in operations, as the facade's kernels have them
-    fn = GpuxFunction(pyfunc, device=device, options=Options(
+    fn = CUDADispatcher(pyfunc, device=device, extra=extra, options=Options(
         opt=level, fastmath=bool(fastmath), debug=bool(debug), lineinfo=bool(lineinfo),
         semantics=NUMBA_CUDA_SEMANTICS))
     return _gpux_compile(fn, sig, target="cuda", device=device, **opts)
@@ -74,8 +79,39 @@ def compile_ptx_for_current_device(pyfunc, sig, **kws):
     return compile_ptx(pyfunc, sig, cc=_current_cc(), **kws)
 
 
-def compile_all(*args, **kws):
-    raise UnsupportedError("cuda.compile_all (linkable code objects) is not supported")
+def compile_all(pyfunc, sig, debug=None, lineinfo=False, device=True, fastmath=False, cc=None,
+                opt=None, abi="c", abi_info=None, output="ltoir", forceinline=False,
+                launch_bounds=None):
+    """numba.cuda's ``compile_all``: ``(codes, return type)``, the codes being the PTX of
+    *pyfunc* and then the code it links (``cuda.jit(link=...)``, the ``link=`` of the
+    ``declare_device`` functions it calls): CUDA C compiled to PTX with NVRTC, other
+    kinds as ``cudadrv.linkable_code`` objects.  ``output="ptx"`` only: numba_gpux
+    makes no LTO-IR of Python code (numba.cuda's default, ``"ltoir"``, is an
+    UnsupportedError)."""
+    if output not in ("ptx", "ltoir"):
+        raise NotImplementedError(f"Unsupported output type: {output}")
+    if output == "ltoir":
+        raise UnsupportedError("cuda.compile_all(output='ltoir'): numba_gpux compiles Python "
+                               "code to PTX, not LTO-IR; pass output='ptx'")
+    art = _artifact(pyfunc, sig, bool(debug), lineinfo, device, fastmath, cc,
+                    True if opt is None else opt, cubin=False)
+    args, ret = sigutils.normalize_signature(sig)
+    codes = [art.text]
+    cc = tuple(cc) if cc is not None else _default_cc()
+    if art.info.get("link"):
+        from .. import linking
+        from ..targets.cuda import linker
+        from .cudadrv import linkable_code as lc
+
+        kinds = {"ptx": lc.PTXSource, "cubin": lc.Cubin, "fatbin": lc.Fatbin,
+                 "object": lc.Object, "archive": lc.Archive, "ltoir": lc.LTOIR}
+        for kind, name, digest in art.info["link"]:
+            data = linking.content(digest, name)
+            if kind == "cu":
+                codes.append(linker.compile_cu(data, name, cc).decode())
+            else:
+                codes.append(kinds[kind](data, name=name))
+    return codes, types.void if ret is None else ret
 
 
 def _cubin_of(art, name: str, cc) -> bytes:
@@ -83,6 +119,13 @@ def _cubin_of(art, name: str, cc) -> bytes:
     if art.binary is not None:
         return art.binary
     from ..errors import ToolchainError
+
+    if art.info.get("link"):
+        names = ", ".join(repr(n) for _k, n, _d in art.info["link"]) or "foreign code"
+        raise ToolchainError(f"{name}: a cubin of code linked with {names} needs nvJitLink "
+                             f"(cuda-python's cuda.bindings.nvjitlink and the "
+                             f"nvidia-nvjitlink library), which is not installed (a launch "
+                             f"links it through the CUDA driver instead)")
     from ..targets.cuda import toolkit
 
     if toolkit.find_ptxas() is None:

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from ..compiler import Semantics
 from ..dispatcher import jit as _gpux_jit
-from ..errors import UnsupportedError
 from .dispatcher import CUDADispatcher
+from .foreign import declare_device as _declare_device, link_inputs
 
 __all__ = ["jit", "declare_device", "WARP_SIZE", "DUMPS", "NO_OP_DUMPS"]
 
@@ -54,7 +54,11 @@ def jit(func_or_sig=None, device: bool = False, inline="never", forceinline: boo
     ``launch_bounds``, ``shared_memory_carveout``, ``lto`` and ``extensions``
     (objects whose ``prepare_args`` is applied to each argument before a launch:
     CUDADispatcher.extensions).
-    ``link`` (CUDA C/PTX files) is not supported.
+    ``link``: code linked with the kernel on the CUDA target (file paths by extension:
+    ``.cu`` compiled with NVRTC, ``.ptx``, ``.cubin``, ``.fatbin``, ``.o``, ``.a``,
+    ``.ltoir``, or ``cuda.PTXSource``/``CUSource``/... objects); a missing file is an
+    error here, and the kernel compiles for CUDA devices only (elsewhere an
+    UnsupportedError naming the files and the target).
 
     numba-cuda-mlir's dump options print to stderr as the code is made: ``dump`` the
     Numba IR and the LLVM IR, ``dump_numba_ir`` and ``dump_llvmir`` one of them (the
@@ -65,15 +69,16 @@ def jit(func_or_sig=None, device: bool = False, inline="never", forceinline: boo
     numba_gpux has not and do nothing.  An unknown keyword is a TypeError listing the
     valid ones.
     """
-    if link:
-        raise UnsupportedError("cuda.jit(link=...): linking CUDA C, PTX or LTO-IR files is not "
-                               "supported by numba_gpux (kernels must be Python)")
+    # the code to link: files checked now (a missing one is an error naming it), read
+    # when the kernel compiles (their contents are part of its cache keys)
+    link = link_inputs(link or None, "cuda.jit(link=...)")
     if lto:
-        # numba.cuda's error where nvJitLink is missing: numba_gpux never links LTO-IR
-        # (cudadrv.driver._have_nvjitlink() is False)
+        # numba.cuda's error where nvJitLink is missing: numba_gpux makes no LTO-IR of
+        # Python kernels (cudadrv.driver._have_nvjitlink() is False)
         raise RuntimeError("LTO requires nvjitlink, which is not available or not "
-                           "sufficiently recent (>=12.3): numba_gpux links no LTO-IR "
-                           "(use lto=False or leave it unset)")
+                           "sufficiently recent (>=12.3): numba_gpux compiles Python kernels "
+                           "to PTX, not LTO-IR (use lto=False or leave it unset; .ltoir files "
+                           "given to link= are linked)")
     argtypes = kws.pop("argtypes", None)
     restype = kws.pop("restype", None)
     carveout = kws.pop("shared_memory_carveout", None)
@@ -101,6 +106,8 @@ def jit(func_or_sig=None, device: bool = False, inline="never", forceinline: boo
         options["max_registers"] = max_registers
     if launch_bounds is not None:
         options["launch_bounds"] = launch_bounds
+    if link:
+        options["link"] = link
     if carveout is not None:
         options["shared_memory_carveout"] = _carveout(carveout)
 
@@ -173,6 +180,6 @@ def _carveout(value):
     return value
 
 
-def declare_device(name, sig, link=None, use_cooperative=False):
-    raise UnsupportedError(f"cuda.declare_device({name!r}): external device functions written "
-                           f"in CUDA C are not supported by numba_gpux")
+def declare_device(name, sig, link=None, use_cooperative=False, abi="numba"):
+    """numba.cuda's ``declare_device``: :func:`numba_gpux.cuda.foreign.declare_device`."""
+    return _declare_device(name, sig, link=link, use_cooperative=use_cooperative, abi=abi)

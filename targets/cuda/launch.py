@@ -475,6 +475,8 @@ class CUDARuntime(Runtime):
         ptx = artifact.text
         if ptx is None:
             raise LaunchError(f"CUDA cannot load a {artifact.kind} artifact without PTX")
+        if artifact.info.get("link"):  # foreign code to link: the driver's linker
+            return self._load_linked(drv, artifact, errors)
         image = ptx.encode() + b"\0"
         try:
             return self._module(_check(drv.cuModuleLoadData(image)))
@@ -487,6 +489,24 @@ class CUDARuntime(Runtime):
             log = f"\n--- driver JIT log ---\n{log}\n--- end of log ---" if log else ""
             raise InternalCompilerError("load", f"the CUDA driver rejected the module of {names} ("
                                         + "; ".join(errors) + ")" + log, ptx) from None
+
+    def _load_linked(self, drv, artifact, errors: list) -> _Module:
+        """The module of the kernel's PTX linked with its foreign code by the driver's
+        linker (linker.py), where no linked cubin was made or loaded."""
+        from .linker import link_driver
+
+        images = artifact.info.get("link_images")
+        names = ", ".join(artifact.kernels) or "module"
+        if images is None:
+            raise LaunchError(f"the code of {names} was compiled without linking its "
+                              f"foreign code (a PTX-only compile): it cannot be loaded")
+        cubin = link_driver(drv, _check, artifact.text, names, images)
+        try:
+            return self._module(_check(drv.cuModuleLoadData(cubin)))
+        except CUDAError as e:
+            errors.append(f"linked cubin: {e}")
+            raise LaunchError(f"the CUDA driver rejected the linked module of {names} ("
+                              + "; ".join(errors) + ")") from None
 
     def _module(self, handle) -> _Module:
         mod = _Module(handle)

@@ -144,18 +144,48 @@ class CUDATarget(Target):
 
     def emit(self, module, kernels, opt: int) -> Artifact:
         """PTX from LLVM's NVPTX back end (the shared emission, with this target's
-        flags); a cubin from ptxas where it is installed."""
+        flags); a cubin from ptxas where it is installed, or, for a module that links
+        foreign code (``numba_gpux.linking``'s records), from the linker (``_link``)."""
+        from numba_gpux import linking
         from numba_gpux.machines import default_emit
 
         art = default_emit(self, module, kernels, opt)
+        info = {"cc": self.cc, "sm": self.cpu, "ptx_version": self.ptx_version}
+        recs = linking.read(art.llvm_ir) if f"!{linking.METADATA}" in art.llvm_ir else ()
         cubin = None
-        if self.cuda.cubin:
+        if recs:
+            # foreign code (cuda.jit(link=...), declare_device): linker.py
+            cubin = self._link(art.text, kernels, recs, opt, info)
+        elif self.cuda.cubin:
             from . import toolkit
 
             cubin = toolkit.ptxas_cubin(art.text, self.cc, opt, arch=self.cuda.arch)
-        info = {"cc": self.cc, "sm": self.cpu, "ptx_version": self.ptx_version}
         return Artifact(self.artifact_kind, cubin, art.text, art.kernels, llvm_ir=art.llvm_ir,
                         info=info)
+
+    def _link(self, ptx: str, kernels, recs, opt: int, info: dict) -> bytes | None:
+        """The cubin of *ptx* linked with the code of the records *recs*, through
+        nvJitLink where installed.  ``info`` records what was linked (``"link"``: (kind,
+        name, sha256) of each input) and how (``"linker"``); without nvJitLink, the
+        inputs themselves (``"link_images"``, CUDA C compiled to PTX), for the driver's
+        linker at load.  No cubin is asked for (``compile_ptx``): the PTX alone."""
+        from numba_gpux import linking
+
+        from . import linker
+
+        info["link"] = tuple(linking.inputs_of(recs))
+        info["link_symbols"] = tuple(linking.symbols_of(recs))
+        if not self.cuda.cubin:
+            return None
+        images = linker.prepare(recs, self.cc, self.cuda.arch)
+        info["link_images"] = tuple(images)
+        name = kernels[0] if kernels else "module"
+        if linker.have_nvjitlink():
+            cubin, log = linker.link_nvjitlink(ptx, name, images, self.cc, self.cuda.arch, opt)
+            info["linker"], info["link_log"] = "nvjitlink", log
+            return cubin
+        info["linker"] = "driver"
+        return None
 
 
 def make_target(device=None, *, cc=None, ptx_version=None, cubin: bool = True) -> CUDATarget:
@@ -223,6 +253,9 @@ def make_target(device=None, *, cc=None, ptx_version=None, cubin: bool = True) -
         # a parse of every module, gave the same PTX
         backend_infers_address_spaces=True,
         extern_prefixes=_EXTERN_PREFIXES,
+        # foreign code linked with kernels (cuda.jit(link=...), declare_device): CUDA C
+        # through NVRTC, the rest as it is, by nvJitLink or the driver (linker.py)
+        link_kinds=frozenset(("cu", "ptx", "cubin", "fatbin", "object", "archive", "ltoir")),
         recursion=True,  # PTX calls recursively on a per-thread stack (ptxas sizes it)
         device_malloc=True,  # arrays that kernels make: CUDA's device malloc
         codegen_flags=CODEGEN_FLAGS,

@@ -185,7 +185,7 @@ _OTHER = {
     "intrinsics_by_name": True,
     "type_features": (("half", "fp16", "half"),), "emit_kind": "assembly",
     "artifact_kind": "ptx", "codegen_flags": (("-b=1", "-b=0"),),
-    "reusable_emit_machine": True,
+    "reusable_emit_machine": True, "link_kinds": frozenset({"ptx"}),
 }
 
 

@@ -143,7 +143,9 @@ def __getattr__(name):
 
 
 def _have_nvjitlink() -> bool:
-    """False: numba_gpux links no foreign code, so nvJitLink is never used."""
+    """False: numba_gpux compiles Python kernels to PTX, never to LTO-IR, so code asking
+    for ``lto=True`` because nvJitLink is present would fail (nvJitLink, where installed,
+    links the code given to ``link=`` and ``declare_device``)."""
     return False
 
 

@@ -1,8 +1,9 @@
 """``numba_gpux.cuda.cudadrv.linkable_code``: numba.cuda's containers of code to link.
 
-They can be built (some code creates them at import time), but linking
-foreign code into a kernel is not supported by numba_gpux: passing one to
-``cuda.jit(link=...)`` raises :class:`numba_gpux.UnsupportedError`.
+Given to ``cuda.jit(link=...)`` or ``cuda.declare_device(link=...)``, their code is
+linked with the kernel on the CUDA target, as a file of their kind would be
+(``numba_gpux.cuda.foreign``); a setup or teardown callback is an UnsupportedError
+(nothing runs it).
 """
 
 from __future__ import annotations
