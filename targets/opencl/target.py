@@ -249,7 +249,8 @@ def make_target(device=None, *, features=None) -> OpenCLTarget:
         subgroup_size_metadata="intel_reqd_sub_group_size",
         legal_int_widths=(8, 16, 32, 64),
         # (scalar min/max only: the driver's uniformity analysis, overlays/core.py)
-        replace_intrinsics=("llvm.bitreverse.", "llvm.sadd.with.overflow.", "llvm.smax.i",
+        replace_intrinsics=("llvm.bitreverse.", "llvm.sadd.with.overflow.",
+                            "llvm.smul.with.overflow.", "llvm.umul.with.overflow.", "llvm.smax.i",
                             "llvm.smin.i", "llvm.umax.i", "llvm.umin.i"),
         workgroup_syncscope="workgroup",
         ir_rewrites=("split_aggregate_phis", "sitofp_i1", "byte_allocas",
