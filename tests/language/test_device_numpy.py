@@ -10,10 +10,10 @@ failure readable, since each compile costs seconds.
 
 The operator matrix (+ - * / // % ** and the comparisons and bitwise operators,
 array with broadcast array and array with scalar) makes one kernel per dtype pair;
-each costs 10-30 s to compile here (Numba's typing and lowering of 30 array
-expressions, then the OpenCL driver's build of the kernel), so the default run
-takes the pairs in :data:`QUICK_PAIRS` (every dtype at least once, on each side)
-and ``GPUX_TEST_NUMPY_MATRIX=all`` takes all 81.
+each costs 20-50 s to compile here (Numba's typing and lowering of some 30 array
+expressions, our pipeline, then the OpenCL driver's build of the kernel), so the
+default run takes the pairs in :data:`QUICK_PAIRS` and ``GPUX_TEST_NUMPY_MATRIX=all``
+takes all 81.
 """
 
 import os
@@ -30,11 +30,12 @@ def _arg(x):
     return gpux.to_device(x) if isinstance(x, np.ndarray) else x
 
 
-def run_both(fn, inputs, outputs):
-    """(what the kernel wrote, what njit wrote) into copies of *outputs*; each
-    gets its own copy of *inputs* (functions may write to them)."""
+def run_both(fn, inputs, outputs, reference=njit):
+    """(what the kernel wrote, what ``reference(fn)`` wrote) into copies of *outputs*;
+    each gets its own copy of *inputs* (functions may write to them)."""
     want = [o.copy() for o in outputs]
-    njit(fn)(*[x.copy() if isinstance(x, np.ndarray) else x for x in inputs], *want)
+    with np.errstate(all="ignore"):
+        reference(fn)(*[x.copy() if isinstance(x, np.ndarray) else x for x in inputs], *want)
     got = [gpux.to_device(o.copy()) for o in outputs]
     gpux.jit(fn)[1, 1](*[_arg(x) for x in inputs], *got)
     return [g.copy_to_host() for g in got], want
@@ -140,10 +141,11 @@ OPS = ("+", "-", "*", "/", "//", "%", "**", "<", "<=", "==", "!=", ">", ">=", "&
 #: float results of these may differ in their last bits (division and pow are
 #: computed by the device's built-ins); every other result compares exactly
 INEXACT = ("/", "**")
-#: the pairs of the default run: every dtype on each side, signed with unsigned,
-#: narrow with wide, integer with float, an int8 + int8 that wraps around
-QUICK_PAIRS = (("int8", "int8"), ("uint8", "int16"), ("int32", "uint32"),
-               ("float16", "int64"), ("float64", "float32"), ("uint32", "float16"))
+#: the pairs of the default run (each costs 20-50 s here): an int8 + int8 that wraps
+#: around, signed with unsigned promoted to a wider type, integer with float, and one
+#: float16 pair where the device has it
+QUICK_PAIRS = (("int8", "int8"), ("int32", "uint32"), ("uint8", "float64"),
+               ("uint32", "float16"))
 ALL_PAIRS = tuple((x, y) for x in DTYPES for y in DTYPES)
 
 
@@ -178,9 +180,20 @@ def operands(dt1: str, dt2: str):
     return a, b, np.dtype(dt2).type(3)
 
 
+#: why arrays of float16 fail: Numba has float16 loops for no ufunc (and its CPU target
+#: no float16 at all, so @njit cannot be the reference: NumPy itself is)
+_HALF_ARRAYS = (
+    "float16 arrays in arithmetic: Numba's ufunc table has no float16 loop, so a float16 "
+    "operand with a float one fails to lower ('unsupported type for input operand: "
+    "float16'), and with an integer one Numba's loop choice is float32 where NumPy's "
+    "promotion gives float64 (float16 + int64)")
+
+
 def _pairs():
     every = os.environ.get("GPUX_TEST_NUMPY_MATRIX") == "all"
-    return [pytest.param(p, id=f"{p[0]}-{p[1]}") for p in (ALL_PAIRS if every else QUICK_PAIRS)]
+    return [pytest.param(p, id=f"{p[0]}-{p[1]}", marks=[pytest.mark.xfail(
+        strict=True, reason=_HALF_ARRAYS)] if "float16" in p else [])
+        for p in (ALL_PAIRS if every else QUICK_PAIRS)]
 
 
 @pytest.mark.parametrize("pair", _pairs())
@@ -191,8 +204,11 @@ def test_operators_broadcasting_and_promotion(device, pair):
     fn, ops = operator_kernel(dt1, dt2)
     a, b, s = operands(dt1, dt2)
     n = 2 * len(ops)
+    # Numba's CPU target has no float16 (no data model for it): there the reference is
+    # the function run by NumPy itself, whose promotion Numba's typing follows
+    reference = (lambda f: f) if "float16" in pair else njit
     (got, got_size), (want, want_size) = run_both(
-        fn, [a, b, s], [np.full((n, 8), -7.0), np.zeros(n, np.int64)])
+        fn, [a, b, s], [np.full((n, 8), -7.0), np.zeros(n, np.int64)], reference)
     for r in range(n):
         op, rhs = ops[r % len(ops)], ("array", "scalar")[r // len(ops)]
         what = f"{dt1} array {op} {dt2} {rhs}"
@@ -243,10 +259,27 @@ def test_ufuncs_on_arrays(device):
           rtol=1e-6)
 
 
+def broadcast_view(a, out, size):
+    c = a > 3
+    d = np.broadcast_to(c, (2, 6))  # c dies here: only the view refers to its memory
+    y = -a  # the next allocation
+    for i in range(6):
+        out[0, i] = d[1, i] + y[i] * 10
+
+
 @pytest.mark.xfail(strict=True, reason=(
-    "np.broadcast_to's view does not keep its array alive in kernels (the kernel IR increfs "
-    "a null meminfo for it), so the condition array is freed at its last use and the next "
-    "allocation reuses its memory; np.where(c, x, y) reads c through such a view"))
+    "np.broadcast_to's view does not keep its array alive in kernels: the kernel's IR "
+    "decrefs the array to zero at its last use though the view still refers to it, so "
+    "the next allocation reuses its memory"))
+def test_a_broadcast_view_keeps_its_array_alive(device):
+    check(broadcast_view, [np.arange(1, 7, dtype=np.float64)], rows())
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "np.broadcast_to's view does not keep its array alive in kernels: the kernel's IR "
+    "decrefs the array to zero at its last use though the view still refers to it (and "
+    "decrefs it again when the view dies), so the next allocation reuses its memory; "
+    "np.where(c, x, y) reads c through such a view"))
 def test_where(device):
     check(where, [np.arange(1, 7, dtype=np.float64)], rows())
 
