@@ -363,15 +363,8 @@ def test_whole_array_reductions(device):
     check(whole_reductions, [np.array([3, 1, 4, 1, 5, 2], np.int32)], rows())
 
 
-_METHOD_AXIS = ("the method with axis= is rejected in kernels: Numba's a.cumsum() words its "
-                "axis check with an f-string (kernels have no strings), and the kernel "
-                "language's own a.argmin()/a.argmax() take no axis; the np.* functions work")
-
-
-@pytest.mark.parametrize("cell", [
-    sum_axis, cumsum_axis, arg_axis, transposes,
-    pytest.param(cumsum_axis_method, marks=pytest.mark.xfail(strict=True, reason=_METHOD_AXIS)),
-    pytest.param(arg_axis_method, marks=pytest.mark.xfail(strict=True, reason=_METHOD_AXIS))])
+@pytest.mark.parametrize("cell", [sum_axis, cumsum_axis, arg_axis, transposes,
+                                  cumsum_axis_method, arg_axis_method])
 def test_reductions_along_an_axis(device, cell):
     check(cell, [REDUCE_IN], rows())
 
