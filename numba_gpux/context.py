@@ -532,6 +532,9 @@ class GpuxTargetContext(BaseContext):
             from .language import arraysort  # sorts without Numba's list-based stack
 
             self.install_registry(arraysort.superseding_registry)
+            from .language import arrayaxis  # axis= forms without Python strings or sets
+
+            self.install_registry(arrayaxis.superseding_registry)
             self._refreshed_at = (_registrations(self), _registrations(self.typing_context))
         finally:
             self._refreshing = False
@@ -675,9 +678,10 @@ def _build():
             return
         from numba.core.target_extension import target_override
 
-        from .language import heap, reductions
+        from .language import arrayaxis, heap, reductions
 
         reductions.register(TARGET_NAME)  # np.min/max & co. (Numba's allocate)
+        arrayaxis.register(TARGET_NAME)  # axis=, transpose(axes), broadcast_shapes
         heap.register(TARGET_NAME)  # Array._allocate: arrays that kernels make
         t = GpuxTypingContext()
         c = GpuxTargetContext(t)

@@ -8,11 +8,13 @@
   ``alignment``, ``names``, ``num``, ``isnative``...) as constants: the value NumPy
   gives on the host.  Numba itself answers only ``type`` and ``kind``.
 - ``ary.ravel()`` of a C-contiguous array is a one-dimensional view of the same
-  memory (no copy), which kernels can make; Numba's implementation returns a new
-  array from a helper function, which code without a runtime allocator cannot.  A
-  ravel that must copy (an array of layout ``A`` or ``F``) is an error saying so.
+  memory (no copy); Numba's implementation returns it from a helper function, which
+  code without a runtime allocator cannot.  A ravel that must copy (an array of
+  layout ``A`` or ``F``) is Numba's ``flatten``, which allocates through the device
+  runtime (language/heap.py).
 
-Target-neutral: every value here is a constant or a view of memory the kernel has.
+Target-neutral: every value here is a constant, a view of memory the kernel has, or
+(a copying ravel) an array of the device runtime.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ import operator
 
 import numpy as np
 from numba.core import cgutils, types
-from numba.core.imputils import Registry as LoweringRegistry
+from numba.core.imputils import Registry as LoweringRegistry, impl_ret_borrowed
 from numba.core.typing.templates import AbstractTemplate, AttributeTemplate, Registry, signature
 
 __all__ = ["typing_registry", "lowering_registry", "superseding_registry",
@@ -148,8 +150,10 @@ def _dtype_attribute(context, builder, ty, value, attr):
 def _ravel_view(context, builder, sig, args):
     (aryty,), (value,) = sig.args, args
     if aryty.layout != "C":
-        # not known to be C-contiguous: a copy, as NumPy's ravel makes (the device runtime)
-        return context.compile_internal(builder, lambda a: a.flatten(), sig, args)
+        # not known to be C-contiguous: a copy in C order, as NumPy's, made by Numba
+        from numba.np.arrayobj import array_ravel
+
+        return array_ravel(context, builder, sig, args)
     src = context.make_array(aryty)(context, builder, value)
     resty = sig.return_type
     out = context.make_array(resty)(context, builder)
@@ -160,7 +164,8 @@ def _ravel_view(context, builder, sig, args):
         shape=cgutils.pack_array(builder, [nitems], ty=intp),
         strides=cgutils.pack_array(builder, [src.itemsize], ty=intp),
         itemsize=src.itemsize, meminfo=src.meminfo, parent=src.parent)
-    return out._getvalue()
+    # a view shares the array's memory: one more reference to it where the runtime counts
+    return impl_ret_borrowed(context, builder, resty, out._getvalue())
 
 
 # ------------------------------------------------------------ float32 division, fastmath

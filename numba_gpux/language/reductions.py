@@ -9,7 +9,10 @@ dimensions) and return a scalar, with NumPy's results: a NaN anywhere makes
 ``min``/``max`` NaN, the ``nan`` versions skip NaNs (NaN if nothing else is
 left), complex numbers compare by real part then imaginary part, and an empty
 array raises ``ValueError``.  Only the whole-array form is provided (no
-``axis``, ``out``, ``initial`` or ``where``): those return arrays.
+``axis``, ``out``, ``initial`` or ``where``): those return arrays.  The methods
+``a.min(...)``, ``a.argmax(axis=k)``, ``a.cumsum(...)`` called with arguments are
+the NumPy functions of the array (``np.argmax(a, axis=k)``), so that their kernel
+overloads apply.
 
 ``argmin``/``argmax`` likewise (the flat index of the first extreme, or of the
 first NaN).  The rest of the whole-array reductions (``sum``, ``prod``, ``mean``,
@@ -21,6 +24,7 @@ name; the shared context calls it as it is built.
 from __future__ import annotations
 
 import functools
+import inspect
 import math
 
 import numpy as np
@@ -256,8 +260,15 @@ _METHODS = {"min": (False, False), "max": (True, False),
             "argmin": (False, True), "argmax": (True, True)}
 
 
+#: methods that, called with arguments (``axis=`` ...), are the NumPy function of the
+#: array, typed and lowered as that function: its kernel overloads then apply
+#: (language/arrayaxis.py: Numba's methods word their axis checks with f-strings and
+#: check transposes with sets).  ``cumsum`` is always the function.
+_AS_FUNCTION = {"min": np.min, "max": np.max, "argmin": np.argmin, "argmax": np.argmax,
+                "cumsum": np.cumsum}
+
 #: the array methods :func:`array_method` types
-METHODS = frozenset(_METHODS)
+METHODS = frozenset(_METHODS) | frozenset(_AS_FUNCTION)
 
 
 def _method_body(attr: str, ary):
@@ -270,9 +281,22 @@ def _method_body(attr: str, ary):
     return _body(kind, greater, False, "maximum" if greater else "minimum")
 
 
-def _method_signature(context, attr, ary, args, kws):
-    if args or kws:  # axis= & co.: not without arrays to return
+def _function_signature(context, attr, ary, args, kws):
+    """``ary.attr(*args, **kws)`` typed as ``np.attr(ary, *args, **kws)``: the function's
+    signature without the array, with its Python signature for the keywords."""
+    fnty = context.resolve_value_type(_AS_FUNCTION[attr])
+    sig = context.resolve_function_type(fnty, (ary, *args), kws)
+    if sig is None:
         return None
+    out = signature(sig.return_type, *sig.args[1:])
+    if sig.pysig is not None:
+        out = out.replace(pysig=inspect.Signature(list(sig.pysig.parameters.values())[1:]))
+    return out
+
+
+def _method_signature(context, attr, ary, args, kws):
+    if args or kws or attr not in _METHODS:
+        return _function_signature(context, attr, ary, args, kws)
     body = _method_body(attr, ary)
     sig = context.resolve_function_type(context.resolve_value_type(body), (ary,), {})
     return None if sig is None else signature(sig.return_type)
@@ -297,10 +321,14 @@ class _ArrayMethods(AttributeTemplate):
     def resolve_argmax(self, ary, args, kws):
         return _method_signature(self.context, "argmax", ary, args, kws)
 
+    @bound_function("numba_gpux.array.cumsum")
+    def resolve_cumsum(self, ary, args, kws):
+        return _method_signature(self.context, "cumsum", ary, args, kws)
+
 
 def array_method(context, typ, attr):
     """The type of ``typ.attr`` for the methods above, or None (Numba's templates then)."""
-    if attr not in _METHODS or not isinstance(typ, types.Array) or _kind(typ) is None:
+    if attr not in METHODS or not isinstance(typ, types.Array) or _kind(typ) is None:
         return None
     return _ArrayMethods(context).resolve(typ, attr)
 
@@ -319,5 +347,17 @@ def _lower_method(attr):
     return lower
 
 
+def _lower_function(attr):
+    def lower(context, builder, sig, args):
+        tyctx = context.typing_context
+        fnty = tyctx.resolve_value_type(_AS_FUNCTION[attr])
+        fsig = tyctx.resolve_function_type(fnty, sig.args, {})
+        return context.get_function(fnty, fsig)(builder, args)
+    return lower
+
+
 for _attr in _METHODS:
     lowering_registry.lower(f"numba_gpux.array.{_attr}", types.Array)(_lower_method(_attr))
+for _attr in _AS_FUNCTION:
+    lowering_registry.lower(f"numba_gpux.array.{_attr}", types.Array,
+                            types.VarArg(types.Any))(_lower_function(_attr))

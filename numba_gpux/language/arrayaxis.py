@@ -1,0 +1,179 @@
+"""NumPy's ``axis=`` forms, ``a.transpose(axes)`` and broadcasting in kernels, where
+Numba's own implementations are written with what GPU code cannot have.
+
+- ``a.sum(axis=k)``, ``np.sum(a, axis=k)``, ``np.cumsum(a, axis=k)``: Numba's check the axis and word
+  the error with an f-string (``f"axis {axis} is out of bounds ..."``), which builds
+  a Python string at run time; kernels have no strings.  Here the same check raises
+  the same exception class with a message that names no number.  The reductions
+  themselves are Numba's (``_numpy_sum_axis``, ``_numpy_cumsum_axis``).
+- ``a.transpose(axes)`` (and so ``np.argmin``/``np.argmax`` with ``axis=``, which
+  Numba writes with it): Numba checks the axes for repeats with a Python ``set``;
+  here the permuted shape and strides are read from the axes directly, each axis
+  checked against the dimensions and against the ones before it.
+- ``np.broadcast_shapes`` (and so ``np.where(cond, x, y)``): Numba's merges the
+  shapes in a Python list; here in a tuple.
+
+Target-neutral: typing overloads for the shared target (:func:`register`) and one
+lowering in :data:`superseding_registry`, installed after Numba's builtins.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from llvmlite import ir
+from numba.core import cgutils, types
+from numba.core.extending import overload, register_jitable
+from numba.core.imputils import Registry as LoweringRegistry, impl_ret_borrowed
+from numba.cpython.unsafe.tuple import tuple_setitem
+from numba.misc.literal import literal_unroll
+from numba.np.numpy_support import is_nonelike
+
+__all__ = ["register", "superseding_registry"]
+
+#: installed after Numba's builtins (context.py): chosen for the same keys
+superseding_registry = LoweringRegistry("numba_gpux.arrayaxis")
+
+_registered: set = set()
+
+_AXIS_MESSAGE = "axis is out of bounds for the array's number of dimensions"
+
+
+def register(target: str) -> None:
+    """Install the typing overloads for the Numba target named *target* (once)."""
+    if target in _registered:
+        return
+    _registered.add(target)
+    from numba.np import arraymath
+
+    axis_error = arraymath.axis_bound_err  # NumPy's AxisError (ValueError before 1.25)
+
+    @overload(arraymath.check_axis_bounds, target=target)
+    def _check_axis_bounds(a, axis):
+        if is_nonelike(axis):
+            return lambda a, axis: None
+        if isinstance(axis, types.Integer):
+            def impl(a, axis):
+                if axis < -a.ndim or axis >= a.ndim:
+                    raise axis_error(_AXIS_MESSAGE)
+            return impl
+        if isinstance(axis, types.BaseTuple):
+            def impl(a, axis):
+                for ax in literal_unroll(axis):
+                    if ax < -a.ndim or ax >= a.ndim:
+                        raise axis_error(_AXIS_MESSAGE)
+            return impl
+        return None
+
+    def _cumsum(a, axis=None, dtype=None):
+        # only the axis form: without one Numba's compiles for devices as it is
+        if not isinstance(a, types.Array) or not isinstance(axis, types.Integer):
+            return None
+        if a.ndim == 1:
+            def impl(a, axis=None, dtype=None):
+                if axis < -a.ndim or axis >= a.ndim:
+                    raise axis_error(_AXIS_MESSAGE)
+                return arraymath._numpy_cumsum(a, axis, dtype).reshape(a.size)
+        else:
+            def impl(a, axis=None, dtype=None):
+                if axis < -a.ndim or axis >= a.ndim:
+                    raise axis_error(_AXIS_MESSAGE)
+                return arraymath._numpy_cumsum_axis(a, axis, dtype)
+        return impl
+
+    # the function only: Numba types a method overloaded for one target on every target
+    # (the CPU's too), so the method a.cumsum(axis=k) stays Numba's
+    overload(np.cumsum, target=target)(_cumsum)
+
+    @overload(np.broadcast_shapes, target=target)
+    def _broadcast_shapes(*args):
+        m = 0
+        for arg in args:
+            if isinstance(arg, types.Integer):
+                m = max(m, 1)
+            elif isinstance(arg, types.UniTuple) and isinstance(arg.dtype, types.Integer):
+                m = max(m, len(arg))
+            elif not (isinstance(arg, types.Tuple) and len(arg.types) == 0):
+                return None  # Numba's template words the error
+        if m == 0:
+            return lambda *args: ()
+        start = (1,) * m
+
+        def impl(*args):
+            r = start
+            for arg in literal_unroll(args):
+                if isinstance(arg, tuple) and len(arg) > 0:
+                    r = _merge_shape(r, m, arg)
+                elif isinstance(arg, int):
+                    r = _merge_shape(r, m, (arg,))
+            return r
+        return impl
+
+
+@register_jitable
+def _merge_shape(r, m, shape):
+    """The broadcast of shape *r* (length *m*) with *shape*, as NumPy's rules give it."""
+    for i in range(len(shape)):
+        k = m - len(shape) + i
+        d = shape[i]
+        if d < 0:
+            raise ValueError("negative dimensions are not allowed")
+        if d == 1:
+            continue
+        if r[k] == 1:
+            r = tuple_setitem(r, k, d)
+        elif r[k] != d:
+            raise ValueError("shape mismatch: objects cannot be broadcast to a single shape")
+    return r
+
+
+@superseding_registry.lower("array.transpose", types.Array, types.BaseTuple)
+def _transpose_axes(context, builder, sig, args):
+    """``a.transpose(axes)``: a view whose dimension i is the array's dimension
+    ``axes[i]`` (negative axes count from the end); a repeated axis or one out of
+    range is NumPy's ValueError."""
+    aryty, axisty = sig.args
+    ary = context.make_array(aryty)(context, builder, args[0])
+    intp = context.get_value_type(types.intp)
+    n = aryty.ndim
+    if axisty.count != n:
+        from ..errors import GpuxUserError
+
+        raise GpuxUserError(f"transpose() of a {n}-dimensional array takes {n} axes, "
+                            f"not {axisty.count}")
+    dims = ir.Constant(intp, n)
+    zero = ir.Constant(intp, 0)
+    axes = []
+    for i in range(n):
+        ax = context.cast(builder, builder.extract_value(args[1], i), axisty[i], types.intp)
+        ax = builder.select(builder.icmp_signed("<", ax, zero), builder.add(ax, dims), ax)
+        bad = builder.or_(builder.icmp_signed("<", ax, zero), builder.icmp_signed(">=", ax, dims))
+        with cgutils.if_unlikely(builder, bad):
+            context.call_conv.return_user_exc(
+                builder, ValueError, ("axis is out of bounds for array of given dimension",))
+        for prev in axes:
+            with cgutils.if_unlikely(builder, builder.icmp_signed("==", ax, prev)):
+                context.call_conv.return_user_exc(builder, ValueError,
+                                                  ("repeated axis in transpose",))
+        axes.append(ax)
+    shape = cgutils.alloca_once_value(builder, ary.shape)
+    strides = cgutils.alloca_once_value(builder, ary.strides)
+
+    def pick(slot, ax):
+        return builder.load(builder.gep(slot, [zero, ax], inbounds=True))
+
+    ret = context.make_array(sig.return_type)(context, builder)
+    context.populate_array(
+        ret, data=ary.data,
+        shape=cgutils.pack_array(builder, [pick(shape, ax) for ax in axes], ty=intp),
+        strides=cgutils.pack_array(builder, [pick(strides, ax) for ax in axes], ty=intp),
+        itemsize=ary.itemsize, meminfo=ary.meminfo, parent=ary.parent)
+    return impl_ret_borrowed(context, builder, sig.return_type, ret._getvalue())
+
+
+@superseding_registry.lower("array.transpose", types.Array, types.VarArg(types.Any))
+def _transpose_axes_given_apart(context, builder, sig, args):
+    """``a.transpose(1, 0)``: the axes as a tuple."""
+    from numba.np.arrayobj import vararg_to_tuple
+
+    new_sig, new_args = vararg_to_tuple(context, builder, sig, args)
+    return _transpose_axes(context, builder, new_sig, new_args)

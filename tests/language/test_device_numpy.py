@@ -1,0 +1,488 @@
+"""NumPy inside kernels against Numba's CPU ``@njit``: each cell runs one Python
+function as a kernel (one work-item) and as ``@njit`` on the same inputs and
+compares what both wrote.  Kernels make arrays through the device runtime
+(numba_gpux/language/heap.py).
+
+The functions write every value they make into output arrays: the elements of an
+array result as rows of a float64 array, its itemsize (the dtype NumPy's or Numba's
+promotion chose) next to them.  Several cells share a kernel where that keeps a
+failure readable, since each compile costs seconds.
+
+The operator matrix (+ - * / // % ** and the comparisons and bitwise operators,
+array with broadcast array and array with scalar) makes one kernel per dtype pair;
+each costs 20-50 s to compile here (Numba's typing and lowering of some 30 array
+expressions, our pipeline, then the OpenCL driver's build of the kernel), so the
+default run takes the pairs in :data:`QUICK_PAIRS` and ``GPUX_TEST_NUMPY_MATRIX=all``
+takes all 81.
+"""
+
+import os
+
+import numba
+import numpy as np
+import pytest
+from numba import njit
+
+import numba_gpux as gpux
+
+
+def _arg(x):
+    return gpux.to_device(x) if isinstance(x, np.ndarray) else x
+
+
+def run_both(fn, inputs, outputs, reference=njit):
+    """(what the kernel wrote, what ``reference(fn)`` wrote) into copies of *outputs*;
+    each gets its own copy of *inputs* (functions may write to them)."""
+    want = [o.copy() for o in outputs]
+    with np.errstate(all="ignore"):
+        reference(fn)(*[x.copy() if isinstance(x, np.ndarray) else x for x in inputs], *want)
+    got = [gpux.to_device(o.copy()) for o in outputs]
+    gpux.jit(fn)[1, 1](*[_arg(x) for x in inputs], *got)
+    return [g.copy_to_host() for g in got], want
+
+
+def check(fn, inputs, outputs, rtol=0.0):
+    got, want = run_both(fn, inputs, outputs)
+    for g, w in zip(got, want):
+        if rtol:
+            np.testing.assert_allclose(g, w, rtol=rtol, atol=0, equal_nan=True)
+        else:
+            np.testing.assert_array_equal(g, w)
+
+
+def rows(n=4, width=8):
+    """A float64 output of *n* rows and an int64 array of sizes."""
+    return [np.full((n, width), -7.0), np.full(8, -7, np.int64)]
+
+
+# ------------------------------------------------------------------ 1. creation
+def creation(a, out, size):
+    e = np.empty((2, 3), np.int16)
+    size[0] = e.itemsize
+    size[1] = e.size
+    size[2] = e.ndim
+    el = np.empty_like(a)
+    size[3] = el.itemsize
+    size[4] = el.size
+    z = np.zeros((2, 3), np.int32).ravel()
+    o = np.ones(5)
+    f = np.full(4, 2.5, np.float32)
+    for i in range(z.size):
+        out[0, i] = z[i]
+    for i in range(o.size):
+        out[1, i] = o[i]
+    for i in range(f.size):
+        out[2, i] = f[i]
+    size[5] = z.itemsize * 100 + o.itemsize * 10 + f.itemsize
+
+
+def ranges(a, out, size):
+    x = np.arange(2, 11, 3)
+    y = np.arange(0.5, 3.0, 0.5)
+    s = np.linspace(0.0, 1.0, 7)
+    r = np.arange(a.size)
+    for i in range(x.size):
+        out[0, i] = x[i]
+    for i in range(y.size):
+        out[1, i] = y[i]
+    for i in range(s.size):
+        out[2, i] = s[i]
+    for i in range(r.size):
+        out[3, i] = r[i]
+    size[0] = x.size
+    size[1] = y.size
+    size[2] = x.itemsize
+
+
+def likes_and_copies(a, out, size):
+    z = np.zeros_like(a)
+    o = np.ones_like(a)
+    f = np.full_like(a, 7)
+    c = np.copy(a)
+    m = a.copy()
+    a[0] = 99  # the copies keep what a held
+    m[1] = 55  # and a keeps what it holds
+    for i in range(a.size):
+        out[0, i] = z[i]
+        out[1, i] = o[i] + f[i] * 10
+        out[2, i] = c[i]
+        out[3, i] = m[i]
+    size[0] = z.itemsize
+    size[1] = f.itemsize
+    size[2] = a[1]
+
+
+@pytest.mark.parametrize("cell", [creation, ranges, likes_and_copies])
+def test_creation(device, cell):
+    check(cell, [np.arange(1, 7, dtype=np.int8)], rows())
+
+
+def two_d(out):
+    z = np.zeros((2, 3))  # a 2-D allocation multiplies its shape with overflow checks
+    z[1, 2] = 5.0
+    o = np.ones((3, 2), np.int64)
+    out[0] = z.sum()
+    out[1] = o.sum()
+
+
+def test_a_two_dimensional_array_loads_on_opencl(opencl_device):
+    """Numba checks an array's size with llvm.smul.with.overflow, which LLVM's SPIR-V
+    back end writes as OpSMulExtended: the Intel CPU driver fails to link that, so the
+    OpenCL target writes the check out as plain integer operations."""
+    art = gpux.compile(two_d, "void(float64[::1])")
+    assert "SMulExtended" not in art.text and "UMulExtended" not in art.text
+    check(two_d, [], [np.zeros(2)])
+
+
+# ------------------------------------------------------------------ 2. operators
+DTYPES = ("int8", "int16", "int32", "int64", "uint8", "uint32", "float16", "float32",
+          "float64")
+OPS = ("+", "-", "*", "/", "//", "%", "**", "<", "<=", "==", "!=", ">", ">=", "&", "|", "^")
+#: float results of these may differ in their last bits (division and pow are
+#: computed by the device's built-ins); every other result compares exactly
+INEXACT = ("/", "**")
+#: the pairs of the default run (each costs 20-50 s here): an int8 + int8 that wraps
+#: around, signed with unsigned promoted to a wider type, integer with float, and one
+#: float16 pair where the device has it
+QUICK_PAIRS = (("int8", "int8"), ("int32", "uint32"), ("uint8", "float64"),
+               ("uint32", "float16"))
+ALL_PAIRS = tuple((x, y) for x in DTYPES for y in DTYPES)
+
+
+def _ops_for(dt1: str, dt2: str):
+    floats = "float" in dt1 or "float" in dt2
+    return tuple(op for op in OPS if not (floats and op in "&|^"))  # NumPy rejects them
+
+
+def operator_kernel(dt1: str, dt2: str):
+    """One function doing every operator on (a (2, 4) array, a (4,) array) and on
+    (the array, a scalar): row r of out holds result r's elements, size[r] its itemsize."""
+    ops = _ops_for(dt1, dt2)
+    lines = [f"def ops_{dt1}_{dt2}(a, b, s, out, size):"]
+    r = 0
+    for rhs in ("b", "s"):
+        for op in ops:
+            lines += [f"    x = a {op} {rhs}", f"    size[{r}] = x.itemsize",
+                      "    y = x.ravel()", "    for i in range(y.size):",
+                      f"        out[{r}, i] = y[i]"]
+            r += 1
+    ns = {"np": np}
+    exec(compile("\n".join(lines), f"<operators {dt1} {dt2}>", "exec"), ns)
+    return ns[f"ops_{dt1}_{dt2}"], ops
+
+
+def operands(dt1: str, dt2: str):
+    """Values every dtype holds (0..127), no zero divisor, exponents that stay small,
+    with sums and products past int8's range (100 + 127, 120 * 127) to show
+    wrap-around and promotion."""
+    a = np.array([[1, 2, 3, 100], [7, 120, 5, 9]], dt1)
+    b = np.array([3, 127, 2, 4], dt2)
+    return a, b, np.dtype(dt2).type(3)
+
+
+#: why arrays of float16 fail: Numba has float16 loops for no ufunc (and its CPU target
+#: no float16 at all, so @njit cannot be the reference: NumPy itself is)
+_HALF_ARRAYS = (
+    "float16 arrays in arithmetic: Numba's ufunc table has no float16 loop, so a float16 "
+    "operand with a float one fails to lower ('unsupported type for input operand: "
+    "float16'), and with an integer one Numba's loop choice is float32 where NumPy's "
+    "promotion gives float64 (float16 + int64)")
+
+
+def _pairs():
+    every = os.environ.get("GPUX_TEST_NUMPY_MATRIX") == "all"
+    return [pytest.param(p, id=f"{p[0]}-{p[1]}", marks=[pytest.mark.xfail(
+        strict=True, reason=_HALF_ARRAYS)] if "float16" in p else [])
+        for p in (ALL_PAIRS if every else QUICK_PAIRS)]
+
+
+@pytest.mark.parametrize("pair", _pairs())
+def test_operators_broadcasting_and_promotion(device, pair):
+    dt1, dt2 = pair
+    if "float16" in pair and not device.target.has("fp16"):
+        pytest.skip(f"{device.spec} lacks the device feature 'fp16'")
+    fn, ops = operator_kernel(dt1, dt2)
+    a, b, s = operands(dt1, dt2)
+    n = 2 * len(ops)
+    # Numba's CPU target has no float16 (no data model for it): there the reference is
+    # the function run by NumPy itself, whose promotion Numba's typing follows
+    reference = (lambda f: f) if "float16" in pair else njit
+    (got, got_size), (want, want_size) = run_both(
+        fn, [a, b, s], [np.full((n, 8), -7.0), np.zeros(n, np.int64)], reference)
+    for r in range(n):
+        op, rhs = ops[r % len(ops)], ("array", "scalar")[r // len(ops)]
+        what = f"{dt1} array {op} {dt2} {rhs}"
+        assert got_size[r] == want_size[r], f"{what}: itemsize {got_size[r]}, njit's {want_size[r]}"
+        if op in INEXACT:
+            rtol = {2: 1e-3, 4: 1e-6}.get(int(want_size[r]), 1e-14)
+            np.testing.assert_allclose(got[r], want[r], rtol=rtol, atol=0, err_msg=what)
+        else:
+            np.testing.assert_array_equal(got[r], want[r], err_msg=what)
+
+
+# ------------------------------------------------------------------ 3. ufuncs
+@njit
+def put(out, r, x):
+    """The elements of *x* into row *r* of *out* (a @numba.njit function: kernels call
+    it as a device function)."""
+    y = x.ravel()
+    for i in range(y.size):
+        out[r, i] = y[i]
+
+
+def ufuncs(a, out, size):
+    b = a[::-1]
+    put(out, 0, np.sqrt(a))
+    put(out, 1, np.exp(a))
+    put(out, 2, np.log(a))
+    put(out, 3, np.sin(a))
+    put(out, 4, np.cos(a))
+    put(out, 5, np.abs(b - a))
+    put(out, 6, np.minimum(a, b))
+    put(out, 7, np.maximum(a, b))
+
+
+def where(a, out, size):
+    b = a[::-1]
+    w = np.where(a > 3, a, b * 10)
+    for i in range(w.size):
+        out[0, i] = w[i]
+    w2 = np.where(a.reshape((2, 3)) > 2, a[:3], -1.0).ravel()  # broadcast, a scalar
+    for i in range(w2.size):
+        out[1, i] = w2[i]
+
+
+def test_ufuncs_on_arrays(device):
+    check(ufuncs, [np.arange(1, 7, dtype=np.float64)], [np.zeros((8, 6)), np.zeros(1)],
+          rtol=1e-14)
+    check(ufuncs, [np.arange(1, 7, dtype=np.float32)], [np.zeros((8, 6)), np.zeros(1)],
+          rtol=1e-6)
+
+
+@njit
+def same(x):
+    """Its argument array: a function that makes no array, returning one it was given."""
+    return x
+
+
+def returned_argument(a, out, size):
+    c = a > 3
+    d = same(c)  # c dies here: only d refers to its memory
+    y = -a  # the next allocation
+    for i in range(6):
+        out[0, i] = d[i] + y[i] * 10
+
+
+def broadcast_view(a, out, size):
+    c = a > 3
+    d = np.broadcast_to(c, (2, 6))  # through np.asarray(c), which returns c
+    y = -a
+    for i in range(6):
+        out[0, i] = d[1, i] + y[i] * 10
+
+
+#: why the cells above fail
+_LOST_REFERENCE = (
+    "a function that makes no array is compiled without the device runtime "
+    "(heap.allocates), so when it returns an array it was given (np.asarray(c) inside "
+    "np.broadcast_to and np.where, a device function returning its argument) it takes no "
+    "reference for the caller, which, compiled with the runtime, drops one: the array is "
+    "freed at its last use in the caller and the next allocation reuses its memory")
+
+
+@pytest.mark.xfail(strict=True, reason=_LOST_REFERENCE)
+@pytest.mark.parametrize("cell", [returned_argument, broadcast_view])
+def test_an_array_returned_by_a_function_stays_alive(device, cell):
+    check(cell, [np.arange(1, 7, dtype=np.float64)], rows())
+
+
+@pytest.mark.xfail(strict=True, reason=_LOST_REFERENCE)
+def test_where(device):
+    check(where, [np.arange(1, 7, dtype=np.float64)], rows())
+
+
+# ------------------------------------------------------------------ 4. reductions
+def whole_reductions(a, out, size):
+    out[0, 0] = a.sum()
+    out[0, 1] = a.prod()
+    out[0, 2] = a.mean()
+    out[0, 3] = a.min()
+    out[0, 4] = a.max()
+    out[0, 5] = a.argmin()
+    out[0, 6] = a.argmax()
+    out[0, 7] = np.any(a > 5)
+    out[1, 0] = np.all(a > 0)
+    out[1, 1] = np.sum(a)
+    out[1, 2] = np.prod(a)
+    out[1, 3] = np.mean(a)
+    out[1, 4] = np.min(a)
+    out[1, 5] = np.max(a)
+    out[1, 6] = np.argmin(a)
+    out[1, 7] = np.argmax(a)
+    c = np.cumsum(a)
+    d = a.cumsum()
+    for i in range(c.size):
+        out[2, i] = c[i]
+        out[3, i] = d[i]
+    m = a.reshape((2, 3))  # whole-array forms of a 2-D array
+    size[0] = m.sum() * 1000 + m.argmax() * 10 + m.argmin()
+    size[1] = np.all(m > 1) * 10 + (m > 5).any()
+
+
+def sum_axis(a, out, size):
+    m = a.reshape((2, 3))
+    s0 = m.sum(axis=0)
+    s1 = np.sum(m, axis=1)
+    for i in range(s0.size):
+        out[0, i] = s0[i]
+    for i in range(s1.size):
+        out[1, i] = s1[i]
+
+
+def cumsum_axis(a, out, size):
+    m = a.reshape((2, 3))
+    put(out, 0, np.cumsum(m, axis=0))
+    put(out, 1, np.cumsum(m, axis=1))
+    put(out, 2, np.cumsum(m, axis=-1))
+
+
+def cumsum_axis_method(a, out, size):
+    put(out, 0, a.reshape((2, 3)).cumsum(axis=1))
+
+
+def arg_axis(a, out, size):
+    m = a.reshape((2, 3))
+    put(out, 0, np.argmin(m, axis=0))
+    put(out, 1, np.argmax(m, axis=1))
+    put(out, 2, np.argmax(m, axis=-2))
+
+
+def arg_axis_method(a, out, size):
+    m = a.reshape((2, 3))
+    put(out, 0, m.argmin(axis=0))
+    put(out, 1, m.argmax(axis=1))
+
+
+def transposes(a, out, size):
+    m = a.reshape((1, 2, 3))
+    put(out, 0, m.transpose((2, 0, 1)))  # a view: put copies it in C order
+    put(out, 1, m.transpose(1, 2, 0))
+    put(out, 2, np.transpose(m, (0, 2, 1)))
+    size[0] = m.transpose((2, 0, -2)).shape[0]
+
+
+#: values with repeats and a minimum and maximum inside (argmin/argmax take the first)
+REDUCE_IN = np.array([4.0, 1.0, 6.0, 1.0, 6.0, 2.5])
+
+
+def test_whole_array_reductions(device):
+    check(whole_reductions, [REDUCE_IN], rows(), rtol=1e-15)
+    check(whole_reductions, [np.array([3, 1, 4, 1, 5, 2], np.int32)], rows())
+
+
+@pytest.mark.parametrize("cell", [sum_axis, cumsum_axis, arg_axis, transposes,
+                                  cumsum_axis_method, arg_axis_method])
+def test_reductions_along_an_axis(device, cell):
+    check(cell, [REDUCE_IN], rows())
+
+
+NJIT_REJECTS = ("prod", "mean", "min", "max", "any", "all")
+
+
+@pytest.mark.parametrize("name", NJIT_REJECTS)
+def test_axis_forms_njit_rejects_are_rejected(device, name):
+    """prod, mean, min, max, any and all take no axis= in Numba's CPU target either:
+    a kernel using one is a typing error, as with @njit (not a crash, not a result)."""
+    arg = "m > 2" if name in ("any", "all") else "m"
+    ns = {"np": np}
+    exec(f"def f(m, out):\n    r = np.{name}({arg}, axis=0)\n    out[0] = r[0]\n", ns)
+    m = np.arange(6.0).reshape(2, 3)
+    with pytest.raises(numba.core.errors.TypingError):
+        njit(ns["f"])(m, np.zeros(3))
+    with pytest.raises(numba.core.errors.TypingError):
+        gpux.jit(ns["f"])[1, 1](gpux.to_device(m), gpux.to_device(np.zeros(3)))
+
+
+# ------------------------------------------------------------------ 5. methods
+def sorting(a, out, size):
+    b = a[::-1].copy()
+    b.sort()
+    s = np.sort(a[::-1])
+    i1 = a[::-1].argsort()
+    i2 = np.argsort(a)
+    for i in range(a.size):
+        out[0, i] = b[i]
+        out[1, i] = s[i]
+        out[2, i] = i1[i]
+        out[3, i] = i2[i]
+    size[0] = np.median(a[::-1]) * 100
+    size[1] = np.median(a[:5]) * 100
+
+
+def shapes(a, out, size):
+    m = a.reshape((2, 3))
+    t = m.T.ravel()  # a copy in C order: the transpose is not C-contiguous
+    for i in range(t.size):
+        out[0, i] = t[i]
+    tt = m.transpose()
+    out[1, 0] = tt[2, 1]
+    size[0] = tt.shape[0] * 10 + tt.shape[1]
+    r = np.ravel(m)
+    for i in range(r.size):
+        out[2, i] = r[i]
+    f = m.astype(np.float32)
+    size[1] = f.itemsize
+    f.fill(2.5)
+    out[1, 1] = f[1, 2]
+    out[1, 2] = m[1, 2]  # astype copied: m keeps its values
+    g = a.astype(np.int16)
+    for i in range(g.size):
+        out[3, i] = g[i]
+    size[2] = g.itemsize
+
+
+def test_sort_argsort_median(device):
+    check(sorting, [np.array([3.5, -1.0, 7.0, 3.5, 0.25, 2.0])], rows())
+
+
+def test_reshape_ravel_transpose_astype_fill(device):
+    check(shapes, [np.array([1.5, 2.0, 3.25, 4.0, 5.0, 6.75])], rows())
+
+
+# ------------------------------------------------------------------ 6. indexing
+def fancy(a, idx, out, size):
+    x = a[idx]
+    x[0] = 100  # a copy: a keeps its values
+    for i in range(x.size):
+        out[0, i] = x[i]
+    m = a > 3
+    y = a[m]
+    y[0] = 200
+    for i in range(y.size):
+        out[1, i] = y[i]
+    size[0] = x.size
+    size[1] = y.size
+    out[2, 0] = a[idx[0]]
+    out[2, 1] = a[4]
+
+
+def fancy_2d(a, idx, out, size):
+    m = a.reshape((2, 3))
+    rowsel = m[idx % 2]  # rows picked by an index array
+    r = rowsel.ravel()
+    for i in range(r.size):
+        out[0, i] = r[i]
+    size[0] = rowsel.shape[0]
+    size[1] = rowsel.shape[1]
+    sel = m[m[:, 0] > 2.0]  # the rows a mask picks
+    sel[0, 0] = 100.0
+    put(out, 1, sel)
+    size[2] = sel.shape[0]
+    out[1, 11] = m[1, 0]
+
+
+def test_fancy_and_boolean_indexing_copy(device):
+    a = np.array([1.0, 5.0, 2.0, 7.0, 4.0, 0.5])
+    idx = np.array([4, 0, 2, 4], np.int64)
+    check(fancy, [a, idx], rows())
+    check(fancy_2d, [a, idx], [np.full((2, 12), -7.0), np.zeros(3, np.int64)])
