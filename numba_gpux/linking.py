@@ -107,26 +107,33 @@ def from_code(kind: str, code, name: str) -> LinkInput:
     return LinkInput(kind, str(name), code=bytes(code))
 
 
-def inputs(value, what: str) -> tuple[LinkInput, ...]:
+def inputs(value, what: str, convert=None, single: tuple = (),
+           named: str = "file paths") -> tuple[LinkInput, ...]:
     """The inputs of a ``link=`` value: None, a file path or a LinkInput, or a list of
-    them (paths by extension, checked now: a missing file is a MissingLinkFile)."""
+    them (paths by extension, checked now: a missing file is a MissingLinkFile).  A
+    dialect's own objects (of the types *single*, a lone one or in the list) become
+    inputs through ``convert(item)`` (None: not one); *named* says what may be given."""
     if value is None:
         return ()
-    if isinstance(value, (str, bytes, os.PathLike, LinkInput)):
+    if isinstance(value, (str, bytes, os.PathLike, LinkInput, *single)):
         value = (value,)
     try:
         items = list(value)
     except TypeError:
-        raise TypeError(f"{what}: link must be a file path or a list of them, not "
+        raise TypeError(f"{what}: link must be one of {named} or a list of them, not "
                         f"{type(value).__name__}") from None
     out = []
     for item in items:
+        got = None
         if isinstance(item, LinkInput):
-            out.append(item)
+            got = item
         elif isinstance(item, (str, bytes, os.PathLike)):
-            out.append(from_path(item))
-        else:
-            raise TypeError(f"{what}: link must hold file paths, not {type(item).__name__}")
+            got = from_path(item)
+        elif convert is not None:
+            got = convert(item)
+        if got is None:
+            raise TypeError(f"{what}: link must hold {named}, not {type(item).__name__}")
+        out.append(got)
     return tuple(out)
 
 

@@ -12,7 +12,6 @@ emits the kernel; any other target rejects the kernel with an UnsupportedError.
 from __future__ import annotations
 
 import inspect
-import os
 
 from llvmlite import ir
 from numba.core import cgutils, sigutils, types
@@ -31,27 +30,16 @@ def link_inputs(link, what: str) -> tuple[linking.LinkInput, ...]:
     now) and ``cuda.PTXSource``/``CUSource``/... objects held in memory."""
     from .cudadrv.linkable_code import LinkableCode
 
-    if link is None:
-        return ()
-    if isinstance(link, (str, bytes, os.PathLike, LinkableCode)):
-        link = (link,)
-    try:
-        items = list(link)
-    except TypeError:
-        raise TypeError(f"{what}: link must be a file path, a LinkableCode object or a "
-                        f"list of them, not {type(link).__name__}") from None
-    out = []
-    for item in items:
-        if isinstance(item, LinkableCode):
-            if item.setup_callback is not None or item.teardown_callback is not None:
-                raise UnsupportedError(f"{what}: {item.name!r} has a setup or teardown "
-                                       f"callback, which numba_gpux does not run")
-            item = linking.from_code(_KIND.get(item.kind, item.kind), item.data, item.name)
-        elif not isinstance(item, (str, bytes, os.PathLike, linking.LinkInput)):
-            raise TypeError(f"{what}: link must hold file paths or LinkableCode objects, "
-                            f"not {type(item).__name__}")
-        out.append(item)
-    return linking.inputs(out, what)
+    def convert(item):
+        if not isinstance(item, LinkableCode):
+            return None
+        if item.setup_callback is not None or item.teardown_callback is not None:
+            raise UnsupportedError(f"{what}: {item.name!r} has a setup or teardown "
+                                   f"callback, which numba_gpux does not run")
+        return linking.from_code(_KIND.get(item.kind, item.kind), item.data, item.name)
+
+    return linking.inputs(link, what, convert, (LinkableCode,),
+                          "file paths or LinkableCode objects")
 
 
 #: LinkableCode.kind -> linking's kind
