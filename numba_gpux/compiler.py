@@ -139,7 +139,7 @@ def _as_semantics(value) -> Semantics:
     return value if isinstance(value, Semantics) else Semantics(**dict(value))
 
 
-def _flags(options: Options, nrt: bool = False):
+def _flags(options: Options, runtime: bool = False):
     from numba.core.cpu import FastMathOptions
 
     flags = _flags_class()()
@@ -150,9 +150,9 @@ def _flags(options: Options, nrt: bool = False):
     # Numba's runtime: on for everything typing compiles (Numba's implementations keep
     # their reference counts right whoever calls them); the function itself is lowered
     # with it where its code makes or returns arrays (language/heap.py's EnableRuntime),
-    # or, *nrt*, for a compile that found out late (an allocation inside a call)
+    # or, *runtime*, for a compile that found out late (an allocation inside a call)
     flags.nrt = True
-    flags.gpux_runtime = nrt
+    flags.gpux_runtime = runtime
     # lineinfo, and debug (as numba.cuda's debug=True, which implies line information):
     # source locations only (DWARF directives, no variables)
     flags.debuginfo = flags.dbg_directives_only = options.lineinfo or options.debug
@@ -177,18 +177,18 @@ def compile_neutral(pyfunc, argtypes, options: Options, return_type=None) -> Neu
     pyfunc = transformed(pyfunc, tuple(argtypes), options)
     reject_unsupported_constructs(pyfunc)
     tctx, cctx = typing_context(), target_context()
-    nrt = False
+    runtime = False
     with global_compiler_lock, target_override(TARGET_NAME):
         while True:
             loads = _context.array_math_loads
             try:
                 cres = compiler.compile_extra(
-                    tctx, cctx, pyfunc, tuple(argtypes), return_type, _flags(options, nrt),
+                    tctx, cctx, pyfunc, tuple(argtypes), return_type, _flags(options, runtime),
                     locals={}, pipeline_class=GpuxCompiler,
                 )
             except Exception as e:
-                if not nrt and needs_runtime(e):
-                    nrt = True
+                if not runtime and needs_runtime(e):
+                    runtime = True
                     continue
                 if _context.array_math_loads == loads:
                     failure = lowering_failure(e, pyfunc)

@@ -56,7 +56,7 @@ class Shim:
 
     def __init__(self, kernel, flatten, host_arrays, device, argtypes, nflat, errors=None,
                  prints=False, launch=None, static_shared=0, name="kernel", grid_sync=False,
-                 narrow_ids=False):
+                 narrow_ids=False, heap=None):
         #: the target computes the kernel's global indices in 32 bits (the artifact's
         #: info ``global_ids_32bit``): a launch of 2**32 work-items or more along a
         #: dimension is refused before anything runs
@@ -81,15 +81,15 @@ class Shim:
         #: overlay registries' change count when built: an overlay added later
         #: may change the kernel's code, so the shim is rebuilt (overlays.py)
         self.epoch = _overlays.epoch
+        #: a kernel that makes arrays: its heap (language/heap.py's HeapBuffer), else None
+        self.heap = heap
         #: launched through language/debug.py's checked_launch
-        self.checked = errors is not None or bool(prints)
+        self.checked = errors is not None or bool(prints) or heap is not None
         self.keepalive = None
         #: bytes of the kernel's static shared arrays (checked with the dynamic ones)
         self.static_shared = static_shared
         #: the kernel's name, for errors
         self.name = name
-        #: a kernel that makes arrays: its heap (language/heap.py's HeapBuffer), else None
-        self.heap = None
         #: the built program the kernel comes from, kept alive with the shim (launch._load)
         self.program = None
         #: ``launch(griddim, blockdim, flat_args, shared_bytes, queue)``: the runtime's
@@ -284,10 +284,8 @@ def _build_shim(dispatcher, argtypes, device, cfg=None, args=()) -> Shim:
     launcher = device.runtime.prepare(kernel, params)
     shim = Shim(kernel, flatten, host_arrays, device, dev_types, len(params), errors,
                 prints, launcher, static_shared, dispatcher.__name__, grid_sync,
-                bool(art.info.get("global_ids_32bit")))
-    if heap:
-        shim.heap = _heap_buffer(device, dispatcher.__name__)
-        shim.checked = True
+                bool(art.info.get("global_ids_32bit")),
+                _heap_buffer(device, dispatcher.__name__) if heap else None)
     shim.program = program
     return shim
 
@@ -299,9 +297,8 @@ def _heap_buffer(device, name: str):
 
     size = heap_size()
     own = device.target.device_malloc
-    if own and getattr(device, "_gpux_heap_size", None) != size:
+    if own:
         device.runtime.set_heap_size(size)
-        device._gpux_heap_size = size
     parallel = int(device.limits.get("compute_units", 1) or 1)
     return HeapBuffer(lambda n: device_array(n, np.uint8, device=device), name, size, own,
                       parallel)

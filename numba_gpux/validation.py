@@ -86,7 +86,9 @@ def validate(job, relocate) -> None:
             where = _user_line(job, relocate, lambda _w, words, _word=word: _word in words)
             problems.append(f"uses {what}{where}, which this device does not support (it lacks "
                             f"the feature {feature!r}); use float32 values and arrays")
-    heap = _uses_heap(text)
+    from .language.heap import uses_heap
+
+    heap = uses_heap(text)
     if heap and not job.target.device_heap:
         problems.append(_HEAP_PROBLEM.format(f"target {job.target.name!r} does not have it"))
     elif heap and not job.target.device_malloc and not job.target.has("int64_atomics"):
@@ -107,13 +109,6 @@ _HEAP_PROBLEM = ("makes arrays of a size known only when it runs (np.zeros(n), a
                  "a.copy(), a ufunc without its output ...), whose memory comes from the "
                  "device heap, and {}; give such arrays a constant shape outside loops "
                  "(private memory), use local.array, or pass the arrays in")
-
-
-def _uses_heap(text: str) -> bool:
-    """Whether an optimized module's kernel takes the device heap (language/heap.py)."""
-    from .language.heap import uses_heap
-
-    return uses_heap(text)
 
 
 def python_name(symbol: str) -> str:

@@ -233,11 +233,11 @@ def checked_launch(shim, cfg, flat_args) -> None:
     from .printing import flush_device_output
 
     runtime = shim.device.runtime
-    if shim.errors is not None:
+    if shim.errors is not None or shim.heap is not None:
         flat_args = list(flat_args)
+    if shim.errors is not None:
         flat_args.append(shim.errors.arm(cfg.queue))
     if shim.heap is not None:  # a kernel that makes arrays: its heap, last (heap.py)
-        flat_args = list(flat_args)
         flat_args.append(shim.heap.arm(cfg.griddim, cfg.queue))
     if shim.prints:
         sys.stdout.flush()  # Python's buffered output first, then the kernel's

@@ -49,8 +49,8 @@ import numpy as np
 
 from .. import irlex
 
-__all__ = ["HEAP_ARG", "HEAP_ACCESSOR", "HEAP_ENTER", "HEAP_BASE", "ALLOCATORS", "uses_heap", "declares_allocation",
-           "entry_accessor", "register", "header", "HeapBuffer", "HEADER_BYTES", "allocates",
+__all__ = ["HEAP_ARG", "HEAP_ACCESSOR", "HEAP_ENTER", "HEAP_BASE", "ALLOCATORS", "uses_heap",
+           "entry_accessor", "register", "shard_count", "header", "HeapBuffer", "HEADER_BYTES", "allocates",
            "needs_runtime", "EnableRuntime", "ARRAYS_NEED_RUNTIME", "NO_CONTAINERS",
            "device_runtime_class"]
 
@@ -76,13 +76,6 @@ _FLAG, _FAILED, _SHARDS, _SHARD_BYTES, _DATA = range(5)
 _PROBES = 16
 #: bytes of Numba's MemInfo: refct, dtor, dtor_info, data, size, external_allocator
 _MEMINFO_BYTES = 48
-
-
-def declares_allocation(text: str) -> bool:
-    """Whether neutral IR *text* declares one of Numba's allocating runtime functions."""
-    want = {irlex.spell_global(n) for n in ALLOCATORS}
-    return any(want & set(irlex.global_names(line)) for line in irlex.lines(text)
-               if line.startswith("declare") and "NRT_" in line)
 
 
 def uses_heap(code) -> bool:
@@ -408,16 +401,23 @@ _shared_defaults()
 
 
 # --------------------------------------------------------------- the host's side
-def header(heap_bytes: int, groups: int, parallel_groups: int) -> tuple[np.ndarray, int]:
-    """The heap's header and shard words for a launch of *groups* work-groups on a
-    device that runs about *parallel_groups* of them at once, in a heap of *heap_bytes*
-    (0: the target's own allocator serves the blocks and the buffer is only the header):
-    the int64 words to write before the launch, and the buffer's size in bytes."""
-    words = HEADER_BYTES // 8
+def shard_count(heap_bytes: int, groups: int, parallel_groups: int) -> int:
+    """The shards of a heap of *heap_bytes* (0: the target's own allocator serves the
+    blocks, none) for a launch of *groups* work-groups on a device that runs about
+    *parallel_groups* of them at once: one per group that runs at once (with room to
+    spare), each of at least 4 KiB."""
     if heap_bytes <= 0:
+        return 0
+    return max(1, min(int(groups), 4 * int(parallel_groups), heap_bytes // 4096))
+
+
+def header(heap_bytes: int, shards: int) -> tuple[np.ndarray, int]:
+    """The heap's header and *shards* shard words (:func:`shard_count`; 0: the buffer is
+    only the header): the int64 words to write before a launch, and the buffer's size
+    in bytes."""
+    words = HEADER_BYTES // 8
+    if shards == 0:
         return np.zeros(words, np.int64), HEADER_BYTES
-    # a shard per group that runs at once (with room to spare), each at least 4 KiB
-    shards = max(1, min(int(groups), 4 * int(parallel_groups), heap_bytes // 4096))
     shard_bytes = min((heap_bytes // shards) // 64 * 64, (1 << 31))
     data = HEADER_BYTES + 8 * shards
     data = (data + 63) // 64 * 64
@@ -436,7 +436,7 @@ class HeapBuffer:
     serves the blocks (then only the header is on this buffer)."""
 
     __slots__ = ("make", "array", "kernel", "heap_bytes", "own_allocator", "parallel",
-                 "_shape", "_head")
+                 "_shards", "_head")
 
     def __init__(self, make, kernel_name: str, heap_bytes: int, own_allocator: bool,
                  parallel_groups: int):
@@ -446,19 +446,19 @@ class HeapBuffer:
         self.heap_bytes = int(heap_bytes)
         self.own_allocator = own_allocator
         self.parallel = max(1, int(parallel_groups))
-        self._shape = None
+        self._shards = None
         self._head = None
 
     def arm(self, griddim, queue=None):
         """Reset the heap for a launch of *griddim* groups; the handle to pass."""
         groups = int(griddim[0]) * int(griddim[1]) * int(griddim[2])
-        shape = min(groups, 4 * self.parallel)
-        if shape != self._shape:
-            self._head, nbytes = header(0 if self.own_allocator else self.heap_bytes,
-                                        groups, self.parallel)
+        shards = shard_count(0 if self.own_allocator else self.heap_bytes, groups,
+                             self.parallel)
+        if shards != self._shards:
+            self._head, nbytes = header(self.heap_bytes, shards)
             if self.array is None or self.array.nbytes < nbytes:
                 self.array = self.make(nbytes)
-            self._shape = shape
+            self._shards = shards
         self.array[:self._head.nbytes].copy_to_device(self._head.view(np.uint8), stream=queue)
         return self.array._alloc.handle
 
@@ -577,16 +577,13 @@ _DeviceRuntime = None
 
 def needs_runtime(exc) -> bool:
     """Whether *exc* (from a compile, or what it wraps or says) is an array allocation
-    that the compile lowered without the runtime, or a function returning an array it
-    made: the compile then starts again with the runtime.  (Numba's other refusals
-    without it, such as an exception with a message made at run time, are not: the
-    overload that needs one stays unmatched, as without a device runtime.)"""
+    that the compile lowered without the runtime (its code made an array that
+    :func:`allocates` did not see): the compile then starts again with the runtime.
+    (Typing always has the runtime, so nothing else asks for it.)"""
     seen = set()
     while exc is not None and id(exc) not in seen:
         seen.add(id(exc))
-        text = str(exc)
-        if ARRAYS_NEED_RUNTIME in text \
-                or "Only accept returning of array passed into the function" in text:
+        if ARRAYS_NEED_RUNTIME in str(exc):
             return True
         exc = exc.__cause__ or exc.__context__
     return False

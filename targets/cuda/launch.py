@@ -275,6 +275,8 @@ class CUDARuntime(Runtime):
         self._dead_modules: list = []
         #: modules loaded and not yet unloaded
         self.loaded_modules = 0
+        #: the device malloc heap's size last set (set_heap_size), None: the driver's
+        self._heap_size: int | None = None
 
     def device_attribute(self, name: str) -> int | None:
         """The driver's ``CU_DEVICE_ATTRIBUTE_<name>`` of this device (numba.cuda's
@@ -546,10 +548,14 @@ class CUDARuntime(Runtime):
     def set_heap_size(self, nbytes: int) -> None:
         """The device malloc heap's size (cudaLimitMallocHeapSize), which arrays that
         kernels make come from; the driver takes it before the context's first launch
-        that uses malloc, and refuses a change after."""
+        that uses malloc, and refuses a change after.  Set once per size asked for."""
+        nbytes = int(nbytes)
+        if self._heap_size == nbytes:
+            return
         self._current()
         drv = _driver()
-        _check(drv.cuCtxSetLimit(drv.CUlimit.CU_LIMIT_MALLOC_HEAP_SIZE, int(nbytes)))
+        _check(drv.cuCtxSetLimit(drv.CUlimit.CU_LIMIT_MALLOC_HEAP_SIZE, nbytes))
+        self._heap_size = nbytes
 
     def set_shared_memory_carveout(self, kernel: _Kernel, percent: int) -> None:
         """The kernel's preferred share of L1/shared memory for shared memory."""
