@@ -72,6 +72,8 @@ from . import probe as _probe  # noqa: E402,F401  (devices are probed before the
 _LAZY = {
     "hooks": (".hooks", None),
     "tuning": (".hooks", "tuning"),
+    "autotune": (".autotuning", "autotune"),
+    "autotuning": (".autotuning", None),
     "overlay": (".extending", "overlay"),
     "subgroup": (".language.subgroups", "subgroup"),
     **{n: (".language.memory", n) for n in (
@@ -111,7 +113,7 @@ __all__ = [
     "compile", "synchronize",
     "GpuxUserError", "LaunchError", "LaunchTypeError", "DeviceNotFoundError", "ValidationError",
     "UnsupportedError", "InternalCompilerError", "ToolchainError", "NumpyArgumentWarning",
-    "hooks", "tuning", "overlay",
+    "hooks", "tuning", "autotune", "autotuning", "overlay",
     "subgroup",
     "shared", "local", "const", "barrier_count", "barrier_and", "barrier_or", "fence",
     "fence_block", "fence_device", "fence_system", "nanosleep", "atomic",

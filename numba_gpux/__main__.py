@@ -117,6 +117,7 @@ def _cmd_compile(args) -> int:
 
 
 def _cmd_cache(args) -> int:
+    from .autotuning import entries
     from .cache import clear_disk, disk_usage
     from .cachefile import key_status
 
@@ -133,9 +134,20 @@ def _cmd_cache(args) -> int:
     print(f"key      {key_file}: {key_state} (NUMBA_GPUX_CACHE_KEY_FILE)")
     print(f"entries  {u['entries']}, {_size(u['bytes'])}")
     labels = {"index": "found before typing", "code": "found by the neutral IR",
-              "programs": "device programs", "libraries": "targets' parsed libraries"}
+              "programs": "device programs", "libraries": "targets' parsed libraries",
+              "tuning": "autotuning results"}
     for kind, v in u["kinds"].items():
         print(f"  {kind:9s} {v['entries']:6d} entries {_size(v['bytes']):>10s}  ({labels[kind]})")
+    tuned = entries()
+    if tuned:
+        print("tuned (NUMBA_GPUX_AUTOTUNE=0: off, NUMBA_GPUX_RETUNE=1: tune again)")
+    for e in tuned:
+        device = str(e.get("device", "")).split("|")
+        where = f"{device[0]}: {device[2]}" if len(device) > 2 else "?"
+        choice = ", ".join(f"{k}={v}" for k, v in (e.get("choice") or {}).items())
+        sig = f" ({e['signature']})" if e.get("signature") else ""
+        print(f"  {e.get('subject')}{sig} key={e.get('key')} on {where}: {choice}; "
+              f"{len(e.get('measured') or ())} candidates in {float(e.get('seconds') or 0):.2f} s")
     return 0
 
 
@@ -162,7 +174,7 @@ def main(argv=None) -> int:
                    help="asm: PTX / SPIR-V disassembly / MSL; llvm: optimized LLVM IR; binary")
     c.add_argument("--device-function", action="store_true", help="compile as a device function")
     c.add_argument("-o", "--output", default=None)
-    k = sub.add_parser("cache", help="the disk cache of cache=True kernels: info or clear")
+    k = sub.add_parser("cache", help="the disk cache of cache=True kernels and autotuning results: info or clear")
     k.add_argument("action", choices=("info", "clear"))
     args = p.parse_args(argv)
     return {"info": _cmd_info, "demo": _cmd_demo, "compile": _cmd_compile,

@@ -66,7 +66,7 @@ _lock = threading.Lock()
 stats = {"hits": 0, "misses": 0, "disk_hits": 0, "index_hits": 0, "index_misses": 0,
          "uncacheable": 0, "program_hits": 0, "bad_files": 0, "untrusted": 0}
 
-_KINDS = ("code", "index", "programs", "libraries")
+_KINDS = ("code", "index", "programs", "libraries", "tuning")
 
 
 def cache_key(neutral_text: str, target: Target, options: Options) -> str:

@@ -94,6 +94,34 @@ def set_heap_size(nbytes: int) -> None:
     _heap_size = n
 
 
+def autotune_enabled() -> bool:
+    """``NUMBA_GPUX_AUTOTUNE=0``: no autotuning; tuned kernels and algorithms use their
+    defaults, and results on disk are not read (docs/autotuning.md)."""
+    return os.environ.get("NUMBA_GPUX_AUTOTUNE", "1").strip().lower() not in ("0", "off", "no", "false")
+
+
+def autotune_forced() -> bool:
+    """``NUMBA_GPUX_RETUNE=1``: tune again, once in this process, what is tuned on disk."""
+    return os.environ.get("NUMBA_GPUX_RETUNE", "") not in ("", "0")
+
+
+def autotune_budget() -> float:
+    """``NUMBA_GPUX_AUTOTUNE_BUDGET``: the seconds one tuning may spend measuring
+    candidates (default 3); past it, the best one measured is taken."""
+    try:
+        return max(0.0, float(os.environ.get("NUMBA_GPUX_AUTOTUNE_BUDGET") or 3.0))
+    except ValueError:
+        return 3.0
+
+
+def autotune_max_configs() -> int:
+    """``NUMBA_GPUX_AUTOTUNE_MAX``: the most candidates one tuning measures (default 32)."""
+    try:
+        return max(1, int(os.environ.get("NUMBA_GPUX_AUTOTUNE_MAX") or 32))
+    except ValueError:
+        return 32
+
+
 def user_temp_dir() -> str | None:
     """This user's private directory under the temporary directory (``TMPDIR``), made
     owner-only: small files device discovery needs (OpenCL vendor files, probe records),

@@ -177,9 +177,9 @@ FORALL_BLOCK_SIZE = _hooks.declare(
 # per-work-group cost dominates small groups: Intel's OpenCL CPU driver ran a 4M-element
 # saxpy fastest with its maximum group size, and faster than numba's parallel=True
 # (benchmarks/results/costs.md)
-_hooks.implement("launch.forall_block_size", fn=lambda q: 256)
+_hooks.implement("launch.forall_block_size", fn=lambda q: 256, default=True)
 _hooks.implement("launch.forall_block_size", device_kind="cpu",
-                 fn=lambda q: q.limit("max_threads_per_block", 256))
+                 fn=lambda q: q.limit("max_threads_per_block", 256), default=True)
 
 
 class GpuxFunction(KernelAttributes, KernelInspection):

@@ -28,10 +28,19 @@ Example::
         return 64 if q.dtype.itemsize >= 8 else 128
 
     bs = gpux.tuning("mylib.block_size", device, np.float32)
+
+Three levels answer a hook, in this order: an implementation a library or user
+registers (:func:`implement`), a result of autotuning for the device at hand
+(``autotuning.py``: recorded here with :func:`record_tuned`, for the query's
+dtype and problem key), and the defaults the declaring package registers
+(``implement(..., default=True)``).  A hook may declare a search space
+(``declare(..., space=...)``): the values autotuning tries.
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import operator
 import threading
 import typing
@@ -40,10 +49,11 @@ from typing import Any, Callable
 
 import numpy as np
 
+from . import config
 from .errors import GpuxUserError
 
 __all__ = ["Hook", "HookError", "TuningQuery", "declare", "implement", "tuning", "get_hook",
-           "declared", "DEFAULT"]
+           "declared", "DEFAULT", "record_tuned", "recorded", "forget_tuned", "trial", "tuned_value"]
 
 #: the target name that means "any target" in :func:`implement`
 DEFAULT = "default"
@@ -58,7 +68,10 @@ class TuningQuery:
     """What an implementation is asked about: passed as its only argument.
 
     ``device`` is None when :func:`tuning` was given a target name or a
-    Target rather than a device; ``kind`` is then None too.
+    Target rather than a device; ``kind`` is then None too.  ``key`` is the
+    problem key the caller gave (for example ``("mylib.op", 2**22)``: the
+    operation and its element count rounded to a power of two), None if none:
+    tuning results are kept per key.
     """
 
     hook: str
@@ -66,6 +79,7 @@ class TuningQuery:
     kind: str | None
     device: Any
     dtype: np.dtype | None
+    key: Any = None
 
     def limit(self, key: str, default=None):
         """A device limit (``max_threads_per_block``, ``compute_units``, ...) or *default*."""
@@ -81,8 +95,12 @@ class Hook:
     name: str
     result_type: Any
     doc: str = ""
-    #: (target or DEFAULT, device kind or None) -> implementation
+    #: (target or DEFAULT, device kind or None) -> implementation a library or user registered
     impls: dict = field(default_factory=dict, repr=False)
+    #: the same, for the declaring package's defaults (``implement(..., default=True)``)
+    defaults: dict = field(default_factory=dict, repr=False)
+    #: the values autotuning tries: a sequence, or ``space(query)`` returning one; None: not tuned
+    space: Any = field(default=None, repr=False)
 
     def check(self, value, where: str):
         """*value* converted to the declared type, or a HookError saying what is wrong."""
@@ -93,16 +111,42 @@ class Hook:
                 f"hook {self.name!r}: the implementation {where} returned {value!r}, "
                 f"which is not a {_type_name(self.result_type)} ({e})") from None
 
+    def registered(self, target: str, kind: str | None) -> tuple[Callable, str] | None:
+        """The most specific implementation a library or user registered (target+kind,
+        target, default+kind, default), or None."""
+        return _most_specific(self.impls, target, kind)
+
     def lookup(self, target: str, kind: str | None) -> tuple[Callable, str]:
-        """The most specific implementation: target+kind, target, default+kind, default."""
-        for key in ((target, kind), (target, None), (DEFAULT, kind), (DEFAULT, None)):
-            fn = self.impls.get(key)
-            if fn is not None:
-                return fn, _describe(key)
-        have = ", ".join(sorted(_describe(k) for k in self.impls)) or "none"
+        """The most specific implementation: a registered one, else the package's default."""
+        got = _most_specific(self.impls, target, kind) or _most_specific(self.defaults, target, kind)
+        if got is not None:
+            return got
+        have = ", ".join(sorted({_describe(k) for k in (*self.impls, *self.defaults)})) or "none"
         raise HookError(f"hook {self.name!r} has no implementation for target {target!r}"
                         f"{f' (device kind {kind!r})' if kind else ''} and no default; "
                         f"implementations: {have}")
+
+    def candidates(self, query: TuningQuery) -> tuple:
+        """The values autotuning tries for *query*, checked against the declared type and
+        without repeats; () when the hook declares no search space."""
+        space = self.space
+        if space is None:
+            return ()
+        values = space(query) if callable(space) else space
+        out: list = []
+        for v in values:
+            v = self.check(v, "search space")
+            if v not in out:
+                out.append(v)
+        return tuple(out)
+
+
+def _most_specific(table: dict, target: str, kind: str | None):
+    for key in ((target, kind), (target, None), (DEFAULT, kind), (DEFAULT, None)):
+        fn = table.get(key)
+        if fn is not None:
+            return fn, _describe(key)
+    return None
 
 
 _hooks: dict[str, Hook] = {}
@@ -166,12 +210,21 @@ def _convert(value, spec):
     return value
 
 
-def declare(name: str, result_type, doc: str = "") -> Hook:
+def declare(name: str, result_type, doc: str = "", space=None) -> Hook:
     """Declare the hook *name* with its result type (``int``, ``(int, int)``, ``(int, ...)``, ``str``...).
 
-    Declaring the same name again with the same type returns the existing hook
-    (so a module may be re-imported); a different type is an error.
+    *space*, if given, is what autotuning may try for it: a sequence of values,
+    or a function of the :class:`TuningQuery` returning one (to follow the
+    device's limits).  Declaring the same name again with the same type
+    returns the existing hook (so a module may be re-imported), taking a
+    *space* given then; a different type is an error.
     """
+    if space is not None and not callable(space):
+        try:
+            space = tuple(space)
+        except TypeError:
+            raise HookError(f"hook {name!r}: a search space is a sequence of values or a "
+                            f"function of the query, not {space!r}") from None
     if not isinstance(name, str) or not name:
         raise HookError(f"a hook name must be a non-empty string, not {name!r}")
     spec = _normalize_spec(result_type)
@@ -183,8 +236,10 @@ def declare(name: str, result_type, doc: str = "") -> Hook:
                                 f"{_type_name(hook.result_type)}, not {_type_name(spec)}")
             if doc and not hook.doc:
                 hook.doc = doc
+            if space is not None:
+                hook.space = space
             return hook
-        hook = _hooks[name] = Hook(name, spec, doc)
+        hook = _hooks[name] = Hook(name, spec, doc, space=space)
         return hook
 
 
@@ -204,7 +259,8 @@ def declared() -> dict[str, Hook]:
     return dict(_hooks)
 
 
-def implement(name, target: str = DEFAULT, device_kind: str | None = None, fn: Callable | None = None):
+def implement(name, target: str = DEFAULT, device_kind: str | None = None, fn: Callable | None = None,
+              *, default: bool = False):
     """Register *fn* as the implementation of hook *name* for *target* (and *device_kind*).
 
     Use as a decorator (``@implement("lib.block", target="cuda")``) or call it
@@ -213,6 +269,10 @@ def implement(name, target: str = DEFAULT, device_kind: str | None = None, fn: C
     (target, kind) replaces the earlier one.  *fn* takes one
     :class:`TuningQuery` and returns a value of the hook's declared type; it
     may also be a plain constant.  Registering never touches compiled code.
+
+    *default* ``True`` registers the declaring package's default, the last
+    level of a lookup: a tuned result for the device beats it, and any
+    implementation registered without *default* beats both.
     """
     hook = get_hook(name)
     if not isinstance(target, str) or not target:
@@ -224,7 +284,7 @@ def implement(name, target: str = DEFAULT, device_kind: str | None = None, fn: C
     def register(f):
         impl = f if callable(f) else (lambda q, _v=hook.check(f, "given"): _v)  # noqa: B008 - checked once, here
         with _lock:
-            hook.impls[(target, device_kind)] = impl
+            (hook.defaults if default else hook.impls)[(target, device_kind)] = impl
         return f
 
     if fn is not None:
@@ -251,12 +311,76 @@ def _target_and_device(target_or_device):
                     f"not {target_or_device!r}")
 
 
-def tuning(hook, target_or_device=None, dtype=None) -> Any:
-    """The value of *hook* for *target_or_device* (default: the current device) and *dtype*.
+# --------------------------------------------------------------------------- tuned results
 
-    Looks up the most specific implementation (target and device kind, then
-    target, then the default for that kind, then the default), calls it with a
-    :class:`TuningQuery`, and checks the result against the declared type.
+#: (device spec, dtype str or None, problem key) -> {hook name: value}, filled by autotuning
+_tuned: dict = {}
+#: the values one autotuning candidate is run with: {(hook name, problem key): value}
+_trial: contextvars.ContextVar = contextvars.ContextVar("gpux_hook_trial", default=None)
+
+
+def _tuned_key(device, dtype, key):
+    return (device.spec, None if dtype is None else np.dtype(dtype).str, key)
+
+
+def record_tuned(device, dtype, key, values: dict) -> None:
+    """Record autotuning's result for *device*, *dtype* and the problem *key*: from now
+    on :func:`tuning` answers the hooks in *values* (name -> value) with them, where no
+    registered implementation takes precedence."""
+    checked = {name: get_hook(name).check(v, "tuned") for name, v in values.items()}
+    with _lock:
+        _tuned[_tuned_key(device, dtype, key)] = checked
+
+
+def recorded(device, dtype, key) -> bool:
+    """Whether tuning results are recorded for *device*, *dtype* and *key*."""
+    return _tuned_key(device, dtype, key) in _tuned
+
+
+def forget_tuned(device=None) -> None:
+    """Forget the recorded tuning results (of *device*, or all)."""
+    with _lock:
+        for k in list(_tuned):
+            if device is None or k[0] == device.spec:
+                del _tuned[k]
+
+
+def tuned_value(name: str, device, dtype, key):
+    """The tuned value of hook *name* for *device*, *dtype* and *key*, or None."""
+    trial = _trial.get()
+    if trial is not None:
+        v = trial.get((name, key))
+        if v is not None:
+            return v
+    if device is None or not _tuned or not config.autotune_enabled():
+        return None
+    got = _tuned.get(_tuned_key(device, dtype, key))
+    return None if got is None else got.get(name)
+
+
+@contextlib.contextmanager
+def trial(values: dict, key):
+    """Within the block, :func:`tuning` answers the hooks in *values* (name -> value),
+    for the problem *key*, as if they were tuned so (autotuning's candidates)."""
+    prev = _trial.get()
+    merged = dict(prev or {})
+    merged.update({(name, key): v for name, v in values.items()})
+    token = _trial.set(merged)
+    try:
+        yield
+    finally:
+        _trial.reset(token)
+
+
+def tuning(hook, target_or_device=None, dtype=None, key=None) -> Any:
+    """The value of *hook* for *target_or_device* (default: the current device), *dtype*
+    and the problem *key* (any hashable value, None by default).
+
+    The most specific registered implementation (target and device kind, then
+    target, then the default for that kind, then the default) answers first;
+    else a tuning result recorded for this device, dtype and key; else the
+    package's default, looked up the same way.  The result is checked against
+    the declared type.
     """
     h = get_hook(hook)
     tname, kind, dev = _target_and_device(target_or_device)
@@ -266,6 +390,11 @@ def tuning(hook, target_or_device=None, dtype=None) -> Any:
             dt = np.dtype(dtype)
         except TypeError:
             raise HookError(f"tuning({h.name!r}): {dtype!r} is not a dtype") from None
-    fn, where = h.lookup(tname, kind)
-    value = fn(TuningQuery(h.name, tname, kind, dev, dt))
+    got = h.registered(tname, kind)
+    if got is None:
+        tuned = tuned_value(h.name, dev, dt, key)
+        if tuned is not None:
+            return tuned
+    fn, where = got or h.lookup(tname, kind)
+    value = fn(TuningQuery(h.name, tname, kind, dev, dt, key))
     return h.check(value, f"for {where}")

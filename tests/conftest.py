@@ -12,6 +12,10 @@ import pytest
 # start), as numba-cuda's own test cases turn it off: their small grids are deliberate;
 # tests of the warning turn it on themselves
 os.environ.setdefault("NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS", "0")
+# autotuning is off in tests (and the processes they start), so that a test's large
+# algorithm calls run the package's defaults rather than spending seconds measuring
+# candidates; tests of autotuning turn it on themselves and choose by an injected cost
+os.environ.setdefault("NUMBA_GPUX_AUTOTUNE", "0")
 
 import numba_gpux as gpux  # noqa: E402
 

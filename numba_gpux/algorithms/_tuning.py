@@ -2,7 +2,11 @@
 
 Every value here is looked up on the host for each call and reaches kernels
 only as a launch configuration or an ordinary kernel argument, so changing
-one never recompiles anything.
+one never recompiles anything.  The values below are the package's defaults
+(``default=True``); each hook declares a search space, and :func:`tuned` runs
+an algorithm's call with its hooks autotuned for the device, dtype and size
+(docs/autotuning.md), so a tuned result beats these defaults and anything a
+library or user registers beats both.
 """
 
 from __future__ import annotations
@@ -12,75 +16,109 @@ from .. import hooks
 __all__ = ["install_defaults", "BLOCK_SIZE", "ITEMS_PER_THREAD", "SORT_ITEMS_PER_THREAD", "RADIX_BITS",
            "MAP_ITEMS_PER_THREAD", "MAP_BLOCK_SIZE", "map_items_per_thread", "map_block_size",
            "REDUCE_GROUPS", "block_size", "items_per_thread", "sort_items_per_thread", "radix_bits",
-           "reduce_groups"]
+           "reduce_groups", "tuned", "TUNE_MIN_SIZE"]
+
+def _groups(q) -> tuple:
+    """Work-items per work-group to try: powers of two up to the device's limit."""
+    top = int(q.limit("max_threads_per_block", 1024) or 1024)
+    return tuple(b for b in (32, 64, 128, 256, 512, 1024) if b <= top)
+
+
+def _group_caps(q) -> tuple:
+    cu = int(q.limit("compute_units", 16) or 16)
+    return (0, cu, 4 * cu, 16 * cu)
+
 
 BLOCK_SIZE = hooks.declare(
     "algorithms.block_size", int,
     "Work-items per work-group for reduce and scan (a power of two; clamped to the "
-    "device's limit).")
+    "device's limit).", space=_groups)
 ITEMS_PER_THREAD = hooks.declare(
     "algorithms.items_per_thread", int,
-    "Elements each work-item handles in map, reduce and scan.")
+    "Elements each work-item handles in reduce and scan.", space=(1, 4, 16, 64, 256))
 SORT_ITEMS_PER_THREAD = hooks.declare(
     "algorithms.sort_items_per_thread", int,
-    "Consecutive keys each work-item counts and scatters in one radix-sort pass.")
+    "Consecutive keys each work-item counts and scatters in one radix-sort pass.",
+    space=(256, 1024, 2048, 4096))
 REDUCE_GROUPS = hooks.declare(
     "algorithms.reduce_groups", int,
     "The most work-groups a whole-array reduce's first pass launches; each work-item "
     "then folds every (groups x block size)-th element, so one more pass finishes. "
-    "0: a group per block size x items per thread elements (more passes).")
+    "0: a group per block size x items per thread elements (more passes).", space=_group_caps)
 MAP_ITEMS_PER_THREAD = hooks.declare(
     "algorithms.map_items_per_thread", int,
     "Elements each work-item handles in map and foreach; 1: one element per work-item, "
-    "with a kernel that has no loop (the shape CPU drivers vectorize across work-items).")
+    "with a kernel that has no loop (the shape CPU drivers vectorize across work-items).",
+    space=(1, 2, 4, 8))
 MAP_BLOCK_SIZE = hooks.declare(
     "algorithms.map_block_size", int,
-    "Work-items per work-group for map and foreach (clamped to the device's limit).")
+    "Work-items per work-group for map and foreach (clamped to the device's limit).",
+    space=_groups)
 RADIX_BITS = hooks.declare(
     "algorithms.radix_bits", int,
-    "Bits of the key sorted per radix-sort pass (1 to 8).")
+    "Bits of the key sorted per radix-sort pass (1 to 8).", space=(4, 6, 8))
+
+#: the fewest elements for which a call tunes its hooks (smaller calls cost about
+#: their launches whatever the hooks say): those run with the hooks' present values
+TUNE_MIN_SIZE = 1 << 18
+
+
+def tuned(subject: str, names: tuple, device, dtype, n: int, run, writes=(), extra=()):
+    """``run()`` with the hooks *names* autotuned for *device*, *dtype* and the problem key
+    ``(subject, *extra, bucket(n))`` (``autotuning.tuned_hooks``); calls on fewer than
+    :data:`TUNE_MIN_SIZE` elements just run.  *run* takes the problem key, which it
+    passes to every hook lookup."""
+    from .. import autotuning
+    from .._version import __version__
+
+    key = (subject, *extra, autotuning.bucket(n))
+    if n < TUNE_MIN_SIZE:
+        return run(key)
+    return autotuning.tuned_hooks(subject, names, device, dtype, key, lambda: run(key),
+                                  writes=writes, fingerprint=__version__)
 
 
 def install_defaults() -> None:
     """(Re-)register this package's implementations of its hooks for every target."""
     # -- defaults: a reasonable GPU --------------------------------------------------
-    hooks.implement("algorithms.block_size", fn=lambda q: 256)
-    hooks.implement("algorithms.items_per_thread", fn=lambda q: 4)
-    hooks.implement("algorithms.sort_items_per_thread", fn=lambda q: 16)
-    hooks.implement("algorithms.radix_bits", fn=lambda q: 4)
-    hooks.implement("algorithms.reduce_groups", fn=lambda q: 0)
-    hooks.implement("algorithms.map_items_per_thread", fn=lambda q: 4)
-    hooks.implement("algorithms.map_block_size", fn=lambda q: 256)
+    hooks.implement("algorithms.block_size", fn=lambda q: 256, default=True)
+    hooks.implement("algorithms.items_per_thread", fn=lambda q: 4, default=True)
+    hooks.implement("algorithms.sort_items_per_thread", fn=lambda q: 16, default=True)
+    hooks.implement("algorithms.radix_bits", fn=lambda q: 4, default=True)
+    hooks.implement("algorithms.reduce_groups", fn=lambda q: 0, default=True)
+    hooks.implement("algorithms.map_items_per_thread", fn=lambda q: 4, default=True)
+    hooks.implement("algorithms.map_block_size", fn=lambda q: 256, default=True)
 
     # -- GPUs: enough groups to fill every compute unit several times over, no more:
     # a strided fold in registers reads memory at full speed, where a group per few
     # thousand elements writes a partial per work-item and folds those in more passes
     # (an H200, 2**28 float32: 0.64 ms with 4 groups of 512 per multiprocessor, 0.75 ms
     # with 16 of 256, 1.3 ms uncapped; 8 of 256 keeps the best one's work-items)
-    @hooks.implement("algorithms.reduce_groups", device_kind="gpu")
+    @hooks.implement("algorithms.reduce_groups", device_kind="gpu", default=True)
     def _gpu_reduce_groups(q):
         return 8 * int(q.limit("compute_units", 16) or 16)
 
     # -- CUDA: 256 threads, a few items each (memory-bound kernels) --------------------
-    @hooks.implement("algorithms.block_size", target="cuda")
+    @hooks.implement("algorithms.block_size", target="cuda", default=True)
     def _cuda_block(q):
         return 256
 
     # measured on an H200 (benchmarks/cuda_algorithms.py --sweep, 2**28 float32): scan
     # 5.1 ms with 4 items per thread, 7.2 ms with 8; sort (2**26 keys, 4-bit digits)
     # 48 ms with 1024 keys per thread, 76 ms with 16
-    hooks.implement("algorithms.items_per_thread", target="cuda", fn=lambda q: 4)
-    hooks.implement("algorithms.sort_items_per_thread", target="cuda", fn=lambda q: 1024)
+    hooks.implement("algorithms.items_per_thread", target="cuda", fn=lambda q: 4, default=True)
+    hooks.implement("algorithms.sort_items_per_thread", target="cuda", fn=lambda q: 1024,
+                    default=True)
 
     # -- OpenCL: GPUs like CUDA; CPU drivers want few, long-running work-items -----------
-    hooks.implement("algorithms.block_size", target="opencl", fn=lambda q: 256)
-    hooks.implement("algorithms.items_per_thread", target="opencl", fn=lambda q: 4)
+    hooks.implement("algorithms.block_size", target="opencl", fn=lambda q: 256, default=True)
+    hooks.implement("algorithms.items_per_thread", target="opencl", fn=lambda q: 4, default=True)
 
-    @hooks.implement("algorithms.block_size", target="opencl", device_kind="cpu")
+    @hooks.implement("algorithms.block_size", target="opencl", device_kind="cpu", default=True)
     def _ocl_cpu_block(q):
         return 64
 
-    @hooks.implement("algorithms.items_per_thread", target="opencl", device_kind="cpu")
+    @hooks.implement("algorithms.items_per_thread", target="opencl", device_kind="cpu", default=True)
     def _ocl_cpu_items(q):
         return 64
 
@@ -88,13 +126,14 @@ def install_defaults() -> None:
     # NumPy 1.4 to 2.2 in the same runs): (64, 64) 13.7, (128, 4) 3.8, (256, 1) with the
     # grid-stride loop 4.9, without it 1.3 to 2.1
     hooks.implement("algorithms.map_items_per_thread", target="opencl", device_kind="cpu",
-                    fn=lambda q: 1)
+                    fn=lambda q: 1, default=True)
 
     # measured on Intel's OpenCL CPU driver, 2**22 float32 keys (bits, keys/work-item -> s):
     # (8, 512) 2.97, (4, 512) 2.30, (6, 1024) 2.28, (8, 4096) 1.77, (4, 2048) 1.75
     hooks.implement("algorithms.sort_items_per_thread", target="opencl", device_kind="cpu",
-                    fn=lambda q: 2048)
-    hooks.implement("algorithms.radix_bits", target="opencl", device_kind="cpu", fn=lambda q: 4)
+                    fn=lambda q: 2048, default=True)
+    hooks.implement("algorithms.radix_bits", target="opencl", device_kind="cpu", fn=lambda q: 4,
+                    default=True)
 
 
 install_defaults()
@@ -107,41 +146,41 @@ def _pow2_floor(v: int) -> int:
     return p
 
 
-def block_size(device, dtype) -> int:
+def block_size(device, dtype, key=None) -> int:
     """The block size for *device* and *dtype*: the hook's value, a power of two
     no larger than the device allows."""
-    bs = hooks.tuning("algorithms.block_size", device, dtype)
+    bs = hooks.tuning("algorithms.block_size", device, dtype, key)
     if bs < 1:
         raise hooks.HookError(f"algorithms.block_size must be positive, got {bs}")
     return _pow2_floor(min(bs, device.max_threads_per_block))
 
 
-def map_items_per_thread(device, dtype) -> int:
-    return max(1, hooks.tuning("algorithms.map_items_per_thread", device, dtype))
+def map_items_per_thread(device, dtype, key=None) -> int:
+    return max(1, hooks.tuning("algorithms.map_items_per_thread", device, dtype, key))
 
 
-def map_block_size(device, dtype) -> int:
-    bs = hooks.tuning("algorithms.map_block_size", device, dtype)
+def map_block_size(device, dtype, key=None) -> int:
+    bs = hooks.tuning("algorithms.map_block_size", device, dtype, key)
     if bs < 1:
         raise hooks.HookError(f"algorithms.map_block_size must be positive, got {bs}")
     return _pow2_floor(min(bs, device.max_threads_per_block))
 
 
-def items_per_thread(device, dtype) -> int:
-    return max(1, hooks.tuning("algorithms.items_per_thread", device, dtype))
+def items_per_thread(device, dtype, key=None) -> int:
+    return max(1, hooks.tuning("algorithms.items_per_thread", device, dtype, key))
 
 
-def sort_items_per_thread(device, dtype) -> int:
-    return max(1, hooks.tuning("algorithms.sort_items_per_thread", device, dtype))
+def sort_items_per_thread(device, dtype, key=None) -> int:
+    return max(1, hooks.tuning("algorithms.sort_items_per_thread", device, dtype, key))
 
 
-def reduce_groups(device, dtype) -> int:
+def reduce_groups(device, dtype, key=None) -> int:
     """The cap on a whole-array reduce's first-pass groups (0: none)."""
-    return max(0, hooks.tuning("algorithms.reduce_groups", device, dtype))
+    return max(0, hooks.tuning("algorithms.reduce_groups", device, dtype, key))
 
 
-def radix_bits(device, dtype) -> int:
-    b = hooks.tuning("algorithms.radix_bits", device, dtype)
+def radix_bits(device, dtype, key=None) -> int:
+    b = hooks.tuning("algorithms.radix_bits", device, dtype, key)
     if not 1 <= b <= 8:
         raise hooks.HookError(f"algorithms.radix_bits must be between 1 and 8, got {b}")
     return b

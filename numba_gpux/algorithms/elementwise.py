@@ -54,13 +54,21 @@ def _make_foreach(fn, nargs, flat=False):
 _foreach_kernels = kernel_cache(_make_foreach)
 
 
-def _launch_1d(kernels, key, n, device, dtype, *args):
-    """Launch ``kernels(*key, flat)`` over *n* elements: the map hooks say how many each
-    work-item handles (1: the variant without a loop) and the work-group size."""
-    bs = _tuning.map_block_size(device, dtype)
-    ipt = _tuning.map_items_per_thread(device, dtype)
-    blocks = max(1, cdiv(cdiv(n, ipt), bs))
-    kernels(*key, ipt == 1)[blocks, bs](n, ipt, *args)
+_MAP_HOOKS = ("algorithms.map_block_size", "algorithms.map_items_per_thread")
+
+
+def _launch_1d(kernels, fkey, n, device, dtype, *args, subject="algorithms.map", writes=()):
+    """Launch ``kernels(*fkey, flat)`` over *n* elements: the map hooks, autotuned per
+    dtype and size, say how many each work-item handles (1: the variant without a
+    loop) and the work-group size."""
+
+    def run(key):
+        bs = _tuning.map_block_size(device, dtype, key)
+        ipt = _tuning.map_items_per_thread(device, dtype, key)
+        blocks = max(1, cdiv(cdiv(n, ipt), bs))
+        kernels(*fkey, ipt == 1)[blocks, bs](n, ipt, *args)
+
+    _tuning.tuned(subject, _MAP_HOOKS, device, dtype, n, run, writes=writes)
 
 
 def foreach(fn, n: int, *args, device=None) -> None:
@@ -76,7 +84,9 @@ def foreach(fn, n: int, *args, device=None) -> None:
     if n == 0:
         return
     dev = device_of(device, *args)
-    _launch_1d(_foreach_kernels, (fn, len(args)), n, dev, None, *args)
+    # what fn writes is put back before each candidate, should this call tune
+    _launch_1d(_foreach_kernels, (fn, len(args)), n, dev, None, *args,
+               subject="algorithms.foreach", writes=[a for a in args if hasattr(a, "shape")])
 
 
 def _make_map(fn, nin, flat=False):
@@ -144,8 +154,10 @@ def map(fn, *arrays, out=None, dtype=None, device=None):
         flat_out = res if res.is_c_contiguous else None
         if flat_out is None:
             raise GpuxUserError("map: out must be C-contiguous")
+        # a given out may also be an input: put back before each candidate, should this
+        # call tune
         _launch_1d(_map_kernels, (fn, len(ds)), n, dev, res.dtype, _flat(flat_out),
-                   *[_flat(d) for d in ds])
+                   *[_flat(d) for d in ds], writes=[res] if out is not None else [])
     return finish(res, out is None and all(hosts))
 
 

@@ -92,16 +92,25 @@ _partial = kernel_cache(_make_partial)
 _axis = kernel_cache(_make_axis)
 
 
+_REDUCE_HOOKS = ("algorithms.block_size", "algorithms.items_per_thread",
+                 "algorithms.reduce_groups")
+
+
 def _reduce_all(x, op, init, dev):
+    if x.ndim != 1:
+        x = (x if x.is_c_contiguous else x.copy()).reshape(x.size)
+    return _tuning.tuned("algorithms.reduce", _REDUCE_HOOKS, dev, x.dtype, x.size,
+                         lambda key: _reduce_passes(x, op, init, dev, key))
+
+
+def _reduce_passes(x, op, init, dev, key):
     dt = x.dtype
     n = x.size
     use_init = init is not None
     init_v = scalar(init if use_init else 0, dt, "init")
-    if x.ndim != 1:
-        x = (x if x.is_c_contiguous else x.copy()).reshape(n)
-    bs = _tuning.block_size(dev, dt)
-    ipt = _tuning.items_per_thread(dev, dt)
-    cap = _tuning.reduce_groups(dev, dt)
+    bs = _tuning.block_size(dev, dt, key)
+    ipt = _tuning.items_per_thread(dev, dt, key)
+    cap = _tuning.reduce_groups(dev, dt, key)
     k = _partial(op.fn)
     while True:
         blocks = max(1, cdiv(cdiv(n, ipt), bs))
@@ -170,7 +179,19 @@ def reduce(x, op="add", init=None, axis=None, dtype=None, device=None):
         src = (d if d.is_c_contiguous else d.copy()).reshape(outer, length, inner)
         use_init = init is not None
         init_v = scalar(init if use_init else 0, dt, "init")
-        bs = _tuning.block_size(dev, dt)
         k = _axis(o.fn)
-        k[max(1, cdiv(outer * inner, bs)), bs](src, res.reshape(outer, inner), init_v, use_init)
+
+        def run(key):
+            bs = _tuning.block_size(dev, dt, key)
+            k[max(1, cdiv(outer * inner, bs)), bs](src, res.reshape(outer, inner), init_v,
+                                                   use_init)
+
+        _tuning.tuned("algorithms.reduce_axis", ("algorithms.block_size",), dev, dt, src.size,
+                      run, extra=(_bucket(outer * inner),))
     return finish(res, host)
+
+
+def _bucket(n: int) -> int:
+    from ..autotuning import bucket
+
+    return bucket(n)

@@ -107,13 +107,17 @@ _block = kernel_cache(_make_block_scan)
 _add = kernel_cache(_make_add_prefix)
 
 
-def _inclusive(d, op, init, dev):
-    """Inclusive scan of the 1-D device array *d* (with *init* folded in first, if given)."""
+_SCAN_HOOKS = ("algorithms.block_size", "algorithms.items_per_thread")
+
+
+def _inclusive(d, op, init, dev, key):
+    """Inclusive scan of the 1-D device array *d* (with *init* folded in first, if given),
+    with the hooks' values for the problem *key*."""
     dt = d.dtype
     n = d.size
     out = empty(n, dt, dev)
-    bs = _tuning.block_size(dev, dt)
-    ipt = _tuning.items_per_thread(dev, dt)
+    bs = _tuning.block_size(dev, dt, key)
+    ipt = _tuning.items_per_thread(dev, dt, key)
     tile = bs * ipt
     blocks = max(1, cdiv(n, tile))
     tsum = empty(blocks * bs, dt, dev)
@@ -121,7 +125,7 @@ def _inclusive(d, op, init, dev):
     _block(op.fn)[blocks, bs](d, out, n, ipt, tsum, bsum)
     use_init = init is not None
     if blocks > 1 or use_init:
-        bincl = _inclusive(bsum, op, None, dev) if blocks > 1 else bsum
+        bincl = _inclusive(bsum, op, None, dev, key) if blocks > 1 else bsum
         init_v = scalar(init if use_init else 0, dt, "init")
         _add(op.fn)[max(1, cdiv(n, bs)), bs](out, n, tile, bincl, init_v, use_init)
     return out
@@ -155,13 +159,21 @@ def scan(x, op="add", exclusive: bool = False, init=None, dtype=None, device=Non
         return finish(empty(0, dt, dev), host)
     if not d.is_c_contiguous:
         d = d.copy()
+    kind = "algorithms.scan_exclusive" if exclusive else "algorithms.scan"
+    return finish(_tuning.tuned(kind, _SCAN_HOOKS, dev, dt, n,
+                                lambda key: _scan(d, o, init, exclusive, dev, key)), host)
+
+
+def _scan(d, o, init, exclusive, dev, key):
     if not exclusive:
-        return finish(_inclusive(d, o, init, dev), host)
+        return _inclusive(d, o, init, dev, key)
+    n = d.size
+    dt = d.dtype
     if n == 1:
         incl = d
     else:
-        incl = _inclusive(d[:n - 1], o, init, dev)
+        incl = _inclusive(d[:n - 1], o, init, dev, key)
     out = empty(n, dt, dev)
-    bs = _tuning.block_size(dev, dt)
+    bs = _tuning.block_size(dev, dt, key)
     _shift[max(1, cdiv(n, bs)), bs](incl, out, n, scalar(init, dt, "init"))
-    return finish(out, host)
+    return out

@@ -207,13 +207,27 @@ def _make_scatter(with_vals):
 _scatter = kernel_cache(_make_scatter)
 
 
+_SORT_HOOKS = ("algorithms.radix_bits", "algorithms.sort_items_per_thread",
+               "algorithms.block_size")
+
+
 def _radix_sort(keys, vals, dev, value_dtype):
-    """Sort *keys* (uint32/uint64 device array), carrying *vals* if not None."""
+    """Sort *keys* (uint32/uint64 device array), carrying *vals* if not None; the hooks
+    autotuned per dtype and size (the passes sort *keys* and *vals* in place: they
+    are put back before each candidate)."""
+    writes = (keys,) if vals is None else (keys, vals)
+    subject = "algorithms.sort" if vals is None else "algorithms.argsort"
+    return _tuning.tuned(subject, _SORT_HOOKS, dev, value_dtype, keys.size,
+                         lambda key: _radix_passes(keys, vals, dev, value_dtype, key),
+                         writes=writes)
+
+
+def _radix_passes(keys, vals, dev, value_dtype, key):
     n = keys.size
     kt = keys.dtype
-    bits = _tuning.radix_bits(dev, value_dtype)
-    ipt = _tuning.sort_items_per_thread(dev, value_dtype)
-    bs = _tuning.block_size(dev, value_dtype)
+    bits = _tuning.radix_bits(dev, value_dtype, key)
+    ipt = _tuning.sort_items_per_thread(dev, value_dtype, key)
+    bs = _tuning.block_size(dev, value_dtype, key)
     nthreads = cdiv(n, ipt)
     blocks = max(1, cdiv(nthreads, bs))
     radix = 1 << bits
