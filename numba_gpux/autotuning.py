@@ -61,7 +61,7 @@ from ._version import __version__
 from .errors import GpuxUserError
 
 __all__ = ["autotune", "Autotuned", "Config", "space", "bucket", "tuned_hooks", "cost_function",
-           "AutotuneError", "entries", "stats", "forget", "device_identity"]
+           "AutotuneError", "entries", "stats", "forget", "device_identity", "code_identity"]
 
 #: what the disk entries' layout is; a new layout is a new key
 FORMAT = "numba-gpux tuning 1"
@@ -310,15 +310,14 @@ def _search(default: Config, candidates: list[Config], axes: dict | None,
 
 
 def _choose(name: str, describe: dict, default: Config, candidates: list[Config],
-            axes: dict | None, body: Callable[[Config], Any], device, restore: _Restore | None,
-            cost, persist: bool) -> Config | None:
+            axes: dict | None, body: Callable[[Config], Any], device,
+            restore: Callable[[], _Restore] | None, cost, persist: bool) -> Config | None:
     """The chosen candidate of the entry *name*: this process's, the disk's, or measured
     now (and kept); None inside another tuning's candidate, which does not tune."""
     got = _chosen.get(name)
     if got is not None:
         stats["memory_hits"] += 1
         return got
-    keyed = {_canon_key(c): c for c in candidates}
     with _lock_for(name):
         got = _chosen.get(name)
         if got is not None:
@@ -327,7 +326,8 @@ def _choose(name: str, describe: dict, default: Config, candidates: list[Config]
         if persist and not forced:
             entry = _read(name)
             if isinstance(entry, dict) and entry.get("format") == FORMAT:
-                got = keyed.get(_canon_key(entry.get("choice")))
+                got = _candidate(entry.get("choice"), entry.get("index"), default, candidates,
+                                 axes)
                 if got is not None:
                     stats["disk_hits"] += 1
                     _chosen[name] = got
@@ -339,7 +339,8 @@ def _choose(name: str, describe: dict, default: Config, candidates: list[Config]
         _chosen[name] = chosen
         _retuned.add(name)
         if persist:
-            _write(name, dict(describe, format=FORMAT, choice=_canon(chosen, "choice"),
+            index = next((i for i, c in enumerate(candidates) if c == chosen), None)
+            _write(name, dict(describe, format=FORMAT, choice=_canon(chosen, "choice"), index=index,
                               measured=[[_canon(c, "candidate"), t] for c, t in measured],
                               seconds=spent, when=time.time()))
         return chosen
@@ -352,8 +353,42 @@ def _canon_key(cfg) -> str:
         return ""
 
 
-def _measure_all(default, candidates, axes, body, device, restore, cost):
+def _candidate(choice, index, default: Config, candidates: list[Config], axes: dict | None):
+    """The candidate a stored *choice* (found at *index* when it was stored) names, or
+    None where it names none (then the entry is tuned again)."""
+    if not isinstance(choice, dict) or set(choice) != set(default):
+        return None
+    if type(index) is int and 0 <= index < len(candidates):
+        if _canon_key(candidates[index]) == _canon_key(choice):
+            return candidates[index]
+    if axes is not None:  # a product of axes: each value one of its axis's
+        got = Config()
+        for n, d in default.items():
+            values = axes.get(n, (d,))
+            canon = _canon(choice[n], "choice")
+            match = [v for v in values if _canon(v, "candidate") == canon]
+            if not match:
+                return None
+            got[n] = match[0]
+        return got
+    want = _canon_key(choice)
+    return next((c for c, k in zip(candidates, _canon_keys(candidates)) if k == want), None)
+
+
+_keys_memo: dict = {}
+
+
+def _canon_keys(candidates: list[Config]) -> list[str]:
+    """The canonical spelling of each candidate (kept per candidate list)."""
+    got = _keys_memo.get(id(candidates))
+    if got is None or got[0] is not candidates:
+        got = _keys_memo[id(candidates)] = (candidates, [_canon_key(c) for c in candidates])
+    return got[1]
+
+
+def _measure_all(default, candidates, axes, body, device, make_restore, cost):
     fn = cost or _cost[0] or _timed_cost
+    restore = make_restore() if make_restore is not None else None
     sync = device.runtime.synchronize
     t0 = time.perf_counter()
     token = _measuring.set(True)
@@ -432,7 +467,7 @@ def tuned_hooks(subject: str, names: Iterable[str], device, dtype, key, run: Cal
         with hooks.trial(cfg, key):
             return run()
 
-    restore = _Restore(writes) if writes else None
+    restore = (lambda: _Restore(writes)) if writes else None
     chosen = _choose(name, describe, default, candidates, axes, body, device, restore, cost,
                      persist=fingerprint is not None)
     if chosen is not None:
@@ -455,6 +490,62 @@ def _with_constants(kernel, consts: dict):
     fn.__doc__ = py.__doc__
     return type(kernel)(fn, device=False, options=kernel.options, cache=kernel.cache,
                         extra=kernel.extra)
+
+
+def code_identity(kernel) -> str:
+    """What a tuning result depends on of *kernel*: its class, options, and Python code
+    with the values of the globals and closure cells it reads (the code of the kernels
+    and device functions among them, the names of modules, the values of constants).
+    Lighter than the disk cache's key, which also keys typing registries."""
+    from .dispatcher import GpuxFunction
+
+    h = hashlib.sha256(f"{type(kernel).__module__}.{type(kernel).__qualname__}|"
+                       f"{kernel.options!r}|{sorted(map(str, kernel.extra))}".encode())
+    seen: set = set()
+
+    def value(v) -> str:
+        if isinstance(v, GpuxFunction):
+            function(v.py_func)
+            return f"fn:{v.__qualname__}"
+        if isinstance(v, pytypes.ModuleType):
+            return f"module:{v.__name__}"
+        if isinstance(v, pytypes.FunctionType):
+            function(v)
+            return f"pyfn:{v.__qualname__}"
+        if v is None or isinstance(v, (bool, int, float, complex, str, bytes, np.generic)):
+            return f"{type(v).__name__}:{v!r}"
+        if isinstance(v, tuple):
+            return "(" + ",".join(value(x) for x in v) + ")"
+        if isinstance(v, np.ndarray):
+            return f"array:{v.dtype.str}:{v.shape}:{hashlib.sha256(v.tobytes()).hexdigest()}"
+        return f"{type(v).__module__}.{type(v).__qualname__}"
+
+    def code(co, g) -> None:
+        h.update(co.co_code)
+        h.update(repr((co.co_names, co.co_varnames, co.co_freevars)).encode())
+        for c in co.co_consts:
+            if isinstance(c, pytypes.CodeType):
+                code(c, g)
+            else:
+                h.update(repr(c).encode())
+        for n in co.co_names:
+            if n in g:
+                h.update(f"{n}={value(g[n])};".encode())
+
+    def function(fn) -> None:
+        if id(fn) in seen:
+            return
+        seen.add(id(fn))
+        code(fn.__code__, fn.__globals__)
+        for cell in fn.__closure__ or ():
+            try:
+                h.update(value(cell.cell_contents).encode())
+            except ValueError:  # an empty cell
+                h.update(b"<empty>")
+        h.update(repr(fn.__defaults__).encode())
+
+    function(kernel.py_func)
+    return h.hexdigest()
 
 
 class Autotuned:
@@ -501,6 +592,8 @@ class Autotuned:
         self.cost = cost
         self._kernels: dict = {}
         self._names: dict = {}
+        #: the kernel's code, the candidates and constants, hashed (computed once)
+        self._identity: str | None = None
         self.__name__ = kernel.__name__
         self.__doc__ = kernel.__doc__
         self.__wrapped__ = kernel
@@ -541,17 +634,17 @@ class Autotuned:
         memo_key = (device, argtypes, tuple(kwargs), json.dumps(pkey))
         got = self._names.get(memo_key)
         if got is None:
-            from .cachekey import kernel_key
 
-            kk = kernel_key(self.kernel, argtypes, device.target)
+            if self._identity is None:
+                self._identity = _name(code_identity(self.kernel), __version__,
+                                       repr([sorted(c.items()) for c in self.configs]),
+                                       list(self.constants))
             describe = {"subject": f"{self.kernel.py_func.__module__}."
                                    f"{self.kernel.__qualname__}",
                         "device": device_identity(device),
                         "signature": ", ".join(map(str, argtypes)), "key": pkey}
-            cands = [_canon(c, "candidate") for c in self.configs]
-            name = _name(describe, kk or f"process:{id(self)}", list(kwargs), cands,
-                         list(self.constants))
-            got = self._names[memo_key] = (name, describe, kk is not None)
+            name = _name(describe, self._identity, list(kwargs))
+            got = self._names[memo_key] = (name, describe, True)
         return got
 
     def choice(self, *args, **kwargs) -> Config:
@@ -565,9 +658,11 @@ class Autotuned:
         got = _chosen.get(name)
         if got is not None:
             return got
-        writes = self.writes(*args, **kwargs) if callable(self.writes) else \
-            [a for a in (*args, *kwargs.values()) if hasattr(a, "shape")]
-        restore = _Restore(writes)
+        def restore() -> _Restore:
+            writes = self.writes(*args, **kwargs) if callable(self.writes) else \
+                [a for a in (*args, *kwargs.values()) if hasattr(a, "shape")]
+            return _Restore(writes)
+
         got = _choose(name, describe, self.default, self.configs, None,
                       lambda cfg: self._run(cfg, args, kwargs), device, restore,
                       self.cost, persist)

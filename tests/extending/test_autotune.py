@@ -445,3 +445,31 @@ def test_two_processes_tuning_at_once_both_finish_with_one_entry(tmp_path, openc
     for r in results:
         assert r["out"] == [1, 1, 1] and r["choice"] == 32
     assert len(_tuning_files(tmp_path)) == 1
+
+
+def _kernel_from(source: str):
+    ns = {"gpux": gpux, "__name__": __name__}
+    exec(textwrap.dedent(source), ns)  # noqa: S102 - the test's own kernels
+    return gpux.autotune(block=[32, 64], launch=lambda c, x: (-(-x.size // c.block),
+                                                              c.block))(ns["k"])
+
+
+def test_a_changed_kernel_is_tuned_again_the_same_one_is_not(tuning_on):
+    one = """
+    @gpux.jit
+    def k(x):
+        i = gpux.grid(1)
+        if i < x.size:
+            x[i] += 1
+    """
+    x = gpux.to_device(np.zeros(100, np.int64))
+    seen = []
+    with autotuning.cost_function(_by({(32,): 2.0, (64,): 1.0}, seen)):
+        _kernel_from(one)(x)
+        autotuning.forget()
+        _kernel_from(one)(x)  # the same code, as in a later process: read from disk
+        assert len(seen) == 2
+        _kernel_from(one.replace("+= 1", "+= 2"))(x)  # the same name, other code
+    assert len(seen) == 4
+    assert x.copy_to_host().tolist() == [4] * 100
+    assert len(autotuning.entries()) == 2
