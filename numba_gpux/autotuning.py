@@ -698,7 +698,8 @@ class Autotuned:
 
 def autotune(configs: Iterable | None = None, *, launch: Callable, key: Callable | None = None,
              constants: Iterable[str] = (), default: dict | None = None,
-             writes: Callable | None = None, cost=None, **axes):
+             writes: Callable | None = None, cost=None,
+             **axes) -> Callable[[Any], Autotuned]:
     """Decorate a kernel (``@jit``) so that calling it tunes, then launches.
 
     The candidates are *configs* (a list of dicts, e.g. from :func:`space`) or
