@@ -16,7 +16,8 @@ from .. import hooks
 __all__ = ["install_defaults", "BLOCK_SIZE", "ITEMS_PER_THREAD", "SORT_ITEMS_PER_THREAD", "RADIX_BITS",
            "MAP_ITEMS_PER_THREAD", "MAP_BLOCK_SIZE", "map_items_per_thread", "map_block_size",
            "REDUCE_GROUPS", "block_size", "items_per_thread", "sort_items_per_thread", "radix_bits",
-           "reduce_groups", "tuned", "TUNE_MIN_SIZE"]
+           "reduce_groups", "tuned", "TUNE_MIN_SIZE", "SCAN_VARIANT", "SCAN_CHUNKS", "scan_variant",
+           "scan_chunks"]
 
 def _groups(q) -> tuple:
     """Work-items per work-group to try: powers of two up to the device's limit."""
@@ -57,6 +58,16 @@ MAP_BLOCK_SIZE = hooks.declare(
 RADIX_BITS = hooks.declare(
     "algorithms.radix_bits", int,
     "Bits of the key sorted per radix-sort pass (1 to 8).", space=(4, 6, 8))
+
+SCAN_VARIANT = hooks.declare(
+    "algorithms.scan_variant", str,
+    "How scan runs: 'blocked' (work-groups scan tiles with barriers, then add the "
+    "tiles' prefixes: GPUs) or 'chunked' (a few work-items each fold, then scan, a "
+    "contiguous chunk: CPU devices).", space=("chunked", "blocked"))
+SCAN_CHUNKS = hooks.declare(
+    "algorithms.scan_chunks", int,
+    "Work-items (chunks) of the chunked scan.", space=lambda q: tuple(
+        k * int(q.limit("compute_units", 16) or 16) for k in (2, 8, 32)))
 
 #: the fewest elements for which a call tunes its hooks (smaller calls cost about
 #: their launches whatever the hooks say): those run with the hooks' present values
@@ -128,6 +139,13 @@ def install_defaults() -> None:
     hooks.implement("algorithms.map_items_per_thread", target="opencl", device_kind="cpu",
                     fn=lambda q: 1, default=True)
 
+    # scan on CPU devices: chunks of contiguous elements, no barriers (2**22 int32 on
+    # Intel's OpenCL CPU driver, 2 cores: 6.7 ms chunked, 22 ms blocked)
+    hooks.implement("algorithms.scan_variant", fn="blocked", default=True)
+    hooks.implement("algorithms.scan_variant", device_kind="cpu", fn="chunked", default=True)
+    hooks.implement("algorithms.scan_chunks", default=True,
+                    fn=lambda q: 8 * int(q.limit("compute_units", 16) or 16))
+
     # measured on Intel's OpenCL CPU driver, 2**22 float32 keys (bits, keys/work-item -> s):
     # (8, 512) 2.97, (4, 512) 2.30, (6, 1024) 2.28, (8, 4096) 1.77, (4, 2048) 1.75
     hooks.implement("algorithms.sort_items_per_thread", target="opencl", device_kind="cpu",
@@ -184,3 +202,15 @@ def radix_bits(device, dtype, key=None) -> int:
     if not 1 <= b <= 8:
         raise hooks.HookError(f"algorithms.radix_bits must be between 1 and 8, got {b}")
     return b
+
+
+def scan_variant(device, dtype, key=None) -> str:
+    v = hooks.tuning("algorithms.scan_variant", device, dtype, key)
+    if v not in ("blocked", "chunked"):
+        raise hooks.HookError(f"algorithms.scan_variant must be 'blocked' or 'chunked', "
+                              f"got {v!r}")
+    return v
+
+
+def scan_chunks(device, dtype, key=None) -> int:
+    return max(1, hooks.tuning("algorithms.scan_chunks", device, dtype, key))

@@ -1,4 +1,10 @@
-"""``scan``: inclusive and exclusive prefix scans, in three kinds of launch.
+"""``scan``: inclusive and exclusive prefix scans, in two variants (the hook
+``algorithms.scan_variant`` chooses; autotuning may choose for a device).
+
+"chunked" (CPU devices): a few work-items, one launch each, fold contiguous chunks;
+the chunks' totals are scanned; each work-item scans its chunk from its prefix.
+
+"blocked" (GPUs), in three kinds of launch:
 
 1. Block scan: each work-item scans ``ipt`` consecutive elements in order,
    the work-group scans its work-items' totals (Hillis-Steele in a global
@@ -103,16 +109,67 @@ def _shift(incl, out, n, init):
             out[i] = incl[i - 1]
 
 
+def _make_chunk_fold(op):
+    grid = gl.grid
+
+    @jit
+    def scan_chunk_fold(x, n, chunk, part):
+        t = grid(1)
+        start = t * chunk
+        if start < n:
+            end = start + chunk
+            if end > n:
+                end = n
+            acc = x[start]
+            for j in range(start + 1, end):
+                acc = op(acc, x[j])
+            part[t] = acc
+
+    return scan_chunk_fold
+
+
+def _make_chunk_scan(op):
+    grid = gl.grid
+
+    @jit
+    def scan_chunk(x, out, n, chunk, pincl, init, use_init):
+        # pincl[t - 1]: everything before this chunk (init folded in)
+        t = grid(1)
+        start = t * chunk
+        if start < n:
+            end = start + chunk
+            if end > n:
+                end = n
+            acc = x[start]
+            if t > 0:
+                acc = op(pincl[t - 1], acc)
+            elif use_init:
+                acc = op(init, acc)
+            out[start] = acc
+            for j in range(start + 1, end):
+                acc = op(acc, x[j])
+                out[j] = acc
+
+    return scan_chunk
+
+
 _block = kernel_cache(_make_block_scan)
 _add = kernel_cache(_make_add_prefix)
+_chunk_fold = kernel_cache(_make_chunk_fold)
+_chunk_scan = kernel_cache(_make_chunk_scan)
 
 
-_SCAN_HOOKS = ("algorithms.block_size", "algorithms.items_per_thread")
+_SCAN_HOOKS = ("algorithms.scan_variant", "algorithms.scan_chunks", "algorithms.block_size",
+               "algorithms.items_per_thread")
+#: the fewest elements a chunk of the chunked scan has (fewer chunks for small scans)
+_MIN_CHUNK = 1024
 
 
 def _inclusive(d, op, init, dev, key):
     """Inclusive scan of the 1-D device array *d* (with *init* folded in first, if given),
-    with the hooks' values for the problem *key*."""
+    with the hooks' values for the problem *key*: the variant they name."""
+    if _tuning.scan_variant(dev, d.dtype, key) == "chunked":
+        return _inclusive_chunked(d, op, init, dev, key)
     dt = d.dtype
     n = d.size
     out = empty(n, dt, dev)
@@ -128,6 +185,29 @@ def _inclusive(d, op, init, dev, key):
         bincl = _inclusive(bsum, op, None, dev, key) if blocks > 1 else bsum
         init_v = scalar(init if use_init else 0, dt, "init")
         _add(op.fn)[max(1, cdiv(n, bs)), bs](out, n, tile, bincl, init_v, use_init)
+    return out
+
+
+def _inclusive_chunked(d, op, init, dev, key):
+    """The chunked scan: each of a few work-items folds a contiguous chunk, the chunks'
+    totals are scanned, and each work-item scans its chunk again from its prefix; three
+    launches without a barrier, each reading memory in order (the shape CPU devices
+    run well: a work-item per core or so, no work-group synchronization)."""
+    dt = d.dtype
+    n = d.size
+    out = empty(n, dt, dev)
+    chunks = max(1, min(_tuning.scan_chunks(dev, dt, key), cdiv(n, _MIN_CHUNK)))
+    chunk = cdiv(n, chunks)
+    chunks = cdiv(n, chunk)
+    use_init = init is not None
+    init_v = scalar(init if use_init else 0, dt, "init")
+    if chunks == 1:
+        pincl = empty(1, dt, dev)
+    else:
+        part = empty(chunks, dt, dev)
+        _chunk_fold(op.fn)[chunks, 1](d, n, chunk, part)
+        pincl = _inclusive_chunked(part, op, init, dev, key)
+    _chunk_scan(op.fn)[chunks, 1](d, out, n, chunk, pincl, init_v, use_init)
     return out
 
 
