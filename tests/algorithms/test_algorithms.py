@@ -195,6 +195,31 @@ def test_scan_init_custom_op_and_order(opencl_device, rng):
         alg.scan(np.zeros((2, 2)))
 
 
+@pytest.mark.parametrize("variant", ["blocked", "chunked"])
+def test_scan_variants_give_the_same_results(opencl_device, rng, variant):
+    """Both scan variants (the hook picks one per device kind) at every size, with init,
+    exclusive and a non-commutative operator (elements are combined in order)."""
+    from numba_gpux import hooks
+    from numba_gpux.algorithms import _tuning
+
+    hook = hooks.get_hook("algorithms.scan_variant")
+    saved = dict(hook.impls)
+    hooks.implement("algorithms.scan_variant", target="opencl", fn=variant)
+    try:
+        assert _tuning.scan_variant(opencl_device, np.dtype(np.int64)) == variant
+        for n in (1, 2, 1023, 1024, 1025, 4097, 65_537, 100_003):
+            x = rng.integers(-9, 9, n).astype(np.int64)
+            np.testing.assert_array_equal(alg.scan(x, init=3), 3 + np.cumsum(x))
+            np.testing.assert_array_equal(alg.scan(x, exclusive=True),
+                                          np.concatenate([[0], np.cumsum(x)[:-1]]))
+            if n <= 4097:  # (longer products under- or overflow)
+                f = rng.random(n) + 0.5
+                np.testing.assert_allclose(alg.scan(f, affine), np.cumprod(f), rtol=1e-9)
+    finally:
+        hook.impls.clear()
+        hook.impls.update(saved)
+
+
 def test_scan_big(opencl_device, rng):
     x = rng.integers(-3, 4, BIG).astype(np.int32)
     np.testing.assert_array_equal(alg.scan(x), np.cumsum(x, dtype=np.int32))
