@@ -578,13 +578,20 @@ class Autotuned:
     arguments (those the candidates fill in are left out)."""
 
     def __init__(self, kernel, configs: list[Config], launch: Callable, key: Callable | None,
-                 constants: tuple, default: Config | None, writes, cost) -> None:
+                 constants: tuple, default: Config | None, writes, cost,
+                 hook_names: tuple = ()) -> None:
         from .dispatcher import GpuxFunction
 
         if not isinstance(kernel, GpuxFunction) or kernel.is_device:
             raise AutotuneError(f"autotune() takes a kernel (@jit), not {kernel!r}")
+        #: hooks whose values the candidates set, answering gpux.tuning while they run
+        self.hooks = tuple(hook_names)
+        for n in self.hooks:
+            hooks.get_hook(n)  # declared, or a HookError now
         if not configs:
-            raise AutotuneError("autotune(): give at least one candidate")
+            if not self.hooks:
+                raise AutotuneError("autotune(): give at least one candidate")
+            configs = [Config()]
         self.kernel = kernel
         self.configs = [Config(c) for c in configs]
         names = set(self.configs[0])
@@ -616,6 +623,8 @@ class Autotuned:
         self.cost = cost
         self._kernels: dict = {}
         self._names: dict = {}
+        #: device -> (candidates, default) with the hooks' spaces for that device
+        self._spaces: dict = {}
         #: the kernel's code, the candidates and constants, hashed (computed once)
         self._identity: str | None = None
         self.__name__ = kernel.__name__
@@ -636,6 +645,12 @@ class Autotuned:
         return got
 
     def _run(self, cfg: Config, args: tuple, kwargs: dict) -> None:
+        if self.hooks:
+            with hooks.trial({n: cfg[n] for n in self.hooks}):
+                return self._launch(cfg, args, kwargs)
+        return self._launch(cfg, args, kwargs)
+
+    def _launch(self, cfg: Config, args: tuple, kwargs: dict) -> None:
         dims = self.launch(cfg, *args, **kwargs)
         if not isinstance(dims, tuple) or not 2 <= len(dims) <= 4:
             raise AutotuneError(f"autotune(): launch returned {dims!r}; it returns "
@@ -662,22 +677,43 @@ class Autotuned:
             if self._identity is None:
                 self._identity = _name(code_identity(self.kernel), __version__,
                                        repr([sorted(c.items()) for c in self.configs]),
-                                       list(self.constants))
+                                       list(self.constants), list(self.hooks))
             describe = {"subject": f"{self.kernel.py_func.__module__}."
                                    f"{self.kernel.__qualname__}",
                         "device": device_identity(device),
                         "signature": ", ".join(map(str, argtypes)), "key": pkey}
-            name = _name(describe, self._identity, list(kwargs))
+            extra = repr([sorted(c.items()) for c in self._space(device)[0]]) \
+                if self.hooks else ""
+            name = _name(describe, self._identity, list(kwargs), extra)
             got = self._names[memo_key] = (name, describe, True)
+        return got
+
+    def _space(self, device) -> tuple[list[Config], Config]:
+        """The candidates and the default on *device*: with the hooks' values there."""
+        if not self.hooks:
+            return self.configs, self.default
+        got = self._spaces.get(device)
+        if got is None:
+            axes = {}
+            for n in self.hooks:
+                h = hooks.get_hook(n)
+                q = hooks.TuningQuery(h.name, device.target_name, device.kind, device, None)
+                now = hooks.tuning(h.name, device)
+                axes[n] = [now, *(v for v in h.candidates(q) if v != now)]
+            extra = space(**axes)
+            configs = [Config(c, **e) for c in self.configs for e in extra]
+            default = Config(self.default, **extra[0])
+            got = self._spaces[device] = (configs, default)
         return got
 
     def choice(self, *args, **kwargs) -> Config:
         """The candidate a call with these arguments runs (tuning now if none is chosen)."""
         from .devices import default_device
 
-        if not config.autotune_enabled():
-            return self.default
         device = default_device()
+        configs, default = self._space(device)
+        if not config.autotune_enabled():
+            return default
         name, describe, persist = self._entry(device, args, kwargs)
         got = _chosen.get(name)
         if got is not None:
@@ -687,10 +723,10 @@ class Autotuned:
                 [a for a in (*args, *kwargs.values()) if hasattr(a, "shape")]
             return _Restore(writes)
 
-        got = _choose(name, describe, self.default, self.configs, None,
+        got = _choose(name, describe, default, configs, None,
                       lambda cfg: self._run(cfg, args, kwargs), device, restore,
                       self.cost, persist)
-        return self.default if got is None else got
+        return default if got is None else got
 
     def __call__(self, *args, **kwargs) -> None:
         self._run(self.choice(*args, **kwargs), args, kwargs)
@@ -698,7 +734,7 @@ class Autotuned:
 
 def autotune(configs: Iterable | None = None, *, launch: Callable, key: Callable | None = None,
              constants: Iterable[str] = (), default: dict | None = None,
-             writes: Callable | None = None, cost=None,
+             writes: Callable | None = None, cost=None, hooks: Iterable[str] = (),
              **axes) -> Callable[[Any], Autotuned]:
     """Decorate a kernel (``@jit``) so that calling it tunes, then launches.
 
@@ -713,14 +749,20 @@ def autotune(configs: Iterable | None = None, *, launch: Callable, key: Callable
     of the key anyway.  *default* is the candidate run when tuning is off
     (default: the first).  ``writes(*args)`` lists the arrays the kernel writes
     (default: every array argument), copied and put back around each candidate.
-    *cost* replaces timing (see :func:`cost_function`).
+    *cost* replaces timing (see :func:`cost_function`).  *hooks* names tuning hooks
+    whose declared search spaces join the candidates (a candidate's value is
+    ``cfg[name]``, and ``gpux.tuning(name, ...)`` answers it while the candidate, and
+    later the choice, runs: in *launch*, say).
     """
     if configs is not None and axes:
         raise AutotuneError("autotune(): give the candidates as a list or as keyword axes, "
                             "not both")
     cands = space(**axes) if axes else [Config(c) for c in (configs or ())]
 
+    hook_names = tuple(hooks)
+
     def wrap(kernel):
-        return Autotuned(kernel, cands, launch, key, tuple(constants), default, writes, cost)
+        return Autotuned(kernel, cands, launch, key, tuple(constants), default, writes, cost,
+                         hook_names)
 
     return wrap

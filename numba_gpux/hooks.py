@@ -53,7 +53,8 @@ from . import config
 from .errors import GpuxUserError
 
 __all__ = ["Hook", "HookError", "TuningQuery", "declare", "implement", "tuning", "get_hook",
-           "declared", "DEFAULT", "record_tuned", "recorded", "forget_tuned", "trial", "tuned_value"]
+           "declared", "DEFAULT", "record_tuned", "recorded", "forget_tuned", "trial", "tuned_value",
+           "ANY_KEY"]
 
 #: the target name that means "any target" in :func:`implement`
 DEFAULT = "default"
@@ -350,6 +351,8 @@ def tuned_value(name: str, device, dtype, key):
     trial = _trial.get()
     if trial is not None:
         v = trial.get((name, key))
+        if v is None:
+            v = trial.get((name, ANY_KEY))
         if v is not None:
             return v
     if device is None or not _tuned or not config.autotune_enabled():
@@ -358,10 +361,15 @@ def tuned_value(name: str, device, dtype, key):
     return None if got is None else got.get(name)
 
 
+#: a :func:`trial` for every problem key
+ANY_KEY = object()
+
+
 @contextlib.contextmanager
-def trial(values: dict, key):
+def trial(values: dict, key=ANY_KEY):
     """Within the block, :func:`tuning` answers the hooks in *values* (name -> value),
-    for the problem *key*, as if they were tuned so (autotuning's candidates)."""
+    for the problem *key* (default: any key), as if they were tuned so (autotuning's
+    candidates, and the choice of a kernel tuned with hooks in its space)."""
     prev = _trial.get()
     merged = dict(prev or {})
     merged.update({(name, key): v for name, v in values.items()})

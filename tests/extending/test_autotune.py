@@ -473,3 +473,24 @@ def test_a_changed_kernel_is_tuned_again_the_same_one_is_not(tuning_on):
     assert len(seen) == 4
     assert x.copy_to_host().tolist() == [4] * 100
     assert len(autotuning.entries()) == 2
+
+
+def test_a_kernel_tuned_over_a_hooks_space_sees_the_value_through_tuning(tuning_on):
+    hooks.declare("test.kblock", int, "a library's block size", space=(16, 32, 64))
+    hooks.implement("test.kblock", fn=32, default=True)
+    seen_in_launch = []
+
+    def launch(cfg, x):
+        bs = gpux.tuning("test.kblock", tuning_on)      # the candidate's value while it runs
+        seen_in_launch.append(bs)
+        assert bs == cfg["test.kblock"]
+        return -(-x.size // bs), bs
+
+    k = gpux.autotune(hooks=["test.kblock"], launch=launch)(_bump)
+    x = gpux.to_device(np.zeros(500, np.int64))
+    with autotuning.cost_function(_by({(32,): 2.0, (16,): 3.0, (64,): 1.0})):
+        k(x)
+    assert x.copy_to_host().tolist() == [1] * 500
+    assert k.choice(x) == {"test.kblock": 64}
+    assert seen_in_launch[0] == 32 and seen_in_launch[-1] == 64  # the default first
+    assert gpux.tuning("test.kblock", tuning_on) == 32  # outside the kernel's calls: as before
