@@ -342,6 +342,10 @@ def _choose(name: str, describe: dict, default: Config,
             candidates = candidates()
         chosen, measured, spent = _measure_all(default, candidates, axes, body, device,
                                                restore, cost)
+        if all(t is None for _c, t in measured):
+            # no candidate ran (the call itself is wrong, or the device is out of
+            # memory): nothing is learnt, the default runs and reports the error
+            return None
         _chosen[name] = chosen
         _retuned.add(name)
         if persist:

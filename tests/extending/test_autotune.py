@@ -494,3 +494,15 @@ def test_a_kernel_tuned_over_a_hooks_space_sees_the_value_through_tuning(tuning_
     assert k.choice(x) == {"test.kblock": 64}
     assert seen_in_launch[0] == 32 and seen_in_launch[-1] == 64  # the default first
     assert gpux.tuning("test.kblock", tuning_on) == 32  # outside the kernel's calls: as before
+
+
+def test_a_call_no_candidate_can_run_reports_the_error_and_records_nothing(tuning_on):
+    big = tuning_on.max_threads_per_block
+    k = gpux.autotune(block=[big * 2, big * 4],  # launches the device refuses
+                      launch=lambda c, x: (-(-x.size // c.block), c.block))(_bump)
+    x = gpux.to_device(np.zeros(10, np.int64))
+    with autotuning.cost_function(_by({(big * 2,): 1.0, (big * 4,): 2.0})):
+        with pytest.raises(gpux.LaunchError):
+            k(x)
+    assert autotuning.entries() == [] and autotuning._chosen == {}
+    assert x.copy_to_host().tolist() == [0] * 10
