@@ -93,7 +93,15 @@ def jit(func_or_sig=None, device: bool = False, inline="never", forceinline: boo
         from numba.core import types, typing
 
         func_or_sig = typing.signature(restype or types.void, *argtypes)
-    debug, opt = _debug_and_opt(debug, opt, lineinfo)
+    debug, opt = debug_and_opt(debug, opt, lineinfo)
+    if not device and func_or_sig is not None and not callable(func_or_sig):
+        # numba.cuda's TypeError for a kernel signature that returns a value
+        from numba.core import sigutils
+
+        from .compiler import check_kernel_return
+
+        for sig in func_or_sig if isinstance(func_or_sig, list) else [func_or_sig]:
+            check_kernel_return(sigutils.normalize_signature(sig)[1])
     # numba.cuda code assumes warps of 32 lanes: kernels that use warp (sub-group)
     # operations ask for 32-wide sub-groups (an error on a device that cannot)
     options = dict(device=device, fastmath=fastmath, debug=bool(debug),
@@ -142,7 +150,7 @@ def valid_keywords() -> list[str]:
                   + list(_EXTRA_KEYWORDS))
 
 
-def _debug_and_opt(debug, opt, lineinfo) -> tuple:
+def debug_and_opt(debug, opt, lineinfo: bool) -> tuple:
     """``debug`` and ``opt`` with numba.cuda's defaults (``config.CUDA_DEBUGINFO_DEFAULT``;
     optimized unless ``config.OPT`` is 0), warning as numba.cuda does of debug with opt
     and of debug with lineinfo (``NumbaInvalidConfigWarning``)."""
