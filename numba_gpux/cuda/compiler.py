@@ -58,20 +58,13 @@ def check_request(output, abi, device, forceinline) -> None:
         raise ValueError("Cannot force-inline kernels")
 
 
-def check_kernel_return(restype) -> None:
-    """numba.cuda's TypeError for a kernel signature whose return type is not void."""
-    if restype is not None and restype not in (types.void, types.none):
-        raise TypeError(f"CUDA kernel must have void return type, not {restype}: a kernel "
-                        f"writes its results into array arguments")
-
-
 def _artifact(pyfunc, sig, debug=None, lineinfo=False, device=True, fastmath=False, cc=None,
               opt=None, cubin=False, launch_bounds=None):
     """The CUDA target's Artifact for *pyfunc* and *sig* (with a cubin from ptxas, where
     installed, if *cubin*), and the return type: the signature's, or the inferred one.
     *debug* and *opt* None are numba.cuda's defaults (``config.CUDA_DEBUGINFO_DEFAULT``,
     ``config.OPT``), and both on is numba.cuda's warning."""
-    from .decorators import NUMBA_CUDA_SEMANTICS, debug_and_opt
+    from .decorators import NUMBA_CUDA_SEMANTICS, check_kernel_return, debug_and_opt
     from .dispatcher import CUDADispatcher
 
     # numba.cuda's compile warns of debug with opt, not of debug with lineinfo

@@ -7,6 +7,8 @@ same compiler, caches and launch path as ``@numba_gpux.jit``.
 
 from __future__ import annotations
 
+from numba.core import types as _types
+
 from ..compiler import Semantics
 from ..dispatcher import jit as _gpux_jit
 from .dispatcher import CUDADispatcher
@@ -98,8 +100,6 @@ def jit(func_or_sig=None, device: bool = False, inline="never", forceinline: boo
         # numba.cuda's TypeError for a kernel signature that returns a value
         from numba.core import sigutils
 
-        from .compiler import check_kernel_return
-
         for sig in func_or_sig if isinstance(func_or_sig, list) else [func_or_sig]:
             check_kernel_return(sigutils.normalize_signature(sig)[1])
     # numba.cuda code assumes warps of 32 lanes: kernels that use warp (sub-group)
@@ -138,6 +138,13 @@ def jit(func_or_sig=None, device: bool = False, inline="never", forceinline: boo
     if func_or_sig is None:
         return finish(lambda fn: _gpux_jit(fn, **options))
     return finish(_gpux_jit(func_or_sig, **options))
+
+
+def check_kernel_return(restype) -> None:
+    """numba.cuda's TypeError for a kernel signature whose return type is not void."""
+    if restype is not None and restype not in (_types.void, _types.none):
+        raise TypeError(f"CUDA kernel must have void return type, not {restype}: a kernel "
+                        f"writes its results into array arguments")
 
 
 def valid_keywords() -> list[str]:
