@@ -35,7 +35,7 @@ def compile(pyfunc, sig, debug=None, lineinfo=False, device=True, fastmath=False
         raise UnsupportedError("cuda.compile(output='ltoir'): numba_gpux compiles Python code "
                                "to PTX, not LTO-IR; pass output='ptx'")
     art, ret = _artifact(pyfunc, sig, debug, lineinfo, device, fastmath, cc, opt,
-                         cubin=False, launch_bounds=launch_bounds)
+                         cubin=False, launch_bounds=launch_bounds, abi=abi, abi_info=abi_info)
     return art.text, ret
 
 
@@ -59,9 +59,10 @@ def check_request(output, abi, device, forceinline) -> None:
 
 
 def _artifact(pyfunc, sig, debug=None, lineinfo=False, device=True, fastmath=False, cc=None,
-              opt=None, cubin=False, launch_bounds=None):
+              opt=None, cubin=False, launch_bounds=None, abi="numba", abi_info=None):
     """The CUDA target's Artifact for *pyfunc* and *sig* (with a cubin from ptxas, where
     installed, if *cubin*), and the return type: the signature's, or the inferred one.
+    A device function has Numba's ABI, or with *abi* ``"c"`` the C ABI (``_cabi.py``).
     *debug* and *opt* None are numba.cuda's defaults (``config.CUDA_DEBUGINFO_DEFAULT``,
     ``config.OPT``), and both on is numba.cuda's warning."""
     from .decorators import NUMBA_CUDA_SEMANTICS, check_kernel_return, debug_and_opt
@@ -88,8 +89,17 @@ def _artifact(pyfunc, sig, debug=None, lineinfo=False, device=True, fastmath=Fal
                    launch_bounds=None if device else launch_bounds,
                    semantics=NUMBA_CUDA_SEMANTICS, kernel_class=CUDADispatcher, **extra)
     if device:
-        art = _gpux_compile(fn, sig, target="cuda", device=True, **opts)
-        return art, fn.neutral(tuple(args), ret).return_type if ret is None else ret
+        if abi != "c":
+            art = _gpux_compile(fn, sig, target="cuda", device=True, **opts)
+            return art, fn.neutral(tuple(args), ret).return_type if ret is None else ret
+        from ..devices import resolve_target
+        from ._cabi import compile_c_abi, symbol
+
+        name = symbol(pyfunc, abi_info)
+        res = fn.neutral(tuple(args), ret)
+        opts.pop("cubin")
+        tgt = resolve_target("cuda", cubin=bool(cubin), **opts)
+        return compile_c_abi(fn, res, name, tgt), res.return_type
     # a kernel: typed first, its return type inferred, so that one returning a value is
     # numba.cuda's TypeError
     fn.infer_kernel_return = True
@@ -146,7 +156,7 @@ def compile_all(pyfunc, sig, debug=None, lineinfo=False, device=True, fastmath=F
         raise UnsupportedError("cuda.compile_all(output='ltoir'): numba_gpux compiles Python "
                                "code to PTX, not LTO-IR; pass output='ptx'")
     art, ret = _artifact(pyfunc, sig, debug, lineinfo, device, fastmath, cc, opt,
-                         cubin=False, launch_bounds=launch_bounds)
+                         cubin=False, launch_bounds=launch_bounds, abi=abi, abi_info=abi_info)
     codes = [art.text]
     cc = tuple(cc) if cc is not None else _default_cc()
     if art.info.get("link"):
