@@ -65,7 +65,8 @@ def _artifact(pyfunc, sig, debug=None, lineinfo=False, device=True, fastmath=Fal
     A device function has Numba's ABI, or with *abi* ``"c"`` the C ABI (``_cabi.py``).
     *debug* and *opt* None are numba.cuda's defaults (``config.CUDA_DEBUGINFO_DEFAULT``,
     ``config.OPT``), and both on is numba.cuda's warning."""
-    from .decorators import NUMBA_CUDA_SEMANTICS, check_kernel_return, debug_and_opt
+    from .decorators import (NUMBA_CUDA_SEMANTICS, check_kernel_return, debug_and_opt,
+                             launch_bounds_of)
     from .dispatcher import CUDADispatcher
 
     # numba.cuda's compile warns of debug with opt, not of debug with lineinfo
@@ -86,7 +87,8 @@ def _artifact(pyfunc, sig, debug=None, lineinfo=False, device=True, fastmath=Fal
     # kernel's launch bounds checked and kept as numba_gpux.jit keeps them
     fn = _gpux_jit(pyfunc, device=device, opt=level, fastmath=bool(fastmath),
                    debug=bool(debug), lineinfo=bool(lineinfo),
-                   launch_bounds=None if device else launch_bounds,
+                   launch_bounds=None if device or launch_bounds is None
+                   else launch_bounds_of(launch_bounds),
                    semantics=NUMBA_CUDA_SEMANTICS, kernel_class=CUDADispatcher, **extra)
     if device:
         if abi != "c":

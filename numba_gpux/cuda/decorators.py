@@ -113,7 +113,7 @@ def jit(func_or_sig=None, device: bool = False, inline="never", forceinline: boo
     if max_registers is not None:
         options["max_registers"] = max_registers
     if launch_bounds is not None:
-        options["launch_bounds"] = launch_bounds
+        options["launch_bounds"] = launch_bounds_of(launch_bounds)
     if link:
         options["link"] = link
     if carveout is not None:
@@ -145,6 +145,20 @@ def check_kernel_return(restype) -> None:
     if restype is not None and restype not in (_types.void, _types.none):
         raise TypeError(f"CUDA kernel must have void return type, not {restype}: a kernel "
                         f"writes its results into array arguments")
+
+
+def launch_bounds_of(value):
+    """``launch_bounds`` with NumPy integers as Python ints (numba.cuda writes the values
+    into its IR as they are, so ``(np.int32(128), 2)`` works there); numba_gpux.jit
+    checks the rest."""
+    import numbers
+
+    def plain(v):
+        return int(v) if isinstance(v, numbers.Integral) and not isinstance(v, bool) else v
+
+    if isinstance(value, (tuple, list)):
+        return tuple(plain(v) for v in value)
+    return plain(value)
 
 
 def valid_keywords() -> list[str]:

@@ -136,6 +136,8 @@ def _directives(ptx):
     ((128,), {"maxntid": "128"}),
     ([128, 2], {"maxntid": "128", "minnctapersm": "2"}),
     ((128, 2, 4), {"maxntid": "128", "minnctapersm": "2", "maxclusterrank": "4"}),
+    (np.int64(128), {"maxntid": "128"}),
+    ((np.int32(128), np.uint8(2)), {"maxntid": "128", "minnctapersm": "2"}),
 ])
 def test_launch_bounds_reach_compile_ptx(bounds, want):
     ptx, resty = cuda.compile_ptx(_nothing, "void()", launch_bounds=bounds, cc=(9, 0))
@@ -151,6 +153,7 @@ def test_launch_bounds_of_a_device_function_are_ignored_as_numba_cuda_does():
 @pytest.mark.parametrize("bad, message", [
     ((128, 2, 4, 8), r"^Got 4 launch bounds: \(128, 2, 4, 8\)"),
     (0, "positive int"), ((128, -1), "positive int"), ("128", "positive int"),
+    ((128.0,), "positive int"), (True, "positive int"), ((np.int64(-1),), "positive int"),
 ])
 def test_bad_launch_bounds_are_value_errors_in_compile_ptx(bad, message):
     with pytest.raises(ValueError, match=message):
@@ -166,3 +169,8 @@ def test_compile_warns_of_debug_with_opt_as_numba_cuda_does():
     ours = [w for w in got if issubclass(w.category, NumbaInvalidConfigWarning)]
     assert len(ours) == 1 and "debug=True with opt=True" in str(ours[0].message)
 
+
+
+def test_cuda_jit_takes_numpy_integers_as_launch_bounds():
+    k = cuda.jit("void()", launch_bounds=(np.int32(64), np.int64(2)))(_nothing)
+    assert k.options.max_threads == 64 and k.options.min_blocks == 2
