@@ -76,8 +76,10 @@ def __getattr__(name: str):
 
 
 def _numbas(module, name: str) -> bool:
-    """Whether *name* is one of Numba's own settings rather than one of this module's."""
-    return not name.startswith("_") and name not in vars(module) \
+    """Whether *name* is one of Numba's own settings (an upper-case name of
+    ``numba.core.config``, not one of its imports or functions) rather than one of this
+    module's."""
+    return name[:1].isalpha() and name.isupper() and name not in vars(module) \
         and hasattr(_numba_config, name)
 
 

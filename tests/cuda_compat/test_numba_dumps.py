@@ -95,5 +95,11 @@ def test_the_facade_keeps_its_own_settings_and_deleting_numbas_undoes_the_write(
     assert numba_config.DUMP_IR == before
     with pytest.raises(AttributeError, match="nothing to undo"):
         del config.DUMP_IR
+    # only Numba's settings go there, not the other names of its config module
+    config.reload_config = "not Numba's"
+    try:
+        assert callable(numba_config.reload_config)
+    finally:
+        del config.reload_config
     with pytest.raises(AttributeError, match="no setting"):
         config.NO_SUCH_SETTING
