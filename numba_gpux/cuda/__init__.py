@@ -81,10 +81,11 @@ HAS_NUMBA = True
 #: numba-cuda-mlir's names for ``local.array`` and ``shared.array``
 local_array = local.array
 shared_array = shared.array
-#: submodules loaded on first use (``cuda.libdevice.sin``); ``vector`` and
-#: ``tensor_map`` are numba-cuda-mlir's, there to say why they are not supported
+#: submodules loaded on first use (``cuda.libdevice.sin``, ``cuda.descriptor.cuda_target``);
+#: ``vector`` and ``tensor_map`` are numba-cuda-mlir's, there to say why they are not
+#: supported
 _LAZY = ("libdevice", "vector_types", "kernels", "libdevicefuncs", "vector", "tensor_map",
-         "experimental")
+         "experimental", "descriptor")
 #: numba-cuda-mlir's top-level names that are another module's: ``cuda.consteval`` is
 #: ``cuda.experimental.consteval`` (an AttributeError while there is no such module).
 _FROM_MODULE = {"consteval": "experimental"}

@@ -57,9 +57,45 @@ def _disabled() -> bool:
     return bool(getattr(config, "DISABLE_CUDA", 0))
 
 
+# ------------------------------------------------------------ driver initialization
+#: the facade's driver object (``cudadrv.driver.driver``) and its CudaAPIError class,
+#: registered by that module: its ``cuInit(0)`` is called on the facade's first use of
+#: a device, as numba.cuda calls its driver's (so a replaced ``driver.cuInit`` is honoured)
+_driver = None
+_driver_error: type = ()
+#: whether the first use has called it, and numba.cuda's record of its failure,
+#: ``"<message> (<code>)"`` (what ``cuda_error()`` returns)
+_initialized = False
+_init_error: str | None = None
+
+
+def register_driver(driver, api_error: type) -> None:
+    """Called by ``cudadrv.driver``: *driver* is initialized on first use of a device."""
+    global _driver, _driver_error
+    _driver, _driver_error = driver, api_error
+
+
+def _ensure_initialized() -> None:
+    """numba.cuda's driver initialization, once: ``driver.cuInit(0)``, whose
+    CudaAPIError becomes a CudaSupportError "Error at driver init: <message> (<code>)"
+    now and on every later use of a device."""
+    global _initialized, _init_error
+    if not _initialized:
+        _initialized = True
+        if _driver is not None:
+            try:
+                _driver.cuInit(0)
+            except _driver_error as e:
+                _init_error = f"{e.msg} ({e.code})"
+    if _init_error is not None:
+        raise CudaSupportError(f"Error at driver init: {_init_error}")
+
+
 def _current():
     if _disabled():  # numba.cuda's switch: the facade uses no device at all
         raise CudaSupportError(_DISABLED)
+    if _init_error is not None or not _initialized:
+        _ensure_initialized()
     try:
         dev = _default_device()
     except DeviceNotFoundError as e:
@@ -408,7 +444,7 @@ def close() -> None:
 def is_available() -> bool:
     """True when numba_gpux found a device that runs kernels (of any target), and
     ``NUMBA_DISABLE_CUDA`` is not set."""
-    if _disabled():
+    if _disabled() or _init_error is not None:
         return False
     try:
         return bool(_devices())
@@ -420,6 +456,8 @@ def cuda_error():
     """Why the facade has no device (None when it has one)."""
     if _disabled():
         return _DISABLED
+    if _init_error is not None:  # numba.cuda's record of a failed cuInit
+        return _init_error
     return None if is_available() else "no device found by numba_gpux"
 
 

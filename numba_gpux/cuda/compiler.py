@@ -7,37 +7,73 @@ from numba.core import sigutils, types
 from numba.core.typing import signature as _signature
 
 from ..api import compile as _gpux_compile
-from ..dispatcher import GpuxFunction
-from ..errors import UnsupportedError
+from ..dispatcher import GpuxFunction, jit as _gpux_jit
+from ..errors import UnsupportedError, format_loc
 
 __all__ = ["compile", "compile_ptx", "compile_for_current_device",
            "compile_ptx_for_current_device", "compile_all", "compile_cubin", "compile_for",
            "compile_mlir", "CompileResult"]
 
 
-def compile(pyfunc, sig, debug=False, lineinfo=False, device=True, fastmath=False, cc=None,
-            opt=True, abi="c", abi_info=None, output="ptx", forceinline=False,
+def compile(pyfunc, sig, debug=None, lineinfo=False, device=True, fastmath=False, cc=None,
+            opt=None, abi="c", abi_info=None, output="ptx", forceinline=False,
             launch_bounds=None):
     """``(ptx, return type)`` for *pyfunc* compiled for an NVIDIA GPU of compute
-    capability *cc* (default: the CUDA target's default)."""
-    if output != "ptx":
-        raise UnsupportedError(f"cuda.compile(output={output!r}): only 'ptx' is supported")
-    art = _artifact(pyfunc, sig, debug, lineinfo, device, fastmath, cc, opt, cubin=False)
-    args, ret = sigutils.normalize_signature(sig)
-    if ret is None:
-        ret = types.void
+    capability *cc* (default: the CUDA target's default).
+
+    numba.cuda's checks of the request, with its error types: an *output* other than
+    ``"ptx"`` or ``"ltoir"`` and an *abi* other than ``"numba"`` or ``"c"`` are
+    NotImplementedErrors, as is the C ABI for a kernel; *forceinline* is a ValueError
+    unless the output is LTO-IR, or for a kernel; a kernel whose return type is not
+    void is a TypeError.  ``output="ltoir"`` is an UnsupportedError: numba_gpux makes
+    no LTO-IR of Python code.  *launch_bounds* (an int, or a tuple of one to three
+    ints: max threads per block, min blocks per multiprocessor, max blocks per
+    cluster) reach a kernel's PTX as ``.maxntid``, ``.minnctapersm`` and
+    ``.maxclusterrank``; a device function ignores them, as in numba.cuda."""
+    check_request(output, abi, device, forceinline)
+    if output == "ltoir":
+        raise UnsupportedError("cuda.compile(output='ltoir'): numba_gpux compiles Python code "
+                               "to PTX, not LTO-IR; pass output='ptx'")
+    art, ret = _artifact(pyfunc, sig, debug, lineinfo, device, fastmath, cc, opt,
+                         cubin=False, launch_bounds=launch_bounds, abi=abi, abi_info=abi_info)
     return art.text, ret
 
 
-def _artifact(pyfunc, sig, debug=False, lineinfo=False, device=True, fastmath=False, cc=None,
-              opt=True, cubin=False):
-    """The CUDA target's Artifact for *pyfunc* and *sig* (with a cubin from ptxas, where
-    installed, if *cubin*)."""
-    from ..compiler import Options
-    from .decorators import NUMBA_CUDA_SEMANTICS
+_OUTPUTS = ("ptx", "ltoir")
+_ABIS = ("numba", "c")
 
+
+def check_request(output, abi, device, forceinline) -> None:
+    """numba.cuda's checks of what ``compile``, ``compile_ptx`` and ``compile_all`` are
+    asked for, in its order, with its error types and messages."""
+    if output not in _OUTPUTS:
+        raise NotImplementedError(f"Unsupported output type: {output}")
+    if forceinline and output != "ltoir":
+        raise ValueError("Can only designate forced inlining in LTO-IR")
+    if abi not in _ABIS:
+        raise NotImplementedError(f"Unsupported ABI: {abi}")
+    if abi == "c" and not device:
+        raise NotImplementedError("The C ABI is not supported for kernels")
+    if forceinline and not device:
+        raise ValueError("Cannot force-inline kernels")
+
+
+def _artifact(pyfunc, sig, debug=None, lineinfo=False, device=True, fastmath=False, cc=None,
+              opt=None, cubin=False, launch_bounds=None, abi="numba", abi_info=None):
+    """The CUDA target's Artifact for *pyfunc* and *sig* (with a cubin from ptxas, where
+    installed, if *cubin*), and the return type: the signature's, or the inferred one.
+    A device function has Numba's ABI, or with *abi* ``"c"`` the C ABI (``_cabi.py``).
+    *debug* and *opt* None are numba.cuda's defaults (``config.CUDA_DEBUGINFO_DEFAULT``,
+    ``config.OPT``), and both on is numba.cuda's warning."""
+    from .decorators import (NUMBA_CUDA_SEMANTICS, check_kernel_return, debug_and_opt,
+                             launch_bounds_of)
     from .dispatcher import CUDADispatcher
 
+    # numba.cuda's compile warns of debug with opt, not of debug with lineinfo
+    debug, opt = debug_and_opt(debug, opt, lineinfo=False)
+    args, ret = sigutils.normalize_signature(sig)
+    if not device:
+        check_kernel_return(ret)
     # a cuda.jit function's code to link (cuda.jit(link=...)) is linked here too
     extra = {"link": pyfunc.extra["link"]} if isinstance(pyfunc, GpuxFunction) and \
         pyfunc.extra.get("link") else {}
@@ -47,19 +83,48 @@ def _artifact(pyfunc, sig, debug=False, lineinfo=False, device=True, fastmath=Fa
     if cc is not None:
         opts["cc"] = tuple(cc)
     level = 3 if opt is True else (0 if opt is False else opt)
-    # numba.cuda's rules for built-in operations, as the facade's kernels have them
-    fn = CUDADispatcher(pyfunc, device=device, extra=extra, options=Options(
-        opt=level, fastmath=bool(fastmath), debug=bool(debug), lineinfo=bool(lineinfo),
-        semantics=NUMBA_CUDA_SEMANTICS))
-    return _gpux_compile(fn, sig, target="cuda", device=device, **opts)
+    # numba.cuda's rules for built-in operations, as the facade's kernels have them; a
+    # kernel's launch bounds checked and kept as numba_gpux.jit keeps them
+    fn = _gpux_jit(pyfunc, device=device, opt=level, fastmath=bool(fastmath),
+                   debug=bool(debug), lineinfo=bool(lineinfo),
+                   launch_bounds=None if device or launch_bounds is None
+                   else launch_bounds_of(launch_bounds),
+                   semantics=NUMBA_CUDA_SEMANTICS, kernel_class=CUDADispatcher, **extra)
+    if device:
+        if abi != "c":
+            art = _gpux_compile(fn, sig, target="cuda", device=True, **opts)
+            return art, fn.neutral(tuple(args), ret).return_type if ret is None else ret
+        from ..devices import resolve_target
+        from ._cabi import compile_c_abi, symbol
+
+        name = symbol(pyfunc, abi_info)
+        res = fn.neutral(tuple(args), ret)
+        opts.pop("cubin")
+        tgt = resolve_target("cuda", cubin=bool(cubin), **opts)
+        return compile_c_abi(fn, res, name, tgt), res.return_type
+    # a kernel: typed first, its return type inferred, so that one returning a value is
+    # numba.cuda's TypeError
+    fn.infer_kernel_return = True
+    res = fn.neutral(tuple(args))
+    if res.return_type not in (types.void, types.none):
+        from ..language.checks import return_value_loc
+
+        loc = return_value_loc(res.cres)
+        where = f"\n\n{format_loc(loc)}" if loc is not None else ""
+        raise TypeError(f"CUDA kernel must have void return type: {fn.__name__} returns "
+                        f"{res.return_type} (a kernel writes its results into array "
+                        f"arguments){where}")
+    return _gpux_compile(fn, sig, target="cuda", device=False, **opts), types.void
 
 
-def compile_ptx(pyfunc, sig, debug=False, lineinfo=False, device=False, fastmath=False,
-                cc=None, opt=True, abi="numba", abi_info=None, forceinline=False,
+def compile_ptx(pyfunc, sig, debug=None, lineinfo=False, device=False, fastmath=False,
+                cc=None, opt=None, abi="numba", abi_info=None, forceinline=False,
                 launch_bounds=None):
-    """numba.cuda's ``compile_ptx``: kernels by default (``device=False``)."""
+    """numba.cuda's ``compile_ptx``: kernels by default (``device=False``), with the
+    Numba ABI; :func:`compile` with ``output="ptx"``."""
     return compile(pyfunc, sig, debug=debug, lineinfo=lineinfo, device=device,
-                   fastmath=fastmath, cc=cc, opt=opt)
+                   fastmath=fastmath, cc=cc, opt=opt, abi=abi, abi_info=abi_info,
+                   output="ptx", forceinline=forceinline, launch_bounds=launch_bounds)
 
 
 def _current_cc():
@@ -88,14 +153,12 @@ def compile_all(pyfunc, sig, debug=None, lineinfo=False, device=True, fastmath=F
     kinds as ``cudadrv.linkable_code`` objects.  ``output="ptx"`` only: numba_gpux
     makes no LTO-IR of Python code (numba.cuda's default, ``"ltoir"``, is an
     UnsupportedError)."""
-    if output not in ("ptx", "ltoir"):
-        raise NotImplementedError(f"Unsupported output type: {output}")
+    check_request(output, abi, device, forceinline)
     if output == "ltoir":
         raise UnsupportedError("cuda.compile_all(output='ltoir'): numba_gpux compiles Python "
                                "code to PTX, not LTO-IR; pass output='ptx'")
-    art = _artifact(pyfunc, sig, bool(debug), lineinfo, device, fastmath, cc,
-                    True if opt is None else opt, cubin=False)
-    args, ret = sigutils.normalize_signature(sig)
+    art, ret = _artifact(pyfunc, sig, debug, lineinfo, device, fastmath, cc, opt,
+                         cubin=False, launch_bounds=launch_bounds, abi=abi, abi_info=abi_info)
     codes = [art.text]
     cc = tuple(cc) if cc is not None else _default_cc()
     if art.info.get("link"):
@@ -111,7 +174,7 @@ def compile_all(pyfunc, sig, debug=None, lineinfo=False, device=True, fastmath=F
                 codes.append(linker.compile_cu(data, name, cc).decode())
             else:
                 codes.append(kinds[kind](data, name=name))
-    return codes, types.void if ret is None else ret
+    return codes, ret
 
 
 def _cubin_of(art, name: str, cc) -> bytes:
@@ -156,7 +219,8 @@ def compile_cubin(pyfunc, sig, debug=False, lineinfo=False, device=False, fastma
         if cc is not None:
             raise TypeError("compile_cubin() takes cc or chip, not both")
         cc = _chip_cc(chip)
-    art = _artifact(pyfunc, sig, debug, lineinfo, device, fastmath, cc, opt, cubin=True)
+    art, _ret = _artifact(pyfunc, sig, debug, lineinfo, device, fastmath, cc, opt,
+                          cubin=True)
     return _cubin_of(art, "cuda.compile_cubin()", cc)
 
 

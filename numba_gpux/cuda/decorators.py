@@ -7,6 +7,8 @@ same compiler, caches and launch path as ``@numba_gpux.jit``.
 
 from __future__ import annotations
 
+from numba.core import types as _types
+
 from ..compiler import Semantics
 from ..dispatcher import jit as _gpux_jit
 from .dispatcher import CUDADispatcher
@@ -93,7 +95,13 @@ def jit(func_or_sig=None, device: bool = False, inline="never", forceinline: boo
         from numba.core import types, typing
 
         func_or_sig = typing.signature(restype or types.void, *argtypes)
-    debug, opt = _debug_and_opt(debug, opt, lineinfo)
+    debug, opt = debug_and_opt(debug, opt, lineinfo)
+    if not device and func_or_sig is not None and not callable(func_or_sig):
+        # numba.cuda's TypeError for a kernel signature that returns a value
+        from numba.core import sigutils
+
+        for sig in func_or_sig if isinstance(func_or_sig, list) else [func_or_sig]:
+            check_kernel_return(sigutils.normalize_signature(sig)[1])
     # numba.cuda code assumes warps of 32 lanes: kernels that use warp (sub-group)
     # operations ask for 32-wide sub-groups (an error on a device that cannot)
     options = dict(device=device, fastmath=fastmath, debug=bool(debug),
@@ -105,7 +113,7 @@ def jit(func_or_sig=None, device: bool = False, inline="never", forceinline: boo
     if max_registers is not None:
         options["max_registers"] = max_registers
     if launch_bounds is not None:
-        options["launch_bounds"] = launch_bounds
+        options["launch_bounds"] = launch_bounds_of(launch_bounds)
     if link:
         options["link"] = link
     if carveout is not None:
@@ -132,6 +140,27 @@ def jit(func_or_sig=None, device: bool = False, inline="never", forceinline: boo
     return finish(_gpux_jit(func_or_sig, **options))
 
 
+def check_kernel_return(restype) -> None:
+    """numba.cuda's TypeError for a kernel signature whose return type is not void."""
+    if restype is not None and restype not in (_types.void, _types.none):
+        raise TypeError(f"CUDA kernel must have void return type, not {restype}: a kernel "
+                        f"writes its results into array arguments")
+
+
+def launch_bounds_of(value):
+    """``launch_bounds`` with NumPy integers as Python ints (numba.cuda writes the values
+    into its IR as they are, so ``(np.int32(128), 2)`` works there); numba_gpux.jit
+    checks the rest."""
+    import numbers
+
+    def plain(v):
+        return int(v) if isinstance(v, numbers.Integral) and not isinstance(v, bool) else v
+
+    if isinstance(value, (tuple, list)):
+        return tuple(plain(v) for v in value)
+    return plain(value)
+
+
 def valid_keywords() -> list[str]:
     """Every keyword :func:`jit` takes, sorted."""
     import inspect
@@ -142,7 +171,7 @@ def valid_keywords() -> list[str]:
                   + list(_EXTRA_KEYWORDS))
 
 
-def _debug_and_opt(debug, opt, lineinfo) -> tuple:
+def debug_and_opt(debug, opt, lineinfo: bool) -> tuple:
     """``debug`` and ``opt`` with numba.cuda's defaults (``config.CUDA_DEBUGINFO_DEFAULT``;
     optimized unless ``config.OPT`` is 0), warning as numba.cuda does of debug with opt
     and of debug with lineinfo (``NumbaInvalidConfigWarning``)."""

@@ -39,6 +39,7 @@ class CUDADispatcher(GpuxFunction):
     def __init__(self, py_func, **kwargs):
         self._extensions: list = []                  # see the extensions property
         self._config_variants: dict = {}             # see launch_variant
+        self._assembly_shown: set = set()            # see code_for
         super().__init__(py_func, **kwargs)
         self.stats = CompileStats(self.stats, py_func)
 
@@ -58,6 +59,9 @@ class CUDADispatcher(GpuxFunction):
     #: typing, ``"llvmir"`` (the neutral LLVM IR of a device function, the optimized IR of
     #: a kernel's target code), ``"asm"`` and ``"binary"`` with a kernel's target code
     dumps: frozenset = frozenset()
+    #: a kernel's return type inferred, not given as void (compile_ptx() and friends
+    #: infer it, and raise numba.cuda's TypeError when it is not void)
+    infer_kernel_return: bool = False
 
     # ------------------------------------------------------------ extensions
     @property
@@ -138,6 +142,11 @@ class CUDADispatcher(GpuxFunction):
         return k
 
     def _compile_neutral(self, argtypes: tuple, return_type):
+        if not self.is_device and return_type is None and not self.infer_kernel_return:
+            # typed as numba.cuda's launches type a kernel, returning void: one that
+            # returns a value is Numba's TypingError ("No conversion from int32 to
+            # none"), naming the line
+            return_type = types.void
         res = super()._compile_neutral(argtypes, return_type)
         if self.cache and res.captured and not self.is_device:
             # numba.cuda cannot pickle such a kernel for its cache: the same error
@@ -164,12 +173,23 @@ class CUDADispatcher(GpuxFunction):
         return res
 
     def code_for(self, argtypes: tuple, target):
-        if not self.dumps:
+        from numba.core import config as numba_config
+
+        if not self.dumps and not numba_config.DUMP_ASSEMBLY:
             return super().code_for(argtypes, target)
         made = self.stats["target_compiles"]
         art = super().code_for(argtypes, target)
         if self.stats["target_compiles"] != made:  # compiled now, not found
             self._dump_code(argtypes, target, art)
+        shown = (argtypes, getattr(target, "name", target))
+        if numba_config.DUMP_ASSEMBLY and shown not in self._assembly_shown:
+            # Numba's setting, printed to stdout as numba.cuda prints the PTX it makes
+            # for a kernel: the code of this kernel for the target (PTX, SPIR-V
+            # assembly, MSL), once, also when an earlier compile of the same code made it
+            self._assembly_shown.add(shown)
+            print(f"ASSEMBLY {self.__name__}".center(80, "-"))
+            print(art.text if art.text is not None else f"({art.kind} has no text form here)")
+            print("=" * 80)
         return art
 
     def _dump_name(self, argtypes) -> str:

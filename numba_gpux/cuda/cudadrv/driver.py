@@ -97,6 +97,31 @@ class Driver:
         st = _api._context_stack()
         return st.pop() if st else None
 
+    def cuInit(self, flags: int = 0) -> None:
+        """numba.cuda's first driver call, made by the facade on its first use of a
+        device, as numba.cuda makes it: here it finds numba_gpux's devices (each
+        target's runtime starts its own driver: the CUDA driver, an OpenCL ICD).  A
+        CudaAPIError from it (from a replacement of it) makes that use, and every later
+        one, a CudaSupportError "Error at driver init: <message> (<code>)", which
+        ``cuda.cuda_error()`` then reports."""
+        from ...devices import devices
+
+        devices()
+
+    @property
+    def is_initialized(self) -> bool:
+        """Whether the facade has called :meth:`cuInit` (on its first use of a device)."""
+        return _api._initialized
+
+    @property
+    def initialization_error(self) -> str | None:
+        """``"<message> (<code>)"`` of a failed :meth:`cuInit`, else None."""
+        return _api._init_error
+
+    def ensure_initialized(self) -> None:
+        """Call :meth:`cuInit` now if the facade has not (a CudaSupportError if it failed)."""
+        _api._ensure_initialized()
+
     def cuMemGetInfo(self) -> tuple:
         """(free, total) bytes of the current device (numba.cuda's driver call; on every
         target, as ``context.get_memory_info()``)."""
@@ -124,6 +149,7 @@ class Driver:
 
 
 driver = Driver()
+_api.register_driver(driver, CudaAPIError)
 
 
 def _binding():
