@@ -117,11 +117,12 @@ def _measure(args) -> list[dict]:
         s0, c0 = autotuning.stats["seconds"], autotuning.stats["candidates"]
         known = set(autotuning._chosen)
         first = _time(fn, sync)
-        # what the case's own tuning chose (the first new choice: calls inside it
-        # may tune their own problems after it)
+        # what the case's own tuning chose (calls inside it may tune their own
+        # problems too)
         new = [autotuning._chosen[k] for k in autotuning._chosen if k not in known]
-        choice = ", ".join(f"{k.rsplit('.', 1)[-1]}={v}" for k, v in new[0].items()) \
-            if new else "(tuned before)"
+        mine = max(new, key=len) if new else None  # the case's own: the most values
+        choice = ", ".join(f"{k.rsplit('.', 1)[-1]}={v}" for k, v in mine.items()) \
+            if mine else "(tuned before)"
         tune_s = autotuning.stats["seconds"] - s0
         cands = autotuning.stats["candidates"] - c0
         _time(fn, sync)  # the tuned choice's first run (its compile, if another variant)

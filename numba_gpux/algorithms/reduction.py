@@ -100,7 +100,7 @@ def _reduce_all(x, op, init, dev):
     if x.ndim != 1:
         x = (x if x.is_c_contiguous else x.copy()).reshape(x.size)
     return _tuning.tuned("algorithms.reduce", _REDUCE_HOOKS, dev, x.dtype, x.size,
-                         lambda key: _reduce_passes(x, op, init, dev, key))
+                         lambda key: _reduce_passes(x, op, init, dev, key), extra=(op.name,))
 
 
 def _reduce_passes(x, op, init, dev, key):
@@ -187,7 +187,7 @@ def reduce(x, op="add", init=None, axis=None, dtype=None, device=None):
                                                    use_init)
 
         _tuning.tuned("algorithms.reduce_axis", ("algorithms.block_size",), dev, dt, src.size,
-                      run, extra=(_bucket(outer * inner),))
+                      run, extra=(o.name, _bucket(outer * inner)))
     return finish(res, host)
 
 

@@ -241,7 +241,8 @@ def scan(x, op="add", exclusive: bool = False, init=None, dtype=None, device=Non
         d = d.copy()
     kind = "algorithms.scan_exclusive" if exclusive else "algorithms.scan"
     return finish(_tuning.tuned(kind, _SCAN_HOOKS, dev, dt, n,
-                                lambda key: _scan(d, o, init, exclusive, dev, key)), host)
+                                lambda key: _scan(d, o, init, exclusive, dev, key),
+                                extra=(o.name,)), host)
 
 
 def _scan(d, o, init, exclusive, dev, key):

@@ -328,7 +328,7 @@ def test_algorithms_are_tuned_through_their_hooks(tuning_on, rng):
         got = alg.scan(d).copy_to_host()
     np.testing.assert_array_equal(got, np.cumsum(x))
     assert len(seen) > 1
-    key = ("algorithms.scan", autotuning.bucket(n))
+    key = ("algorithms.scan", "add", autotuning.bucket(n))
     assert _tuning.block_size(tuning_on, np.int64, key) == 32
     assert _tuning.items_per_thread(tuning_on, np.int64, key) == 16
     # a registered implementation beats the tuned result, and nothing recompiles
