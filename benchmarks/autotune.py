@@ -95,6 +95,27 @@ def _cases(n, names):
     return [c for c in all_cases if not names or any(s in c[0] for s in names)]
 
 
+_SUBJECTS = {"map": "algorithms.map", "reduce axis": "algorithms.reduce_axis",
+             "reduce": "algorithms.reduce", "scan incl": "algorithms.scan",
+             "scan excl": "algorithms.scan_exclusive", "sort": "algorithms.sort",
+             "argsort": "algorithms.argsort"}
+
+
+def _choice(case: str, known: set) -> str:
+    """What the case's own tuning chose (calls inside it may tune their own problems)."""
+    from numba_gpux import hooks
+
+    subject = next((v for k, v in _SUBJECTS.items() if case.startswith(k)), None)
+    if subject is None:  # the user kernel: its one new choice
+        new = [autotuning._chosen[k] for k in autotuning._chosen if k not in known]
+        got = new[0] if new else None
+    else:
+        got = next((v for k, v in reversed(hooks._tuned.items()) if k[2][0] == subject), None)
+    if not got:
+        return "(none)"
+    return ", ".join(f"{k.rsplit('.', 1)[-1]}={v}" for k, v in got.items())
+
+
 def _set_tuning(on: bool) -> None:
     os.environ["NUMBA_GPUX_AUTOTUNE"] = "1" if on else "0"
 
@@ -117,12 +138,7 @@ def _measure(args) -> list[dict]:
         s0, c0 = autotuning.stats["seconds"], autotuning.stats["candidates"]
         known = set(autotuning._chosen)
         first = _time(fn, sync)
-        # what the case's own tuning chose (calls inside it may tune their own
-        # problems too)
-        new = [autotuning._chosen[k] for k in autotuning._chosen if k not in known]
-        mine = max(new, key=len) if new else None  # the case's own: the most values
-        choice = ", ".join(f"{k.rsplit('.', 1)[-1]}={v}" for k, v in mine.items()) \
-            if mine else "(tuned before)"
+        choice = _choice(name, known)
         tune_s = autotuning.stats["seconds"] - s0
         cands = autotuning.stats["candidates"] - c0
         _time(fn, sync)  # the tuned choice's first run (its compile, if another variant)
