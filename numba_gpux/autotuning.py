@@ -61,7 +61,8 @@ from ._version import __version__
 from .errors import GpuxUserError
 
 __all__ = ["autotune", "Autotuned", "Config", "space", "bucket", "tuned_hooks", "cost_function",
-           "AutotuneError", "entries", "stats", "forget", "device_identity", "code_identity"]
+           "AutotuneError", "entries", "stats", "history", "forget", "device_identity",
+           "code_identity"]
 
 #: what the disk entries' layout is; a new layout is a new key
 FORMAT = "numba-gpux tuning 1"
@@ -125,6 +126,9 @@ _cost: list = [None]
 
 #: counters: tunings done, candidates measured, seconds spent tuning, disk hits
 stats = {"tunings": 0, "candidates": 0, "seconds": 0.0, "disk_hits": 0, "memory_hits": 0}
+#: the tunings done in this process, in order: subject, device, signature, key, the
+#: default, the choice, candidates measured, seconds
+history: list[dict] = []
 
 
 def _lock_for(name: str) -> threading.Lock:
@@ -351,6 +355,8 @@ def _choose(name: str, describe: dict, default: Config,
             return None
         _chosen[name] = chosen
         _retuned.add(name)
+        history.append(dict(describe, default=dict(default), choice=dict(chosen),
+                            candidates=len(measured), seconds=spent))
         if persist:
             index = next((i for i, c in enumerate(candidates) if c == chosen), None)
             _write(name, dict(describe, format=FORMAT, choice=_canon(chosen, "choice"), index=index,
