@@ -82,6 +82,13 @@ def test_the_cheapest_candidate_runs_and_constants_compile_once_each(tuning_on):
     # one compiled kernel per constant value, whatever the block sizes measured
     assert sorted(k._kernels) == [(("ITEMS", 1),), (("ITEMS", 4),)]
     assert all(kk.stats["neutral_compiles"] == 1 for kk in k._kernels.values())
+    # a constant's kernel is a kernel like the one it came from (a cache=True one is
+    # kept on disk too)
+    cached = gpux.autotune(block=[32], ITEMS=[2], launch=_launch, constants=("ITEMS",))(
+        gpux.jit(cache=True)(_scaled.py_func))
+    made = cached.kernel_for(cached.configs[0])
+    assert made.cache and made.options == cached.kernel.options and made.py_func is not \
+        cached.kernel.py_func and made.py_func.__globals__["ITEMS"] == 2
     # later calls: no measuring, no compiling
     before = dict(autotuning.stats)
     k(x, out)
