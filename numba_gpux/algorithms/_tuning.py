@@ -17,7 +17,7 @@ __all__ = ["install_defaults", "BLOCK_SIZE", "ITEMS_PER_THREAD", "SORT_ITEMS_PER
            "MAP_ITEMS_PER_THREAD", "MAP_BLOCK_SIZE", "map_items_per_thread", "map_block_size",
            "REDUCE_GROUPS", "block_size", "items_per_thread", "sort_items_per_thread", "radix_bits",
            "reduce_groups", "tuned", "TUNE_MIN_SIZE", "SCAN_VARIANT", "SCAN_CHUNKS", "scan_variant",
-           "scan_chunks"]
+           "scan_chunks", "REDUCE_VARIANT", "reduce_variant"]
 
 def _groups(q) -> tuple:
     """Work-items per work-group to try: powers of two up to the device's limit."""
@@ -59,6 +59,13 @@ RADIX_BITS = hooks.declare(
     "algorithms.radix_bits", int,
     "Bits of the key sorted per radix-sort pass (1 to 8).", space=(4, 6, 8))
 
+REDUCE_VARIANT = hooks.declare(
+    "algorithms.reduce_variant", str,
+    "How a whole-array reduce runs: 'tree' (work-groups fold their work-items' values "
+    "in a tree with barriers, one launch per pass) or 'subgroup' (sub-groups combine "
+    "their lanes, one work-item folds the partials: no barrier; for add, multiply, and "
+    "min and max of integers on devices with sub-groups, else the tree).",
+    space=("tree", "subgroup"))
 SCAN_VARIANT = hooks.declare(
     "algorithms.scan_variant", str,
     "How scan runs: 'blocked' (work-groups scan tiles with barriers, then add the "
@@ -141,6 +148,11 @@ def install_defaults() -> None:
 
     # scan on CPU devices: chunks of contiguous elements, no barriers (2**22 int32 on
     # Intel's OpenCL CPU driver, 2 cores: 6.7 ms chunked, 22 ms blocked)
+    # reduce on CPU devices: sub-groups, no barriers (2**22 float32 sum on Intel's OpenCL
+    # CPU driver: 1.5 ms against 1.7 to 2.7 ms with the tree; NumPy 1.2)
+    hooks.implement("algorithms.reduce_variant", fn="tree", default=True)
+    hooks.implement("algorithms.reduce_variant", device_kind="cpu", fn="subgroup",
+                    default=True)
     hooks.implement("algorithms.scan_variant", fn="blocked", default=True)
     hooks.implement("algorithms.scan_variant", device_kind="cpu", fn="chunked", default=True)
     hooks.implement("algorithms.scan_chunks", default=True,
@@ -214,3 +226,11 @@ def scan_variant(device, dtype, key=None) -> str:
 
 def scan_chunks(device, dtype, key=None) -> int:
     return max(1, hooks.tuning("algorithms.scan_chunks", device, dtype, key))
+
+
+def reduce_variant(device, dtype, key=None) -> str:
+    v = hooks.tuning("algorithms.reduce_variant", device, dtype, key)
+    if v not in ("tree", "subgroup"):
+        raise hooks.HookError(f"algorithms.reduce_variant must be 'tree' or 'subgroup', "
+                              f"got {v!r}")
+    return v

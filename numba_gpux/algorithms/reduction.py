@@ -1,4 +1,10 @@
-"""``reduce``: multi-pass tree reduction in global memory.
+"""``reduce``: multi-pass tree reduction in global memory, or sub-groups' reductions.
+
+Two variants (the hook ``algorithms.reduce_variant``; autotuning may choose).
+"subgroup", for the operators a sub-group reduces (add, multiply; min and max of
+integers) on devices with sub-groups: each work-item folds a strided sequence, its
+sub-group combines the lanes, one partial per sub-group, and one work-item folds
+the partials: two launches and no barrier.  "tree":
 
 Pass structure (one launch per pass, until one value is left): each
 work-item folds the elements ``gid, gid + G, gid + 2G, ...`` (``G`` = work-items
@@ -92,8 +98,69 @@ _partial = kernel_cache(_make_partial)
 _axis = kernel_cache(_make_axis)
 
 
-_REDUCE_HOOKS = ("algorithms.block_size", "algorithms.items_per_thread",
-                 "algorithms.reduce_groups")
+def _make_sg_partial(op, sg_op):
+    from ..language.subgroups import subgroup
+
+    grid, gridsize, block_idx = gl.grid, gl.gridsize, gl.block_idx
+
+    @jit
+    def reduce_sg_partial(x, n, ident, part, meta):
+        # each work-item folds gid, gid + G, ... (consecutive work-items read consecutive
+        # elements); its sub-group combines the lanes' values; lane 0 writes one partial
+        gid = grid(1)
+        g = gridsize(1)
+        acc = ident
+        i = gid
+        while i < n:
+            acc = op(acc, x[i])
+            i += g
+        r = subgroup.reduce(acc, sg_op)
+        if subgroup.lane_id() == 0:
+            part[block_idx.x * subgroup.count() + subgroup.id()] = r
+        if gid == 0:  # how many partials each work-group wrote
+            meta[0] = subgroup.count()
+
+    return reduce_sg_partial
+
+
+def _make_sg_tail(op):
+    @jit
+    def reduce_sg_tail(part, meta, groups, out, init, use_init):
+        # one work-item folds the sub-groups' partials in order
+        m = meta[0] * groups
+        acc = part[0]
+        for j in range(1, m):
+            acc = op(acc, part[j])
+        if use_init:
+            acc = op(init, acc)
+        out[0] = acc
+
+    return reduce_sg_tail
+
+
+_sg_partial = kernel_cache(_make_sg_partial)
+_sg_tail = kernel_cache(_make_sg_tail)
+
+#: the sub-group reduction of each operator that has one (min and max only for
+#: integers: a sub-group's float min and max need not propagate NaN as NumPy does)
+_SG_OPS = {"add": "add", "multiply": "mul", "minimum": "min", "maximum": "max"}
+
+
+def _sg_op(op, dt, dev):
+    """The sub-group reduction of *op* for *dt* on *dev*, or None (the tree runs)."""
+    name = _SG_OPS.get(op.name)
+    if name is None or op.identity(dt) is None or dt.kind not in "iuf" or dt.itemsize < 4:
+        return None
+    if dt.kind == "f" and name in ("min", "max"):
+        return None
+    if not dev.target.has("subgroups") or (dt.itemsize == 8 and not dev.target.has("fp64")
+                                          and dt.kind == "f"):
+        return None
+    return name
+
+
+_REDUCE_HOOKS = ("algorithms.reduce_variant", "algorithms.block_size",
+                 "algorithms.items_per_thread", "algorithms.reduce_groups")
 
 
 def _reduce_all(x, op, init, dev):
@@ -111,6 +178,18 @@ def _reduce_passes(x, op, init, dev, key):
     bs = _tuning.block_size(dev, dt, key)
     ipt = _tuning.items_per_thread(dev, dt, key)
     cap = _tuning.reduce_groups(dev, dt, key)
+    sg_op = _sg_op(op, dt, dev)
+    if sg_op is not None and _tuning.reduce_variant(dev, dt, key) == "subgroup":
+        # two launches, no barrier: sub-groups' partials, then one work-item folds them
+        blocks = max(1, cdiv(cdiv(n, ipt), bs))
+        if cap:
+            blocks = min(blocks, cap)
+        part = empty(blocks * bs, dt, dev)
+        meta = empty(1, np.int32, dev)
+        out = empty(1, dt, dev)
+        _sg_partial(op.fn, sg_op)[blocks, bs](x, n, op.identity(dt), part, meta)
+        _sg_tail(op.fn)[1, 1](part, meta, blocks, out, init_v, use_init)
+        return out
     k = _partial(op.fn)
     while True:
         blocks = max(1, cdiv(cdiv(n, ipt), bs))

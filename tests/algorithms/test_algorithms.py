@@ -161,6 +161,37 @@ def test_reduce_with_few_groups_folds_every_element(opencl_device, rng, groups):
     assert _tuning.reduce_groups(opencl_device, np.dtype(np.int64)) == 0  # the CPU default
 
 
+@pytest.mark.parametrize("variant", ["tree", "subgroup"])
+def test_reduce_variants_give_the_same_results(opencl_device, rng, variant):
+    """Both whole-array reduce variants (the hook picks one per device kind; the
+    sub-group one serves add, multiply, and min and max of integers, the tree the rest)
+    at every size, with init and NaN."""
+    from numba_gpux import hooks
+    from numba_gpux.algorithms import _tuning
+
+    hook = hooks.get_hook("algorithms.reduce_variant")
+    saved = dict(hook.impls)
+    hooks.implement("algorithms.reduce_variant", target="opencl", fn=variant)
+    try:
+        assert _tuning.reduce_variant(opencl_device, np.dtype(np.int64)) == variant
+        for n in (1, 2, 255, 256, 257, 4099, 100_003):
+            for dt in (np.int32, np.int64, np.uint32, np.float64):
+                x = rng.integers(0 if dt == np.uint32 else -100, 100, n).astype(dt)
+                assert alg.reduce(x, device=opencl_device) == x.sum(dtype=dt)
+                assert alg.reduce(x, "max", device=opencl_device) == x.max()
+                assert alg.reduce(x, "min", init=-5 if dt != np.uint32 else 0,
+                                  device=opencl_device) == min(x.min(), -5 if dt != np.uint32 else 0)
+            f = rng.random(n) + 0.5
+            np.testing.assert_allclose(alg.reduce(f[:60], "mul", device=opencl_device),
+                                       np.prod(f[:60]), rtol=1e-12)
+            f[n // 2] = np.nan
+            assert np.isnan(alg.reduce(f, "max", device=opencl_device))
+            assert np.isnan(alg.reduce(f, device=opencl_device))
+    finally:
+        hook.impls.clear()
+        hook.impls.update(saved)
+
+
 # ---------------------------------------------------------------------- scan
 
 @pytest.mark.parametrize("n", SIZES)
