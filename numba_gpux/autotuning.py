@@ -263,11 +263,15 @@ class _Restore:
 
 def _timed_cost(cfg: Config, run: Callable[[], float], best: float | None = None) -> float:
     """The default cost: one warm-up run (not counted), then three timed runs (five for
-    fast candidates); their median.  A candidate whose warm-up took over three times the
-    best median so far is not timed further: its warm-up is its cost."""
+    fast candidates); their median.  A candidate whose warm-up and first timed run both
+    took over three times the best median so far is not timed further (the warm-up alone
+    may be a compilation: a compile-time constant's first candidate)."""
     first = run()
     if best is not None and first > 3 * best:
-        return first
+        second = run()
+        if second > 3 * best:
+            return second
+        first = second
     reps = 5 if first < 0.02 else 3
     return float(np.median([run() for _ in range(reps)]))
 
