@@ -41,8 +41,9 @@ class Gpux(CUDA):
 target_registry[TARGET_NAME] = Gpux
 
 
-class _TargetDescriptor:
-    """What Numba's extension machinery asks of a target: its two contexts."""
+class TargetDescriptor:
+    """What Numba's extension machinery asks of a target: its two contexts (the shared
+    ones, built on first use)."""
 
     @property
     def typing_context(self):
@@ -56,7 +57,7 @@ class _TargetDescriptor:
 class _OverloadDispatcherMarker:
     """Numba looks up ``dispatcher_registry[target].targetdescr`` for @overload."""
 
-    targetdescr = _TargetDescriptor()
+    targetdescr = TargetDescriptor()
 
 
 def _overload_jit(*args, **options):
@@ -74,7 +75,7 @@ class OverloadFrontEnd:
     implementation's dispatcher, ``disp._compiler``, to run its front end on the
     implementation for inlining: the target descriptor, the pipeline and the locals."""
 
-    targetdescr = _TargetDescriptor()
+    targetdescr = TargetDescriptor()
     locals: dict = {}
 
     @property

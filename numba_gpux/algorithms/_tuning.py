@@ -216,12 +216,15 @@ def radix_bits(device, dtype, key=None) -> int:
     return b
 
 
-def scan_variant(device, dtype, key=None) -> str:
-    v = hooks.tuning("algorithms.scan_variant", device, dtype, key)
-    if v not in ("blocked", "chunked"):
-        raise hooks.HookError(f"algorithms.scan_variant must be 'blocked' or 'chunked', "
-                              f"got {v!r}")
+def _variant(hook: str, allowed: tuple, device, dtype, key) -> str:
+    v = hooks.tuning(hook, device, dtype, key)
+    if v not in allowed:
+        raise hooks.HookError(f"{hook} must be {' or '.join(map(repr, allowed))}, got {v!r}")
     return v
+
+
+def scan_variant(device, dtype, key=None) -> str:
+    return _variant("algorithms.scan_variant", ("blocked", "chunked"), device, dtype, key)
 
 
 def scan_chunks(device, dtype, key=None) -> int:
@@ -229,8 +232,4 @@ def scan_chunks(device, dtype, key=None) -> int:
 
 
 def reduce_variant(device, dtype, key=None) -> str:
-    v = hooks.tuning("algorithms.reduce_variant", device, dtype, key)
-    if v not in ("tree", "subgroup"):
-        raise hooks.HookError(f"algorithms.reduce_variant must be 'tree' or 'subgroup', "
-                              f"got {v!r}")
-    return v
+    return _variant("algorithms.reduce_variant", ("tree", "subgroup"), device, dtype, key)

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from numba.core.options import TargetOptions
 
+from ..context import TargetDescriptor
+
 __all__ = ["CUDATargetOptions", "CUDATarget", "cuda_target"]
 
 
@@ -20,26 +22,12 @@ class CUDATargetOptions(TargetOptions):
     """The options class of the target, as numba.cuda names it (Numba's TargetOptions)."""
 
 
-class CUDATarget:
+class CUDATarget(TargetDescriptor):
     """A target descriptor: its name, options class and two contexts (made lazily)."""
 
     def __init__(self, name: str) -> None:
         self.options = CUDATargetOptions
         self._target_name = name
-
-    @property
-    def typing_context(self):
-        """The shared typing context (:func:`numba_gpux.context.typing_context`)."""
-        from ..context import typing_context
-
-        return typing_context()
-
-    @property
-    def target_context(self):
-        """The shared lowering context (:func:`numba_gpux.context.target_context`)."""
-        from ..context import target_context
-
-        return target_context()
 
     def __repr__(self) -> str:
         return f"<CUDATarget {self._target_name!r}: numba_gpux's shared GPU contexts>"
