@@ -41,7 +41,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     # 6: the kernel object (what drivers report of its compiled code, its inspection)
     ("dispatcher", "attributes", "inspection"),
     # 7: the public API
-    ("api", "probe", ""),
+    ("api", "probe", "autotuning", ""),
     # 8: facades, libraries, tools and the built-in targets, on the public contract
     ("cuda", "alias", "algorithms", "random", "extending", "dask", "demo", "__main__",
      "targets"),
