@@ -31,9 +31,7 @@ def compile(pyfunc, sig, debug=None, lineinfo=False, device=True, fastmath=False
     cluster) reach a kernel's PTX as ``.maxntid``, ``.minnctapersm`` and
     ``.maxclusterrank``; a device function ignores them, as in numba.cuda."""
     check_request(output, abi, device, forceinline)
-    if output == "ltoir":
-        raise UnsupportedError("cuda.compile(output='ltoir'): numba_gpux compiles Python code "
-                               "to PTX, not LTO-IR; pass output='ptx'")
+    _ptx_only("cuda.compile", output)
     art, ret = _artifact(pyfunc, sig, debug, lineinfo, device, fastmath, cc, opt,
                          cubin=False, launch_bounds=launch_bounds, abi=abi, abi_info=abi_info)
     return art.text, ret
@@ -56,6 +54,14 @@ def check_request(output, abi, device, forceinline) -> None:
         raise NotImplementedError("The C ABI is not supported for kernels")
     if forceinline and not device:
         raise ValueError("Cannot force-inline kernels")
+
+
+def _ptx_only(entry: str, output) -> None:
+    """numba_gpux makes PTX of Python code, never LTO-IR: ``output="ltoir"`` is an
+    UnsupportedError naming *entry*."""
+    if output == "ltoir":
+        raise UnsupportedError(f"{entry}(output='ltoir'): numba_gpux compiles Python code "
+                               f"to PTX, not LTO-IR; pass output='ptx'")
 
 
 def _artifact(pyfunc, sig, debug=None, lineinfo=False, device=True, fastmath=False, cc=None,
@@ -154,9 +160,7 @@ def compile_all(pyfunc, sig, debug=None, lineinfo=False, device=True, fastmath=F
     makes no LTO-IR of Python code (numba.cuda's default, ``"ltoir"``, is an
     UnsupportedError)."""
     check_request(output, abi, device, forceinline)
-    if output == "ltoir":
-        raise UnsupportedError("cuda.compile_all(output='ltoir'): numba_gpux compiles Python "
-                               "code to PTX, not LTO-IR; pass output='ptx'")
+    _ptx_only("cuda.compile_all", output)
     art, ret = _artifact(pyfunc, sig, debug, lineinfo, device, fastmath, cc, opt,
                          cubin=False, launch_bounds=launch_bounds, abi=abi, abi_info=abi_info)
     codes = [art.text]

@@ -513,3 +513,31 @@ def test_a_call_no_candidate_can_run_reports_the_error_and_records_nothing(tunin
             k(x)
     assert autotuning.entries() == [] and autotuning._chosen == {}
     assert x.copy_to_host().tolist() == [0] * 10
+
+
+@gpux.jit
+def _scale_by(x, factor):
+    i = gpux.grid(1)
+    if i < x.size:
+        x[i] *= factor
+
+
+def test_keys_keywords_and_a_default_outside_the_candidates(tuning_on):
+    # a default not among the candidates is measured first; keyword arguments pass through
+    k = gpux.autotune(block=[32, 64], default={"block": 16},
+                      launch=lambda c, x, factor=1: (-(-x.size // c.block), c.block),
+                      key=lambda x, factor=1: (autotuning.bucket(x.size), np.dtype(x.dtype)))(
+        _scale_by)
+    assert k.configs[0] == {"block": 16} and len(k.configs) == 3
+    x = gpux.to_device(np.ones(100, np.float64))
+    seen = []
+    with autotuning.cost_function(_by({(16,): 2.0, (32,): 1.0, (64,): 3.0}, seen)):
+        k(x, factor=3.0)
+    assert [c["block"] for c in seen] == [16, 32, 64]
+    assert x.copy_to_host().tolist() == [3.0] * 100
+    [entry] = autotuning.entries()
+    assert entry["key"] == [128, "<f8"] and entry["choice"] == {"block": 32}
+    bad = gpux.autotune(block=[32], launch=lambda c, x, factor=1: (1, 32),
+                        key=lambda x, factor=1: object())(_scale_by)
+    with pytest.raises(autotuning.AutotuneError, match="key.*is not a number"):
+        bad(x, 2.0)
