@@ -49,6 +49,7 @@ import contextvars
 import hashlib
 import itertools
 import json
+import os
 import threading
 import time
 import types as pytypes
@@ -230,8 +231,6 @@ def entries(root: str | None = None) -> list[dict]:
     for _mtime, _size, kind, path in dc.entries():
         if kind != KIND:
             continue
-        import os
-
         got = read_sealed(path, secret_key, KIND, os.path.basename(path), {})
         if isinstance(got, dict) and got.get("format") == FORMAT:
             out.append(dict(got, path=path))
@@ -395,18 +394,12 @@ def _candidate(choice, index, default: Config, candidates, axes: dict | None):
             got[n] = match[0]
         return got
     want = _canon_key(choice)
-    return next((c for c, k in zip(candidates, _canon_keys(candidates)) if k == want), None)
+    return next((c for c in candidates if _canon_key(c) == want), None)
 
 
-_keys_memo: dict = {}
-
-
-def _canon_keys(candidates: list[Config]) -> list[str]:
-    """The canonical spelling of each candidate (kept per candidate list)."""
-    got = _keys_memo.get(id(candidates))
-    if got is None or got[0] is not candidates:
-        got = _keys_memo[id(candidates)] = (candidates, [_canon_key(c) for c in candidates])
-    return got[1]
+def _hook_values(h, q, now) -> list:
+    """*now* first, then the other values of hook *h*'s search space for the query *q*."""
+    return [now, *(v for v in h.candidates(q) if v != now)]
 
 
 def _timed_once(cfg: Config, body, restore, sync) -> float:
@@ -493,7 +486,7 @@ def tuned_hooks(subject: str, names: Iterable[str], device, dtype, key, run: Cal
         fn, _where = h.lookup(device.target_name, device.kind)
         q = hooks.TuningQuery(h.name, device.target_name, device.kind, device, dt, key)
         d = h.check(fn(q), "default")
-        values = [d, *(v for v in h.candidates(q) if v != d)]
+        values = _hook_values(h, q, d)
         default[n] = d
         if len(values) > 1:
             axes[n] = values
@@ -686,7 +679,7 @@ class Autotuned:
         return [bucket(np.size(a)) for a in (*args, *kwargs.values())
                 if isinstance(a, (DeviceArray, np.ndarray))]
 
-    def _entry(self, device, args, kwargs) -> tuple[str, dict, bool]:
+    def _entry(self, device, args, kwargs) -> tuple[str, dict]:
         argtypes = self.kernel.typeof_args(tuple(args) + tuple(kwargs.values()))
         pkey = self._problem_key(args, kwargs)
         memo_key = (device, argtypes, tuple(kwargs), json.dumps(pkey))
@@ -704,7 +697,7 @@ class Autotuned:
             extra = repr([sorted(c.items()) for c in self._space(device)[0]]) \
                 if self.hooks else ""
             name = _name(describe, self._identity, list(kwargs), extra)
-            got = self._names[memo_key] = (name, describe, True)
+            got = self._names[memo_key] = (name, describe)
         return got
 
     def _space(self, device) -> tuple[list[Config], Config]:
@@ -717,8 +710,7 @@ class Autotuned:
             for n in self.hooks:
                 h = hooks.get_hook(n)
                 q = hooks.TuningQuery(h.name, device.target_name, device.kind, device, None)
-                now = hooks.tuning(h.name, device)
-                axes[n] = [now, *(v for v in h.candidates(q) if v != now)]
+                axes[n] = _hook_values(h, q, hooks.tuning(h.name, device))
             extra = space(**axes)
             configs = [Config(c, **e) for c in self.configs for e in extra]
             default = Config(self.default, **extra[0])
@@ -733,7 +725,7 @@ class Autotuned:
         configs, default = self._space(device)
         if not config.autotune_enabled():
             return default
-        name, describe, persist = self._entry(device, args, kwargs)
+        name, describe = self._entry(device, args, kwargs)
         got = _chosen.get(name)
         if got is not None:
             return got
@@ -744,7 +736,7 @@ class Autotuned:
 
         got = _choose(name, describe, default, configs, None,
                       lambda cfg: self._run(cfg, args, kwargs), device, restore,
-                      self.cost, persist)
+                      self.cost, persist=True)
         return default if got is None else got
 
     def __call__(self, *args, **kwargs) -> None:

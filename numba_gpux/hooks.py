@@ -403,6 +403,8 @@ def tuning(hook, target_or_device=None, dtype=None, key=None) -> Any:
         tuned = tuned_value(h.name, dev, dt, key)
         if tuned is not None:
             return tuned
-    fn, where = got or h.lookup(tname, kind)
+        # the package's default (lookup only to raise its error where there is none)
+        got = _most_specific(h.defaults, tname, kind) or h.lookup(tname, kind)
+    fn, where = got
     value = fn(TuningQuery(h.name, tname, kind, dev, dt, key))
     return h.check(value, f"for {where}")

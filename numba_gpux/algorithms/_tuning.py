@@ -11,7 +11,8 @@ library or user registers beats both.
 
 from __future__ import annotations
 
-from .. import hooks
+from .. import autotuning, hooks
+from .._version import __version__
 
 __all__ = ["install_defaults", "BLOCK_SIZE", "ITEMS_PER_THREAD", "SORT_ITEMS_PER_THREAD", "RADIX_BITS",
            "MAP_ITEMS_PER_THREAD", "MAP_BLOCK_SIZE", "map_items_per_thread", "map_block_size",
@@ -86,9 +87,6 @@ def tuned(subject: str, names: tuple, device, dtype, n: int, run, writes=(), ext
     ``(subject, *extra, bucket(n))`` (``autotuning.tuned_hooks``); calls on fewer than
     :data:`TUNE_MIN_SIZE` elements just run.  *run* takes the problem key, which it
     passes to every hook lookup."""
-    from .. import autotuning
-    from .._version import __version__
-
     key = (subject, *extra, autotuning.bucket(n))
     if n < TUNE_MIN_SIZE:
         return run(key)

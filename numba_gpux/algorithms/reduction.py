@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import language as gl
+from ..autotuning import bucket
 from ..errors import GpuxUserError
 from . import _tuning
 from ._common import (
@@ -266,11 +267,5 @@ def reduce(x, op="add", init=None, axis=None, dtype=None, device=None):
                                                    use_init)
 
         _tuning.tuned("algorithms.reduce_axis", ("algorithms.block_size",), dev, dt, src.size,
-                      run, extra=(o.name, _bucket(outer * inner)))
+                      run, extra=(o.name, bucket(outer * inner)))
     return finish(res, host)
-
-
-def _bucket(n: int) -> int:
-    from ..autotuning import bucket
-
-    return bucket(n)
