@@ -17,7 +17,8 @@ class KernelAttributes:
         """What *device* (default: the current one) reports of this kernel compiled
         for *signature* (argument types or a signature; the kernel's only one if
         omitted), compiling and loading it if needed: ``max_threads_per_block``,
-        ``shared_mem_per_block`` (static shared bytes), ``local_mem_per_thread``
+        ``shared_mem_per_block`` (static shared bytes, at least those of the kernel's
+        static shared arrays), ``local_mem_per_thread``
         (private bytes per work-item), ``const_mem_size`` (bytes of constant memory;
         where the driver does not say, the kernel's constant arrays) and, where the
         driver reports it, ``regs_per_thread``."""
@@ -33,7 +34,11 @@ class KernelAttributes:
         dev = lookup_device(device) if device is not None else default_device()
         shim = self._shims.get((argtypes, dev)) or _shim_for(self, argtypes, dev)
         attrs = dict(dev.runtime.kernel_attributes(shim.kernel))
-        attrs.setdefault("shared_mem_per_block", shim.static_shared)
+        # a driver may count only what its own compiler placed (Intel's OpenCL CPU
+        # driver reports 0 bytes for a kernel's static __local arrays): the kernel's
+        # static shared arrays are a floor
+        attrs["shared_mem_per_block"] = max(int(attrs.get("shared_mem_per_block", 0)),
+                                            shim.static_shared)
         attrs.setdefault("const_mem_size", constant_bytes(self.kernel_ir(argtypes)[1]))
         return attrs
 

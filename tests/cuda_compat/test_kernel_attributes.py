@@ -33,6 +33,27 @@ def test_shared_and_constant_memory_of_one_signature(device):
             k.get_regs_per_thread()
 
 
+def test_shared_arrays_the_optimizer_folds_away_still_count(device):
+    """numba.cuda counts a kernel's declared static shared arrays, also one whose every
+    use the optimizer folded into constants (a driver may then report 0 bytes)."""
+    n = 10
+
+    @cuda.jit
+    def k(ary):
+        sm = cuda.shared.array(n, dtype=ary.dtype)
+        for j in range(n):
+            sm[j] = j
+        for j in range(n):
+            ary[j] = sm[j]
+
+    k[1, 1](cuda.to_device(np.zeros(n, np.float32)))
+    k[1, 1](cuda.to_device(np.zeros(n, np.float64)))
+    s32, s64 = void(float32[::1]), void(float64[::1])
+    assert k.get_shared_mem_per_block(s32) == 4 * n
+    assert k.get_shared_mem_per_block(s64) == 8 * n
+    assert k.get_shared_mem_per_block() == {s32.args: 4 * n, s64.args: 8 * n}
+
+
 def test_print_format_strings_are_constant_memory(device):
     @cuda.jit
     def k(val, to_print):
