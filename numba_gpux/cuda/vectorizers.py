@@ -49,16 +49,24 @@ def _stream_args(stream):
     return () if not stream else (stream,)
 
 
+def _foreign_viewed(value):
+    """*value*, or a device array viewing it where it is another library's GPU array
+    (an object with ``__cuda_array_interface__``), as numba.cuda takes such operands
+    and outputs."""
+    if not isinstance(value, _mem.DeviceArray) and \
+            getattr(value, "__cuda_array_interface__", None) is not None:
+        from ._memory_api import as_cuda_array
+
+        return as_cuda_array(value)
+    return value
+
+
 class _Arg:
     """One argument prepared for the kernel: a scalar, or a device array (viewed)."""
 
     def __init__(self, value, stream):
         self.host = None
-        if not isinstance(value, _mem.DeviceArray) and \
-                getattr(value, "__cuda_array_interface__", None) is not None:
-            from ._memory_api import as_cuda_array
-
-            value = as_cuda_array(value)  # another library's GPU array, viewed
+        value = _foreign_viewed(value)
         if isinstance(value, _mem.DeviceArray):
             self.array = value
         elif isinstance(value, (numbers.Number, np.generic)) or np.ndim(value) == 0:
@@ -247,6 +255,7 @@ class CUDAUFunc:
         if len(args) != self.nin:
             raise TypeError(f"{self.__name__} takes {self.nin} argument(s), got {len(args)}")
         prepared = [_Arg(a, stream) for a in args]
+        out = _foreign_viewed(out)
         dtypes = [p.dtype for p in prepared]
         argtys, ret = self._select(dtypes)
         shape = np.broadcast_shapes(*[p.shape for p in prepared if not p.is_scalar])
@@ -392,7 +401,7 @@ class CUDAGUFunc:
                             f"(inputs and outputs). Got {n} positional argument"
                             f"{'' if n == 1 else 's'}. (gufunc {self.__name__})")
         prepared = [_Arg(a, stream) for a in args[:self.nin]]
-        given_out = list(args[self.nin:])
+        given_out = [_foreign_viewed(o) for o in args[self.nin:]]
         dtypes = [p.dtype for p in prepared]
         sig = self._select(dtypes)
         if sig is None and not given_out:

@@ -123,3 +123,26 @@ def test_ufuncs_take_objects_with_the_interface(opencl_device):
     got = vadd(Holder(x), 1.5)
     np.testing.assert_array_equal(np.asarray(got.copy_to_host() if hasattr(got, "copy_to_host")
                                              else got), np.arange(5.0) + 1.5)
+
+
+def test_foreign_arrays_as_ufunc_and_gufunc_operands_and_outputs(opencl_device):
+    """Another library's GPU arrays go into ``vectorize``/``guvectorize`` as operands and
+    as ``out=`` (written in place, the result a view of the same memory), as numba.cuda
+    takes them."""
+    @cuda.vectorize(["float64(float64, float64)"])
+    def vadd(a, b):
+        return a + b
+
+    @cuda.guvectorize(["(float64, float64, float64[:])"], "(),()->()")
+    def gadd(x, v, out):
+        out[0] = x + v
+
+    h = np.linspace(0.0, 1.0, 10)
+    src = Holder(cuda.to_device(h))
+    np.testing.assert_array_equal(vadd(src, 6.0).copy_to_host(), h + 6.0)
+    np.testing.assert_array_equal(gadd(src, np.float64(7)).copy_to_host(), h + 7.0)
+    for fn, v in ((vadd, 6.0), (gadd, np.float64(7))):
+        out = Holder(cuda.device_array(h.shape))
+        got = fn(h, v, out=out)
+        assert got.device_ctypes_pointer.value == out.arr.device_ctypes_pointer.value
+        np.testing.assert_array_equal(out.arr.copy_to_host(), h + v)
