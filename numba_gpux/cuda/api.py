@@ -533,9 +533,20 @@ class Stream:
 
     @property
     def handle(self):
-        """The runtime's queue (0 for the default stream): on CUDA the ``CUstream``,
-        whose ``int()`` is the driver's handle."""
-        return 0 if self.gpux_queue is None else self.gpux_queue
+        """The driver's handle, whose ``int()`` is the number an array interface
+        carries (0 for the default stream): on CUDA the ``CUstream``; for a queue
+        without a number of its own (OpenCL's) an int that :func:`external_stream`
+        takes back, with the queue itself as ``.queue``."""
+        q = self.gpux_queue
+        if q is None:
+            return 0
+        try:
+            int(q)
+        except TypeError:
+            h = _QueueHandle(int(self))
+            h.queue = q
+            return h
+        return q
 
     def __int__(self):
         q = self.gpux_queue
@@ -638,15 +649,27 @@ per_thread_default_stream = default_stream
 _numbered: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
 
 
+class _QueueHandle(int):
+    """A queue's number (``Stream.handle`` where the queue has none of its own): an
+    int, as numba.cuda's handles convert to one, with ``value`` as ctypes pointers
+    have and ``queue``, the runtime's queue."""
+
+    queue = None
+
+    @property
+    def value(self) -> int:
+        return int(self)
+
+
 def external_stream(ptr) -> Stream:
     """A stream made by other code, from its driver handle: a ``CUstream`` (an int) on
     CUDA, a ``pyopencl.CommandQueue`` on OpenCL (or the ``int()`` of one of our streams
     there, as an array interface carries it); kernels and copies on it are ordered
     with that code's work, and the other code keeps it and destroys it.  Where the
     current device's runtime has no such queues, NotImplementedError naming it."""
-    own = _numbered.get(ptr) if isinstance(ptr, int) else None
-    if own is not None:
-        return own
+    own = _numbered.get(int(ptr)) if isinstance(ptr, int) else None
+    if own is not None:  # one of ours, by the number an array interface carried
+        return Stream(own.gpux_device, own.gpux_queue, external=True)
     dev = _current()
     return Stream(dev, dev.runtime.adopt_queue(ptr), external=True)
 

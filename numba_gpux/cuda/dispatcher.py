@@ -5,6 +5,8 @@ what numba.cuda's kernels do beyond the portable ones, through the core's
 extension points (``launch_variant``, ``prepare_launch``, ``keyed_launches``...):
 
 - ``extensions``: objects whose ``prepare_args`` sees each argument before a launch;
+- another library's arrays (``__cuda_array_interface__``) given to a launch: the
+  stream their interface names is synchronized first (``CUDA_ARRAY_INTERFACE_SYNC``);
 - ``bitcast_arrays``: a kernel given one signature launches with integer arrays of
   another type of the same width as a view of them;
 - ``mark_launch_config_sensitive()``: code compiled for one launch configuration,
@@ -23,11 +25,12 @@ from __future__ import annotations
 
 import sys
 
+import numpy as np
 from numba.core import types
 
 from ..argtypes import argument_types
 from ..dispatcher import GpuxFunction
-from ..memory import HostArg
+from ..memory import DeviceArray, HostArg
 from . import config as _cuda_config
 
 __all__ = ["CUDADispatcher"]
@@ -88,6 +91,14 @@ class CUDADispatcher(GpuxFunction):
 
     def prepare_launch(self, cfg, args: tuple):
         if not self._extensions:
+            for a in args:
+                if _foreign(a):
+                    # another library's array (only launches on the generic path have
+                    # them): its producer's stream is waited for, as numba.cuda does;
+                    # the launch path views it
+                    from ._memory_api import _interface_stream
+
+                    _interface_stream(a.__cuda_array_interface__, True)
             return None
         retr: list = []
         prepared = []
@@ -354,6 +365,13 @@ def warn_if_low_occupancy(griddim, stacklevel: int = 2) -> None:
         warnings.warn(NumbaPerformanceWarning(
             f"Grid size {blocks} will likely result in GPU under-utilization due to low "
             f"occupancy."), stacklevel=stacklevel)
+
+
+def _foreign(a) -> bool:
+    """Whether the launch argument *a* is another library's GPU array (an object with
+    ``__cuda_array_interface__`` that is not one of ours)."""
+    return not isinstance(a, (DeviceArray, np.ndarray, HostArg, int, float, complex)) and \
+        getattr(a, "__cuda_array_interface__", None) is not None
 
 
 def _same_width_view(actual, formal) -> bool:

@@ -146,3 +146,45 @@ def test_foreign_arrays_as_ufunc_and_gufunc_operands_and_outputs(opencl_device):
         got = fn(h, v, out=out)
         assert got.device_ctypes_pointer.value == out.arr.device_ctypes_pointer.value
         np.testing.assert_array_equal(out.arr.copy_to_host(), h + v)
+
+
+def test_stream_handles_round_trip_through_the_interface(opencl_device):
+    """A stream's ``handle`` converts to the int an array interface carries (an OpenCL
+    queue has no number of its own: ``handle.queue`` is the queue); the consumer's
+    view is on an external stream with that handle, ordered with the producer's."""
+    s = cuda.stream()
+    d = cuda.device_array(10, stream=s)
+    assert d.__cuda_array_interface__["stream"] == int(s.handle) == s.handle.value != 0
+    assert s.handle.queue is s.gpux_queue
+    view = cuda.as_cuda_array(Holder(d))
+    assert view.stream.external and not s.external
+    assert int(view.stream.handle) == int(s.handle) and view.stream == s
+    assert int(cuda.default_stream().handle) == 0
+
+
+def test_a_launch_waits_for_each_foreign_arrays_stream(opencl_device):
+    """Launching a kernel on other libraries' arrays first synchronizes the stream each
+    array's interface names (the interface's consumer duty), once per array."""
+    from unittest import mock
+
+    s1, s2 = cuda.stream(), cuda.stream()
+    a = cuda.to_device(np.arange(4.0), stream=s1)
+    b = cuda.to_device(np.zeros(4), stream=s2)
+
+    @cuda.jit
+    def copy(x, y):
+        i = cuda.grid(1)
+        if i < x.size:
+            y[i] = x[i] + 1.0
+
+    real = cuda.cudadrv.driver.Stream.synchronize
+    with mock.patch.object(cuda.cudadrv.driver.Stream, "synchronize", autospec=True,
+                           side_effect=real) as spy:
+        copy[1, 4](Holder(a), Holder(b))
+    assert sorted(int(c.args[0].handle) for c in spy.call_args_list) == \
+        sorted([int(s1.handle), int(s2.handle)])
+    np.testing.assert_array_equal(b.copy_to_host(), np.arange(4.0) + 1.0)
+    with mock.patch.object(cuda.cudadrv.driver.Stream, "synchronize", autospec=True,
+                           side_effect=real) as spy:
+        copy[1, 4](a, b)  # our own arrays: nothing to wait for
+    assert spy.call_count == 0
