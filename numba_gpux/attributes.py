@@ -4,7 +4,7 @@ methods that read it (mixed into the kernel object, ``dispatcher.GpuxFunction``)
 from __future__ import annotations
 
 from .devices import default_device, lookup_device
-from .errors import UnsupportedError
+from .errors import NotReportedError
 
 __all__ = ["KernelAttributes"]
 
@@ -86,7 +86,7 @@ class KernelAttributes:
             return {args: self._kernel_attribute(name, args, what) for args in self.signatures}
         attrs = self.kernel_attributes(signature)
         if name not in attrs:
-            raise UnsupportedError(f"{default_device().spec}: the driver does not report {what}")
+            raise NotReportedError(f"{default_device().spec}: the driver does not report {what}")
         return attrs[name]
 
     def get_regs_per_thread(self, signature=None):

@@ -15,6 +15,7 @@ __all__ = [
     "DriverError",
     "GpuxUserError",
     "UnsupportedError",
+    "NotReportedError",
     "UndefinedNameError",
     "LaunchError",
     "LaunchTypeError",
@@ -37,6 +38,11 @@ class UnsupportedError(GpuxUserError):
         if loc is not None:
             message = f"{message}\n\n{format_loc(loc)}"
         super().__init__(message)
+
+
+class NotReportedError(UnsupportedError, NotImplementedError):
+    """A question about a kernel or device that the device's driver does not answer
+    (OpenCL reports no register count): a NotImplementedError naming the device."""
 
 
 class UndefinedNameError(UnsupportedError, TypingError):

@@ -29,8 +29,10 @@ def test_shared_and_constant_memory_of_one_signature(device):
     if "regs_per_thread" in attrs:
         assert k.get_regs_per_thread() == attrs["regs_per_thread"] > 0
     else:
-        with pytest.raises(UnsupportedError, match="register counts"):
+        with pytest.raises(UnsupportedError, match="register counts") as got:
             k.get_regs_per_thread()
+        assert isinstance(got.value, NotImplementedError)  # as the facade promises
+        assert device.spec in str(got.value)
 
 
 def test_shared_arrays_the_optimizer_folds_away_still_count(device):
