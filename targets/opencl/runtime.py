@@ -7,7 +7,9 @@ asks.  Devices are found in ``drivers.py``; a kernel's launches go through
 from __future__ import annotations
 
 import atexit
+import os
 import threading
+import weakref
 
 import numpy as np
 
@@ -16,6 +18,26 @@ from numba_gpux.interface import Runtime
 from .launch import launcher
 
 __all__ = ["OpenCLRuntime", "spirv_structure_problem"]
+
+#: runtimes whose context this process made: a child forked after that cannot use them
+_started: weakref.WeakSet = weakref.WeakSet()
+
+
+def _after_fork_in_child() -> None:
+    """A forked child has a copy of its parent's OpenCL objects but not the driver's
+    threads, so any command on them waits forever (Intel's CPU driver): every runtime
+    the parent started refuses to be used instead (``_check_fork``), and launches
+    leave their fast path (``_multi``) for ``_q``, which checks."""
+    for rt in list(_started):
+        rt._forked = True
+        rt._multi = True
+        rt._pool = {}  # never released here: the release may wait for the driver too
+        rt._pool_bytes = 0
+    _callbacks_pending.clear()  # the parent's events: exit must not wait for them
+
+
+if hasattr(os, "register_at_fork"):  # POSIX
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 class OpenCLRuntime(Runtime):
@@ -39,6 +61,8 @@ class OpenCLRuntime(Runtime):
         #: a kernel was launched since the last completed wait: a wait may be long, so
         #: it goes through numba_gpux.waiting (Ctrl-C is handled); else it is direct
         self.busy = False
+        #: this process was forked after the runtime started (see _after_fork_in_child)
+        self._forked = False
 
     def _init(self):
         import pyopencl as cl
@@ -47,20 +71,36 @@ class OpenCLRuntime(Runtime):
             if self._ctx is None:
                 self._ctx = cl.Context([self.cl_device])
                 self._queue = cl.CommandQueue(self._ctx)
+                _started.add(self)
+
+    def _check_fork(self) -> None:
+        if self._forked:
+            from numba_gpux.errors import DriverError
+
+            raise DriverError(
+                f"OpenCL initialized before forking: this process was forked after its "
+                f"parent started {self.cl_device.name.strip()!r}, and a child cannot use "
+                f"its parent's OpenCL context (the driver's threads are not in the child; "
+                f"its commands would wait forever). Start worker processes with the "
+                f"'spawn' or 'forkserver' method, or use the device only in the children")
 
     @property
     def context(self):
-        if self._ctx is None:
+        if self._ctx is None or self._forked:
+            self._check_fork()
             self._init()
         return self._ctx
 
     @property
     def queue(self):
-        if self._queue is None:
+        if self._queue is None or self._forked:
+            self._check_fork()
             self._init()
         return self._queue
 
     def _q(self, queue):
+        if self._forked:
+            self._check_fork()
         queue = getattr(queue, "gpux_queue", queue)  # a numba_gpux.cuda stream
         if queue is None or queue == 0:  # 0: numba.cuda's name for the default stream
             return self.queue
@@ -119,7 +159,10 @@ class OpenCLRuntime(Runtime):
 
     def free(self, handle) -> None:
         """Keep the buffer for an allocation of its size (only while one queue is in use:
-        commands of one in-order queue cannot overlap a later user's), else release it."""
+        commands of one in-order queue cannot overlap a later user's), else release it
+        (in a forked child, neither: the parent's buffers are left alone)."""
+        if self._forked:
+            return
         try:
             import pyopencl as cl
 
