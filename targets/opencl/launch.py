@@ -53,6 +53,11 @@ def launcher(rt, kernel, params):
 
     enqueue = cl.enqueue_nd_range_kernel
     set_arg = kernel.set_arg
+    # a packed scalar's bytes straight to clSetKernelArg: pyopencl's own typed invokers
+    # do so (``_set_arg_buf``); its general ``set_arg`` first tries the value as a
+    # memory object and a sampler, which costs about 10 us a scalar (a loop index
+    # passed at each launch made every launch that much slower)
+    set_bytes = getattr(kernel, "_set_arg_buf", None) or set_arg
     local_memory = cl.LocalMemory
     nparams = len(params)
     dynamic = kernel.num_args == nparams + 2
@@ -84,13 +89,16 @@ def launcher(rt, kernel, params):
                 # step per parameter (a kernel of ten arrays has forty)
                 for i in compress(positions, map(is_not, args, last)):
                     a = args[i]
-                    if buffers[i] or a != last[i]:
+                    if buffers[i]:
                         set_arg(i, a)
+                        last[i] = a
+                    elif a != last[i]:
+                        set_bytes(i, a)
                         last[i] = a
                 if dynamic and shared_bytes != shared_set:
                     # a zero-sized __local argument is invalid; the kernel sees shared_bytes
                     set_arg(nparams, local_memory(max(int(shared_bytes), 16)))
-                    set_arg(nparams + 1, int(shared_bytes).to_bytes(8, "little"))
+                    set_bytes(nparams + 1, int(shared_bytes).to_bytes(8, "little"))
                     shared_set = shared_bytes
                 ev = enqueue(q, kernel, s[2], blockdim, None, wait)
         else:
