@@ -127,19 +127,62 @@ def _fma_odd(x, y, z):
 
 
 @_device
+def _round_scaled(v, k):
+    """The bfloat16 nearest (ties to even) to v * 2**-k, for a float32 *v* rounded to
+    odd (a normal number or zero) and an integer *k*: the exponent is shifted before
+    rounding, so the result is rounded once where it lands, subnormal or overflowing."""
+    b = np.int64(f32_bits(v))
+    if k == 0 or (b & 0x7FFFFFFF) == 0:
+        return from_f32(v, RN)
+    sign = (b >> 16) & 0x8000
+    exponent = ((b >> 23) & 0xFF) - k
+    significand = (b & 0x7FFFFF) | 0x800000
+    if exponent >= 255:
+        return bf16_from_bits(sign | 0x7F80)
+    if exponent >= 1:  # a normal bfloat16, or the carry of its rounding
+        head, rest = (exponent << 7) | (significand >> 16) & 0x7F, significand & 0xFFFF
+        if rest > 0x8000 or (rest == 0x8000 and (head & 1) == 1):
+            head += 1
+        return bf16_from_bits(sign | head)
+    shift = 17 - exponent  # subnormal: steps of 2**-133
+    if shift > 25:
+        return bf16_from_bits(sign)
+    head, rest, half = significand >> shift, significand & ((1 << shift) - 1), 1 << (shift - 1)
+    if rest > half or (rest == half and (head & 1) == 1):
+        head += 1
+    return bf16_from_bits(sign | head)
+
+
+_TINY = np.float32(2.0 ** -100)
+_SMALL = np.float32(2.0 ** -80)
+_UP = np.float32(2.0 ** 94)
+_DOWN = np.float32(2.0 ** -64)
+
+
+@_device
 def _fma(a, b, c):
+    """a * b + c rounded once to bfloat16 (CUDA's fma.rn.bf16)."""
     x, y, z = _f(a), _f(b), _f(c)
-    if abs(x * y) == _INF and abs(x) < _INF and abs(y) < _INF:
-        # the exact product is finite but past float32's range: compute half of it
-        # (halving the larger factor, and the addend, is exact) and double the result
-        if abs(x) > abs(y):
-            x = x * _HALF
-        else:
-            y = y * _HALF
-        half_z = z * _HALF
-        if half_z == _F0:
-            half_z = z  # a tiny addend still decides the rounding by its sign only
-        return _rn(to_f32(_rn(_fma_odd(x, y, half_z))) * _TWO)
+    if not (abs(x) < _INF and abs(y) < _INF):
+        return _rn(x * y + z)  # IEEE's infinities and NaN
+    if not abs(z) < _INF:
+        return _rn(z)  # a finite product, however large, leaves z
+    p = abs(x * y)
+    if p == _INF:
+        # the exact product is finite but past float32: scale it down by 2**128 (each
+        # factor is at least 1, so exactly), with an addend too small to scale exactly
+        # replaced by one of its sign below the product's last bit (it only breaks ties)
+        if abs(z) >= np.float32(256.0):
+            z = z * _DOWN * _DOWN
+        elif z != _F0:
+            z = _TINY if z > _F0 else -_TINY
+        return _round_scaled(_fma_odd(x * _DOWN, y * _DOWN, z), -128)
+    if p < _TINY and x != _F0 and y != _F0:
+        if abs(z) >= _SMALL:
+            return bfloat16(c)  # the product is far below half a step of z
+        # a product that float32 may not hold exactly: scale it up by 2**188 (each
+        # factor is below 2**33 here), round to odd there, round to bfloat16 back here
+        return _round_scaled(_fma_odd(x * _UP, y * _UP, z * _UP * _UP), 188)
     return _rn(_fma_odd(x, y, z))
 
 
@@ -507,8 +550,12 @@ def _bind(key, nargs, impl, result=bfloat16):
     Template.__name__ = f"Bfloat16_{getattr(key, '__name__', key)}"
     typing_registry.register_global(key, types.Function(Template))
 
+    # a call of the device function, which compiles with the kernel language's
+    # semantics (IEEE division by zero, for one), not compile_internal's Python ones
+    caller = (lambda a: impl(a)) if nargs == 1 else (lambda a, b: impl(a, b))
+
     def lower(context, builder, sig, args):
-        return context.compile_internal(builder, impl.py_func, sig, args)
+        return context.compile_internal(builder, caller, sig, args)
 
     lowering_registry.lower(key, *([bfloat16] * nargs))(lower)
 
