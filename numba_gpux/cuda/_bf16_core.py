@@ -79,6 +79,16 @@ class Bfloat16(types.Number):
             return Conversion.safe if other.bitwidth == 8 else Conversion.unsafe
         return None
 
+    def cast_python_value(self, value):
+        """``bfloat16(x)`` on the host: ml_dtypes' bfloat16 scalar, as numba.cuda's
+        NumPy dtype for it."""
+        try:
+            import ml_dtypes
+        except ImportError:
+            raise TypeError("bfloat16(x) on the host needs the ml_dtypes package "
+                            "(pip install ml_dtypes); in kernels it needs nothing") from None
+        return ml_dtypes.bfloat16(value)
+
     def unify(self, typingctx, other):
         # Number.unify goes through NumPy dtypes, which know no bfloat16: a phi of a
         # bfloat16 and a float32 or float64 is that float (exact), others do not unify
@@ -118,8 +128,8 @@ def bf16_from_bits(typingctx, u):
         def codegen(context, builder, sig, args):
             v = args[0]
             if u.bitwidth > 16:
-                return builder.trunc(v, _I16)
-            return builder.zext(v, _I16) if u.bitwidth < 16 else v
+                return builder.trunc(v, ir.IntType(16))
+            return builder.zext(v, ir.IntType(16)) if u.bitwidth < 16 else v
         return signature(bfloat16, u), codegen
     return None
 
@@ -129,7 +139,7 @@ def f32_bits(typingctx, x):
     """A float32's 32 bits, as a uint32."""
     if x == types.float32:
         return (signature(types.uint32, x),
-                lambda context, builder, sig, args: builder.bitcast(args[0], _I32))
+                lambda context, builder, sig, args: builder.bitcast(args[0], ir.IntType(32)))
     return None
 
 
@@ -140,9 +150,9 @@ def f32_from_bits(typingctx, u):
         def codegen(context, builder, sig, args):
             v = args[0]
             if u.bitwidth > 32:
-                v = builder.trunc(v, _I32)
+                v = builder.trunc(v, ir.IntType(32))
             elif u.bitwidth < 32:
-                v = builder.zext(v, _I32)
+                v = builder.zext(v, ir.IntType(32))
             return builder.bitcast(v, ir.FloatType())
         return signature(types.float32, u), codegen
     return None

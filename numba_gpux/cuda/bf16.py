@@ -579,8 +579,8 @@ for _fn, _impl in ((math.trunc, htrunc), (math.ceil, hceil), (math.floor, hfloor
 #: numba.cuda's names for the registries its bindings live in
 target_registry = lowering_registry
 
-__all__ = sorted(["bfloat16", "typing_registry", "target_registry"]
-                 + [n for n, v in globals().items()
-                    if not n.startswith("_") and hasattr(v, "py_func")
-                    and n not in ("from_f32", "from_f64", "from_signed", "from_unsigned",
-                                  "to_f32", "is_nan", "round_integral")])
+__all__ = ["bfloat16", "typing_registry", "target_registry"]
+__all__ += [n for n, v in sorted(globals().items())
+            if not n.startswith("_") and hasattr(v, "py_func")
+            and n not in ("from_f32", "from_f64", "from_signed", "from_unsigned", "to_f32",
+                          "is_nan", "round_integral")]

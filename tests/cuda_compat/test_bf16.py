@@ -710,3 +710,24 @@ def test_ptx_of_every_function_is_accepted_by_ptxas(ptxas, tmp_path):
                            str(tmp_path / "bf16.cubin")], capture_output=True, text=True,
                           timeout=300)
     assert done.returncode == 0, done.stderr
+
+
+def test_kernels_using_bf16_have_a_cache_key(device, tmp_path, monkeypatch):
+    from numba_gpux import cache
+    # the functions themselves (not reached through the module), so the key looks into them
+    from numba_gpux.cuda.bf16 import bfloat16_as_uint16, hadd, hfma
+
+    monkeypatch.chdir(tmp_path)
+
+    @cuda.jit(cache=True)
+    def cached(out, x):
+        out[0] = bfloat16_as_uint16(hadd(hfma(bfloat16(x[0]), bfloat16(x[1]), x[2]), 0.0))
+
+    before = dict(cache.stats)
+    out = np.zeros(1, np.uint16)
+    cached[1, 1](out, np.array([1.5, 2.0, 0.25], np.float32))
+    assert out[0] == 0x4050  # 3.25
+    # the kernel is keyed before typing (nothing it reads is opaque to the key)
+    assert cache.stats["uncacheable"] == before["uncacheable"]
+    assert cache.stats["index_misses"] + cache.stats["index_hits"] > \
+        before["index_misses"] + before["index_hits"]
