@@ -665,6 +665,27 @@ def test_arrays_of_ml_dtypes_bfloat16(device):
     assert np.array_equal(got.view(np.uint16), want.view(np.uint16))
 
 
+def test_shared_and_local_arrays_and_the_ml_dtypes_constructor(device):
+    from numba_gpux.cuda._bf16_core import register_ml_dtypes
+
+    assert register_ml_dtypes()
+
+    @cuda.jit
+    def staged(out):
+        s = cuda.shared.array(8, bfloat16)
+        loc = cuda.local.array(2, bfloat16)
+        i = cuda.threadIdx.x
+        s[i] = bfloat16(i) * ml_dtypes.bfloat16(1.5)
+        cuda.syncthreads()
+        loc[0] = s[7 - i]
+        loc[1] = loc[0] + s[i]
+        out[i] = loc[1]
+
+    out = np.zeros(8, np.float32)
+    staged[1, 8](out)
+    assert out.tolist() == [10.5] * 8
+
+
 @pytest.mark.feature("print")
 def test_print_as_numba_cuda(device, capfd):
     @cuda.jit
