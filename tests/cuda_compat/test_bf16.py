@@ -96,7 +96,7 @@ def test_float32_to_bfloat16_in_every_mode(device):
         (b[::61] | 0x18000) & 0xFFFFFFFF,  # ties above an odd value
         [0x7F7F8000, 0x7F7F7FFF, 0x7F7FFFFF, 0xFF7F8000, 0x7FFFFFFF, 0xFFC00001, 0x00000001,
          0x80000001, 0x007FFFFF, 0x0000FFFF, 0x00008000, 0x00018000],
-        rng.integers(0, 2 ** 32, 3000, dtype=np.uint64)]).astype(np.uint32)
+        rng.integers(0, 2 ** 32, 1200, dtype=np.uint64)]).astype(np.uint32)
     x = edges.view(np.float32)
     out = np.zeros((6, x.size), np.uint16)
     convert[(x.size + 127) // 128, 128](x, out)
@@ -154,7 +154,7 @@ def _int_samples(dtype, rng) -> np.ndarray:
                     picks.append(v + 1)
                 if info.min < 0:
                     picks.append(-v)
-    picks += [int(v) for v in rng.integers(info.min, info.max, 300, dtype=dtype, endpoint=True)]
+    picks += [int(v) for v in rng.integers(info.min, info.max, 100, dtype=dtype, endpoint=True)]
     return np.array(picks, dtype)
 
 
@@ -215,17 +215,12 @@ def _to_int_reference(values: np.ndarray, dtype, mode: str) -> np.ndarray:
     rounder = {"rn": np.rint, "rz": np.trunc, "rd": np.floor, "ru": np.ceil}[mode]
     with np.errstate(invalid="ignore"):
         r = rounder(values)
-    out = []
-    for v in r:
-        if np.isnan(v):
-            out.append(0)
-        elif v >= info.max:
-            out.append(int(info.max))
-        elif v <= info.min:
-            out.append(int(info.min))
-        else:
-            out.append(int(v))
-    return np.array(out, dtype)
+        high, low = r >= float(info.max), r <= float(info.min)  # (the limits as floats)
+    out = np.zeros(values.size, dtype)  # NaN gives 0
+    out[high], out[low] = info.max, info.min
+    inside = ~(np.isnan(r) | high | low)
+    out[inside] = r[inside].astype(dtype)
+    return out
 
 
 def test_bfloat16_to_integers_of_every_value_in_every_mode(device):
