@@ -13,3 +13,15 @@ from ._bf16_core import bfloat16  # noqa: F401 - in __all__
 
 __all__ = sorted([n for n in dir(_types) if not n.startswith("_")] + ["complex32", "bfloat16"])
 globals().update({n: getattr(_types, n) for n in __all__ if n not in ("complex32", "bfloat16")})
+
+
+def _read_signatures(sigs):
+    """Signature strings read as numba.cuda reads them, with this module's names (so
+    that ``"void(bfloat16[::1])"`` parses, as numba.cuda evaluates a string among its
+    ``types``, as Numba does among its own); a list of them item by item; anything
+    else as it is."""
+    if isinstance(sigs, list):
+        return [_read_signatures(s) for s in sigs]
+    if isinstance(sigs, str):
+        return eval(sigs, {}, {n: globals()[n] for n in __all__})  # noqa: S307 - as Numba
+    return sigs

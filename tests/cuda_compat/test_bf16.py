@@ -660,6 +660,35 @@ def test_arrays_of_ml_dtypes_bfloat16(device):
     assert np.array_equal(got.view(np.uint16), want.view(np.uint16))
 
 
+def test_signature_strings_name_bfloat16(device):
+    from numba_gpux.cuda._bf16_core import register_ml_dtypes
+
+    assert register_ml_dtypes()
+
+    @cuda.jit("void(bfloat16[::1], float32[::1])")
+    def widen(h, out):
+        i = cuda.grid(1)
+        if i < h.size:
+            out[i] = h[i] * h[i]
+
+    @cuda.jit("bfloat16(bfloat16, int32)", device=True)
+    def twice(h, k):
+        return h * bfloat16(k)
+
+    @cuda.jit(["void(bfloat16[::1])"])
+    def double(h):
+        h[cuda.grid(1)] = twice(h[cuda.grid(1)], 2)
+
+    h = np.array([1.5, -3.0, 0.1], ml_dtypes.bfloat16)
+    out = np.zeros(3, np.float32)
+    widen[1, 32](h, out)
+    assert out.tolist() == (h.astype(np.float64) ** 2).astype(ml_dtypes.bfloat16).astype(
+        np.float32).tolist()
+    d_h = cuda.to_device(h)
+    double[1, 3](d_h)
+    assert d_h.copy_to_host().tolist() == (h.astype(np.float64) * 2).tolist()
+
+
 def test_shared_and_local_arrays_and_the_ml_dtypes_constructor(device):
     from numba_gpux.cuda._bf16_core import register_ml_dtypes
 
