@@ -751,6 +751,13 @@ def test_ptx_of_every_function_is_accepted_by_ptxas(ptxas, tmp_path):
     assert ".entry" in res.text
     path = tmp_path / "bf16.ptx"
     path.write_text(res.text)
+    # numba.cuda's compile_ptx reads bfloat16 in a signature string too
+    ptx, _ = cuda.compile_ptx(lambda h, g: bf16.hfma(h, g, h), "bfloat16(bfloat16, bfloat16)",
+                              device=True)
+    (tmp_path / "device.ptx").write_text(ptx)
+    assert subprocess.run([ptxas, "--gpu-name", "sm_80", "-c", str(tmp_path / "device.ptx"),
+                           "-o", str(tmp_path / "device.o")], capture_output=True,
+                          timeout=300).returncode == 0
     done = subprocess.run([ptxas, "--gpu-name", "sm_80", str(path), "-o",
                            str(tmp_path / "bf16.cubin")], capture_output=True, text=True,
                           timeout=300)
