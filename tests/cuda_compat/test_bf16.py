@@ -276,6 +276,7 @@ def test_bfloat16_to_integers_of_every_value_in_every_mode(device):
                                                       for j in bad[:5]])
 
 
+@pytest.mark.needs("fp64")
 def test_to_float_and_bit_casts_are_exact(device):
     @cuda.jit
     def convert(bits, f32, f64, i16, u16):
@@ -609,6 +610,7 @@ def test_math_functions(device):
 
 
 # ----------------------------------------------------------------- the rest
+@pytest.mark.needs("fp64")
 def test_upstream_style_kernel_and_implicit_conversions(device):
     @cuda.jit
     def kernel(out_f, out_i, out_b, x):
