@@ -21,6 +21,7 @@ from numba.np.numpy_support import carray, farray  # noqa: F401 - host-side, as 
 
 from . import types  # noqa: F401
 from .types import complex32  # noqa: F401 - numba-cuda-mlir's complex of two float16
+from .types import bfloat16  # noqa: F401 - numba.cuda's cuda.bfloat16
 from .decorators import jit, declare_device
 from .intrinsics import (
     grid, gridsize, threadIdx, blockIdx, blockDim, gridDim, laneid, warpsize,
@@ -62,7 +63,7 @@ from ._modules import install as _install_module_table  # noqa: E402
 # _modules.MODULES) import from now on: the modules above import none of them
 _install_module_table()
 del _install_module_table
-from . import fp16, random  # noqa: E402,F401
+from . import bf16, fp16, random  # noqa: E402,F401
 from . import args, core, cudadrv, extending, misc, np, typeconv, typing, utils  # noqa: E402,F401
 from . import config  # noqa: E402,F401
 from .cudadrv import devicearray  # noqa: E402,F401 - numba.cuda.devicearray, as code reaches it
@@ -143,7 +144,7 @@ __all__ = [
     "In", "Out", "InOut", "DeviceNDArray", "Reduce", "reduce",
     "compile", "compile_ptx", "compile_for_current_device", "compile_ptx_for_current_device",
     "compile_all", "compile_cubin", "compile_for", "compile_mlir", "KernelRuntimeError",
-    "fp16", "random", "implementation",
+    "fp16", "bf16", "bfloat16", "random", "implementation",
     # submodules such as np, typing, core are attributes but not star-exported (they
     # would shadow numpy or the standard library's typing in the importer)
     "HAS_NUMBA", "config", "cudadrv", "extending", "nvvm",

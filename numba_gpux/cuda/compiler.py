@@ -74,9 +74,11 @@ def _artifact(pyfunc, sig, debug=None, lineinfo=False, device=True, fastmath=Fal
     from .decorators import (NUMBA_CUDA_SEMANTICS, check_kernel_return, debug_and_opt,
                              launch_bounds_of)
     from .dispatcher import CUDADispatcher
+    from .types import _read_signatures
 
     # numba.cuda's compile warns of debug with opt, not of debug with lineinfo
     debug, opt = debug_and_opt(debug, opt, lineinfo=False)
+    sig = _read_signatures(sig)  # names of cuda.types (bfloat16) too
     args, ret = sigutils.normalize_signature(sig)
     if not device:
         check_kernel_return(ret)

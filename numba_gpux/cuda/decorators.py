@@ -13,6 +13,7 @@ from ..compiler import Semantics
 from ..dispatcher import jit as _gpux_jit
 from .dispatcher import CUDADispatcher
 from .foreign import declare_device as _declare_device, link_inputs
+from .types import _read_signatures
 
 __all__ = ["jit", "declare_device", "WARP_SIZE", "DUMPS", "NO_OP_DUMPS"]
 
@@ -95,6 +96,7 @@ def jit(func_or_sig=None, device: bool = False, inline="never", forceinline: boo
         from numba.core import types, typing
 
         func_or_sig = typing.signature(restype or types.void, *argtypes)
+    func_or_sig = _read_signatures(func_or_sig)  # names of cuda.types (bfloat16) too
     debug, opt = debug_and_opt(debug, opt, lineinfo)
     if not device and func_or_sig is not None and not callable(func_or_sig):
         # numba.cuda's TypeError for a kernel signature that returns a value

@@ -75,6 +75,8 @@ def _pieces(context, builder, ty, val, conv="%g"):
         re = context.cast(builder, c.real, ft, types.float64)
         im = context.cast(builder, c.imag, ft, types.float64)
         return [f"({conv}{conv[0]}+{conv[1:]}j)"], [("d", re), ("d", im)]
+    if isinstance(ty, types.Number):  # an extension's number type (bfloat16): as a float
+        return [conv], [("d", context.cast(builder, val, ty, types.float64))]
     if isinstance(ty, types.BaseTuple):  # as Python: (a, b) and (a,)
         tokens, values = ["("], []
         for i, t in enumerate(ty.types):
@@ -142,8 +144,8 @@ def _raw_format(ty, conv: str) -> str:
         return "%s"
     if isinstance(ty, types.Integer):
         return "%lld" if types.unliteral(ty).signed else "%llu"
-    if isinstance(ty, types.Float):
-        return conv
+    if isinstance(ty, types.Number) and not isinstance(ty, types.Complex):
+        return conv  # floats, and an extension's numbers printed as floats
     if isinstance(ty, types.BaseTuple):
         inner = ", ".join(_raw_format(t, conv) for t in ty.types)
         return f"({inner},)" if len(ty.types) == 1 else f"({inner})"
