@@ -144,7 +144,9 @@ class Device:
 
     @property
     def supports_bfloat16(self) -> bool:
-        return self.compute_capability >= (8, 0) and _facade_provides("bf16")
+        # cuda.bf16 computes in float32 and rounds with integer operations, so it runs,
+        # with numba.cuda's results, on every device (not only from capability 8.0)
+        return _facade_provides("bf16")
 
     def _limit(self, key, default):
         return self.gpux_device.limits.get(key, default)
