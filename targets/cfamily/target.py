@@ -94,12 +94,13 @@ class SourceTarget(Target):
 
 def make_source_target(cls, device=None, features=None, *, name: str, dialect: str,
                        artifact_kind: str, default_features: frozenset, opt_triple: str,
-                       index_limits=None):
+                       index_limits=None, device_heap: bool = True):
     """The description of a source-emitting target *name*: the neutral address spaces
     and data layout (its source is written from the neutral IR), *opt_triple* for the
     optimizer's target machine only (no code is generated for it), the dialect and
     the source registry named after the target, and the capabilities of *device*
-    (else *features*, else *default_features*); *index_limits* as on ``Target``."""
+    (else *features*, else *default_features*); *index_limits* and *device_heap* as on
+    ``Target``."""
     if features is None:
         features = device.target_features if device is not None else default_features
     return cls(
@@ -118,9 +119,11 @@ def make_source_target(cls, device=None, features=None, *, name: str, dialect: s
         # constant aggregates have no spelling as an operand of a phi copy
         ir_rewrites=("split_aggregate_phis",),
         intrinsics_by_name=True,
-        # the emitter writes no pointer held in memory (the device heap's, a MemInfo's
-        # data): arrays of a size known only at run time are a validation error
-        device_heap=False,
+        # arrays of a size known only at run time come from the heap of our own
+        # (language/heap.py), whose neutral IR the emitter writes: pointers held in
+        # memory (a MemInfo's data, the heap's in a work-group variable), 64-bit
+        # compare-and-swap; False: such arrays are a validation error
+        device_heap=device_heap,
         # C-family source spells float16 values `half`, which a compiler without half
         # support rejects (PoCL: "declaring function parameter of type '__private
         # half'"); the shared validation reads it among the types of the code (never

@@ -11,6 +11,7 @@ from numba import njit
 
 import numba_gpux as gpux
 from numba_gpux import config
+from numba_gpux.devices import resolve_target
 
 
 @pytest.fixture
@@ -20,6 +21,24 @@ def small_heap():
     config.set_heap_size(64 << 10)
     yield 64 << 10
     config._heap_size = saved
+
+
+#: the routes to the OpenCL device that give kernels the heap of our own: SPIR-V, and
+#: OpenCL C source (targets/cfamily writes the allocator's neutral IR as C)
+HEAP_ROUTES = ["spirv", "opencl-c"]
+
+
+@pytest.fixture(params=HEAP_ROUTES)
+def heap_device(request, opencl_device):
+    """The OpenCL device through each route of :data:`HEAP_ROUTES`, selected."""
+    if request.param == "spirv":
+        yield opencl_device
+        return
+    from gpux_testing import selected
+    from numba_gpux.targets.opencl_c.target import source_device
+
+    with selected(source_device(opencl_device)) as dev:
+        yield dev
 
 
 def scratch(out, n):
@@ -57,8 +76,8 @@ def test_whole_array_arithmetic_matches_njit(device):
     np.testing.assert_array_equal(a.copy_to_host(), want)
 
 
-def test_an_exhausted_heap_is_a_memory_error_and_the_next_launch_works(opencl_device,
-                                                                        small_heap):
+def test_an_exhausted_heap_is_a_memory_error_and_the_next_launch_works(heap_device,
+                                                                      small_heap):
     @gpux.jit
     def big(out, n):
         t = np.ones(n, np.float64)
@@ -76,7 +95,7 @@ def test_an_exhausted_heap_is_a_memory_error_and_the_next_launch_works(opencl_de
     np.testing.assert_array_equal(out.copy_to_host(), np.full(64, 100.0))
 
 
-def test_frees_return_memory_to_the_heap(opencl_device, small_heap):
+def test_frees_return_memory_to_the_heap(heap_device, small_heap):
     """Each work-item makes 200 arrays of 1 KiB one after another: 200 times the share
     of a 64 KiB heap that the 64 work-items have, so this runs only if the arrays that
     die give their memory back."""
@@ -93,22 +112,23 @@ def test_frees_return_memory_to_the_heap(opencl_device, small_heap):
     np.testing.assert_array_equal(out.copy_to_host(), np.full(64, sum(range(200))))
 
 
+def views_only(a, b):
+    row = a[1]            # views of arguments allocate nothing
+    t = b.T
+    for i in range(row.shape[0]):
+        row[i] += t[i, 0]
+
+
+def makes(a):
+    t = np.zeros_like(a)
+    a[0] = t[0]
+
+
 def test_kernels_that_make_no_arrays_pay_nothing(opencl_device):
     """No hidden heap argument, no runtime call, the same parameters as before."""
     from numba_gpux.language.heap import HEAP_ARG, uses_heap
 
-    @gpux.jit
-    def views_only(a, b):
-        row = a[1]            # views of arguments allocate nothing
-        t = b.T
-        for i in range(row.shape[0]):
-            row[i] += t[i, 0]
-
-    @gpux.jit
-    def makes(a):
-        t = np.zeros_like(a)
-        a[0] = t[0]
-
+    views_only, makes = gpux.jit(globals()["views_only"]), gpux.jit(globals()["makes"])
     a2 = np.zeros((3, 4))
     sig = (numba.typeof(a2), numba.typeof(a2))
     sym, text = views_only.kernel_ir(sig)
@@ -121,6 +141,29 @@ def test_kernels_that_make_no_arrays_pay_nothing(opencl_device):
     params2 = [line for line in text2.splitlines() if line.startswith("define") and sym2 in line]
     assert params[0].count("ptr addrspace(1)") == 2  # one buffer per array argument
     assert params2[0].count("ptr addrspace(1)") == 2  # its array, and the heap
+
+
+@pytest.mark.parametrize("target", ["opencl-c"])
+def test_source_kernels_that_make_no_arrays_pay_nothing(target):
+    """On the source-emitting targets too: a kernel that makes no arrays has no heap
+    parameter, no work-group variable for it and no allocator in its source; one that
+    makes arrays has one parameter more, the heap."""
+    sig = "void(float64[:, ::1], float64[:, ::1])"
+    plain = gpux.compile(views_only, sig, target=target).text
+    heap = gpux.compile(makes, "void(float64[:, ::1])", target=target).text
+    for word in ("heap", "cmpxchg", "compare_exchange", "pragma OPENCL EXTENSION cl_khr_int64"):
+        assert word not in plain, word
+    assert "gpux_heap" in heap and ("cmpxchg" in heap or "compare_exchange" in heap)
+
+    def params(text):
+        head = next(line for line in text.splitlines() if line.startswith(("__kernel", "kernel")))
+        return head[head.index("(") + 1:head.rindex(")")].split(", ")
+
+    # views_only: two arrays of 2 dimensions; makes: one array and the heap
+    assert [p for p in params(plain) if "uchar*" in p] == [p for p in params(plain)
+                                                           if "uchar*" in p][:2]
+    assert len([p for p in params(heap) if "uchar*" in p]) == 2
+    assert "uchar* gpux_heap" in params(heap)[-1]
 
 
 def test_cuda_uses_the_device_malloc_and_its_ptx_assembles(ptxas):
@@ -168,25 +211,47 @@ def test_arrays_of_a_shape_known_when_compiling_use_private_memory(opencl_device
     np.testing.assert_array_equal(out.copy_to_host(), want)
 
 
-def test_an_array_made_in_a_loop_is_a_new_array_each_time_round(opencl_device):
-    """One private alloca cannot hold arrays of two rounds at once: these come from the
-    heap, and the array of the last round stays intact while the next is filled."""
-    def rounds(out):
-        prev = np.zeros(4)
-        for i in range(3):
-            cur = np.zeros(4)
-            cur[:] = prev + i
-            prev = cur
-        out[:] = prev
+def rounds(out, n):
+    prev = np.zeros(n)
+    for i in range(3):
+        cur = np.zeros(n)
+        cur[:] = prev + i
+        prev = cur
+    out[:] = prev
 
+
+def test_an_array_made_in_a_loop_is_a_new_array_each_time_round(heap_device):
+    """The arrays of two rounds live at once: the array of the last round stays intact
+    while the next is filled."""
     out = gpux.to_device(np.zeros(4))
-    gpux.jit(rounds)[1, 1](out)
+    gpux.jit(rounds)[1, 1](out, 4)
     want = np.zeros(4)
-    njit(rounds)(want)
+    njit(rounds)(want, 4)
     np.testing.assert_array_equal(out.copy_to_host(), want)
 
 
-def test_a_device_function_returns_an_array_it_made(opencl_device):
+def private_then_heap(out):
+    prev = np.zeros(4)       # private memory: a constant shape outside loops
+    for i in range(3):
+        cur = np.zeros(4)    # the heap: one private alloca cannot hold two rounds
+        cur[:] = prev + i
+        prev = cur           # the variable now holds a heap array
+    out[:] = prev
+
+
+def test_a_variable_holding_a_private_array_then_a_heap_one(opencl_device):
+    out = gpux.to_device(np.zeros(4))
+    gpux.jit(private_then_heap)[1, 1](out)
+    want = np.zeros(4)
+    njit(private_then_heap)(want)
+    np.testing.assert_array_equal(out.copy_to_host(), want)
+    # OpenCL C 1.2 has no generic pointers: one pointer into private or global memory
+    # is a clear error there, naming the pointer
+    with pytest.raises(gpux.GpuxUserError, match="cannot tell which memory a pointer"):
+        gpux.compile(private_then_heap, "void(float64[::1])", target="opencl-c")
+
+
+def test_a_device_function_returns_an_array_it_made(heap_device):
     @gpux.jit(device=True)
     def make(x):
         a = np.zeros(4)  # constant shape, but it leaves the function: from the heap
@@ -203,23 +268,32 @@ def test_a_device_function_returns_an_array_it_made(opencl_device):
     assert out.copy_to_host()[0] == 3.0
 
 
-@pytest.mark.parametrize("target", ["opencl-c", "metal"])
+def _no_heap_target(name):
+    import dataclasses
+
+    from numba_gpux.devices import resolve_target
+
+    return dataclasses.replace(resolve_target(name), device_heap=False)
+
+
+@pytest.mark.parametrize("target", ["metal", "no-heap"])
 def test_targets_without_the_heap_say_so(target):
-    """The C-source routes write no pointer held in memory, so they have no device heap:
-    a kernel that needs it is a clear error; private arrays still work there."""
+    """A target without the device heap (``Target.device_heap``): a kernel that needs
+    it is a clear error; private arrays still work there."""
+    tgt = _no_heap_target("opencl-c") if target == "no-heap" else resolve_target(target)
     with pytest.raises(gpux.ValidationError) as e:
-        gpux.compile(scratch, "void(float32[::1], int64)", target=target)
-    assert "device heap" in str(e.value) and f"target {target!r} does not have it" in str(e.value)
+        gpux.compile(scratch, "void(float32[::1], int64)", target=tgt)
+    assert "device heap" in str(e.value) and f"target {tgt.name!r} does not have it" in str(e.value)
 
     def private_only(out):
         t = np.ones(4, np.float32)
         out[0] = t.sum()
 
-    art = gpux.compile(private_only, "void(float32[::1])", target=target)
+    art = gpux.compile(private_only, "void(float32[::1])", target=tgt)
     assert art.text
 
 
-def test_concurrent_work_items_never_share_a_block(opencl_device, small_heap):
+def test_concurrent_work_items_never_share_a_block(heap_device, small_heap):
     """Thousands of work-items allocate arrays of different sizes at once, round after
     round, each filling its own with its id and checking it after the others ran."""
     @gpux.jit
@@ -275,7 +349,7 @@ def test_two_dimensional_arrays_made_in_a_kernel(device):
     np.testing.assert_array_equal(out.copy_to_host(), want)
 
 
-def test_a_shape_whose_product_overflows_is_numbas_error(opencl_device):
+def test_a_shape_whose_product_overflows_is_numbas_error(heap_device):
     """Numba checks the product of a shape with llvm.smul.with.overflow, which the OpenCL
     target writes without the SPIR-V instruction the driver cannot link."""
     @gpux.jit(debug=True)
@@ -290,7 +364,7 @@ def test_a_shape_whose_product_overflows_is_numbas_error(opencl_device):
     assert out.copy_to_host()[0] == 3
 
 
-def test_numbas_cpu_target_still_makes_arrays_in_the_same_process(opencl_device):
+def test_numbas_cpu_target_still_makes_arrays_in_the_same_process(heap_device):
     """The kernel language's Array._allocate is seen by the shared GPU context only:
     @njit code making arrays compiles after a kernel that made one."""
     @gpux.jit
@@ -309,7 +383,7 @@ def test_numbas_cpu_target_still_makes_arrays_in_the_same_process(opencl_device)
     assert cpu(3) == 9
 
 
-def test_returned_arrays_keep_their_reference(opencl_device):
+def test_returned_arrays_keep_their_reference(heap_device):
     """A function that returns an array it was given (np.asarray inside np.where and
     np.broadcast_to, a device function returning its argument) takes a reference for
     its caller: the caller's array is not freed under it."""
