@@ -101,11 +101,14 @@ def make_source_target(cls, device=None, features=None, *, name: str, dialect: s
     the source registry named after the target, and the capabilities of *device*
     (else *features*, else *default_features*); *index_limits* and *device_heap* as on
     ``Target``."""
+    from numba_gpux.language.heap import heap_families
+
     if features is None:
         features = device.target_features if device is not None else default_features
     return cls(
         name=name,
-        families=(),
+        # the device heap's allocator on 32-bit atomics where the devices lack 64-bit ones
+        families=heap_families(features),
         triple=opt_triple,
         data_layout=NEUTRAL_DATA_LAYOUT,
         addrspaces=NEUTRAL_ADDRSPACES,

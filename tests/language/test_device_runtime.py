@@ -23,9 +23,18 @@ def small_heap():
     config._heap_size = saved
 
 
-#: the routes to the OpenCL device that give kernels the heap of our own: SPIR-V, and
-#: OpenCL C source (targets/cfamily writes the allocator's neutral IR as C)
-HEAP_ROUTES = ["spirv", "opencl-c"]
+#: the routes to the OpenCL device that give kernels the heap of our own: SPIR-V,
+#: OpenCL C source (targets/cfamily writes the allocator's neutral IR as C), and OpenCL C
+#: on the device described without 64-bit atomics (the 32-bit allocator, as on Metal)
+HEAP_ROUTES = ["spirv", "opencl-c", "opencl-c-32bit-atomics"]
+
+
+def without_int64_atomics(dev):
+    """*dev* described as a device without 64-bit atomics."""
+    import dataclasses
+
+    return dataclasses.replace(dev, target_features=dev.target_features - {"int64_atomics"},
+                               _target=None)
 
 
 @pytest.fixture(params=HEAP_ROUTES)
@@ -37,7 +46,11 @@ def heap_device(request, opencl_device):
     from gpux_testing import selected
     from numba_gpux.targets.opencl_c.target import source_device
 
-    with selected(source_device(opencl_device)) as dev:
+    dev = source_device(opencl_device)
+    if request.param == "opencl-c-32bit-atomics":
+        dev = without_int64_atomics(dev)
+        assert not dev.target.has("int64_atomics")
+    with selected(dev) as dev:
         yield dev
 
 
@@ -164,6 +177,113 @@ def test_source_kernels_that_make_no_arrays_pay_nothing(target):
                                                            if "uchar*" in p][:2]
     assert len([p for p in params(heap) if "uchar*" in p]) == 2
     assert "uchar* gpux_heap" in params(heap)[-1]
+
+
+@pytest.mark.parametrize("int64_atomics", [True, False])
+def test_the_allocator_follows_the_devices_atomics(int64_atomics):
+    """A device without 64-bit atomics gets the allocator on 32-bit shard words (the
+    target lists heap.HEAP32_FAMILY among its overlay families): its OpenCL C has only
+    32-bit atomics and no 64-bit atomics extension."""
+    from numba_gpux.language.heap import HEAP32_FAMILY
+    from numba_gpux.targets.opencl_c.target import make_target
+
+    tgt = make_target(features={"fp64", "int64_atomics"} if int64_atomics else {"fp64"})
+    assert (HEAP32_FAMILY in tgt.families) is not int64_atomics
+    text = gpux.compile(scratch, "void(float32[::1], int64)", target=tgt).text
+    if int64_atomics:
+        assert "atom_cmpxchg((volatile __global long*)" in text
+    else:
+        assert "atomic_cmpxchg((volatile __global int*)" in text
+        assert "atom_" not in text and "cl_khr_int64" not in text
+
+
+def test_a_heap_needing_64bit_atomics_where_there_are_none_says_so():
+    """A target whose devices lack 64-bit atomics but that does not list the 32-bit
+    allocator's family: the validation names the allocator's need."""
+    import dataclasses
+
+    from numba_gpux.targets.opencl_c.target import make_target
+
+    tgt = dataclasses.replace(make_target(features={"fp64"}), families=())
+    with pytest.raises(gpux.ValidationError, match="allocator needs 64-bit atomics"):
+        gpux.compile(scratch, "void(float32[::1], int64)", target=tgt)
+
+
+def test_shards_of_the_32bit_allocator():
+    """The 32-bit shard word counts 64-byte units in 16 bits: a shard is at most
+    SHARD_BYTES_32 bytes, and a heap gets as many shards as that needs, where the 64-bit
+    allocator's launch of one group has one shard of the whole heap."""
+    from numba_gpux.language.heap import SHARD_BYTES_32, header, shard_count
+
+    heap = 64 << 20
+    assert shard_count(heap, 1, 8) == 1
+    n = shard_count(heap, 1, 8, SHARD_BYTES_32)
+    assert n == -(-heap // SHARD_BYTES_32) == 17
+    head, nbytes = header(heap, n, SHARD_BYTES_32)
+    assert 0 < head[3] <= SHARD_BYTES_32 and head[3] % 64 == 0
+    assert nbytes <= heap + 4096 and n * head[3] > heap - 64 * n
+    assert shard_count(heap, 4096, 8, SHARD_BYTES_32) == 32   # 4 per compute unit
+
+
+@pytest.fixture
+def heap32_device(opencl_device):
+    from gpux_testing import selected
+    from numba_gpux.targets.opencl_c.target import source_device
+
+    with selected(without_int64_atomics(source_device(opencl_device))) as dev:
+        yield dev
+
+
+@gpux.jit(device=True)
+def _one_round(i):
+    k = 1 + i % 3            # run-time shapes: arrays from the heap
+    gpux.barrier()           # every work-item has freed the last round's arrays
+    a, b, c, d = np.full(k, i), np.full(k + 1, i), np.full(k, i), np.full(k + 2, i)
+    gpux.barrier()           # 4 arrays of each of 256 work-items: 1024 blocks live
+    wrong = 0
+    for j in range(4):       # allocations and frees while they are
+        t = np.full(k + j, i)
+        wrong += (t != i).sum()
+    gpux.barrier()
+    return wrong + (a != i).sum() + (b != i).sum() + (c != i).sum() + (d != i).sum()
+
+
+def test_thousands_of_live_blocks_in_one_shard(heap32_device):
+    """One work-group (so one shard) of 256 work-items holding 4 arrays each at once,
+    and making and freeing more: over 1024 live blocks, more than a narrower live count
+    in the 32-bit word could hold; the shard drains between rounds and is used again."""
+    saved = config._heap_size
+    config.set_heap_size(1 << 20)
+    try:
+        @gpux.jit
+        def many(bad, rounds):
+            i = gpux.grid(1)
+            wrong = 0
+            for r in range(rounds):
+                wrong += _one_round(i)
+            bad[i] = wrong
+
+        bad = gpux.to_device(np.full(256, -1, np.int64))
+        many[1, 256](bad, 12)   # 12 rounds of about 160 KiB: twice the heap
+        np.testing.assert_array_equal(bad.copy_to_host(), np.zeros(256, np.int64))
+    finally:
+        config._heap_size = saved
+
+
+def test_an_array_larger_than_a_32bit_shard_says_so(heap32_device):
+    from numba_gpux.language.heap import SHARD_BYTES_32
+
+    @gpux.jit
+    def large(out, n):
+        t = np.ones(n)
+        out[0] = t.sum()
+
+    out = gpux.to_device(np.zeros(1))
+    n = SHARD_BYTES_32 // 8 + 1
+    with pytest.raises(MemoryError, match=f"larger than the {SHARD_BYTES_32} bytes of one shard"):
+        large[1, 1](out, n)
+    large[1, 1](out, n // 2)
+    assert out.copy_to_host()[0] == n // 2
 
 
 def test_cuda_uses_the_device_malloc_and_its_ptx_assembles(ptxas):
