@@ -94,13 +94,12 @@ class SourceTarget(Target):
 
 def make_source_target(cls, device=None, features=None, *, name: str, dialect: str,
                        artifact_kind: str, default_features: frozenset, opt_triple: str,
-                       index_limits=None, device_heap: bool = True):
+                       index_limits=None):
     """The description of a source-emitting target *name*: the neutral address spaces
     and data layout (its source is written from the neutral IR), *opt_triple* for the
     optimizer's target machine only (no code is generated for it), the dialect and
     the source registry named after the target, and the capabilities of *device*
-    (else *features*, else *default_features*); *index_limits* and *device_heap* as on
-    ``Target``."""
+    (else *features*, else *default_features*); *index_limits* as on ``Target``."""
     from numba_gpux.language.heap import heap_families
 
     if features is None:
@@ -124,9 +123,9 @@ def make_source_target(cls, device=None, features=None, *, name: str, dialect: s
         intrinsics_by_name=True,
         # arrays of a size known only at run time come from the heap of our own
         # (language/heap.py), whose neutral IR the emitter writes: pointers held in
-        # memory (a MemInfo's data, the heap's in a work-group variable), 64-bit
-        # compare-and-swap; False: such arrays are a validation error
-        device_heap=device_heap,
+        # memory (a MemInfo's data, the heap's in a work-group variable), compare-and-
+        # swap (on 32-bit words where the devices lack 64-bit atomics: families above)
+        device_heap=True,
         # C-family source spells float16 values `half`, which a compiler without half
         # support rejects (PoCL: "declaring function parameter of type '__private
         # half'"); the shared validation reads it among the types of the code (never

@@ -28,6 +28,4 @@ class MetalTarget(SourceTarget):
 def make_target(device=None, *, features=None) -> MetalTarget:
     return make_source_target(MetalTarget, device, features, name="metal", dialect="msl",
                               artifact_kind="msl", default_features=DEFAULT_FEATURES,
-                              opt_triple=OPT_TRIPLE, index_limits=INDEX_LIMITS,
-                              # the heap's allocator needs 64-bit atomics, which Metal lacks
-                              device_heap=False)
+                              opt_triple=OPT_TRIPLE, index_limits=INDEX_LIMITS)
