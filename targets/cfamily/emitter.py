@@ -20,8 +20,11 @@ from .values import SourceEmitError, ctype, serialize
 
 __all__ = ["emit_source", "SourceEmitError"]
 
+# (llvm.stacksave/stackrestore: every alloca is an array of its own at function scope,
+# so a loop that makes one round after round reuses it, as restoring the stack would)
 _DROP_INTRINSICS = ("llvm.lifetime.", "llvm.assume", "llvm.experimental.noalias.scope.decl",
-                    "llvm.dbg.", "llvm.invariant.", "llvm.sideeffect", "llvm.donothing")
+                    "llvm.dbg.", "llvm.invariant.", "llvm.sideeffect", "llvm.donothing",
+                    "llvm.stacksave", "llvm.stackrestore")
 
 
 class _Fn(FnExprs):

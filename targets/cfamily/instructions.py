@@ -78,8 +78,8 @@ class FnExprs:
                         uses.setdefault(n, []).append((where, i))
         for name, i in self.defs.items():
             us = uses.get(name, [])
-            if i.op == "alloca":
-                self.inline.add(name)
+            if i.op == "alloca" or (i.op == "call" and i.callee.startswith("llvm.stacksave")):
+                self.inline.add(name)  # (a stack position: only stackrestore reads it)
             elif (len(us) == 1 and us[0][0] == self.def_block[name] and i.op != "phi"
                   and us[0][1].op != "phi" and self._pure(i) and not is_overflow(i)):
                 self.inline.add(name)

@@ -378,6 +378,24 @@ def test_a_variable_holding_a_private_array_then_a_heap_one(opencl_device):
         gpux.compile(private_then_heap, "void(float64[::1])", target="opencl-c")
 
 
+def broadcast_where(a, out):
+    w = np.where(a.reshape((2, 3)) > 2, a[:3], -1.0).ravel()  # broadcast, and a scalar
+    for i in range(w.size):
+        out[i] = w[i]
+
+
+def test_np_where_broadcasting_a_scalar(heap_device):
+    """Numba's broadcasting keeps shapes in stack arrays that LLVM brackets with
+    llvm.stacksave/stackrestore in loops: the source route writes them as arrays of their
+    own and drops the brackets."""
+    a = np.arange(1, 7, dtype=np.float64)
+    out = gpux.to_device(np.zeros(6))
+    gpux.jit(broadcast_where)[1, 1](a, out)
+    want = np.zeros(6)
+    njit(broadcast_where)(a, want)
+    np.testing.assert_array_equal(out.copy_to_host(), want)
+
+
 def test_a_device_function_returns_an_array_it_made(heap_device):
     @gpux.jit(device=True)
     def make(x):
