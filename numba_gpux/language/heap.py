@@ -37,8 +37,8 @@ GPUs (and CPU drivers that run a group's work-items one after another) do not
 allow.  The cost: a shard whose blocks never all die at once is not reused until
 the launch ends (the host resets the heap before every launch).
 
-Devices without 64-bit atomics (Metal; an OpenCL device without ``int64_atomics``)
-get the same allocator on 32-bit atomics: a target whose features lack
+Devices without 64-bit atomics (Metal; an OpenCL device without ``int64_atomics`` on
+the OpenCL C route) get the same allocator on 32-bit atomics: a target whose features lack
 ``int64_atomics`` lists :data:`HEAP32_FAMILY` among its overlay families
 (:func:`heap_families`), whose registry defines ``__gpux_malloc``/``__gpux_free`` over
 it; nothing here asks which target it is.  The shard word is then the low 32 bits of
