@@ -301,7 +301,7 @@ def _heap_buffer(device, name: str):
         device.runtime.set_heap_size(size)
     parallel = int(device.limits.get("compute_units", 1) or 1)
     return HeapBuffer(lambda n: device_array(n, np.uint8, device=device), name, size, own,
-                      parallel)
+                      parallel, device.target.families)
 
 
 #: built programs shared by the kernels whose finished code is one artifact (a cache

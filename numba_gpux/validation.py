@@ -91,7 +91,8 @@ def validate(job, relocate) -> None:
     heap = uses_heap(text)
     if heap and not job.target.device_heap:
         problems.append(_HEAP_PROBLEM.format(f"target {job.target.name!r} does not have it"))
-    elif heap and not job.target.device_malloc and not job.target.has("int64_atomics"):
+    elif (heap and not job.target.device_malloc and not job.target.has("int64_atomics")
+          and "i64" in facts.atomic_types):  # not the 32-bit allocator (heap.HEAP32_FAMILY)
         problems.append(_HEAP_PROBLEM.format(
             "whose allocator needs 64-bit atomics, which this device does not support (it "
             "lacks the feature 'int64_atomics')"))

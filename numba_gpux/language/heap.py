@@ -37,6 +37,23 @@ GPUs (and CPU drivers that run a group's work-items one after another) do not
 allow.  The cost: a shard whose blocks never all die at once is not reused until
 the launch ends (the host resets the heap before every launch).
 
+Devices without 64-bit atomics (Metal; an OpenCL device without ``int64_atomics`` on
+the OpenCL C route) get the same allocator on 32-bit atomics: a target whose features lack
+``int64_atomics`` lists :data:`HEAP32_FAMILY` among its overlay families
+(:func:`heap_families`), whose registry defines ``__gpux_malloc``/``__gpux_free`` over
+it; nothing here asks which target it is.  The shard word is then the low 32 bits of
+its 64-bit slot (the header is the same for both), packed as the next free offset in
+64-byte units in the low 16 bits and the live count in the high 16.  Offset and count
+must share one word, because the free that drops the count to zero resets the offset
+with one compare-and-swap that an allocation in between makes fail.  Counting 64-byte
+units, not bytes, lets 16 bits cover a shard of :data:`SHARD_BYTES_32` (4 MiB less 64
+bytes), and every block holds at least one unit, so the live count (16 bits too) can
+never overflow; arrays carry Numba's 48-byte MemInfo and their alignment anyway, so
+whole units waste little.  The costs: one array may have at most a shard's bytes (a
+larger one is a MemoryError saying so), and the host makes at least enough shards of
+at most that size for the whole heap (:func:`shard_count`).  The exhaustion flag and
+the largest failed size are set with 32-bit atomics on the low halves of their words.
+
 An allocation that does not fit sets the flag and returns null; Numba's lowering
 then raises ``MemoryError`` in the kernel (which returns), nothing is written out of
 bounds, and the launch raises :class:`MemoryError` on the host naming the kernel and
@@ -48,35 +65,26 @@ from __future__ import annotations
 import numpy as np
 
 from .. import irlex
+from .heap_allocator import (HEADER_BYTES, HEAP32_FAMILY, HEAP_ACCESSOR, HEAP_BASE, HEAP_ENTER,
+                             OFFSET_BITS, SHARD_BYTES_32, UNIT_32, enter_default, free_32,
+                             free_default, heap_families, malloc_32, malloc_default)
+from .heap_allocator import _DATA, _FAILED, _FLAG, _SHARD_BYTES, _SHARDS
 
 __all__ = ["HEAP_ARG", "HEAP_ACCESSOR", "HEAP_ENTER", "HEAP_BASE", "ALLOCATORS", "uses_heap",
            "entry_accessor", "register", "shard_count", "header", "HeapBuffer", "HEADER_BYTES", "allocates",
            "needs_runtime", "EnableRuntime", "ARRAYS_NEED_RUNTIME", "NO_CONTAINERS",
-           "device_runtime_class"]
+           "device_runtime_class", "HEAP32_FAMILY", "OFFSET_BITS", "UNIT_32", "SHARD_BYTES_32",
+           "heap_families"]
 
 #: the name of the hidden heap parameter of a kernel entry that allocates
 HEAP_ARG = "gpux.heap"
-#: the accessor of the heap pointer (defined with :data:`HEAP_ENTER`)
-HEAP_ACCESSOR = "__gpux_heap"
-#: what a kernel entry that allocates calls first, with its heap
-HEAP_ENTER = "__gpux_heap_enter"
-#: the work-group variable that holds the heap pointer
-HEAP_BASE = "__gpux_heap_base"
 #: Numba's runtime functions that allocate: a module that declares one takes the heap
 ALLOCATORS = ("NRT_MemInfo_alloc_aligned", "NRT_MemInfo_alloc_safe_aligned",
               "NRT_MemInfo_alloc", "NRT_MemInfo_alloc_safe", "NRT_Allocate",
               "NRT_Allocate_External")
 
-#: bytes of the header before the shard words; its 64-bit words:
-#: 0: exhaustion flag (1: an allocation failed); 1: the largest failed request in bytes;
-#: 2: shard count; 3: bytes per shard; 4: byte offset of the first shard
-HEADER_BYTES = 64
-_FLAG, _FAILED, _SHARDS, _SHARD_BYTES, _DATA = range(5)
-#: shards probed after the group's own before an allocation fails
-_PROBES = 16
 #: bytes of Numba's MemInfo: refct, dtor, dtor_info, data, size, external_allocator
 _MEMINFO_BYTES = 48
-
 
 def uses_heap(code) -> bool:
     """Whether a kernel allocates: *code* is its neutral library (the lowered code and
@@ -97,21 +105,6 @@ def entry_accessor(module, fn, builder) -> None:
     heap_ty = ir.PointerType(addrspace=1)
     enter = ir.Function(module, ir.FunctionType(ir.VoidType(), [heap_ty]), HEAP_ENTER)
     builder.call(enter, [fn.args[-1]])
-
-
-def _enter_default() -> str:
-    """``__gpux_heap_enter(heap)``, which the entry calls first, stores the heap pointer
-    in a work-group variable; ``__gpux_heap()``, defined with it, reads it."""
-    return (
-        f"@{HEAP_BASE} = internal addrspace(3) global {_P1} undef, align 8\n"
-        f"define void @{HEAP_ENTER}({_P1} %heap) alwaysinline nounwind {{\n"
-        f"  store {_P1} %heap, ptr addrspace(3) @{HEAP_BASE}, align 8\n"
-        "  ret void\n"
-        "}\n"
-        f"define {_P1} @{HEAP_ACCESSOR}() alwaysinline nounwind {{\n"
-        f"  %h = load {_P1}, ptr addrspace(3) @{HEAP_BASE}, align 8\n"
-        f"  ret {_P1} %h\n"
-        "}")
 
 
 # --------------------------------------------------------------- typing: Array._allocate
@@ -146,125 +139,6 @@ def register(target: str) -> None:
 
 
 # --------------------------------------------------------------- the shared definitions
-_P1 = "ptr addrspace(1)"
-
-
-def _word(name: str, k: int) -> str:
-    return f"  %{name} = getelementptr inbounds i64, {_P1} %heap, i64 {k}\n"
-
-
-def _malloc_default() -> str:
-    """``__gpux_malloc(i64 size) -> ptr``: a block of *size* bytes (16-byte aligned) from
-    the group's shard of the heap, or null (flag set) when it does not fit."""
-    return (
-        f"declare {_P1} @{HEAP_ACCESSOR}() nounwind\n"
-        "declare i64 @__gpux_block_idx(i32) nounwind\n"
-        "define ptr @__gpux_malloc(i64 %size) alwaysinline nounwind {\n"
-        "entry:\n"
-        f"  %heap = call {_P1} @{HEAP_ACCESSOR}()\n"
-        + _word("nsp", _SHARDS) + _word("sbp", _SHARD_BYTES) + _word("dop", _DATA) +
-        f"  %ns = load i64, {_P1} %nsp, align 8\n"
-        f"  %sb = load i64, {_P1} %sbp, align 8\n"
-        f"  %do = load i64, {_P1} %dop, align 8\n"
-        "  %s15 = add i64 %size, 15\n"
-        "  %need = and i64 %s15, -16\n"
-        "  %small = icmp ule i64 %need, %sb\n"
-        "  %some = icmp ne i64 %ns, 0\n"
-        "  %can = and i1 %small, %some\n"
-        "  br i1 %can, label %pick, label %fail\n"
-        "pick:\n"
-        "  %bx = call i64 @__gpux_block_idx(i32 0)\n"
-        "  %by = call i64 @__gpux_block_idx(i32 1)\n"
-        "  %bz = call i64 @__gpux_block_idx(i32 2)\n"
-        "  %hy = mul i64 %by, 40503\n"
-        "  %hz = mul i64 %bz, 2654435761\n"
-        "  %h1 = add i64 %bx, %hy\n"
-        "  %h = add i64 %h1, %hz\n"
-        "  %s0 = urem i64 %h, %ns\n"
-        f"  %few = icmp ult i64 %ns, {_PROBES}\n"
-        f"  %tries = select i1 %few, i64 %ns, i64 {_PROBES}\n"
-        "  br label %probe\n"
-        "probe:\n"
-        "  %k = phi i64 [ 0, %pick ], [ %k1, %next ]\n"
-        "  %sk = add i64 %s0, %k\n"
-        "  %s = urem i64 %sk, %ns\n"
-        f"  %wi = add i64 %s, {HEADER_BYTES // 8}\n"
-        f"  %wp = getelementptr inbounds i64, {_P1} %heap, i64 %wi\n"
-        "  br label %cas\n"
-        "cas:\n"
-        # the first guess: a drained shard (one CAS when it is right, the common case)
-        "  %old = phi i64 [ 0, %probe ], [ %seen, %retry ]\n"
-        "  %off = and i64 %old, 4294967295\n"
-        "  %live = lshr i64 %old, 32\n"
-        "  %end = add i64 %off, %need\n"
-        "  %fits = icmp ule i64 %end, %sb\n"
-        "  br i1 %fits, label %try, label %next\n"
-        "try:\n"
-        "  %live1 = add i64 %live, 1\n"
-        "  %hi = shl i64 %live1, 32\n"
-        "  %new = or i64 %hi, %end\n"
-        f"  %pair = cmpxchg {_P1} %wp, i64 %old, i64 %new monotonic monotonic, align 8\n"
-        "  %seen = extractvalue { i64, i1 } %pair, 0\n"
-        "  %won = extractvalue { i64, i1 } %pair, 1\n"
-        "  br i1 %won, label %got, label %retry\n"
-        "retry:\n"
-        "  br label %cas\n"
-        "got:\n"
-        "  %base = mul i64 %s, %sb\n"
-        "  %b1 = add i64 %base, %do\n"
-        "  %at = add i64 %b1, %off\n"
-        f"  %blk = getelementptr inbounds i8, {_P1} %heap, i64 %at\n"
-        f"  %gen = addrspacecast {_P1} %blk to ptr\n"
-        "  ret ptr %gen\n"
-        "next:\n"
-        "  %k1 = add i64 %k, 1\n"
-        "  %more = icmp ult i64 %k1, %tries\n"
-        "  br i1 %more, label %probe, label %fail\n"
-        "fail:\n"
-        + _word("flag", _FLAG) + _word("failed", _FAILED) +
-        f"  %f0 = atomicrmw or {_P1} %flag, i64 1 monotonic, align 8\n"
-        f"  %f1 = atomicrmw umax {_P1} %failed, i64 %size monotonic, align 8\n"
-        "  ret ptr null\n"
-        "}")
-
-
-def _free_default() -> str:
-    """``__gpux_free(ptr)``: one block fewer live in its shard; the last one frees the shard
-    (its offset back to 0)."""
-    return (
-        f"declare {_P1} @{HEAP_ACCESSOR}() nounwind\n"
-        "define void @__gpux_free(ptr %p) alwaysinline nounwind {\n"
-        "entry:\n"
-        "  %none = icmp eq ptr %p, null\n"
-        "  br i1 %none, label %done, label %find\n"
-        "find:\n"
-        f"  %heap = call {_P1} @{HEAP_ACCESSOR}()\n"
-        + _word("sbp", _SHARD_BYTES) + _word("dop", _DATA) +
-        f"  %sb = load i64, {_P1} %sbp, align 8\n"
-        f"  %do = load i64, {_P1} %dop, align 8\n"
-        f"  %p1 = addrspacecast ptr %p to {_P1}\n"
-        f"  %pi = ptrtoint {_P1} %p1 to i64\n"
-        f"  %hi0 = ptrtoint {_P1} %heap to i64\n"
-        "  %rel = sub i64 %pi, %hi0\n"
-        "  %inside = sub i64 %rel, %do\n"
-        "  %s = udiv i64 %inside, %sb\n"
-        f"  %wi = add i64 %s, {HEADER_BYTES // 8}\n"
-        f"  %wp = getelementptr inbounds i64, {_P1} %heap, i64 %wi\n"
-        # one block fewer live; the last one out resets the offset, unless an allocation
-        # came in between (then its free, later, does)
-        f"  %old = atomicrmw sub {_P1} %wp, i64 4294967296 monotonic, align 8\n"
-        "  %live = lshr i64 %old, 32\n"
-        "  %last = icmp eq i64 %live, 1\n"
-        "  br i1 %last, label %reset, label %done\n"
-        "reset:\n"
-        "  %off = and i64 %old, 4294967295\n"
-        f"  %pair = cmpxchg {_P1} %wp, i64 %off, i64 0 monotonic monotonic, align 8\n"
-        "  br label %done\n"
-        "done:\n"
-        "  ret void\n"
-        "}")
-
-
 def _alloc_aligned(name: str) -> str:
     """Numba's ``NRT_MemInfo_alloc_aligned(size, align)``: a MemInfo and, after it, *size*
     bytes aligned to *align*, in one block; null when the heap has no room."""
@@ -385,40 +259,47 @@ def _shared_defaults() -> None:
     # (the accessor is asked for alone where a kernel frees but makes no array, e.g. a
     # reference count dropped to zero on code that opt=0 leaves unfolded: then the
     # variable is never set, and no block of the heap is ever freed)
-    shared.define(HEAP_ENTER, Deferred(_enter_default))
-    shared.define(HEAP_ACCESSOR, Deferred(_enter_default))
-    shared.define("__gpux_malloc", Deferred(_malloc_default))
-    shared.define("__gpux_free", Deferred(_free_default))
+    shared.define(HEAP_ENTER, Deferred(enter_default))
+    shared.define(HEAP_ACCESSOR, Deferred(enter_default))
+    shared.define("__gpux_malloc", Deferred(malloc_default))
+    shared.define("__gpux_free", Deferred(free_default))
     for name in ("NRT_MemInfo_alloc_aligned", "NRT_MemInfo_alloc_safe_aligned"):
         shared.define(name, Deferred(_alloc_aligned, name))
     for name in ("NRT_MemInfo_alloc", "NRT_MemInfo_alloc_safe"):
         shared.define(name, Deferred(_alloc_unaligned, name))
     for name, text in _DEFINITIONS.items():
         shared.define(name, text)
+    # the allocator of devices without 64-bit atomics, for the targets that list the family
+    heap32 = registry(HEAP32_FAMILY)
+    heap32.define("__gpux_malloc", Deferred(malloc_32))
+    heap32.define("__gpux_free", Deferred(free_32))
 
 
 _shared_defaults()
 
 
 # --------------------------------------------------------------- the host's side
-def shard_count(heap_bytes: int, groups: int, parallel_groups: int) -> int:
+def shard_count(heap_bytes: int, groups: int, parallel_groups: int,
+                shard_limit: int = 1 << 31) -> int:
     """The shards of a heap of *heap_bytes* (0: the target's own allocator serves the
     blocks, none) for a launch of *groups* work-groups on a device that runs about
     *parallel_groups* of them at once: one per group that runs at once (with room to
-    spare), each of at least 4 KiB."""
+    spare), each of at least 4 KiB; and enough that none is larger than *shard_limit*
+    (the 32-bit allocator's :data:`SHARD_BYTES_32`), so the whole heap is used."""
     if heap_bytes <= 0:
         return 0
-    return max(1, min(int(groups), 4 * int(parallel_groups), heap_bytes // 4096))
+    few = max(1, min(int(groups), 4 * int(parallel_groups), heap_bytes // 4096))
+    return max(few, -(-heap_bytes // shard_limit))
 
 
-def header(heap_bytes: int, shards: int) -> tuple[np.ndarray, int]:
+def header(heap_bytes: int, shards: int, shard_limit: int = 1 << 31) -> tuple[np.ndarray, int]:
     """The heap's header and *shards* shard words (:func:`shard_count`; 0: the buffer is
     only the header): the int64 words to write before a launch, and the buffer's size
     in bytes."""
     words = HEADER_BYTES // 8
     if shards == 0:
         return np.zeros(words, np.int64), HEADER_BYTES
-    shard_bytes = min((heap_bytes // shards) // 64 * 64, (1 << 31))
+    shard_bytes = min((heap_bytes // shards) // 64 * 64, shard_limit // 64 * 64)
     data = HEADER_BYTES + 8 * shards
     data = (data + 63) // 64 * 64
     head = np.zeros(words + shards, np.int64)
@@ -433,19 +314,22 @@ class HeapBuffer:
     *make(nbytes)* gives a device array of that many bytes on the device (the launch
     layer above owns device memory); *heap_bytes* is the heap size option
     (``config.heap_size``), *own_allocator* whether the target's device allocator
-    serves the blocks (then only the header is on this buffer)."""
+    serves the blocks (then only the header is on this buffer); *families* the target's
+    overlay families (with :data:`HEAP32_FAMILY`: the 32-bit allocator, whose shards are
+    at most :data:`SHARD_BYTES_32` bytes)."""
 
     __slots__ = ("make", "array", "kernel", "heap_bytes", "own_allocator", "parallel",
-                 "_shards", "_head")
+                 "shard_limit", "_shards", "_head")
 
     def __init__(self, make, kernel_name: str, heap_bytes: int, own_allocator: bool,
-                 parallel_groups: int):
+                 parallel_groups: int, families: tuple = ()):
         self.make = make
         self.array = None
         self.kernel = kernel_name
         self.heap_bytes = int(heap_bytes)
         self.own_allocator = own_allocator
         self.parallel = max(1, int(parallel_groups))
+        self.shard_limit = SHARD_BYTES_32 if HEAP32_FAMILY in families else 1 << 31
         self._shards = None
         self._head = None
 
@@ -453,9 +337,9 @@ class HeapBuffer:
         """Reset the heap for a launch of *griddim* groups; the handle to pass."""
         groups = int(griddim[0]) * int(griddim[1]) * int(griddim[2])
         shards = shard_count(0 if self.own_allocator else self.heap_bytes, groups,
-                             self.parallel)
+                             self.parallel, self.shard_limit)
         if shards != self._shards:
-            self._head, nbytes = header(self.heap_bytes, shards)
+            self._head, nbytes = header(self.heap_bytes, shards, self.shard_limit)
             if self.array is None or self.array.nbytes < nbytes:
                 self.array = self.make(nbytes)
             self._shards = shards
@@ -469,6 +353,13 @@ class HeapBuffer:
         if got[_FLAG]:
             from ..config import HEAP_SIZE_ENV
 
+            if int(got[_FAILED]) > self.shard_limit:
+                raise MemoryError(
+                    f"kernel {self.kernel}: an allocation of {int(got[_FAILED])} bytes (an "
+                    f"array and its header) is larger than the {self.shard_limit} bytes of "
+                    f"one shard of the device heap, the most one array may have on this "
+                    f"device (its allocator uses 32-bit atomics); make smaller arrays in "
+                    f"the kernel, or pass large ones in")
             raise MemoryError(
                 f"kernel {self.kernel}: an allocation of {int(got[_FAILED])} bytes (an array "
                 f"and its header) did not fit in the device heap of {self.heap_bytes} bytes "

@@ -14,14 +14,17 @@ from numba_gpux.errors import InternalCompilerError
 from numba_gpux.irtext import close_paren
 from . import structure as S
 from .dialect import Dialect
-from .instructions import CONSTANT, GENERIC, GLOBAL, SHARED, FnExprs
+from .instructions import CONSTANT, GENERIC, GLOBAL, SHARED, FnExprs, is_overflow
 from .irmodel import Func, Global, Inst, ModuleModel, c_name, type_size_align
 from .values import SourceEmitError, ctype, serialize
 
 __all__ = ["emit_source", "SourceEmitError"]
 
+# (llvm.stacksave/stackrestore: every alloca is an array of its own at function scope,
+# so a loop that makes one round after round reuses it, as restoring the stack would)
 _DROP_INTRINSICS = ("llvm.lifetime.", "llvm.assume", "llvm.experimental.noalias.scope.decl",
-                    "llvm.dbg.", "llvm.invariant.", "llvm.sideeffect", "llvm.donothing")
+                    "llvm.dbg.", "llvm.invariant.", "llvm.sideeffect", "llvm.donothing",
+                    "llvm.stacksave", "llvm.stackrestore")
 
 
 class _Fn(FnExprs):
@@ -35,7 +38,7 @@ class _Fn(FnExprs):
             return
         if i.op == "store":
             val, ptr = i.args
-            out.append(f"{ind}{self.deref(ptr, val.ty)} = {self.expr(val)};")
+            out.append(f"{ind}{self.deref(ptr, val.ty, val)} = {self.expr(val)};")
             return
         if i.op == "call" and i.callee.startswith(_DROP_INTRINSICS):
             return
@@ -45,6 +48,13 @@ class _Fn(FnExprs):
         if i.op == "fence":
             raise SourceEmitError("LLVM fences are not supported by the source emitter")
         if i.name and i.name in self.inline:
+            return
+        if is_overflow(i):  # two variables: the value, and whether it overflowed
+            value, over = self.overflow(i)
+            n = self.cname(i.name)
+            self.em.extra_decls.setdefault(self, {})[f"{n}_ov"] = "bool"
+            out.append(f"{ind}{n} = {value};")
+            out.append(f"{ind}{n}_ov = {over};")
             return
         if i.ty.kind == "void" or not i.name:
             if i.op == "call":
@@ -99,6 +109,8 @@ class _Fn(FnExprs):
             return f"{self.ptr_qual(i.name)} uchar*"
         if i.op == "cmpxchg":  # holds the old value; extractvalue 1 compares it
             return ctype(i.args[1].ty)
+        if is_overflow(i):  # holds the value; `<name>_ov` whether it overflowed
+            return ctype(i.ty.fields[0])
         return ctype(i.ty)
 
     def cond_of(self, block: str, key) -> str:

@@ -16,7 +16,8 @@ from .values import (SourceEmitError, WIDE_HELPERS, ctype, float_literal, masked
                      signed_value, stype,
                      wide_expr)
 
-__all__ = ["FnExprs", "GENERIC", "GLOBAL", "SHARED", "CONSTANT", "PRIVATE", "locals_in"]
+__all__ = ["FnExprs", "GENERIC", "GLOBAL", "SHARED", "CONSTANT", "PRIVATE", "locals_in",
+           "is_overflow"]
 
 GENERIC, GLOBAL, SHARED, CONSTANT, PRIVATE = 0, 1, 3, 4, 5
 _PURE_OPS = {"add", "sub", "mul", "and", "or", "xor", "shl", "lshr", "ashr", "udiv", "sdiv",
@@ -77,10 +78,10 @@ class FnExprs:
                         uses.setdefault(n, []).append((where, i))
         for name, i in self.defs.items():
             us = uses.get(name, [])
-            if i.op == "alloca":
-                self.inline.add(name)
+            if i.op == "alloca" or (i.op == "call" and i.callee.startswith("llvm.stacksave")):
+                self.inline.add(name)  # (a stack position: only stackrestore reads it)
             elif (len(us) == 1 and us[0][0] == self.def_block[name] and i.op != "phi"
-                  and us[0][1].op != "phi" and self._pure(i)):
+                  and us[0][1].op != "phi" and self._pure(i) and not is_overflow(i)):
                 self.inline.add(name)
         self._infer_addrspaces()
 
@@ -119,6 +120,13 @@ class FnExprs:
             if ty.kind == "ptr":
                 self.asp[name] = ty.addrspace if ty.addrspace != GENERIC else None
         ptr_defs = [i for i in self.defs.values() if i.ty.kind == "ptr"]
+        # the generic pointers this function puts in memory and makes into integers:
+        # what a generic pointer loaded from memory, or made from an integer, may be
+        stored = [i.args[0] for b in self.fn.blocks for i in b.insts
+                  if i.op == "store" and i.args[0].ty.kind == "ptr"]
+        as_ints = [i.args[0] for b in self.fn.blocks for i in b.insts
+                   if i.op == "ptrtoint" and i.args[0].ty.kind == "ptr"]
+        self._held = (stored, as_ints)
         for _ in range(len(ptr_defs) + 2):
             changed = False
             for i in ptr_defs:
@@ -128,6 +136,14 @@ class FnExprs:
                     changed = True
             if not changed:
                 break
+
+    def _space_of(self, vals) -> object:
+        """The one address space of the pointers *vals* (None: none known yet,
+        "conflict": more than one)."""
+        found = {self._val_asp(v) for v in vals} - {"any", None}
+        if len(found) == 1:
+            return found.pop()
+        return "conflict" if found else None
 
     def _inst_asp(self, i: Inst):
         if i.ty.addrspace != GENERIC:
@@ -140,13 +156,15 @@ class FnExprs:
             sd = self.em.lookup(i.callee)
             return sd.result_space if isinstance(sd, SourceDef) else None
         if i.op in ("phi", "select"):
-            vals = i.args if i.op == "phi" else i.args[1:]
-            found = {self._val_asp(v) for v in vals} - {"any", None}
-            if len(found) == 1:
-                return found.pop()
-            if len(found) > 1:
-                return "conflict"
-            return None
+            return self._space_of(i.args if i.op == "phi" else i.args[1:])
+        # a generic pointer held in memory (a MemInfo's data, a pointer in a struct
+        # Numba's runtime builds) is one this function stored: code that holds pointers
+        # to one memory only (the device heap's blocks are global memory) says which;
+        # the same for a pointer made from an integer and the pointers made into integers
+        if i.op == "load":
+            return self._space_of(self._held[0])
+        if i.op == "inttoptr":
+            return self._space_of(self._held[1])
         return None
 
     def ptr_qual(self, v: Val | str) -> str:
@@ -251,9 +269,31 @@ class FnExprs:
             return b
         return f"({b} + {' + '.join(terms)})"
 
-    def deref(self, ptr: Val, ty: Ty) -> str:
+    def deref(self, ptr: Val, ty: Ty, held: Val | str | None = None) -> str:
+        """The lvalue of type *ty* at *ptr*; a pointer held there (*ty* a pointer) has
+        the address space inferred for *held* (the stored value, or the load)."""
         q = self.ptr_qual(ptr)
+        if ty.kind == "ptr":  # the qualifier after the pointee: `T __global*`
+            return f"*(({self.mem_type(ty, held)} {q}*){self.expr(ptr)})"
         return f"*(({q} {ctype(ty)}*){self.expr(ptr)})"
+
+    def mem_type(self, ty: Ty, held: Val | str | None) -> str:
+        """The C type of a value of type *ty* in memory: a pointer is a byte pointer
+        into its own address space (``__global uchar*`` held in ``__local`` memory:
+        ``__global uchar* __local*`` points to it)."""
+        if ty.kind != "ptr":
+            return ctype(ty)
+        if ty.addrspace != GENERIC:
+            q = self.d.qualifier(ty.addrspace)
+            if q is None:
+                raise SourceEmitError(f"{self.d.name} has no address space for neutral "
+                                      f"addrspace({ty.addrspace})")
+            return f"{q} uchar*"
+        if isinstance(held, Val) and held.kind in ("null", "undef"):
+            # a null pointer stored: in the space of the others held (any would do)
+            asp = self._space_of(self._held[0])
+            return f"{self.d.qualifier(asp if isinstance(asp, int) else GLOBAL)} uchar*"
+        return f"{self.ptr_qual(held)} uchar*"
 
     def narrow(self, e: str, ty: Ty) -> str:
         """Results narrower than int are promoted by C; cast them back (and clear the
@@ -307,9 +347,12 @@ class FnExprs:
             if "atomic" in i.flags:
                 # an aligned word read is atomic on every device; volatile keeps it a read
                 return f"*((volatile {self.ptr_qual(a[0])} {ctype(i.ty)}*){self.expr(a[0])})"
-            return self.deref(a[0], i.ty)
+            return self.deref(a[0], i.ty, i.name)
         if op in ("atomicrmw", "cmpxchg"):
             return self.raw_atomic(i)
+        if op == "extractvalue" and a[0].kind == "local" and is_overflow(self.defs[a[0].name]):
+            x = self.cname(a[0].name)  # {value, overflowed}: two variables (overflow())
+            return x if i.indices == (0,) else f"{x}_ov"
         if op == "extractvalue" and a[0].kind == "local" and self.defs[a[0].name].op == "cmpxchg":
             x = self.defs[a[0].name]  # {old, success}: the variable holds the old value
             return self.cname(x.name) if i.indices == (0,) else \
@@ -402,6 +445,8 @@ class FnExprs:
             return self.d.bitcast.format(t=ctype(dst), x=e)
         if op == "ptrtoint":
             return masked(f"(ulong){e}", dst)
+        if op == "inttoptr":
+            return f"(({self.ptr_qual(i.name)} uchar*)({e}))"
         raise SourceEmitError(f"`{i.text}` (an integer made into a pointer) cannot be written "
                               f"as {self.d.name} source")
 
@@ -582,6 +627,34 @@ class FnExprs:
         raise SourceEmitError(f"the LLVM intrinsic {i.callee} cannot be written as {self.d.name} "
                               f"source yet")
 
+    def overflow(self, i: Inst) -> tuple[str, str]:
+        """``llvm.{s,u}{add,sub,mul}.with.overflow.iN`` (Numba checks the product of an
+        array's shape with ``smul``): the wrapped result and whether it overflowed, as
+        two expressions of the operands (each evaluated where the call is)."""
+        base = i.callee.split(".")[1]
+        ty = i.ty.fields[0]
+        if ty.kind != "int" or ty.bits not in (32, 64):
+            raise SourceEmitError(f"the LLVM intrinsic {i.callee} cannot be written as "
+                                  f"{self.d.name} source yet")
+        a, b = (self.expr(v) for v in i.args)
+        u, st, w = ctype(ty), stype(ty), ty.bits
+        sym = {"add": "+", "sub": "-", "mul": "*"}[base[1:]]
+        r = f"(({u})(({u}){a} {sym} ({u}){b}))"
+        if base == "umul":
+            over = f"({self.d.builtin('mul_hi')}(({u}){a}, ({u}){b}) != 0)"
+        elif base == "smul":  # the high half is not the sign extension of the low one
+            over = (f"({self.d.builtin('mul_hi')}(({st}){a}, ({st}){b}) != "
+                    f"((({st}){r}) >> {w - 1}))")
+        elif base == "uadd":
+            over = f"({r} < ({u}){a})"
+        elif base == "usub":
+            over = f"(({u}){a} < ({u}){b})"
+        elif base == "sadd":
+            over = f"((({st})((({u}){a} ^ {r}) & (({u}){b} ^ {r}))) < 0)"
+        else:
+            over = f"((({st})((({u}){a} ^ ({u}){b}) & (({u}){a} ^ {r}))) < 0)"
+        return r, over
+
     def saturating(self, base: str, args: list, ty) -> str:
         """``llvm.{u,s}{add,sub}.sat``: the wrapped result, or the bound it passed."""
         u, st = ctype(ty), stype(ty)
@@ -598,6 +671,11 @@ class FnExprs:
                 else f"((({st})(({u})(({u}){a} ^ ({u}){b}) & ({u})(({u}){a} ^ {r}))) < 0)")
         bound = f"(({st}){a} < 0 ? ({u})((({u})1) << {w - 1}) : ({u})(((({u})1) << {w - 1}) - 1u))"
         return f"({over} ? {bound} : {r})"
+
+
+def is_overflow(i: Inst) -> bool:
+    """Whether *i* is a call of an LLVM arithmetic-with-overflow intrinsic."""
+    return i.op == "call" and i.callee.startswith("llvm.") and ".with.overflow." in i.callee
 
 
 def locals_in(v: Val):

@@ -100,11 +100,14 @@ def make_source_target(cls, device=None, features=None, *, name: str, dialect: s
     optimizer's target machine only (no code is generated for it), the dialect and
     the source registry named after the target, and the capabilities of *device*
     (else *features*, else *default_features*); *index_limits* as on ``Target``."""
+    from numba_gpux.language.heap import heap_families
+
     if features is None:
         features = device.target_features if device is not None else default_features
     return cls(
         name=name,
-        families=(),
+        # the device heap's allocator on 32-bit atomics where the devices lack 64-bit ones
+        families=heap_families(features),
         triple=opt_triple,
         data_layout=NEUTRAL_DATA_LAYOUT,
         addrspaces=NEUTRAL_ADDRSPACES,
@@ -118,9 +121,11 @@ def make_source_target(cls, device=None, features=None, *, name: str, dialect: s
         # constant aggregates have no spelling as an operand of a phi copy
         ir_rewrites=("split_aggregate_phis",),
         intrinsics_by_name=True,
-        # the emitter writes no pointer held in memory (the device heap's, a MemInfo's
-        # data): arrays of a size known only at run time are a validation error
-        device_heap=False,
+        # arrays of a size known only at run time come from the heap of our own
+        # (language/heap.py), whose neutral IR the emitter writes: pointers held in
+        # memory (a MemInfo's data, the heap's in a work-group variable), compare-and-
+        # swap (on 32-bit words where the devices lack 64-bit atomics: families above)
+        device_heap=True,
         # C-family source spells float16 values `half`, which a compiler without half
         # support rejects (PoCL: "declaring function parameter of type '__private
         # half'"); the shared validation reads it among the types of the code (never

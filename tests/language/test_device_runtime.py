@@ -22,10 +22,48 @@ def small_heap():
     config._heap_size = saved
 
 
+#: the routes to the OpenCL device that give kernels the heap of our own: SPIR-V,
+#: OpenCL C source (targets/cfamily writes the allocator's neutral IR as C), and OpenCL C
+#: on the device described without 64-bit atomics (the 32-bit allocator, as on Metal)
+HEAP_ROUTES = ["spirv", "opencl-c", "opencl-c-32bit-atomics"]
+
+
+def without_int64_atomics(dev):
+    """*dev* described as a device without 64-bit atomics."""
+    import dataclasses
+
+    return dataclasses.replace(dev, target_features=dev.target_features - {"int64_atomics"},
+                               _target=None)
+
+
+@pytest.fixture(params=HEAP_ROUTES)
+def heap_device(request, opencl_device):
+    """The OpenCL device through each route of :data:`HEAP_ROUTES`, selected."""
+    if request.param == "spirv":
+        yield opencl_device
+        return
+    from gpux_testing import selected
+    from numba_gpux.targets.opencl_c.target import source_device
+
+    dev = source_device(opencl_device)
+    if request.param == "opencl-c-32bit-atomics":
+        dev = without_int64_atomics(dev)
+        assert not dev.target.has("int64_atomics")
+    with selected(dev) as dev:
+        yield dev
+
+
 def scratch(out, n):
     tmp = np.zeros(n, np.float32)  # a scratch array of each work-item, sized at run time
     for i in range(n):
         tmp[i] = (i + out.shape[0]) * 0.5
+    out[gpux.grid(1)] = tmp.sum() + np.sqrt(tmp).max()
+
+
+def scratch32(out, n):
+    tmp = np.zeros(n, np.float32)  # as scratch, in float32 only (Metal has no float64)
+    for i in range(n):
+        tmp[i] = np.float32(i) * np.float32(0.5)
     out[gpux.grid(1)] = tmp.sum() + np.sqrt(tmp).max()
 
 
@@ -57,8 +95,8 @@ def test_whole_array_arithmetic_matches_njit(device):
     np.testing.assert_array_equal(a.copy_to_host(), want)
 
 
-def test_an_exhausted_heap_is_a_memory_error_and_the_next_launch_works(opencl_device,
-                                                                        small_heap):
+def test_an_exhausted_heap_is_a_memory_error_and_the_next_launch_works(heap_device,
+                                                                      small_heap):
     @gpux.jit
     def big(out, n):
         t = np.ones(n, np.float64)
@@ -76,7 +114,7 @@ def test_an_exhausted_heap_is_a_memory_error_and_the_next_launch_works(opencl_de
     np.testing.assert_array_equal(out.copy_to_host(), np.full(64, 100.0))
 
 
-def test_frees_return_memory_to_the_heap(opencl_device, small_heap):
+def test_frees_return_memory_to_the_heap(heap_device, small_heap):
     """Each work-item makes 200 arrays of 1 KiB one after another: 200 times the share
     of a 64 KiB heap that the 64 work-items have, so this runs only if the arrays that
     die give their memory back."""
@@ -93,22 +131,23 @@ def test_frees_return_memory_to_the_heap(opencl_device, small_heap):
     np.testing.assert_array_equal(out.copy_to_host(), np.full(64, sum(range(200))))
 
 
+def views_only(a, b):
+    row = a[1]            # views of arguments allocate nothing
+    t = b.T
+    for i in range(row.shape[0]):
+        row[i] += t[i, 0]
+
+
+def makes(a):
+    t = np.zeros_like(a)
+    a[0] = t[0]
+
+
 def test_kernels_that_make_no_arrays_pay_nothing(opencl_device):
     """No hidden heap argument, no runtime call, the same parameters as before."""
     from numba_gpux.language.heap import HEAP_ARG, uses_heap
 
-    @gpux.jit
-    def views_only(a, b):
-        row = a[1]            # views of arguments allocate nothing
-        t = b.T
-        for i in range(row.shape[0]):
-            row[i] += t[i, 0]
-
-    @gpux.jit
-    def makes(a):
-        t = np.zeros_like(a)
-        a[0] = t[0]
-
+    views_only, makes = gpux.jit(globals()["views_only"]), gpux.jit(globals()["makes"])
     a2 = np.zeros((3, 4))
     sig = (numba.typeof(a2), numba.typeof(a2))
     sym, text = views_only.kernel_ir(sig)
@@ -121,6 +160,137 @@ def test_kernels_that_make_no_arrays_pay_nothing(opencl_device):
     params2 = [line for line in text2.splitlines() if line.startswith("define") and sym2 in line]
     assert params[0].count("ptr addrspace(1)") == 2  # one buffer per array argument
     assert params2[0].count("ptr addrspace(1)") == 2  # its array, and the heap
+
+
+@pytest.mark.parametrize("target", ["opencl-c", "metal"])
+def test_source_kernels_that_make_no_arrays_pay_nothing(target):
+    """On the source-emitting targets too: a kernel that makes no arrays has no heap
+    parameter, no work-group variable for it and no allocator in its source; one that
+    makes arrays has one parameter more, the heap."""
+    sig = "void(float32[:, ::1], float32[:, ::1])"
+    plain = gpux.compile(views_only, sig, target=target).text
+    heap = gpux.compile(makes, "void(float32[:, ::1])", target=target).text
+    for word in ("heap", "cmpxchg", "compare_exchange", "atomic", "threadgroup ulong",
+                 "__local ulong", "pragma OPENCL EXTENSION cl_khr_int64"):
+        assert word not in plain, word
+    assert "gpux_heap" in heap and ("cmpxchg" in heap or "compare_exchange" in heap)
+
+    def params(text):
+        head = next(line for line in text.splitlines() if line.startswith(("__kernel", "kernel")))
+        return head[head.index("(") + 1:head.rindex(")")].split(", ")
+
+    # views_only: two arrays of 2 dimensions; makes: one array and the heap
+    assert [p for p in params(plain) if "uchar*" in p] == [p for p in params(plain)
+                                                           if "uchar*" in p][:2]
+    assert len([p for p in params(heap) if "uchar*" in p]) == 2
+    assert "uchar* gpux_heap" in [p for p in params(heap) if "uchar*" in p][-1]
+
+
+@pytest.mark.parametrize("int64_atomics", [True, False])
+def test_the_allocator_follows_the_devices_atomics(int64_atomics):
+    """A device without 64-bit atomics gets the allocator on 32-bit shard words (the
+    target lists heap.HEAP32_FAMILY among its overlay families): its OpenCL C has only
+    32-bit atomics and no 64-bit atomics extension."""
+    from numba_gpux.language.heap import HEAP32_FAMILY
+    from numba_gpux.targets.opencl_c.target import make_target
+
+    tgt = make_target(features={"fp64", "int64_atomics"} if int64_atomics else {"fp64"})
+    assert (HEAP32_FAMILY in tgt.families) is not int64_atomics
+    text = gpux.compile(scratch, "void(float32[::1], int64)", target=tgt).text
+    if int64_atomics:
+        assert "atom_cmpxchg((volatile __global long*)" in text
+    else:
+        assert "atomic_cmpxchg((volatile __global int*)" in text
+        assert "atom_" not in text and "cl_khr_int64" not in text
+
+
+def test_a_heap_needing_64bit_atomics_where_there_are_none_says_so():
+    """A target whose devices lack 64-bit atomics but that does not list the 32-bit
+    allocator's family: the validation names the allocator's need."""
+    import dataclasses
+
+    from numba_gpux.targets.opencl_c.target import make_target
+
+    tgt = dataclasses.replace(make_target(features={"fp64"}), families=())
+    with pytest.raises(gpux.ValidationError, match="allocator needs 64-bit atomics"):
+        gpux.compile(scratch, "void(float32[::1], int64)", target=tgt)
+
+
+def test_shards_of_the_32bit_allocator():
+    """The 32-bit shard word counts 64-byte units in 16 bits: a shard is at most
+    SHARD_BYTES_32 bytes, and a heap gets as many shards as that needs, where the 64-bit
+    allocator's launch of one group has one shard of the whole heap."""
+    from numba_gpux.language.heap import SHARD_BYTES_32, header, shard_count
+
+    heap = 64 << 20
+    assert shard_count(heap, 1, 8) == 1
+    n = shard_count(heap, 1, 8, SHARD_BYTES_32)
+    assert n == -(-heap // SHARD_BYTES_32) == 17
+    head, nbytes = header(heap, n, SHARD_BYTES_32)
+    assert 0 < head[3] <= SHARD_BYTES_32 and head[3] % 64 == 0
+    assert nbytes <= heap + 4096 and n * head[3] > heap - 64 * n
+    assert shard_count(heap, 4096, 8, SHARD_BYTES_32) == 32   # 4 per compute unit
+
+
+@pytest.fixture
+def heap32_device(opencl_device):
+    from gpux_testing import selected
+    from numba_gpux.targets.opencl_c.target import source_device
+
+    with selected(without_int64_atomics(source_device(opencl_device))) as dev:
+        yield dev
+
+
+@gpux.jit(device=True)
+def _one_round(i):
+    k = 1 + i % 3            # run-time shapes: arrays from the heap
+    gpux.barrier()           # every work-item has freed the last round's arrays
+    a, b, c, d = np.full(k, i), np.full(k + 1, i), np.full(k, i), np.full(k + 2, i)
+    gpux.barrier()           # 4 arrays of each of 256 work-items: 1024 blocks live
+    wrong = 0
+    for j in range(4):       # allocations and frees while they are
+        t = np.full(k + j, i)
+        wrong += (t != i).sum()
+    gpux.barrier()
+    return wrong + (a != i).sum() + (b != i).sum() + (c != i).sum() + (d != i).sum()
+
+
+def test_thousands_of_live_blocks_in_one_shard(heap32_device):
+    """One work-group (so one shard) of 256 work-items holding 4 arrays each at once,
+    and making and freeing more: over 1024 live blocks, more than a narrower live count
+    in the 32-bit word could hold; the shard drains between rounds and is used again."""
+    saved = config._heap_size
+    config.set_heap_size(1 << 20)
+    try:
+        @gpux.jit
+        def many(bad, rounds):
+            i = gpux.grid(1)
+            wrong = 0
+            for r in range(rounds):
+                wrong += _one_round(i)
+            bad[i] = wrong
+
+        bad = gpux.to_device(np.full(256, -1, np.int64))
+        many[1, 256](bad, 12)   # 12 rounds of about 160 KiB: twice the heap
+        np.testing.assert_array_equal(bad.copy_to_host(), np.zeros(256, np.int64))
+    finally:
+        config._heap_size = saved
+
+
+def test_an_array_larger_than_a_32bit_shard_says_so(heap32_device):
+    from numba_gpux.language.heap import SHARD_BYTES_32
+
+    @gpux.jit
+    def large(out, n):
+        t = np.ones(n)
+        out[0] = t.sum()
+
+    out = gpux.to_device(np.zeros(1))
+    n = SHARD_BYTES_32 // 8 + 1
+    with pytest.raises(MemoryError, match=f"larger than the {SHARD_BYTES_32} bytes of one shard"):
+        large[1, 1](out, n)
+    large[1, 1](out, n // 2)
+    assert out.copy_to_host()[0] == n // 2
 
 
 def test_cuda_uses_the_device_malloc_and_its_ptx_assembles(ptxas):
@@ -168,25 +338,65 @@ def test_arrays_of_a_shape_known_when_compiling_use_private_memory(opencl_device
     np.testing.assert_array_equal(out.copy_to_host(), want)
 
 
-def test_an_array_made_in_a_loop_is_a_new_array_each_time_round(opencl_device):
-    """One private alloca cannot hold arrays of two rounds at once: these come from the
-    heap, and the array of the last round stays intact while the next is filled."""
-    def rounds(out):
-        prev = np.zeros(4)
-        for i in range(3):
-            cur = np.zeros(4)
-            cur[:] = prev + i
-            prev = cur
-        out[:] = prev
+def rounds(out, n):
+    prev = np.zeros(n)
+    for i in range(3):
+        cur = np.zeros(n)
+        cur[:] = prev + i
+        prev = cur
+    out[:] = prev
 
+
+def test_an_array_made_in_a_loop_is_a_new_array_each_time_round(heap_device):
+    """The arrays of two rounds live at once: the array of the last round stays intact
+    while the next is filled."""
     out = gpux.to_device(np.zeros(4))
-    gpux.jit(rounds)[1, 1](out)
+    gpux.jit(rounds)[1, 1](out, 4)
     want = np.zeros(4)
-    njit(rounds)(want)
+    njit(rounds)(want, 4)
     np.testing.assert_array_equal(out.copy_to_host(), want)
 
 
-def test_a_device_function_returns_an_array_it_made(opencl_device):
+def private_then_heap(out):
+    prev = np.zeros(4)       # private memory: a constant shape outside loops
+    for i in range(3):
+        cur = np.zeros(4)    # the heap: one private alloca cannot hold two rounds
+        cur[:] = prev + i
+        prev = cur           # the variable now holds a heap array
+    out[:] = prev
+
+
+def test_a_variable_holding_a_private_array_then_a_heap_one(opencl_device):
+    out = gpux.to_device(np.zeros(4))
+    gpux.jit(private_then_heap)[1, 1](out)
+    want = np.zeros(4)
+    njit(private_then_heap)(want)
+    np.testing.assert_array_equal(out.copy_to_host(), want)
+    # OpenCL C 1.2 has no generic pointers: one pointer into private or global memory
+    # is a clear error there, naming the pointer
+    with pytest.raises(gpux.GpuxUserError, match="cannot tell which memory a pointer"):
+        gpux.compile(private_then_heap, "void(float64[::1])", target="opencl-c")
+
+
+def broadcast_where(a, out):
+    w = np.where(a.reshape((2, 3)) > 2, a[:3], -1.0).ravel()  # broadcast, and a scalar
+    for i in range(w.size):
+        out[i] = w[i]
+
+
+def test_np_where_broadcasting_a_scalar(heap_device):
+    """Numba's broadcasting keeps shapes in stack arrays that LLVM brackets with
+    llvm.stacksave/stackrestore in loops: the source route writes them as arrays of their
+    own and drops the brackets."""
+    a = np.arange(1, 7, dtype=np.float64)
+    out = gpux.to_device(np.zeros(6))
+    gpux.jit(broadcast_where)[1, 1](a, out)
+    want = np.zeros(6)
+    njit(broadcast_where)(a, want)
+    np.testing.assert_array_equal(out.copy_to_host(), want)
+
+
+def test_a_device_function_returns_an_array_it_made(heap_device):
     @gpux.jit(device=True)
     def make(x):
         a = np.zeros(4)  # constant shape, but it leaves the function: from the heap
@@ -203,23 +413,32 @@ def test_a_device_function_returns_an_array_it_made(opencl_device):
     assert out.copy_to_host()[0] == 3.0
 
 
+def _no_heap_target(name):
+    import dataclasses
+
+    from numba_gpux.devices import resolve_target
+
+    return dataclasses.replace(resolve_target(name), device_heap=False)
+
+
 @pytest.mark.parametrize("target", ["opencl-c", "metal"])
 def test_targets_without_the_heap_say_so(target):
-    """The C-source routes write no pointer held in memory, so they have no device heap:
-    a kernel that needs it is a clear error; private arrays still work there."""
+    """A target without the device heap (``Target.device_heap``): a kernel that needs
+    it is a clear error; private arrays still work there."""
+    tgt = _no_heap_target(target)
     with pytest.raises(gpux.ValidationError) as e:
-        gpux.compile(scratch, "void(float32[::1], int64)", target=target)
-    assert "device heap" in str(e.value) and f"target {target!r} does not have it" in str(e.value)
+        gpux.compile(scratch32, "void(float32[::1], int64)", target=tgt)
+    assert "device heap" in str(e.value) and f"target {tgt.name!r} does not have it" in str(e.value)
 
     def private_only(out):
         t = np.ones(4, np.float32)
         out[0] = t.sum()
 
-    art = gpux.compile(private_only, "void(float32[::1])", target=target)
+    art = gpux.compile(private_only, "void(float32[::1])", target=tgt)
     assert art.text
 
 
-def test_concurrent_work_items_never_share_a_block(opencl_device, small_heap):
+def test_concurrent_work_items_never_share_a_block(heap_device, small_heap):
     """Thousands of work-items allocate arrays of different sizes at once, round after
     round, each filling its own with its id and checking it after the others ran."""
     @gpux.jit
@@ -275,7 +494,7 @@ def test_two_dimensional_arrays_made_in_a_kernel(device):
     np.testing.assert_array_equal(out.copy_to_host(), want)
 
 
-def test_a_shape_whose_product_overflows_is_numbas_error(opencl_device):
+def test_a_shape_whose_product_overflows_is_numbas_error(heap_device):
     """Numba checks the product of a shape with llvm.smul.with.overflow, which the OpenCL
     target writes without the SPIR-V instruction the driver cannot link."""
     @gpux.jit(debug=True)
@@ -290,7 +509,7 @@ def test_a_shape_whose_product_overflows_is_numbas_error(opencl_device):
     assert out.copy_to_host()[0] == 3
 
 
-def test_numbas_cpu_target_still_makes_arrays_in_the_same_process(opencl_device):
+def test_numbas_cpu_target_still_makes_arrays_in_the_same_process(heap_device):
     """The kernel language's Array._allocate is seen by the shared GPU context only:
     @njit code making arrays compiles after a kernel that made one."""
     @gpux.jit
@@ -309,7 +528,7 @@ def test_numbas_cpu_target_still_makes_arrays_in_the_same_process(opencl_device)
     assert cpu(3) == 9
 
 
-def test_returned_arrays_keep_their_reference(opencl_device):
+def test_returned_arrays_keep_their_reference(heap_device):
     """A function that returns an array it was given (np.asarray inside np.where and
     np.broadcast_to, a device function returning its argument) takes a reference for
     its caller: the caller's array is not freed under it."""

@@ -3,6 +3,8 @@ suite's CONFORMANCE_KERNELS, collected by test_msl.py)."""
 
 import math
 
+import numpy as np
+
 import numba_gpux as gpux
 from numba import float32, uint32
 
@@ -89,6 +91,23 @@ def checked_index(x, out):
     out[i] = x[i] * float32(2)
 
 
+@gpux.jit
+def heap_scratch(out, n):
+    tmp = np.zeros(n, float32)       # a run-time size: from the device heap
+    for i in range(n):
+        tmp[i] = float32(i) * float32(0.5)
+    out[gpux.grid(1)] = tmp.sum() + np.sqrt(tmp).max()
+
+
+@gpux.jit
+def heap_churn(out, rounds):
+    acc = float32(0)
+    for r in range(rounds):
+        t = np.full((rounds, r + 1), float32(r))   # a 2-D shape: its product is checked
+        acc += t[r % rounds, r]
+    out[gpux.grid(1)] = acc
+
+
 KERNELS = [
     (saxpy, "void(float32, float32[::1], float32[::1], float32[::1])"),
     (matmul, "void(float32[:,:], float32[:,:], float32[:,:])"),
@@ -98,4 +117,6 @@ KERNELS = [
     (atomics_f32, "void(int32[::1], float32[::1], uint32[::1])"),
     (predicates_dynamic_shared, "void(float32[::1], float32[::1])"),
     (checked_index, "void(float32[::1], float32[::1])"),
+    (heap_scratch, "void(float32[::1], int64)"),
+    (heap_churn, "void(float32[::1], int64)"),
 ]

@@ -133,6 +133,34 @@ def test_msl_golden_debug_error_record():
     assert text.count(" [[buffer(") == 4  # arguments block, x, out, the error buffer
 
 
+@pytest.mark.parametrize("index", [8, 9])
+def test_msl_golden_device_heap(index):
+    """Arrays of a run-time size come from the device heap on Metal, through the
+    allocator on 32-bit atomics (Metal has none on 64-bit types): the heap is the last
+    device buffer, its pointer is held in a threadgroup variable, MemInfos hold device
+    pointers, and every atomic is on a 32-bit word.  (Checked as text and by the syntax
+    check against metal_stub.h; not run on a Mac here.)"""
+    from numba_gpux.devices import resolve_target
+    from numba_gpux.language.heap import HEAP32_FAMILY
+
+    assert HEAP32_FAMILY in resolve_target("metal").families
+    text = _msl(*kernels.KERNELS[index])
+    head = next(line for line in text.splitlines() if line.startswith("kernel void "))
+    buffers = re.findall(r"device uchar\* (\w+) \[\[buffer\((\d+)\)\]\]", head)
+    assert buffers[-1] == ("gpux_heap", str(len(buffers)))   # after the array, last
+    assert "threadgroup ulong g___gpux_heap_base[1];" in text
+    assert "*((device uchar* threadgroup*)((threadgroup uchar*)g___gpux_heap_base)) = gpux_heap;" in text
+    assert "= *((device uchar* threadgroup*)((threadgroup uchar*)g___gpux_heap_base));" in text
+    assert "*((device uchar* device*)" in text            # a MemInfo's data pointer
+    atomics = re.findall(r"\(device (atomic_\w+)\*\)", text)
+    assert atomics and set(atomics) <= {"atomic_int", "atomic_uint"}
+    assert "atomic_fetch_sub_explicit((device atomic_int*)" in text   # a free
+    assert "_gpux_atomic_cas_g(" in text                               # an allocation
+    assert "atomic_long" not in text and "atomic_ulong" not in text
+    if index == 9:  # the product of a 2-D shape, checked for overflow with mulhi
+        assert "metal::mulhi((long)" in text
+
+
 def test_msl_rejects_64bit_atomics():
     with pytest.raises(gpux.errors.ValidationError, match="__gpux_atomic_add_i64"):
         gpux.compile(kernels.atomics_f32, "void(int64[::1], float32[::1], uint32[::1])",
