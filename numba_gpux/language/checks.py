@@ -23,6 +23,7 @@ from numba.core.errors import NumbaError
 from ..errors import (GpuxUserError, InternalCompilerError, UndefinedNameError, UnsupportedError,
                       format_loc)
 from .functions import GpuxFunctionType, is_device_function
+from .half_ufuncs import SeparateHalfLoops
 from .heap import EnableRuntime
 from .private_arrays import PrivateArrays
 
@@ -171,6 +172,7 @@ class GpuxCompiler(Compiler):
         pm.add_pass_after(PrivateArrays, RejectHostContainers)
         pm.add_pass_after(RejectHostOnlyValues, NopythonTypeInference)
         pm.add_pass_after(EnableRuntime, RejectHostOnlyValues)
+        pm.add_pass_after(SeparateHalfLoops, EnableRuntime)
         pm.finalize()
         return [pm]
 
