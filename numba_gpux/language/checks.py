@@ -23,7 +23,6 @@ from numba.core.errors import NumbaError
 from ..errors import (GpuxUserError, InternalCompilerError, UndefinedNameError, UnsupportedError,
                       format_loc)
 from .functions import GpuxFunctionType, is_device_function
-from .half_ufuncs import SeparateHalfLoops
 from .heap import EnableRuntime
 from .private_arrays import PrivateArrays
 
@@ -172,6 +171,9 @@ class GpuxCompiler(Compiler):
         pm.add_pass_after(PrivateArrays, RejectHostContainers)
         pm.add_pass_after(RejectHostOnlyValues, NopythonTypeInference)
         pm.add_pass_after(EnableRuntime, RejectHostOnlyValues)
+        # (imported here: it loads Numba's ufunc machinery, which the context has by now)
+        from .half_ufuncs import SeparateHalfLoops
+
         pm.add_pass_after(SeparateHalfLoops, EnableRuntime)
         pm.finalize()
         return [pm]

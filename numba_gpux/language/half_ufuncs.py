@@ -20,17 +20,22 @@ calls itself, ahead of Numba's templates, and only when an operand is float16:
   Numba's elementwise driver (``npyimpl.numpy_ufunc_kernel``) broadcasts and
   allocates the result through the device runtime, as for every other dtype.
 
-Each resolved loop has its own implementation key, so that lowering runs the loop
-typing chose.  Numba's own tables and the CPU target are left as they are: these
-registries exist in the kernel language's shared (target-neutral) context only.
-A device without float16 rejects the code through the ``fp16`` feature check on
-the generated IR, as for scalar float16 arithmetic.
+The implementation key is the kernel language's own (:class:`HalfLoop`), so that
+lowering runs these loops and not Numba's, and resolves the loop again from the call's
+signature.  A pass after typing (:class:`SeparateHalfLoops`) keeps each such operation
+a loop of its own: Numba's array-expression rewrite would fuse it with its neighbours
+into one element function typed by the scalar rules.
+
+Numba's own tables and the CPU target are left as they are: these registries exist
+in the kernel language's shared (target-neutral) context only.  A device without
+float16 meets the ``fp16`` feature check on the generated IR, as scalar float16
+arithmetic does.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from numba.core import types
+from numba.core import errors, types
 from numba.core.imputils import Registry as LoweringRegistry, force_error_model
 from numba.core.typing import npydecl
 from numba.core.typing.templates import AbstractTemplate, Registry
@@ -49,16 +54,18 @@ _LETTERS = frozenset("efd?")
 
 
 class HalfLoop(tuple):
-    """The implementation key of one resolved loop: (ufunc, loop signature such as
-    ``"ee->e"``, whether it is an in-place operator writing its first operand)."""
+    """The implementation key of a ufunc's loops with a float16 operand: (ufunc,
+    whether it is an in-place operator writing its first operand).  The lowering
+    resolves the loop again from the call's signature, which keeps the literal
+    operands typing saw (:func:`resolve_loop` gives the same answer)."""
 
     __slots__ = ()
 
-    def __new__(cls, ufunc, loop: str, inplace: bool = False):
-        return super().__new__(cls, (ufunc, loop, inplace))
+    def __new__(cls, ufunc, inplace: bool = False):
+        return super().__new__(cls, (ufunc, inplace))
 
     def __repr__(self):
-        return f"HalfLoop({self[0].__name__}, {self[1]!r}{', in place' if self[2] else ''})"
+        return f"HalfLoop({self[0].__name__}{', in place' if self[1] else ''})"
 
 
 def _is_half(t) -> bool:
@@ -139,7 +146,7 @@ class _HalfUfunc(npydecl.Numpy_rules_ufunc):
         return _ufunc_loop_sig(outs, args)
 
     def get_impl_key(self, sig):
-        return HalfLoop(self.ufunc, resolve_loop(self.ufunc, sig.args[:self.ufunc.nin]))
+        return HalfLoop(self.ufunc)
 
 
 class _HalfOperator(_HalfUfunc):
@@ -157,7 +164,7 @@ class _HalfOperator(_HalfUfunc):
             return None  # scalars: the builtin operators
         try:
             return super().generic(args, kws)
-        except Exception:
+        except errors.TypingError:
             return None  # as Numba's operator templates: let another template try
 
 
@@ -175,7 +182,7 @@ class _HalfInplace(_HalfOperator):
         return None if sig is None else sig.replace(args=sig.args[:2])
 
     def get_impl_key(self, sig):
-        return HalfLoop(self.ufunc, resolve_loop(self.ufunc, sig.args), True)
+        return HalfLoop(self.ufunc, True)
 
 
 class _HalfKernel(npyimpl._Kernel):
@@ -207,11 +214,13 @@ class _HalfKernel(npyimpl._Kernel):
         return self.cast(res, self.loop_out, self.outer_sig.return_type)
 
 
-def _lower_loop(ufunc, loop, inplace=False):
-    def kernel_class(context, builder, outer_sig):
-        return _HalfKernel(context, builder, outer_sig, ufunc, loop)
-
+def _lower_loop(ufunc, inplace=False):
     def impl(context, builder, sig, args):
+        loop = resolve_loop(ufunc, sig.args[:ufunc.nin])
+
+        def kernel_class(context, builder, outer_sig):
+            return _HalfKernel(context, builder, outer_sig, ufunc, loop)
+
         # Numba's driver takes no float16 scalar operand and makes no float16 scalar
         # result: a float16 scalar goes in as float32 (exact; the kernel casts it back),
         # literals as their plain type, and a call on scalars only is one element
@@ -247,14 +256,13 @@ def _register():
         if not any("e" in lp for lp in loops):
             continue
         covered.append(ufunc)
-        for lp in loops:
-            impl = _lower_loop(ufunc, lp)
-            anys = (types.Any,) * ufunc.nin
-            lowering_registry.lower(HalfLoop(ufunc, lp), *anys)(impl)
-            lowering_registry.lower(HalfLoop(ufunc, lp), *anys, types.Array)(impl)
-            if ufunc.nin == 2:
-                lowering_registry.lower(HalfLoop(ufunc, lp, True), *anys)(
-                    _lower_loop(ufunc, lp, inplace=True))
+        impl = _lower_loop(ufunc)
+        anys = (types.Any,) * ufunc.nin
+        lowering_registry.lower(HalfLoop(ufunc), *anys)(impl)
+        lowering_registry.lower(HalfLoop(ufunc), *anys, types.Array)(impl)
+        if ufunc.nin == 2:
+            lowering_registry.lower(HalfLoop(ufunc, True), *anys)(
+                _lower_loop(ufunc, inplace=True))
         if ufunc in npydecl.supported_ufuncs:
             typing_registry.register_global(ufunc, types.Function(
                 type(f"HalfUfunc_{ufunc.__name__}", (_HalfUfunc,), {"key": ufunc})))
@@ -279,6 +287,20 @@ class _Resolved(AbstractTemplate):
 
     def generic(self, args, kws):
         return self.sig if not kws and tuple(args) == self.sig.args else None
+
+
+_resolved_types: dict = {}
+
+
+def _resolved_type(typingctx, loop, sig):
+    """The Function type of a call to *loop* with signature *sig* (one per pair)."""
+    fnty = _resolved_types.get((loop, sig))
+    if fnty is None:
+        tmpl = type(f"Resolved_{loop[0].__name__}", (_Resolved,), {"key": loop, "sig": sig})
+        fnty = types.Function(tmpl)
+        fnty.get_call_type(typingctx, sig.args, {})  # records the implementation key
+        _resolved_types[(loop, sig)] = fnty
+    return fnty
 
 
 def _loop_of(typingctx, typemap, calltypes, expr):
@@ -317,10 +339,7 @@ def _separate(state) -> bool:
             sig = calltypes[expr]
             args = [expr.lhs, expr.rhs] if expr.op == "binop" else \
                 [expr.value] if expr.op == "unary" else list(expr.args)
-            tmpl = type(f"Resolved_{loop[0].__name__}", (_Resolved,),
-                        {"key": loop, "sig": sig})
-            fnty = types.Function(tmpl)
-            fnty.get_call_type(state.typingctx, sig.args, {})
+            fnty = _resolved_type(state.typingctx, loop, sig)
             fn = block.scope.redefine(f"$half_{loop[0].__name__}", expr.loc)
             typemap[fn.name] = fnty
             glbl = ir.Global(f"half_{loop[0].__name__}", loop, expr.loc)
