@@ -85,7 +85,7 @@ def _operand_dtype(t):
         return int
     try:
         return as_dtype(types.unliteral(t))
-    except Exception:
+    except errors.NumbaNotImplementedError:  # no NumPy dtype (a record, a string ...)
         return None
 
 
