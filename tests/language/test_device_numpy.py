@@ -271,7 +271,9 @@ def half_ufunc_kernel(exprs=HALF_UFUNCS, scalars=True):
         lines += [f"    out[{r}, 0] = np.sqrt(a[1])", f"    out[{r}, 1] = np.exp(a[2]) - a[0]",
                   "    c = a.copy()", "    c += np.float16(0.1)", "    c *= b",
                   "    c -= b.astype(np.int64)", f"    out[{r}, 2] = c[0]",
-                  f"    out[{r}, 3] = c[5]"]
+                  f"    out[{r}, 3] = c[5]", "    o = np.zeros(6, np.float32)",
+                  "    np.divide(a, 7, o)",  # rounded to float16, then float32
+                  f"    out[{r}, 4] = o[1]", f"    out[{r}, 5] = o[4]"]
     ns = {"np": np}
     exec(compile("\n".join(lines), "<float16 ufuncs>", "exec"), ns)
     return ns["half_ufuncs"]
@@ -291,7 +293,8 @@ def test_ufuncs_on_float16_arrays(device, exprs):
         [np.full((n, 6), -7.0), np.zeros(n, np.int64)], reference=lambda f: f)
     np.testing.assert_array_equal(want_size[:n - 1], 2)
     np.testing.assert_array_equal(got_size, want_size)
-    for r, e in enumerate(exprs + ("float16 scalars and in-place operators",)):
+    for r, e in enumerate(exprs + ("float16 scalars, in-place operators, an explicit "
+                                   "float32 output",)):
         exact = not any(f in e for f in ("exp", "log", "sin", "cos"))
         # the device's float32 exp/log/sin/cos may differ from the C library's by an
         # ulp of float32, which may move the float16 result by one ulp of float16
