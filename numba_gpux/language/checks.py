@@ -161,7 +161,8 @@ class RejectHostContainers(AnalysisPass):
 
 class GpuxCompiler(Compiler):
     """Numba's nopython pipeline with :class:`CaptureDeviceArrays` and
-    :class:`RejectHostContainers` before typing and :class:`RejectHostOnlyValues` after it."""
+    :class:`RejectHostContainers` before typing, :class:`RejectHostOnlyValues` after it,
+    and before the rewrites ``half_ufuncs.SeparateHalfLoops`` (float16 loops unfused)."""
 
     def define_pipelines(self):
         pm = DefaultPassBuilder.define_nopython_pipeline(self.state)
