@@ -145,6 +145,9 @@ class GpuxTypingContext(TypingBaseContext):
             self.install_registry(_mod.typing_registry)
         self.install_registry(mathdecl.registry)
         self.install_registry(cmathdecl.registry)
+        # float16 operands of ufuncs and array operators, ahead of Numba's templates
+        from .language import half_ufuncs
+        self.install_registry(half_ufuncs.typing_registry)
         self.install_registry(_npydecl_registry())
         self.install_registry(enumdecl.registry)
         for reg in _extra_typing_registries:
@@ -566,6 +569,8 @@ class GpuxTargetContext(BaseContext):
         from .language import atomics, bits, cachehints, cooperative, memory, numpy_extras
         for _mod in (memory, atomics, bits, cachehints, cooperative, numpy_extras):
             self.install_registry(_mod.lowering_registry)
+        from .language import half_ufuncs
+        self.install_registry(half_ufuncs.lowering_registry)
         for reg in _extra_lowering_registries:
             self.install_registry(reg)
 

@@ -161,7 +161,8 @@ class RejectHostContainers(AnalysisPass):
 
 class GpuxCompiler(Compiler):
     """Numba's nopython pipeline with :class:`CaptureDeviceArrays` and
-    :class:`RejectHostContainers` before typing and :class:`RejectHostOnlyValues` after it."""
+    :class:`RejectHostContainers` before typing, :class:`RejectHostOnlyValues` after it,
+    and before the rewrites ``half_ufuncs.SeparateHalfLoops`` (float16 loops unfused)."""
 
     def define_pipelines(self):
         pm = DefaultPassBuilder.define_nopython_pipeline(self.state)
@@ -171,6 +172,10 @@ class GpuxCompiler(Compiler):
         pm.add_pass_after(PrivateArrays, RejectHostContainers)
         pm.add_pass_after(RejectHostOnlyValues, NopythonTypeInference)
         pm.add_pass_after(EnableRuntime, RejectHostOnlyValues)
+        # (imported here: it loads Numba's ufunc machinery, which the context has by now)
+        from .half_ufuncs import SeparateHalfLoops
+
+        pm.add_pass_after(SeparateHalfLoops, EnableRuntime)
         pm.finalize()
         return [pm]
 
