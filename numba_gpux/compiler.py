@@ -590,6 +590,10 @@ def _rewrite_text(job: Job) -> None:
     what dead-code elimination would do, without a pass manager run).  The text parsed
     is kept for the stages after."""
     names = job.target.ir_rewrites
+    if names:
+        from .legalize import needed
+
+        names = needed(names, job.module)
     infer = job.options.opt > 0 and not job.target.backend_infers_address_spaces
     if not infer and not names:
         return  # nothing to rewrite: the module is not printed

@@ -26,9 +26,10 @@ from __future__ import annotations
 from . import irlex
 from .irlex import code, instruction, is_label, line_tokens, match_paren, name, spell_local
 from .legalize_logic import logical_selects
+from .legalize_stack import static_stack
 
-__all__ = ["REWRITES", "apply_rewrites", "sitofp_i1", "byte_allocas", "rematerialize_index_math",
-           "split_aggregate_phis", "logical_selects"]
+__all__ = ["REWRITES", "NEEDED", "needed", "apply_rewrites", "sitofp_i1", "byte_allocas", "rematerialize_index_math",
+           "split_aggregate_phis", "logical_selects", "static_stack"]
 
 
 # --------------------------------------------------------------------------- shared
@@ -764,7 +765,21 @@ REWRITES = {
     "rematerialize_index_math": rematerialize_index_math,
     "split_aggregate_phis": split_aggregate_phis,
     "logical_selects": logical_selects,
+    "static_stack": static_stack,
 }
+
+
+#: rewrite name -> whether a module (llvmlite's) can need it, asked before the module is
+#: printed: a target whose only rewrites have nothing to do prints nothing
+NEEDED = {
+    "static_stack": lambda module: any(f.name.startswith("llvm.stacksave")
+                                       for f in module.functions),
+}
+
+
+def needed(names, module) -> tuple:
+    """The rewrites among *names* that *module* can need (:data:`NEEDED`)."""
+    return tuple(n for n in names if n not in NEEDED or NEEDED[n](module))
 
 
 def apply_rewrites(text: str, names) -> str:

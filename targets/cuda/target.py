@@ -252,6 +252,9 @@ def make_target(device=None, *, cc=None, ptx_version=None, cubin: bool = True) -
         # instruction selection: the compiler's own inference on the text, a print and
         # a parse of every module, gave the same PTX
         backend_infers_address_spaces=True,
+        # the inliner's stack saves around inlined NumPy code: NVPTX writes them only
+        # for sm_52 and PTX 7.3 on, and ends the process before (legalize_stack.py)
+        ir_rewrites=("static_stack",),
         extern_prefixes=_EXTERN_PREFIXES,
         # foreign code linked with kernels (cuda.jit(link=...), declare_device): CUDA C
         # through NVRTC, the rest as it is, by nvJitLink or the driver (linker.py)

@@ -254,7 +254,7 @@ def make_target(device=None, *, features=None) -> OpenCLTarget:
                             "llvm.smin.i", "llvm.umax.i", "llvm.umin.i"),
         workgroup_syncscope="workgroup",
         ir_rewrites=("split_aggregate_phis", "sitofp_i1", "byte_allocas",
-                     "rematerialize_index_math", "logical_selects"),
+                     "rematerialize_index_math", "logical_selects", "static_stack"),
         extern_prefixes=("_Z", "__spirv"),
         opencl=OpenCLOptions(dynamic_shared_params=True),
     )

@@ -171,6 +171,38 @@ def test_spirv_of_long_device_function_validates(opt, spirv_val, tmp_path):
     _spirv_valid(spirv_val, tmp_path, art)
 
 
+# -- two array expressions, one of them np.where --
+# Numba's implementations, inlined, left llvm.stacksave/llvm.stackrestore around their
+# bodies; LLVM's SPIR-V back end (and NVPTX below sm_52) then ended the process.
+
+def _array_expressions(a, out):
+    b = a[::-1]
+    x = np.sqrt(a)
+    y = np.where(a > 3, a, b * 10)
+    for i in range(x.size):
+        out[0, i] = x[i]
+        out[1, i] = y[i]
+
+
+_ARRAY_EXPRESSIONS_SIG = "void(float32[::1], float64[:, ::1])"
+
+
+@pytest.mark.parametrize("opt", [0, 3])
+def test_array_expressions_inlined_inside_stack_saves(route, opt):
+    a = np.arange(1, 8, dtype=np.float32)
+    out = gpux.to_device(np.zeros((2, a.size)))
+    gpux.jit(opt=opt)(_array_expressions)[1, 1](gpux.to_device(a), out)
+    want = [np.sqrt(a), np.where(a > 3, a, a[::-1] * 10)]
+    np.testing.assert_allclose(out.copy_to_host(), want, rtol=1e-7)
+
+
+def test_array_expressions_compile_for_cuda_before_sm_52():
+    art = gpux.compile(_array_expressions, _ARRAY_EXPRESSIONS_SIG, target="cuda", cc=(5, 0),
+                       cubin=False)
+    assert "stacksave" not in art.text and "stackrestore" not in art.text
+
+
 #: compiled for every route by tests/targets (ptxas, the MSL syntax check) and put
 #: through each IR rewrite by tests/pipeline/test_legalize_verify.py
-CONFORMANCE_KERNELS = [(two_atomic_adds, _TWO_ATOMICS_SIG), (_elementwise, _ELEMENTWISE_SIG)]
+CONFORMANCE_KERNELS = [(two_atomic_adds, _TWO_ATOMICS_SIG), (_elementwise, _ELEMENTWISE_SIG),
+                       (_array_expressions, _ARRAY_EXPRESSIONS_SIG)]

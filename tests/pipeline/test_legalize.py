@@ -415,3 +415,42 @@ def test_rewrites_leave_strings_and_names_as_written():
         if line.startswith(("@s", "declare")):
             assert line in out
     assert out.count('@"%v = phi { float, float } [ %x, %entry ] alloca [2 x i32]"') == 2
+
+
+STACK = """
+define void @k(ptr %out, i64 %n) {
+entry:
+  br label %loop
+loop:
+  %i = phi i64 [ 0, %entry ], [ %j, %loop ]
+  %s = call ptr @llvm.stacksave.p0()
+  %t = alloca [4 x double], align 8
+  %u = alloca i64, i32 2, align 8
+  store double 1.0, ptr %t, align 8
+  store i64 %i, ptr %u, align 8
+  call void @llvm.stackrestore.p0(ptr %s)
+  %j = add i64 %i, 1
+  %c = icmp slt i64 %j, %n
+  br i1 %c, label %loop, label %done
+done:
+  ret void
+}
+declare ptr @llvm.stacksave.p0()
+declare void @llvm.stackrestore.p0(ptr)
+"""
+
+
+def test_stack_saves_go_and_fixed_allocas_move_to_the_entry_block():
+    new = legalize.static_stack(STACK)
+    ll.parse_assembly(new).verify()
+    body = new.split("entry:", 1)[1].split("loop:", 1)[0]
+    assert "alloca [4 x double], align 8" in body and "alloca i64, i32 2, align 8" in body
+    assert "call ptr @llvm.stacksave" not in new and "call void @llvm.stackrestore" not in new
+    assert legalize.needed(("static_stack",), ll.parse_assembly(STACK)) == ("static_stack",)
+    plain = ll.parse_assembly(ALLOCA)
+    assert legalize.needed(("static_stack", "byte_allocas"), plain) == ("byte_allocas",)
+
+
+def test_a_run_time_sized_alloca_keeps_its_stack_saves():
+    dynamic = STACK.replace("alloca i64, i32 2,", "alloca i64, i64 %i,")
+    assert legalize.static_stack(dynamic) == dynamic
