@@ -69,9 +69,11 @@ REDUCE_VARIANT = hooks.declare(
     space=("tree", "subgroup"))
 SCAN_VARIANT = hooks.declare(
     "algorithms.scan_variant", str,
-    "How scan runs: 'blocked' (work-groups scan tiles with barriers, then add the "
-    "tiles' prefixes: GPUs) or 'chunked' (a few work-items each fold, then scan, a "
-    "contiguous chunk: CPU devices).", space=("chunked", "blocked"))
+    "How scan runs: 'lookback' (one pass: each work-group scans a tile and takes its "
+    "prefix from the tiles before it by decoupled look-back: GPUs), 'blocked' "
+    "(work-groups scan tiles with barriers, the tiles' totals are scanned, a third "
+    "launch adds them) or 'chunked' (a few work-items each fold, then scan, a "
+    "contiguous chunk: CPU devices).", space=("chunked", "blocked", "lookback"))
 SCAN_CHUNKS = hooks.declare(
     "algorithms.scan_chunks", int,
     "Work-items (chunks) of the chunked scan.", space=lambda q: tuple(
@@ -221,8 +223,12 @@ def _variant(hook: str, allowed: tuple, device, dtype, key) -> str:
     return v
 
 
+#: the values of ``algorithms.scan_variant``
+SCAN_VARIANTS = ("blocked", "chunked", "lookback")
+
+
 def scan_variant(device, dtype, key=None) -> str:
-    return _variant("algorithms.scan_variant", ("blocked", "chunked"), device, dtype, key)
+    return _variant("algorithms.scan_variant", SCAN_VARIANTS, device, dtype, key)
 
 
 def scan_chunks(device, dtype, key=None) -> int:

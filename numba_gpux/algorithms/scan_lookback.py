@@ -1,0 +1,226 @@
+"""The "lookback" variant of ``scan``: a single-pass scan with decoupled look-back
+(Merrill and Garland, "Single-pass Parallel Prefix Scan with Decoupled Look-back", 2016).
+
+One launch reads each element once and writes each result once (a second, tiny launch
+first zeroes the status words, as CUB's does).  Each work-group scans one *tile* of
+``block size x items per work-item`` consecutive elements:
+
+1. Its first work-item takes the tile's number from an atomic counter (``status[0]``),
+   so tiles are numbered in the order their work-groups started.
+2. The work-group loads the tile into shared memory (consecutive work-items read
+   consecutive elements), each work-item scans its ``ipt`` consecutive elements, and the
+   work-group scans its work-items' totals (Hillis-Steele in shared memory).
+3. The first work-item publishes the tile's aggregate (``aggs[t]``, status 1), then
+   looks back over the tiles before it, from the nearest: it waits while a tile's status
+   is 0 (nothing published), combines an aggregate (status 1) and goes on, or combines
+   an inclusive prefix (status 2) and stops.  It then publishes the tile's inclusive
+   prefix (``incs[t]``, status 2).  Tile 0 publishes its inclusive prefix at once.
+4. Every work-item applies the tile's exclusive prefix and its own, and the tile is
+   written out (an exclusive scan shifts within the tile: no second launch).
+
+Elements are combined in their order (the look-back folds ``op(earlier, later)``), so
+the operator need only be associative.
+
+Why it is correct:
+
+- *Progress.*  A work-group waits only on tiles with smaller numbers, and a tile's
+  number is taken when its work-group has started running; a started work-group runs
+  to its end (CUDA; OpenCL CPU drivers run each work-group to its end on one thread),
+  and it publishes its aggregate before it waits on anyone, so every wait ends: no
+  assumption about how many work-groups are resident, nor about the order in which
+  the hardware starts them.
+- *Memory ordering.*  The value (``aggs[t]`` or ``incs[t]``, a plain store) is written
+  before a device-scope sequentially consistent fence (``fence_device``: PTX
+  ``membar.gl``, SPIR-V ``OpMemoryBarrier`` at Device scope), and the status after it
+  with an atomic exchange (relaxed, device scope).  The reader reads the status with
+  an atomic compare-and-swap that never changes it (``cas(status, i, 0, 0)``: an atomic
+  read of any value; the language has no plain atomic load), fences at device scope,
+  and only then reads the value.  A fence before an atomic write that an atomic read
+  observes, followed by a fence, is the release/acquire pattern of both memory models
+  (PTX: a fence.sc followed by a strong write is a release pattern, a strong read
+  followed by a fence.sc an acquire pattern, and the value's write happens before its
+  read; OpenCL/SPIR-V and C11: fence synchronization), so the reader sees the value
+  the status announces.  A status only grows (0, 1, 2) and aggregates and inclusive
+  prefixes live in separate arrays, so a value is never rewritten after its status
+  is published.  The compiler cannot hoist the status read out of the wait loop
+  (it is an atomic) nor the value read above the fence.
+- *Within the work-group*, barriers order the shared-memory steps; the first
+  work-item's look-back result reaches the others through shared memory and a barrier.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import language as gl
+from ..language.atomics import atomic
+from ..language.memory import fence_device, nanosleep, shared
+from . import _tuning
+from ._common import cdiv, empty, jit, kernel_cache, scalar
+
+__all__ = ["scan_lookback", "lookback_tile"]
+
+#: nanoseconds a waiting work-item sleeps between polls of a status (a hint: CUDA
+#: sm_70+ sleeps, other targets return at once)
+_BACKOFF_NS = 64
+
+
+def _make_lookback(op, bs, ipt):
+    tile = bs * ipt
+    thread_idx, barrier = gl.thread_idx, gl.barrier
+    i32 = np.int32
+
+    @jit
+    def scan_lookback(x, out, n, status, aggs, incs, init, use_init, exclusive):
+        vals = shared.array(tile, x.dtype)
+        tot = shared.array(bs, x.dtype)
+        pre = shared.array(1, x.dtype)
+        tix = shared.array(1, i32)
+        tid = thread_idx.x
+        if tid == 0:
+            tix[0] = atomic.add(status, 0, 1)
+        barrier()
+        t = tix[0]
+        base = t * tile
+        m = n - base
+        if m > tile:
+            m = tile
+        for k in range(ipt):
+            i = k * bs + tid
+            if i < m:
+                vals[i] = x[base + i]
+        barrier()
+        # each work-item scans its ipt consecutive elements in place
+        s = tid * ipt
+        e = s + ipt
+        if e > m:
+            e = m
+        if s < e:
+            acc = vals[s]
+            for j in range(s + 1, e):
+                acc = op(acc, vals[j])
+                vals[j] = acc
+            tot[tid] = acc
+        barrier()
+        # inclusive Hillis-Steele scan of the nt valid work-items' totals
+        nt = (m + ipt - 1) // ipt
+        off = 1
+        while off < bs:
+            v = tot[tid]
+            if tid >= off and tid < nt:
+                v = op(tot[tid - off], v)
+            barrier()
+            if tid < nt:
+                tot[tid] = v
+            barrier()
+            off *= 2
+        if tid == 0:
+            agg = tot[nt - 1]
+            excl = init
+            if t == 0:
+                incl = agg
+                if use_init:
+                    incl = op(init, agg)
+                incs[0] = incl
+                fence_device()
+                atomic.exch(status, 1, 2)
+            else:
+                aggs[t] = agg
+                fence_device()
+                atomic.exch(status, t + 1, 1)
+                # look back from the nearest predecessor until an inclusive prefix
+                j = t - 1
+                f = atomic.cas(status, j + 1, 0, 0)
+                while f == 0:
+                    nanosleep(_BACKOFF_NS)
+                    f = atomic.cas(status, j + 1, 0, 0)
+                fence_device()
+                if f == 2:
+                    excl = incs[j]
+                else:
+                    excl = aggs[j]
+                while f != 2:
+                    j -= 1
+                    f = atomic.cas(status, j + 1, 0, 0)
+                    while f == 0:
+                        nanosleep(_BACKOFF_NS)
+                        f = atomic.cas(status, j + 1, 0, 0)
+                    fence_device()
+                    if f == 2:
+                        excl = op(incs[j], excl)
+                    else:
+                        excl = op(aggs[j], excl)
+                incs[t] = op(excl, agg)
+                fence_device()
+                atomic.exch(status, t + 1, 2)
+            pre[0] = excl
+        barrier()
+        if s < e:
+            # p: everything before this work-item's first element (hasp: if anything)
+            hasp = t > 0 or use_init
+            p = pre[0]
+            if tid > 0:
+                if hasp:
+                    p = op(p, tot[tid - 1])
+                else:
+                    p = tot[tid - 1]
+                hasp = True
+            if exclusive:
+                for j in range(e - 1, s, -1):
+                    vals[j] = op(p, vals[j - 1])
+                vals[s] = p
+            elif hasp:
+                for j in range(s, e):
+                    vals[j] = op(p, vals[j])
+        barrier()
+        for k in range(ipt):
+            i = k * bs + tid
+            if i < m:
+                out[base + i] = vals[i]
+
+    return scan_lookback
+
+
+@jit
+def _zero(status, n):
+    i = gl.grid(1)
+    if i < n:
+        status[i] = 0
+
+
+_lookback = kernel_cache(_make_lookback)
+
+
+def lookback_tile(dev, dt, key=None) -> tuple:
+    """(block size, items per work-item) of the look-back scan for *dev* and dtype *dt*:
+    the hooks' values, items halved until a tile and its work-group's totals fit the
+    device's shared memory."""
+    dt = np.dtype(dt)
+    bs = _tuning.block_size(dev, dt, key)
+    ipt = _tuning.items_per_thread(dev, dt, key)
+    limit = int(dev.limits.get("max_shared_bytes") or 48 * 1024)
+    while ipt > 1 and (bs * ipt + bs + 1) * dt.itemsize + 16 > limit:
+        ipt //= 2
+    while bs > 1 and (bs * ipt + bs + 1) * dt.itemsize + 16 > limit:
+        bs //= 2
+    return bs, ipt
+
+
+def scan_lookback(d, op, init, exclusive, dev, key):
+    """Inclusive (or exclusive, *init* first) scan of the contiguous 1-D device array *d*
+    (at least one element) in one pass: see the module's docstring."""
+    dt = d.dtype
+    n = d.size
+    bs, ipt = lookback_tile(dev, dt, key)
+    tiles = cdiv(n, bs * ipt)
+    out = empty(n, dt, dev)
+    status = empty(tiles + 1, np.int32, dev)  # [0]: the tile counter; [1 + t]: tile t's status
+    aggs = empty(tiles, dt, dev)
+    incs = empty(tiles, dt, dev)
+    zb = min(256, dev.max_threads_per_block)
+    _zero[cdiv(tiles + 1, zb), zb](status, tiles + 1)
+    use_init = init is not None
+    init_v = scalar(init if use_init else 0, dt, "init")
+    _lookback(op.fn, bs, ipt)[tiles, bs](d, out, n, status, aggs, incs, init_v, use_init,
+                                         bool(exclusive))
+    return out
