@@ -63,10 +63,13 @@ __all__ = ["scan_lookback", "lookback_tile"]
 #: nanoseconds a waiting work-item sleeps between polls of a status (a hint: CUDA
 #: sm_70+ sleeps, other targets return at once)
 _BACKOFF_NS = 64
+#: predecessors whose statuses a work-group reads at once in its look-back
+_WINDOW = 32
 
 
 def _make_lookback(op, bs, ipt):
     tile = bs * ipt
+    w = min(_WINDOW, bs)
     thread_idx, barrier = gl.thread_idx, gl.barrier
     i32 = np.int32
 
@@ -76,6 +79,9 @@ def _make_lookback(op, bs, ipt):
         tot = shared.array(bs, x.dtype)
         pre = shared.array(1, x.dtype)
         tix = shared.array(1, i32)
+        wval = shared.array(w, x.dtype)
+        wflag = shared.array(w, i32)
+        ctl = shared.array(1, i32)
         tid = thread_idx.x
         if tid == 0:
             tix[0] = atomic.add(status, 0, 1)
@@ -114,9 +120,8 @@ def _make_lookback(op, bs, ipt):
                 tot[tid] = v
             barrier()
             off *= 2
+        agg = tot[nt - 1]
         if tid == 0:
-            agg = tot[nt - 1]
-            excl = init
             if t == 0:
                 incl = agg
                 if use_init:
@@ -124,36 +129,55 @@ def _make_lookback(op, bs, ipt):
                 incs[0] = incl
                 fence_device()
                 atomic.exch(status, 1, 2)
+                pre[0] = init
             else:
                 aggs[t] = agg
                 fence_device()
                 atomic.exch(status, t + 1, 1)
-                # look back from the nearest predecessor until an inclusive prefix
-                j = t - 1
-                f = atomic.cas(status, j + 1, 0, 0)
-                while f == 0:
-                    nanosleep(_BACKOFF_NS)
-                    f = atomic.cas(status, j + 1, 0, 0)
-                fence_device()
-                if f == 2:
-                    excl = incs[j]
-                else:
-                    excl = aggs[j]
-                while f != 2:
-                    j -= 1
-                    f = atomic.cas(status, j + 1, 0, 0)
-                    while f == 0:
-                        nanosleep(_BACKOFF_NS)
+        if t > 0:  # (the same for the whole work-group)
+            # look back over windows of w predecessors, nearest first: work-item k
+            # waits for tile jb - k's status and fetches its value; the first work-item
+            # folds them in order until an inclusive prefix
+            excl = init
+            jb = t - 1
+            going = True
+            while going:
+                if tid < w:
+                    j = jb - tid
+                    f = i32(3)  # (no such tile: never folded, tile 0 stops the walk)
+                    if j >= 0:
                         f = atomic.cas(status, j + 1, 0, 0)
-                    fence_device()
-                    if f == 2:
-                        excl = op(incs[j], excl)
-                    else:
-                        excl = op(aggs[j], excl)
+                        while f == 0:
+                            nanosleep(_BACKOFF_NS)
+                            f = atomic.cas(status, j + 1, 0, 0)
+                        fence_device()
+                        if f == 2:
+                            wval[tid] = incs[j]
+                        else:
+                            wval[tid] = aggs[j]
+                    wflag[tid] = f
+                barrier()
+                if tid == 0:
+                    ctl[0] = 0
+                    for k in range(w):
+                        f = wflag[k]
+                        if f == 3:
+                            break
+                        if jb == t - 1 and k == 0:
+                            excl = wval[0]
+                        else:
+                            excl = op(wval[k], excl)
+                        if f == 2:
+                            ctl[0] = 1
+                            break
+                barrier()
+                going = ctl[0] == 0
+                jb -= w
+            if tid == 0:
                 incs[t] = op(excl, agg)
                 fence_device()
                 atomic.exch(status, t + 1, 2)
-            pre[0] = excl
+                pre[0] = excl
         barrier()
         if s < e:
             # p: everything before this work-item's first element (hasp: if anything)
@@ -191,6 +215,13 @@ def _zero(status, n):
 _lookback = kernel_cache(_make_lookback)
 
 
+def _shared_bytes(bs, ipt, dt) -> int:
+    """Shared memory of a work-group: the tile, its work-items' totals, the look-back
+    window's values and statuses, a few words."""
+    w = min(_WINDOW, bs)
+    return (bs * ipt + bs + w + 1) * dt.itemsize + (w + 2) * 4 + 64
+
+
 def lookback_tile(dev, dt, key=None) -> tuple:
     """(block size, items per work-item) of the look-back scan for *dev* and dtype *dt*:
     the hooks' values, items halved until a tile and its work-group's totals fit the
@@ -199,9 +230,9 @@ def lookback_tile(dev, dt, key=None) -> tuple:
     bs = _tuning.block_size(dev, dt, key)
     ipt = _tuning.items_per_thread(dev, dt, key)
     limit = int(dev.limits.get("max_shared_bytes") or 48 * 1024)
-    while ipt > 1 and (bs * ipt + bs + 1) * dt.itemsize + 16 > limit:
+    while ipt > 1 and _shared_bytes(bs, ipt, dt) > limit:
         ipt //= 2
-    while bs > 1 and (bs * ipt + bs + 1) * dt.itemsize + 16 > limit:
+    while bs > 1 and _shared_bytes(bs, ipt, dt) > limit:
         bs //= 2
     return bs, ipt
 
