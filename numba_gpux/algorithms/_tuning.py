@@ -154,6 +154,13 @@ def install_defaults() -> None:
     hooks.implement("algorithms.reduce_variant", device_kind="cpu", fn="subgroup",
                     default=True)
     hooks.implement("algorithms.scan_variant", fn="blocked", default=True)
+    # CUDA GPUs: the single-pass look-back scan (one read and one write of each element,
+    # where "blocked" makes about four passes); it relies on a started work-group
+    # running to its end and on device-scope fences ordering plain stores before
+    # atomics, which CUDA promises (PTX memory model) and other GPU APIs do not all
+    # promise, so other GPUs keep "blocked" unless a library or the autotuner says so
+    hooks.implement("algorithms.scan_variant", target="cuda", device_kind="gpu", fn="lookback",
+                    default=True)
     hooks.implement("algorithms.scan_variant", device_kind="cpu", fn="chunked", default=True)
     hooks.implement("algorithms.scan_chunks", default=True,
                     fn=lambda q: 8 * int(q.limit("compute_units", 16) or 16))

@@ -67,21 +67,26 @@ _BACKOFF_NS = 64
 _WINDOW = 32
 
 
-def _make_lookback(op, bs, ipt):
-    tile = bs * ipt
-    w = min(_WINDOW, bs)
-    thread_idx, barrier = gl.thread_idx, gl.barrier
+def _make_lookback(op):
+    thread_idx, block_dim, barrier = gl.thread_idx, gl.block_dim, gl.barrier
     i32 = np.int32
+    window = _WINDOW
 
     @jit
-    def scan_lookback(x, out, n, status, aggs, incs, init, use_init, exclusive):
-        vals = shared.array(tile, x.dtype)
-        tot = shared.array(bs, x.dtype)
+    def scan_lookback(x, out, n, ipt, status, aggs, incs, init, use_init, exclusive):
+        # dynamic shared memory: the tile (bs x ipt elements), then the work-items'
+        # totals (bs): sized at launch, so the hooks' values never recompile anything
+        dyn = shared.array(0, x.dtype)
         pre = shared.array(1, x.dtype)
         tix = shared.array(1, i32)
-        wval = shared.array(w, x.dtype)
-        wflag = shared.array(w, i32)
+        wval = shared.array(window, x.dtype)
+        wflag = shared.array(window, i32)
         ctl = shared.array(1, i32)
+        bs = block_dim.x
+        tile = bs * ipt
+        w = window
+        if w > bs:
+            w = bs
         tid = thread_idx.x
         if tid == 0:
             tix[0] = atomic.add(status, 0, 1)
@@ -94,7 +99,7 @@ def _make_lookback(op, bs, ipt):
         for k in range(ipt):
             i = k * bs + tid
             if i < m:
-                vals[i] = x[base + i]
+                dyn[i] = x[base + i]
         barrier()
         # each work-item scans its ipt consecutive elements in place
         s = tid * ipt
@@ -102,25 +107,25 @@ def _make_lookback(op, bs, ipt):
         if e > m:
             e = m
         if s < e:
-            acc = vals[s]
+            acc = dyn[s]
             for j in range(s + 1, e):
-                acc = op(acc, vals[j])
-                vals[j] = acc
-            tot[tid] = acc
+                acc = op(acc, dyn[j])
+                dyn[j] = acc
+            dyn[tile + tid] = acc
         barrier()
         # inclusive Hillis-Steele scan of the nt valid work-items' totals
         nt = (m + ipt - 1) // ipt
         off = 1
         while off < bs:
-            v = tot[tid]
+            v = dyn[tile + tid]
             if tid >= off and tid < nt:
-                v = op(tot[tid - off], v)
+                v = op(dyn[tile + tid - off], v)
             barrier()
             if tid < nt:
-                tot[tid] = v
+                dyn[tile + tid] = v
             barrier()
             off *= 2
-        agg = tot[nt - 1]
+        agg = dyn[tile + nt - 1]
         if tid == 0:
             if t == 0:
                 incl = agg
@@ -185,22 +190,22 @@ def _make_lookback(op, bs, ipt):
             p = pre[0]
             if tid > 0:
                 if hasp:
-                    p = op(p, tot[tid - 1])
+                    p = op(p, dyn[tile + tid - 1])
                 else:
-                    p = tot[tid - 1]
+                    p = dyn[tile + tid - 1]
                 hasp = True
             if exclusive:
                 for j in range(e - 1, s, -1):
-                    vals[j] = op(p, vals[j - 1])
-                vals[s] = p
+                    dyn[j] = op(p, dyn[j - 1])
+                dyn[s] = p
             elif hasp:
                 for j in range(s, e):
-                    vals[j] = op(p, vals[j])
+                    dyn[j] = op(p, dyn[j])
         barrier()
         for k in range(ipt):
             i = k * bs + tid
             if i < m:
-                out[base + i] = vals[i]
+                out[base + i] = dyn[i]
 
     return scan_lookback
 
@@ -215,11 +220,15 @@ def _zero(status, n):
 _lookback = kernel_cache(_make_lookback)
 
 
+def _dynamic_bytes(bs, ipt, dt) -> int:
+    """Dynamic shared memory of a work-group: the tile and its work-items' totals."""
+    return (bs * ipt + bs) * dt.itemsize
+
+
 def _shared_bytes(bs, ipt, dt) -> int:
-    """Shared memory of a work-group: the tile, its work-items' totals, the look-back
-    window's values and statuses, a few words."""
-    w = min(_WINDOW, bs)
-    return (bs * ipt + bs + w + 1) * dt.itemsize + (w + 2) * 4 + 64
+    """All the shared memory of a work-group: the dynamic part, the look-back window's
+    values and statuses, a few words."""
+    return _dynamic_bytes(bs, ipt, dt) + (_WINDOW + 1) * dt.itemsize + (_WINDOW + 2) * 4 + 64
 
 
 def lookback_tile(dev, dt, key=None) -> tuple:
@@ -252,6 +261,6 @@ def scan_lookback(d, op, init, exclusive, dev, key):
     _zero[cdiv(tiles + 1, zb), zb](status, tiles + 1)
     use_init = init is not None
     init_v = scalar(init if use_init else 0, dt, "init")
-    _lookback(op.fn, bs, ipt)[tiles, bs](d, out, n, status, aggs, incs, init_v, use_init,
-                                         bool(exclusive))
+    _lookback(op.fn)[tiles, bs, None, _dynamic_bytes(bs, ipt, dt)](
+        d, out, n, ipt, status, aggs, incs, init_v, use_init, bool(exclusive))
     return out

@@ -94,8 +94,9 @@ def test_lookback_min_max_device_arrays_and_small_tiles(lookback, rng):
     """Builtin operators, device input and output, and a tile of a few elements (many
     tiles, long look-backs): the hooks for the tile's shape are read at each call."""
     from numba_gpux import hooks
-    from numba_gpux.algorithms.scan_lookback import lookback_tile
+    from numba_gpux.algorithms.scan_lookback import _lookback, lookback_tile
 
+    compiled = []
     names = ("algorithms.block_size", "algorithms.items_per_thread")
     saved = {h: dict(hooks.get_hook(h).impls) for h in names}
     try:
@@ -115,6 +116,9 @@ def test_lookback_min_max_device_arrays_and_small_tiles(lookback, rng):
                 np.minimum.accumulate(np.concatenate([[7], x]))[:x.size])
             np.testing.assert_array_equal(alg.scan(x, last_nonzero),
                                           _last_nonzero_scan(x))
+            compiled.append(len(_lookback(last_nonzero).overloads))
+        # the tile's shape is a launch-time value: one compiled kernel for every shape
+        assert compiled == [1] * len(compiled), compiled
     finally:
         for h, impls in saved.items():
             hooks.get_hook(h).impls.clear()
@@ -146,9 +150,9 @@ def _ptx(dtype, cc):
 
     t = {np.float32: "float32", np.float64: "float64", np.int32: "int32",
          np.int64: "int64"}[dtype]
-    sig = (f"void({t}[::1], {t}[::1], int64, int32[::1], {t}[::1], {t}[::1], {t}, "
+    sig = (f"void({t}[::1], {t}[::1], int64, int64, int32[::1], {t}[::1], {t}[::1], {t}, "
            f"boolean, boolean)")
-    return gpux.compile(_lookback(_common.op_add, 256, 4), sig, target="cuda", cc=cc,
+    return gpux.compile(_lookback(_common.op_add), sig, target="cuda", cc=cc,
                         cubin=False).text
 
 
