@@ -10,11 +10,12 @@ first zeroes the status words, as CUB's does).  Each work-group scans one *tile*
 2. The work-group loads the tile into shared memory (consecutive work-items read
    consecutive elements), each work-item scans its ``ipt`` consecutive elements, and the
    work-group scans its work-items' totals (Hillis-Steele in shared memory).
-3. The first work-item publishes the tile's aggregate (``aggs[t]``, status 1), then
-   looks back over the tiles before it, from the nearest: it waits while a tile's status
-   is 0 (nothing published), combines an aggregate (status 1) and goes on, or combines
-   an inclusive prefix (status 2) and stops.  It then publishes the tile's inclusive
-   prefix (``incs[t]``, status 2).  Tile 0 publishes its inclusive prefix at once.
+3. The first work-item publishes the tile's aggregate (status 1), then the work-group
+   looks back over the tiles before it, a window of 32 at a time from the nearest:
+   work-item k waits while tile ``jb - k``'s status is 0 (nothing published) and
+   fetches its value, and the first work-item folds the window in order, an aggregate
+   (status 1) and on, until an inclusive prefix (status 2).  It then publishes the
+   tile's inclusive prefix (status 2).  Tile 0 publishes its inclusive prefix at once.
 4. Every work-item applies the tile's exclusive prefix and its own, and the tile is
    written out (an exclusive scan shifts within the tile: no second launch).
 
@@ -29,13 +30,18 @@ Why it is correct:
   and it publishes its aggregate before it waits on anyone, so every wait ends: no
   assumption about how many work-groups are resident, nor about the order in which
   the hardware starts them.
-- *Memory ordering.*  The value (``aggs[t]`` or ``incs[t]``, a plain store) is written
-  before a device-scope sequentially consistent fence (``fence_device``: PTX
-  ``membar.gl``, SPIR-V ``OpMemoryBarrier`` at Device scope), and the status after it
-  with an atomic exchange (relaxed, device scope).  The reader reads the status with
-  an atomic compare-and-swap that never changes it (``cas(status, i, 0, 0)``: an atomic
-  read of any value; the language has no plain atomic load), fences at device scope,
-  and only then reads the value.  A fence before an atomic write that an atomic read
+- *Memory ordering, 32-bit values* (int32, uint32, float32): the value's bits and its
+  status travel together in one 64-bit word (status high, value low), written with
+  one atomic exchange and read with one atomic compare-and-swap that never changes
+  it (``cas(status, i, 0, 0)``: an atomic read; the language has no plain atomic
+  load).  A reader sees a whole word or none (a zero word is "nothing published"),
+  so nothing else needs ordering: no fence, no second load.
+- *Memory ordering, other values*: the value (``aggs[t]`` or ``incs[t]``, a plain
+  store) is written before a device-scope sequentially consistent fence
+  (``fence_device``: PTX ``membar.gl``, SPIR-V ``OpMemoryBarrier`` at Device scope),
+  and the status (int32) after it with an atomic exchange (relaxed, device scope).
+  The reader reads the status atomically as above, fences at device scope, and only
+  then reads the value.  A fence before an atomic write that an atomic read
   observes, followed by a fence, is the release/acquire pattern of both memory models
   (PTX: a fence.sc followed by a strong write is a release pattern, a strong read
   followed by a fence.sc an acquire pattern, and the value's write happens before its
@@ -54,7 +60,7 @@ import numpy as np
 
 from .. import language as gl
 from ..language.atomics import atomic
-from ..language.memory import fence_device, nanosleep, shared
+from ..language.memory import fence_device, local, nanosleep, shared
 from . import _tuning
 from ._common import cdiv, empty, jit, kernel_cache, scalar
 
@@ -67,10 +73,63 @@ _BACKOFF_NS = 64
 _WINDOW = 32
 
 
-def _make_lookback(op):
+def _make_status(packed):
+    """The device functions that publish a tile's value with its status and fetch a
+    predecessor's: with separate value arrays and fences (*packed* None), or packed
+    with the status in one 64-bit word (*packed*: the 32-bit scalar type)."""
+    i32 = np.int32
+    if packed is None:
+        @jit(device=True)
+        def publish(status, aggs, incs, t, f, v):
+            if f == 1:
+                aggs[t] = v
+            else:
+                incs[t] = v
+            fence_device()                   # the value before the status
+            atomic.exch(status, t + 1, f)
+
+        @jit(device=True)
+        def fetch(status, aggs, incs, j):
+            f = atomic.cas(status, j + 1, 0, 0)
+            while f == 0:
+                nanosleep(_BACKOFF_NS)
+                f = atomic.cas(status, j + 1, 0, 0)
+            fence_device()                   # the status before the value
+            if f == 2:
+                v = incs[j]
+            else:
+                v = aggs[j]
+            return f, v
+
+        return publish, fetch
+
+    vt = packed
+
+    @jit(device=True)
+    def publish_packed(status, aggs, incs, t, f, v):
+        word = local.array(1, np.int64)
+        word.view(vt)[0] = v                 # the value's bits low, the status high
+        word.view(i32)[1] = f
+        atomic.exch(status, t + 1, word[0])
+
+    @jit(device=True)
+    def fetch_packed(status, aggs, incs, j):
+        got = atomic.cas(status, j + 1, 0, 0)
+        while got == 0:
+            nanosleep(_BACKOFF_NS)
+            got = atomic.cas(status, j + 1, 0, 0)
+        word = local.array(1, np.int64)
+        word[0] = got
+        return word.view(i32)[1], word.view(vt)[0]
+
+    return publish_packed, fetch_packed
+
+
+def _make_lookback(op, packed):
     thread_idx, block_dim, barrier = gl.thread_idx, gl.block_dim, gl.barrier
     i32 = np.int32
     window = _WINDOW
+    publish, fetch = _make_status(packed)
 
     @jit
     def scan_lookback(x, out, n, ipt, status, aggs, incs, init, use_init, exclusive):
@@ -131,14 +190,10 @@ def _make_lookback(op):
                 incl = agg
                 if use_init:
                     incl = op(init, agg)
-                incs[0] = incl
-                fence_device()
-                atomic.exch(status, 1, 2)
+                publish(status, aggs, incs, 0, 2, incl)
                 pre[0] = init
             else:
-                aggs[t] = agg
-                fence_device()
-                atomic.exch(status, t + 1, 1)
+                publish(status, aggs, incs, t, 1, agg)
         if t > 0:  # (the same for the whole work-group)
             # look back over windows of w predecessors, nearest first: work-item k
             # waits for tile jb - k's status and fetches its value; the first work-item
@@ -149,18 +204,12 @@ def _make_lookback(op):
             while going:
                 if tid < w:
                     j = jb - tid
-                    f = i32(3)  # (no such tile: never folded, tile 0 stops the walk)
                     if j >= 0:
-                        f = atomic.cas(status, j + 1, 0, 0)
-                        while f == 0:
-                            nanosleep(_BACKOFF_NS)
-                            f = atomic.cas(status, j + 1, 0, 0)
-                        fence_device()
-                        if f == 2:
-                            wval[tid] = incs[j]
-                        else:
-                            wval[tid] = aggs[j]
-                    wflag[tid] = f
+                        f, v = fetch(status, aggs, incs, j)
+                        wval[tid] = v
+                        wflag[tid] = f
+                    else:
+                        wflag[tid] = 3  # (no such tile: never folded, tile 0 stops the walk)
                 barrier()
                 if tid == 0:
                     ctl[0] = 0
@@ -179,9 +228,7 @@ def _make_lookback(op):
                 going = ctl[0] == 0
                 jb -= w
             if tid == 0:
-                incs[t] = op(excl, agg)
-                fence_device()
-                atomic.exch(status, t + 1, 2)
+                publish(status, aggs, incs, t, 2, op(excl, agg))
                 pre[0] = excl
         barrier()
         if s < e:
@@ -220,6 +267,12 @@ def _zero(status, n):
 _lookback = kernel_cache(_make_lookback)
 
 
+def _packed(dt):
+    """The scalar type whose values are packed with their status in one 64-bit atomic
+    word (32-bit integers and floats), else None (a value array, fences)."""
+    return dt.type if dt.itemsize == 4 and dt.kind in "iuf" else None
+
+
 def _dynamic_bytes(bs, ipt, dt) -> int:
     """Dynamic shared memory of a work-group: the tile and its work-items' totals."""
     return (bs * ipt + bs) * dt.itemsize
@@ -254,13 +307,20 @@ def scan_lookback(d, op, init, exclusive, dev, key):
     bs, ipt = lookback_tile(dev, dt, key)
     tiles = cdiv(n, bs * ipt)
     out = empty(n, dt, dev)
-    status = empty(tiles + 1, np.int32, dev)  # [0]: the tile counter; [1 + t]: tile t's status
-    aggs = empty(tiles, dt, dev)
-    incs = empty(tiles, dt, dev)
+    packed = _packed(dt)
+    if packed is None:
+        # [0]: the tile counter; [1 + t]: tile t's status, its values in aggs and incs
+        status = empty(tiles + 1, np.int32, dev)
+        aggs = empty(tiles, dt, dev)
+        incs = empty(tiles, dt, dev)
+    else:
+        # [1 + t]: tile t's status (high 32 bits) and value (low 32 bits)
+        status = empty(tiles + 1, np.int64, dev)
+        aggs = incs = empty(1, dt, dev)
     zb = min(256, dev.max_threads_per_block)
     _zero[cdiv(tiles + 1, zb), zb](status, tiles + 1)
     use_init = init is not None
     init_v = scalar(init if use_init else 0, dt, "init")
-    _lookback(op.fn)[tiles, bs, None, _dynamic_bytes(bs, ipt, dt)](
+    _lookback(op.fn, packed)[tiles, bs, None, _dynamic_bytes(bs, ipt, dt)](
         d, out, n, ipt, status, aggs, incs, init_v, use_init, bool(exclusive))
     return out

@@ -116,9 +116,9 @@ def test_lookback_min_max_device_arrays_and_small_tiles(lookback, rng):
                 np.minimum.accumulate(np.concatenate([[7], x]))[:x.size])
             np.testing.assert_array_equal(alg.scan(x, last_nonzero),
                                           _last_nonzero_scan(x))
-            compiled.append(len(_lookback(last_nonzero).overloads))
-        # the tile's shape is a launch-time value: one compiled kernel for every shape
-        assert compiled == [1] * len(compiled), compiled
+            compiled.append(len(_lookback(last_nonzero, None).overloads))  # (int64: not packed)
+        # the tile's shape is a launch-time value: no new compile for another shape
+        assert compiled == [compiled[0]] * len(compiled), compiled
     finally:
         for h, impls in saved.items():
             hooks.get_hook(h).impls.clear()
@@ -146,21 +146,23 @@ def test_lookback_tile_fits_shared_memory(opencl_device):
 
 def _ptx(dtype, cc):
     from numba_gpux.algorithms import _common
-    from numba_gpux.algorithms.scan_lookback import _lookback
+    from numba_gpux.algorithms.scan_lookback import _lookback, _packed
 
     t = {np.float32: "float32", np.float64: "float64", np.int32: "int32",
          np.int64: "int64"}[dtype]
-    sig = (f"void({t}[::1], {t}[::1], int64, int64, int32[::1], {t}[::1], {t}[::1], {t}, "
+    packed = _packed(np.dtype(dtype))
+    st = "int32" if packed is None else "int64"
+    sig = (f"void({t}[::1], {t}[::1], int64, int64, {st}[::1], {t}[::1], {t}[::1], {t}, "
            f"boolean, boolean)")
-    return gpux.compile(_lookback(_common.op_add), sig, target="cuda", cc=cc,
+    return gpux.compile(_lookback(_common.op_add, packed), sig, target="cuda", cc=cc,
                         cubin=False).text
 
 
 @pytest.mark.ptxas
-@pytest.mark.parametrize("cc,dtype", [((7, 0), np.float32), ((8, 0), np.int64),
-                                      ((9, 0), np.float32), ((9, 0), np.float64),
-                                      ((9, 0), np.int32)])
-def test_lookback_ptx_assembles_and_fences_before_publishing(cc, dtype, ptxas):
+@pytest.mark.parametrize("cc,dtype", [((7, 0), np.float64), ((8, 0), np.int64),
+                                      ((9, 0), np.float64), ((9, 0), np.int64)])
+def test_lookback_ptx_fences_before_publishing(cc, dtype, ptxas):
+    """64-bit values: a value array, fences around the atomic status."""
     from numba_gpux.targets.cuda import toolkit
 
     if not toolkit.ptxas_supports(cc):
@@ -171,7 +173,7 @@ def test_lookback_ptx_assembles_and_fences_before_publishing(cc, dtype, ptxas):
     # the release side: every status publication (an atomic exchange) comes after a
     # device-scope fence that follows the value's store
     lines = [ln.strip() for ln in text.splitlines()]
-    exch = [i for i, ln in enumerate(lines) if ln.startswith("atom.") and ".exch." in ln]
+    exch = [i for i, ln in enumerate(lines) if ln.startswith("atom.") and ".exch.b32" in ln]
     # (the aggregate's and the inclusive prefix's; LLVM may merge the two of the latter)
     assert len(exch) >= 2, exch
     for i in exch:
@@ -180,7 +182,7 @@ def test_lookback_ptx_assembles_and_fences_before_publishing(cc, dtype, ptxas):
             "\n".join(lines[store:i + 1])
     # the acquire side: statuses are read atomically (a compare-and-swap that never
     # changes them), then a fence comes before the value's load in the same block
-    assert any(".cas." in ln for ln in lines)
+    assert any(".cas.b32" in ln for ln in lines)
     fences = [i for i, ln in enumerate(lines) if ln.startswith("membar.gl")]
     assert len(fences) >= len(exch) + 1
 
@@ -193,3 +195,24 @@ def test_lookback_ptx_assembles_and_fences_before_publishing(cc, dtype, ptxas):
         return False
 
     assert any(fence_then_load(i) for i in fences), "no fenced value load"
+
+
+@pytest.mark.ptxas
+@pytest.mark.parametrize("cc,dtype", [((7, 0), np.float32), ((8, 0), np.int32),
+                                      ((9, 0), np.float32), ((9, 0), np.int32)])
+def test_lookback_ptx_packs_32_bit_values_with_their_status(cc, dtype, ptxas):
+    """32-bit values travel with their status in one 64-bit atomic word: no value
+    array, no fence, no local memory."""
+    from numba_gpux.targets.cuda import toolkit
+
+    if not toolkit.ptxas_supports(cc):
+        pytest.skip(f"no installed ptxas assembles sm_{cc[0]}{cc[1]}")
+    text = _ptx(dtype, cc)
+    ok, messages = toolkit.ptxas_check(text, cc)
+    assert ok, f"ptxas rejected the look-back scan for sm_{cc[0]}{cc[1]}:\n{messages}"
+    lines = [ln.strip() for ln in text.splitlines()]
+    assert any(ln.startswith("atom.") and ".exch.b64" in ln for ln in lines)
+    assert any(".cas.b64" in ln for ln in lines)
+    assert not any(".exch.b32" in ln or ".cas.b32" in ln for ln in lines)
+    assert not any(ln.startswith("membar") for ln in lines)
+    assert not any(".local" in ln for ln in lines)
