@@ -133,8 +133,10 @@ def _make_lookback(op, packed):
 
     @jit
     def scan_lookback(x, out, n, ipt, status, aggs, incs, init, use_init, exclusive):
-        # dynamic shared memory: the tile (bs x ipt elements), then the work-items'
-        # totals (bs): sized at launch, so the hooks' values never recompile anything
+        # dynamic shared memory: the tile (bs x ipt elements, element i at i + i // 32:
+        # the work-items' strided reads of their own elements hit distinct banks),
+        # then the work-items' totals (bs): sized at launch, so the hooks' values never
+        # recompile anything
         dyn = shared.array(0, x.dtype)
         pre = shared.array(1, x.dtype)
         tix = shared.array(1, i32)
@@ -143,6 +145,7 @@ def _make_lookback(op, packed):
         ctl = shared.array(1, i32)
         bs = block_dim.x
         tile = bs * ipt
+        tot = tile + (tile >> 5) + 1  # where the totals start (after the padded tile)
         w = window
         if w > bs:
             w = bs
@@ -158,7 +161,7 @@ def _make_lookback(op, packed):
         for k in range(ipt):
             i = k * bs + tid
             if i < m:
-                dyn[i] = x[base + i]
+                dyn[i + (i >> 5)] = x[base + i]
         barrier()
         # each work-item scans its ipt consecutive elements in place
         s = tid * ipt
@@ -166,25 +169,25 @@ def _make_lookback(op, packed):
         if e > m:
             e = m
         if s < e:
-            acc = dyn[s]
+            acc = dyn[s + (s >> 5)]
             for j in range(s + 1, e):
-                acc = op(acc, dyn[j])
-                dyn[j] = acc
-            dyn[tile + tid] = acc
+                acc = op(acc, dyn[j + (j >> 5)])
+                dyn[j + (j >> 5)] = acc
+            dyn[tot + tid] = acc
         barrier()
         # inclusive Hillis-Steele scan of the nt valid work-items' totals
         nt = (m + ipt - 1) // ipt
         off = 1
         while off < bs:
-            v = dyn[tile + tid]
+            v = dyn[tot + tid]
             if tid >= off and tid < nt:
-                v = op(dyn[tile + tid - off], v)
+                v = op(dyn[tot + tid - off], v)
             barrier()
             if tid < nt:
-                dyn[tile + tid] = v
+                dyn[tot + tid] = v
             barrier()
             off *= 2
-        agg = dyn[tile + nt - 1]
+        agg = dyn[tot + nt - 1]
         if tid == 0:
             if t == 0:
                 incl = agg
@@ -237,22 +240,22 @@ def _make_lookback(op, packed):
             p = pre[0]
             if tid > 0:
                 if hasp:
-                    p = op(p, dyn[tile + tid - 1])
+                    p = op(p, dyn[tot + tid - 1])
                 else:
-                    p = dyn[tile + tid - 1]
+                    p = dyn[tot + tid - 1]
                 hasp = True
             if exclusive:
                 for j in range(e - 1, s, -1):
-                    dyn[j] = op(p, dyn[j - 1])
-                dyn[s] = p
+                    dyn[j + (j >> 5)] = op(p, dyn[(j - 1) + ((j - 1) >> 5)])
+                dyn[s + (s >> 5)] = p
             elif hasp:
                 for j in range(s, e):
-                    dyn[j] = op(p, dyn[j])
+                    dyn[j + (j >> 5)] = op(p, dyn[j + (j >> 5)])
         barrier()
         for k in range(ipt):
             i = k * bs + tid
             if i < m:
-                out[base + i] = dyn[i]
+                out[base + i] = dyn[i + (i >> 5)]
 
     return scan_lookback
 
@@ -274,8 +277,10 @@ def _packed(dt):
 
 
 def _dynamic_bytes(bs, ipt, dt) -> int:
-    """Dynamic shared memory of a work-group: the tile and its work-items' totals."""
-    return (bs * ipt + bs) * dt.itemsize
+    """Dynamic shared memory of a work-group: the tile (padded) and its work-items'
+    totals."""
+    tile = bs * ipt
+    return (tile + (tile >> 5) + 1 + bs) * dt.itemsize
 
 
 def _shared_bytes(bs, ipt, dt) -> int:

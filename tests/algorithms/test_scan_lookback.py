@@ -125,6 +125,18 @@ def test_lookback_min_max_device_arrays_and_small_tiles(lookback, rng):
             hooks.get_hook(h).impls.update(impls)
 
 
+@pytest.mark.parametrize("dtype", [np.uint32, np.int16, np.uint8, np.complex64])
+def test_lookback_other_dtypes(lookback, rng, dtype):
+    """Packed (uint32) and fenced (the rest) statuses; small integers wrap as NumPy's."""
+    for n in (1, 4097, 50_001):
+        x = rng.integers(0, 200, n).astype(dtype)
+        incl = np.cumsum(x, dtype=dtype)
+        np.testing.assert_array_equal(alg.scan(x), incl, err_msg=f"n={n}")
+        np.testing.assert_array_equal(alg.scan(x, exclusive=True),
+                                      np.concatenate([[0], incl[:-1]]).astype(dtype),
+                                      err_msg=f"n={n} exclusive")
+
+
 def test_lookback_widening_and_float_sums(lookback, rng):
     x8 = rng.integers(0, 100, 70_000).astype(np.uint8)
     np.testing.assert_array_equal(alg.scan(x8, dtype=np.int64), np.cumsum(x8, dtype=np.int64))
