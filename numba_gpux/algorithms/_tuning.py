@@ -73,7 +73,20 @@ SCAN_VARIANT = hooks.declare(
     "prefix from the tiles before it by decoupled look-back: GPUs), 'blocked' "
     "(work-groups scan tiles with barriers, the tiles' totals are scanned, a third "
     "launch adds them) or 'chunked' (a few work-items each fold, then scan, a "
-    "contiguous chunk: CPU devices).", space=("chunked", "blocked", "lookback"))
+    "contiguous chunk: CPU devices).", space=lambda q: _scan_variants(q))
+
+
+def _scan_variants(q) -> tuple:
+    """The scan variants autotuning tries on a device: 'lookback' only where a work-group
+    that started is known to run to its end (CPU devices, and devices whose package
+    default is 'lookback'): elsewhere a trial of it could wait forever."""
+    fn, _ = hooks.get_hook("algorithms.scan_variant").lookup(q.target, q.kind)
+    default = fn(q) if callable(fn) else fn
+    if q.kind == "cpu" or default == "lookback":
+        return ("chunked", "blocked", "lookback")
+    return ("chunked", "blocked")
+
+
 SCAN_CHUNKS = hooks.declare(
     "algorithms.scan_chunks", int,
     "Work-items (chunks) of the chunked scan.", space=lambda q: tuple(

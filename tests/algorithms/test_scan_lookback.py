@@ -51,6 +51,24 @@ def lookback(opencl_device):
         hook.impls.update(saved)
 
 
+def test_lookback_defaults_and_search_space():
+    """The package's defaults: 'lookback' on CUDA GPUs, 'chunked' on CPU devices,
+    'blocked' on other GPUs; autotuning tries 'lookback' only where a started
+    work-group is known to run to its end (elsewhere a trial could wait forever)."""
+    from numba_gpux import hooks
+    from numba_gpux.algorithms import _tuning  # noqa: F401  (registers the defaults)
+
+    h = hooks.get_hook("algorithms.scan_variant")
+    want = {("cuda", "gpu"): "lookback", ("opencl", "cpu"): "chunked",
+            ("opencl", "gpu"): "blocked", ("metal", "gpu"): "blocked"}
+    for (target, kind), default in want.items():
+        q = hooks.TuningQuery("algorithms.scan_variant", target, kind, None, None)
+        fn, _ = h.lookup(target, kind)
+        assert (fn(q) if callable(fn) else fn) == default, (target, kind)
+        assert ("lookback" in h.candidates(q)) == (default != "blocked"), (target, kind)
+        assert {"chunked", "blocked"} <= set(h.candidates(q))
+
+
 def _small_ints(rng, n, dtype):
     # integer values: sums are exact in every dtype (|partial sums| < 2**24), so the
     # results compare exactly whatever the order of the additions
