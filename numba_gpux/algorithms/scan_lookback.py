@@ -60,6 +60,7 @@ import numpy as np
 
 from .. import language as gl
 from ..language.atomics import atomic
+from ..language.cachehints import ldcg
 from ..language.memory import fence_device, local, nanosleep, shared
 from . import _tuning
 from ._common import cdiv, empty, jit, kernel_cache, scalar
@@ -75,10 +76,20 @@ _WINDOW = 32
 
 def _make_status(packed):
     """The device functions that publish a tile's value with its status and fetch a
-    predecessor's: with separate value arrays and fences (*packed* None), or packed
-    with the status in one 64-bit word (*packed*: the 32-bit scalar type)."""
+    predecessor's: packed with the status in one 64-bit word (*packed*: the 32-bit
+    scalar type), else with separate value arrays and fences, the value read past L1
+    (*packed* "cg", integers and floats: ``ldcg``, as CUB reads them) or plainly
+    (*packed* None: other types)."""
     i32 = np.int32
-    if packed is None:
+    if packed == "cg":
+        @jit(device=True)
+        def load(a, j):
+            return ldcg(a, j)
+    else:
+        @jit(device=True)
+        def load(a, j):
+            return a[j]
+    if packed is None or packed == "cg":
         @jit(device=True)
         def publish(status, aggs, incs, t, f, v):
             if f == 1:
@@ -96,9 +107,9 @@ def _make_status(packed):
                 f = atomic.cas(status, j + 1, 0, 0)
             fence_device()                   # the status before the value
             if f == 2:
-                v = incs[j]
+                v = load(incs, j)
             else:
-                v = aggs[j]
+                v = load(aggs, j)
             return f, v
 
         return publish, fetch
@@ -271,9 +282,12 @@ _lookback = kernel_cache(_make_lookback)
 
 
 def _packed(dt):
-    """The scalar type whose values are packed with their status in one 64-bit atomic
-    word (32-bit integers and floats), else None (a value array, fences)."""
-    return dt.type if dt.itemsize == 4 and dt.kind in "iuf" else None
+    """How a tile's value travels with its status (:func:`_make_status`): the scalar type
+    of 32-bit integers and floats (packed in one 64-bit word), "cg" for the other
+    integers and floats, None for the rest."""
+    if dt.kind in "iuf":
+        return dt.type if dt.itemsize == 4 else "cg"
+    return None
 
 
 def _dynamic_bytes(bs, ipt, dt) -> int:
@@ -313,7 +327,7 @@ def scan_lookback(d, op, init, exclusive, dev, key):
     tiles = cdiv(n, bs * ipt)
     out = empty(n, dt, dev)
     packed = _packed(dt)
-    if packed is None:
+    if not isinstance(packed, type):
         # [0]: the tile counter; [1 + t]: tile t's status, its values in aggs and incs
         status = empty(tiles + 1, np.int32, dev)
         aggs = empty(tiles, dt, dev)

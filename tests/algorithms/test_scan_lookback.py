@@ -112,7 +112,7 @@ def test_lookback_min_max_device_arrays_and_small_tiles(lookback, rng):
     """Builtin operators, device input and output, and a tile of a few elements (many
     tiles, long look-backs): the hooks for the tile's shape are read at each call."""
     from numba_gpux import hooks
-    from numba_gpux.algorithms.scan_lookback import _lookback, lookback_tile
+    from numba_gpux.algorithms.scan_lookback import _lookback, _packed, lookback_tile
 
     compiled = []
     names = ("algorithms.block_size", "algorithms.items_per_thread")
@@ -134,7 +134,7 @@ def test_lookback_min_max_device_arrays_and_small_tiles(lookback, rng):
                 np.minimum.accumulate(np.concatenate([[7], x]))[:x.size])
             np.testing.assert_array_equal(alg.scan(x, last_nonzero),
                                           _last_nonzero_scan(x))
-            compiled.append(len(_lookback(last_nonzero, None).overloads))  # (int64: not packed)
+            compiled.append(len(_lookback(last_nonzero, _packed(np.dtype(np.int64))).overloads))
         # the tile's shape is a launch-time value: no new compile for another shape
         assert compiled == [compiled[0]] * len(compiled), compiled
     finally:
@@ -181,7 +181,7 @@ def _ptx(dtype, cc):
     t = {np.float32: "float32", np.float64: "float64", np.int32: "int32",
          np.int64: "int64"}[dtype]
     packed = _packed(np.dtype(dtype))
-    st = "int32" if packed is None else "int64"
+    st = "int64" if isinstance(packed, type) else "int32"
     sig = (f"void({t}[::1], {t}[::1], int64, int64, {st}[::1], {t}[::1], {t}[::1], {t}, "
            f"boolean, boolean)")
     return gpux.compile(_lookback(_common.op_add, packed), sig, target="cuda", cc=cc,
@@ -192,7 +192,8 @@ def _ptx(dtype, cc):
 @pytest.mark.parametrize("cc,dtype", [((7, 0), np.float64), ((8, 0), np.int64),
                                       ((9, 0), np.float64), ((9, 0), np.int64)])
 def test_lookback_ptx_fences_before_publishing(cc, dtype, ptxas):
-    """64-bit values: a value array, fences around the atomic status."""
+    """64-bit values: a value array, fences around the atomic status, the value read
+    past L1."""
     from numba_gpux.targets.cuda import toolkit
 
     if not toolkit.ptxas_supports(cc):
@@ -200,31 +201,64 @@ def test_lookback_ptx_fences_before_publishing(cc, dtype, ptxas):
     text = _ptx(dtype, cc)
     ok, messages = toolkit.ptxas_check(text, cc)
     assert ok, f"ptxas rejected the look-back scan for sm_{cc[0]}{cc[1]}:\n{messages}"
-    # the release side: every status publication (an atomic exchange) comes after a
-    # device-scope fence that follows the value's store
+    # the release side: on every path from a global store to a status publication (an
+    # atomic exchange) there is a device-scope fence
     lines = [ln.strip() for ln in text.splitlines()]
     exch = [i for i, ln in enumerate(lines) if ln.startswith("atom.") and ".exch.b32" in ln]
     # (the aggregate's and the inclusive prefix's; LLVM may merge the two of the latter)
     assert len(exch) >= 2, exch
     for i in exch:
-        store = max(j for j in range(i) if lines[j].startswith("st.global"))
-        assert any(lines[j].startswith("membar.gl") for j in range(store + 1, i)), \
-            "\n".join(lines[store:i + 1])
+        bad = _unfenced_path(lines, i, start=lambda ln: ln.startswith("st.global"),
+                             fence=lambda ln: ln.startswith("membar.gl"))
+        assert bad is None, f"the store at line {bad} reaches the status at line {i} unfenced"
     # the acquire side: statuses are read atomically (a compare-and-swap that never
-    # changes them), then a fence comes before the value's load in the same block
+    # changes them), then fenced, then the value is loaded
     assert any(".cas.b32" in ln for ln in lines)
     fences = [i for i, ln in enumerate(lines) if ln.startswith("membar.gl")]
     assert len(fences) >= len(exch) + 1
 
-    def fence_then_load(i):
-        for ln in lines[i + 1:]:
-            if ln.startswith("ld.global"):
-                return True
-            if ln.startswith(("$", "@", "bra", "st.", "atom.", "ret")):
-                return False
-        return False
+    # (the value is read past L1, as CUB reads it: ld.global.cg), and every path in
+    # the kernel's control flow from a status read to a value load passes a fence
+    loads = [i for i, ln in enumerate(lines) if ln.startswith("ld.global.cg")]
+    assert loads, "the values are not read with ld.global.cg"
+    for i in loads:
+        bad = _unfenced_path(lines, i, start=lambda ln: ".cas." in ln,
+                             fence=lambda ln: ln.startswith("membar.gl"))
+        assert bad is None, f"a status read reaches the value load at line {i} unfenced: {bad}"
+    # (the check sees a missing fence: the same code without its fences fails it)
+    unfenced = ["// (removed)" if ln.startswith("membar") else ln for ln in lines]
+    assert all(_unfenced_path(unfenced, i, start=lambda ln: ".cas." in ln,
+                              fence=lambda ln: ln.startswith("membar.gl")) is not None
+               for i in loads)
 
-    assert any(fence_then_load(i) for i in fences), "no fenced value load"
+
+def _unfenced_path(lines, target, start, fence):
+    """A line index where *start* holds from which the PTX *lines* reach line *target*
+    without passing a line where *fence* holds (following branches and fall-through
+    backwards), else None."""
+    preds = {i: [] for i in range(len(lines))}
+    labels = {ln[:-1]: i for i, ln in enumerate(lines) if ln.startswith("$") and ln.endswith(":")}
+    for i, ln in enumerate(lines):
+        words = ln.replace(";", "").split()
+        is_bra = len(words) >= 2 and words[-2].startswith("bra") or (
+            len(words) >= 3 and words[0].startswith("@") and words[1].startswith("bra"))
+        if is_bra and words[-1] in labels:
+            preds[labels[words[-1]]].append(i)
+        unconditional = is_bra and not words[0].startswith("@")
+        if i + 1 < len(lines) and not unconditional and not ln.startswith("ret"):
+            preds[i + 1].append(i)
+    seen, todo = set(), list(preds[target])
+    while todo:
+        i = todo.pop()
+        if i in seen:
+            continue
+        seen.add(i)
+        if fence(lines[i]):
+            continue
+        if start(lines[i]):
+            return i
+        todo.extend(preds[i])
+    return None
 
 
 @pytest.mark.ptxas
