@@ -41,7 +41,7 @@ Why it is correct:
   (``fence_device``: PTX ``membar.gl``, SPIR-V ``OpMemoryBarrier`` at Device scope),
   and the status (int32) after it with an atomic exchange (relaxed, device scope).
   The reader reads the status atomically as above, fences at device scope, and only
-  then reads the value.  A fence before an atomic write that an atomic read
+  then reads the value (integers and floats with ``ldcg``: past L1, as CUB does).  A fence before an atomic write that an atomic read
   observes, followed by a fence, is the release/acquire pattern of both memory models
   (PTX: a fence.sc followed by a strong write is a release pattern, a strong read
   followed by a fence.sc an acquire pattern, and the value's write happens before its
