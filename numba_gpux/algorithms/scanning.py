@@ -1,10 +1,12 @@
-"""``scan``: inclusive and exclusive prefix scans, in two variants (the hook
+"""``scan``: inclusive and exclusive prefix scans, in three variants (the hook
 ``algorithms.scan_variant`` chooses; autotuning may choose for a device).
+
+"lookback" (CUDA GPUs): one pass with decoupled look-back, in scan_lookback.py.
 
 "chunked" (CPU devices): a few work-items, one launch each, fold contiguous chunks;
 the chunks' totals are scanned; each work-item scans its chunk from its prefix.
 
-"blocked" (GPUs), in three kinds of launch:
+"blocked" (other GPUs), in three kinds of launch:
 
 1. Block scan: each work-item scans ``ipt`` consecutive elements in order,
    the work-group scans its work-items' totals (Hillis-Steele in a global
