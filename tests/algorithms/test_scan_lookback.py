@@ -118,7 +118,9 @@ def test_lookback_min_max_device_arrays_and_small_tiles(lookback, rng):
     names = ("algorithms.block_size", "algorithms.items_per_thread")
     saved = {h: dict(hooks.get_hook(h).impls) for h in names}
     try:
-        for bs, ipt in ((64, 64), (4, 1), (8, 3), (32, 2)):
+        # (block sizes under 32 make windows of fewer predecessors: 1 and 2 walk back
+        # one or two tiles a step, past predecessors still running)
+        for bs, ipt in ((64, 64), (4, 1), (8, 3), (32, 2), (1, 7), (2, 5)):
             hooks.implement("algorithms.block_size", target="opencl",
                             device_kind=lookback.kind, fn=bs)
             hooks.implement("algorithms.items_per_thread", target="opencl",
