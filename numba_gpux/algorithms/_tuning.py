@@ -69,9 +69,24 @@ REDUCE_VARIANT = hooks.declare(
     space=("tree", "subgroup"))
 SCAN_VARIANT = hooks.declare(
     "algorithms.scan_variant", str,
-    "How scan runs: 'blocked' (work-groups scan tiles with barriers, then add the "
-    "tiles' prefixes: GPUs) or 'chunked' (a few work-items each fold, then scan, a "
-    "contiguous chunk: CPU devices).", space=("chunked", "blocked"))
+    "How scan runs: 'lookback' (one pass: each work-group scans a tile and takes its "
+    "prefix from the tiles before it by decoupled look-back: GPUs), 'blocked' "
+    "(work-groups scan tiles with barriers, the tiles' totals are scanned, a third "
+    "launch adds them) or 'chunked' (a few work-items each fold, then scan, a "
+    "contiguous chunk: CPU devices).", space=lambda q: _scan_variants(q))
+
+
+def _scan_variants(q) -> tuple:
+    """The scan variants autotuning tries on a device: 'lookback' only where a work-group
+    that started is known to run to its end (CPU devices, and devices whose package
+    default is 'lookback'): elsewhere a trial of it could wait forever."""
+    fn, _ = hooks.get_hook("algorithms.scan_variant").lookup(q.target, q.kind)
+    default = fn(q) if callable(fn) else fn
+    if q.kind == "cpu" or default == "lookback":
+        return ("chunked", "blocked", "lookback")
+    return ("chunked", "blocked")
+
+
 SCAN_CHUNKS = hooks.declare(
     "algorithms.scan_chunks", int,
     "Work-items (chunks) of the chunked scan.", space=lambda q: tuple(
@@ -152,6 +167,13 @@ def install_defaults() -> None:
     hooks.implement("algorithms.reduce_variant", device_kind="cpu", fn="subgroup",
                     default=True)
     hooks.implement("algorithms.scan_variant", fn="blocked", default=True)
+    # CUDA GPUs: the single-pass look-back scan (one read and one write of each element,
+    # where "blocked" makes about four passes); it relies on a started work-group
+    # running to its end and on device-scope fences ordering plain stores before
+    # atomics, which CUDA promises (PTX memory model) and other GPU APIs do not all
+    # promise, so other GPUs keep "blocked" unless a library or the autotuner says so
+    hooks.implement("algorithms.scan_variant", target="cuda", device_kind="gpu", fn="lookback",
+                    default=True)
     hooks.implement("algorithms.scan_variant", device_kind="cpu", fn="chunked", default=True)
     hooks.implement("algorithms.scan_chunks", default=True,
                     fn=lambda q: 8 * int(q.limit("compute_units", 16) or 16))
@@ -221,8 +243,12 @@ def _variant(hook: str, allowed: tuple, device, dtype, key) -> str:
     return v
 
 
+#: the values of ``algorithms.scan_variant``
+SCAN_VARIANTS = ("blocked", "chunked", "lookback")
+
+
 def scan_variant(device, dtype, key=None) -> str:
-    return _variant("algorithms.scan_variant", ("blocked", "chunked"), device, dtype, key)
+    return _variant("algorithms.scan_variant", SCAN_VARIANTS, device, dtype, key)
 
 
 def scan_chunks(device, dtype, key=None) -> int:

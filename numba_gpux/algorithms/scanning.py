@@ -1,10 +1,12 @@
-"""``scan``: inclusive and exclusive prefix scans, in two variants (the hook
+"""``scan``: inclusive and exclusive prefix scans, in three variants (the hook
 ``algorithms.scan_variant`` chooses; autotuning may choose for a device).
+
+"lookback" (CUDA GPUs): one pass with decoupled look-back, in scan_lookback.py.
 
 "chunked" (CPU devices): a few work-items, one launch each, fold contiguous chunks;
 the chunks' totals are scanned; each work-item scans its chunk from its prefix.
 
-"blocked" (GPUs), in three kinds of launch:
+"blocked" (other GPUs), in three kinds of launch:
 
 1. Block scan: each work-item scans ``ipt`` consecutive elements in order,
    the work-group scans its work-items' totals (Hillis-Steele in a global
@@ -26,6 +28,7 @@ from ..errors import GpuxUserError
 from . import _tuning
 from ._common import as_device, cdiv, device_of, empty, finish, jit, kernel_cache, resolve_op, scalar
 from .elementwise import astype
+from .scan_lookback import scan_lookback
 
 __all__ = ["scan"]
 
@@ -170,6 +173,7 @@ def _inclusive(d, op, init, dev, key):
     with the hooks' values for the problem *key*: the variant they name."""
     if _tuning.scan_variant(dev, d.dtype, key) == "chunked":
         return _inclusive_chunked(d, op, init, dev, key)
+    # "blocked" (its block totals are scanned the same way whatever the hook says)
     dt = d.dtype
     n = d.size
     out = empty(n, dt, dev)
@@ -246,6 +250,8 @@ def scan(x, op="add", exclusive: bool = False, init=None, dtype=None, device=Non
 
 
 def _scan(d, o, init, exclusive, dev, key):
+    if _tuning.scan_variant(dev, d.dtype, key) == "lookback":
+        return scan_lookback(d, o, init, exclusive, dev, key)
     if not exclusive:
         return _inclusive(d, o, init, dev, key)
     n = d.size

@@ -226,9 +226,9 @@ def test_scan_init_custom_op_and_order(opencl_device, rng):
         alg.scan(np.zeros((2, 2)))
 
 
-@pytest.mark.parametrize("variant", ["blocked", "chunked"])
+@pytest.mark.parametrize("variant", ["blocked", "chunked", "lookback"])
 def test_scan_variants_give_the_same_results(opencl_device, rng, variant):
-    """Both scan variants (the hook picks one per device kind) at every size, with init,
+    """Every scan variant (the hook picks one per device kind) at every size, with init,
     exclusive and a non-commutative operator (elements are combined in order)."""
     from numba_gpux import hooks
     from numba_gpux.algorithms import _tuning
