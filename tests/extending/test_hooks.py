@@ -143,6 +143,9 @@ def test_hooks_cost_zero_recompilations(opencl_device, tmp_path, monkeypatch):
         assert {k: dict(v.stats) for k, v in _algorithm_kernels().items()} == alg_before
     finally:
         sys.modules.pop("test_hook_library_xyz", None)
+        # the algorithms' hooks as they were: later tests (autotuning's) tune them
+        for name in ("algorithms.block_size", "algorithms.items_per_thread"):
+            hooks.get_hook(name).impls.pop(("opencl", opencl_device.kind), None)
         from numba_gpux.algorithms import _tuning
 
         _tuning.install_defaults()
