@@ -58,6 +58,29 @@ def _word(name: str, k: int) -> str:
     return f"  %{name} = getelementptr inbounds i64, {_P1} %heap, i64 {k}\n"
 
 
+#: the allocators' first blocks after the size checks: the work-group's shard (its group
+#: numbers hashed, modulo the shard count %ns), and the loop over the shards probed from
+#: it (%s: the shard of probe %k; at most _PROBES of them, %tries)
+_PICK_SHARD = (
+    "pick:\n"
+    "  %bx = call i64 @__gpux_block_idx(i32 0)\n"
+    "  %by = call i64 @__gpux_block_idx(i32 1)\n"
+    "  %bz = call i64 @__gpux_block_idx(i32 2)\n"
+    "  %hy = mul i64 %by, 40503\n"
+    "  %hz = mul i64 %bz, 2654435761\n"
+    "  %h1 = add i64 %bx, %hy\n"
+    "  %h = add i64 %h1, %hz\n"
+    "  %s0 = urem i64 %h, %ns\n"
+    f"  %few = icmp ult i64 %ns, {_PROBES}\n"
+    f"  %tries = select i1 %few, i64 %ns, i64 {_PROBES}\n"
+    "  br label %probe\n"
+    "probe:\n"
+    "  %k = phi i64 [ 0, %pick ], [ %k1, %next ]\n"
+    "  %sk = add i64 %s0, %k\n"
+    "  %s = urem i64 %sk, %ns\n"
+)
+
+
 def malloc_default() -> str:
     """``__gpux_malloc(i64 size) -> ptr``: a block of *size* bytes (16-byte aligned) from
     the group's shard of the heap, or null (flag set) when it does not fit."""
@@ -77,22 +100,7 @@ def malloc_default() -> str:
         "  %some = icmp ne i64 %ns, 0\n"
         "  %can = and i1 %small, %some\n"
         "  br i1 %can, label %pick, label %fail\n"
-        "pick:\n"
-        "  %bx = call i64 @__gpux_block_idx(i32 0)\n"
-        "  %by = call i64 @__gpux_block_idx(i32 1)\n"
-        "  %bz = call i64 @__gpux_block_idx(i32 2)\n"
-        "  %hy = mul i64 %by, 40503\n"
-        "  %hz = mul i64 %bz, 2654435761\n"
-        "  %h1 = add i64 %bx, %hy\n"
-        "  %h = add i64 %h1, %hz\n"
-        "  %s0 = urem i64 %h, %ns\n"
-        f"  %few = icmp ult i64 %ns, {_PROBES}\n"
-        f"  %tries = select i1 %few, i64 %ns, i64 {_PROBES}\n"
-        "  br label %probe\n"
-        "probe:\n"
-        "  %k = phi i64 [ 0, %pick ], [ %k1, %next ]\n"
-        "  %sk = add i64 %s0, %k\n"
-        "  %s = urem i64 %sk, %ns\n"
+        + _PICK_SHARD +
         f"  %wi = add i64 %s, {HEADER_BYTES // 8}\n"
         f"  %wp = getelementptr inbounds i64, {_P1} %heap, i64 %wi\n"
         "  br label %cas\n"
@@ -202,22 +210,7 @@ def malloc_32() -> str:
         "  %some = icmp ne i64 %ns, 0\n"
         "  %can = and i1 %small, %some\n"
         "  br i1 %can, label %pick, label %fail\n"
-        "pick:\n"
-        "  %bx = call i64 @__gpux_block_idx(i32 0)\n"
-        "  %by = call i64 @__gpux_block_idx(i32 1)\n"
-        "  %bz = call i64 @__gpux_block_idx(i32 2)\n"
-        "  %hy = mul i64 %by, 40503\n"
-        "  %hz = mul i64 %bz, 2654435761\n"
-        "  %h1 = add i64 %bx, %hy\n"
-        "  %h = add i64 %h1, %hz\n"
-        "  %s0 = urem i64 %h, %ns\n"
-        f"  %few = icmp ult i64 %ns, {_PROBES}\n"
-        f"  %tries = select i1 %few, i64 %ns, i64 {_PROBES}\n"
-        "  br label %probe\n"
-        "probe:\n"
-        "  %k = phi i64 [ 0, %pick ], [ %k1, %next ]\n"
-        "  %sk = add i64 %s0, %k\n"
-        "  %s = urem i64 %sk, %ns\n"
+        + _PICK_SHARD +
         # the low half of the shard's 64-bit slot (the host resets the whole slot)
         "  %s2 = shl i64 %s, 1\n"
         f"  %wi = add i64 %s2, {HEADER_BYTES // 4}\n"
