@@ -573,8 +573,9 @@ _bind(operator.pos, 1, _device(lambda a: a))
 for _fn, _impl in ((math.trunc, htrunc), (math.ceil, hceil), (math.floor, hfloor),
                    (math.sqrt, hsqrt), (math.log, hlog), (math.log10, hlog10),
                    (math.cos, hcos), (math.sin, hsin), (math.tanh, htanh),
-                   (math.exp, hexp), (math.exp2, hexp2)):
-    _bind(_fn, 1, _impl)
+                   (math.exp, hexp), (getattr(math, "exp2", None), hexp2)):
+    if _fn is not None:  # (math.exp2 is new in Python 3.11)
+        _bind(_fn, 1, _impl)
 
 #: numba.cuda's names for the registries its bindings live in
 target_registry = lowering_registry
