@@ -141,11 +141,10 @@ def malloc_default() -> str:
         "}")
 
 
-def free_default() -> str:
-    """``__gpux_free(ptr)``: one block fewer live in its shard; the last one frees the shard
-    (its offset back to 0)."""
+def _find_shard() -> str:
+    """The frees' first blocks: nothing for a null pointer, else the shard %s the block
+    at %p lies in (the heap %heap, its data offset %do and shard size %sb read)."""
     return (
-        f"declare {_P1} @{HEAP_ACCESSOR}() nounwind\n"
         "define void @__gpux_free(ptr %p) alwaysinline nounwind {\n"
         "entry:\n"
         "  %none = icmp eq ptr %p, null\n"
@@ -161,6 +160,15 @@ def free_default() -> str:
         "  %rel = sub i64 %pi, %hi0\n"
         "  %inside = sub i64 %rel, %do\n"
         "  %s = udiv i64 %inside, %sb\n"
+    )
+
+
+def free_default() -> str:
+    """``__gpux_free(ptr)``: one block fewer live in its shard; the last one frees the shard
+    (its offset back to 0)."""
+    return (
+        f"declare {_P1} @{HEAP_ACCESSOR}() nounwind\n"
+        + _find_shard() +
         f"  %wi = add i64 %s, {HEADER_BYTES // 8}\n"
         f"  %wp = getelementptr inbounds i64, {_P1} %heap, i64 %wi\n"
         # one block fewer live; the last one out resets the offset, unless an allocation
@@ -264,21 +272,7 @@ def free_32() -> str:
     """``__gpux_free`` on the 32-bit shard words of :func:`malloc_32`."""
     return (
         f"declare {_P1} @{HEAP_ACCESSOR}() nounwind\n"
-        "define void @__gpux_free(ptr %p) alwaysinline nounwind {\n"
-        "entry:\n"
-        "  %none = icmp eq ptr %p, null\n"
-        "  br i1 %none, label %done, label %find\n"
-        "find:\n"
-        f"  %heap = call {_P1} @{HEAP_ACCESSOR}()\n"
-        + _word("sbp", _SHARD_BYTES) + _word("dop", _DATA) +
-        f"  %sb = load i64, {_P1} %sbp, align 8\n"
-        f"  %do = load i64, {_P1} %dop, align 8\n"
-        f"  %p1 = addrspacecast ptr %p to {_P1}\n"
-        f"  %pi = ptrtoint {_P1} %p1 to i64\n"
-        f"  %hi0 = ptrtoint {_P1} %heap to i64\n"
-        "  %rel = sub i64 %pi, %hi0\n"
-        "  %inside = sub i64 %rel, %do\n"
-        "  %s = udiv i64 %inside, %sb\n"
+        + _find_shard() +
         "  %s2 = shl i64 %s, 1\n"
         f"  %wi = add i64 %s2, {HEADER_BYTES // 4}\n"
         f"  %wp = getelementptr inbounds i32, {_P1} %heap, i64 %wi\n"
