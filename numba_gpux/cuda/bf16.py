@@ -26,9 +26,9 @@ import operator
 
 import numpy as np
 from numba.core import types
-from numba.core.typing.templates import AbstractTemplate, signature
 
 from ..context import TARGET_NAME
+from ..language.types import exact_template
 from ._bf16_core import (RD, RN, RU, RZ, CANONICAL_NAN, TO_INT, bf16_bits, bf16_from_bits,
                          bfloat16, f32_bits, f32_from_bits, from_f32, from_f64, from_signed,
                          from_unsigned, is_nan, lowering_registry, round_integral, to_f32,
@@ -536,19 +536,10 @@ def _bind(key, nargs, impl, result=bfloat16):
     """``key(a, ...)`` on bfloat16 arguments (all of them) is *impl*: a template tried
     before Numba's own (which would convert to float32), and its lowering."""
 
-    class Template(AbstractTemplate):
-        # more specific than Numba's generic templates, so tried first whatever the
-        # order the registries were installed in
-        metadata = {"target": TARGET_NAME}
-
-        def generic(self, args, kws):
-            if not kws and len(args) == nargs and all(a == bfloat16 for a in args):
-                return signature(result, *args)
-            return None
-
-    Template.key = key
-    Template.__name__ = f"Bfloat16_{getattr(key, '__name__', key)}"
-    typing_registry.register_global(key, types.Function(Template))
+    # (its target in the metadata: more specific than Numba's generic templates, so
+    # tried first whatever the order the registries were installed in)
+    exact_template(typing_registry, key, nargs, bfloat16, result, "Bfloat16",
+                   metadata={"target": TARGET_NAME})
 
     # a call of the device function, which compiles with the kernel language's
     # semantics (IEEE division by zero, for one), not compile_internal's Python ones

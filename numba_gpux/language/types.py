@@ -74,20 +74,29 @@ def data_model_manager():
 
 
 # ------------------------------------------------------ float16 arithmetic
-def _half_template(key, nargs):
-    """A template that matches only when every argument is float16: a ConcreteTemplate
-    would also accept float32 arguments by an unsafe conversion, and since these
-    templates are tried before Numba's, float32 code would silently become half."""
+def exact_template(registry, key, nargs: int, argtype, result, prefix: str, metadata=None):
+    """Register in *registry* a template for ``key(a, ...)`` that matches only when all
+    *nargs* arguments are *argtype* (and there are no keywords), giving *result*: a
+    ConcreteTemplate would also accept other number types by an unsafe conversion, and
+    since these templates are tried before Numba's, float32 code would silently become
+    the narrower type.  *metadata* (e.g. a target) is the template's."""
 
     class T(AbstractTemplate):
         def generic(self, args, kws):
-            if not kws and len(args) == nargs and all(a == F16 for a in args):
-                return signature(F16, *args)
+            if not kws and len(args) == nargs and all(a == argtype for a in args):
+                return signature(result, *args)
             return None
 
+    if metadata is not None:
+        T.metadata = metadata
     T.key = key
-    T.__name__ = f"Float16_{getattr(key, '__name__', key)}"
-    typing_registry.register_global(key, types.Function(T))
+    T.__name__ = f"{prefix}_{getattr(key, '__name__', key)}"
+    registry.register_global(key, types.Function(T))
+
+
+def _half_template(key, nargs):
+    """``key`` on float16 arguments only (:func:`exact_template`)."""
+    exact_template(typing_registry, key, nargs, F16, F16, "Float16")
 
 
 for _op in (operator.add, operator.sub, operator.mul, operator.truediv,
