@@ -28,7 +28,7 @@ import numpy as np
 from numba.core import types
 
 from ..context import TARGET_NAME
-from ..language.types import exact_template
+from ..language.templates import exact_template
 from ._bf16_core import (RD, RN, RU, RZ, CANONICAL_NAN, TO_INT, bf16_bits, bf16_from_bits,
                          bfloat16, f32_bits, f32_from_bits, from_f32, from_f64, from_signed,
                          from_unsigned, is_nan, lowering_registry, round_integral, to_f32,

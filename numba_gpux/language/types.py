@@ -22,7 +22,7 @@ from llvmlite import ir
 from numba.core import datamodel, types
 from numba.core.datamodel.models import OpaqueModel, PrimitiveModel
 from numba.core.imputils import Registry as LoweringRegistry
-from numba.core.typing.templates import AbstractTemplate, Registry, signature
+from numba.core.typing.templates import Registry, signature
 
 from ..overlays import SHARED, registry as overlay_registry
 from .functions import GpuxFunctionType
@@ -74,24 +74,7 @@ def data_model_manager():
 
 
 # ------------------------------------------------------ float16 arithmetic
-def exact_template(registry, key, nargs: int, argtype, result, prefix: str, metadata=None):
-    """Register in *registry* a template for ``key(a, ...)`` that matches only when all
-    *nargs* arguments are *argtype* (and there are no keywords), giving *result*: a
-    ConcreteTemplate would also accept other number types by an unsafe conversion, and
-    since these templates are tried before Numba's, float32 code would silently become
-    the narrower type.  *metadata* (e.g. a target) is the template's."""
-
-    class T(AbstractTemplate):
-        def generic(self, args, kws):
-            if not kws and len(args) == nargs and all(a == argtype for a in args):
-                return signature(result, *args)
-            return None
-
-    if metadata is not None:
-        T.metadata = metadata
-    T.key = key
-    T.__name__ = f"{prefix}_{getattr(key, '__name__', key)}"
-    registry.register_global(key, types.Function(T))
+from .templates import exact_template  # noqa: E402
 
 
 def _half_template(key, nargs):
