@@ -293,10 +293,17 @@ def implement(name, target: str = DEFAULT, device_kind: str | None = None, fn: C
     return register
 
 
-def _target_and_device(target_or_device):
-    from .devices import Device
-    from .interface import Target
+_classes: tuple = ()
 
+
+def _target_and_device(target_or_device):
+    global _classes
+    if not _classes:  # imported on first use: both import this module
+        from .devices import Device
+        from .interface import Target
+
+        _classes = (Device, Target)
+    Device, Target = _classes
     if isinstance(target_or_device, Device):
         return target_or_device.target_name, target_or_device.kind, target_or_device
     if isinstance(target_or_device, Target):

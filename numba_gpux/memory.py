@@ -282,6 +282,22 @@ def _launch_key(numba_type, device) -> int:
     return got[0]
 
 
+#: (dtype, ndim, layout) -> Numba's array type, for dtypes without fields (a record
+#: type's alignment is not part of NumPy's dtype equality): made once, as arrays are
+#: made at every launch of many programs
+_array_types: dict = {}
+
+
+def _array_type(dtype, ndim: int, layout: str):
+    k = (dtype, ndim, layout)
+    t = _array_types.get(k)
+    if t is None:
+        t = types.Array(from_dtype(dtype), ndim, layout)
+        if dtype.fields is None:
+            _array_types[k] = t
+    return t
+
+
 def _layout(shape, strides, itemsize) -> str:
     c = f = True
     expect = itemsize
@@ -332,8 +348,7 @@ class DeviceArray:
         self.layout = _layout(self.shape, self.strides, self.dtype.itemsize)
         if self.ndim == 0 or self.size == 0:
             self.layout = "C"
-        dt = from_dtype(self.dtype)
-        self._numba_type_ = types.Array(dt, self.ndim, self.layout)
+        self._numba_type_ = _array_type(self.dtype, self.ndim, self.layout)
         # launch.py's key for this argument: hashed in C, and fixed by the Numba
         # type and the device (so that an array of another device misses the
         # launch's shims and gets its error).  Set with _numba_type_.
@@ -717,30 +732,40 @@ def _own_through_interface(obj, dev) -> DeviceArray | None:
     return DeviceArray(shape, strides, dtype, alloc, first)
 
 
+_devices_module = None
+
+
 def _device(device):
-    from .devices import default_device, Device
+    global _devices_module
+    devs = _devices_module
+    if devs is None:  # imported on first use: devices imports this module
+        import importlib
 
+        devs = _devices_module = importlib.import_module(".devices", __package__)
     if device is None:
-        return default_device()
-    if isinstance(device, Device):
+        return devs.default_device()
+    if isinstance(device, devs.Device):
         return device
-    from .devices import _match
-
-    return _match(str(device))
+    return devs._match(str(device))
 
 
 def device_array(shape, dtype=np.float64, order: str = "C", device=None, stream=None) -> DeviceArray:
     """An uninitialized device array."""
-    shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
     try:
-        shape = tuple(operator.index(s) for s in shape)
+        if isinstance(shape, (int, np.integer)):
+            shape = (operator.index(shape),)
+        else:
+            shape = tuple(map(operator.index, shape))
     except TypeError:
         raise TypeError(f"device array dimensions must be integers, not {shape}") from None
-    if any(s < 0 for s in shape):
-        raise DeviceArrayError(f"negative dimensions are not allowed: {shape}")
+    count = 1
+    for s in shape:
+        if s < 0:
+            raise DeviceArrayError(f"negative dimensions are not allowed: {shape}")
+        count *= s
     dtype = np.dtype(dtype)
     dev = _device(device)
-    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize if shape else dtype.itemsize
+    nbytes = count * dtype.itemsize if shape else dtype.itemsize
     strides = _c_strides(shape, dtype.itemsize)
     if order == "F":
         strides = tuple(reversed(_c_strides(tuple(reversed(shape)), dtype.itemsize)))

@@ -1,8 +1,8 @@
 """``reduce``: multi-pass tree reduction in global memory, or sub-groups' reductions.
 
 Two variants (the hook ``algorithms.reduce_variant``; autotuning may choose).
-"subgroup", for the operators a sub-group reduces (add, multiply; min and max of
-integers) on devices with sub-groups: each work-item folds a strided sequence, its
+"subgroup", for the operators a sub-group reduces (add, multiply, min, max) on
+devices with sub-groups: each work-item folds a strided sequence, its
 sub-group combines the lanes, one partial per sub-group, and one work-item folds
 the partials: two launches and no barrier.  "tree":
 
@@ -105,9 +105,11 @@ def _make_sg_partial(op, sg_op):
     grid, gridsize, block_idx = gl.grid, gl.gridsize, gl.block_idx
 
     @jit
-    def reduce_sg_partial(x, n, ident, part, meta):
+    def reduce_sg_partial(x, n, ident, part, meta, check_nan, nan):
         # each work-item folds gid, gid + G, ... (consecutive work-items read consecutive
-        # elements); its sub-group combines the lanes' values; lane 0 writes one partial
+        # elements); its sub-group combines the lanes' values; lane 0 writes one partial.
+        # With check_nan (float min and max) a lane's NaN makes the partial NaN (*nan*),
+        # as np.maximum does: a sub-group's own min and max need not propagate it
         gid = grid(1)
         g = gridsize(1)
         acc = ident
@@ -116,6 +118,9 @@ def _make_sg_partial(op, sg_op):
             acc = op(acc, x[i])
             i += g
         r = subgroup.reduce(acc, sg_op)
+        if check_nan:
+            if subgroup.any(acc != acc):
+                r = nan
         if subgroup.lane_id() == 0:
             part[block_idx.x * subgroup.count() + subgroup.id()] = r
         if gid == 0:  # how many partials each work-group wrote
@@ -142,8 +147,8 @@ def _make_sg_tail(op):
 _sg_partial = kernel_cache(_make_sg_partial)
 _sg_tail = kernel_cache(_make_sg_tail)
 
-#: the sub-group reduction of each operator that has one (min and max only for
-#: integers: a sub-group's float min and max need not propagate NaN as NumPy does)
+#: the sub-group reduction of each operator that has one (for float min and max the
+#: partial kernel makes a sub-group's result NaN where a lane holds one, as NumPy does)
 _SG_OPS = {"add": "add", "multiply": "mul", "minimum": "min", "maximum": "max"}
 
 
@@ -151,8 +156,6 @@ def _sg_op(op, dt, dev):
     """The sub-group reduction of *op* for *dt* on *dev*, or None (the tree runs)."""
     name = _SG_OPS.get(op.name)
     if name is None or op.identity(dt) is None or dt.kind not in "iuf" or dt.itemsize < 4:
-        return None
-    if dt.kind == "f" and name in ("min", "max"):
         return None
     if not dev.target.has("subgroups") or (dt.itemsize == 8 and not dev.target.has("fp64")
                                           and dt.kind == "f"):
@@ -188,7 +191,10 @@ def _reduce_passes(x, op, init, dev, key):
         part = empty(blocks * bs, dt, dev)
         meta = empty(1, np.int32, dev)
         out = empty(1, dt, dev)
-        _sg_partial(op.fn, sg_op)[blocks, bs](x, n, op.identity(dt), part, meta)
+        ident = op.identity(dt)
+        check_nan = dt.kind == "f" and sg_op in ("min", "max")
+        nan = dt.type(np.nan) if dt.kind == "f" else ident
+        _sg_partial(op.fn, sg_op)[blocks, bs](x, n, ident, part, meta, check_nan, nan)
         _sg_tail(op.fn)[1, 1](part, meta, blocks, out, init_v, use_init)
         return out
     k = _partial(op.fn)

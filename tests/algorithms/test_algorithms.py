@@ -164,7 +164,7 @@ def test_reduce_with_few_groups_folds_every_element(opencl_device, rng, groups):
 @pytest.mark.parametrize("variant", ["tree", "subgroup"])
 def test_reduce_variants_give_the_same_results(opencl_device, rng, variant):
     """Both whole-array reduce variants (the hook picks one per device kind; the
-    sub-group one serves add, multiply, and min and max of integers, the tree the rest)
+    sub-group one serves add, multiply, min and max, the tree the rest)
     at every size, with init and NaN."""
     from numba_gpux import hooks
     from numba_gpux.algorithms import _tuning
@@ -187,6 +187,37 @@ def test_reduce_variants_give_the_same_results(opencl_device, rng, variant):
             f[n // 2] = np.nan
             assert np.isnan(alg.reduce(f, "max", device=opencl_device))
             assert np.isnan(alg.reduce(f, device=opencl_device))
+    finally:
+        hook.impls.clear()
+        hook.impls.update(saved)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_reduce_float_min_max_propagate_nan_in_subgroups(opencl_device, rng, dtype):
+    """Float min and max on the sub-group variant: a NaN anywhere (first, last, inside any
+    work-item's strided run, with infinities around) makes the result NaN, as NumPy's;
+    without one the result is NumPy's exactly (the sub-group's own min and max need not
+    propagate NaN: the kernel checks its lanes)."""
+    from numba_gpux import hooks
+    from numba_gpux.algorithms import _tuning
+
+    hook = hooks.get_hook("algorithms.reduce_variant")
+    saved = dict(hook.impls)
+    hooks.implement("algorithms.reduce_variant", target="opencl", fn="subgroup")
+    try:
+        assert _tuning.reduce_variant(opencl_device, np.dtype(dtype)) == "subgroup"
+        for n in (1, 7, 1000, 65_537, 300_001):
+            x = (rng.random(n) * 200 - 100).astype(dtype)
+            x[rng.integers(0, n)] = np.inf
+            x[rng.integers(0, n)] = -np.inf
+            for op, ref in (("max", np.max), ("min", np.min)):
+                assert alg.reduce(x, op, device=opencl_device) == ref(x)
+            for at in {0, n // 3, n - 1}:
+                y = x.copy()
+                y[at] = np.nan
+                for op in ("max", "min"):
+                    assert np.isnan(alg.reduce(y, op, device=opencl_device)), (n, at, op)
+                    assert np.isnan(alg.reduce(y, op, init=dtype(5), device=opencl_device))
     finally:
         hook.impls.clear()
         hook.impls.update(saved)
