@@ -539,6 +539,9 @@ class GpuxTargetContext(BaseContext):
             from .language import arrayaxis  # axis= forms without Python strings or sets
 
             self.install_registry(arrayaxis.superseding_registry)
+            from .language import lowering as gpux_lowering  # range() loops that do not wrap
+
+            self.install_registry(gpux_lowering.superseding_registry)
             self._refreshed_at = (_registrations(self), _registrations(self.typing_context))
         finally:
             self._refreshing = False

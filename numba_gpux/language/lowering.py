@@ -11,9 +11,11 @@ from numba.core.imputils import Registry
 from . import stubs
 from .intrinsics import call, math_name
 
-__all__ = ["registry"]
+__all__ = ["registry", "superseding_registry"]
 
 registry = Registry("numba_gpux.language")
+#: installed after Numba's builtins (context.py): chosen for the same keys
+superseding_registry = Registry("numba_gpux.language.superseding")
 lower = registry.lower
 lower_getattr = registry.lower_getattr
 lower_constant = registry.lower_constant
@@ -35,11 +37,17 @@ def _global_id(builder, d, ndim):
     tid = _dim(builder, "__gpux_thread_idx", d)
     bid = _dim(builder, "__gpux_block_idx", d)
     bdim = _dim(builder, "__gpux_block_dim", d)
-    return builder.add(builder.mul(bid, bdim), tid)
+    # no launch has 2**63 work-items: the index does not wrap, and the optimizer may
+    # know it (an index that cannot be negative needs no wrap-around)
+    return builder.add(builder.mul(bid, bdim, flags=_NO_WRAP), tid, flags=_NO_WRAP)
+
+
+_NO_WRAP = ("nuw", "nsw")
 
 
 def _global_size(builder, d):
-    return builder.mul(_dim(builder, "__gpux_block_dim", d), _dim(builder, "__gpux_grid_dim", d))
+    return builder.mul(_dim(builder, "__gpux_block_dim", d), _dim(builder, "__gpux_grid_dim", d),
+                       flags=_NO_WRAP)
 
 
 def _tuple_or_scalar(context, builder, sig, values):
@@ -315,3 +323,37 @@ def _register_function_constant():
 
 
 _register_function_constant()
+
+
+# -- range() loops ------------------------------------------------------------------
+# The iteration of a signed range() as Numba's own (a count of the values left decides
+# the end), but with the step added as a signed addition that does not wrap (``nsw``).
+# The loop value then is an induction the optimizer can bound: in
+# ``for i in range(start, n, stride)`` with a start and stride that are not negative (a
+# grid index and the grid's size), ``x[i]`` needs no wrap-around of negative indices,
+# and a CPU driver sees consecutive work-items load consecutive elements instead of a
+# gather.  The addition after the last value may overflow; its result is never used
+# (the count has ended the loop), which ``nsw`` allows.
+
+def _range_iternext(iter_type):
+    from numba.core.imputils import RefType, iternext_impl
+    from numba.cpython.rangeobj import make_range_iterator
+
+    proxy = make_range_iterator(iter_type)
+
+    @superseding_registry.lower("iternext", iter_type)
+    @iternext_impl(RefType.BORROWED)
+    def range_iternext(context, builder, sig, args, result):
+        it = proxy(context, builder, value=args[0])
+        left = builder.load(it.count)
+        more = builder.icmp_signed(">", left, ir.Constant(left.type, 0))
+        result.set_valid(more)
+        with builder.if_then(more):
+            value = builder.load(it.iter)
+            result.yield_(value)
+            builder.store(builder.sub(left, ir.Constant(left.type, 1), flags=["nsw"]), it.count)
+            builder.store(builder.add(value, it.step, flags=["nsw"]), it.iter)
+
+
+for _t in (types.range_iter32_type, types.range_iter64_type):
+    _range_iternext(_t)

@@ -9,10 +9,10 @@ width as Result Type"; the Intel OpenCL CPU driver fails to link the module:
 "Invalid binary operator record").  The optimizer's InstCombine never leaves that
 pattern in the IR we hand over, but code generation's loop strength reduction
 writes it when it expands a trip count such as ``6 - (x & 1)`` (as ``zext (trunc
-i64 %x to i1) to i3``).  The OpenCL target checks every binary with
-:func:`mismatched_integer_widths` and, on a hit, emits the module again with loop
-strength reduction off (``targets/opencl/target.py``); the rest keep the code LSR
-gives.  Can go when LLVM's SPIR-V back end types the truncations its legalizer
+i64 %x to i1) to i3``).  The OpenCL target emits with loop strength
+reduction off (``targets/opencl/target.py``, also for the driver's vectorizer) and
+checks every binary with :func:`mismatched_integer_widths`; a target made with LSR
+emits a module with a hit again without it.  Can go when LLVM's SPIR-V back end types the truncations its legalizer
 makes (LLVM 22 does not).
 
 The same back end widens an odd-width truncation to the next legal width without
@@ -22,7 +22,8 @@ expands SCEV's ``zext (trunc i64 %x to i19) to i64`` and the SPIR-V masks with
 ``1048574`` (LLVM 22; a wrong result, which ``spirv-val`` cannot see).
 :func:`widened_masks` finds an ``OpBitwiseAnd`` with a mask of a legal width (8, 16
 or 32 bits) narrower than the operation that the module's IR never wrote; the target
-emits such a module again without loop strength reduction too.  A mask the IR does
+emits such a module again without loop strength reduction too (a target made with
+LSR: without it the check is not needed).  A mask the IR does
 hold is taken as the user's (no false alarm on ``x & 0xFFFFFFFF``); a false alarm
 costs only LSR's code for that module.
 

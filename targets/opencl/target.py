@@ -18,12 +18,15 @@ TRIPLE = "spirv64-unknown-unknown"
 DATA_LAYOUT = ("e-i64:64-v16:16-v24:32-v32:32-v48:64-v96:128-v192:256-v256:256-"
                "v512:512-v1024:1024-n8:16:32:64-G1")
 DEFAULT_FEATURES = frozenset({"fp64", "int64_atomics"})
-#: LLVM flags for emitting a module again when LLVM 22's SPIR-V back end wrote integer
-#: operations on operands of another width (spirv_widths.py): code generation's loop
-#: strength reduction makes what it mistranslates.  The driver compiles the SPIR-V
-#: again and reduces strength for its own machine; without the flag LSR's SPIR-V of
-#: the tiled matrix product ran faster on the Intel OpenCL CPU driver, so the flag
-#: is the fallback only.
+#: LLVM flags that turn code generation's loop strength reduction off.  The target
+#: emits with them: the driver compiles the SPIR-V again and reduces strength for its
+#: own machine, and LSR's SPIR-V hides what its vectorizer needs to see.  LSR rewrites
+#: an index that steps through a loop into a pointer that steps (a pointer phi), and
+#: the Intel OpenCL CPU driver then loads the consecutive elements of a strided loop
+#: (``for t in range(s, n, w): x[r, t]``, s the work-item) with gathers: 5x slower
+#: than its OpenCL C twin (about as fast without LSR).  LSR is also what makes the
+#: back end's integer-width faults (spirv_widths.py).  A target made without these
+#: flags keeps LSR and emits a module again without it after such a fault.
 NO_LSR_FLAGS = (("-disable-lsr=true", "-disable-lsr=false"),)
 #: emissions again in this process before a fresh one, for a module whose SPIR-V
 #: defined a result id twice (LLVM 22's back end, see spirv_ids.py)
@@ -105,9 +108,10 @@ class OpenCLTarget(Target):
         back end: result ids defined twice (about one module in a hundred in a process that
         has emitted many; see spirv_ids.py), after which the module is emitted again by
         a fresh process, whose back end carries nothing over; and integer operations
-        on operands of another width (spirv_widths.py), after which it is emitted again
-        without loop strength reduction, which makes what the back end mistranslates; and
-        masks widened to a legal width (spirv_widths.widened_masks), handled the same way."""
+        on operands of another width (spirv_widths.py), an internal compiler error; a
+        target that keeps loop strength reduction (which makes what the back end
+        mistranslates) emits such a module again without it, and one with masks widened
+        to a legal width (spirv_widths.widened_masks) the same way."""
         import dataclasses
 
         from llvmlite import binding as ll
@@ -149,8 +153,18 @@ class OpenCLTarget(Target):
             narrow = False
         art = self._emit_once(module, kernels, opt, ir_text)
         art.info["global_ids_32bit"] = narrow
-        if not mismatched_integer_widths(art.binary) and not widened_masks(art.binary, ir_text):
+        lsr = NO_LSR_FLAGS[0] not in self.codegen_flags
+        if not lsr:
+            art.info["emitted_without_lsr"] = True
+        # (a widened mask is a fault of LSR's code alone)
+        if not mismatched_integer_widths(art.binary) and not (
+                lsr and widened_masks(art.binary, ir_text)):
             return art
+        if not lsr:
+            raise InternalCompilerError(
+                "emit", f"LLVM's SPIR-V back end wrote integer operations on operands of "
+                        f"another width (result ids {mismatched_integer_widths(art.binary)[:8]})",
+                ir_text)
         without_lsr = dataclasses.replace(self, codegen_flags=self.codegen_flags + NO_LSR_FLAGS)
         art = without_lsr._emit_once(ll.parse_assembly(ir_text), kernels, opt, ir_text)
         art.info["emitted_without_lsr"] = True
@@ -253,6 +267,7 @@ def make_target(device=None, *, features=None) -> OpenCLTarget:
                             "llvm.smul.with.overflow.", "llvm.umul.with.overflow.", "llvm.smax.i",
                             "llvm.smin.i", "llvm.umax.i", "llvm.umin.i"),
         workgroup_syncscope="workgroup",
+        codegen_flags=NO_LSR_FLAGS,
         ir_rewrites=("split_aggregate_phis", "sitofp_i1", "byte_allocas",
                      "rematerialize_index_math", "logical_selects", "static_stack"),
         extern_prefixes=("_Z", "__spirv"),

@@ -73,7 +73,8 @@ def test_grid_index_needs_no_wraparound(target):
         gpux.compile(saxpy, SAXPY, target=target)
     body = _kernel_body(art.llvm_ir)
     assert " select " not in body, body
-    assert "icmp slt i64" in body  # the bounds check i < out.size stays
+    # the bounds check i < out.size stays (unsigned where both are known non-negative)
+    assert re.search(r"icmp (samesign )?[su]lt i64", body), body
 
 
 def test_opencl_index_calls_carry_ranges():
@@ -161,6 +162,86 @@ def test_negative_index_still_wraps(opencl_device):
     np.testing.assert_array_equal(d.copy_to_host(), [1, 2, 3, 4, 5, 6, 7, 0])
     body = _kernel_body(gpux.compile(shift_left, "void(int64[::1])", target="opencl").llvm_ir)
     assert " select " in body or "icmp slt" in body  # the wraparound is in the code
+
+
+def _grid_stride(x, out):
+    for i in range(gpux.grid(1), out.size, gpux.gridsize(1)):
+        out[i] = x[i] * 2.0
+
+
+def _row_slots(x, part):  # part[r, s] = x[r, s] + x[r, s + W] + ... (W = part.shape[1])
+    s, r = gpux.grid(2)
+    w = part.shape[1]
+    if s < w and r < x.shape[0]:
+        acc = 0.0
+        for t in range(s, x.shape[1], w):
+            acc += x[r, t]
+        part[r, s] = acc
+
+
+@pytest.mark.parametrize("target", ["opencl", "cuda", "opencl-c"])
+def test_range_loops_over_grid_indices_and_extents_need_no_wraparound(target):
+    """A grid-stride loop, and a loop from a work-item's index to an array's extent in
+    steps of another extent: the loop value is known non-negative (range() steps
+    without wrapping, extents are not negative), so no ``select`` of the wraparound is
+    left and consecutive work-items read consecutive elements."""
+    kw = {"cubin": False} if target == "cuda" else {}
+    for fn, sig in ((_grid_stride, "void(float64[::1], float64[::1])"),
+                    (_row_slots, "void(float64[:, ::1], float64[:, ::1])")):
+        body = _kernel_body(gpux.compile(fn, sig, target=target, **kw).llvm_ir)
+        assert " select " not in body, (fn.__name__, body)
+
+
+def test_strided_loop_spirv_steps_an_index_not_a_pointer():
+    """The SPIR-V of a strided loop keeps its address as base + index (no phi of a
+    pointer, which code generation's loop strength reduction would make and the Intel
+    OpenCL CPU driver then loads through gathers)."""
+    art = gpux.compile(_row_slots, "void(float64[:, ::1], float64[:, ::1])", target="opencl")
+    lines = [ln.split() for ln in art.text.splitlines()]
+    pointer_types = {w[0] for w in lines if len(w) > 2 and w[1] == "=" and w[2] == "OpTypePointer"}
+    phis = [w for w in lines if len(w) > 3 and w[2] == "OpPhi"]
+    assert phis, art.text  # the loop is there
+    assert not [w for w in phis if w[3] in pointer_types], art.text
+
+
+def test_strided_and_grid_stride_loops_compute_right(opencl_device):
+    x = np.arange(7 * 45, dtype=np.float64).reshape(7, 45)
+    for w in (1, 4, 16):
+        part = gpux.to_device(np.full((7, w), -1.0))
+        gpux.jit(_row_slots)[(1, 7), (w, 1)](gpux.to_device(x), part)
+        want = np.array([[x[r, s::w].sum() for s in range(w)] for r in range(7)])
+        np.testing.assert_array_equal(part.copy_to_host(), want)
+    for n in (0, 1, 1000, 4099):
+        out = gpux.to_device(np.zeros(n))
+        gpux.jit(_grid_stride)[3, 64](gpux.to_device(np.arange(n, dtype=np.float64)), out)
+        np.testing.assert_array_equal(out.copy_to_host(), np.arange(n) * 2.0)
+
+
+@gpux.jit
+def _range_sums(bounds, out):
+    i = gpux.grid(1)
+    if i < out.size:
+        start, stop, step = bounds[i, 0], bounds[i, 1], bounds[i, 2]
+        n = 0
+        last = np.int64(0)
+        for v in range(start, stop, step):
+            n += 1
+            last = v
+        out[i, 0] = n
+        out[i, 1] = last
+
+
+def test_range_values_where_the_step_past_the_last_would_overflow(opencl_device):
+    """range() loops whose step past the last value overflows int64 (allowed: that value
+    is never used), with negative steps, and empty: the values Python gives."""
+    big = 2 ** 63 - 1
+    cases = [(0, big, 2 ** 62), (big - 3, big, 2), (-big, -big + 5, 3), (5, -5, -3),
+             (-big + 2, -big - 1, -2 ** 62), (0, 0, 1), (3, 1, 1), (0, 10, 1), (-4, 4, 3)]
+    bounds = np.array(cases, dtype=np.int64)
+    out = gpux.to_device(np.zeros((len(cases), 2), np.int64))
+    _range_sums[1, len(cases)](gpux.to_device(bounds), out)
+    want = [(len(range(*c)), range(*c)[-1] if len(range(*c)) else 0) for c in cases]
+    assert [tuple(r) for r in out.copy_to_host().tolist()] == want
 
 
 def test_launch_beyond_the_stated_grid_is_refused(opencl_device):

@@ -1,9 +1,11 @@
 """The checks for SPIR-V integer operations on operands of another width and for masks
 widened to a legal width (targets/opencl/spirv_widths.py), and the fallback that emits
-such a module again without loop strength reduction."""
+such a module again without loop strength reduction (for a target that keeps it: the
+OpenCL target emits without it)."""
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 
 import numpy as np
@@ -77,10 +79,15 @@ exit:
 """
 
 
+def _with_lsr():
+    """The OpenCL target as it would be with code generation's loop strength reduction."""
+    return dataclasses.replace(make_target(), codegen_flags=())
+
+
 def _spirv(text, opt=0):
-    """LLVM's SPIR-V for *text*, from a fresh process (whose back end holds nothing of
-    earlier modules: targets/opencl/spirv_ids.py)."""
-    return emit_in_fresh_process(make_target(), f'target triple = "{TRIPLE}"\n' + text, opt)
+    """LLVM's SPIR-V for *text* with loop strength reduction, from a fresh process (whose
+    back end holds nothing of earlier modules: targets/opencl/spirv_ids.py)."""
+    return emit_in_fresh_process(_with_lsr(), f'target triple = "{TRIPLE}"\n' + text, opt)
 
 
 def test_the_back_end_fault_is_found():
@@ -118,9 +125,16 @@ def _count_down(a, out):
 
 
 def test_a_module_the_back_end_mistranslates_is_emitted_again_without_lsr(opencl_device):
+    art = gpux.compile(_count_down, "void(int64[::1], float64[::1])", target=_with_lsr(),
+                       opt=3)
+    assert art.info.get("emitted_without_lsr") is True
+    assert mismatched_integer_widths(art.binary) == []
+    # the OpenCL target itself emits it once, without LSR, right
     art = gpux.compile(_count_down, "void(int64[::1], float64[::1])", target="opencl", opt=3)
     assert art.info.get("emitted_without_lsr") is True
     assert mismatched_integer_widths(art.binary) == []
+    assert mismatched_integer_widths(emit_in_fresh_process(
+        make_target(), art.llvm_ir, 3)) == []
     a = np.arange(64, dtype=np.int64)
     out = gpux.to_device(np.zeros(64))
     gpux.jit(_count_down)[1, 64](gpux.to_device(a), out)
@@ -132,15 +146,15 @@ def test_a_module_the_back_end_mistranslates_is_emitted_again_without_lsr(opencl
     np.testing.assert_array_equal(out.copy_to_host(), want)
 
 
-def test_other_modules_keep_lsr():
+def test_other_modules_keep_lsr_on_a_target_that_has_it():
     def saxpy(a, x, y, out):
         i = gpux.grid(1)
         if i < out.size:
             out[i] = a * x[i] + y[i]
 
-    art = gpux.compile(saxpy, "void(float32, float32[::1], float32[::1], float32[::1])",
-                       target="opencl")
-    assert "emitted_without_lsr" not in art.info
+    sig = "void(float32, float32[::1], float32[::1], float32[::1])"
+    assert "emitted_without_lsr" not in gpux.compile(saxpy, sig, target=_with_lsr()).info
+    assert gpux.compile(saxpy, sig, target="opencl").info["emitted_without_lsr"] is True
 
 
 def test_a_mask_widened_to_a_legal_width_is_found():
@@ -181,7 +195,7 @@ def test_a_kernel_whose_mask_the_back_end_widens_runs_right():
 
     for opt in (1, 3):
         art = gpux.compile(k, (nbt.int64[::1], nbt.uint64[::1], nbt.int64[::1]),
-                           target=make_target(), opt=opt)
+                           target=_with_lsr(), opt=opt)
         assert art.info.get("emitted_without_lsr")
         kern = gpux.jit(opt=opt)(k)
         x = np.array([696567906145, 3, 2, 0], np.int64)
