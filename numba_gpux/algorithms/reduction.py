@@ -95,8 +95,54 @@ def _make_axis(op):
     return reduce_axis
 
 
+def _make_axis_chunks(op):
+    grid = gl.grid
+
+    @jit
+    def reduce_axis_chunks(x, out, per, init, use_init):
+        # x: (outer, length, inner) -> out: (outer, chunks, inner).  Work-item
+        # (j, o * chunks + c) folds x[o, c * per:(c + 1) * per, j] in order: consecutive
+        # work-items read consecutive elements of each row
+        j, oc = grid(2)
+        inner = x.shape[2]
+        chunks = out.shape[1]
+        if j < inner and oc < out.shape[0] * chunks:
+            o = oc // chunks
+            c = oc - o * chunks
+            t0 = c * per
+            t1 = min(t0 + per, x.shape[1])
+            acc = x[o, t0, j]
+            for t in range(t0 + 1, t1):
+                acc = op(acc, x[o, t, j])
+            if use_init:
+                acc = op(init, acc)
+            out[o, c, j] = acc
+
+    return reduce_axis_chunks
+
+
+def _make_axis_lanes(op):
+    grid = gl.grid
+
+    @jit
+    def reduce_axis_lanes(x, part):
+        # x: (lines, length) -> part: (lines, w), w <= length.  Lane s of line r folds
+        # x[r, s], x[r, s + w], ... : consecutive lanes read consecutive elements
+        s, r = grid(2)
+        w = part.shape[1]
+        if s < w and r < x.shape[0]:
+            acc = x[r, s]
+            for t in range(s + w, x.shape[1], w):
+                acc = op(acc, x[r, t])
+            part[r, s] = acc
+
+    return reduce_axis_lanes
+
+
 _partial = kernel_cache(_make_partial)
 _axis = kernel_cache(_make_axis)
+_axis_chunks = kernel_cache(_make_axis_chunks)
+_axis_lanes = kernel_cache(_make_axis_lanes)
 
 
 def _make_sg_partial(op, sg_op):
@@ -263,15 +309,51 @@ def reduce(x, op="add", init=None, axis=None, dtype=None, device=None):
     res = empty(out_shape, dt, dev)
     if res.size:
         src = (d if d.is_c_contiguous else d.copy()).reshape(outer, length, inner)
-        use_init = init is not None
-        init_v = scalar(init if use_init else 0, dt, "init")
-        k = _axis(o.fn)
-
-        def run(key):
-            bs = _tuning.block_size(dev, dt, key)
-            k[max(1, cdiv(outer * inner, bs)), bs](src, res.reshape(outer, inner), init_v,
-                                                   use_init)
-
-        _tuning.tuned("algorithms.reduce_axis", ("algorithms.block_size",), dev, dt, src.size,
-                      run, extra=(o.name, bucket(outer * inner)))
+        init_v = scalar(init if init is not None else 0, dt, "init")
+        _tuning.tuned("algorithms.reduce_axis", _AXIS_HOOKS, dev, dt, src.size,
+                      lambda key: _reduce_axis(src, res.reshape(outer, inner), o, init_v,
+                                               init is not None, dev, key),
+                      extra=(o.name, "lines" if inner == 1 else "columns",
+                             bucket(outer * inner)))
     return finish(res, host)
+
+
+_AXIS_HOOKS = ("algorithms.block_size", "algorithms.axis_lanes", "algorithms.axis_lines",
+               "algorithms.axis_work_items")
+
+
+def _reduce_axis(src, out, o, init_v, use_init, dev, key):
+    """Fold *src* (outer, length, inner) along its middle axis into *out* (outer, inner),
+    in order within each of the pieces the hooks choose: a line (inner == 1) is folded by
+    ``algorithms.axis_lanes`` lanes, each every lanes-th element, then the lanes'
+    values in order; columns (inner > 1) are cut along the axis into chunks, enough for
+    ``algorithms.axis_work_items`` work-items, each chunk's columns folded, then the
+    chunks' values in order."""
+    outer, length, inner = src.shape
+    dt = src.dtype
+    fold = _axis(o.fn)
+    bs = _tuning.block_size(dev, dt, key)
+    if inner == 1:
+        top = dev.max_threads_per_block
+        w = min(_tuning.axis_lanes(dev, dt, key), length, top)
+        if w > 1:
+            lines = max(1, min(_tuning.axis_lines(dev, dt, key), top // w))
+            part = empty((outer, w), dt, dev)
+            _axis_lanes(o.fn)[(1, cdiv(outer, lines)), (w, lines)](
+                src.reshape(outer, length), part)
+            src, length = part.reshape(outer, w, 1), w
+    else:
+        want = _tuning.axis_work_items(dev, dt, key)
+        chunks = max(1, min(cdiv(want, outer * inner), length // _MIN_AXIS_CHUNK))
+        if chunks > 1:
+            per = cdiv(length, chunks)
+            chunks = cdiv(length, per)  # every chunk holds at least one element
+            part = empty((outer, chunks, inner), dt, dev)
+            _axis_chunks(o.fn)[(cdiv(inner, bs), outer * chunks), (bs, 1)](
+                src, part, per, init_v, False)
+            src, length = part, chunks
+    fold[max(1, cdiv(outer * inner, bs)), bs](src, out, init_v, use_init)
+
+
+#: the fewest elements of the reduced axis a chunk of a strided reduce holds
+_MIN_AXIS_CHUNK = 16

@@ -133,6 +133,36 @@ def test_reduce_axis(opencl_device, rng, axis):
         alg.reduce(x, axis=3)
 
 
+@pytest.mark.parametrize("lanes,lines,items", [(1, 1, 1), (3, 5, 64), (16, 16, 10 ** 6),
+                                               (64, 1, 4096)])
+def test_reduce_axis_pieces_give_numpys_results(opencl_device, rng, lanes, lines, items):
+    """Lines folded by several lanes (fewer elements than lanes included) and columns cut
+    into chunks (one element per chunk included), whatever the hooks choose: NumPy's
+    sums, maxima and products, with init, along every axis."""
+    from numba_gpux import hooks
+
+    names = ("algorithms.axis_lanes", "algorithms.axis_lines", "algorithms.axis_work_items")
+    saved = {n: dict(hooks.get_hook(n).impls) for n in names}
+    for n, v in zip(names, (lanes, lines, items)):
+        hooks.implement(n, target="opencl", fn=v)
+    try:
+        for shape in ((5, 7, 3), (3, 1000), (1000, 3), (2, 2, 37), (40, 1), (1, 40)):
+            x = rng.integers(-50, 50, shape).astype(np.int64)
+            for axis in range(len(shape)):
+                np.testing.assert_array_equal(alg.reduce(x, axis=axis), x.sum(axis=axis))
+                np.testing.assert_array_equal(alg.reduce(x, "max", axis=axis, init=-7),
+                                              np.maximum(x.max(axis=axis), -7))
+            f = rng.random(shape) + 0.5
+            np.testing.assert_allclose(alg.reduce(f, "mul", axis=0, init=2.0),
+                                       2.0 * f.prod(axis=0), rtol=1e-12)
+            f.flat[len(f.flat) // 2] = np.nan
+            np.testing.assert_array_equal(alg.reduce(f, "max", axis=-1), f.max(axis=-1))
+    finally:
+        for n in names:
+            hooks.get_hook(n).impls.clear()
+            hooks.get_hook(n).impls.update(saved[n])
+
+
 def test_reduce_big(opencl_device, rng):
     x = rng.random(BIG, dtype=np.float32)
     np.testing.assert_allclose(alg.reduce(x), x.sum(dtype=np.float64), rtol=1e-5)
