@@ -545,11 +545,11 @@ class GpuxFunction(KernelAttributes, KernelInspection):
         """Finished code (an Artifact) of this kernel for *target*; *nonneg*: positions
         of int64 arguments the code may take to be >= 0 (``Target.int_argument_facts``:
         their parameters get ``range(i64 0, 2**63)``)."""
-        if self._disk_indexed() and not nonneg:
+        if self._disk_indexed():
             # the disk cache's index: finished code found before typing (cache.py)
             from .cache import index_lookup
 
-            art = index_lookup(self, argtypes, target)
+            art = index_lookup(self, argtypes, target, nonneg)
             if art is not None:
                 return art
         from .cachekey import overlaid_fingerprint
@@ -572,8 +572,8 @@ class GpuxFunction(KernelAttributes, KernelInspection):
                                          disk=self.cache)
                     self.stats["target_compiles"] += 1
                     self._code[key] = art
-                    if self._disk_indexed() and not nonneg:
-                        index_store(self, argtypes, target, art, text)
+                    if self._disk_indexed():
+                        index_store(self, argtypes, target, art, text, nonneg)
         return art
 
     def typeof_args(self, args) -> tuple:

@@ -244,8 +244,8 @@ def _build_shim(dispatcher, argtypes, device, cfg=None, args=(), nonneg=()) -> S
     dev_types = tuple(argtypes)
     host_arrays = []
     # the disk cache's index (cache=True) knows what launching needs without typing
-    art = _cache.index_lookup(dispatcher, dev_types, device.target) \
-        if dispatcher.cache and not nonneg else None
+    art = _cache.index_lookup(dispatcher, dev_types, device.target, nonneg) \
+        if dispatcher.cache else None
     # (a kernel that captures device arrays is never in the index: the key cannot see
     # into them, see cachekey.py, so a hit needs no typing to know there are none)
     from_index = art is not None

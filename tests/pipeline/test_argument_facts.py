@@ -116,3 +116,54 @@ def test_host_array_launches_pick_by_sign_too(opencl_device):
             warnings.simplefilter("ignore", gpux.NumpyArgumentWarning)
             k[1, 8](x, out, m)
         np.testing.assert_array_equal(out, x[np.arange(8) + m - 1], err_msg=f"m={m}")
+
+
+CACHED = """
+import json, sys
+import numpy as np
+import numba_gpux as gpux
+from numba_gpux import cache, context
+
+@gpux.jit(cache=True)
+def k(x, out, m):
+    j = gpux.grid(1)
+    if j < out.size:
+        out[j] = x[j + m - 1]
+
+x = gpux.to_device(np.arange(16.0))
+out = gpux.device_array(8)
+k[1, 8](x, out, int(sys.argv[1]))
+print(json.dumps({"out": out.copy_to_host().tolist(), "stats": cache.stats,
+                  "typed": k.stats["neutral_compiles"], "context_built": context._ready}))
+"""
+
+
+def test_the_disk_cache_keeps_each_sign_apart(tmp_path, opencl_device):
+    """``cache=True``: the code for m >= 0 and the code for m < 0 are found on disk by
+    keys of their own, without typing, and each gives its own launches' results."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    (tmp_path / "prog.py").write_text(CACHED)
+    env = dict(os.environ, NUMBA_GPUX_CACHE_DIR=str(tmp_path / "cache"),
+               NUMBA_GPUX_CACHE_KEY_FILE=str(tmp_path / "keys" / "cache.key"),
+               PYTHONDONTWRITEBYTECODE="1")
+
+    def run(m):
+        p = subprocess.run([sys.executable, str(tmp_path / "prog.py"), str(m)], env=env,
+                           capture_output=True, text=True, timeout=600, cwd=str(tmp_path))
+        assert p.returncode == 0, p.stderr[-3000:]
+        r = json.loads(p.stdout.strip().splitlines()[-1])
+        assert r["out"] == np.arange(16.0)[np.arange(8) + m - 1].tolist(), (m, r)
+        return r
+
+    def hit(r):
+        return r["stats"]["index_hits"] == 1 and r["typed"] == 0 and not r["context_built"]
+
+    assert not hit(run(2))
+    assert hit(run(3))
+    assert not hit(run(-2))  # the code without the fact: a key of its own
+    assert hit(run(-1))
+    assert hit(run(0))
