@@ -27,7 +27,8 @@ index next to the int64 grid index) and ``sliding_row`` (the row kernel of
 ``abs(j - i) > excl``, a conditional store; one launch over 20,000 work-items, where
 a launch's fixed cost is a good part of its time).  Numba wraps negative indices
 around (``T[j + m - 1]`` with ``j + m - 1 < 0`` reads from the end), which its C twin,
-written as C programmers write it, does not; see docs/performance-notes.md.
+written as C programmers write it, does not: our code knows ``m >= 0`` when it is
+launched so (``Target.int_argument_facts``; docs/performance.md).
 
 Ours is launched through our API (``k[grid, block](*device_arrays)``), the
 hand-written one through pyopencl (``knl(queue, gsize, lsize, *buffers)``)
