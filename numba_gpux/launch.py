@@ -151,12 +151,9 @@ def _shim_for(dispatcher, argtypes, device, cfg=None, args=()) -> Shim:
     ints = int_positions(args, argtypes, compiled) if device.target.int_argument_facts else ()
     nonneg = () if any(args[i] < 0 for i in ints) else ints
     shim = _build_shim(dispatcher, compiled, device, cfg, args, nonneg)
-    if ints:
+    if ints:  # the sibling for the other signs: built when a launch needs it
         shim.int_positions = ints
-        if nonneg:
-            shim.negative = None
-        else:
-            shim.nonnegative = None
+        shim.negative, shim.nonnegative = (None, shim) if nonneg else (shim, None)
     if compiled == argtypes:
         return shim
     wraps = {i: int_wrapper(t) for i, (a, t) in enumerate(zip(argtypes, compiled))
