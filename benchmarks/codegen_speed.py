@@ -1,6 +1,6 @@
 """Speed of generated kernels next to the same kernels written by hand in OpenCL C.
 
-Thirteen kernels, each written once as a numba-gpux kernel and once by hand in
+Fourteen kernels, each written once as a numba-gpux kernel and once by hand in
 OpenCL C, run on the same OpenCL device (Intel's OpenCL CPU driver here) in
 the same process, on the same device-resident buffers, with the same global
 and local sizes:
@@ -17,12 +17,18 @@ and local sizes:
 * ``transpose``: float32 matrix transpose through a padded shared-memory tile;
 * ``math``: elementwise ``exp(-x*x) * sin(3x) + sqrt(|x| + 1)``, float32;
 
-and five written the way CUDA users write them, each against the same indexing in
+and six written the way CUDA users write them, each against the same indexing in
 OpenCL C: ``stencil_ij`` (the stencil with ``i, j = grid(2)`` into ``[i, j]``: the
 first index, which varies fastest across work-items, is the row), ``grid3d``
 (``i, j, k = grid(3)`` into ``[i, j, k]``), ``strided`` (a ``[::2]`` view),
-``transposed`` (the ``.T`` view of a C-ordered matrix) and ``mixed_idx`` (an int32
-index next to the int64 grid index).
+``transposed`` (the ``.T`` view of a C-ordered matrix), ``mixed_idx`` (an int32
+index next to the int64 grid index) and ``sliding_row`` (the row kernel of
+``sliding_dot.py``: float64, ten arguments, branches on ``i == 0`` and ``j == 0``,
+``abs(j - i) > excl``, a conditional store; one launch over 20,000 work-items, where
+a launch's fixed cost is a good part of its time).  Numba wraps negative indices
+around (``T[j + m - 1]`` with ``j + m - 1 < 0`` reads from the end), which its C twin,
+written as C programmers write it, does not: our code knows ``m >= 0`` when it is
+launched so (``Target.int_argument_facts``; docs/performance.md).
 
 Ours is launched through our API (``k[grid, block](*device_arrays)``), the
 hand-written one through pyopencl (``knl(queue, gsize, lsize, *buffers)``)
@@ -70,7 +76,7 @@ GOALS = {"geomean_min": 0.9, "kernel_min": 0.75, "numba_parallel_max": 1.25,
          "cuda_style_max": 1.1}
 #: kernels written as CUDA users write them (first grid index the row, 3-D grids, views,
 #: mixed index widths): each at most cuda_style_max times its OpenCL C twin's time
-CUDA_STYLE = ("stencil_ij", "grid3d", "strided", "transposed", "mixed_idx")
+CUDA_STYLE = ("stencil_ij", "grid3d", "strided", "transposed", "mixed_idx", "sliding_row")
 #: the elementwise kernels: also launched by ``kernel.forall(n)`` and compared with numba
 ELEMENTWISE = ("saxpy", "math")
 
@@ -221,10 +227,27 @@ def _kernels():
             j = int32(i & 1023)
             out[i] = x[i] * w[j] + w[int32(1023) - j]
 
+    @gpux.jit
+    def sliding_row(T, mu, sig, qt0, qt_prev, qt, i, m, excl, P):  # sliding_dot.py's row
+        j = gpux.grid(1)
+        if j >= qt.shape[0]:
+            return
+        if i == 0:
+            q = qt0[j]
+        elif j == 0:
+            q = qt0[i]
+        else:
+            q = qt_prev[j - 1] - T[i - 1] * T[j - 1] + T[i + m - 1] * T[j + m - 1]
+        qt[j] = q
+        if abs(j - i) > excl:
+            d = max(2.0 * m * (1.0 - (q - m * mu[i] * mu[j]) / (m * sig[i] * sig[j])), 0.0)
+            if d < P[j]:
+                P[j] = d
+
     return dict(saxpy=saxpy, stencil=stencil, matmul=matmul, reduce=reduce,
                 histogram=histogram, scan=scan, transpose=transpose, math=mathk,
                 stencil_ij=stencil_ij, grid3d=grid3d, strided=strided,
-                transposed=transposed, mixed_idx=mixed_idx)
+                transposed=transposed, mixed_idx=mixed_idx, sliding_row=sliding_row)
 
 
 OPENCL_C = r"""
@@ -334,6 +357,26 @@ __kernel void mixed_idx(__global const float *x, __global const float *w, __glob
     if (i < n) {
         int j = (int)(i & 1023);
         out[i] = x[i] * w[j] + w[1023 - j];
+    }
+}
+
+/* T is a macro above: the series is ts */
+__kernel void sliding_row(__global const double *ts, __global const double *mu,
+                          __global const double *sig, __global const double *qt0,
+                          __global const double *qt_prev, __global double *qt, long i, long m,
+                          long excl, __global double *P, long n) {
+#pragma OPENCL FP_CONTRACT OFF
+    long j = get_global_id(0);
+    if (j >= n) return;
+    double q;
+    if (i == 0) q = qt0[j];
+    else if (j == 0) q = qt0[i];
+    else q = qt_prev[j - 1] - ts[i - 1] * ts[j - 1] + ts[i + m - 1] * ts[j + m - 1];
+    qt[j] = q;
+    long dj = j - i;
+    if ((dj < 0 ? -dj : dj) > excl) {
+        double d = fmax(2.0 * m * (1.0 - (q - m * mu[i] * mu[j]) / (m * sig[i] * sig[j])), 0.0);
+        if (d < P[j]) P[j] = d;
     }
 }
 
@@ -528,7 +571,60 @@ def _cases(scale: float, rng):
         (dxm, dwm, d2, i64(n)), (d1, d2),
         lambda o, r, w=xm * wm[jm] + wm[1023 - jm]: np.allclose(o, w, rtol=1e-5, atol=1e-6)
         and np.allclose(o, r, rtol=1e-6, atol=1e-6)))
+
+    cases.append(_sliding_row_case(ks["sliding_row"], scale, rng, dev))
     return cases
+
+
+def _sliding_row_case(kernel, scale, rng, dev):
+    """sliding_dot.py's row kernel at one row ``i`` (a third of the way along, so that
+    both sides of the exclusion zone are in the launch), launched as that script
+    launches it: blocks of 256 over the row's windows."""
+    n, m = max(1000, int(20000 * scale)), 100
+    nw, excl = n - m + 1, m // 4
+    T = np.cumsum(rng.standard_normal(n))
+    c = np.concatenate(([0.0], np.cumsum(T)))
+    c2 = np.concatenate(([0.0], np.cumsum(T * T)))
+    mu = (c[m:] - c[:-m]) / m
+    sig = np.sqrt(np.maximum((c2[m:] - c2[:-m]) / m - mu * mu, 0.0))
+    i = nw // 3
+    qt0 = np.correlate(T, T[:m], mode="valid")
+    qt_prev = np.correlate(T, T[i - 1:i - 1 + m], mode="valid")  # row i - 1 of QT
+    P0 = np.full(nw, np.inf)
+    # row i by its recurrence, and the profile after it
+    want_q = np.empty(nw)
+    want_q[0] = qt0[i]
+    want_q[1:] = qt_prev[:-1] - T[i - 1] * T[:nw - 1] + T[i + m - 1] * T[m:m + nw - 1]
+    d = np.maximum(2.0 * m * (1.0 - (want_q - m * mu[i] * mu) / (m * sig[i] * sig)), 0.0)
+    want_p = np.where(np.abs(np.arange(nw) - i) > excl, np.minimum(d, P0), P0)
+    dT, dmu, dsig, dq0, dqp = dev(T), dev(mu), dev(sig), dev(qt0), dev(qt_prev)
+    q1, q2, p1, p2 = dev(np.zeros(nw)), dev(np.zeros(nw)), dev(P0), dev(P0)
+    blocks = (nw + 255) // 256
+    i64 = np.int64
+
+    def check(o, r):
+        return (np.allclose(o[0], want_q, rtol=1e-9) and np.allclose(o[1], want_p, rtol=1e-6)
+                and np.allclose(o[0], r[0], rtol=1e-12) and np.allclose(o[1], r[1], rtol=1e-9))
+
+    def reset():
+        p1.copy_to_device(P0)
+        p2.copy_to_device(P0)
+
+    return Case(
+        "sliding_row", kernel, (blocks, 256), (dT, dmu, dsig, dq0, dqp, q1, i, m, excl, p1),
+        "sliding_row", (blocks * 256,), (256,),
+        (dT, dmu, dsig, dq0, dqp, q2, i64(i), i64(m), i64(excl), p2, i64(nw)),
+        (_Pair(q1, p1), _Pair(q2, p2)), check, reset=reset)
+
+
+class _Pair:
+    """Two device arrays read back as one output (a kernel that writes two)."""
+
+    def __init__(self, a, b):
+        self.a, self.b = a, b
+
+    def copy_to_host(self):
+        return self.a.copy_to_host(), self.b.copy_to_host()
 
 
 def _host_args(args):

@@ -28,7 +28,7 @@ from numba.core import types
 from .errors import GpuxUserError
 
 __all__ = ["Param", "flatten_type", "ARRAY", "POINTER", "RECORD", "SCALAR", "BOOL",
-           "DATETIME_TYPES", "is_pointer"]
+           "DATETIME_TYPES", "is_pointer", "param_starts"]
 
 ARRAY, POINTER, RECORD, SCALAR, BOOL = "array", "pointer", "record", "scalar", "bool"
 
@@ -88,3 +88,16 @@ def flatten_type(ty, where: str = "argument") -> list[Param]:
         f"{where} of type {ty} cannot be passed to a kernel; kernels take arrays, "
         f"numbers, booleans, records and tuples of those"
     )
+
+
+def param_starts(argtypes) -> list[int]:
+    """The position of each argument's first parameter in the kernel entry point's
+    flat parameter list (an array's leaf is ``2 + 2 * ndim`` parameters, a pointer's
+    and a record's 2, any other leaf 1)."""
+    starts, pos = [], 0
+    for ty in argtypes:
+        starts.append(pos)
+        for leaf in flatten_type(ty):
+            pos += (2 + 2 * leaf.ty.ndim if leaf.kind == ARRAY
+                    else 2 if leaf.kind in (POINTER, RECORD) else 1)
+    return starts

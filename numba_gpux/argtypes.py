@@ -18,7 +18,7 @@ from numba.core.typing.typeof import Purpose, typeof
 from .errors import GpuxUserError, LaunchTypeError
 from .memory import DeviceArray
 
-__all__ = ["argument_types", "caller_location"]
+__all__ = ["argument_types", "caller_location", "int_positions", "int_wrapper"]
 
 _I64 = types.int64
 _F64 = types.float64
@@ -109,3 +109,20 @@ def argument_types(dispatcher, args) -> tuple:
                 f"records and tuples of those{hint}" + (f"\n\n{where}" if where else "")
             ) from None
     raise AssertionError("unreachable: every argument has a type")
+
+
+def int_wrapper(ty):
+    """Python int -> the value a C cast to the integer type *ty* gives (wraps around)."""
+    size = 1 << ty.bitwidth
+    if ty.signed:
+        half = size >> 1
+        return lambda v: ((int(v) + half) % size) - half
+    return lambda v: int(v) % size
+
+
+def int_positions(args, argtypes, compiled) -> tuple:
+    """The positions of *args* (of types *argtypes*) that are Python ints in the int64
+    range passed as int64 parameters (*compiled*, the signature compiled): the
+    arguments whose signs pick a launch's code on a target with ``int_argument_facts``."""
+    return tuple(i for i, a in enumerate(args) if type(a) is int and i < len(compiled)
+                 and argtypes[i] == _I64 and compiled[i] == _I64)

@@ -16,6 +16,7 @@ from numba.core.typeinfer import register_dispatcher
 from numba.core.typing.typeof import Purpose, typeof
 
 from . import abi
+from . import irtext
 from . import hooks as _hooks
 from . import linking
 from . import serialize as _serialize
@@ -540,18 +541,20 @@ class GpuxFunction(KernelAttributes, KernelInspection):
         return Overload(self, res)
 
     # ------------------------------------------------------------------ code
-    def code_for(self, argtypes: tuple, target) -> Artifact:
-        """Finished code (an Artifact) of this kernel for *target*."""
+    def code_for(self, argtypes: tuple, target, nonneg: tuple = ()) -> Artifact:
+        """Finished code (an Artifact) of this kernel for *target*; *nonneg*: positions
+        of int64 arguments the code may take to be >= 0 (``Target.int_argument_facts``:
+        their parameters get ``range(i64 0, 2**63)``)."""
         if self._disk_indexed():
             # the disk cache's index: finished code found before typing (cache.py)
             from .cache import index_lookup
 
-            art = index_lookup(self, argtypes, target)
+            art = index_lookup(self, argtypes, target, nonneg)
             if art is not None:
                 return art
         from .cachekey import overlaid_fingerprint
 
-        key = (argtypes, overlaid_fingerprint(target))  # overlays change the code too
+        key = (argtypes, overlaid_fingerprint(target), nonneg)  # overlays change the code too
         art = self._code.get(key)
         if art is None:
             from .cache import compile_target, index_store
@@ -560,13 +563,17 @@ class GpuxFunction(KernelAttributes, KernelInspection):
                 art = self._code.get(key)
                 if art is None:
                     sym, text = self.kernel_ir(argtypes)
+                    if nonneg:  # the facts are in the text, so in every cache key
+                        starts = abi.param_starts(self.neutral(argtypes).all_argtypes)
+                        text = irtext.param_ranges(text, sym,
+                                                   {starts[i]: (0, 2 ** 63) for i in nonneg})
                     # cache=True keeps finished code on disk, keyed by the neutral IR
                     art = compile_target(text, (sym,), target, self.options, name=self.__name__,
                                          disk=self.cache)
                     self.stats["target_compiles"] += 1
                     self._code[key] = art
                     if self._disk_indexed():
-                        index_store(self, argtypes, target, art, text)
+                        index_store(self, argtypes, target, art, text, nonneg)
         return art
 
     def typeof_args(self, args) -> tuple:

@@ -379,6 +379,11 @@ class Target(_Checked):
     globals_addrspace: int = 1
     #: the largest block and grid, stated as ranges of the index intrinsics (None: no facts)
     index_limits: IndexLimits | None = None
+    #: True: a launch whose Python ``int`` arguments (int64 parameters) are all >= 0 runs
+    #: code compiled with that fact (``range`` on those parameters), so that LLVM drops
+    #: Numba's negative-index wraparound on indices built from them; a launch with a
+    #: negative one runs code without it (compiled when first needed)
+    int_argument_facts: bool = False
 
     # -- mark kernels ----------------------------------------------------------
     #: text inserted after ``define`` on kernel entry points ("spir_kernel"; "": none)

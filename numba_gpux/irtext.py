@@ -26,7 +26,7 @@ from .irlex import at_depth0 as _depth0, ptr_type as _ptr_type, skip as _skip
 
 __all__ = ["remap_address_spaces", "add_function_attributes", "add_function_metadata",
            "mark_kernels", "global_variable_names", "definitions_only", "move_globals",
-           "calls_to_kernel_params", "index_ranges", "add_named_metadata", "remove_named_metadata", "infer_address_spaces", "mask_shift_amounts",
+           "calls_to_kernel_params", "index_ranges", "param_ranges", "add_named_metadata", "remove_named_metadata", "infer_address_spaces", "mask_shift_amounts",
            "narrow_shared_atomics", "defined_functions", "declared_functions", "call_graph",
            "drop_unused_values", "ModuleFacts", "module_variables", "rewrite_bodies", "definition", "name_end", "close_paren"]
 
@@ -416,6 +416,33 @@ def add_function_attributes(text: str, functions, attrs: dict) -> str:
         toks = lx.line_tokens(ls[k])
         i = _after_params(toks, lx.define_name(toks))
         ls[k] = lx.join(lx.replace(toks, i, i, [" ", spelled]))
+    return "\n".join(ls)
+
+
+@checked
+def param_ranges(text: str, function: str, ranges: dict) -> str:
+    """Put ``range(i64 lo, hi)`` (*ranges*: ``{parameter position: (lo, hi)}``, ``hi``
+    exclusive and written as LLVM wraps it: 2**63 is -2**63) on those ``i64``
+    parameters of *function*'s definition.
+
+    For: llvmlite's ``ir`` layer knows only attributes without values on arguments
+    (0.50); a ``range`` argument attribute there would remove this."""
+    ls = text.split("\n")
+    k = _one_define(_define_lines(ls, {function}), function, "function")
+    toks = lx.line_tokens(ls[k])
+    op = _skip(toks, lx.define_name(toks) + 1)
+    close = lx.match_paren(toks, op)
+    starts, i = [], _skip(toks, op + 1)
+    while i < close:  # the first token of each parameter
+        starts.append(i)
+        comma = _depth0(toks, i, close, ",")
+        i = close if comma is None else _skip(toks, comma + 1)
+    for pos in sorted(ranges, reverse=True):  # from the end: positions stay valid
+        if pos >= len(starts) or toks[starts[pos]] != "i64":
+            raise ValueError(f"parameter {pos} of {function!r} is not an i64")
+        lo, hi = (v - 2 ** 64 if v >= 2 ** 63 else v for v in ranges[pos])
+        toks = lx.replace(toks, starts[pos] + 1, starts[pos] + 1, f" range(i64 {lo}, {hi})")
+    ls[k] = lx.join(toks)
     return "\n".join(ls)
 
 

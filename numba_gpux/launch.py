@@ -28,7 +28,8 @@ from . import cache as _cache
 from . import devices as _devices
 from . import overlays as _overlays
 # (_typeof is imported from here by the benchmarks)
-from .argtypes import _FAST_TYPES, _PLAIN_ARGS, _typeof, argument_types, caller_location
+from .argtypes import (_FAST_TYPES, _PLAIN_ARGS, _typeof, argument_types, caller_location,
+                       int_positions, int_wrapper)
 from .errors import GpuxUserError, LaunchError, format_loc
 from .flatten import _array_flat, _build_flatten
 from .language.memory import static_shared_bytes
@@ -52,7 +53,8 @@ class Shim:
 
     __slots__ = ("kernel", "flatten", "host_arrays", "device", "argtypes", "nflat", "errors",
                  "prints", "epoch", "checked", "keepalive", "launch", "static_shared", "name",
-                 "program", "grid_sync", "cooperative", "narrow_ids", "heap")
+                 "program", "grid_sync", "cooperative", "narrow_ids", "heap", "int_positions",
+                 "negative", "nonnegative")
 
     def __init__(self, kernel, flatten, host_arrays, device, argtypes, nflat, errors=None,
                  prints=False, launch=None, static_shared=0, name="kernel", grid_sync=False,
@@ -96,20 +98,14 @@ class Shim:
         #: launcher from ``prepare``, else its ``launch`` bound to this kernel
         self.launch = launch if launch is not None else functools.partial(
             device.runtime.launch, kernel)
-
-
+        #: ``Target.int_argument_facts``: the int64 parameters given Python ints, whose
+        #: signs pick the shim (``negative``: any < 0, ``nonnegative``: all >= 0, whose
+        #: code has the fact; None until a launch needs it); () and self: no choice
+        self.int_positions: tuple = ()
+        self.negative = self.nonnegative = self
 
 
 _shim_lock = threading.Lock()
-
-
-def _int_wrapper(ty):
-    """Python int -> the value a C cast to the integer type *ty* gives (wraps around)."""
-    size = 1 << ty.bitwidth
-    if ty.signed:
-        half = size >> 1
-        return lambda v: ((int(v) + half) % size) - half
-    return lambda v: int(v) % size
 
 
 class LaunchUnderWay:
@@ -152,10 +148,15 @@ def _shim_for(dispatcher, argtypes, device, cfg=None, args=()) -> Shim:
     With the launch's *cfg* and *args*: a compile runs through the kernel's
     ``_compile_for_args`` with the launch visible to it (:func:`current_launch`)."""
     compiled = dispatcher.match_signature(argtypes)
-    shim = _build_shim(dispatcher, compiled, device, cfg, args)
+    ints = int_positions(args, argtypes, compiled) if device.target.int_argument_facts else ()
+    nonneg = () if any(args[i] < 0 for i in ints) else ints
+    shim = _build_shim(dispatcher, compiled, device, cfg, args, nonneg)
+    if ints:  # the sibling for the other signs: built when a launch needs it
+        shim.int_positions = ints
+        shim.negative, shim.nonnegative = (None, shim) if nonneg else (shim, None)
     if compiled == argtypes:
         return shim
-    wraps = {i: _int_wrapper(t) for i, (a, t) in enumerate(zip(argtypes, compiled))
+    wraps = {i: int_wrapper(t) for i, (a, t) in enumerate(zip(argtypes, compiled))
              if a != t and isinstance(a, types.Integer) and isinstance(t, types.Integer)}
     if not wraps:
         return shim
@@ -168,7 +169,25 @@ def _shim_for(dispatcher, argtypes, device, cfg=None, args=()) -> Shim:
 
     shim = copy.copy(shim)
     shim.flatten = flatten
+    shim.negative = shim if shim.negative is not None else None
+    shim.nonnegative = shim if shim.nonnegative is not None else None
     return shim
+
+
+def _int_variant(dispatcher, shim, args, argtypes, device, cfg) -> Shim:
+    """*shim* or its sibling for the signs of *args* (``Shim.int_positions``), the
+    sibling built on the first launch that needs it."""
+    if not shim.int_positions:
+        return shim
+    neg = any(args[i] < 0 for i in shim.int_positions)
+    got = shim.negative if neg else shim.nonnegative
+    if got is None:
+        got = _shim_for(dispatcher, argtypes, device, cfg, args)
+        if neg:
+            shim.negative, got.nonnegative = got, shim
+        else:
+            shim.nonnegative, got.negative = got, shim
+    return got
 
 
 def _compile_for_launch(dispatcher, argtypes, cfg, args) -> None:
@@ -204,7 +223,7 @@ def _shared_declarations(dispatcher, argtypes, total: int) -> str:
     return "\n".join(lines)
 
 
-def _build_shim(dispatcher, argtypes, device, cfg=None, args=()) -> Shim:
+def _build_shim(dispatcher, argtypes, device, cfg=None, args=(), nonneg=()) -> Shim:
     spec = getattr(dispatcher, "_specialized", None)
     if spec is not None and tuple(spec) != tuple(argtypes):
         raise GpuxUserError(f"{dispatcher.__name__} was specialized for {spec}; got {argtypes}")
@@ -222,7 +241,8 @@ def _build_shim(dispatcher, argtypes, device, cfg=None, args=()) -> Shim:
     dev_types = tuple(argtypes)
     host_arrays = []
     # the disk cache's index (cache=True) knows what launching needs without typing
-    art = _cache.index_lookup(dispatcher, dev_types, device.target) if dispatcher.cache else None
+    art = _cache.index_lookup(dispatcher, dev_types, device.target, nonneg) \
+        if dispatcher.cache else None
     # (a kernel that captures device arrays is never in the index: the key cannot see
     # into them, see cachekey.py, so a hit needs no typing to know there are none)
     from_index = art is not None
@@ -238,7 +258,7 @@ def _build_shim(dispatcher, argtypes, device, cfg=None, args=()) -> Shim:
         raise LaunchError(f"{e}{_shared_declarations(dispatcher, dev_types, static_shared)}") \
             from None
     if art is None:
-        art = dispatcher.code_for(dev_types, device.target)
+        art = dispatcher.code_for(dev_types, device.target, nonneg)
     program = _load(device, art)
     kernel = device.runtime.kernel(program, art.kernels[0])
     carveout = dispatcher.options.shared_memory_carveout
@@ -441,9 +461,16 @@ def launch_call(cfg, *args, **kwargs) -> None:
     if shim is None or shim.epoch != _overlays.epoch:
         return _launch_generic(cfg.dispatcher, cfg, args, device)
     if entry.ints:
+        neg = False
         for i in entry.ints:
-            if not _I64_MIN <= args[i] <= _I64_MAX:
+            v = args[i]
+            if not _I64_MIN <= v <= _I64_MAX:
                 return _launch_generic(cfg.dispatcher, cfg, args, device)
+            if v < 0:
+                neg = True
+        shim = shim.negative if neg else shim.nonnegative  # Shim.int_positions
+        if shim is None:
+            return _launch_generic(cfg.dispatcher, cfg, args, device)
     if cfg.checked is not device:
         _check_launch(cfg, shim, device)
     # (shims launched through language/debug.py's checked_launch have no launch key)
@@ -467,6 +494,8 @@ def _enter_launch_key(dispatcher, device, args, argtypes, shim) -> None:
             ints.append(i)
         elif t not in _SCALAR_KEYS:
             return
+    if not set(shim.int_positions) <= set(ints):  # a sign the fast path would not read
+        return
     key = (device, *map(type, args))
     entry = dispatcher._launch_keys.get(key)
     if entry is None:
@@ -550,6 +579,7 @@ def _launch_arguments(dispatcher, cfg, args, device, enter_key: bool = True):
     if shim is None or shim.epoch != _overlays.epoch:
         shim = _shim_for(dispatcher, argtypes, device, cfg, args)
         dispatcher._shims[key] = shim
+    shim = _int_variant(dispatcher, shim, args, argtypes, device, cfg)
     if enter_key and dispatcher.keyed_launches:
         _enter_launch_key(dispatcher, device, args, argtypes, shim)
     generic_launch(shim, cfg, shim.flatten(args))
@@ -693,6 +723,7 @@ def _launch_with_host_arrays(dispatcher, cfg, args, host, device):
                     f"(np.array(x) copies one).\n\n{e}") from None
             raise
         dispatcher._shims[key] = shim
+    shim = _int_variant(dispatcher, shim, args, argtypes, device, cfg)
     generic_launch(shim, cfg, shim.flatten(args))
     for h, d in pairs:
         if h.flags.c_contiguous or h.flags.f_contiguous:

@@ -183,13 +183,13 @@ class CUDADispatcher(GpuxFunction):
             print(res.library.neutral_ir(), file=sys.stderr)
         return res
 
-    def code_for(self, argtypes: tuple, target):
+    def code_for(self, argtypes: tuple, target, nonneg: tuple = ()):
         from numba.core import config as numba_config
 
         if not self.dumps and not numba_config.DUMP_ASSEMBLY:
-            return super().code_for(argtypes, target)
+            return super().code_for(argtypes, target, nonneg)
         made = self.stats["target_compiles"]
-        art = super().code_for(argtypes, target)
+        art = super().code_for(argtypes, target, nonneg)
         if self.stats["target_compiles"] != made:  # compiled now, not found
             self._dump_code(argtypes, target, art)
         shown = (argtypes, getattr(target, "name", target))

@@ -257,6 +257,12 @@ def make_target(device=None, *, features=None) -> OpenCLTarget:
         artifact_kind="spirv",
         features=frozenset(features),
         index_limits=INDEX_LIMITS,
+        # Numba wraps a negative index around with a select on its sign: on an index
+        # that varies across work-items (T[j + m - 1], m an argument) the Intel CPU
+        # driver then gathers instead of loading a vector; launched with m >= 0 the
+        # code knows m's sign and LLVM drops the select (benchmarks/codegen_speed.py,
+        # sliding_row)
+        int_argument_facts=True,
         # a required sub-group width (compiler.Options.subgroup_size), on devices with
         # cl_intel_required_subgroup_size: LLVM's SPIR-V back end writes this metadata
         # as the SubgroupSize execution mode
