@@ -22,7 +22,7 @@ class KernelAttributes:
         (private bytes per work-item), ``const_mem_size`` (bytes of constant memory;
         where the driver does not say, the kernel's constant arrays) and, where the
         driver reports it, ``regs_per_thread``."""
-        from .launch import _shim_for
+        from .launch import shim_of
         from .language.memory import constant_bytes
 
         if signature is None:
@@ -32,7 +32,7 @@ class KernelAttributes:
                                 f"signatures; say which")
         argtypes = tuple(getattr(signature, "args", signature))
         dev = lookup_device(device) if device is not None else default_device()
-        shim = self._shims.get((argtypes, dev)) or _shim_for(self, argtypes, dev)
+        shim = shim_of(self, argtypes, dev)
         attrs = dict(dev.runtime.kernel_attributes(shim.kernel))
         # a driver may count only what its own compiler placed (Intel's OpenCL CPU
         # driver reports 0 bytes for a kernel's static __local arrays): the kernel's
@@ -52,7 +52,7 @@ class KernelAttributes:
         driver's occupancy times the multiprocessors; elsewhere what the device
         surely runs at once (``Runtime.cooperative_groups``)."""
         from .errors import LaunchError
-        from .launch import cooperative_limit
+        from .launch import cooperative_blocks, shim_of
 
         dims = tuple(blockdim) if isinstance(blockdim, (tuple, list)) else (blockdim,)
         if not 1 <= len(dims) <= 3 or not all(isinstance(d, int) and d > 0 for d in dims):
@@ -69,8 +69,8 @@ class KernelAttributes:
                                 f"signatures; say which")
         argtypes = tuple(getattr(signature, "args", signature))
         dev = lookup_device(device) if device is not None else default_device()
-        return cooperative_limit(self, argtypes, dev, dims + (1,) * (3 - len(dims)),
-                                 dynsmemsize)
+        return cooperative_blocks(shim_of(self, argtypes, dev), dims + (1,) * (3 - len(dims)),
+                                  dynsmemsize)
 
     def _only_signature(self):
         if getattr(self, "_specialized", None) is not None:

@@ -28,7 +28,7 @@ __all__ = ["remap_address_spaces", "add_function_attributes", "add_function_meta
            "mark_kernels", "global_variable_names", "definitions_only", "move_globals",
            "calls_to_kernel_params", "index_ranges", "param_ranges", "add_named_metadata", "remove_named_metadata", "infer_address_spaces", "mask_shift_amounts",
            "narrow_shared_atomics", "defined_functions", "declared_functions", "call_graph",
-           "drop_unused_values", "ModuleFacts", "module_variables", "rewrite_bodies", "definition", "name_end", "close_paren"]
+           "drop_unused_values", "module_variables", "rewrite_bodies", "definition", "name_end", "close_paren"]
 
 
 # --------------------------------------------------------------------------- reading
@@ -719,67 +719,6 @@ def close_paren(text: str, open_at: int) -> int:
             if depth == 0:
                 return i
     raise ValueError("unbalanced parentheses")
-
-
-# --------------------------------------------------------------------------- facts
-
-class ModuleFacts:
-    """What validation reads of a module's text, in one pass over its lines' tokens:
-    the functions it defines and declares, who calls whom, the integer widths and
-    type words (``double``, ``half``) its code uses, and the value types of its
-    atomic operations.  Strings, names, comments and metadata are not code: a
-    user's ``print("double check")`` uses no double."""
-
-    __slots__ = ("defined", "declared", "calls", "int_widths", "words", "atomic_types")
-
-    def __init__(self, text: str):
-        self.defined: set[str] = set()
-        self.declared: set[str] = set()
-        #: defined function -> the functions it calls directly
-        self.calls: dict[str, set[str]] = {}
-        #: the value types of atomicrmw and cmpxchg instructions
-        self.atomic_types: set[str] = set()
-        current = None
-        code: list[str] = []  # the lines of code: globals, declarations, definitions
-        for ln in text.split("\n"):
-            if not ln:
-                continue
-            c = ln[0]
-            if c in ";!}" or ln.startswith(("target ", "source_filename", "attributes ")):
-                if c == "}":
-                    current = None
-                continue
-            code.append(ln)
-            if c == "d" and ln.startswith(("define", "declare")):
-                toks = lx.line_tokens(ln)
-                at = lx.define_name(toks)
-                if at is None or toks[0] not in ("define", "declare"):
-                    continue
-                n = lx.name(toks[at])
-                if toks[0] == "define":
-                    self.defined.add(n)
-                    current = self.calls.setdefault(n, set())
-                else:
-                    self.declared.add(n)
-                continue
-            if current is None:
-                continue
-            # (a quick no: only such lines can hold a call or an atomic)
-            if "call" in ln or "invoke" in ln:
-                toks = lx.line_tokens(ln)
-                at = lx.callee(toks)
-                if at is not None and toks[at][0] == "@":
-                    current.add(lx.name(toks[at]))
-            if "atomicrmw" in ln or "cmpxchg" in ln:
-                toks = lx.line_tokens(ln)
-                op, at = lx.instruction(toks)
-                if op in ("atomicrmw", "cmpxchg"):
-                    comma = _depth0(toks, at, len(toks), ",")
-                    if comma is not None:
-                        self.atomic_types.add(toks[_skip(toks, comma + 1)])
-        self.declared -= self.defined
-        # the words of all code at once: one tokenization, each distinct token classified
-        self.int_widths, self.words = lx.type_words(lx.words("\n".join(code)))
 
 
 def _type_end(toks, i: int) -> int:

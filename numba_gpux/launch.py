@@ -38,7 +38,7 @@ from .memory import (DeviceArray, HostArg, device_array, device_array_like, from
                      to_device)
 
 __all__ = ["bind_arguments", "launch", "generic_launch", "Shim", "NumpyArgumentWarning",
-           "cooperative_limit"]
+           "cooperative_blocks", "shim_of"]
 
 
 class NumpyArgumentWarning(NumbaPerformanceWarning, UserWarning):
@@ -171,6 +171,16 @@ def _shim_for(dispatcher, argtypes, device, cfg=None, args=()) -> Shim:
     shim.flatten = flatten
     shim.negative = shim if shim.negative is not None else None
     shim.nonnegative = shim if shim.nonnegative is not None else None
+    return shim
+
+
+def shim_of(dispatcher, argtypes, device, cfg=None, args=()) -> Shim:
+    """The kernel's shim for *argtypes* on *device*: the one kept, or a new one (kept)
+    where there is none or the overlays changed since it was made."""
+    key = (argtypes, device)
+    shim = dispatcher._shims.get(key)
+    if shim is None or shim.epoch != _overlays.epoch:
+        shim = dispatcher._shims[key] = _shim_for(dispatcher, argtypes, device, cfg, args)
     return shim
 
 
@@ -574,12 +584,8 @@ def _launch_arguments(dispatcher, cfg, args, device, enter_key: bool = True):
     if host is not None:
         return _launch_with_host_arrays(dispatcher, cfg, args, host, device)
     argtypes = argument_types(dispatcher, args)
-    key = (argtypes, device)
-    shim = dispatcher._shims.get(key)
-    if shim is None or shim.epoch != _overlays.epoch:
-        shim = _shim_for(dispatcher, argtypes, device, cfg, args)
-        dispatcher._shims[key] = shim
-    shim = _int_variant(dispatcher, shim, args, argtypes, device, cfg)
+    shim = _int_variant(dispatcher, shim_of(dispatcher, argtypes, device, cfg, args), args,
+                        argtypes, device, cfg)
     if enter_key and dispatcher.keyed_launches:
         _enter_launch_key(dispatcher, device, args, argtypes, shim)
     generic_launch(shim, cfg, shim.flatten(args))
@@ -707,22 +713,18 @@ def _launch_with_host_arrays(dispatcher, cfg, args, host, device):
     if readonly:
         argtypes = tuple(t.copy(readonly=True) if i in readonly else t
                          for i, t in enumerate(argtypes))
-    key = (argtypes, device)
-    shim = dispatcher._shims.get(key)
-    if shim is None or shim.epoch != _overlays.epoch:
-        try:
-            shim = _shim_for(dispatcher, argtypes, device, cfg, given)
-        except Exception as e:
-            if readonly and "readonly array" in str(e):
-                names = list(dispatcher._pysig.parameters)
-                which = ", ".join(f"{i} ({names[i]})" if i < len(names) else str(i)
-                                  for i in readonly)
-                raise LaunchError(
-                    f"kernel {dispatcher.__name__} writes to a read-only NumPy array "
-                    f"(argument {which}); its results would be lost. Pass a writeable array "
-                    f"(np.array(x) copies one).\n\n{e}") from None
-            raise
-        dispatcher._shims[key] = shim
+    try:
+        shim = shim_of(dispatcher, argtypes, device, cfg, given)
+    except Exception as e:
+        if readonly and "readonly array" in str(e):
+            names = list(dispatcher._pysig.parameters)
+            which = ", ".join(f"{i} ({names[i]})" if i < len(names) else str(i)
+                              for i in readonly)
+            raise LaunchError(
+                f"kernel {dispatcher.__name__} writes to a read-only NumPy array "
+                f"(argument {which}); its results would be lost. Pass a writeable array "
+                f"(np.array(x) copies one).\n\n{e}") from None
+        raise
     shim = _int_variant(dispatcher, shim, args, argtypes, device, cfg)
     generic_launch(shim, cfg, shim.flatten(args))
     for h, d in pairs:
@@ -770,7 +772,7 @@ def generic_launch(shim: Shim, cfg, flat_args) -> None:
 
 
 # ------------------------------------------------------------------ cooperative launches
-def _cooperative_blocks(shim: Shim, blockdim: tuple, shared_bytes: int) -> int:
+def cooperative_blocks(shim: Shim, blockdim: tuple, shared_bytes: int) -> int:
     """The most blocks of *blockdim* threads the device runs at once for *shim*'s kernel."""
     threads = 1
     for b in blockdim:
@@ -789,7 +791,7 @@ def _check_cooperative(shim: Shim, cfg) -> None:
     (its blocks would wait forever for blocks that cannot start)."""
     gx, gy, gz = cfg.griddim
     blocks = gx * gy * gz
-    limit = _cooperative_blocks(shim, cfg.blockdim, cfg.shared_bytes)
+    limit = cooperative_blocks(shim, cfg.blockdim, cfg.shared_bytes)
     if blocks > limit:
         bx, by, bz = cfg.blockdim
         raise LaunchError(
@@ -799,16 +801,3 @@ def _check_cooperative(shim: Shim, cfg) -> None:
             f"({gx}, {gy}, {gz}) has {blocks}.  Launch at most "
             f"kernel.max_cooperative_grid_blocks(blockdim) blocks (each may loop over "
             f"more work)")
-
-
-def cooperative_limit(dispatcher, argtypes: tuple, device, blockdim: tuple,
-                      shared_bytes: int = 0) -> int:
-    """The most blocks of *blockdim* threads (a 3-tuple) with
-    *shared_bytes* of dynamic shared memory that *device* runs at once for the kernel
-    compiled for *argtypes*: the largest grid of a cooperative launch (numba.cuda's
-    ``max_cooperative_grid_blocks``)."""
-    key = (tuple(argtypes), device)
-    shim = dispatcher._shims.get(key)
-    if shim is None or shim.epoch != _overlays.epoch:
-        shim = dispatcher._shims[key] = _shim_for(dispatcher, tuple(argtypes), device)
-    return _cooperative_blocks(shim, blockdim, shared_bytes)

@@ -4,7 +4,7 @@ needs a feature for, 64-bit atomics; each problem that a line of the user's code
 causes names that line (``kernel.py:12``), read from debug locations.
 
 Everything is read from the module's text through the IR lexer (``irlex``,
-``irtext.ModuleFacts``): a user's string that spells ``double`` uses no double.
+:class:`ModuleFacts`): a user's string that spells ``double`` uses no double.
 """
 
 from __future__ import annotations
@@ -12,10 +12,69 @@ from __future__ import annotations
 import os
 
 from . import irlex as lx
-from . import irtext, linking
+from . import linking
 from .errors import ValidationError
 
-__all__ = ["validate", "first_located", "python_name"]
+__all__ = ["validate", "first_located", "python_name", "ModuleFacts"]
+
+
+class ModuleFacts:
+    """What validation reads of a module's text, in one pass over its lines' tokens:
+    the functions it defines and declares, who calls whom, the integer widths and
+    type words (``double``, ``half``) its code uses, and the value types of its
+    atomic operations.  Strings, names, comments and metadata are not code: a
+    user's ``print("double check")`` uses no double."""
+
+    __slots__ = ("defined", "declared", "calls", "int_widths", "words", "atomic_types")
+
+    def __init__(self, text: str):
+        self.defined: set[str] = set()
+        self.declared: set[str] = set()
+        #: defined function -> the functions it calls directly
+        self.calls: dict[str, set[str]] = {}
+        #: the value types of atomicrmw and cmpxchg instructions
+        self.atomic_types: set[str] = set()
+        current = None
+        code: list[str] = []  # the lines of code: globals, declarations, definitions
+        for ln in text.split("\n"):
+            if not ln:
+                continue
+            c = ln[0]
+            if c in ";!}" or ln.startswith(("target ", "source_filename", "attributes ")):
+                if c == "}":
+                    current = None
+                continue
+            code.append(ln)
+            if c == "d" and ln.startswith(("define", "declare")):
+                toks = lx.line_tokens(ln)
+                at = lx.define_name(toks)
+                if at is None or toks[0] not in ("define", "declare"):
+                    continue
+                n = lx.name(toks[at])
+                if toks[0] == "define":
+                    self.defined.add(n)
+                    current = self.calls.setdefault(n, set())
+                else:
+                    self.declared.add(n)
+                continue
+            if current is None:
+                continue
+            # (a quick no: only such lines can hold a call or an atomic)
+            if "call" in ln or "invoke" in ln:
+                toks = lx.line_tokens(ln)
+                at = lx.callee(toks)
+                if at is not None and toks[at][0] == "@":
+                    current.add(lx.name(toks[at]))
+            if "atomicrmw" in ln or "cmpxchg" in ln:
+                toks = lx.line_tokens(ln)
+                op, at = lx.instruction(toks)
+                if op in ("atomicrmw", "cmpxchg"):
+                    comma = lx.at_depth0(toks, at, len(toks), ",")
+                    if comma is not None:
+                        self.atomic_types.add(toks[lx.skip(toks, comma + 1)])
+        self.declared -= self.defined
+        # the words of all code at once: one tokenization, each distinct token classified
+        self.int_widths, self.words = lx.type_words(lx.words("\n".join(code)))
 
 
 def validate(job, relocate) -> None:
@@ -36,7 +95,7 @@ def validate(job, relocate) -> None:
     # links none; the symbols it defines may stay declared
     linked = linking.check(job.target, text, job.name,
                            where=lambda syms: _user_line(job, relocate, frozenset(syms)))
-    facts = irtext.ModuleFacts(text)
+    facts = ModuleFacts(text)
     for name in sorted(facts.declared):
         if name.startswith("__gpux_"):
             if by_name:

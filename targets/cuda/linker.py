@@ -27,7 +27,9 @@ class LinkError(GpuxUserError):
 def _nvrtc():
     try:
         from cuda.bindings import nvrtc
-    except ImportError:
+
+        nvrtc.nvrtcVersion()  # the library itself, not just its binding
+    except Exception:  # noqa: BLE001 - ImportError, or a binding without its library
         return None
     return nvrtc
 

@@ -224,6 +224,17 @@ def test_without_nvjitlink_the_code_to_link_travels_for_the_driver(cu_file, monk
         cuda.compile_cubin(kernel, F32)
 
 
+def test_without_nvrtc_linking_cuda_c_is_a_toolchain_error(cu_file):
+    """Where NVRTC cannot run (no cuda-python, or its binding without the library), a
+    kernel that links a CUDA C file fails to compile with an error that says so, not an
+    internal compiler error."""
+    if _linker.have_nvrtc():
+        pytest.skip("NVRTC is installed")
+    mul = cuda.declare_device("mul_scaled", "float32(float32, float32)", link=str(cu_file))
+    with pytest.raises(gpux.ToolchainError, match="needs NVRTC"):
+        gpux.compile(cuda.jit(_mul_kernel(mul)), F32, target="cuda")
+
+
 def test_compile_ptx_declares_the_function_and_records_the_code(cu_file):
     # PTX needs neither NVRTC nor a linker: the call stays external
     mul = cuda.declare_device("mul_scaled", "float32(float32, float32)", link=str(cu_file))
