@@ -607,6 +607,10 @@ class Runtime:
         raise NotImplementedError
 
     # -- optional: launches -----------------------------------------------------
+    def start(self) -> None:
+        """Make the driver's context now where it is made on first use (numba.cuda's
+        ``current_context()`` makes it); the errors of making it are raised here."""
+
     def prepare(self, kernel: Any, params: list) -> Any:
         """Once per kernel and parameter list (``PARAM_KINDS``), before its first launch:
         a launcher ``launcher(griddim, blockdim, args, shared_bytes, queue)`` doing what

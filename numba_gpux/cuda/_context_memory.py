@@ -128,6 +128,7 @@ class ContextMemory:
         """Initialize the memory manager before the context's first use (numba.cuda's
         ``prepare_for_use``); again after :meth:`_unprepare`."""
         if not self._prepared:
+            self.device.gpux_device.runtime.start()  # the driver's context, as numba.cuda's
             self._prepared = True
             if self.plugin is not None:
                 self.plugin.initialize()

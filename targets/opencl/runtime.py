@@ -84,6 +84,9 @@ class OpenCLRuntime(Runtime):
                 f"its commands would wait forever). Start worker processes with the "
                 f"'spawn' or 'forkserver' method, or use the device only in the children")
 
+    def start(self) -> None:
+        self.context  # noqa: B018 - made on first use
+
     @property
     def context(self):
         if self._ctx is None or self._forked:

@@ -112,6 +112,11 @@ def test_constructor_pickles_as_itself():
 
 
 def test_vector_kernels_use_the_disk_cache(device, tmp_path, monkeypatch):
+    import numba.core.config
+
+    # the facade's files go where numba.cuda's do (beside the source, or NUMBA_CACHE_DIR):
+    # a fresh folder, so that an earlier run's files are not found
+    monkeypatch.setattr(numba.core.config, "CACHE_DIR", str(tmp_path))
     monkeypatch.setenv("NUMBA_GPUX_CACHE_DIR", str(tmp_path))
 
     def k(res):

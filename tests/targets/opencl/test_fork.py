@@ -40,3 +40,30 @@ def test_a_forked_child_is_refused_not_hung(opencl_device):
     assert lines[0].startswith("refused: OpenCL initialized before forking"), out.stdout
     assert "'spawn'" in lines[0]
     assert lines[1] == "parent [0.0, 1.0, 2.0, 3.0]"
+
+
+FACADE = textwrap.dedent("""
+    import concurrent.futures, multiprocessing as mp, warnings
+    import numpy as np
+    from numba_gpux import cuda
+    from numba_gpux.cuda.cudadrv.error import CudaDriverError
+    warnings.simplefilter("ignore", DeprecationWarning)
+    cuda.current_context()                 # makes the driver's context, as numba.cuda's
+    with concurrent.futures.ProcessPoolExecutor(mp_context=mp.get_context("fork")) as ex:
+        fut = ex.submit(cuda.to_device, np.arange(1))
+    try:
+        fut.result(timeout=60)
+        print("ran")
+    except CudaDriverError as e:
+        print("refused: " + str(e))
+""")
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork (POSIX)")
+def test_the_facades_current_context_starts_the_device(opencl_device):
+    """numba.cuda's ``current_context()`` makes the context: a child forked after it is
+    refused (numba.cuda's CudaDriverError), not left to start the device afresh."""
+    out = subprocess.run([sys.executable, "-c", FACADE], capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.startswith("refused: OpenCL initialized before forking"), out.stdout
