@@ -162,7 +162,7 @@ def _count(keys, n, ipt, kmin, shift, mask, counts, nthreads):
         end = start + ipt
         if end > n:
             end = n
-        for j in range(start, end):
+        for j in range(np.uint64(start), np.uint64(end)):  # unsigned: no wraparound check
             d = np.int64(((keys[j] - kmin) >> shift) & mask)
             counts[d * nthreads + t] += 1
 
@@ -179,7 +179,7 @@ def _make_scatter(with_vals):
                 end = start + ipt
                 if end > n:
                     end = n
-                for j in range(start, end):
+                for j in range(np.uint64(start), np.uint64(end)):
                     k = keys[j]
                     s = np.int64(((k - kmin) >> shift) & mask) * nthreads + t
                     pos = offs[s]
@@ -195,7 +195,7 @@ def _make_scatter(with_vals):
                 end = start + ipt
                 if end > n:
                     end = n
-                for j in range(start, end):
+                for j in range(np.uint64(start), np.uint64(end)):
                     k = keys[j]
                     s = np.int64(((k - kmin) >> shift) & mask) * nthreads + t
                     pos = offs[s]
