@@ -43,7 +43,7 @@ ITEMS_PER_THREAD = hooks.declare(
 SORT_ITEMS_PER_THREAD = hooks.declare(
     "algorithms.sort_items_per_thread", int,
     "Consecutive keys each work-item counts and scatters in one radix-sort pass.",
-    space=(256, 1024, 4096, 16384, 65536))
+    space=(256, 1024, 4096, 16384, 131072))
 REDUCE_GROUPS = hooks.declare(
     "algorithms.reduce_groups", int,
     "The most work-groups a whole-array reduce's first pass launches; each work-item "
@@ -224,13 +224,15 @@ def install_defaults() -> None:
     hooks.implement("algorithms.scan_chunks", device_kind="cpu", default=True,
                     fn=lambda q: 128 * int(q.limit("compute_units", 16) or 16))
 
-    # radix sort on CPU devices: few work-items (one per 64K keys), each alone in its
+    # radix sort on CPU devices: few work-items (one per 128K keys), each alone in its
     # work-group, up to 11-bit digits (fewer passes; a work-item's counters still fit
     # in L2).  Intel's OpenCL CPU driver, 2 cores, 2**22 keys, sort/argsort in ms
     # (block, keys per work-item, bits): float32 (64, 2048, 4) 254/164, (1, 65536, 8)
-    # 39/67, (4, 65536, 11) 33/65; float64 (64, 2048, 4) 277/398, (1, 65536, 11) 108/151
+    # 39/67, (4, 65536, 11) 33/65; float64 (64, 2048, 4) 277/398, (1, 65536, 11) 108/151;
+    # in one later run on a loaded machine, float64 (1, K, 11) for K = 32K, 64K, 128K,
+    # 256K: 484/628, 452/549, 379/536, 388/520 (NumPy 573/1360)
     hooks.implement("algorithms.sort_items_per_thread", device_kind="cpu",
-                    fn=lambda q: 65536, default=True)
+                    fn=lambda q: 131072, default=True)
     hooks.implement("algorithms.radix_bits", device_kind="cpu", fn=lambda q: 11, default=True)
     hooks.implement("algorithms.sort_block_size", device_kind="cpu", fn=lambda q: 1,
                     default=True)

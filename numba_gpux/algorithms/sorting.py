@@ -3,8 +3,12 @@
 Keys are first mapped to unsigned integers whose order is the values' order
 (signed integers: flip the sign bit; floats: flip all bits of negatives and
 the sign bit of the rest, every NaN to the largest key so NaNs sort last,
-``-0.0`` to the key of ``0.0`` so they tie as ``np.sort`` has them).  Each
-pass sorts by ``radix_bits`` bits of the key in three launches:
+``-0.0`` to the key of ``0.0`` so they tie as ``np.sort`` has them).  A reduce
+finds the smallest and largest key; the passes sort by ``key - kmin``, and only
+by its bits below the highest bit of ``kmax - kmin`` (integers of a small range
+take one or two passes, however wide their type; equal keys none), in as few
+passes of at most ``radix_bits`` bits as cover them, the digits as even as can
+be.  Each pass runs three launches:
 
 1. count: work-item ``t`` counts the digits of its ``ipt`` consecutive keys
    into ``counts[digit * T + t]``;
@@ -13,7 +17,11 @@ pass sorts by ``radix_bits`` bits of the key in three launches:
 3. scatter: each work-item walks its keys again in order and moves each
    (with its index, for ``argsort``) to its position.
 
-Stable, so ``argsort`` matches ``np.argsort(kind="stable")``.
+Stable, so ``argsort`` matches ``np.argsort(kind="stable")``.  The hooks
+``algorithms.radix_bits``, ``algorithms.sort_items_per_thread`` and
+``algorithms.sort_block_size`` shape the passes: GPUs run many short
+work-items, CPU devices a few long ones (128K keys each), each alone in its
+work-group, with digits of up to 11 bits.
 """
 
 from __future__ import annotations
