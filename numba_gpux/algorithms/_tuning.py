@@ -111,7 +111,7 @@ def _scan_variants(q) -> tuple:
 SCAN_CHUNKS = hooks.declare(
     "algorithms.scan_chunks", int,
     "Work-items (chunks) of the chunked scan.", space=lambda q: tuple(
-        k * int(q.limit("compute_units", 16) or 16) for k in (2, 8, 32)))
+        k * int(q.limit("compute_units", 16) or 16) for k in (8, 32, 128)))
 
 #: the fewest elements for which a call tunes its hooks (smaller calls cost about
 #: their launches whatever the hooks say): those run with the hooks' present values
