@@ -33,6 +33,7 @@ from ..errors import GpuxUserError
 from . import _tuning
 from ._common import as_device, cdiv, device_of, empty, finish, jit, kernel_cache, reinterpret
 from .elementwise import foreach
+from .reduction import reduce
 from .scanning import scan
 
 __all__ = ["sort", "argsort"]
@@ -223,8 +224,6 @@ def _radix_sort(keys, vals, dev, value_dtype):
     """Sort *keys* (uint32/uint64 device array), carrying *vals* if not None; the hooks
     autotuned per dtype and size (the passes sort *keys* and *vals* in place: they
     are put back before each candidate)."""
-    from .reduction import reduce
-
     n = keys.size
     # the passes sort by the bits in which keys differ from the smallest: key - kmin,
     # below the highest bit of kmax - kmin (integers of a small range, floats of one
