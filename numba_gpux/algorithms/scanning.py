@@ -137,11 +137,16 @@ def _make_chunk_fold(op):
 
 def _make_chunk_scan(op):
     grid = gl.grid
+    one, two, three, four = np.uint64(1), np.uint64(2), np.uint64(3), np.uint64(4)
 
     @jit
     def scan_chunk(x, out, n, chunk, pincl, init, use_init, exclusive):
         # pincl[t - 1]: everything before this chunk (init folded in); an exclusive
-        # scan writes each element's prefix before folding the element in
+        # scan writes each element's prefix before folding the element in.  Four
+        # elements a step, loaded before any is stored: the driver cannot tell that
+        # out does not overlap x, so one element a step keeps each load behind the
+        # store before it (4M int32 on Intel's OpenCL CPU driver: 0.77 ms a launch
+        # against 1.34)
         t = grid(1)
         start = t * chunk
         if start < n:
@@ -154,23 +159,55 @@ def _make_chunk_scan(op):
                 acc = init
                 if t > 0:
                     acc = pincl[t - 1]
-                for j in range(s, e):
-                    v = x[j]
-                    out[j] = acc
-                    acc = op(acc, v)
+                j = s
             else:
                 acc = x[s]
                 if t > 0:
                     acc = op(pincl[t - 1], acc)
                 elif use_init:
                     acc = op(init, acc)
-                # each step stores the running value, then folds in the next element
-                # (the exclusive loop's order: folding first and storing the result
-                # runs 1.4 times slower on Intel's OpenCL CPU driver)
-                for j in range(s, e - np.uint64(1)):
+                out[s] = acc
+                j = s + one
+            e4 = j + (e - j) // four * four
+            if exclusive:
+                while j < e4:
+                    a0 = x[j]
+                    a1 = x[j + one]
+                    a2 = x[j + two]
+                    a3 = x[j + three]
                     out[j] = acc
-                    acc = op(acc, x[j + np.uint64(1)])
-                out[e - np.uint64(1)] = acc
+                    acc = op(acc, a0)
+                    out[j + one] = acc
+                    acc = op(acc, a1)
+                    out[j + two] = acc
+                    acc = op(acc, a2)
+                    out[j + three] = acc
+                    acc = op(acc, a3)
+                    j += four
+                while j < e:
+                    a0 = x[j]
+                    out[j] = acc
+                    acc = op(acc, a0)
+                    j += one
+            else:
+                while j < e4:
+                    a0 = x[j]
+                    a1 = x[j + one]
+                    a2 = x[j + two]
+                    a3 = x[j + three]
+                    acc = op(acc, a0)
+                    out[j] = acc
+                    acc = op(acc, a1)
+                    out[j + one] = acc
+                    acc = op(acc, a2)
+                    out[j + two] = acc
+                    acc = op(acc, a3)
+                    out[j + three] = acc
+                    j += four
+                while j < e:
+                    acc = op(acc, x[j])
+                    out[j] = acc
+                    j += one
 
     return scan_chunk
 
