@@ -218,11 +218,13 @@ def install_defaults() -> None:
     hooks.implement("algorithms.scan_variant", device_kind="cpu", fn="chunked", default=True)
     hooks.implement("algorithms.scan_chunks", default=True,
                     fn=lambda q: 8 * int(q.limit("compute_units", 16) or 16))
-    # CPU devices: many chunks, so that a core slowed by other work takes fewer of them
+    # CPU devices: more chunks, so that a core slowed by other work takes fewer of them
     # (Intel's OpenCL CPU driver, 2 cores shared with other processes, 2**22 int64
-    # inclusive scan, median ms: 16 chunks 7.6 to 8.1, 256 chunks 3.5 to 3.6)
+    # inclusive scan, median ms: 16 chunks 7.6 to 8.1, 64 chunks 4.0 to 4.3, 256 3.5 to
+    # 4.0; a later run, less loaded, with the scan's four-element steps: int64 16, 64,
+    # 256 chunks 4.3, 4.2, 4.8, int32 2.1, 2.1, 2.6)
     hooks.implement("algorithms.scan_chunks", device_kind="cpu", default=True,
-                    fn=lambda q: 128 * int(q.limit("compute_units", 16) or 16))
+                    fn=lambda q: 32 * int(q.limit("compute_units", 16) or 16))
 
     # radix sort on CPU devices: few work-items (one per 128K keys), each alone in its
     # work-group, up to 11-bit digits (fewer passes; a work-item's counters still fit

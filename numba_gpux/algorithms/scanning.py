@@ -3,7 +3,7 @@
 
 "lookback" (CUDA GPUs): one pass with decoupled look-back, in scan_lookback.py.
 
-"chunked" (CPU devices): work-items (128 per core on CPU devices, so that a busy core
+"chunked" (CPU devices): work-items (32 per core on CPU devices, so that a busy core
 takes fewer) fold contiguous chunks; the chunks' totals are scanned; each work-item
 scans its chunk from its prefix, writing the inclusive or the exclusive scan.
 
