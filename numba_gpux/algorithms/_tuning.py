@@ -15,6 +15,7 @@ from .. import autotuning, hooks
 from .._version import __version__
 
 __all__ = ["install_defaults", "BLOCK_SIZE", "ITEMS_PER_THREAD", "SORT_ITEMS_PER_THREAD", "RADIX_BITS",
+           "SORT_BLOCK_SIZE", "sort_block_size",
            "MAP_ITEMS_PER_THREAD", "MAP_BLOCK_SIZE", "map_items_per_thread", "map_block_size",
            "REDUCE_GROUPS", "block_size", "items_per_thread", "sort_items_per_thread", "radix_bits",
            "reduce_groups", "tuned", "TUNE_MIN_SIZE", "SCAN_VARIANT", "SCAN_CHUNKS", "scan_variant",
@@ -42,7 +43,7 @@ ITEMS_PER_THREAD = hooks.declare(
 SORT_ITEMS_PER_THREAD = hooks.declare(
     "algorithms.sort_items_per_thread", int,
     "Consecutive keys each work-item counts and scatters in one radix-sort pass.",
-    space=(256, 1024, 2048, 4096))
+    space=(256, 1024, 4096, 16384, 131072))
 REDUCE_GROUPS = hooks.declare(
     "algorithms.reduce_groups", int,
     "The most work-groups a whole-array reduce's first pass launches; each work-item "
@@ -59,7 +60,12 @@ MAP_BLOCK_SIZE = hooks.declare(
     space=_groups)
 RADIX_BITS = hooks.declare(
     "algorithms.radix_bits", int,
-    "Bits of the key sorted per radix-sort pass (1 to 8).", space=(4, 6, 8))
+    "The most bits of the key sorted per radix-sort pass (1 to 12; a sort makes as few "
+    "passes as this allows over the bits in which its keys differ).", space=(4, 6, 8, 11))
+SORT_BLOCK_SIZE = hooks.declare(
+    "algorithms.sort_block_size", int,
+    "Work-items per work-group in the radix sort's passes (each counts, then scatters, "
+    "its own keys: CPU devices run few, long work-items best).", space=(1, 4, 64, 256))
 
 AXIS_LANES = hooks.declare(
     "algorithms.axis_lanes", int,
@@ -105,7 +111,7 @@ def _scan_variants(q) -> tuple:
 SCAN_CHUNKS = hooks.declare(
     "algorithms.scan_chunks", int,
     "Work-items (chunks) of the chunked scan.", space=lambda q: tuple(
-        k * int(q.limit("compute_units", 16) or 16) for k in (2, 8, 32)))
+        k * int(q.limit("compute_units", 16) or 16) for k in (8, 32, 128)))
 
 #: the fewest elements for which a call tunes its hooks (smaller calls cost about
 #: their launches whatever the hooks say): those run with the hooks' present values
@@ -131,6 +137,7 @@ def install_defaults() -> None:
     hooks.implement("algorithms.items_per_thread", fn=lambda q: 4, default=True)
     hooks.implement("algorithms.sort_items_per_thread", fn=lambda q: 16, default=True)
     hooks.implement("algorithms.radix_bits", fn=lambda q: 4, default=True)
+    hooks.implement("algorithms.sort_block_size", fn=lambda q: 256, default=True)
     hooks.implement("algorithms.reduce_groups", fn=lambda q: 0, default=True)
     hooks.implement("algorithms.map_items_per_thread", fn=lambda q: 4, default=True)
     hooks.implement("algorithms.map_block_size", fn=lambda q: 256, default=True)
@@ -211,14 +218,26 @@ def install_defaults() -> None:
     hooks.implement("algorithms.scan_variant", device_kind="cpu", fn="chunked", default=True)
     hooks.implement("algorithms.scan_chunks", default=True,
                     fn=lambda q: 8 * int(q.limit("compute_units", 16) or 16))
+    # CPU devices: more chunks, so that a core slowed by other work takes fewer of them
+    # (Intel's OpenCL CPU driver, 2 cores shared with other processes, 2**22 int64
+    # inclusive scan, median ms: 16 chunks 7.6 to 8.1, 64 chunks 4.0 to 4.3, 256 3.5 to
+    # 4.0; a later run, less loaded, with the scan's four-element steps: int64 16, 64,
+    # 256 chunks 4.3, 4.2, 4.8, int32 2.1, 2.1, 2.6)
+    hooks.implement("algorithms.scan_chunks", device_kind="cpu", default=True,
+                    fn=lambda q: 32 * int(q.limit("compute_units", 16) or 16))
 
-    # measured on Intel's OpenCL CPU driver, 2**22 float32 keys (bits, keys/work-item -> s):
-    # (8, 512) 2.97, (4, 512) 2.30, (6, 1024) 2.28, (8, 4096) 1.77, (4, 2048) 1.75
-    hooks.implement("algorithms.sort_items_per_thread", target="opencl", device_kind="cpu",
-                    fn=lambda q: 2048, default=True)
-    hooks.implement("algorithms.radix_bits", target="opencl", device_kind="cpu", fn=lambda q: 4,
+    # radix sort on CPU devices: few work-items (one per 128K keys), each alone in its
+    # work-group, up to 11-bit digits (fewer passes; a work-item's counters still fit
+    # in L2).  Intel's OpenCL CPU driver, 2 cores, 2**22 keys, sort/argsort in ms
+    # (block, keys per work-item, bits): float32 (64, 2048, 4) 254/164, (1, 65536, 8)
+    # 39/67, (4, 65536, 11) 33/65; float64 (64, 2048, 4) 277/398, (1, 65536, 11) 108/151;
+    # in one later run on a loaded machine, float64 (1, K, 11) for K = 32K, 64K, 128K,
+    # 256K: 484/628, 452/549, 379/536, 388/520 (NumPy 573/1360)
+    hooks.implement("algorithms.sort_items_per_thread", device_kind="cpu",
+                    fn=lambda q: 131072, default=True)
+    hooks.implement("algorithms.radix_bits", device_kind="cpu", fn=lambda q: 11, default=True)
+    hooks.implement("algorithms.sort_block_size", device_kind="cpu", fn=lambda q: 1,
                     default=True)
-
 
 install_defaults()
 
@@ -265,9 +284,16 @@ def reduce_groups(device, dtype, key=None) -> int:
 
 def radix_bits(device, dtype, key=None) -> int:
     b = hooks.tuning("algorithms.radix_bits", device, dtype, key)
-    if not 1 <= b <= 8:
-        raise hooks.HookError(f"algorithms.radix_bits must be between 1 and 8, got {b}")
+    if not 1 <= b <= 12:
+        raise hooks.HookError(f"algorithms.radix_bits must be between 1 and 12, got {b}")
     return b
+
+
+def sort_block_size(device, dtype, key=None) -> int:
+    bs = hooks.tuning("algorithms.sort_block_size", device, dtype, key)
+    if bs < 1:
+        raise hooks.HookError(f"algorithms.sort_block_size must be positive, got {bs}")
+    return _pow2_floor(min(bs, device.max_threads_per_block))
 
 
 def _variant(hook: str, allowed: tuple, device, dtype, key) -> str:

@@ -3,8 +3,9 @@
 
 "lookback" (CUDA GPUs): one pass with decoupled look-back, in scan_lookback.py.
 
-"chunked" (CPU devices): a few work-items, one launch each, fold contiguous chunks;
-the chunks' totals are scanned; each work-item scans its chunk from its prefix.
+"chunked" (CPU devices): work-items (32 per core on CPU devices, so that a busy core
+takes fewer) fold contiguous chunks; the chunks' totals are scanned; each work-item
+scans its chunk from its prefix, writing the inclusive or the exclusive scan.
 
 "blocked" (other GPUs), in three kinds of launch:
 
@@ -117,14 +118,17 @@ def _make_chunk_fold(op):
 
     @jit
     def scan_chunk_fold(x, n, chunk, part):
+        # the loops index with unsigned integers: a signed index makes every access
+        # check for a negative index (Python's wraparound), which keeps CPU drivers
+        # from vectorizing the loop (five times slower on Intel's OpenCL CPU driver)
         t = grid(1)
         start = t * chunk
         if start < n:
             end = start + chunk
             if end > n:
                 end = n
-            acc = x[start]
-            for j in range(start + 1, end):
+            acc = x[np.uint64(start)]
+            for j in range(np.uint64(start + 1), np.uint64(end)):
                 acc = op(acc, x[j])
             part[t] = acc
 
@@ -133,25 +137,77 @@ def _make_chunk_fold(op):
 
 def _make_chunk_scan(op):
     grid = gl.grid
+    one, two, three, four = np.uint64(1), np.uint64(2), np.uint64(3), np.uint64(4)
 
     @jit
-    def scan_chunk(x, out, n, chunk, pincl, init, use_init):
-        # pincl[t - 1]: everything before this chunk (init folded in)
+    def scan_chunk(x, out, n, chunk, pincl, init, use_init, exclusive):
+        # pincl[t - 1]: everything before this chunk (init folded in); an exclusive
+        # scan writes each element's prefix before folding the element in.  Four
+        # elements a step, loaded before any is stored: the driver cannot tell that
+        # out does not overlap x, so one element a step keeps each load behind the
+        # store before it (4M int32 on Intel's OpenCL CPU driver: 0.77 ms a launch
+        # against 1.34)
         t = grid(1)
         start = t * chunk
         if start < n:
             end = start + chunk
             if end > n:
                 end = n
-            acc = x[start]
-            if t > 0:
-                acc = op(pincl[t - 1], acc)
-            elif use_init:
-                acc = op(init, acc)
-            out[start] = acc
-            for j in range(start + 1, end):
-                acc = op(acc, x[j])
-                out[j] = acc
+            s = np.uint64(start)
+            e = np.uint64(end)
+            if exclusive:
+                acc = init
+                if t > 0:
+                    acc = pincl[t - 1]
+                j = s
+            else:
+                acc = x[s]
+                if t > 0:
+                    acc = op(pincl[t - 1], acc)
+                elif use_init:
+                    acc = op(init, acc)
+                out[s] = acc
+                j = s + one
+            e4 = j + (e - j) // four * four
+            if exclusive:
+                while j < e4:
+                    a0 = x[j]
+                    a1 = x[j + one]
+                    a2 = x[j + two]
+                    a3 = x[j + three]
+                    out[j] = acc
+                    acc = op(acc, a0)
+                    out[j + one] = acc
+                    acc = op(acc, a1)
+                    out[j + two] = acc
+                    acc = op(acc, a2)
+                    out[j + three] = acc
+                    acc = op(acc, a3)
+                    j += four
+                while j < e:
+                    a0 = x[j]
+                    out[j] = acc
+                    acc = op(acc, a0)
+                    j += one
+            else:
+                while j < e4:
+                    a0 = x[j]
+                    a1 = x[j + one]
+                    a2 = x[j + two]
+                    a3 = x[j + three]
+                    acc = op(acc, a0)
+                    out[j] = acc
+                    acc = op(acc, a1)
+                    out[j + one] = acc
+                    acc = op(acc, a2)
+                    out[j + two] = acc
+                    acc = op(acc, a3)
+                    out[j + three] = acc
+                    j += four
+                while j < e:
+                    acc = op(acc, x[j])
+                    out[j] = acc
+                    j += one
 
     return scan_chunk
 
@@ -192,11 +248,12 @@ def _inclusive(d, op, init, dev, key):
     return out
 
 
-def _inclusive_chunked(d, op, init, dev, key):
+def _inclusive_chunked(d, op, init, dev, key, exclusive=False):
     """The chunked scan: each of a few work-items folds a contiguous chunk, the chunks'
     totals are scanned, and each work-item scans its chunk again from its prefix; three
     launches without a barrier, each reading memory in order (the shape CPU devices
-    run well: a work-item per core or so, no work-group synchronization)."""
+    run well: a work-item per core or so, no work-group synchronization).  *exclusive*:
+    the last launch writes the exclusive scan (each element's prefix, *init* first)."""
     dt = d.dtype
     n = d.size
     out = empty(n, dt, dev)
@@ -211,7 +268,7 @@ def _inclusive_chunked(d, op, init, dev, key):
         part = empty(chunks, dt, dev)
         _chunk_fold(op.fn)[chunks, 1](d, n, chunk, part)
         pincl = _inclusive_chunked(part, op, init, dev, key)
-    _chunk_scan(op.fn)[chunks, 1](d, out, n, chunk, pincl, init_v, use_init)
+    _chunk_scan(op.fn)[chunks, 1](d, out, n, chunk, pincl, init_v, use_init, exclusive)
     return out
 
 
@@ -254,6 +311,8 @@ def _scan(d, o, init, exclusive, dev, key):
         return scan_lookback(d, o, init, exclusive, dev, key)
     if not exclusive:
         return _inclusive(d, o, init, dev, key)
+    if _tuning.scan_variant(dev, d.dtype, key) == "chunked":
+        return _inclusive_chunked(d, o, init, dev, key, exclusive=True)
     n = d.size
     dt = d.dtype
     if n == 1:

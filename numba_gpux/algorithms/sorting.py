@@ -3,8 +3,12 @@
 Keys are first mapped to unsigned integers whose order is the values' order
 (signed integers: flip the sign bit; floats: flip all bits of negatives and
 the sign bit of the rest, every NaN to the largest key so NaNs sort last,
-``-0.0`` to the key of ``0.0`` so they tie as ``np.sort`` has them).  Each
-pass sorts by ``radix_bits`` bits of the key in three launches:
+``-0.0`` to the key of ``0.0`` so they tie as ``np.sort`` has them).  A reduce
+finds the smallest and largest key; the passes sort by ``key - kmin``, and only
+by its bits below the highest bit of ``kmax - kmin`` (integers of a small range
+take one or two passes, however wide their type; equal keys none), in as few
+passes of at most ``radix_bits`` bits as cover them, the digits as even as can
+be.  Each pass runs three launches:
 
 1. count: work-item ``t`` counts the digits of its ``ipt`` consecutive keys
    into ``counts[digit * T + t]``;
@@ -13,7 +17,11 @@ pass sorts by ``radix_bits`` bits of the key in three launches:
 3. scatter: each work-item walks its keys again in order and moves each
    (with its index, for ``argsort``) to its position.
 
-Stable, so ``argsort`` matches ``np.argsort(kind="stable")``.
+Stable, so ``argsort`` matches ``np.argsort(kind="stable")``.  The hooks
+``algorithms.radix_bits``, ``algorithms.sort_items_per_thread`` and
+``algorithms.sort_block_size`` shape the passes: GPUs run many short
+work-items, CPU devices a few long ones (128K keys each), each alone in its
+work-group, with digits of up to 11 bits.
 """
 
 from __future__ import annotations
@@ -25,6 +33,7 @@ from ..errors import GpuxUserError
 from . import _tuning
 from ._common import as_device, cdiv, device_of, empty, finish, jit, kernel_cache, reinterpret
 from .elementwise import foreach
+from .reduction import reduce
 from .scanning import scan
 
 __all__ = ["sort", "argsort"]
@@ -153,7 +162,7 @@ def _from_keys(keys, dt, dev):
 # ------------------------------------------------------------------ radix passes
 
 @jit
-def _count(keys, n, ipt, shift, mask, counts, nthreads):
+def _count(keys, n, ipt, kmin, shift, mask, counts, nthreads):
     t = gl.grid(1)
     if t < nthreads:
         for d in range(np.int64(mask) + 1):
@@ -162,8 +171,8 @@ def _count(keys, n, ipt, shift, mask, counts, nthreads):
         end = start + ipt
         if end > n:
             end = n
-        for j in range(start, end):
-            d = np.int64((keys[j] >> shift) & mask)
+        for j in range(np.uint64(start), np.uint64(end)):  # unsigned: no wraparound check
+            d = np.int64(((keys[j] - kmin) >> shift) & mask)
             counts[d * nthreads + t] += 1
 
 
@@ -172,32 +181,32 @@ def _make_scatter(with_vals):
 
     if with_vals:
         @jit
-        def scatter(keys, vals, n, ipt, shift, mask, offs, nthreads, keys_out, vals_out):
+        def scatter(keys, vals, n, ipt, kmin, shift, mask, offs, nthreads, keys_out, vals_out):
             t = grid(1)
             if t < nthreads:
                 start = t * ipt
                 end = start + ipt
                 if end > n:
                     end = n
-                for j in range(start, end):
+                for j in range(np.uint64(start), np.uint64(end)):
                     k = keys[j]
-                    s = np.int64((k >> shift) & mask) * nthreads + t
+                    s = np.int64(((k - kmin) >> shift) & mask) * nthreads + t
                     pos = offs[s]
                     offs[s] = pos + 1
                     keys_out[pos] = k
                     vals_out[pos] = vals[j]
     else:
         @jit
-        def scatter(keys, vals, n, ipt, shift, mask, offs, nthreads, keys_out, vals_out):
+        def scatter(keys, vals, n, ipt, kmin, shift, mask, offs, nthreads, keys_out, vals_out):
             t = grid(1)
             if t < nthreads:
                 start = t * ipt
                 end = start + ipt
                 if end > n:
                     end = n
-                for j in range(start, end):
+                for j in range(np.uint64(start), np.uint64(end)):
                     k = keys[j]
-                    s = np.int64((k >> shift) & mask) * nthreads + t
+                    s = np.int64(((k - kmin) >> shift) & mask) * nthreads + t
                     pos = offs[s]
                     offs[s] = pos + 1
                     keys_out[pos] = k
@@ -208,26 +217,45 @@ _scatter = kernel_cache(_make_scatter)
 
 
 _SORT_HOOKS = ("algorithms.radix_bits", "algorithms.sort_items_per_thread",
-               "algorithms.block_size")
+               "algorithms.sort_block_size")
 
 
 def _radix_sort(keys, vals, dev, value_dtype):
     """Sort *keys* (uint32/uint64 device array), carrying *vals* if not None; the hooks
     autotuned per dtype and size (the passes sort *keys* and *vals* in place: they
     are put back before each candidate)."""
+    n = keys.size
+    # the passes sort by the bits in which keys differ from the smallest: key - kmin,
+    # below the highest bit of kmax - kmin (integers of a small range, floats of one
+    # sign and similar magnitudes need fewer passes; equal keys none)
+    kmin = reduce(keys, "min")
+    span = int(reduce(keys, "max")) - int(kmin)
     writes = (keys,) if vals is None else (keys, vals)
     subject = "algorithms.sort" if vals is None else "algorithms.argsort"
-    return _tuning.tuned(subject, _SORT_HOOKS, dev, value_dtype, keys.size,
-                         lambda key: _radix_passes(keys, vals, dev, value_dtype, key),
+    return _tuning.tuned(subject, _SORT_HOOKS, dev, value_dtype, n,
+                         lambda key: _radix_passes(keys, vals, kmin, span.bit_length(), dev,
+                                                   value_dtype, key),
                          writes=writes)
 
 
-def _radix_passes(keys, vals, dev, value_dtype, key):
+def _pass_shifts(width: int, bits: int) -> tuple[int, list]:
+    """(digit bits, the shift of each pass) to sort *width* key bits in passes of at most
+    *bits* bits: as few passes as that allows, their digits as even as can be."""
+    if width == 0:
+        return 1, []
+    passes = cdiv(width, bits)
+    digit = cdiv(width, passes)
+    return digit, list(range(0, width, digit))
+
+
+def _radix_passes(keys, vals, kmin, width, dev, value_dtype, key):
     n = keys.size
     kt = keys.dtype
-    bits = _tuning.radix_bits(dev, value_dtype, key)
+    bits, shifts = _pass_shifts(width, _tuning.radix_bits(dev, value_dtype, key))
+    if not shifts:
+        return keys, vals
     ipt = _tuning.sort_items_per_thread(dev, value_dtype, key)
-    bs = _tuning.block_size(dev, value_dtype, key)
+    bs = _tuning.sort_block_size(dev, value_dtype, key)
     nthreads = cdiv(n, ipt)
     blocks = max(1, cdiv(nthreads, bs))
     radix = 1 << bits
@@ -236,12 +264,13 @@ def _radix_passes(keys, vals, dev, value_dtype, key):
     vals2 = empty(n, vals.dtype, dev) if vals is not None else keys2
     scatter = _scatter(vals is not None)
     mask = kt.type(radix - 1)
-    for shift in range(0, kt.itemsize * 8, bits):
+    kmin = kt.type(kmin)
+    for shift in shifts:
         sh = kt.type(shift)
-        _count[blocks, bs](keys, n, ipt, sh, mask, counts, nthreads)
+        _count[blocks, bs](keys, n, ipt, kmin, sh, mask, counts, nthreads)
         offs = scan(counts, "add", exclusive=True, device=dev)
-        scatter[blocks, bs](keys, vals if vals is not None else keys, n, ipt, sh, mask, offs,
-                            nthreads, keys2, vals2)
+        scatter[blocks, bs](keys, vals if vals is not None else keys, n, ipt, kmin, sh, mask,
+                            offs, nthreads, keys2, vals2)
         keys, keys2 = keys2, keys
         if vals is not None:
             vals, vals2 = vals2, vals
