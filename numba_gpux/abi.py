@@ -84,9 +84,14 @@ def flatten_type(ty, where: str = "argument") -> list[Param]:
         return flatten_type(ty.dtype, where)
     if isinstance(ty, types.NoneType):  # ``out=None``: no leaves, the kernel sees None
         return []
+    if isinstance(ty, types.Opaque):
+        # an opaque handle (an extension's type with Numba's OpaqueModel): no data
+        # reaches the device; the kernel sees Numba's dummy value, as a CPU function
+        # unboxing it does, and can use what its type gives at compile time
+        return []
     raise GpuxUserError(
         f"{where} of type {ty} cannot be passed to a kernel; kernels take arrays, "
-        f"numbers, booleans, records and tuples of those"
+        f"numbers, booleans, records, opaque handles and tuples of those"
     )
 
 

@@ -365,6 +365,8 @@ def wrap_kernel(neutral: NeutralResult, name: str) -> str:
             return context.make_tuple(builder, ty, [build(t) for t in ty.types])
         if isinstance(ty, types.NoneType):
             return context.get_dummy_value()
+        if isinstance(ty, types.Opaque):  # no data passed (abi.py): Numba's dummy value
+            return context.get_constant_null(ty)
         raise InternalCompilerError("wrap", f"unhandled argument type {ty}")
 
     args = [build(ty) for ty in neutral.all_argtypes]

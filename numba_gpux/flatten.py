@@ -130,8 +130,8 @@ def _build_flatten(argtypes, device=None):
         elif isinstance(ty, types.BaseTuple):
             for i, t in enumerate(ty.types):
                 emit(f"{expr}[{i}]", t)
-        elif isinstance(ty, types.NoneType):
-            pass  # None: nothing to pass (abi.py)
+        elif isinstance(ty, (types.NoneType, types.Opaque)):
+            pass  # None, an opaque handle: nothing to pass (abi.py)
         else:
             abi.flatten_type(ty)  # raises the user-facing error
             raise GpuxUserError(f"unsupported kernel argument type {ty}")

@@ -79,3 +79,46 @@ def test_a_struct_model_type_in_a_local_array(device):
     f[1, 1](outa, outb)
     np.testing.assert_equal(outa, np.arange(6))
     np.testing.assert_equal(outb, 3 * np.arange(6))
+
+
+# -- an opaque handle: an extension's type with Numba's OpaqueModel ----------------------
+
+class Handle:
+    pass
+
+
+class HandleType(types.Opaque):
+    pass
+
+
+handle_type = HandleType("FacadeTestHandle")
+extending.register_model(HandleType)(extending.core_models.OpaqueModel)
+
+
+@extending.typeof_impl.register(Handle)
+def _typeof_handle(val, c):
+    return handle_type
+
+
+@extending.overload_attribute(HandleType, "answer", target="cuda")
+def _handle_answer(obj):
+    return lambda obj: 42
+
+
+def test_an_opaque_handle_is_a_kernel_argument(device):
+    """A kernel takes an object whose type is opaque (no data reaches the device, as
+    unboxing it on the CPU gives Numba's dummy value): what its type gives at compile
+    time works, with an eager signature and typed at launch, beside other arguments."""
+    @cuda.jit(void(types.int64[::1], handle_type))
+    def eager(res, h):
+        res[0] = h.answer
+
+    @cuda.jit
+    def lazy(res, h, x, pair):
+        res[0] = h.answer + x + pair[1]
+
+    res = cuda.to_device(np.zeros(1, np.int64))
+    eager[1, 1](res, Handle())
+    assert res.copy_to_host()[0] == 42
+    lazy[1, 1](res, Handle(), 5, (1, 7))
+    assert res.copy_to_host()[0] == 54
