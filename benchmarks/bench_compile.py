@@ -262,11 +262,14 @@ def _cases() -> dict:
 
 
 def _env_of(name: str, env: dict) -> dict:
-    """The baseline rows' environment: the baseline tree first on PYTHONPATH."""
-    if not name.startswith("baseline_"):
-        return env
+    """A row's environment: this checkout first on PYTHONPATH, or for the baseline rows
+    the baseline tree, and the working directory left off ``sys.path``
+    (``PYTHONSAFEPATH``): ``python -c`` puts it first, so run from a checkout's root
+    every row measured that checkout, the baseline rows included."""
     env = dict(env)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (BASELINE, env.get("PYTHONPATH")) if p)
+    tree = BASELINE if name.startswith("baseline_") else os.path.dirname(HERE)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (tree, env.get("PYTHONPATH")) if p)
+    env["PYTHONSAFEPATH"] = "1"
     return env
 
 
