@@ -1,0 +1,139 @@
+"""What a compile loads and how it runs: the costs kept out of a first compile and out
+of each device function (benchmarks/bench_compile.py), each next to the behaviour it
+must leave as it was."""
+
+import gc
+import subprocess
+import sys
+
+import pytest
+from numba.core import types
+from numba.core.errors import TypingError
+from numba.core.extending import intrinsic
+
+import numba_gpux as gpux
+
+SIG = "void(float32[::1], float32[::1])"
+
+
+def _fresh(code: str) -> str:
+    """Run *code* in a new interpreter (nothing of this process loaded); its stdout."""
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       timeout=600)
+    assert p.returncode == 0, p.stderr[-3000:]
+    return p.stdout
+
+
+# ------------------------------------------------------------------ the collector
+_seen: list = []
+
+
+@intrinsic(target="gpux")
+def _collector_state(typingctx, x):
+    """Records, while a kernel is typed, whether Python's cyclic collector runs."""
+    _seen.append(gc.isenabled())
+
+    def codegen(context, builder, sig, args):
+        return args[0]
+    return x(x), codegen
+
+
+@gpux.jit(device=True)
+def _through(x):
+    return _collector_state(x) * 2.0
+
+
+def test_collector_paused_while_compiling_and_restored():
+    def k(out, x):
+        i = gpux.grid(1)
+        if i < out.size:
+            out[i] = _through(x[i])
+
+    assert gc.isenabled()
+    _seen.clear()
+    art = gpux.compile(k, SIG, target="opencl")
+    assert art.binary
+    assert _seen and not any(_seen)  # typed (in a device function) with it paused
+    assert gc.isenabled()
+
+
+def test_collector_restored_after_a_failed_compile():
+    def bad(out, x):
+        i = gpux.grid(1)
+        if i < out.size:
+            out[i] = x[i] + "text"
+
+    with pytest.raises(TypingError):
+        gpux.compile(bad, SIG, target="opencl")
+    assert gc.isenabled()
+
+
+def test_collector_a_program_disabled_stays_disabled():
+    def k(out, x):
+        i = gpux.grid(1)
+        if i < out.size:
+            out[i] = x[i] * 3.0
+
+    gc.disable()
+    try:
+        gpux.compile(k, SIG, target="opencl")
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+
+# ------------------------------------------------------------------ what loads
+_PROBE = """
+import sys, math
+import numpy as np
+import numba_gpux as gpux
+
+def k(out, x):
+    i = gpux.grid(1)
+    if i < out.size:
+        out[i] = math.sin(x[i]) * 2.0 + 1.0
+
+gpux.compile(k, "void(float32[::1], float32[::1])", target="opencl")
+print(sorted(m for m in ("cffi", "pycparser", "numba.np.arraymath") if m in sys.modules))
+"""
+
+
+def test_a_first_kernel_loads_neither_cffi_nor_numpy_array_math():
+    # Numba's typeof of a module or function imports cffi (for its check of cffi
+    # objects); numba.np.arraymath loads when a kernel first needs it
+    assert _fresh(_PROBE).split("\n")[0] == "[]"
+
+
+def test_axis_forms_after_array_math_loads_late():
+    # the kernel language's axis= forms (language/arrayaxis.py: Numba's word the axis
+    # check with an f-string, which kernels cannot build) are installed when array math
+    # loads in the middle of a process's compiles, and when something else loaded it
+    axis_kernel = """
+def s(a, out):
+    m = a.reshape((2, 3))
+    c = np.cumsum(m, axis=1)
+    t = m.sum(axis=0)
+    out[0] = c[1, 2] + t[2]
+
+import numba_gpux.language.arrayaxis as ax
+gpux.compile(s, "void(float64[::1], float64[::1])", target="opencl")
+print("numba.np.arraymath" in sys.modules)
+"""
+    assert _fresh(_PROBE + axis_kernel).split("\n")[:2] == ["[]", "True"]
+    # Numba's CPU target (an @njit function) loaded it before the first kernel
+    first = "import numba.np.arraymath\n"
+    assert _fresh(first + _PROBE + axis_kernel).split("\n")[1] == "True"
+
+
+def test_module_and_function_globals_type_as_numba_types_them():
+    import math
+
+    from numba_gpux.context import typing_context
+
+    tctx = typing_context()
+    assert tctx.resolve_value_type(math) == types.Module(math)
+    assert tctx.resolve_value_type(gpux) == types.Module(gpux)
+    fnty = tctx.resolve_value_type(math.sin)
+    assert isinstance(fnty, types.Function) and fnty.typing_key is math.sin
+    with pytest.raises(ValueError):
+        tctx.resolve_value_type(object())
