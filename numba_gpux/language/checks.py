@@ -12,11 +12,19 @@ is reported the same way, with the line and the operation it was lowering
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 from numba.core import ir, types
 from numba.core.compiler import Compiler, DefaultPassBuilder
-from numba.core.compiler_machinery import AnalysisPass, FunctionPass, register_pass
-from numba.core.typed_passes import NopythonTypeInference
+from numba.core.compiler_lock import global_compiler_lock
+from numba.core.compiler_machinery import (AnalysisPass, FunctionPass, PassManager, pass_timings,
+                                           register_pass)
+from numba.core.errors import new_error_context
+from numba.core.event import _registered as _event_listeners
+from numba.core.ir_utils import enforce_no_dels
+from numba.core.typed_passes import DumpParforDiagnostics, NopythonTypeInference
+from numba.core.untyped_passes import MakeFunctionToJitFunction, WithLifting
 
 from numba.core.errors import NumbaError
 
@@ -162,22 +170,88 @@ class RejectHostContainers(AnalysisPass):
 class GpuxCompiler(Compiler):
     """Numba's nopython pipeline with :class:`CaptureDeviceArrays` and
     :class:`RejectHostContainers` before typing, :class:`RejectHostOnlyValues` after it,
-    and before the rewrites ``half_ufuncs.SeparateHalfLoops`` (float16 loops unfused)."""
+    and before the rewrites ``half_ufuncs.SeparateHalfLoops`` (float16 loops unfused).
+
+    The pipeline is made once per shape of Numba's builder (what it reads of a compile's
+    state), not once per function (its definition and dependency analysis were a tenth
+    of a small device function's compile), and leaves out the passes that have nothing
+    to do for the function: :data:`_NEEDS_OPERATIONS`, and the parfor diagnostics."""
 
     def define_pipelines(self):
-        pm = DefaultPassBuilder.define_nopython_pipeline(self.state)
-        before = pm.passes[[p for p, _ in pm.passes].index(NopythonTypeInference) - 1][0]
-        pm.add_pass_after(CaptureDeviceArrays, before)
-        pm.add_pass_after(RejectHostContainers, CaptureDeviceArrays)
-        pm.add_pass_after(PrivateArrays, RejectHostContainers)
-        pm.add_pass_after(RejectHostOnlyValues, NopythonTypeInference)
-        pm.add_pass_after(EnableRuntime, RejectHostOnlyValues)
-        # (imported here: it loads Numba's ufunc machinery, which the context has by now)
-        from .half_ufuncs import SeparateHalfLoops
-
-        pm.add_pass_after(SeparateHalfLoops, EnableRuntime)
-        pm.finalize()
+        state = self.state
+        flags = state.flags
+        shape = (state.func_ir is None, flags.no_rewrites, flags.auto_parallel.enabled,
+                 flags.enable_ssa)
+        made = _pipelines.get(shape)
+        if made is None:
+            made = _pipelines[shape] = _define_pipeline(state)
+        passes, analysis = made
+        if state.func_ir is None:  # from bytecode: what it does is known
+            ops = {ins.opname for ins in state.bc.table.values()}
+            passes = [(p, d) for p, d in passes
+                      if _NEEDS_OPERATIONS.get(p, ops) & ops]
+        if not flags.auto_parallel.enabled:
+            passes = [(p, d) for p, d in passes if p is not DumpParforDiagnostics]
+        pm = _PassManager("nopython")
+        pm.passes = list(passes)
+        pm._analysis = analysis
+        pm._print_after, pm._print_before, pm._print_wrap = pm._debug_init()
+        pm._finalized = True
         return [pm]
+
+
+class _PassManager(PassManager):
+    """Numba's pass manager, each pass run with the same checks, error context and
+    timings, without building the details of the ``numba:run_pass`` event for no
+    listener (the compile's flags and types formatted for every pass: a tenth of a
+    small device function's compile).  With a listener installed, or Numba's IR
+    dumps asked for, it is Numba's own."""
+
+    def _runPass(self, index, pss, internal_state):
+        if _event_listeners.get("numba:run_pass") or self._print_after \
+                or self._print_before or self._print_wrap:
+            return super()._runPass(index, pss, internal_state)
+        with global_compiler_lock, new_error_context("Pass {name}", name=pss.name()):
+            pss.analysis = self._analysis
+            times = []
+            for step in (pss.run_initialization, pss.run_pass, pss.run_finalizer):
+                t = time.perf_counter()
+                if step(internal_state) not in (True, False):
+                    raise ValueError(f"CompilerPass implementations should return "
+                                     f"True/False. CompilerPass with name "
+                                     f"'{pss.name()}' did not.")
+                times.append(time.perf_counter() - t)
+        if isinstance(pss, FunctionPass):
+            enforce_no_dels(internal_state.func_ir)
+        self.exec_times[f"{index}_{pss.name()}"] = pass_timings(*times)
+
+
+#: Numba's passes that do nothing for a function whose bytecode has none of these
+#: operations: lifting ``with`` blocks, and closures made into functions
+_NEEDS_OPERATIONS = {
+    WithLifting: frozenset({"BEFORE_WITH", "SETUP_WITH", "BEFORE_ASYNC_WITH",
+                            "SETUP_ASYNC_WITH"}),
+    MakeFunctionToJitFunction: frozenset({"MAKE_FUNCTION"}),
+}
+
+#: pipeline shape -> (passes, dependency analysis), see GpuxCompiler
+_pipelines: dict = {}
+
+
+def _define_pipeline(state) -> tuple:
+    pm = DefaultPassBuilder.define_nopython_pipeline(state)
+    before = pm.passes[[p for p, _ in pm.passes].index(NopythonTypeInference) - 1][0]
+    pm.add_pass_after(CaptureDeviceArrays, before)
+    pm.add_pass_after(RejectHostContainers, CaptureDeviceArrays)
+    pm.add_pass_after(PrivateArrays, RejectHostContainers)
+    pm.add_pass_after(RejectHostOnlyValues, NopythonTypeInference)
+    pm.add_pass_after(EnableRuntime, RejectHostOnlyValues)
+    # (imported here: it loads Numba's ufunc machinery, which the context has by now)
+    from .half_ufuncs import SeparateHalfLoops
+
+    pm.add_pass_after(SeparateHalfLoops, EnableRuntime)
+    pm.finalize()
+    return tuple(pm.passes), pm._analysis
 
 
 def return_value_loc(cres):

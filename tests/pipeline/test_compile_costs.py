@@ -137,3 +137,113 @@ def test_module_and_function_globals_type_as_numba_types_them():
     assert isinstance(fnty, types.Function) and fnty.typing_key is math.sin
     with pytest.raises(ValueError):
         tctx.resolve_value_type(object())
+
+
+# ------------------------------------------------------------------ the pass pipeline
+# Numba's passes for closures run only for functions whose bytecode makes one
+# (language/checks.py's GpuxCompiler): the closures below need them
+
+
+@gpux.jit(device=True)
+def _apply(f, v):
+    return f(v)
+
+
+def test_closures_called_in_a_kernel(opencl_device):
+    import numpy as np
+
+    @gpux.jit
+    def k(out, x):
+        i = gpux.grid(1)
+
+        def scale(v):
+            return v * 3.0
+        if i < out.size:
+            c = 2.0
+            out[i] = scale(x[i]) + (lambda v: v + c)(x[i])
+
+    x = np.arange(8, dtype=np.float32)
+    out = np.zeros_like(x)
+    k[1, 8](out, x)
+    np.testing.assert_array_equal(out, x * 3 + x + 2)
+
+
+def test_a_closure_passed_to_a_device_function(opencl_device):
+    import numpy as np
+
+    @gpux.jit
+    def k(out, x):
+        i = gpux.grid(1)
+        c = 5.0
+
+        def add(v):
+            return v + c
+        if i < out.size:
+            out[i] = _apply(add, x[i])
+
+    x = np.arange(8, dtype=np.float32)
+    out = np.zeros_like(x)
+    k[1, 8](out, x)
+    np.testing.assert_array_equal(out, x + 5)
+
+
+def test_the_pipeline_is_made_once_and_fits_the_function():
+    from numba.core.untyped_passes import MakeFunctionToJitFunction, WithLifting
+
+    from numba_gpux.language import checks
+
+    @gpux.jit(device=True)
+    def plain(x):
+        return x + 1.0
+
+    @gpux.jit(device=True)
+    def closure(x):
+        return (lambda v: v * 2.0)(x)
+
+    pipelines = {}
+    real = checks.GpuxCompiler.define_pipelines
+
+    def spy(self):
+        pms = real(self)
+        pipelines[self.state.func_id.func_name] = [p for p, _ in pms[0].passes]
+        return pms
+
+    checks.GpuxCompiler.define_pipelines = spy
+    try:
+        plain.neutral((types.float64,))
+        closure.neutral((types.float64,))
+    finally:
+        checks.GpuxCompiler.define_pipelines = real
+    assert MakeFunctionToJitFunction not in pipelines["plain"]
+    assert WithLifting not in pipelines["plain"]
+    assert MakeFunctionToJitFunction in pipelines["closure"]
+    assert len(checks._pipelines) == 1
+
+
+def test_pass_events_timings_and_error_context_as_numba_gives_them():
+    from numba.core import event
+
+    @gpux.jit(device=True)
+    def listened(x):
+        return x - 1.0
+
+    @gpux.jit(device=True)
+    def unlistened(x):
+        return x - 2.0
+
+    with event.install_recorder("numba:run_pass") as rec:
+        listened.neutral((types.float64,))
+    names = {e.data["name"].split(" [")[0] for _, e in rec.buffer}
+    assert {"nopython_type_inference", "native_lowering"} <= names
+    res = unlistened.neutral((types.float64,))
+    times = res.cres.metadata["pipeline_times"]["nopython"]
+    assert any(k.endswith("_nopython_type_inference") for k in times)
+    assert all(v.run >= 0 for v in times.values())
+
+    def bad(out, x):
+        i = gpux.grid(1)
+        if i < out.size:
+            out[i] = x[i] + "text"
+
+    with pytest.raises(TypingError, match="During: Pass nopython_type_inference"):
+        gpux.compile(bad, SIG, target="opencl")
