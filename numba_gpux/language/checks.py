@@ -12,6 +12,7 @@ is reported the same way, with the line and the operation it was lowering
 
 from __future__ import annotations
 
+import contextlib
 import time
 
 import numpy as np
@@ -317,19 +318,52 @@ def shared_array_sites(cres, _seen=None) -> list:
     return sites
 
 
-def reads_device_arrays(py_func, _seen=None) -> bool:
+#: reads_device_arrays' complete answers during one compile (``compile_searches``):
+#: function id -> (function, answer); None outside a compile
+_answers: dict | None = None
+
+
+@contextlib.contextmanager
+def compile_searches():
+    """Within it (a compile, under the compiler lock), :func:`reads_device_arrays`
+    answers each function once: a chain of N device functions was searched to its end
+    for each one's caller, N * N / 2 functions (globals do not change while Numba
+    types)."""
+    global _answers
+    if _answers is not None:  # a nested compile: the outermost keeps them
+        yield
+        return
+    _answers = {}
+    try:
+        yield
+    finally:
+        _answers = None
+
+
+def reads_device_arrays(py_func) -> bool:
     """Whether *py_func* (or a device function it names, transitively) may read a device
     array from a global or closure variable: its code's global names and its closure
     cells, searched without compiling.  Such a device function is inlined into the
     IR of the kernel that calls it (the dispatcher's ``targetoptions``), where the
     kernel captures the arrays as its own."""
-    seen = set() if _seen is None else _seen
+    return _reads_device_arrays(py_func, set())[0]
+
+
+def _reads_device_arrays(py_func, seen: set) -> tuple[bool, bool]:
+    """(the answer for *py_func*, whether it is complete): a function already being
+    searched (a recursion) counts as reading none, and an answer that relied on that
+    is not kept in ``_answers``."""
+    answers = _answers
+    if answers is not None:
+        got = answers.get(id(py_func))
+        if got is not None and got[0] is py_func:
+            return got[1], True
     if id(py_func) in seen:
-        return False
+        return False, False
     seen.add(id(py_func))
     code = getattr(py_func, "__code__", None)
     if code is None:
-        return False
+        return False, True
     values = [c.cell_contents for c in (py_func.__closure__ or ()) if _filled(c)]
     names, todo = set(), [code]
     while todo:  # nested code objects (comprehensions, inner functions)
@@ -338,12 +372,19 @@ def reads_device_arrays(py_func, _seen=None) -> bool:
         todo.extend(k for k in c.co_consts if hasattr(k, "co_names"))
     g = getattr(py_func, "__globals__", {})
     values.extend(g[n] for n in names if n in g)
+    found, complete = False, True
     for v in values:
         if is_device_memory(v) or is_foreign_device_memory(v):
-            return True
-        if is_device_function(v) and reads_device_arrays(v.py_func, seen):
-            return True
-    return False
+            found = True
+            break
+        if is_device_function(v):
+            found, done = _reads_device_arrays(v.py_func, seen)
+            if found:
+                break
+            complete = complete and done
+    if answers is not None and (found or complete):
+        answers[id(py_func)] = (py_func, found)
+    return found, found or complete
 
 
 def is_device_memory(value) -> bool:

@@ -247,3 +247,39 @@ def test_pass_events_timings_and_error_context_as_numba_gives_them():
 
     with pytest.raises(TypingError, match="During: Pass nopython_type_inference"):
         gpux.compile(bad, SIG, target="opencl")
+
+
+# ------------------------------------------------------------------ device arrays read
+# from globals: a device function that reads one is inlined into its kernel's IR
+# (dispatcher.targetoptions); the search runs once per function within a compile
+
+
+def test_a_chain_is_searched_for_global_device_arrays_once_per_function(opencl_device):
+    import numpy as np
+
+    from numba_gpux.language import checks
+
+    table = gpux.to_device(np.array([10.0, 20.0, 30.0, 40.0], np.float64))
+    ns = {"gpux": gpux, "table": table}
+    src = ["@gpux.jit(device=True)\ndef g0(i):\n    return table[i % 4]\n"]
+    n = 16
+    for i in range(1, n):
+        src.append(f"@gpux.jit(device=True)\ndef g{i}(i):\n    return g{i - 1}(i) + 1.0\n")
+    src.append(f"@gpux.jit\ndef k(out):\n    i = gpux.grid(1)\n    if i < out.size:\n"
+               f"        out[i] = g{n - 1}(i)\n")
+    exec("\n".join(src), ns)
+    calls = []
+    real = checks._reads_device_arrays
+
+    def counted(py_func, seen):
+        calls.append(py_func.__name__)  # (each search of a function)
+        return real(py_func, seen)
+
+    checks._reads_device_arrays = counted
+    try:
+        out = np.zeros(8)
+        ns["k"][1, 8](out)
+    finally:
+        checks._reads_device_arrays = real
+    np.testing.assert_array_equal(out, np.resize([10.0, 20.0, 30.0, 40.0], 8) + (n - 1))
+    assert len(calls) <= 3 * n, len(calls)  # a search per caller: n * n / 2
