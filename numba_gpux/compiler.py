@@ -10,9 +10,7 @@ Per target (``TARGET_STAGES``, each enterable from its input):
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-import gc
 import weakref
 from dataclasses import dataclass, field
 from typing import Any
@@ -34,29 +32,8 @@ from .language.semantics import DEFAULT_SEMANTICS as _DEFAULT_SEMANTICS, Semanti
 from . import config
 from .irverify import check_step
 
-__all__ = ["Options", "Semantics", "Job", "TARGET_STAGES", "collector_paused",
+__all__ = ["Options", "Semantics", "Job", "TARGET_STAGES",
            "compile_neutral", "wrap_kernel", "run_target_stages", "NeutralResult"]
-
-
-@contextlib.contextmanager
-def collector_paused():
-    """Python's cyclic garbage collector paused while a compile runs, and the objects the
-    compile made collected once at the end (their generation only).  Numba makes many
-    objects per function; with the collector on, a compile ran its young collections
-    over and over and, once the process holds Numba's ~100k objects, full collections
-    that walk all of them (a quarter of a chain of device functions' compile time:
-    benchmarks/results/compile_chain.md).  Nested compiles (device functions typed
-    inside a kernel's typing) leave it to the outermost; a collector the program has
-    disabled stays so."""
-    if not gc.isenabled():
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
-        gc.collect(0)
 
 
 @dataclass(frozen=True)
@@ -187,7 +164,6 @@ def _flags(options: Options, runtime: bool = False):
     return flags
 
 
-@collector_paused()
 def compile_neutral(pyfunc, argtypes, options: Options, return_type=None) -> NeutralResult:
     """translate -> type -> lower, in the shared context."""
     from . import context as _context
@@ -272,7 +248,6 @@ def kernel_symbol(pyfunc, argtypes) -> str:
     return f"{base}__{sig[:40]}_{h}" if sig else f"{base}_{h}"
 
 
-@collector_paused()
 def wrap_kernel(neutral: NeutralResult, name: str) -> str:
     """The neutral module of a kernel: its lowered code plus an entry point ``name``
     that takes the flattened ABI (see ``abi.py``) and calls it, cleaned up by
@@ -765,7 +740,6 @@ TARGET_STAGES: list[tuple[str, object]] = [
 STAGE_NAMES = [n for n, _ in TARGET_STAGES]
 
 
-@collector_paused()
 def run_target_stages(job: Job, start: str = "map_ir", stop: str | None = None) -> Job:
     """Run the per-target stages from *start* through *stop* (inclusive)."""
     i = STAGE_NAMES.index(start)

@@ -21,8 +21,7 @@ from . import linking
 from . import serialize as _serialize
 from .attributes import KernelAttributes
 from .inspection import KernelInspection, Overload
-from .compiler import (NeutralResult, Options, collector_paused, compile_neutral, kernel_symbol,
-                       wrap_kernel)
+from .compiler import NeutralResult, Options, compile_neutral, kernel_symbol, wrap_kernel
 from .devices import Device as _Device, default_device
 from .errors import GpuxUserError, LaunchError, LaunchTypeError
 from .language.checks import set_foreign_adopter
@@ -557,8 +556,7 @@ class GpuxFunction(KernelAttributes, KernelInspection):
         if art is None:
             from .cache import compile_target, index_store
 
-            # one pause of the collector for the whole compile (compiler.collector_paused)
-            with self._lock, collector_paused():
+            with self._lock:
                 art = self._code.get(key)
                 if art is None:
                     sym, text = self.kernel_ir(argtypes)

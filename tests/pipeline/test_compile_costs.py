@@ -2,14 +2,12 @@
 of each device function (benchmarks/bench_compile.py), each next to the behaviour it
 must leave as it was."""
 
-import gc
 import subprocess
 import sys
 
 import pytest
 from numba.core import types
 from numba.core.errors import TypingError
-from numba.core.extending import intrinsic
 
 import numba_gpux as gpux
 
@@ -22,64 +20,6 @@ def _fresh(code: str) -> str:
                        timeout=600)
     assert p.returncode == 0, p.stderr[-3000:]
     return p.stdout
-
-
-# ------------------------------------------------------------------ the collector
-_seen: list = []
-
-
-@intrinsic(target="gpux")
-def _collector_state(typingctx, x):
-    """Records, while a kernel is typed, whether Python's cyclic collector runs."""
-    _seen.append(gc.isenabled())
-
-    def codegen(context, builder, sig, args):
-        return args[0]
-    return x(x), codegen
-
-
-@gpux.jit(device=True)
-def _through(x):
-    return _collector_state(x) * 2.0
-
-
-def test_collector_paused_while_compiling_and_restored():
-    def k(out, x):
-        i = gpux.grid(1)
-        if i < out.size:
-            out[i] = _through(x[i])
-
-    assert gc.isenabled()
-    _seen.clear()
-    art = gpux.compile(k, SIG, target="opencl")
-    assert art.binary
-    assert _seen and not any(_seen)  # typed (in a device function) with it paused
-    assert gc.isenabled()
-
-
-def test_collector_restored_after_a_failed_compile():
-    def bad(out, x):
-        i = gpux.grid(1)
-        if i < out.size:
-            out[i] = x[i] + "text"
-
-    with pytest.raises(TypingError):
-        gpux.compile(bad, SIG, target="opencl")
-    assert gc.isenabled()
-
-
-def test_collector_a_program_disabled_stays_disabled():
-    def k(out, x):
-        i = gpux.grid(1)
-        if i < out.size:
-            out[i] = x[i] * 3.0
-
-    gc.disable()
-    try:
-        gpux.compile(k, SIG, target="opencl")
-        assert not gc.isenabled()
-    finally:
-        gc.enable()
 
 
 # ------------------------------------------------------------------ what loads
