@@ -187,7 +187,7 @@ class GpuxTypingContext(TypingBaseContext):
         if _untypeable(val):
             # a module or function (``gpux``, ``gpux.grid``, ``math.sin``): what Numba
             # gives after its typeof fails, without that failure, whose cffi check
-            # imports cffi and pycparser (a fifth of a first compile)
+            # imports cffi and pycparser (benchmarks/results/costs.md)
             ty = self._get_global_type(val)
             if ty is not None:
                 return ty

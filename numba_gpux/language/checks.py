@@ -174,9 +174,10 @@ class GpuxCompiler(Compiler):
     and before the rewrites ``half_ufuncs.SeparateHalfLoops`` (float16 loops unfused).
 
     The pipeline is made once per shape of Numba's builder (what it reads of a compile's
-    state), not once per function (its definition and dependency analysis were a tenth
-    of a small device function's compile), and leaves out the passes that have nothing
-    to do for the function: :data:`_NEEDS_OPERATIONS`, and the parfor diagnostics."""
+    state), not once per function (its definition and dependency analysis are a part of
+    each device function's compile: benchmarks/results/costs.md), and leaves out the
+    passes that have nothing to do for the function: :data:`_NEEDS_OPERATIONS`, and the
+    parfor diagnostics."""
 
     def define_pipelines(self):
         state = self.state
@@ -204,9 +205,9 @@ class GpuxCompiler(Compiler):
 class _PassManager(PassManager):
     """Numba's pass manager, each pass run with the same checks, error context and
     timings, without building the details of the ``numba:run_pass`` event for no
-    listener (the compile's flags and types formatted for every pass: a tenth of a
-    small device function's compile).  With a listener installed, or Numba's IR
-    dumps asked for, it is Numba's own."""
+    listener (the compile's flags and types formatted for every pass:
+    benchmarks/results/costs.md).  With a listener installed, or Numba's IR dumps
+    asked for, it is Numba's own."""
 
     def _runPass(self, index, pss, internal_state):
         if _event_listeners.get("numba:run_pass") or self._print_after \
