@@ -232,7 +232,7 @@ class _PassManager(PassManager):
 #: operations: lifting ``with`` blocks, and closures made into functions
 _NEEDS_OPERATIONS = {
     WithLifting: frozenset({"BEFORE_WITH", "SETUP_WITH", "BEFORE_ASYNC_WITH",
-                            "SETUP_ASYNC_WITH"}),
+                            "SETUP_ASYNC_WITH", "LOAD_SPECIAL"}),  # (3.10; 3.11-3.13; 3.14)
     MakeFunctionToJitFunction: frozenset({"MAKE_FUNCTION"}),
 }
 
