@@ -24,7 +24,7 @@ from numba.core.compiler_machinery import (AnalysisPass, FunctionPass, PassManag
 from numba.core.errors import new_error_context
 from numba.core.event import _registered as _event_listeners
 from numba.core.ir_utils import enforce_no_dels
-from numba.core.typed_passes import DumpParforDiagnostics, NopythonTypeInference
+from numba.core.typed_passes import DumpParforDiagnostics, NopythonRewrites, NopythonTypeInference
 from numba.core.untyped_passes import MakeFunctionToJitFunction, WithLifting
 
 from numba.core.errors import NumbaError
@@ -213,6 +213,9 @@ class _PassManager(PassManager):
         if _event_listeners.get("numba:run_pass") or self._print_after \
                 or self._print_before or self._print_wrap:
             return super()._runPass(index, pss, internal_state)
+        idle = _IDLE.get(type(pss))
+        if idle is not None and idle(internal_state):
+            return
         with global_compiler_lock, new_error_context("Pass {name}", name=pss.name()):
             pss.analysis = self._analysis
             times = []
@@ -227,6 +230,41 @@ class _PassManager(PassManager):
             enforce_no_dels(internal_state.func_ir)
         self.exec_times[f"{index}_{pss.name()}"] = pass_timings(*times)
 
+
+#: Numba's own rewrites after typing (``_known_typed_rewrites``), once used
+_KNOWN_TYPED_REWRITES = None
+
+
+def _no_typed_rewrite_applies(state) -> bool:
+    """Whether none of the rewrites Numba runs after typing (``NopythonRewrites``) can
+    match the function: its own (string-literal item access, array expressions, arrays
+    of constants) all need a variable typed as an array or a string literal, and
+    nothing else is registered.  The pass then changes nothing: the IR it would
+    post-process again is as the passes before it left it."""
+    from numba.core.rewrites import rewrite_registry
+
+    global _KNOWN_TYPED_REWRITES
+    if _KNOWN_TYPED_REWRITES is None:  # (on first use: they load Numba's ufunc machinery)
+        _KNOWN_TYPED_REWRITES = _known_typed_rewrites()
+    if not set(rewrite_registry.rewrites["after-inference"]) <= _KNOWN_TYPED_REWRITES:
+        return False
+    return not any(isinstance(t, (types.Array, types.StringLiteral))
+                   for t in state.typemap.values())
+
+
+def _known_typed_rewrites() -> frozenset:
+    from numba.core.inline_closurecall import RewriteArrayOfConsts
+    from numba.core.rewrites.static_getitem import (RewriteStringLiteralGetitems,
+                                                    RewriteStringLiteralSetitems)
+    from numba.np.ufunc.array_exprs import RewriteArrayExprs
+
+    return frozenset({RewriteStringLiteralGetitems, RewriteStringLiteralSetitems,
+                      RewriteArrayExprs, RewriteArrayOfConsts})
+
+
+
+#: passes that do nothing for a compile's state where the predicate says so, skipped
+_IDLE = {NopythonRewrites: _no_typed_rewrite_applies}
 
 #: Numba's passes that do nothing for a function whose bytecode has none of these
 #: operations: lifting ``with`` blocks, and closures made into functions

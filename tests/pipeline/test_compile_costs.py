@@ -223,3 +223,63 @@ def test_a_chain_is_searched_for_global_device_arrays_once_per_function(opencl_d
         checks._reads_device_arrays = real
     np.testing.assert_array_equal(out, np.resize([10.0, 20.0, 30.0, 40.0], 8) + (n - 1))
     assert len(calls) <= 3 * n, len(calls)  # a search per caller: n * n / 2
+
+
+# ------------------------------------------------------------------ passes left out
+# (language/checks.py's _IDLE): the code is the same as with them
+
+
+def _scalar_loop(x, n):
+    s = 0.0
+    for i in range(n):
+        if i % 3 == 0:
+            s += x * i
+        else:
+            s -= (x, 2.0)[1]
+    return s
+
+
+def _array_expression(a, b):
+    return (a + b * 2.0)[0]
+
+
+def _closure_and_tuple(x, n):
+    t = (x, x + 1.0, n)
+
+    def pick(k):
+        return t[k] * 2.0
+    return pick(0) + pick(1) + t[2]
+
+
+@pytest.mark.parametrize("fn, argtypes", [
+    (_scalar_loop, (types.float64, types.int64)),
+    (_closure_and_tuple, (types.float32, types.int32)),
+])
+def test_passes_left_out_leave_the_same_code(fn, argtypes):
+    from numba_gpux.language import checks
+
+    def neutral_text():
+        import re
+
+        text = gpux.jit(fn, device=True).neutral(argtypes).library.neutral_ir()
+        # (each compile's own: the version in mangled names, addresses in generated ones)
+        return re.sub(r"0x[0-9a-f]+", "0x", re.sub(r"B\d+v\d+B", "BvB", text))
+
+    lean = neutral_text()
+    idle = dict(checks._IDLE)
+    checks._IDLE.clear()
+    try:
+        full = neutral_text()
+    finally:
+        checks._IDLE.update(idle)
+    assert lean == full
+
+
+def test_typed_rewrites_run_where_they_may_apply():
+    def ran(fn, argtypes):
+        res = gpux.jit(fn, device=True).neutral(argtypes)
+        return any(k.endswith("_nopython_rewrites")
+                   for k in res.cres.metadata["pipeline_times"]["nopython"])
+
+    assert ran(_array_expression, (types.float64[::1], types.float64[::1]))
+    assert not ran(_scalar_loop, (types.float64, types.int64))
