@@ -25,7 +25,7 @@ from numba.core.errors import new_error_context
 from numba.core.event import _registered as _event_listeners
 from numba.core.ir_utils import enforce_no_dels
 from numba.core.typed_passes import DumpParforDiagnostics, NopythonRewrites, NopythonTypeInference
-from numba.core.untyped_passes import MakeFunctionToJitFunction, WithLifting
+from numba.core.untyped_passes import InlineClosureLikes, MakeFunctionToJitFunction, WithLifting
 
 from numba.core.errors import NumbaError
 
@@ -195,6 +195,9 @@ class GpuxCompiler(Compiler):
         if not flags.auto_parallel.enabled:
             passes = [(p, d) for p, d in passes if p is not DumpParforDiagnostics]
         pm = _PassManager("nopython")
+        # (a function given as IR, not bytecode -- a lifted loop -- has what it has)
+        pm.idle = _IDLE if state.func_ir is None else {
+            k: v for k, v in _IDLE.items() if k is not InlineClosureLikes}
         pm.passes = list(passes)
         pm._analysis = analysis
         pm._print_after, pm._print_before, pm._print_wrap = pm._debug_init()
@@ -209,11 +212,15 @@ class _PassManager(PassManager):
     benchmarks/results/costs.md).  With a listener installed, or Numba's IR dumps
     asked for, it is Numba's own."""
 
+    #: pass class -> predicate of the compile's state: True when the pass has nothing
+    #: to do (``_IDLE``)
+    idle: dict = {}
+
     def _runPass(self, index, pss, internal_state):
         if _event_listeners.get("numba:run_pass") or self._print_after \
                 or self._print_before or self._print_wrap:
             return super()._runPass(index, pss, internal_state)
-        idle = _IDLE.get(type(pss))
+        idle = self.idle.get(type(pss))
         if idle is not None and idle(internal_state):
             return
         with global_compiler_lock, new_error_context("Pass {name}", name=pss.name()):
@@ -263,8 +270,40 @@ def _known_typed_rewrites() -> frozenset:
 
 
 
+def _nothing_closure_like(state) -> bool:
+    """Whether Numba's ``InlineClosureLikes`` has nothing to do: it inlines closures made
+    in the function, ``functools.reduce`` and stencil calls, and (in loops) list
+    comprehensions made into arrays.  A function from bytecode with no loop (no
+    backward jump), no closure made, and no global, closure variable or attribute
+    named or being one of those, leaves it nothing; its clean-up then redoes what
+    the IR's processing did."""
+    bc = getattr(state, "bc", None)
+    if bc is None:
+        return False
+    for ins in bc.table.values():
+        op = ins.opname
+        if op in _LOOP_OR_CLOSURE_OPS or "BACKWARD" in op:
+            return False
+    for block in state.func_ir.blocks.values():
+        for inst in block.body:
+            if not isinstance(inst, ir.Assign):
+                continue
+            v = inst.value
+            if isinstance(v, (ir.Global, ir.FreeVar)):
+                if getattr(v.value, "__name__", None) in _CLOSURE_LIKE_NAMES \
+                        or type(v.value).__name__ == "StencilFunc":
+                    return False
+            elif isinstance(v, ir.Expr) and (v.op == "make_function" or (
+                    v.op == "getattr" and v.attr in _CLOSURE_LIKE_NAMES)):
+                return False
+    return True
+
+
+_LOOP_OR_CLOSURE_OPS = frozenset({"FOR_ITER", "JUMP_ABSOLUTE", "MAKE_FUNCTION"})
+_CLOSURE_LIKE_NAMES = frozenset({"reduce", "stencil"})
+
 #: passes that do nothing for a compile's state where the predicate says so, skipped
-_IDLE = {NopythonRewrites: _no_typed_rewrite_applies}
+_IDLE = {NopythonRewrites: _no_typed_rewrite_applies, InlineClosureLikes: _nothing_closure_like}
 
 #: Numba's passes that do nothing for a function whose bytecode has none of these
 #: operations: lifting ``with`` blocks, and closures made into functions

@@ -2,6 +2,7 @@
 of each device function (benchmarks/bench_compile.py), each next to the behaviour it
 must leave as it was."""
 
+import math
 import subprocess
 import sys
 
@@ -243,6 +244,15 @@ def _array_expression(a, b):
     return (a + b * 2.0)[0]
 
 
+def _branches_and_math(x, n):
+    t = (x, x + 1.0)
+    if n > 2:
+        return math.sin(t[0]) * n
+    elif n < -2:
+        return -t[1] if x > 0 else abs(x)
+    return t[n % 2]
+
+
 def _closure_and_tuple(x, n):
     t = (x, x + 1.0, n)
 
@@ -253,6 +263,7 @@ def _closure_and_tuple(x, n):
 
 @pytest.mark.parametrize("fn, argtypes", [
     (_scalar_loop, (types.float64, types.int64)),
+    (_branches_and_math, (types.float64, types.int64)),
     (_closure_and_tuple, (types.float32, types.int32)),
 ])
 def test_passes_left_out_leave_the_same_code(fn, argtypes):
@@ -283,3 +294,14 @@ def test_typed_rewrites_run_where_they_may_apply():
 
     assert ran(_array_expression, (types.float64[::1], types.float64[::1]))
     assert not ran(_scalar_loop, (types.float64, types.int64))
+
+
+def test_closure_inlining_runs_where_it_may_apply():
+    def ran(fn, argtypes):
+        res = gpux.jit(fn, device=True).neutral(argtypes)
+        return any(k.endswith("_inline_closure_likes")
+                   for k in res.cres.metadata["pipeline_times"]["nopython"])
+
+    assert ran(_scalar_loop, (types.float64, types.int64))  # a loop
+    assert ran(_closure_and_tuple, (types.float32, types.int32))  # a closure
+    assert not ran(_branches_and_math, (types.float64, types.int64))
