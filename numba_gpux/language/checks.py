@@ -282,7 +282,8 @@ def _nothing_closure_like(state) -> bool:
         return False
     for ins in bc.table.values():
         op = ins.opname
-        if op in _LOOP_OR_CLOSURE_OPS or "BACKWARD" in op:
+        if op in _LOOP_OR_CLOSURE_OPS or "BACKWARD" in op or (
+                ins.is_jump and ins.get_jump_target() <= ins.offset):  # (3.10's loops)
             return False
     for block in state.func_ir.blocks.values():
         for inst in block.body:

@@ -253,6 +253,14 @@ def _branches_and_math(x, n):
     return t[n % 2]
 
 
+def _while_loop(x, n):
+    i = 0
+    while i < n:
+        x = x * 0.5
+        i += 1
+    return x
+
+
 def _closure_and_tuple(x, n):
     t = (x, x + 1.0, n)
 
@@ -303,5 +311,6 @@ def test_closure_inlining_runs_where_it_may_apply():
                    for k in res.cres.metadata["pipeline_times"]["nopython"])
 
     assert ran(_scalar_loop, (types.float64, types.int64))  # a loop
+    assert ran(_while_loop, (types.float64, types.int64))
     assert ran(_closure_and_tuple, (types.float32, types.int32))  # a closure
     assert not ran(_branches_and_math, (types.float64, types.int64))
