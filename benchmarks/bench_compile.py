@@ -25,7 +25,10 @@ gives medians.
 * a chain: a kernel calling a chain of N device functions (N = 8 and 32), each its
   own ``jit(device=True)`` calling the previous one, compiled to PTX in a fresh process,
   next to numba-cuda's ``compile_ptx`` of the same source; the difference between the
-  two lengths gives the cost of one more device function.
+  two lengths gives the cost of one more device function.  numba-cuda compiles each
+  device function for the compute capability of the current device, which needs a
+  CUDA driver and creates a context; the benchmark makes it see cc 9.0 (compile_ptx's)
+  without one, so no driver is needed and no context creation is timed.
 
 * against an earlier numba-gpux (``--baseline PATH``, a checkout of it, e.g. a git
   worktree of an older commit): the first-kernel rows again with that tree first on
@@ -210,16 +213,21 @@ if api == "gpux":
     import numba_gpux as gpux
 else:
     from numba import cuda
+    import types as _t
+    import numba.cuda.dispatcher as _d
+    # numba-cuda compiles a device function called from a kernel for the current
+    # device's compute capability (a CUDA context); answer compile_ptx's cc instead
+    _d.get_current_device = lambda: _t.SimpleNamespace(compute_capability=(9, 0))
 t1 = T()
 m = importlib.import_module("chain_mod")
 S = "void(float32[::1], float32[::1])"
-t2 = T()
+t2 = T(); c2 = time.process_time()
 if api == "gpux":
     gpux.compile(m.k, S, target="cuda", cubin=False)
 else:
     cuda.compile_ptx(m.k, S, cc=(9, 0))
-t3 = T()
-print(json.dumps({"import": t1 - t0, "first": t3 - t2}))
+t3 = T(); c3 = time.process_time()
+print(json.dumps({"import": t1 - t0, "first": t3 - t2, "first_cpu": c3 - c2}))
 """
 #: chain lengths measured
 CHAIN_LENGTHS = (8, 32)
@@ -254,11 +262,14 @@ def _cases() -> dict:
 
 
 def _env_of(name: str, env: dict) -> dict:
-    """The baseline rows' environment: the baseline tree first on PYTHONPATH."""
-    if not name.startswith("baseline_"):
-        return env
+    """A row's environment: this checkout first on PYTHONPATH, or for the baseline rows
+    the baseline tree, and the working directory left off ``sys.path``
+    (``PYTHONSAFEPATH``): ``python -c`` puts it first, so run from a checkout's root
+    every row measured that checkout, the baseline rows included."""
     env = dict(env)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (BASELINE, env.get("PYTHONPATH")) if p)
+    tree = BASELINE if name.startswith("baseline_") else os.path.dirname(HERE)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (tree, env.get("PYTHONPATH")) if p)
+    env["PYTHONSAFEPATH"] = "1"
     return env
 
 
@@ -352,9 +363,19 @@ def measure(runs: int) -> dict:
         if ours and ref:
             r[f"chain of {n} device functions: first/numba_cuda_first"] = \
                 ours["first"] / ref["first"]
+            # CPU time: on a loaded machine the less noisy of the two (both compile
+            # in-process, numba-cuda's NVVM included)
+            r[f"chain of {n} device functions: first/numba_cuda_first (CPU time)"] = \
+                ours["first_cpu"] / ref["first_cpu"]
     lo, hi = (m.get(f"gpux_chain_{n}") for n in (CHAIN_LENGTHS[0], CHAIN_LENGTHS[-1]))
     if lo and hi:  # the cost of one more device function in the chain
         out["chain_per_function_s"] = (hi["first"] - lo["first"]) / (
+            CHAIN_LENGTHS[-1] - CHAIN_LENGTHS[0])
+        out["chain_per_function_cpu_s"] = (hi["first_cpu"] - lo["first_cpu"]) / (
+            CHAIN_LENGTHS[-1] - CHAIN_LENGTHS[0])
+    lo, hi = (m.get(f"numba_cuda_chain_{n}") for n in (CHAIN_LENGTHS[0], CHAIN_LENGTHS[-1]))
+    if lo and hi:
+        out["numba_cuda_chain_per_function_s"] = (hi["first"] - lo["first"]) / (
             CHAIN_LENGTHS[-1] - CHAIN_LENGTHS[0])
     g = out["goals"]
     for ours in ("gpux_spirv_first_warm", "gpux_ptx_first_warm"):
@@ -431,8 +452,11 @@ def report(res: dict) -> str:
                      f"(the same signature again: {ns['same_signature_again'] * 1e6:.1f} us)")
     if "chain_per_function_s" in res:
         lines.append("")
+        ref = res.get("numba_cuda_chain_per_function_s")
         lines.append(f"each further device function in the chain: "
-                     f"{res['chain_per_function_s'] * 1e3:.1f} ms")
+                     f"{res['chain_per_function_s'] * 1e3:.1f} ms "
+                     f"({res['chain_per_function_cpu_s'] * 1e3:.1f} ms CPU time)"
+                     + (f"; numba-cuda: {ref * 1e3:.1f} ms" if ref else ""))
     lines.append("")
     lines.append("| ratio | value |")
     lines.append("| --- | --- |")

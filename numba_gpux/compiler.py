@@ -169,7 +169,8 @@ def compile_neutral(pyfunc, argtypes, options: Options, return_type=None) -> Neu
     from . import context as _context
     from .context import TARGET_NAME, target_context, typing_context
 
-    from .language.checks import GpuxCompiler, lowering_failure, reject_unsupported_constructs
+    from .language.checks import (GpuxCompiler, compile_searches, lowering_failure,
+                                  reject_unsupported_constructs)
     from .language.cooperative import uses_grid_sync
     from .language.heap import needs_runtime
     from .language.source import transformed
@@ -178,7 +179,7 @@ def compile_neutral(pyfunc, argtypes, options: Options, return_type=None) -> Neu
     reject_unsupported_constructs(pyfunc)
     tctx, cctx = typing_context(), target_context()
     runtime = False
-    with global_compiler_lock, target_override(TARGET_NAME):
+    with global_compiler_lock, target_override(TARGET_NAME), compile_searches():
         while True:
             loads = _context.array_math_loads
             try:

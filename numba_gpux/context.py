@@ -8,6 +8,7 @@ by the Target's data and overlay registry.
 from __future__ import annotations
 
 from . import irlex, irtext
+import sys
 import threading
 
 from llvmlite import ir
@@ -16,6 +17,7 @@ from numba.core import types
 from numba.core.base import BaseContext
 from numba.core.target_extension import CUDA, dispatcher_registry, jit_registry, target_registry
 from numba.core.typing import BaseContext as TypingBaseContext
+from numba.core.typing.typeof import typeof_impl
 
 from .interface import NEUTRAL_DATA_LAYOUT
 from .passes import internalize, run_passes
@@ -119,6 +121,10 @@ class GpuxTypingContext(TypingBaseContext):
         # register more (the builtin registry's templates refresh Numba's CPU
         # context, which imports numba.np.arraymath), and the installer may already
         # be past the lists those land in; the next refresh then installs them
+        if "numba.np.arraymath" in sys.modules:  # loaded: by us, by Numba's CPU target...
+            from .language import arrayaxis
+
+            arrayaxis.register_array_math(TARGET_NAME)  # its axis= forms, before typing
         before = _registrations(self)
         if before == self._refreshed_at:
             return
@@ -178,6 +184,13 @@ class GpuxTypingContext(TypingBaseContext):
             ty = self._get_global_type(val)
             if ty is not None:
                 return ty
+        if _untypeable(val):
+            # a module or function (``gpux``, ``gpux.grid``, ``math.sin``): what Numba
+            # gives after its typeof fails, without that failure, whose cffi check
+            # imports cffi and pycparser (benchmarks/results/costs.md)
+            ty = self._get_global_type(val)
+            if ty is not None:
+                return ty
         try:
             return super().resolve_value_type(val)
         except ValueError:
@@ -194,6 +207,25 @@ class GpuxTypingContext(TypingBaseContext):
             if got is None and isinstance(typ, types.Array) and load_array_math():
                 got = super().resolve_getattr(typ, attr)
         return got
+
+
+#: Numba's typeof for values of a class that registers none
+_GENERIC_TYPEOF = typeof_impl.dispatch(object)
+
+
+def _untypeable(val) -> bool:
+    """Whether Numba's ``typeof`` of *val* finds no type: its class registers no typeof,
+    it has no ``_numba_type_``, no buffer, and it is no cffi object (none exists while
+    cffi's backend is not loaded, and Numba's check of it would load cffi)."""
+    if typeof_impl.dispatch(type(val)) is not _GENERIC_TYPEOF or "_cffi_backend" in sys.modules \
+            or getattr(val, "_numba_type_", None) is not None \
+            or isinstance(val, types.ExternalFunction):
+        return False
+    try:
+        memoryview(val)
+    except TypeError:
+        return True
+    return False
 
 
 def _from_numpy(val) -> bool:
@@ -690,7 +722,8 @@ def _build():
         from .language import arrayaxis, heap, reductions
 
         reductions.register(TARGET_NAME)  # np.min/max & co. (Numba's allocate)
-        arrayaxis.register(TARGET_NAME)  # axis=, transpose(axes), broadcast_shapes
+        # broadcast_shapes; the axis= forms when array math loads (typing's refresh)
+        arrayaxis.register(TARGET_NAME)
         heap.register(TARGET_NAME)  # Array._allocate: arrays that kernels make
         t = GpuxTypingContext()
         c = GpuxTargetContext(t)

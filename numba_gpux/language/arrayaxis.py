@@ -39,10 +39,22 @@ _AXIS_MESSAGE = "axis is out of bounds for the array's number of dimensions"
 
 
 def register(target: str) -> None:
-    """Install the typing overloads for the Numba target named *target* (once)."""
+    """Install the typing overloads for the Numba target named *target* that need none
+    of ``numba.np.arraymath`` (once): ``np.broadcast_shapes``, whose Numba template is
+    in ``numba.np.arrayobj``, always loaded."""
     if target in _registered:
         return
     _registered.add(target)
+    overload(np.broadcast_shapes, target=target)(_broadcast_shapes)
+
+
+def register_array_math(target: str) -> None:
+    """Install the typing overloads for *target* of functions Numba implements in
+    ``numba.np.arraymath`` (once), when that loads (``context.load_array_math``): it is
+    a large share of a first compile, and kernels that call none of them never load it."""
+    if ("array math", target) in _registered:
+        return
+    _registered.add(("array math", target))
     from numba.np import arraymath
 
     axis_error = arraymath.axis_bound_err  # NumPy's AxisError (ValueError before 1.25)
@@ -84,29 +96,29 @@ def register(target: str) -> None:
     # (the CPU's too), so the method a.cumsum(axis=k) stays Numba's
     overload(np.cumsum, target=target)(_cumsum)
 
-    @overload(np.broadcast_shapes, target=target)
-    def _broadcast_shapes(*args):
-        m = 0
-        for arg in args:
-            if isinstance(arg, types.Integer):
-                m = max(m, 1)
-            elif isinstance(arg, types.UniTuple) and isinstance(arg.dtype, types.Integer):
-                m = max(m, len(arg))
-            elif not (isinstance(arg, types.Tuple) and len(arg.types) == 0):
-                return None  # Numba's template words the error
-        if m == 0:
-            return lambda *args: ()
-        start = (1,) * m
 
-        def impl(*args):
-            r = start
-            for arg in literal_unroll(args):
-                if isinstance(arg, tuple) and len(arg) > 0:
-                    r = _merge_shape(r, m, arg)
-                elif isinstance(arg, int):
-                    r = _merge_shape(r, m, (arg,))
-            return r
-        return impl
+def _broadcast_shapes(*args):
+    m = 0
+    for arg in args:
+        if isinstance(arg, types.Integer):
+            m = max(m, 1)
+        elif isinstance(arg, types.UniTuple) and isinstance(arg.dtype, types.Integer):
+            m = max(m, len(arg))
+        elif not (isinstance(arg, types.Tuple) and len(arg.types) == 0):
+            return None  # Numba's template words the error
+    if m == 0:
+        return lambda *args: ()
+    start = (1,) * m
+
+    def impl(*args):
+        r = start
+        for arg in literal_unroll(args):
+            if isinstance(arg, tuple) and len(arg) > 0:
+                r = _merge_shape(r, m, arg)
+            elif isinstance(arg, int):
+                r = _merge_shape(r, m, (arg,))
+        return r
+    return impl
 
 
 @register_jitable

@@ -12,11 +12,20 @@ is reported the same way, with the line and the operation it was lowering
 
 from __future__ import annotations
 
+import contextlib
+import time
+
 import numpy as np
 from numba.core import ir, types
 from numba.core.compiler import Compiler, DefaultPassBuilder
-from numba.core.compiler_machinery import AnalysisPass, FunctionPass, register_pass
-from numba.core.typed_passes import NopythonTypeInference
+from numba.core.compiler_lock import global_compiler_lock
+from numba.core.compiler_machinery import (AnalysisPass, FunctionPass, PassManager, pass_timings,
+                                           register_pass)
+from numba.core.errors import new_error_context
+from numba.core.event import _registered as _event_listeners
+from numba.core.ir_utils import enforce_no_dels
+from numba.core.typed_passes import DumpParforDiagnostics, NopythonRewrites, NopythonTypeInference
+from numba.core.untyped_passes import InlineClosureLikes, MakeFunctionToJitFunction, WithLifting
 
 from numba.core.errors import NumbaError
 
@@ -162,22 +171,167 @@ class RejectHostContainers(AnalysisPass):
 class GpuxCompiler(Compiler):
     """Numba's nopython pipeline with :class:`CaptureDeviceArrays` and
     :class:`RejectHostContainers` before typing, :class:`RejectHostOnlyValues` after it,
-    and before the rewrites ``half_ufuncs.SeparateHalfLoops`` (float16 loops unfused)."""
+    and before the rewrites ``half_ufuncs.SeparateHalfLoops`` (float16 loops unfused).
+
+    The pipeline is made once per shape of Numba's builder (what it reads of a compile's
+    state), not once per function (its definition and dependency analysis are a part of
+    each device function's compile: benchmarks/results/costs.md), and leaves out the
+    passes that have nothing to do for the function: :data:`_NEEDS_OPERATIONS`, and the
+    parfor diagnostics."""
 
     def define_pipelines(self):
-        pm = DefaultPassBuilder.define_nopython_pipeline(self.state)
-        before = pm.passes[[p for p, _ in pm.passes].index(NopythonTypeInference) - 1][0]
-        pm.add_pass_after(CaptureDeviceArrays, before)
-        pm.add_pass_after(RejectHostContainers, CaptureDeviceArrays)
-        pm.add_pass_after(PrivateArrays, RejectHostContainers)
-        pm.add_pass_after(RejectHostOnlyValues, NopythonTypeInference)
-        pm.add_pass_after(EnableRuntime, RejectHostOnlyValues)
-        # (imported here: it loads Numba's ufunc machinery, which the context has by now)
-        from .half_ufuncs import SeparateHalfLoops
-
-        pm.add_pass_after(SeparateHalfLoops, EnableRuntime)
-        pm.finalize()
+        state = self.state
+        flags = state.flags
+        shape = (state.func_ir is None, flags.no_rewrites, flags.auto_parallel.enabled,
+                 flags.enable_ssa)
+        made = _pipelines.get(shape)
+        if made is None:
+            made = _pipelines[shape] = _define_pipeline(state)
+        passes, analysis = made
+        if state.func_ir is None:  # from bytecode: what it does is known
+            ops = {ins.opname for ins in state.bc.table.values()}
+            passes = [(p, d) for p, d in passes
+                      if _NEEDS_OPERATIONS.get(p, ops) & ops]
+        if not flags.auto_parallel.enabled:
+            passes = [(p, d) for p, d in passes if p is not DumpParforDiagnostics]
+        pm = _PassManager("nopython")
+        # (a function given as IR, not bytecode -- a lifted loop -- has what it has)
+        pm.idle = _IDLE if state.func_ir is None else {
+            k: v for k, v in _IDLE.items() if k is not InlineClosureLikes}
+        pm.passes = list(passes)
+        pm._analysis = analysis
+        pm._print_after, pm._print_before, pm._print_wrap = pm._debug_init()
+        pm._finalized = True
         return [pm]
+
+
+class _PassManager(PassManager):
+    """Numba's pass manager, each pass run with the same checks, error context and
+    timings, without building the details of the ``numba:run_pass`` event for no
+    listener (the compile's flags and types formatted for every pass:
+    benchmarks/results/costs.md).  With a listener installed, or Numba's IR dumps
+    asked for, it is Numba's own."""
+
+    #: pass class -> predicate of the compile's state: True when the pass has nothing
+    #: to do (``_IDLE``)
+    idle: dict = {}
+
+    def _runPass(self, index, pss, internal_state):
+        if _event_listeners.get("numba:run_pass") or self._print_after \
+                or self._print_before or self._print_wrap:
+            return super()._runPass(index, pss, internal_state)
+        idle = self.idle.get(type(pss))
+        if idle is not None and idle(internal_state):
+            return
+        with global_compiler_lock, new_error_context("Pass {name}", name=pss.name()):
+            pss.analysis = self._analysis
+            times = []
+            for step in (pss.run_initialization, pss.run_pass, pss.run_finalizer):
+                t = time.perf_counter()
+                if step(internal_state) not in (True, False):
+                    raise ValueError(f"CompilerPass implementations should return "
+                                     f"True/False. CompilerPass with name "
+                                     f"'{pss.name()}' did not.")
+                times.append(time.perf_counter() - t)
+        if isinstance(pss, FunctionPass):
+            enforce_no_dels(internal_state.func_ir)
+        self.exec_times[f"{index}_{pss.name()}"] = pass_timings(*times)
+
+
+#: Numba's own rewrites after typing (``_known_typed_rewrites``), once used
+_KNOWN_TYPED_REWRITES = None
+
+
+def _no_typed_rewrite_applies(state) -> bool:
+    """Whether none of the rewrites Numba runs after typing (``NopythonRewrites``) can
+    match the function: its own (string-literal item access, array expressions, arrays
+    of constants) all need a variable typed as an array or a string literal, and
+    nothing else is registered.  The pass then changes nothing: the IR it would
+    post-process again is as the passes before it left it."""
+    from numba.core.rewrites import rewrite_registry
+
+    global _KNOWN_TYPED_REWRITES
+    if _KNOWN_TYPED_REWRITES is None:  # (on first use: they load Numba's ufunc machinery)
+        _KNOWN_TYPED_REWRITES = _known_typed_rewrites()
+    if not set(rewrite_registry.rewrites["after-inference"]) <= _KNOWN_TYPED_REWRITES:
+        return False
+    return not any(isinstance(t, (types.Array, types.StringLiteral))
+                   for t in state.typemap.values())
+
+
+def _known_typed_rewrites() -> frozenset:
+    from numba.core.inline_closurecall import RewriteArrayOfConsts
+    from numba.core.rewrites.static_getitem import (RewriteStringLiteralGetitems,
+                                                    RewriteStringLiteralSetitems)
+    from numba.np.ufunc.array_exprs import RewriteArrayExprs
+
+    return frozenset({RewriteStringLiteralGetitems, RewriteStringLiteralSetitems,
+                      RewriteArrayExprs, RewriteArrayOfConsts})
+
+
+
+def _nothing_closure_like(state) -> bool:
+    """Whether Numba's ``InlineClosureLikes`` has nothing to do: it inlines closures made
+    in the function, ``functools.reduce`` and stencil calls, and (in loops) list
+    comprehensions made into arrays.  A function from bytecode with no loop (no
+    backward jump), no closure made, and no global, closure variable or attribute
+    named or being one of those, leaves it nothing; its clean-up then redoes what
+    the IR's processing did."""
+    bc = getattr(state, "bc", None)
+    if bc is None:
+        return False
+    for ins in bc.table.values():
+        op = ins.opname
+        if op in _LOOP_OR_CLOSURE_OPS or "BACKWARD" in op or (
+                ins.is_jump and ins.get_jump_target() <= ins.offset):  # (3.10's loops)
+            return False
+    for block in state.func_ir.blocks.values():
+        for inst in block.body:
+            if not isinstance(inst, ir.Assign):
+                continue
+            v = inst.value
+            if isinstance(v, (ir.Global, ir.FreeVar)):
+                if getattr(v.value, "__name__", None) in _CLOSURE_LIKE_NAMES \
+                        or type(v.value).__name__ == "StencilFunc":
+                    return False
+            elif isinstance(v, ir.Expr) and (v.op == "make_function" or (
+                    v.op == "getattr" and v.attr in _CLOSURE_LIKE_NAMES)):
+                return False
+    return True
+
+
+_LOOP_OR_CLOSURE_OPS = frozenset({"FOR_ITER", "JUMP_ABSOLUTE", "MAKE_FUNCTION"})
+_CLOSURE_LIKE_NAMES = frozenset({"reduce", "stencil"})
+
+#: passes that do nothing for a compile's state where the predicate says so, skipped
+_IDLE = {NopythonRewrites: _no_typed_rewrite_applies, InlineClosureLikes: _nothing_closure_like}
+
+#: Numba's passes that do nothing for a function whose bytecode has none of these
+#: operations: lifting ``with`` blocks, and closures made into functions
+_NEEDS_OPERATIONS = {
+    WithLifting: frozenset({"BEFORE_WITH", "SETUP_WITH", "BEFORE_ASYNC_WITH",
+                            "SETUP_ASYNC_WITH", "LOAD_SPECIAL"}),  # (3.10; 3.11-3.13; 3.14)
+    MakeFunctionToJitFunction: frozenset({"MAKE_FUNCTION"}),
+}
+
+#: pipeline shape -> (passes, dependency analysis), see GpuxCompiler
+_pipelines: dict = {}
+
+
+def _define_pipeline(state) -> tuple:
+    pm = DefaultPassBuilder.define_nopython_pipeline(state)
+    before = pm.passes[[p for p, _ in pm.passes].index(NopythonTypeInference) - 1][0]
+    pm.add_pass_after(CaptureDeviceArrays, before)
+    pm.add_pass_after(RejectHostContainers, CaptureDeviceArrays)
+    pm.add_pass_after(PrivateArrays, RejectHostContainers)
+    pm.add_pass_after(RejectHostOnlyValues, NopythonTypeInference)
+    pm.add_pass_after(EnableRuntime, RejectHostOnlyValues)
+    # (imported here: it loads Numba's ufunc machinery, which the context has by now)
+    from .half_ufuncs import SeparateHalfLoops
+
+    pm.add_pass_after(SeparateHalfLoops, EnableRuntime)
+    pm.finalize()
+    return tuple(pm.passes), pm._analysis
 
 
 def return_value_loc(cres):
@@ -243,19 +397,52 @@ def shared_array_sites(cres, _seen=None) -> list:
     return sites
 
 
-def reads_device_arrays(py_func, _seen=None) -> bool:
+#: reads_device_arrays' complete answers during one compile (``compile_searches``):
+#: function id -> (function, answer); None outside a compile
+_answers: dict | None = None
+
+
+@contextlib.contextmanager
+def compile_searches():
+    """Within it (a compile, under the compiler lock), :func:`reads_device_arrays`
+    answers each function once: a chain of N device functions was searched to its end
+    for each one's caller, N * N / 2 functions (globals do not change while Numba
+    types)."""
+    global _answers
+    if _answers is not None:  # a nested compile: the outermost keeps them
+        yield
+        return
+    _answers = {}
+    try:
+        yield
+    finally:
+        _answers = None
+
+
+def reads_device_arrays(py_func) -> bool:
     """Whether *py_func* (or a device function it names, transitively) may read a device
     array from a global or closure variable: its code's global names and its closure
     cells, searched without compiling.  Such a device function is inlined into the
     IR of the kernel that calls it (the dispatcher's ``targetoptions``), where the
     kernel captures the arrays as its own."""
-    seen = set() if _seen is None else _seen
+    return _reads_device_arrays(py_func, set())[0]
+
+
+def _reads_device_arrays(py_func, seen: set) -> tuple[bool, bool]:
+    """(the answer for *py_func*, whether it is complete): a function already being
+    searched (a recursion) counts as reading none, and an answer that relied on that
+    is not kept in ``_answers``."""
+    answers = _answers
+    if answers is not None:
+        got = answers.get(id(py_func))
+        if got is not None and got[0] is py_func:
+            return got[1], True
     if id(py_func) in seen:
-        return False
+        return False, False
     seen.add(id(py_func))
     code = getattr(py_func, "__code__", None)
     if code is None:
-        return False
+        return False, True
     values = [c.cell_contents for c in (py_func.__closure__ or ()) if _filled(c)]
     names, todo = set(), [code]
     while todo:  # nested code objects (comprehensions, inner functions)
@@ -264,12 +451,19 @@ def reads_device_arrays(py_func, _seen=None) -> bool:
         todo.extend(k for k in c.co_consts if hasattr(k, "co_names"))
     g = getattr(py_func, "__globals__", {})
     values.extend(g[n] for n in names if n in g)
+    found, complete = False, True
     for v in values:
         if is_device_memory(v) or is_foreign_device_memory(v):
-            return True
-        if is_device_function(v) and reads_device_arrays(v.py_func, seen):
-            return True
-    return False
+            found = True
+            break
+        if is_device_function(v):
+            found, done = _reads_device_arrays(v.py_func, seen)
+            if found:
+                break
+            complete = complete and done
+    if answers is not None and (found or complete):
+        answers[id(py_func)] = (py_func, found)
+    return found, found or complete
 
 
 def is_device_memory(value) -> bool:
