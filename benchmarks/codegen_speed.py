@@ -227,22 +227,9 @@ def _kernels():
             j = int32(i & 1023)
             out[i] = x[i] * w[j] + w[int32(1023) - j]
 
-    @gpux.jit
-    def sliding_row(T, mu, sig, qt0, qt_prev, qt, i, m, excl, P):  # sliding_dot.py's row
-        j = gpux.grid(1)
-        if j >= qt.shape[0]:
-            return
-        if i == 0:
-            q = qt0[j]
-        elif j == 0:
-            q = qt0[i]
-        else:
-            q = qt_prev[j - 1] - T[i - 1] * T[j - 1] + T[i + m - 1] * T[j + m - 1]
-        qt[j] = q
-        if abs(j - i) > excl:
-            d = max(2.0 * m * (1.0 - (q - m * mu[i] * mu[j]) / (m * sig[i] * sig[j])), 0.0)
-            if d < P[j]:
-                P[j] = d
+    from sliding_dot import row_kernel
+
+    sliding_row = gpux.jit(row_kernel)  # sliding_dot.py's row kernel
 
     return dict(saxpy=saxpy, stencil=stencil, matmul=matmul, reduce=reduce,
                 histogram=histogram, scan=scan, transpose=transpose, math=mathk,

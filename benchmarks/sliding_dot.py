@@ -44,6 +44,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from bench_import import machine, write_result  # noqa: E402
 
+from numba_gpux import cuda  # noqa: E402
+
 GOAL = 1.5
 BLOCK = 256
 
@@ -58,25 +60,27 @@ def window_stats(T: np.ndarray, m: int):
 
 
 # ------------------------------------------------------------------ numba.cuda style
-def _gpu_kernels():
-    from numba_gpux import cuda
+def row_kernel(T, mu, sig, qt0, qt_prev, qt, i, m, excl, P):
+    """Row i of the matrix: thread j's dot product from row i - 1's, its distance, and
+    column j's minimum so far (also benchmarks/codegen_speed.py's ``sliding_row``)."""
+    j = cuda.grid(1)
+    if j >= qt.shape[0]:
+        return
+    if i == 0:
+        q = qt0[j]
+    elif j == 0:
+        q = qt0[i]  # QT is symmetric: row i starts where column i of row 0 is
+    else:
+        q = qt_prev[j - 1] - T[i - 1] * T[j - 1] + T[i + m - 1] * T[j + m - 1]
+    qt[j] = q
+    if abs(j - i) > excl:
+        d = max(2.0 * m * (1.0 - (q - m * mu[i] * mu[j]) / (m * sig[i] * sig[j])), 0.0)
+        if d < P[j]:
+            P[j] = d
 
-    @cuda.jit
-    def row(T, mu, sig, qt0, qt_prev, qt, i, m, excl, P):
-        j = cuda.grid(1)
-        if j >= qt.shape[0]:
-            return
-        if i == 0:
-            q = qt0[j]
-        elif j == 0:
-            q = qt0[i]  # QT is symmetric: row i starts where column i of row 0 is
-        else:
-            q = qt_prev[j - 1] - T[i - 1] * T[j - 1] + T[i + m - 1] * T[j + m - 1]
-        qt[j] = q
-        if abs(j - i) > excl:
-            d = max(2.0 * m * (1.0 - (q - m * mu[i] * mu[j]) / (m * sig[i] * sig[j])), 0.0)
-            if d < P[j]:
-                P[j] = d
+
+def _gpu_kernels():
+    row = cuda.jit(row_kernel)
 
     @cuda.jit
     def nothing(T, mu, sig, qt0, qt_prev, qt, i, m, excl, P):

@@ -249,37 +249,49 @@ def _pow2_floor(v: int) -> int:
     return p
 
 
+def _group_size(hook: str, device, dtype, key) -> int:
+    """Hook *hook*'s work-group size: its value, a power of two no larger than the
+    device allows (a HookError if not positive)."""
+    bs = hooks.tuning(hook, device, dtype, key)
+    if bs < 1:
+        raise hooks.HookError(f"{hook} must be positive, got {bs}")
+    return _pow2_floor(min(bs, device.max_threads_per_block))
+
+
+def _count(hook: str, device, dtype, key, least: int = 1) -> int:
+    """Hook *hook*'s value, at least *least*."""
+    return max(least, hooks.tuning(hook, device, dtype, key))
+
+
 def block_size(device, dtype, key=None) -> int:
     """The block size for *device* and *dtype*: the hook's value, a power of two
     no larger than the device allows."""
-    bs = hooks.tuning("algorithms.block_size", device, dtype, key)
-    if bs < 1:
-        raise hooks.HookError(f"algorithms.block_size must be positive, got {bs}")
-    return _pow2_floor(min(bs, device.max_threads_per_block))
-
-
-def map_items_per_thread(device, dtype, key=None) -> int:
-    return max(1, hooks.tuning("algorithms.map_items_per_thread", device, dtype, key))
+    return _group_size("algorithms.block_size", device, dtype, key)
 
 
 def map_block_size(device, dtype, key=None) -> int:
-    bs = hooks.tuning("algorithms.map_block_size", device, dtype, key)
-    if bs < 1:
-        raise hooks.HookError(f"algorithms.map_block_size must be positive, got {bs}")
-    return _pow2_floor(min(bs, device.max_threads_per_block))
+    return _group_size("algorithms.map_block_size", device, dtype, key)
+
+
+def sort_block_size(device, dtype, key=None) -> int:
+    return _group_size("algorithms.sort_block_size", device, dtype, key)
+
+
+def map_items_per_thread(device, dtype, key=None) -> int:
+    return _count("algorithms.map_items_per_thread", device, dtype, key)
 
 
 def items_per_thread(device, dtype, key=None) -> int:
-    return max(1, hooks.tuning("algorithms.items_per_thread", device, dtype, key))
+    return _count("algorithms.items_per_thread", device, dtype, key)
 
 
 def sort_items_per_thread(device, dtype, key=None) -> int:
-    return max(1, hooks.tuning("algorithms.sort_items_per_thread", device, dtype, key))
+    return _count("algorithms.sort_items_per_thread", device, dtype, key)
 
 
 def reduce_groups(device, dtype, key=None) -> int:
     """The cap on a whole-array reduce's first-pass groups (0: none)."""
-    return max(0, hooks.tuning("algorithms.reduce_groups", device, dtype, key))
+    return _count("algorithms.reduce_groups", device, dtype, key, least=0)
 
 
 def radix_bits(device, dtype, key=None) -> int:
@@ -287,13 +299,6 @@ def radix_bits(device, dtype, key=None) -> int:
     if not 1 <= b <= 12:
         raise hooks.HookError(f"algorithms.radix_bits must be between 1 and 12, got {b}")
     return b
-
-
-def sort_block_size(device, dtype, key=None) -> int:
-    bs = hooks.tuning("algorithms.sort_block_size", device, dtype, key)
-    if bs < 1:
-        raise hooks.HookError(f"algorithms.sort_block_size must be positive, got {bs}")
-    return _pow2_floor(min(bs, device.max_threads_per_block))
 
 
 def _variant(hook: str, allowed: tuple, device, dtype, key) -> str:
@@ -312,7 +317,7 @@ def scan_variant(device, dtype, key=None) -> str:
 
 
 def scan_chunks(device, dtype, key=None) -> int:
-    return max(1, hooks.tuning("algorithms.scan_chunks", device, dtype, key))
+    return _count("algorithms.scan_chunks", device, dtype, key)
 
 
 def reduce_variant(device, dtype, key=None) -> str:
@@ -320,12 +325,12 @@ def reduce_variant(device, dtype, key=None) -> str:
 
 
 def axis_lanes(device, dtype, key=None) -> int:
-    return max(1, hooks.tuning("algorithms.axis_lanes", device, dtype, key))
+    return _count("algorithms.axis_lanes", device, dtype, key)
 
 
 def axis_lines(device, dtype, key=None) -> int:
-    return max(1, hooks.tuning("algorithms.axis_lines", device, dtype, key))
+    return _count("algorithms.axis_lines", device, dtype, key)
 
 
 def axis_work_items(device, dtype, key=None) -> int:
-    return max(1, hooks.tuning("algorithms.axis_work_items", device, dtype, key))
+    return _count("algorithms.axis_work_items", device, dtype, key)
