@@ -8,7 +8,8 @@ operand fails to lower (``unsupported type for input operand: float16``).  Numba
 CPU target has no float16 at all.  The kernel language therefore types these
 calls itself, ahead of Numba's templates, and only when an operand is float16:
 
-- **Typing**: the loop is the one NumPy resolves (``ufunc.resolve_dtypes``) for
+- **Typing**: the loop is the one NumPy resolves (``ufunc.resolve_dtypes``; its own
+  search of the loops before NumPy 1.24) for
   the operands' dtypes, an integer or boolean literal counting as a Python scalar
   (NEP 50: ``h * 2`` stays float16).  Layout, dimensions and explicit outputs
   follow Numba's ``Numpy_rules_ufunc``.  A Python float constant is typed float64
@@ -95,6 +96,33 @@ def _scalar_loop(loop: str) -> str:
     return loop.replace("e", "f")
 
 
+#: NumPy's kind categories for legacy (value-based) promotion: bool < int < float < complex
+_CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
+
+
+def _numpy_loop(ufunc, dts, arrays) -> tuple:
+    """The dtypes of NumPy's loop for *ufunc* on operands of the dtypes *dts* (``int``:
+    a Python int, a weak scalar; *arrays*: which operands are arrays), inputs then
+    outputs.  NumPy 1.24 and newer say (``ufunc.resolve_dtypes``).  Before, NumPy
+    searches the ufunc's loops for the first that every operand casts to safely, where a
+    scalar beside arrays counts only by its kind (bool, int, float, complex) when that
+    is not above the arrays' kinds: its value, unknown here, would fit (as Numba's CPU
+    typing does on those versions)."""
+    resolve = getattr(ufunc, "resolve_dtypes", None)
+    if resolve is not None:
+        return resolve((*dts, *([None] * ufunc.nout)))
+    top = max((_CATEGORY.get(d.kind, 3) for d, a in zip(dts, arrays) if a and d is not int),
+              default=-1)
+    weak = [1 if d is int else _CATEGORY.get(d.kind, 3) if not a and
+            _CATEGORY.get(d.kind, 3) <= top else None for d, a in zip(dts, arrays)]
+    for sig in ufunc.types:
+        ins, outs = sig.split("->")
+        if all(_CATEGORY.get(np.dtype(c).kind, 9) >= w if w is not None else np.can_cast(d, c)
+               for d, w, c in zip(dts, weak, ins)):
+            return tuple(np.dtype(c) for c in ins + outs)
+    raise TypeError(f"no loop of {ufunc.__name__} for {dts}")
+
+
 def resolve_loop(ufunc, input_types) -> str | None:
     """NumPy's loop (``"ee->e"``) for *ufunc* on Numba *input_types* with a float16
     among them, or None if NumPy has none that this module computes."""
@@ -102,7 +130,7 @@ def resolve_loop(ufunc, input_types) -> str | None:
     if any(d is None for d in dts):
         return None
     try:
-        loop = ufunc.resolve_dtypes((*dts, *([None] * ufunc.nout)))
+        loop = _numpy_loop(ufunc, dts, [isinstance(t, types.Array) for t in input_types])
     except (TypeError, ValueError):  # no loop (e.g. float16 & int8): Numba's error
         return None
     ins = "".join(d.char for d in loop[:ufunc.nin])

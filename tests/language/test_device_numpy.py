@@ -578,3 +578,36 @@ def test_fancy_and_boolean_indexing_copy(device):
     idx = np.array([4, 0, 2, 4], np.int64)
     check(fancy, [a, idx], rows())
     check(fancy_2d, [a, idx], [np.full((2, 12), -7.0), np.zeros(3, np.int64)])
+
+
+class _WithoutResolve:
+    """A ufunc seen as NumPy before 1.24 sees it: its loops, no ``resolve_dtypes``."""
+
+    def __init__(self, ufunc):
+        self.types, self.nin, self.nout, self.__name__ = (ufunc.types, ufunc.nin, ufunc.nout,
+                                                         ufunc.__name__)
+
+
+@pytest.mark.quick
+def test_float16_loops_are_numpys_without_resolve_dtypes():
+    """The loop a float16 ufunc call takes is the one NumPy computes with on arrays of
+    those dtypes, with NumPy's own resolve_dtypes (1.24 and newer) and with the search
+    used before it (every NumPy the project supports runs this test)."""
+    from numba_gpux.language.half_ufuncs import _numpy_loop
+
+    dts = [np.float16, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint32,
+           np.float32, np.float64, np.bool_]
+    for uf in (np.add, np.multiply, np.true_divide, np.maximum, np.less, np.power):
+        for other in dts:
+            ops = (np.ones(2, np.float16), np.ones(2, other))
+            want = uf(*ops).dtype
+            for u in ((uf, _WithoutResolve(uf)) if hasattr(uf, "resolve_dtypes")
+                      else (_WithoutResolve(uf),)):
+                got = _numpy_loop(u, [np.dtype(np.float16), np.dtype(other)], [True, True])
+                assert got[-1] == want, (uf.__name__, other, got)
+    for uf in (np.sqrt, np.exp, np.negative):
+        got = _numpy_loop(_WithoutResolve(uf), [np.dtype(np.float16)], [True])
+        assert got[-1] == uf(np.ones(2, np.float16)).dtype
+    # a scalar beside arrays counts by its kind (before NumPy 1.24): float16 + int64 scalar
+    assert _numpy_loop(_WithoutResolve(np.add), [np.dtype(np.float16), np.dtype(np.int64)],
+                       [True, False])[-1] == np.float16
