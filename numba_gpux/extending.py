@@ -18,7 +18,7 @@ Two kinds of extension exist, and they live at different levels:
 
       @gpux.overlay(math.exp, target="opencl")
       def fast_exp(x):                   # compiled once per float type it is used with
-          return math.exp2(x * 1.4426950408889634)
+          return 2.0 ** (x * 1.4426950408889634)
 
 An overlay changes the target's overlay registry, whose digest is part of the
 key of the target's code (``cachekey.overlaid_fingerprint``): code compiled

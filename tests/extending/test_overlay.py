@@ -46,7 +46,7 @@ def test_python_overlay_replaces_exp_on_one_target(opencl_device):
     def flush_exp(x):            # a "fast" exp: flushes to zero below -10
         if x < -10:
             return 0.0
-        return math.exp2(x * 1.4426950408889634)
+        return 2.0 ** (x * 1.4426950408889634)
 
     try:
         assert k.stats["target_compiles"] == 1

@@ -26,6 +26,7 @@ cuda = pytest.mark.cuda
 
 # ------------------------------------------------------------ host-only checks
 
+@pytest.mark.skipif(not hasattr(np, "from_dlpack"), reason="np.from_dlpack is new in NumPy 1.23")
 def test_dlpack_export_is_read_by_numpy():
     from numba_gpux.targets.cuda import interop
 

@@ -60,7 +60,7 @@ def math_f32(x, out):
     i = gpux.grid(1)
     if i < x.size:
         v = x[i]
-        out[i] = (math.exp(v) + math.log1p(v) + math.expm1(v) + math.cbrt(v) + math.hypot(v, 2.0)
+        out[i] = (math.exp(v) + math.log1p(v) + math.expm1(v) + gpux.cbrt(v) + math.hypot(v, 2.0)
                   + math.atan2(v, 3.0) + math.fmod(v, 0.7) + math.floor(v) + abs(v) + v ** 2.5)
 
 
