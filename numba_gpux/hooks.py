@@ -50,7 +50,9 @@ from typing import Any, Callable
 import numpy as np
 
 from . import config
+from .devices import Device, default_device
 from .errors import GpuxUserError
+from .interface import Target
 
 __all__ = ["Hook", "HookError", "TuningQuery", "declare", "implement", "tuning", "get_hook",
            "declared", "DEFAULT", "record_tuned", "recorded", "forget_tuned", "trial", "tuned_value",
@@ -293,17 +295,7 @@ def implement(name, target: str = DEFAULT, device_kind: str | None = None, fn: C
     return register
 
 
-_classes: tuple = ()
-
-
 def _target_and_device(target_or_device):
-    global _classes
-    if not _classes:  # imported on first use: both import this module
-        from .devices import Device
-        from .interface import Target
-
-        _classes = (Device, Target)
-    Device, Target = _classes
     if isinstance(target_or_device, Device):
         return target_or_device.target_name, target_or_device.kind, target_or_device
     if isinstance(target_or_device, Target):
@@ -311,8 +303,6 @@ def _target_and_device(target_or_device):
     if isinstance(target_or_device, str):
         return target_or_device, None, None
     if target_or_device is None:
-        from .devices import default_device
-
         d = default_device()
         return d.target_name, d.kind, d
     raise HookError(f"tuning(): expected a Device, a Target or a target name, "

@@ -12,7 +12,7 @@ import functools
 import operator
 import threading
 import weakref
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 from numba.core import types
@@ -23,10 +23,8 @@ from .allocation import (  # noqa: F401 - memory's names for them, as before
     ALLOC_GRANULE, Allocation, PendingFrees, allocated_bytes, defer_frees, padded_size,
     pending_frees,
 )
+from .devices import Device, _match, default_device
 from .errors import GpuxUserError, LaunchError
-
-if TYPE_CHECKING:
-    from .devices import Device
 
 __all__ = ["DeviceArrayError", "allocation_at", "PendingFrees", "defer_frees", "pending_frees",
            "DeviceArray", "to_device", "device_array", "device_array_like", "is_device_array",
@@ -583,21 +581,12 @@ def _own_through_interface(obj, dev) -> DeviceArray | None:
     return DeviceArray(shape, strides, dtype, alloc, first)
 
 
-_devices_module = None
-
-
 def _device(device):
-    global _devices_module
-    devs = _devices_module
-    if devs is None:  # imported on first use: devices imports this module
-        import importlib
-
-        devs = _devices_module = importlib.import_module(".devices", __package__)
     if device is None:
-        return devs.default_device()
-    if isinstance(device, devs.Device):
+        return default_device()
+    if isinstance(device, Device):
         return device
-    return devs._match(str(device))
+    return _match(str(device))
 
 
 def device_array(shape, dtype=np.float64, order: str = "C", device=None, stream=None) -> DeviceArray:
