@@ -174,20 +174,15 @@ class GpuxTypingContext(TypingBaseContext):
                     f"@numba.jit function {val.py_func.__name__!r} was given explicit "
                     f"signatures; use numba.jit without one, or numba_gpux.jit(device=True)")
             return _device_twin(val)._numba_type_
-        if type(val) is type and val.__module__ == "builtins" \
-                and not issubclass(val, BaseException):
-            # bool(), int(), range() ...: Numba's typeof of a class gives None for
-            # these after importing numba.typed (Dict/List/Set subclass checks, a
-            # large share of a first compile, benchmarks/results/costs.md: branches
-            # call bool()); the registered
-            # global is what the base class returns next
-            ty = self._get_global_type(val)
-            if ty is not None:
-                return ty
-        if _untypeable(val):
-            # a module or function (``gpux``, ``gpux.grid``, ``math.sin``): what Numba
-            # gives after its typeof fails, without that failure, whose cffi check
-            # imports cffi and pycparser (benchmarks/results/costs.md)
+        # the registered global, which the base class returns after its typeof, without
+        # what that typeof costs (benchmarks/results/costs.md), for
+        # - bool(), int(), range() ...: Numba's typeof of a class gives None for these
+        #   after importing numba.typed (Dict/List/Set subclass checks, a large share
+        #   of a first compile: branches call bool());
+        # - a module or function (``gpux``, ``gpux.grid``, ``math.sin``): Numba's
+        #   typeof fails, and its cffi check on the way imports cffi and pycparser
+        if (type(val) is type and val.__module__ == "builtins"
+                and not issubclass(val, BaseException)) or _untypeable(val):
             ty = self._get_global_type(val)
             if ty is not None:
                 return ty
