@@ -9,6 +9,8 @@ import pytest
 from numba.core.errors import TypingError, UnsupportedError
 
 import numba_gpux as gpux
+from numba_gpux.errors import UndefinedNameError
+from numba_gpux.errors import UnsupportedError as GpuxUnsupportedError
 
 
 @gpux.jit
@@ -31,6 +33,56 @@ def test_unsupported_construct_names_file_line_and_construct():
     msg = str(ei.value)
     assert __file__.split("/")[-1] in msg
     assert "try" in msg.lower() or "exception" in msg.lower()
+
+
+def _line_of(fn, marker):
+    import inspect
+    lines, first = inspect.getsourcelines(fn)
+    return first + next(i for i, text in enumerate(lines) if marker in text)
+
+
+def _with_try(a):
+    a[0] = 0
+    try:   # <- try
+        a[0] = 1
+    except Exception:
+        a[0] = 2
+
+
+def _with_with(a):
+    a[0] = 0
+    with open("x"):   # <- with
+        a[0] = 1
+
+
+def _generator(a):
+    a[0] = 0
+    yield 1   # <- yield
+
+
+def _undefined(a):
+    a[0] = 0
+    a[1] = no_such_name_here   # noqa: F821  <- name
+
+
+@pytest.mark.quick
+@pytest.mark.parametrize("fn, marker, error, words", [
+    (_with_try, "<- try", GpuxUnsupportedError, "try/except"),
+    (_with_with, "<- with", GpuxUnsupportedError, "with-blocks"),
+    (_generator, "<- yield", GpuxUnsupportedError, "generator"),
+    (_undefined, "<- name", UndefinedNameError, "'no_such_name_here' is not defined"),
+], ids=["try", "with", "generator", "undefined"])
+def test_constructs_rejected_before_typing_name_their_own_line(fn, marker, error, words):
+    """The check before typing reads the line of each instruction on every Python: from
+    ``positions`` on 3.11 and newer, from the line table before (where the protected
+    ranges are SETUP_* instructions, not an exception table)."""
+    from numba_gpux.language.checks import reject_unsupported_constructs
+
+    with pytest.raises(error) as ei:
+        reject_unsupported_constructs(fn)
+    msg = str(ei.value)
+    assert words in msg
+    assert f"line {_line_of(fn, marker)}" in msg, msg
 
 
 def test_typing_error_names_line_and_operation():

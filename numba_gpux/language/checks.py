@@ -624,6 +624,16 @@ class SourceLoc:
         self.line = line
 
 
+#: the instructions that open a protected range before Python 3.11
+_SETUP_OPS = frozenset({"SETUP_FINALLY", "SETUP_WITH", "SETUP_ASYNC_WITH", "SETUP_EXCEPT"})
+
+
+def _try_message(name: str) -> str:
+    return (f"{name}: try/except, try/finally and with-blocks are not supported in "
+            f"GPU code (exceptions cannot be caught on the device; with debug=True a raised "
+            f"exception is reported on the host)")
+
+
 def reject_unsupported_constructs(pyfunc) -> None:
     """Constructs GPU code cannot have, reported with the source line before Numba
     gets to them (its errors for these name internals, not the construct, or no line):
@@ -638,9 +648,18 @@ def reject_unsupported_constructs(pyfunc) -> None:
     name = pyfunc.__qualname__
     instrs = list(dis.get_instructions(code))
 
+    # the line of each instruction: ``positions`` from Python 3.11, before that the last
+    # ``starts_line`` at or above it
+    lines: dict[int, int] = {}
+    current = code.co_firstlineno
+    for ins in instrs:
+        if ins.starts_line is not None:
+            current = ins.starts_line
+        lines[ins.offset] = current
+
     def line_of(ins) -> int:
         pos = getattr(ins, "positions", None)
-        return (pos.lineno if pos is not None and pos.lineno else None) or code.co_firstlineno
+        return (pos.lineno if pos is not None and pos.lineno else None) or lines[ins.offset]
 
     if code.co_flags & (inspect.CO_GENERATOR | inspect.CO_ASYNC_GENERATOR | inspect.CO_COROUTINE):
         where = next((ins for ins in instrs if ins.opname in ("YIELD_VALUE", "RETURN_GENERATOR")
@@ -650,7 +669,13 @@ def reject_unsupported_constructs(pyfunc) -> None:
             f"{name}: a generator (or async) function cannot be a kernel or device function; "
             f"write results into an array argument instead of yielding them", loc)
     entries = getattr(dis.Bytecode(code), "exception_entries", None)
-    if entries:
+    if entries is None:
+        # before Python 3.11 a protected range begins with its SETUP_* instruction
+        setups = [ins for ins in instrs if ins.opname in _SETUP_OPS]
+        if setups:
+            raise UnsupportedError(_try_message(name), SourceLoc(code.co_filename,
+                                                                 line_of(setups[0])))
+    elif entries:
         start = min(e.start for e in entries)
         # the line of the instruction just before the protected range: the ``try:``
         # (its NOP) or the ``with`` statement, not the first line of the block
@@ -659,10 +684,7 @@ def reject_unsupported_constructs(pyfunc) -> None:
             if ins.offset >= start:
                 break
             line = line_of(ins)
-        raise UnsupportedError(
-            f"{name}: try/except, try/finally and with-blocks are not supported in "
-            f"GPU code (exceptions cannot be caught on the device; with debug=True a raised "
-            f"exception is reported on the host)", SourceLoc(code.co_filename, line))
+        raise UnsupportedError(_try_message(name), SourceLoc(code.co_filename, line))
     glb = getattr(pyfunc, "__globals__", {})
     for ins in instrs:
         if ins.opname in ("LOAD_GLOBAL", "LOAD_NAME") and isinstance(ins.argval, str):
