@@ -28,7 +28,8 @@ from .errors import GpuxUserError, LaunchError, LaunchTypeError
 from .language.checks import set_foreign_adopter
 from .language.functions import GpuxFunctionType, register_device_functions
 from .argtypes import argument_types
-from .launch import key_function as _key_function, launch_call as _launch_call
+from .launch import launch_call as _launch_call
+from .launchkeys import key_function as _key_function
 from .memory import from_foreign
 
 # kernels capture another library's device arrays (globals exposing

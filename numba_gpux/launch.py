@@ -33,6 +33,7 @@ from .argtypes import (_FAST_TYPES, _PLAIN_ARGS, _typeof, argument_types, caller
 from .errors import GpuxUserError, LaunchError, format_loc
 from .flatten import _array_flat, _build_flatten
 from .language.memory import static_shared_bytes
+from .launchkeys import I64_MAX as _I64_MAX, I64_MIN as _I64_MIN, enter_launch_key
 from .limits import check_config, check_static_shared
 from .memory import (DeviceArray, HostArg, device_array, device_array_like, from_foreign,
                      to_device)
@@ -358,65 +359,6 @@ def _load(device, art):
     return prog
 
 
-# The launch key: (device, the arguments' Python types) selects an entry that
-# knows where the device arrays are; their ``_launch_key_`` (fixed by their Numba
-# type) selects the shim.  Both are hashed in C.  A key is entered only where it
-# fixes the arguments' Numba types: device arrays, numbers of the types below and
-# Python ints in the int64 range (checked on each launch).  Anything else, and
-# every first launch of a signature, takes the generic path.
-_SCALAR_KEYS = frozenset((float, bool, complex, np.bool_, np.int8, np.int16, np.int32, np.int64,
-                          np.uint8, np.uint16, np.uint32, np.uint64, np.float16, np.float32,
-                          np.float64, np.complex64, np.complex128))
-_I64_MIN, _I64_MAX = -(2**63), 2**63 - 1
-
-
-class _KeyEntry:
-    """Launch-key entry for one (device, argument Python types)."""
-
-    __slots__ = ("pick", "one", "ints", "shims", "only")
-
-    def __init__(self, arrays, ints):
-        #: the shims' key from the arguments: ``()`` without arrays, the one
-        #: array's ``_launch_key_`` (``one`` is its position, no call), else ``pick(args)``
-        self.one = arrays[0] if len(arrays) == 1 else -1
-        if len(arrays) > 1:
-            self.pick = eval(  # noqa: S307 - generated from argument positions only
-                f"lambda a: ({''.join(f'a[{i}]._launch_key_, ' for i in arrays)})")
-        else:
-            self.pick = None
-        self.ints = ints
-        self.shims: dict = {}  # the arrays' launch keys -> Shim
-        #: without arrays, the one shim (its Python types fix the signature)
-        self.only = None
-
-    def key(self, args):
-        if self.pick is not None:
-            return self.pick(args)
-        return () if self.one < 0 else args[self.one]._launch_key_
-
-
-_key_fns: dict = {}
-
-
-def key_function(nparams: int):
-    """``keyfn(device, args)``: the launch key ``(device, *map(type, args))`` for
-    exactly *nparams* arguments (one generated expression, no iterator), else None;
-    always None for *nparams* None (a kernel with ``*args``: every launch binds its
-    arguments first)."""
-    if nparams is None:
-        return _no_key
-    fn = _key_fns.get(nparams)
-    if fn is None:
-        fn = _key_fns[nparams] = eval(  # noqa: S307 - generated from a count only
-            f"lambda d, a: (d, {''.join(f'type(a[{i}]), ' for i in range(nparams))}) "
-            f"if len(a) == {nparams} else None")
-    return fn
-
-
-def _no_key(device, args):
-    return None
-
-
 def launch(dispatcher, cfg, args):
     """Launch *dispatcher* with the configuration *cfg* on *args*."""
     return launch_call(cfg, *args)
@@ -487,33 +429,6 @@ def launch_call(cfg, *args, **kwargs) -> None:
     shim.launch(cfg.griddim, cfg.blockdim, shim.flatten(args) if args else [],
                 cfg.shared_bytes, cfg.queue)
     return None
-
-
-def _enter_launch_key(dispatcher, device, args, argtypes, shim) -> None:
-    """Make the next launch with arguments like *args* find *shim* by key."""
-    if shim.checked:  # debug / print kernels: every launch goes through generic_launch
-        return
-    arrays, ints = [], []
-    for i, a in enumerate(args):
-        t = type(a)
-        if isinstance(a, DeviceArray):
-            arrays.append(i)
-        elif t is int:
-            if not _I64_MIN <= a <= _I64_MAX:
-                return
-            ints.append(i)
-        elif t not in _SCALAR_KEYS:
-            return
-    if not set(shim.int_positions) <= set(ints):  # a sign the fast path would not read
-        return
-    key = (device, *map(type, args))
-    entry = dispatcher._launch_keys.get(key)
-    if entry is None:
-        entry = dispatcher._launch_keys[key] = _KeyEntry(arrays, tuple(ints))
-    shim.keepalive = argtypes  # the Numba types whose ids are the arrays' launch keys
-    entry.shims[entry.key(args)] = shim
-    if not arrays:
-        entry.only = shim
 
 
 def _check_devices(dispatcher, args, device, where: str = "argument") -> None:
@@ -587,7 +502,7 @@ def _launch_arguments(dispatcher, cfg, args, device, enter_key: bool = True):
     shim = _int_variant(dispatcher, shim_of(dispatcher, argtypes, device, cfg, args), args,
                         argtypes, device, cfg)
     if enter_key and dispatcher.keyed_launches:
-        _enter_launch_key(dispatcher, device, args, argtypes, shim)
+        enter_launch_key(dispatcher, device, args, argtypes, shim)
     generic_launch(shim, cfg, shim.flatten(args))
     return None
 

@@ -37,7 +37,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     # 4: keys and stores of compiled code
     ("cache", "cachekey", "cachefile", "cachesource"),
     # 5: the runtime side
-    ("devices", "allocation", "memory", "argtypes", "flatten", "launch", "hooks", "waiting"),
+    ("devices", "allocation", "memory", "argtypes", "flatten", "launchkeys", "launch", "hooks", "waiting"),
     # 6: the kernel object (what drivers report of its compiled code, its inspection)
     ("dispatcher", "attributes", "inspection"),
     # 7: the public API
