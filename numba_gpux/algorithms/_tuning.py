@@ -25,12 +25,12 @@ __all__ = ["install_defaults", "BLOCK_SIZE", "ITEMS_PER_THREAD", "SORT_ITEMS_PER
 def _groups(q) -> tuple:
     """Work-items per work-group to try: powers of two up to the device's limit."""
     top = int(q.limit("max_threads_per_block", 1024) or 1024)
-    return tuple(b for b in (32, 64, 128, 256, 512, 1024) if b <= top)
+    return tuple(b for b in (16, 32, 64, 128, 256, 512, 1024) if b <= top)
 
 
 def _group_caps(q) -> tuple:
     cu = int(q.limit("compute_units", 16) or 16)
-    return (0, cu, 4 * cu, 16 * cu)
+    return (0, cu, 4 * cu, 8 * cu, 16 * cu)
 
 
 BLOCK_SIZE = hooks.declare(
@@ -48,7 +48,9 @@ REDUCE_GROUPS = hooks.declare(
     "algorithms.reduce_groups", int,
     "The most work-groups a whole-array reduce's first pass launches; each work-item "
     "then folds every (groups x block size)-th element, so one more pass finishes. "
-    "0: a group per block size x items per thread elements (more passes).", space=_group_caps)
+    "0: a group per block size x items per thread elements (more passes).  The 'chunks' "
+    "variant cuts the array into this many chunks (0: 4 per compute unit).",
+    space=_group_caps)
 MAP_ITEMS_PER_THREAD = hooks.declare(
     "algorithms.map_items_per_thread", int,
     "Elements each work-item handles in map and foreach; 1: one element per work-item, "
@@ -84,10 +86,13 @@ AXIS_WORK_ITEMS = hooks.declare(
 REDUCE_VARIANT = hooks.declare(
     "algorithms.reduce_variant", str,
     "How a whole-array reduce runs: 'tree' (work-groups fold their work-items' values "
-    "in a tree with barriers, one launch per pass) or 'subgroup' (sub-groups combine "
+    "in a tree with barriers, one launch per pass), 'subgroup' (sub-groups combine "
     "their lanes, one work-item folds the partials: no barrier; for add, multiply, min "
-    "and max on devices with sub-groups, else the tree).",
-    space=("tree", "subgroup"))
+    "and max on devices with sub-groups, else the tree) or 'chunks' (each work-group "
+    "folds one contiguous chunk, its work-items every block-size-th element of it in "
+    "four accumulators, one work-item folds their values: no barrier, any operator; "
+    "algorithms.reduce_groups chunks, 4 per compute unit where that is 0).",
+    space=("tree", "subgroup", "chunks"))
 SCAN_VARIANT = hooks.declare(
     "algorithms.scan_variant", str,
     "How scan runs: 'lookback' (one pass: each work-group scans a tile and takes its "
@@ -181,14 +186,19 @@ def install_defaults() -> None:
     hooks.implement("algorithms.block_size", target="opencl", fn=lambda q: 256, default=True)
     hooks.implement("algorithms.items_per_thread", target="opencl", fn=lambda q: 4, default=True)
 
-    # a whole-array reduce on Intel's OpenCL CPU driver, 2**22 elements of four dtypes with
-    # sum, max and min (ours/NumPy, geomean): 64 work-items of 64 items 4.4, of 8 items 1.8;
-    # 256 of 8 1.5; 1024 of 8 1.1 to 1.6; 4096 of 8 1.2 (few large work-groups: the
-    # driver pays for each group, and short strided folds keep every lane's loads in
-    # one cache line)
+    # a whole-array reduce on Intel's OpenCL CPU driver (2 cores, AVX-512), 2**22 elements
+    # of four dtypes, sum, max, min and a device-function max(|a|, |b|), ours/NumPy: the
+    # "subgroup" variant, 1024 work-items of 8 items each, 0.5 to 5.4 (its strided
+    # folds touch a new cache line at every step); "chunks" with work-groups of 16
+    # (one sub-group: each step is one contiguous vector load) and 8 chunks per
+    # compute unit 0.2 to 2.5, groups of 8 (half a sub-group) 0.6 to 14, of 32 0.3 to 5
     @hooks.implement("algorithms.block_size", target="opencl", device_kind="cpu", default=True)
     def _ocl_cpu_block(q):
-        return 1024 if q.key and q.key[0] == "algorithms.reduce" else 64
+        return 16 if q.key and q.key[0] == "algorithms.reduce" else 64
+
+    @hooks.implement("algorithms.reduce_groups", device_kind="cpu", default=True)
+    def _cpu_reduce_groups(q):
+        return 8 * int(q.limit("compute_units", 16) or 16)
 
     @hooks.implement("algorithms.items_per_thread", target="opencl", device_kind="cpu", default=True)
     def _ocl_cpu_items(q):
@@ -202,10 +212,9 @@ def install_defaults() -> None:
 
     # scan on CPU devices: chunks of contiguous elements, no barriers (2**22 int32 on
     # Intel's OpenCL CPU driver, 2 cores: 6.7 ms chunked, 22 ms blocked)
-    # reduce on CPU devices: sub-groups, no barriers (2**22 float32 sum on Intel's OpenCL
-    # CPU driver: 1.5 ms against 1.7 to 2.7 ms with the tree; NumPy 1.2)
+    # reduce on CPU devices: contiguous chunks, no barriers (above)
     hooks.implement("algorithms.reduce_variant", fn="tree", default=True)
-    hooks.implement("algorithms.reduce_variant", device_kind="cpu", fn="subgroup",
+    hooks.implement("algorithms.reduce_variant", device_kind="cpu", fn="chunks",
                     default=True)
     hooks.implement("algorithms.scan_variant", fn="blocked", default=True)
     # CUDA GPUs: the single-pass look-back scan (one read and one write of each element,
@@ -321,7 +330,8 @@ def scan_chunks(device, dtype, key=None) -> int:
 
 
 def reduce_variant(device, dtype, key=None) -> str:
-    return _variant("algorithms.reduce_variant", ("tree", "subgroup"), device, dtype, key)
+    return _variant("algorithms.reduce_variant", ("tree", "subgroup", "chunks"), device, dtype,
+                    key)
 
 
 def axis_lanes(device, dtype, key=None) -> int:

@@ -1,6 +1,11 @@
-"""``reduce``: multi-pass tree reduction in global memory, or sub-groups' reductions.
+"""``reduce``: multi-pass tree reduction in global memory, sub-groups' reductions, or
+contiguous chunks.
 
-Two variants (the hook ``algorithms.reduce_variant``; autotuning may choose).
+Three variants (the hook ``algorithms.reduce_variant``; autotuning may choose).
+"chunks", the CPU default, for any operator: each work-group folds one contiguous
+chunk of the array, its work-items every block-size-th element of it (with a
+work-group of one sub-group, each step of the group is one contiguous vector load),
+and one work-item folds the work-items' values: two launches and no barrier.
 "subgroup", for the operators a sub-group reduces (add, multiply, min, max) on
 devices with sub-groups: each work-item folds a strided sequence, its
 sub-group combines the lanes, one partial per sub-group, and one work-item folds
@@ -190,6 +195,71 @@ def _make_sg_tail(op):
     return reduce_sg_tail
 
 
+def _make_chunk_partial(op):
+    block_dim, block_idx, thread_idx = gl.block_dim, gl.block_idx, gl.thread_idx
+
+    @jit
+    def reduce_chunk_partial(x, n, per, part):
+        # work-group b folds the contiguous chunk x[b * per:(b + 1) * per]; its work-item t
+        # the elements t, t + bs, ... of it, first in four independent accumulators over
+        # a trip count the whole group shares (a CPU driver's vectorized loop then needs
+        # no per-lane masks), then the rest one at a time.  Work-item t writes its value
+        # to part[b * bs + t] when it had an element (the tail knows which did)
+        b = block_idx.x
+        t = thread_idx.x
+        bs = block_dim.x
+        start = b * per
+        end = min(start + per, n)
+        i = start + t
+        if i >= end:
+            return
+        step = 4 * bs
+        full = (end - start) // step
+        if full > 0:
+            a0 = x[i]
+            a1 = x[i + bs]
+            a2 = x[i + 2 * bs]
+            a3 = x[i + 3 * bs]
+            for _ in range(1, full):
+                i += step
+                a0 = op(a0, x[i])
+                a1 = op(a1, x[i + bs])
+                a2 = op(a2, x[i + 2 * bs])
+                a3 = op(a3, x[i + 3 * bs])
+            i += step
+            acc = op(op(a0, a1), op(a2, a3))
+        else:
+            acc = x[i]
+            i += bs
+        while i < end:
+            acc = op(acc, x[i])
+            i += bs
+        part[b * bs + t] = acc
+
+    return reduce_chunk_partial
+
+
+def _make_chunk_tail(op):
+    @jit
+    def reduce_chunk_tail(part, n, per, groups, out, init, use_init):
+        # one work-item folds, in order, the partials of the work-items that had an
+        # element: work-item t of group b did where b * per + t < min(n, (b + 1) * per)
+        bs = part.size // groups
+        acc = part[0]
+        for b in range(groups):
+            m = min(min(n, (b + 1) * per) - b * per, bs)
+            s = 1 if b == 0 else 0
+            for t in range(s, m):
+                acc = op(acc, part[b * bs + t])
+        if use_init:
+            acc = op(init, acc)
+        out[0] = acc
+
+    return reduce_chunk_tail
+
+
+_chunk_partial = kernel_cache(_make_chunk_partial)
+_chunk_tail = kernel_cache(_make_chunk_tail)
 _sg_partial = kernel_cache(_make_sg_partial)
 _sg_tail = kernel_cache(_make_sg_tail)
 
@@ -208,6 +278,9 @@ def _sg_op(op, dt, dev):
         return None
     return name
 
+
+#: a chunk of the "chunks" reduce starts at a multiple of this many elements
+_CHUNK_ALIGN = 64
 
 _REDUCE_HOOKS = ("algorithms.reduce_variant", "algorithms.block_size",
                  "algorithms.items_per_thread", "algorithms.reduce_groups")
@@ -228,8 +301,19 @@ def _reduce_passes(x, op, init, dev, key):
     bs = _tuning.block_size(dev, dt, key)
     ipt = _tuning.items_per_thread(dev, dt, key)
     cap = _tuning.reduce_groups(dev, dt, key)
+    variant = _tuning.reduce_variant(dev, dt, key)
+    if variant == "chunks":
+        # two launches, no barrier, any operator: contiguous chunks, then one work-item
+        groups = cap or 4 * int(dev.limits.get("compute_units", 1) or 1)
+        per = max(cdiv(cdiv(n, groups), _CHUNK_ALIGN) * _CHUNK_ALIGN, 4 * bs)
+        groups = cdiv(n, per)
+        part = empty(groups * bs, dt, dev)
+        out = empty(1, dt, dev)
+        _chunk_partial(op.fn)[groups, bs](x, n, per, part)
+        _chunk_tail(op.fn)[1, 1](part, n, per, groups, out, init_v, use_init)
+        return out
     sg_op = _sg_op(op, dt, dev)
-    if sg_op is not None and _tuning.reduce_variant(dev, dt, key) == "subgroup":
+    if sg_op is not None and variant == "subgroup":
         # two launches, no barrier: sub-groups' partials, then one work-item folds them
         blocks = max(1, cdiv(cdiv(n, ipt), bs))
         if cap:

@@ -201,39 +201,40 @@ class OpenCLRuntime(Runtime):
         import pyopencl as cl
 
         q = self._q(queue)
-        if not self.busy:
+        if not self.busy or self._settled(q):
             cl.enqueue_copy(q, handle, host, dst_offset=int(offset), is_blocking=True,
                             wait_for=self._order(q))
             return
         # enqueued here, waited for through wait_blocking (Ctrl-C); the event keeps *host*
         self._wait(q, cl.enqueue_copy(q, handle, host, dst_offset=int(offset),
-                                      is_blocking=False, wait_for=self._order(q)).wait)
+                                      is_blocking=False, wait_for=self._order(q)))
 
     def read(self, host: np.ndarray, handle, offset: int, queue=None) -> None:
         import pyopencl as cl
 
         q = self._q(queue)
-        if not self.busy:
+        if not self.busy or self._settled(q):
             cl.enqueue_copy(q, host, handle, src_offset=int(offset), is_blocking=True,
                             wait_for=self._order(q))
             return
         self._wait(q, cl.enqueue_copy(q, host, handle, src_offset=int(offset),
-                                      is_blocking=False, wait_for=self._order(q)).wait)
+                                      is_blocking=False, wait_for=self._order(q)))
 
     def memset(self, handle, offset: int, byte: int, nbytes: int, queue=None) -> None:
         """clEnqueueFillBuffer of one byte; on the default queue, waited for."""
         import pyopencl as cl
 
         q = self._q(queue)
+        settled = q is self._queue and (not self.busy or self._settled(q))
         ev = cl.enqueue_fill_buffer(q, handle, np.uint8(int(byte) & 0xFF), int(offset),
                                    int(nbytes), wait_for=self._order(q))
         if self._multi:
             self._last[q] = ev
         if q is self._queue:
-            if self.busy:
-                self._wait(q, ev.wait)
-            else:
+            if settled:
                 ev.wait()
+            else:
+                self._wait(q, ev)
 
     # -- host memory the device uses --------------------------------------------
     def shares_host_memory(self) -> bool:
@@ -309,12 +310,32 @@ class OpenCLRuntime(Runtime):
         _, buf = self.host_register(address, nbytes, mapped=True)
         return buf, address, pages
 
-    def _wait(self, q, wait) -> None:
-        """``wait()`` through numba_gpux.waiting (Ctrl-C raises at once); once it has
-        returned on the default queue with one queue in use, nothing is pending."""
+    def _settled(self, q) -> bool:
+        """Whether all work on *q* has completed, without waiting (one queue in use): a
+        marker enqueued on a queue whose work is done is complete at once (Intel's CPU
+        runtime; where a driver completes it later, this says no and the caller waits
+        through numba_gpux.waiting).  The direct blocking call it allows then costs no
+        hand-over to a helper thread (tens of microseconds)."""
+        import pyopencl as cl
+
+        if self._multi:
+            return False
+        if cl.enqueue_marker(q).command_execution_status != cl.command_execution_status.COMPLETE:
+            return False
+        if q is self._queue:
+            self.busy = False
+        return True
+
+    def _wait(self, q, event) -> None:
+        """Wait for *event* through numba_gpux.waiting (Ctrl-C raises at once; an event
+        already complete is not handed over); once it has returned on the default queue
+        with one queue in use, nothing is pending."""
+        import pyopencl as cl
+
         from numba_gpux.waiting import wait_blocking
 
-        wait_blocking(wait)
+        complete = cl.command_execution_status.COMPLETE
+        wait_blocking(event.wait, lambda: event.command_execution_status == complete)
         if q is self._queue and not self._multi:
             self.busy = False
 
@@ -435,15 +456,19 @@ class OpenCLRuntime(Runtime):
     def synchronize(self, queue=None) -> None:
         """Wait for *queue*'s work; for the default queue, for the work of every queue
         used so far (as the contract and CUDA's context-wide synchronize)."""
+        import pyopencl as cl
+
         q = self._q(queue)
         if q is self._queue and self._multi:
             for other in [qq for qq in self._last if qq is not q]:
                 if self.busy:
-                    self._wait(other, other.finish)
+                    self._wait(other, cl.enqueue_marker(other))
                 else:
                     other.finish()
-        if self.busy:
-            self._wait(q, q.finish)
+        if self.busy and not self._settled(q):
+            # a marker completes when all work enqueued before it has (in-order and
+            # out-of-order queues alike)
+            self._wait(q, cl.enqueue_marker(q))
         else:
             q.finish()
 
@@ -490,9 +515,12 @@ class OpenCLRuntime(Runtime):
         return event.event.command_execution_status == cl.command_execution_status.COMPLETE
 
     def event_synchronize(self, event) -> None:
+        import pyopencl as cl
+
         from numba_gpux.waiting import wait_blocking
 
-        wait_blocking(event.event.wait)
+        ev, complete = event.event, cl.command_execution_status.COMPLETE
+        wait_blocking(ev.wait, lambda: ev.command_execution_status == complete)
 
     def event_wait(self, event, queue=None) -> None:
         """Work enqueued on *queue* after this call waits for *event*."""

@@ -188,14 +188,16 @@ def test_reduce_with_few_groups_folds_every_element(opencl_device, rng, groups):
     finally:
         impls.clear()
         impls.update(saved)
-    assert _tuning.reduce_groups(opencl_device, np.dtype(np.int64)) == 0  # the CPU default
+    # the CPU default: 8 chunks per compute unit
+    cu = int(opencl_device.limits.get("compute_units", 16) or 16)
+    assert _tuning.reduce_groups(opencl_device, np.dtype(np.int64)) == 8 * cu
 
 
-@pytest.mark.parametrize("variant", ["tree", "subgroup"])
+@pytest.mark.parametrize("variant", ["tree", "subgroup", "chunks"])
 def test_reduce_variants_give_the_same_results(opencl_device, rng, variant):
-    """Both whole-array reduce variants (the hook picks one per device kind; the
-    sub-group one serves add, multiply, min and max, the tree the rest)
-    at every size, with init and NaN."""
+    """Every whole-array reduce variant (the hook picks one per device kind; the
+    sub-group one serves add, multiply, min and max, the tree the rest; chunks any
+    operator) at every size, with init and NaN."""
     from numba_gpux import hooks
     from numba_gpux.algorithms import _tuning
 
@@ -220,6 +222,52 @@ def test_reduce_variants_give_the_same_results(opencl_device, rng, variant):
     finally:
         hook.impls.clear()
         hook.impls.update(saved)
+
+
+@pytest.mark.parametrize("block, groups", [(16, 0), (16, 5), (64, 3), (256, 64), (8, 1)])
+def test_reduce_chunks_fold_every_element_once(opencl_device, rng, block, groups):
+    """The "chunks" reduce at sizes around its four-accumulator steps (4 x block) and its
+    chunk boundaries, with chunks of work-items that have no element, for built-in
+    operators and device functions without an identity (folded only over work-items that
+    had an element: an identity would not do for them)."""
+    from numba_gpux import hooks
+
+    names = ("algorithms.reduce_variant", "algorithms.block_size", "algorithms.reduce_groups")
+    saved = {n: dict(hooks.get_hook(n).impls) for n in names}
+    hooks.implement("algorithms.reduce_variant", target="opencl", fn="chunks")
+    hooks.implement("algorithms.block_size", target="opencl", fn=block)
+    hooks.implement("algorithms.reduce_groups", target="opencl", fn=groups)
+
+    @gpux.jit(device=True)
+    def absmax(a, b):
+        return max(abs(a), abs(b))
+
+    @gpux.jit(device=True)
+    def plus(a, b):  # addition as a device function: no identity is known for it
+        return a + b
+
+    try:
+        step = 4 * block
+        for n in sorted({1, 2, block - 1, block, block + 1, step - 1, step, step + 1,
+                         2 * step + 3, 64 * step + 5, 100_003}):
+            x = rng.integers(-1000, 1000, n).astype(np.int64)
+            assert alg.reduce(x, device=opencl_device) == x.sum(), n
+            assert alg.reduce(x, "max", device=opencl_device) == x.max(), n
+            # one element is the result as it is (a fold applies the operator n - 1 times)
+            want = x[0] if n == 1 else np.abs(x).max()
+            assert alg.reduce(x, absmax, device=opencl_device) == want, n
+            assert alg.reduce(x, "min", init=-2000, device=opencl_device) == -2000
+            f = (rng.random(n) - 0.5).astype(np.float32)
+            assert alg.reduce(f, absmax, device=opencl_device) == (f[0] if n == 1 else
+                                                                  np.abs(f).max()), n
+            ones = np.ones(n, np.int32)
+            assert alg.reduce(ones, plus, device=opencl_device) == n
+            f[n // 2] = np.nan
+            assert np.isnan(alg.reduce(f, "max", device=opencl_device)), n
+    finally:
+        for n in names:
+            hooks.get_hook(n).impls.clear()
+            hooks.get_hook(n).impls.update(saved[n])
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
