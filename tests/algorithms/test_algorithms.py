@@ -411,3 +411,28 @@ def test_sort_big(opencl_device, rng):
     x = rng.standard_normal(2**24 + 1).astype(np.float32)
     x[::1000] = np.nan
     np.testing.assert_array_equal(alg.sort(x), np.sort(x))
+
+
+@pytest.mark.ptxas
+@pytest.mark.parametrize("dtype", ["float32", "int64"])
+def test_reduce_chunks_kernels_assemble_for_cuda(dtype, ptxas):
+    """The "chunks" reduce is a CPU default, but a hook may choose it on any device: its
+    two kernels, with a built-in operator and a device function, pass ptxas."""
+    from numba_gpux.algorithms import _common
+    from numba_gpux.algorithms.reduction import _chunk_partial, _chunk_tail
+    from numba_gpux.targets.cuda import toolkit
+
+    @gpux.jit(device=True)
+    def absmax(a, b):
+        return max(abs(a), abs(b))
+
+    cc = (8, 0)
+    if not toolkit.ptxas_supports(cc):
+        pytest.skip("no installed ptxas assembles sm_80")
+    for op in (_common.op_max, absmax):
+        for k, sig in ((_chunk_partial(op), f"void({dtype}[::1], int64, int64, {dtype}[::1])"),
+                       (_chunk_tail(op), f"void({dtype}[::1], int64, int64, int64, "
+                                         f"{dtype}[::1], {dtype}, boolean)")):
+            text = gpux.compile(k, sig, target="cuda", cc=cc, cubin=False).text
+            ok, messages = toolkit.ptxas_check(text, cc)
+            assert ok, f"ptxas rejected {k.__name__} ({dtype}):\n{messages}"
