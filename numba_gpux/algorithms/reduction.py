@@ -200,19 +200,18 @@ def _make_chunk_partial(op):
 
     @jit
     def reduce_chunk_partial(x, n, per, part):
-        # work-group b folds the contiguous chunk x[b * per:(b + 1) * per]; its work-item t
-        # the elements t, t + bs, ... of it, first in four independent accumulators over
-        # a trip count the whole group shares (a CPU driver's vectorized loop then needs
-        # no per-lane masks), then the rest one at a time.  Work-item t writes its value
-        # to part[b * bs + t] when it had an element (the tail knows which did)
+        # work-group b folds the contiguous chunk x[b * per:(b + 1) * per] (never empty);
+        # its work-item t the elements t, t + bs, ... of it, first in four independent
+        # accumulators over a trip count the whole group shares, then the rest one at a
+        # time.  No work-item leaves early and every load is in bounds, so a CPU driver's
+        # vectorized loop needs no per-lane masks.  Work-item t writes its value to
+        # part[b * bs + t] when it had an element (the tail knows which did)
         b = block_idx.x
         t = thread_idx.x
         bs = block_dim.x
         start = b * per
         end = min(start + per, n)
         i = start + t
-        if i >= end:
-            return
         step = 4 * bs
         full = (end - start) // step
         if full > 0:
@@ -229,12 +228,13 @@ def _make_chunk_partial(op):
             i += step
             acc = op(op(a0, a1), op(a2, a3))
         else:
-            acc = x[i]
+            acc = x[min(i, end - 1)]  # (a work-item past the end holds a value it drops)
             i += bs
         while i < end:
             acc = op(acc, x[i])
             i += bs
-        part[b * bs + t] = acc
+        if start + t < end:
+            part[b * bs + t] = acc
 
     return reduce_chunk_partial
 
@@ -299,7 +299,6 @@ def _reduce_passes(x, op, init, dev, key):
     use_init = init is not None
     init_v = scalar(init if use_init else 0, dt, "init")
     bs = _tuning.block_size(dev, dt, key)
-    ipt = _tuning.items_per_thread(dev, dt, key)
     cap = _tuning.reduce_groups(dev, dt, key)
     variant = _tuning.reduce_variant(dev, dt, key)
     if variant == "chunks":
@@ -312,6 +311,7 @@ def _reduce_passes(x, op, init, dev, key):
         _chunk_partial(op.fn)[groups, bs](x, n, per, part)
         _chunk_tail(op.fn)[1, 1](part, n, per, groups, out, init_v, use_init)
         return out
+    ipt = _tuning.items_per_thread(dev, dt, key)  # (the other variants' strided folds)
     sg_op = _sg_op(op, dt, dev)
     if sg_op is not None and variant == "subgroup":
         # two launches, no barrier: sub-groups' partials, then one work-item folds them
