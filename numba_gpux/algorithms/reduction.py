@@ -196,6 +196,8 @@ def _make_sg_tail(op):
 
 
 def _make_chunk_partial(op):
+    from ..language.memory import local
+
     block_dim, block_idx, thread_idx = gl.block_dim, gl.block_idx, gl.thread_idx
 
     @jit
@@ -204,8 +206,10 @@ def _make_chunk_partial(op):
         # its work-item t the elements t, t + bs, ... of it, first in four independent
         # accumulators over a trip count the whole group shares, then the rest one at a
         # time.  No work-item leaves early and every load is in bounds, so a CPU driver's
-        # vectorized loop needs no per-lane masks.  Work-item t writes its value to
-        # part[b * bs + t] when it had an element (the tail knows which did)
+        # vectorized loop needs no per-lane masks.  The accumulators hold x's dtype, the
+        # dtype reduce accumulates in (an int32 sum in Numba's int64 would take twice
+        # the vector lanes).  Work-item t writes its value to part[b * bs + t] when it
+        # had an element (the tail knows which did)
         b = block_idx.x
         t = thread_idx.x
         bs = block_dim.x
@@ -214,27 +218,30 @@ def _make_chunk_partial(op):
         i = start + t
         step = 4 * bs
         full = (end - start) // step
+        a = local.array(4, x.dtype)
         if full > 0:
-            a0 = x[i]
-            a1 = x[i + bs]
-            a2 = x[i + 2 * bs]
-            a3 = x[i + 3 * bs]
+            a[0] = x[i]
+            a[1] = x[i + bs]
+            a[2] = x[i + 2 * bs]
+            a[3] = x[i + 3 * bs]
             for _ in range(1, full):
                 i += step
-                a0 = op(a0, x[i])
-                a1 = op(a1, x[i + bs])
-                a2 = op(a2, x[i + 2 * bs])
-                a3 = op(a3, x[i + 3 * bs])
+                a[0] = op(a[0], x[i])
+                a[1] = op(a[1], x[i + bs])
+                a[2] = op(a[2], x[i + 2 * bs])
+                a[3] = op(a[3], x[i + 3 * bs])
             i += step
-            acc = op(op(a0, a1), op(a2, a3))
+            a[0] = op(a[0], a[1])
+            a[2] = op(a[2], a[3])
+            a[0] = op(a[0], a[2])
         else:
-            acc = x[min(i, end - 1)]  # (a work-item past the end holds a value it drops)
+            a[0] = x[min(i, end - 1)]  # (a work-item past the end holds a value it drops)
             i += bs
         while i < end:
-            acc = op(acc, x[i])
+            a[0] = op(a[0], x[i])
             i += bs
         if start + t < end:
-            part[b * bs + t] = acc
+            part[b * bs + t] = a[0]
 
     return reduce_chunk_partial
 
@@ -301,7 +308,9 @@ def _reduce_passes(x, op, init, dev, key):
     bs = _tuning.block_size(dev, dt, key)
     cap = _tuning.reduce_groups(dev, dt, key)
     variant = _tuning.reduce_variant(dev, dt, key)
-    if variant == "chunks":
+    if variant == "chunks" and dt.itemsize >= 4:
+        # (narrower types take the tree, whose pairwise folds keep a float16 sum as
+        # close to NumPy's as before; four running float16 sums are not)
         # two launches, no barrier, any operator: contiguous chunks, then one work-item
         groups = cap or 4 * int(dev.limits.get("compute_units", 1) or 1)
         per = max(cdiv(cdiv(n, groups), _CHUNK_ALIGN) * _CHUNK_ALIGN, 4 * bs)
@@ -358,6 +367,10 @@ def reduce(x, op="add", init=None, axis=None, dtype=None, device=None):
     if dtype is not None and np.dtype(dtype) != d.dtype:
         d = astype(d, dtype)
     dt = d.dtype
+    if dt.kind == "b":
+        raise GpuxUserError("reduce: x is a bool array; reduce it as integers: dtype=np.int64 "
+                            "counts the True values with 'add', and dtype=np.uint8 with "
+                            "'max' or 'min' gives any() or all()")
     if axis is None:
         if d.size == 0:
             if init is not None:
