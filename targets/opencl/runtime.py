@@ -23,6 +23,13 @@ __all__ = ["OpenCLRuntime", "spirv_structure_problem"]
 _started: weakref.WeakSet = weakref.WeakSet()
 
 
+def _complete(event) -> bool:
+    """Whether the pyopencl *event* has completed (its status, read without waiting)."""
+    import pyopencl as cl
+
+    return event.command_execution_status == cl.command_execution_status.COMPLETE
+
+
 def _after_fork_in_child() -> None:
     """A forked child has a copy of its parent's OpenCL objects but not the driver's
     threads, so any command on them waits forever (Intel's CPU driver): every runtime
@@ -310,17 +317,18 @@ class OpenCLRuntime(Runtime):
         _, buf = self.host_register(address, nbytes, mapped=True)
         return buf, address, pages
 
-    def _settled(self, q) -> bool:
+    def _settled(self, q, marker=None) -> bool:
         """Whether all work on *q* has completed, without waiting (one queue in use): a
         marker enqueued on a queue whose work is done is complete at once (Intel's CPU
         runtime; where a driver completes it later, this says no and the caller waits
         through numba_gpux.waiting).  The direct blocking call it allows then costs no
-        hand-over to a helper thread (tens of microseconds)."""
+        hand-over to a helper thread (tens of microseconds).  *marker*: one the caller
+        has just enqueued on *q* (to wait for when this says no), else one is made."""
         import pyopencl as cl
 
         if self._multi:
             return False
-        if cl.enqueue_marker(q).command_execution_status != cl.command_execution_status.COMPLETE:
+        if not _complete(marker if marker is not None else cl.enqueue_marker(q)):
             return False
         if q is self._queue:
             self.busy = False
@@ -330,12 +338,9 @@ class OpenCLRuntime(Runtime):
         """Wait for *event* through numba_gpux.waiting (Ctrl-C raises at once; an event
         already complete is not handed over); once it has returned on the default queue
         with one queue in use, nothing is pending."""
-        import pyopencl as cl
-
         from numba_gpux.waiting import wait_blocking
 
-        complete = cl.command_execution_status.COMPLETE
-        wait_blocking(event.wait, lambda: event.command_execution_status == complete)
+        wait_blocking(event.wait, lambda: _complete(event))
         if q is self._queue and not self._multi:
             self.busy = False
 
@@ -465,12 +470,14 @@ class OpenCLRuntime(Runtime):
                     self._wait(other, cl.enqueue_marker(other))
                 else:
                     other.finish()
-        if self.busy and not self._settled(q):
+        if self.busy:
             # a marker completes when all work enqueued before it has (in-order and
-            # out-of-order queues alike)
-            self._wait(q, cl.enqueue_marker(q))
-        else:
-            q.finish()
+            # out-of-order queues alike): asked whether it has, then waited for if not
+            marker = cl.enqueue_marker(q)
+            if not self._settled(q, marker):
+                self._wait(q, marker)
+                return
+        q.finish()
 
     # -- queues and events ----------------------------------------------------
     def new_queue(self):
@@ -510,17 +517,13 @@ class OpenCLRuntime(Runtime):
         return ev
 
     def event_query(self, event) -> bool:
-        import pyopencl as cl
-
-        return event.event.command_execution_status == cl.command_execution_status.COMPLETE
+        return _complete(event.event)
 
     def event_synchronize(self, event) -> None:
-        import pyopencl as cl
-
         from numba_gpux.waiting import wait_blocking
 
-        ev, complete = event.event, cl.command_execution_status.COMPLETE
-        wait_blocking(ev.wait, lambda: ev.command_execution_status == complete)
+        ev = event.event
+        wait_blocking(ev.wait, lambda: _complete(ev))
 
     def event_wait(self, event, queue=None) -> None:
         """Work enqueued on *queue* after this call waits for *event*."""
