@@ -309,9 +309,9 @@ def _reduce_passes(x, op, init, dev, key):
     cap = _tuning.reduce_groups(dev, dt, key)
     variant = _tuning.reduce_variant(dev, dt, key)
     if variant == "chunks" and dt.itemsize >= 4:
+        # two launches, no barrier, any operator: contiguous chunks, then one work-item
         # (narrower types take the tree, whose pairwise folds keep a float16 sum as
         # close to NumPy's as before; four running float16 sums are not)
-        # two launches, no barrier, any operator: contiguous chunks, then one work-item
         groups = cap or 4 * int(dev.limits.get("compute_units", 1) or 1)
         per = max(cdiv(cdiv(n, groups), _CHUNK_ALIGN) * _CHUNK_ALIGN, 4 * bs)
         groups = cdiv(n, per)
