@@ -23,12 +23,14 @@ Every kernel argument is flattened into scalars and buffers:
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from numba.core import types
 
 from .errors import GpuxUserError
 
 __all__ = ["Param", "flatten_type", "ARRAY", "POINTER", "RECORD", "SCALAR", "BOOL",
-           "DATETIME_TYPES", "is_pointer", "param_starts"]
+           "DATETIME_TYPES", "is_pointer", "param_starts", "LaunchFacts", "NO_FACTS"]
 
 ARRAY, POINTER, RECORD, SCALAR, BOOL = "array", "pointer", "record", "scalar", "bool"
 
@@ -106,3 +108,36 @@ def param_starts(argtypes) -> list[int]:
             pos += (2 + 2 * leaf.ty.ndim if leaf.kind == ARRAY
                     else 2 if leaf.kind in (POINTER, RECORD) else 1)
     return starts
+
+
+class LaunchFacts(NamedTuple):
+    """What a launch tells the code compiled for it, beside its argument types: each
+    set of facts is its own code (``GpuxFunction.code_for``), in every cache key.
+
+    * ``nonneg``: positions of the int64 arguments that are >= 0
+      (``Target.int_argument_facts``; their parameters get ``range(i64 0, 2**63)``);
+    * ``strides``: ``(position, bytes)`` of the layout-"A" arrays whose innermost
+      stride is that constant (``Target.array_stride_facts``; a ``range`` of one value
+      on the stride's parameter);
+    * ``wide``: the launch has 2**32 or more work-items along a dimension, so the
+      global index is the portable sum, not a target's built-in that a driver computes
+      in 32 bits (the artifact's info ``global_ids_32bit``).
+    """
+
+    nonneg: tuple = ()
+    strides: tuple = ()
+    wide: bool = False
+
+    def param_ranges(self, argtypes) -> dict:
+        """``{parameter position: (lo, hi)}`` of the entry point's parameters that carry
+        these facts, for a kernel of *argtypes* (an array's leaves are buffer, offset,
+        shape, strides: its innermost stride is the last)."""
+        starts = param_starts(argtypes)
+        ranges = {starts[i]: (0, 2 ** 63) for i in self.nonneg}
+        for i, stride in self.strides:
+            ranges[starts[i] + 1 + 2 * argtypes[i].ndim] = (stride, stride + 1)
+        return ranges
+
+
+#: a launch that tells the code nothing
+NO_FACTS = LaunchFacts()

@@ -18,7 +18,7 @@ from numba.core.typing.typeof import Purpose, typeof
 from .errors import GpuxUserError, LaunchTypeError
 from .memory import DeviceArray
 
-__all__ = ["argument_types", "caller_location", "int_positions", "int_wrapper"]
+__all__ = ["argument_types", "caller_location", "int_positions", "int_wrapper", "stride_facts"]
 
 _I64 = types.int64
 _F64 = types.float64
@@ -126,3 +126,10 @@ def int_positions(args, argtypes, compiled) -> tuple:
     arguments whose signs pick a launch's code on a target with ``int_argument_facts``."""
     return tuple(i for i, a in enumerate(args) if type(a) is int and i < len(compiled)
                  and argtypes[i] == _I64 and compiled[i] == _I64)
+
+
+def stride_facts(args) -> tuple:
+    """``(position, innermost stride in bytes)`` of the device arrays among *args* whose
+    launch runs code compiled for that stride (``Target.array_stride_facts``)."""
+    return tuple((i, a._stride_fact_) for i, a in enumerate(args)
+                 if isinstance(a, DeviceArray) and a._stride_fact_)

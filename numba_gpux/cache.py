@@ -39,6 +39,7 @@ import weakref
 from collections import OrderedDict
 
 from . import config, irlex
+from .abi import NO_FACTS, LaunchFacts
 from .cachefile import (FORMAT_VERSION, CacheTrustWarning, CacheWarning, encode,
                         folder_problem, key_problem, make_private_dirs, read_sealed,
                         remove_quietly, seal, secret, warn_once)
@@ -383,9 +384,9 @@ def clear_memory_cache() -> None:
 _index_memo: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
-def _index_key(fn, argtypes: tuple, target: Target, nonneg: tuple = ()):
+def _index_key(fn, argtypes: tuple, target: Target, facts: LaunchFacts = NO_FACTS):
     """(memo, memo key, pre-typing key or None) of *fn* for *argtypes* on *target*, for
-    code that takes the int64 arguments at *nonneg* to be >= 0 (``code_for``)."""
+    code that knows the launch's *facts* (``code_for``)."""
     from . import overlays
     from .cachekey import kernel_key
     from .context import load_language_modules
@@ -394,22 +395,23 @@ def _index_key(fn, argtypes: tuple, target: Target, nonneg: tuple = ()):
     memo = _index_memo.get(fn)
     if memo is None:
         memo = _index_memo[fn] = {}
-    mkey = (tuple(argtypes), target, overlays.epoch, nonneg)
+    mkey = (tuple(argtypes), target, overlays.epoch, facts)
     got = memo.get(mkey)
     if got is None:
         # debug kernels carry process-wide exception ids: never from the index
         key = None if fn.options.debug else kernel_key(fn, argtypes, target)
-        if key is not None and nonneg:
-            key = hashlib.sha256(f"{key}|nonneg{nonneg}".encode()).hexdigest()
+        if key is not None and facts != NO_FACTS:
+            key = hashlib.sha256(f"{key}|{facts!r}".encode()).hexdigest()
         got = memo[mkey] = [key, None, False]  # key, artifact, looked up on disk
     return got
 
 
-def index_lookup(fn, argtypes: tuple, target: Target, nonneg: tuple = ()) -> Artifact | None:
+def index_lookup(fn, argtypes: tuple, target: Target,
+                 facts: LaunchFacts = NO_FACTS) -> Artifact | None:
     """Finished code of the ``cache=True`` kernel *fn* found by its pre-typing key, or
     None (then typing runs, and :func:`index_store` records the result)."""
     try:
-        entry = _index_key(fn, argtypes, target, nonneg)
+        entry = _index_key(fn, argtypes, target, facts)
     except TypeError:  # an unhashable target option: no index
         return None
     if entry[1] is not None or entry[2]:  # found, or already missed
@@ -487,12 +489,12 @@ def note_launch_info(art: Artifact, kernel_text: str) -> None:
 
 
 def index_store(fn, argtypes: tuple, target: Target, art: Artifact, kernel_text: str,
-                nonneg: tuple = ()) -> None:
+                facts: LaunchFacts = NO_FACTS) -> None:
     """Record *art*, just compiled from *kernel_text* (the neutral IR), under the
-    pre-typing key of *fn* for *argtypes* (and *nonneg*, see :func:`_index_key`)."""
+    pre-typing key of *fn* for *argtypes* and *facts* (see :func:`_index_key`)."""
     note_launch_info(art, kernel_text)
     try:
-        entry = _index_key(fn, argtypes, target, nonneg)
+        entry = _index_key(fn, argtypes, target, facts)
     except TypeError:
         return
     entry[1] = art

@@ -16,6 +16,7 @@ from numba.core.typeinfer import register_dispatcher
 from numba.core.typing.typeof import Purpose, typeof
 
 from . import abi
+from .abi import NO_FACTS, LaunchFacts
 from . import irtext
 from . import hooks as _hooks
 from . import linking
@@ -542,20 +543,20 @@ class GpuxFunction(KernelAttributes, KernelInspection):
         return Overload(self, res)
 
     # ------------------------------------------------------------------ code
-    def code_for(self, argtypes: tuple, target, nonneg: tuple = ()) -> Artifact:
-        """Finished code (an Artifact) of this kernel for *target*; *nonneg*: positions
-        of int64 arguments the code may take to be >= 0 (``Target.int_argument_facts``:
-        their parameters get ``range(i64 0, 2**63)``)."""
+    def code_for(self, argtypes: tuple, target, facts: LaunchFacts = NO_FACTS) -> Artifact:
+        """Finished code (an Artifact) of this kernel for *target*, knowing what the
+        launch tells it (*facts*, ``abi.LaunchFacts``: the signs of int64 arguments,
+        arrays' innermost strides, a launch too wide for 32-bit global indices)."""
         if self._disk_indexed():
             # the disk cache's index: finished code found before typing (cache.py)
             from .cache import index_lookup
 
-            art = index_lookup(self, argtypes, target, nonneg)
+            art = index_lookup(self, argtypes, target, facts)
             if art is not None:
                 return art
         from .cachekey import overlaid_fingerprint
 
-        key = (argtypes, overlaid_fingerprint(target), nonneg)  # overlays change the code too
+        key = (argtypes, overlaid_fingerprint(target), facts)  # overlays change the code too
         art = self._code.get(key)
         if art is None:
             from .cache import compile_target, index_store
@@ -564,18 +565,25 @@ class GpuxFunction(KernelAttributes, KernelInspection):
                 art = self._code.get(key)
                 if art is None:
                     sym, text = self.kernel_ir(argtypes)
-                    if nonneg:  # the facts are in the text, so in every cache key
-                        starts = abi.param_starts(self.neutral(argtypes).all_argtypes)
-                        text = irtext.param_ranges(text, sym,
-                                                   {starts[i]: (0, 2 ** 63) for i in nonneg})
+                    if facts != NO_FACTS:  # the facts are in the text, so in every cache key
+                        text = self._with_facts(sym, text, argtypes, facts)
                     # cache=True keeps finished code on disk, keyed by the neutral IR
                     art = compile_target(text, (sym,), target, self.options, name=self.__name__,
                                          disk=self.cache)
                     self.stats["target_compiles"] += 1
                     self._code[key] = art
                     if self._disk_indexed():
-                        index_store(self, argtypes, target, art, text, nonneg)
+                        index_store(self, argtypes, target, art, text, facts)
         return art
+
+    def _with_facts(self, sym: str, text: str, argtypes: tuple, facts: LaunchFacts) -> str:
+        """The kernel's neutral IR *text* stating *facts* (:meth:`code_for`)."""
+        ranges = facts.param_ranges(self.neutral(argtypes).all_argtypes)
+        if ranges:
+            text = irtext.param_ranges(text, sym, ranges)
+        if facts.wide:  # the global index as the portable sum (language/intrinsics.py)
+            text = irtext.rename_globals(text, {"__gpux_global_idx": "__gpux_wide_global_idx"})
+        return text
 
     def typeof_args(self, args) -> tuple:
         try:

@@ -384,6 +384,12 @@ class Target(_Checked):
     #: Numba's negative-index wraparound on indices built from them; a launch with a
     #: negative one runs code without it (compiled when first needed)
     int_argument_facts: bool = False
+    #: innermost strides, in elements, that a launch passing a layout-"A" array (a view
+    #: Numba knows no strides of) compiles code for: an array whose last dimension
+    #: steps by one of these runs code where that stride is a constant (``range`` of one
+    #: value on its parameter), so a vectorizing driver loads vectors, not gathers; any
+    #: other stride runs the general code.  () compiles no such variants
+    array_stride_facts: tuple[int, ...] = ()
 
     # -- mark kernels ----------------------------------------------------------
     #: text inserted after ``define`` on kernel entry points ("spir_kernel"; "": none)

@@ -26,7 +26,7 @@ from .irlex import at_depth0 as _depth0, ptr_type as _ptr_type, skip as _skip
 
 __all__ = ["remap_address_spaces", "add_function_attributes", "add_function_metadata",
            "mark_kernels", "global_variable_names", "definitions_only", "move_globals",
-           "calls_to_kernel_params", "index_ranges", "param_ranges", "add_named_metadata", "remove_named_metadata", "infer_address_spaces", "mask_shift_amounts",
+           "calls_to_kernel_params", "index_ranges", "param_ranges", "rename_globals", "add_named_metadata", "remove_named_metadata", "infer_address_spaces", "mask_shift_amounts",
            "narrow_shared_atomics", "defined_functions", "declared_functions", "call_graph",
            "drop_unused_values", "module_variables", "rewrite_bodies", "definition", "name_end", "close_paren"]
 
@@ -447,6 +447,26 @@ def param_ranges(text: str, function: str, ranges: dict) -> str:
 
 
 @checked
+def rename_globals(text: str, names: dict) -> str:
+    """*text* with each global name in *names* (``{old: new}``, without ``@``) written as
+    its new one wherever it appears: definitions, declarations, calls and other uses.
+    The new names must not be in *text* already."""
+    ls = text.split("\n")
+    for k, ln in enumerate(ls):
+        if "@" not in ln:
+            continue
+        toks = lx.line_tokens(ln)
+        changed = False
+        for i, t in enumerate(toks):
+            if lx.kind(t) is lx.GLOBAL and lx.name(t) in names:
+                toks[i] = lx.spell_global(names[lx.name(t)])
+                changed = True
+        if changed:
+            ls[k] = lx.join(toks)
+    return "\n".join(ls)
+
+
+@checked
 def add_function_metadata(text: str, functions, kind: str, operands: str) -> str:
     """Attach ``!kind !{operands}`` to the definition of each of *functions*.
 
@@ -618,7 +638,7 @@ def _called(ls) -> set[str]:
 
 
 _INDEX_FUNCS = frozenset(("__gpux_thread_idx", "__gpux_block_idx", "__gpux_block_dim",
-                          "__gpux_grid_dim", "__gpux_global_idx"))
+                          "__gpux_grid_dim", "__gpux_global_idx", "__gpux_wide_global_idx"))
 
 
 @checked
@@ -641,7 +661,7 @@ def index_ranges(text: str, limits) -> str:
             return 1, limits.block[d] + 1
         if name == "__gpux_block_idx":
             return 0, limits.grid[d]
-        if name == "__gpux_global_idx":
+        if name in ("__gpux_global_idx", "__gpux_wide_global_idx"):
             return 0, limits.grid[d] * limits.block[d]
         return 1, limits.grid[d] + 1
 

@@ -24,12 +24,13 @@ from numba.core import types
 from numba.core.errors import NumbaPerformanceWarning
 
 from . import abi
+from .abi import NO_FACTS, LaunchFacts
 from . import cache as _cache
 from . import devices as _devices
 from . import overlays as _overlays
 # (_typeof is imported from here by the benchmarks)
 from .argtypes import (_FAST_TYPES, _PLAIN_ARGS, _typeof, argument_types, caller_location,
-                       int_positions, int_wrapper)
+                       int_positions, int_wrapper, stride_facts)
 from .errors import GpuxUserError, LaunchError, format_loc
 from .flatten import _array_flat, _build_flatten
 from .language.memory import static_shared_bytes
@@ -55,7 +56,7 @@ class Shim:
     __slots__ = ("kernel", "flatten", "host_arrays", "device", "argtypes", "nflat", "errors",
                  "prints", "epoch", "checked", "keepalive", "launch", "static_shared", "name",
                  "program", "grid_sync", "cooperative", "narrow_ids", "heap", "int_positions",
-                 "negative", "nonnegative")
+                 "negative", "nonnegative", "facts", "widen", "wide")
 
     def __init__(self, kernel, flatten, host_arrays, device, argtypes, nflat, errors=None,
                  prints=False, launch=None, static_shared=0, name="kernel", grid_sync=False,
@@ -104,6 +105,13 @@ class Shim:
         #: code has the fact; None until a launch needs it); () and self: no choice
         self.int_positions: tuple = ()
         self.negative = self.nonnegative = self
+        #: what the launch told the code (abi.LaunchFacts)
+        self.facts = NO_FACTS
+        #: code with 32-bit global indices (``narrow_ids``): ``widen()`` builds the shim of
+        #: the code for launches of 2**32 work-items or more along a dimension, kept in
+        #: ``wide`` once built
+        self.widen = None
+        self.wide = None
 
 
 _shim_lock = threading.Lock()
@@ -142,16 +150,17 @@ def current_launch() -> LaunchUnderWay | None:
     return getattr(_under_way, "launch", None)
 
 
-def _shim_for(dispatcher, argtypes, device, cfg=None, args=()) -> Shim:
+def _shim_for(dispatcher, argtypes, device, cfg=None, args=(), strides=()) -> Shim:
     """The shim for a launch whose arguments have *argtypes*, compiled for the
     signature they match (``match_signature``).  Integers that convert to a
     narrower or differently signed type wrap around, as a C cast (and numba.cuda).
     With the launch's *cfg* and *args*: a compile runs through the kernel's
-    ``_compile_for_args`` with the launch visible to it (:func:`current_launch`)."""
+    ``_compile_for_args`` with the launch visible to it (:func:`current_launch`).
+    *strides*: the arrays' stride facts (argtypes.stride_facts) the code may use."""
     compiled = dispatcher.match_signature(argtypes)
     ints = int_positions(args, argtypes, compiled) if device.target.int_argument_facts else ()
     nonneg = () if any(args[i] < 0 for i in ints) else ints
-    shim = _build_shim(dispatcher, compiled, device, cfg, args, nonneg)
+    shim = _build_shim(dispatcher, compiled, device, cfg, args, LaunchFacts(nonneg, strides))
     if ints:  # the sibling for the other signs: built when a launch needs it
         shim.int_positions = ints
         shim.negative, shim.nonnegative = (None, shim) if nonneg else (shim, None)
@@ -175,13 +184,15 @@ def _shim_for(dispatcher, argtypes, device, cfg=None, args=()) -> Shim:
     return shim
 
 
-def shim_of(dispatcher, argtypes, device, cfg=None, args=()) -> Shim:
-    """The kernel's shim for *argtypes* on *device*: the one kept, or a new one (kept)
-    where there is none or the overlays changed since it was made."""
-    key = (argtypes, device)
+def shim_of(dispatcher, argtypes, device, cfg=None, args=(), strides=()) -> Shim:
+    """The kernel's shim for *argtypes* (and the arrays' stride facts *strides*) on
+    *device*: the one kept, or a new one (kept) where there is none or the overlays
+    changed since it was made."""
+    key = (argtypes, device, strides)
     shim = dispatcher._shims.get(key)
     if shim is None or shim.epoch != _overlays.epoch:
-        shim = dispatcher._shims[key] = _shim_for(dispatcher, argtypes, device, cfg, args)
+        shim = dispatcher._shims[key] = _shim_for(dispatcher, argtypes, device, cfg, args,
+                                                  strides)
     return shim
 
 
@@ -193,7 +204,7 @@ def _int_variant(dispatcher, shim, args, argtypes, device, cfg) -> Shim:
     neg = any(args[i] < 0 for i in shim.int_positions)
     got = shim.negative if neg else shim.nonnegative
     if got is None:
-        got = _shim_for(dispatcher, argtypes, device, cfg, args)
+        got = _shim_for(dispatcher, argtypes, device, cfg, args, shim.facts.strides)
         if neg:
             shim.negative, got.nonnegative = got, shim
         else:
@@ -234,7 +245,8 @@ def _shared_declarations(dispatcher, argtypes, total: int) -> str:
     return "\n".join(lines)
 
 
-def _build_shim(dispatcher, argtypes, device, cfg=None, args=(), nonneg=()) -> Shim:
+def _build_shim(dispatcher, argtypes, device, cfg=None, args=(),
+                facts: LaunchFacts = NO_FACTS) -> Shim:
     spec = getattr(dispatcher, "_specialized", None)
     if spec is not None and tuple(spec) != tuple(argtypes):
         raise GpuxUserError(f"{dispatcher.__name__} was specialized for {spec}; got {argtypes}")
@@ -252,7 +264,7 @@ def _build_shim(dispatcher, argtypes, device, cfg=None, args=(), nonneg=()) -> S
     dev_types = tuple(argtypes)
     host_arrays = []
     # the disk cache's index (cache=True) knows what launching needs without typing
-    art = _cache.index_lookup(dispatcher, dev_types, device.target, nonneg) \
+    art = _cache.index_lookup(dispatcher, dev_types, device.target, facts) \
         if dispatcher.cache else None
     # (a kernel that captures device arrays is never in the index: the key cannot see
     # into them, see cachekey.py, so a hit needs no typing to know there are none)
@@ -269,7 +281,7 @@ def _build_shim(dispatcher, argtypes, device, cfg=None, args=(), nonneg=()) -> S
         raise LaunchError(f"{e}{_shared_declarations(dispatcher, dev_types, static_shared)}") \
             from None
     if art is None:
-        art = dispatcher.code_for(dev_types, device.target, nonneg)
+        art = dispatcher.code_for(dev_types, device.target, facts)
     program = _load(device, art)
     kernel = device.runtime.kernel(program, art.kernels[0])
     carveout = dispatcher.options.shared_memory_carveout
@@ -318,6 +330,10 @@ def _build_shim(dispatcher, argtypes, device, cfg=None, args=(), nonneg=()) -> S
                 bool(art.info.get("global_ids_32bit")),
                 _heap_buffer(device, dispatcher.__name__) if heap else None)
     shim.program = program
+    shim.facts = facts
+    if shim.narrow_ids and not facts.wide:
+        shim.widen = functools.partial(_build_shim, dispatcher, argtypes, device,
+                                       facts=facts._replace(wide=True))
     return shim
 
 
@@ -424,7 +440,7 @@ def launch_call(cfg, *args, **kwargs) -> None:
         if shim is None:
             return _launch_generic(cfg.dispatcher, cfg, args, device)
     if cfg.checked is not device:
-        _check_launch(cfg, shim, device)
+        shim = _check_launch(cfg, shim, device)
     # (shims launched through language/debug.py's checked_launch have no launch key)
     shim.launch(cfg.griddim, cfg.blockdim, shim.flatten(args) if args else [],
                 cfg.shared_bytes, cfg.queue)
@@ -499,8 +515,8 @@ def _launch_arguments(dispatcher, cfg, args, device, enter_key: bool = True):
     if host is not None:
         return _launch_with_host_arrays(dispatcher, cfg, args, host, device)
     argtypes = argument_types(dispatcher, args)
-    shim = _int_variant(dispatcher, shim_of(dispatcher, argtypes, device, cfg, args), args,
-                        argtypes, device, cfg)
+    shim = _int_variant(dispatcher, shim_of(dispatcher, argtypes, device, cfg, args,
+                                            stride_facts(args)), args, argtypes, device, cfg)
     if enter_key and dispatcher.keyed_launches:
         enter_launch_key(dispatcher, device, args, argtypes, shim)
     generic_launch(shim, cfg, shim.flatten(args))
@@ -629,7 +645,7 @@ def _launch_with_host_arrays(dispatcher, cfg, args, host, device):
         argtypes = tuple(t.copy(readonly=True) if i in readonly else t
                          for i, t in enumerate(argtypes))
     try:
-        shim = shim_of(dispatcher, argtypes, device, cfg, given)
+        shim = shim_of(dispatcher, argtypes, device, cfg, given, stride_facts(args))
     except Exception as e:
         if readonly and "readonly array" in str(e):
             names = list(dispatcher._pysig.parameters)
@@ -652,31 +668,37 @@ def _launch_with_host_arrays(dispatcher, cfg, args, host, device):
     return None
 
 
-def _check_launch(cfg, shim: Shim, device) -> None:
-    """What the device and the kernel's launch bounds allow of *cfg* (once per device)."""
+def _check_launch(cfg, shim: Shim, device) -> Shim:
+    """What the device and the kernel's launch bounds allow of *cfg* (once per device),
+    and the shim to launch: *shim*, or the one whose code indexes a launch of 2**32
+    work-items or more along a dimension where *shim*'s computes indices in 32 bits
+    (``Shim.widen``; such a configuration is checked at each launch)."""
     check_config(device, shim.name, cfg.griddim, cfg.blockdim, cfg.shared_bytes,
                  shim.static_shared)
-    if shim.narrow_ids:
-        for axis, (g, b) in enumerate(zip(cfg.griddim, cfg.blockdim)):
-            if g * b >= 1 << 32:
-                raise LaunchError(
-                    f"kernel {shim.name}: {g * b} work-items along dimension {axis} is more "
-                    f"than {device.spec}'s driver can index in its grid(2)/grid(3) indices "
-                    f"(it computes them in 32 bits: at most 2**32 - 1 per dimension)")
     bound = cfg.dispatcher.options.max_threads
     bx, by, bz = cfg.blockdim
     if bound and bx * by * bz > bound:
         raise LaunchError(f"kernel {shim.name}: a block of {bx * by * bz} threads "
                           f"({bx}, {by}, {bz}) is more than its launch bound of {bound} "
                           f"threads per block (launch_bounds)")
+    if any(g * b >= 1 << 32 for g, b in zip(cfg.griddim, cfg.blockdim)):
+        if shim.narrow_ids:
+            wide = shim.wide
+            if wide is None:
+                wide = shim.widen()
+                wide.flatten = shim.flatten  # (the same arguments, int wraps included)
+                shim.wide = wide
+            shim = wide
+        return shim
     cfg.checked = device
+    return shim
 
 
 def generic_launch(shim: Shim, cfg, flat_args) -> None:
     """The one launch path every kernel shares."""
     device = shim.device
     if cfg.checked is not device:  # each configuration is checked once per device
-        _check_launch(cfg, shim, device)
+        shim = _check_launch(cfg, shim, device)
     if shim.checked:
         from .language.debug import checked_launch
 

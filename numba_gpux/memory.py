@@ -123,12 +123,22 @@ def resolve_pointer(value, device) -> tuple:
 _launch_keys: dict = {}
 
 
-def _launch_key(numba_type, device) -> int:
-    k = (id(numba_type), id(device))
+def _launch_key(numba_type, device, stride: int = 0) -> int:
+    k = (id(numba_type), id(device), stride)
     got = _launch_keys.get(k)
     if got is None:
         got = _launch_keys.setdefault(k, (len(_launch_keys), numba_type, device))
     return got[0]
+
+
+def _stride_fact(a: "DeviceArray") -> int:
+    """The innermost stride in bytes of the layout-"A" array *a* when its launch compiles
+    code for it (``Target.array_stride_facts``, in elements), else 0."""
+    if a.shape[-1] < 2:
+        return 0
+    facts = a._alloc.device.target.array_stride_facts
+    step, rest = divmod(a.strides[-1], a.dtype.itemsize)
+    return a.strides[-1] if facts and not rest and step in facts else 0
 
 
 #: (dtype, ndim, layout) -> Numba's array type, for dtypes without fields (a record
@@ -198,10 +208,12 @@ class DeviceArray:
         if self.ndim == 0 or self.size == 0:
             self.layout = "C"
         self._numba_type_ = _array_type(self.dtype, self.ndim, self.layout)
+        #: the innermost stride a launch's code may take as a constant (bytes), else 0
+        self._stride_fact_ = _stride_fact(self) if self.layout == "A" else 0
         # launch.py's key for this argument: hashed in C, and fixed by the Numba
-        # type and the device (so that an array of another device misses the
-        # launch's shims and gets its error).  Set with _numba_type_.
-        self._launch_key_ = _launch_key(self._numba_type_, alloc.device)
+        # type, the device (so that an array of another device misses the
+        # launch's shims and gets its error) and the stride fact.  Set with _numba_type_.
+        self._launch_key_ = _launch_key(self._numba_type_, alloc.device, self._stride_fact_)
 
     def __getattr__(self, name: str) -> Any:
         # array protocols a runtime provides (e.g. a driver's array-interface

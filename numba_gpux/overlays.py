@@ -351,7 +351,7 @@ class OverlayStack:
             defined |= defined_functions(body)
             bodies.append(body)
         # a definition's helper declares must not clash with another's definition
-        kept = [d for d in decls if _declared_name(d) not in defined]
+        kept = _merge_declarations(d for d in decls if _declared_name(d) not in defined)
         return "\n".join(kept) + "\n\n" + "\n\n".join(bodies) + "\n", missing
 
 
@@ -360,6 +360,53 @@ def _declared_name(line: str) -> str | None:
     toks = irlex.line_tokens(line)
     at = irlex.define_name(toks)
     return None if at is None else irlex.name(toks[at])
+
+
+def _attributes(toks, i: int) -> list[str]:
+    """The function attributes among *toks* from *i* on, each as one string (an
+    attribute with an argument list, ``memory(none)``, with it)."""
+    out = []
+    while i < len(toks):
+        if not irlex.is_code(toks[i]):
+            i += 1
+            continue
+        j = i + 1
+        while j < len(toks) and not irlex.is_code(toks[j]):
+            j += 1
+        if j < len(toks) and toks[j] == "(":
+            end = irlex.match_paren(toks, j)
+            out.append(irlex.join(toks[i:end + 1]))
+            i = end + 1
+        else:
+            out.append(toks[i])
+            i += 1
+    return out
+
+
+def _merge_declarations(lines) -> list[str]:
+    """One ``declare`` line per function: definitions written apart may declare a helper
+    with different function attributes (``nounwind`` in one, none in another), which
+    LLVM reads as two declarations of one name; the line kept is the first, with the
+    attributes of the others after its own (their union, in order of appearance)."""
+    first: dict[str, list] = {}  # name -> [tokens up to the parameters' end, attributes]
+    out: list = []
+    for line in lines:
+        toks = irlex.line_tokens(line)
+        at = irlex.define_name(toks)
+        if at is None:
+            out.append(line)
+            continue
+        close = irlex.match_paren(toks, at + 1)
+        attrs = _attributes(toks, close + 1)
+        got = first.get(irlex.name(toks[at]))
+        if got is None:
+            entry = [toks[:close + 1], attrs]
+            first[irlex.name(toks[at])] = entry
+            out.append(entry)
+        else:
+            got[1] += [a for a in attrs if a not in got[1]]
+    return [e if isinstance(e, str) else irlex.join(e[0]) + "".join(f" {a}" for a in e[1])
+            for e in out]
 
 
 def registry_stack(target_name: str, families: tuple[str, ...]) -> OverlayStack:

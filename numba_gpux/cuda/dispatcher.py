@@ -28,6 +28,7 @@ import sys
 import numpy as np
 from numba.core import types
 
+from ..abi import NO_FACTS, LaunchFacts
 from ..argtypes import argument_types
 from ..dispatcher import GpuxFunction
 from ..memory import DeviceArray, HostArg
@@ -183,13 +184,13 @@ class CUDADispatcher(GpuxFunction):
             print(res.library.neutral_ir(), file=sys.stderr)
         return res
 
-    def code_for(self, argtypes: tuple, target, nonneg: tuple = ()):
+    def code_for(self, argtypes: tuple, target, facts: LaunchFacts = NO_FACTS):
         from numba.core import config as numba_config
 
         if not self.dumps and not numba_config.DUMP_ASSEMBLY:
-            return super().code_for(argtypes, target, nonneg)
+            return super().code_for(argtypes, target, facts)
         made = self.stats["target_compiles"]
-        art = super().code_for(argtypes, target, nonneg)
+        art = super().code_for(argtypes, target, facts)
         if self.stats["target_compiles"] != made:  # compiled now, not found
             self._dump_code(argtypes, target, art)
         shown = (argtypes, getattr(target, "name", target))

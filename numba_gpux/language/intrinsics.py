@@ -55,6 +55,11 @@ _add("__gpux_global_idx", I64, [I32],
      "thread_idx, launched without an offset; OpenCL get_global_id.  Shared default: that "
      "product and sum.  A target with a built-in for it defines it: a driver's vectorizer may "
      "know the built-in as consecutive across the work-items of a group, and not the sum.")
+_add("__gpux_wide_global_idx", I64, [I32],
+     "The global index as block_idx * block_dim + thread_idx, whatever the target defines "
+     "__gpux_global_idx as: the code of a launch of 2**32 work-items or more along a "
+     "dimension calls it instead (abi.LaunchFacts.wide), where a driver computes its "
+     "built-in in 32 bits.  Shared definition only.")
 _add("__gpux_array_offset", I64, [I64],
      "The byte offset of an array argument's data from the buffer pointer the kernel "
      "received, given the byte offset the launcher passed beside it (abi.py).  Shared "
@@ -116,18 +121,19 @@ def _shared_defaults() -> None:
         "  %r = call i32 @__gpux_sg_size()\n  ret i32 %r\n}")
     # every index bound lies below 2**31 (interface.IndexLimits), so the product and the
     # sum are non-negative and cannot overflow, whatever the target's own bounds
-    registry(SHARED).define(
-        "__gpux_global_idx",
-        "declare i64 @__gpux_thread_idx(i32)\n"
-        "declare i64 @__gpux_block_idx(i32)\n"
-        "declare i64 @__gpux_block_dim(i32)\n"
-        "define i64 @__gpux_global_idx(i32 %d) alwaysinline nounwind {\n"
-        "  %b = call noundef range(i64 0, 2147483647) i64 @__gpux_block_idx(i32 %d)\n"
-        "  %n = call noundef range(i64 1, 2147483648) i64 @__gpux_block_dim(i32 %d)\n"
-        "  %t = call noundef range(i64 0, 2147483647) i64 @__gpux_thread_idx(i32 %d)\n"
-        "  %p = mul nuw nsw i64 %b, %n\n"
-        "  %r = add nuw nsw i64 %p, %t\n"
-        "  ret i64 %r\n}")
+    for name in ("__gpux_global_idx", "__gpux_wide_global_idx"):
+        registry(SHARED).define(
+            name,
+            "declare i64 @__gpux_thread_idx(i32)\n"
+            "declare i64 @__gpux_block_idx(i32)\n"
+            "declare i64 @__gpux_block_dim(i32)\n"
+            f"define i64 @{name}(i32 %d) alwaysinline nounwind {{\n"
+            "  %b = call noundef range(i64 0, 2147483647) i64 @__gpux_block_idx(i32 %d)\n"
+            "  %n = call noundef range(i64 1, 2147483648) i64 @__gpux_block_dim(i32 %d)\n"
+            "  %t = call noundef range(i64 0, 2147483647) i64 @__gpux_thread_idx(i32 %d)\n"
+            "  %p = mul nuw nsw i64 %b, %n\n"
+            "  %r = add nuw nsw i64 %p, %t\n"
+            "  ret i64 %r\n}")
     registry(SHARED).define(
         "__gpux_array_offset",
         "define i64 @__gpux_array_offset(i64 %off) alwaysinline nounwind {\n  ret i64 %off\n}")

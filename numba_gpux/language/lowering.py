@@ -27,19 +27,12 @@ def _dim(builder, name, d):
     return call(builder, name, ir.Constant(I32, d))
 
 
-def _global_id(builder, d, ndim):
-    # one dimension: block_idx * block_dim + thread_idx, right for any launch; more:
+def _global_id(builder, d):
     # the portable global index, which a target may define by a built-in (OpenCL's
-    # get_global_id, which lets the Intel CPU driver vectorize along the dimension
-    # whose index is consecutive in memory, but which that driver computes in 32 bits)
-    if ndim >= 2:
-        return _dim(builder, "__gpux_global_idx", d)
-    tid = _dim(builder, "__gpux_thread_idx", d)
-    bid = _dim(builder, "__gpux_block_idx", d)
-    bdim = _dim(builder, "__gpux_block_dim", d)
-    # no launch has 2**63 work-items: the index does not wrap, and the optimizer may
-    # know it (an index that cannot be negative needs no wrap-around)
-    return builder.add(builder.mul(bid, bdim, flags=_NO_WRAP), tid, flags=_NO_WRAP)
+    # get_global_id: the Intel CPU driver vectorizes x[2 * i] and the dimension
+    # consecutive in memory only through it, but computes it in 32 bits, so a launch
+    # wider than that runs code with the sum instead: abi.LaunchFacts.wide)
+    return _dim(builder, "__gpux_global_idx", d)
 
 
 _NO_WRAP = ("nuw", "nsw")
@@ -59,7 +52,7 @@ def _tuple_or_scalar(context, builder, sig, values):
 @lower(stubs.grid, types.IntegerLiteral)
 def grid_impl(context, builder, sig, args):
     n = sig.args[0].literal_value
-    return _tuple_or_scalar(context, builder, sig, [_global_id(builder, d, n) for d in range(n)])
+    return _tuple_or_scalar(context, builder, sig, [_global_id(builder, d) for d in range(n)])
 
 
 @lower(stubs.gridsize, types.IntegerLiteral)

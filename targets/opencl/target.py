@@ -263,6 +263,9 @@ def make_target(device=None, *, features=None) -> OpenCLTarget:
         # code knows m's sign and LLVM drops the select (benchmarks/codegen_speed.py,
         # sliding_row)
         int_argument_facts=True,
+        # a view's innermost stride, when small: the driver loads x[::2] (and the rows of
+        # a[1:-1, 1:-1]) as vectors instead of gathering (codegen_speed.py, strided)
+        array_stride_facts=(1, 2, 3, 4, -1),
         # a required sub-group width (compiler.Options.subgroup_size), on devices with
         # cl_intel_required_subgroup_size: LLVM's SPIR-V back end writes this metadata
         # as the SubgroupSize execution mode

@@ -13,6 +13,7 @@ from numba.core import types
 
 import numba_gpux as gpux
 from numba_gpux import irlex, irtext
+from numba_gpux.abi import LaunchFacts
 from numba_gpux.devices import resolve_target
 
 
@@ -61,11 +62,11 @@ def test_the_fact_drops_the_wraparound_select():
 
     sig = (types.float64[::1], types.float64[::1], types.int64)
     general = plain.code_for(sig, tgt)
-    known = plain.code_for(sig, tgt, (2,))
+    known = plain.code_for(sig, tgt, LaunchFacts(nonneg=(2,)))
     name = general.kernels[0]
     assert "select" in _opcodes(general.llvm_ir, name)
     assert "select" not in _opcodes(known.llvm_ir, name), known.llvm_ir
-    assert plain.code_for(sig, tgt, (2,)) is known  # kept, not compiled again
+    assert plain.code_for(sig, tgt, LaunchFacts(nonneg=(2,))) is known  # kept, not compiled again
 
 
 def test_resolve_target_states_the_switch():

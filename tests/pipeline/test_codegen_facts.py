@@ -9,8 +9,11 @@ import llvmlite.binding as ll
 import numpy as np
 import pytest
 
+from numba.core import types
+
 import numba_gpux as gpux
 from numba_gpux import irtext
+from numba_gpux.abi import LaunchFacts
 from numba_gpux.devices import resolve_target
 from numba_gpux.interface import IndexLimits
 
@@ -81,10 +84,8 @@ def test_opencl_index_calls_carry_ranges():
     art = gpux.compile(saxpy, SAXPY, target="opencl")
     calls = re.findall(r"call (noundef range\(i64 \d+, \d+\) )?i64 @(_Z\d+get_\w+j)",
                        art.llvm_ir)
-    # grid(1) is block_idx * block_dim + thread_idx (right for any launch; each block
-    # that uses it computes it again)
-    assert {name for _, name in calls} == {"_Z12get_local_idj", "_Z12get_group_idj",
-                                           "_Z14get_local_sizej"}, art.llvm_ir
+    # grid(1) is get_global_id (the Intel CPU driver vectorizes x[2 * i] only through it)
+    assert {name for _, name in calls} == {"_Z13get_global_idj"}, art.llvm_ir
     assert all(rng for rng, _ in calls), art.llvm_ir
 
 
@@ -97,25 +98,52 @@ def _copy2d(a, out):
 def test_opencl_grid2_is_the_global_id():
     """grid(2) is OpenCL's get_global_id alone (the Intel CPU driver vectorizes along the
     consecutive dimension only without group-id queries); the artifact says its global
-    indices are 32-bit on that driver."""
+    indices are 32-bit on that driver.  The code for a launch wider than that
+    (``LaunchFacts.wide``) computes them as block_idx * block_dim + thread_idx."""
     art = gpux.compile(_copy2d, "void(float64[:, ::1], float64[:, ::1])", target="opencl")
     calls = re.findall(r"call (noundef range\(i64 \d+, \d+\) )?i64 @(_Z\d+get_\w+j)",
                        art.llvm_ir)
     assert {name for _, name in calls} == {"_Z13get_global_idj"}, art.llvm_ir
     assert all(rng for rng, _ in calls), art.llvm_ir
     assert art.info["global_ids_32bit"] is True
-    assert gpux.compile(saxpy, SAXPY, target="opencl").info["global_ids_32bit"] is False
+    k = gpux.jit(_copy2d)
+    sig = (types.float64[:, ::1], types.float64[:, ::1])
+    wide = k.code_for(sig, resolve_target("opencl"), LaunchFacts(wide=True))
+    calls = re.findall(r"call (noundef range\(i64 \d+, \d+\) )?i64 @(_Z\d+get_\w+j)",
+                       wide.llvm_ir)
+    assert {name for _, name in calls} == {"_Z12get_local_idj", "_Z12get_group_idj",
+                                           "_Z14get_local_sizej"}, wide.llvm_ir
+    assert wide.info["global_ids_32bit"] is False
+    assert k.code_for(sig, resolve_target("cuda")).info.get("global_ids_32bit") is not True
 
 
-def test_a_grid2_launch_past_32_bit_indices_is_refused(opencl_device):
-    """The Intel CPU driver's get_global_id wraps at 2**32: such a launch of a grid(2)
-    kernel is a LaunchError before anything runs (grid(1) kernels index any launch)."""
-    from numba_gpux.errors import LaunchError
+def test_a_launch_past_32_bit_indices_runs_the_wide_code(opencl_device):
+    """The Intel CPU driver's get_global_id wraps at 2**32: a launch of that many
+    work-items along a dimension runs the kernel's wide code (its shim is chosen at
+    each such launch; running one takes a minute on a CPU, so this checks the choice,
+    and that ordinary launches of the same configuration object keep the fast code)."""
+    from numba_gpux import launch
 
     out = gpux.to_device(np.zeros((2, 2)))
+    vec = gpux.to_device(np.zeros(4, np.float32))
+    cases = ((gpux.jit(_copy2d), ((1, 1), (2, 2)), ((2 ** 32 // 256 + 1, 1), (256, 1)),
+              (out, out)),
+             (gpux.jit(saxpy.py_func), (1, 4), (2 ** 32 // 256 + 1, 256),
+              (np.float32(2), vec, vec, vec)))
+    for kernel, small, large, args in cases:
+        narrow_cfg = kernel[small]
+        narrow_cfg(*args)
+        (shim,) = kernel._shims.values()
+        assert shim.narrow_ids and shim.wide is None
+        wide_cfg = kernel[large]
+        device = shim.device
+        got = launch._check_launch(wide_cfg, shim, device)
+        assert got is shim.wide and not got.narrow_ids
+        assert got.flatten is shim.flatten and got.facts.wide
+        assert wide_cfg.checked is not device  # checked, and its shim picked, each launch
+        assert launch._check_launch(wide_cfg, shim, device) is got  # built once
+        assert launch._check_launch(narrow_cfg, shim, device) is shim
     k = gpux.jit(_copy2d)
-    with pytest.raises(LaunchError, match="32 bits"):
-        k[(2 ** 32 // 256 + 1, 1), (256, 1)](out, out)
     k[(1, 1), (2, 2)](gpux.to_device(np.ones((2, 2))), out)
     np.testing.assert_array_equal(out.copy_to_host(), np.ones((2, 2)))
 

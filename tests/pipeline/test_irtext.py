@@ -4,7 +4,7 @@ import llvmlite.binding as ll
 import pytest
 
 from numba_gpux.interface import NEUTRAL_ADDRSPACES, AddressSpaces
-from numba_gpux.irtext import mark_kernels, remap_address_spaces
+from numba_gpux.irtext import mark_kernels, remap_address_spaces, rename_globals
 
 SPIRV = AddressSpaces(generic=4, global_=1, shared=3, constant=2, private=0)
 
@@ -73,6 +73,30 @@ def test_mark_kernels_sets_calling_convention():
     assert 'define spir_kernel void @"k"(' in out
     with pytest.raises(ValueError):
         mark_kernels(NEUTRAL, ["missing"], "spir_kernel")
+
+
+def test_rename_globals_renames_names_not_text():
+    """Declarations, calls and quoted spellings of a name change; a string constant
+    that spells the name, a longer name that starts with it and locals do not."""
+    text = (
+        '@msg = private constant [19 x i8] c"@__gpux_global_idx\\00"\n'
+        'declare i64 @__gpux_global_idx(i32)\n'
+        'declare i64 @__gpux_global_idx2(i32)\n'
+        'define i64 @"k"(i64 %__gpux_global_idx) {\n'
+        'entry:\n'
+        '  %a = call i64 @__gpux_global_idx(i32 0)\n'
+        '  %b = call i64 @"__gpux_global_idx"(i32 1)\n'
+        '  %c = call i64 @__gpux_global_idx2(i32 0)\n'
+        '  %s = add i64 %a, %b\n'
+        '  %t = add i64 %s, %c\n'
+        '  %u = add i64 %t, %__gpux_global_idx\n'
+        '  ret i64 %u\n'
+        '}\n')
+    out = rename_globals(text, {"__gpux_global_idx": "__gpux_wide_global_idx"})
+    ll.parse_assembly(out).verify()
+    assert out.count("@__gpux_wide_global_idx(") == 3, out
+    assert 'c"@__gpux_global_idx\\00"' in out and "@__gpux_global_idx2(" in out
+    assert "%__gpux_global_idx)" in out and "%__gpux_global_idx\n" in out
 
 
 def test_function_attributes_on_named_or_on_every_definition():

@@ -41,6 +41,27 @@ def test_exact_definition_wins_over_family_and_digest_follows():
     assert "@__t_fam_yz()" in text and missing == {"__t_nothing"}
 
 
+def test_helpers_declared_apart_with_different_attributes_link_as_one():
+    """Two definitions that declare the same helper, one ``nounwind`` and one with
+    ``convergent`` and ``memory(none)``: the linked text declares it once, with every
+    attribute, and LLVM reads it."""
+    import llvmlite.binding as ll
+
+    reg = OverlayRegistry("t-declares")
+    reg.define("__t_one", "declare i64 @__t_helper(i32) nounwind\n"
+                          "define i64 @__t_one() {\n  %r = call i64 @__t_helper(i32 0)\n"
+                          "  ret i64 %r\n}")
+    reg.define("__t_two", "declare i64 @__t_helper(i32)\n"
+                          "declare i64 @__t_helper(i32) convergent memory(none)\n"
+                          "define i64 @__t_two() {\n  %r = call i64 @__t_helper(i32 1)\n"
+                          "  ret i64 %r\n}")
+    text, missing = OverlayStack([reg]).module_text({"__t_one", "__t_two"})
+    assert not missing
+    decls = [ln for ln in text.split("\n") if ln.startswith("declare")]
+    assert decls == ["declare i64 @__t_helper(i32) nounwind convergent memory(none)"], text
+    ll.parse_assembly(text).verify()
+
+
 def test_printf_intrinsics_are_entered_when_used():
     assert printf_codes(PRINTF_PREFIX + "ldl") == "ldl"
     assert printf_codes(PRINTF_PREFIX + "lx") is None

@@ -175,7 +175,7 @@ _OTHER = {
     "llvm_features": "+ptx80",
     "addrspaces": AddressSpaces(generic=4, global_=1, shared=3, constant=2, private=0),
     "globals_addrspace": 4, "index_limits": IndexLimits(block=(1, 1, 1), grid=(1, 1, 1)),
-    "int_argument_facts": True,
+    "int_argument_facts": True, "array_stride_facts": (2,),
     "kernel_cc": "spir_kernel", "module_metadata": (("a", "i32 1"),),
     "kernel_bound_attributes": (("max_threads", "x"),),
     "fastmath_function_attributes": (("a", "b"),), "subgroup_width": 16,

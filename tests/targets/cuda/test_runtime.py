@@ -393,7 +393,7 @@ def test_cooperative_limit_is_the_drivers_occupancy_times_multiprocessors(cuda_d
     kernel = gpux.jit(_grid_relay)
     sig = (types.int32[:, ::1], types.int64)
     limit = kernel.max_cooperative_grid_blocks(256, signature=sig)
-    shim = kernel._shims[(sig, cuda_device)]
+    shim = kernel._shims[(sig, cuda_device, ())]  # (argtypes, device, stride facts)
     err, per_sm = drv.cuOccupancyMaxActiveBlocksPerMultiprocessor(shim.kernel.function, 256, 0)
     assert err == drv.CUresult.CUDA_SUCCESS
     sms = cuda_device.runtime.device_attribute("MULTIPROCESSOR_COUNT")
