@@ -1,10 +1,14 @@
 """numba_gpux.algorithms on the OpenCL device next to NumPy on the same data.
 
-Each case: median of several timed runs after one warm-up (compilation and
-first transfer excluded); data stays on the device for ours, timings include
-a synchronize.  Prints a table and writes benchmarks/results/algorithms.json.
+Each case: median of several timed runs of ours, then of NumPy's, each after three
+untimed calls (compilation, the first transfer and the OpenCL CPU driver's warm-up).
+The two are not timed in alternation: the driver's worker threads spin for a while
+after each kernel, so NumPy timed right after one ran 2 to 3 times slower than alone,
+and ours after NumPy waits for those threads to wake.  Data stays on the device for
+ours, timings include a synchronize.  Prints a table and writes
+benchmarks/results/algorithms.json.
 
-    python benchmarks/algorithms.py [--n 4194304] [--repeat 5] [--quick] [--only NAME]
+    python benchmarks/algorithms.py [--n 4194304] [--repeat 7] [--quick] [--only NAME]
 
 Cases: map, reduce (sum, max, min, a custom operator against ``np.abs(x).max()``),
 inclusive and exclusive scan, sort and stable argsort, for float32, float64, int32 and
@@ -44,24 +48,29 @@ def absmax(a, b):  # a custom operator: NumPy's np.abs(x).max()
     return max(abs(a), abs(b))
 
 
-def _median_time(fn, repeat, sync=None):
+WARMUP = 3
+
+
+def _timed(fn, sync=None) -> float:
+    t = time.perf_counter()
     fn()
     if sync:
         sync()
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        if sync:
-            sync()
-        times.append(time.perf_counter() - t)
-    return statistics.median(times)
+    return time.perf_counter() - t
+
+
+def _median_time(fn, repeat, sync=None) -> float:
+    """Median of *repeat* timed calls of *fn* (each followed by *sync*) after
+    :data:`WARMUP` untimed ones (also benchmarks/cuda_algorithms.py's timing)."""
+    for _ in range(WARMUP):
+        _timed(fn, sync)
+    return statistics.median(_timed(fn, sync) for _ in range(repeat))
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=2**22)
-    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--repeat", type=int, default=7)
     ap.add_argument("--quick", action="store_true",
                     help="float32 and int32 only, no 2-D cases")
     ap.add_argument("--only", default="", help="run the cases whose name contains this")

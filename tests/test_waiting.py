@@ -55,8 +55,17 @@ fill[4, 256](a, np.float32(2))
 time.sleep(0.2)  # long enough for 1000 stores to finish
 gpux.synchronize()
 fill[4, 256](a, np.float32(3))
+assert isinstance(rt.busy, cl.Event)  # the launch's own event says when the queue is done
 time.sleep(0.2)
+real_marker = cl.enqueue_marker
+
+def no_marker(*args, **kwargs):
+    raise AssertionError("a read enqueued a marker (a read behind one starts late)")
+
+cl.enqueue_marker = no_marker
 assert (a.copy_to_host() == 3).all()
+cl.enqueue_marker = real_marker
+assert rt.busy is False
 waiting._idle[:] = []
 fill[4, 256](a, np.float32(4))  # not waited for: handed over, same result
 assert (a.copy_to_host() == 4).all()

@@ -103,7 +103,7 @@ def launcher(rt, kernel, params):
                 ev = enqueue(q, kernel, s[2], blockdim, None, wait)
         else:
             ev = enqueue(q, kernel, s[2], blockdim, None, wait)
-        rt.busy = True
+        rt.busy = ev  # (OpenCLRuntime._settled asks it whether the queue's work is done)
         if track:
             rt._last[q] = ev
 
