@@ -84,7 +84,7 @@ class SourceTarget(Target):
         from .emitter import emit_source
 
         if opt == 0:
-            from numba_gpux.context import simplify_neutral
+            from numba_gpux.neutrallib import simplify_neutral
 
             simplify_neutral(module)
         dialect = get_dialect(self.source.dialect)

@@ -314,3 +314,51 @@ def test_closure_inlining_runs_where_it_may_apply():
     assert ran(_while_loop, (types.float64, types.int64))
     assert ran(_closure_and_tuple, (types.float32, types.int32))  # a closure
     assert not ran(_branches_and_math, (types.float64, types.int64))
+
+
+# ------------------------------------------------------------------ typed calls
+def _scaled_sum(out, x):
+    i = gpux.grid(1)
+    if i < out.size:
+        out[i] = x[i] * 1.5 + x[i] * 2.5
+
+
+def test_calls_typed_once_until_a_registry_changes():
+    """A global function's call with the same argument types is typed once (every
+    function compiled after, and the lowering of each operator, find the signature),
+    and the signatures found are those typing gives; a registration that a later
+    compile installs empties what was kept."""
+    import operator
+
+    from numba.core.extending import overload
+
+    from numba_gpux.context import typing_context
+
+    # (a first compile in a process may load and install registries as it goes: the
+    # second one's calls are kept)
+    for _ in range(2):
+        gpux.compile(gpux.jit(_scaled_sum), SIG, target="opencl")
+    ctx = typing_context()
+    kept = {k: sig for k, sig in ctx._typed_calls.items()
+            if getattr(k[0], "typing_key", None) is operator.mul}
+    assert kept, ctx._typed_calls
+    for (fnty, *args), sig in kept.items():
+        fresh = type(ctx).__mro__[1].resolve_function_type(ctx, fnty, tuple(args), {})
+        assert fresh == sig, (args, fresh, sig)
+        assert ctx.resolve_function_type(fnty, tuple(args), {}) is sig
+
+    def _typed_calls_marker(x):  # registered now: the next compile's refresh installs it
+        return x
+
+    @overload(_typed_calls_marker, target="gpux")
+    def _ov(x):
+        return lambda x: x
+
+    def plain(out, x):
+        i = gpux.grid(1)
+        if i < out.size:
+            out[i] = _typed_calls_marker(x[i])
+
+    gpux.compile(gpux.jit(plain), SIG, target="opencl")
+    assert not any(getattr(k[0], "typing_key", None) is operator.mul
+                   for k in ctx._typed_calls), ctx._typed_calls

@@ -31,7 +31,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
      "interface", "abi", "linking",
      "serialize", "limits", "passes"),
     # 2: the kernel language (typing, lowering) and the one shared context
-    ("language", "context"),
+    ("language", "neutrallib", "context"),
     # 3: the stages
     ("compiler", "validation", "machines"),
     # 4: keys and stores of compiled code
