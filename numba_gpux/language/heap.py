@@ -125,6 +125,7 @@ def register(target: str) -> None:
     from numba.core.typing.templates import make_overload_method_template
     from numba.np.arrayobj import intrin_alloc
 
+    from .lowering import superseding_registry
     from .typing import registry
 
     def _allocate(cls, allocsize, align):
@@ -132,9 +133,28 @@ def register(target: str) -> None:
             return intrin_alloc(allocsize, align)
         return impl
 
-    registry.register_attr(make_overload_method_template(
+    template = make_overload_method_template(
         types.TypeRef(types.Array), "_allocate", _allocate, inline="never",
-        prefer_literal=False, target=target))
+        prefer_literal=False, target=target)
+
+    class AllocateMethod(template):
+        # Numba puts a method's lowering in the registry of the target's it finds first,
+        # Numba's builtin one here (the shared context installs it), which every CPU
+        # context installs too, under the key of Numba's own Array._allocate: a CPU
+        # function compiled later could take this one and fail to lower.  It goes to
+        # the kernel language's registry installed after Numba's builtins instead.
+        def _init_once(self):
+            typ, attr = self.key, self._attr
+
+            @superseding_registry.lower((typ, attr), typ, types.VarArg(types.Any))
+            def method_impl(context, builder, sig, args):
+                fnty = self._get_function_type(context.typing_context, sig.args[0])
+                call = context.get_function(fnty, self._get_signature(
+                    context.typing_context, fnty, sig.args, {}))
+                context.add_linking_libs(getattr(call, "libs", ()))
+                return call(builder, args)
+
+    registry.register_attr(AllocateMethod)
     overload(_allocate, target=target)(_allocate)
 
 

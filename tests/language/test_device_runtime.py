@@ -95,6 +95,46 @@ def test_whole_array_arithmetic_matches_njit(device):
     np.testing.assert_array_equal(a.copy_to_host(), want)
 
 
+def _allocate_lowerings_outside_ours() -> list:
+    """The lowerings of ``Array._allocate`` whose method is numba-gpux's (its template's
+    function is from our heap module) in Numba's registries that the shared context
+    installs, which Numba's CPU context installs too."""
+    from numba_gpux.context import target_context
+
+    found = []
+    for reg in list(target_context()._registries):
+        if reg.name.startswith("numba_gpux"):
+            continue
+        for fn, key, _ in reg.functions:
+            if not (isinstance(key, tuple) and key[1:] == ("_allocate",)):
+                continue
+            for cell in fn.__closure__ or ():
+                owner = getattr(type(cell.cell_contents), "_overload_func", None)
+                if getattr(owner, "__module__", "").startswith("numba_gpux"):
+                    found.append(reg.name)
+    return found
+
+
+def test_cpu_functions_making_arrays_after_kernels_that_do(device):
+    """A kernel that makes arrays registers how it allocates them; that lowering stays
+    in numba-gpux's own registry.  In the registry Numba picks first (its builtin one,
+    which CPU contexts install too) it sat under the key of Numba's own
+    ``Array._allocate``, and an @njit function typed after could take it and fail to
+    lower (``np.empty(4, np.int32)`` after the fuzz tests' kernels)."""
+    b = np.arange(10, dtype=np.int64)
+    c = np.ones(10, np.int32)
+    gpux.jit(whole_array)[1, 1](gpux.to_device(np.zeros(10, np.int64)), b, c)
+    assert _allocate_lowerings_outside_ours() == []
+
+    @njit
+    def cpu_made(k):
+        a = np.empty(4, np.int32)
+        a[:] = k
+        return a.sum() + np.zeros(k, np.float32).size
+
+    assert cpu_made(3) == 15
+
+
 def test_an_exhausted_heap_is_a_memory_error_and_the_next_launch_works(heap_device,
                                                                       small_heap):
     @gpux.jit
