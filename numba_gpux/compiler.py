@@ -88,7 +88,7 @@ class NeutralResult:
     cres: Any             # Numba's CompileResult
     argtypes: tuple
     return_type: Any      # a Numba type
-    library: Any          # context.NeutralLibrary
+    library: Any          # neutrallib.NeutralLibrary
     fndesc: Any           # Numba's FunctionDescriptor
     #: compiled with debug=True: the kernel wrapper reports errors (language/debug.py)
     debug: bool = False
@@ -251,7 +251,7 @@ def kernel_symbol(pyfunc, argtypes) -> str:
 def wrap_kernel(neutral: NeutralResult, name: str) -> str:
     """The neutral module of a kernel: its lowered code plus an entry point ``name``
     that takes the flattened ABI (see ``abi.py``) and calls it, cleaned up by
-    target-independent passes (``context.simplify_neutral``).
+    target-independent passes (``neutrallib.simplify_neutral``).
 
     The clean-up runs at every ``opt`` level: ``opt=0`` leaves out each target's
     own optimization pipeline, but LLVM's SPIR-V back end cannot translate

@@ -18,12 +18,12 @@ from numba.core.typing import BaseContext as TypingBaseContext
 from numba.core.typing.typeof import typeof_impl
 
 from .interface import NEUTRAL_DATA_LAYOUT
-from .neutrallib import NeutralCodegen, NeutralLibrary, simplify_neutral  # noqa: F401
+from .neutrallib import NeutralCodegen
 from .language.functions import is_device_function, make_device_function
 from .language.reductions import METHODS as _ARRAY_METHODS, array_method
 
 __all__ = ["typing_context", "target_context", "load_language_modules", "GpuxTypingContext",
-           "GpuxTargetContext", "NeutralLibrary", "NEUTRAL_DATA_LAYOUT", "TARGET_NAME"]
+           "GpuxTargetContext", "NEUTRAL_DATA_LAYOUT", "TARGET_NAME"]
 
 TARGET_NAME = "gpux"
 

@@ -26,7 +26,7 @@ from .irlex import at_depth0 as _depth0, ptr_type as _ptr_type, skip as _skip
 
 __all__ = ["remap_address_spaces", "add_function_attributes", "add_function_metadata",
            "mark_kernels", "global_variable_names", "definitions_only", "move_globals",
-           "calls_to_kernel_params", "index_ranges", "param_ranges", "rename_globals", "add_named_metadata", "remove_named_metadata", "infer_address_spaces", "mask_shift_amounts",
+           "calls_to_kernel_params", "index_ranges", "param_ranges", "rename_globals", "after_params", "add_named_metadata", "remove_named_metadata", "infer_address_spaces", "mask_shift_amounts",
            "narrow_shared_atomics", "defined_functions", "declared_functions", "call_graph",
            "drop_unused_values", "module_variables", "rewrite_bodies", "definition", "name_end", "close_paren"]
 
@@ -384,7 +384,7 @@ def mark_kernels(text: str, kernels, calling_convention: str) -> str:
     return "\n".join(ls)
 
 
-def _after_params(toks, at: int) -> int:
+def after_params(toks, at: int) -> int:
     """The position after a define line's parameter list and the ``unnamed_addr``,
     ``local_unnamed_addr`` and ``addrspace(N)`` that come before function attributes."""
     i = lx.match_paren(toks, at + 1) + 1
@@ -414,7 +414,7 @@ def add_function_attributes(text: str, functions, attrs: dict) -> str:
         [_one_define(found, n, "function") for n in functions]
     for k in rows:
         toks = lx.line_tokens(ls[k])
-        i = _after_params(toks, lx.define_name(toks))
+        i = after_params(toks, lx.define_name(toks))
         ls[k] = lx.join(lx.replace(toks, i, i, [" ", spelled]))
     return "\n".join(ls)
 

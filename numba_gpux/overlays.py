@@ -32,7 +32,7 @@ import threading
 from typing import Callable, Iterable
 
 from . import irlex
-from .irtext import defined_functions
+from .irtext import after_params, defined_functions
 
 __all__ = ["OverlayRegistry", "OverlayStack", "Deferred", "registry", "registry_stack", "SHARED",
            "epoch"]
@@ -350,16 +350,8 @@ class OverlayStack:
                 continue
             defined |= defined_functions(body)
             bodies.append(body)
-        # a definition's helper declares must not clash with another's definition
-        kept = _merge_declarations(d for d in decls if _declared_name(d) not in defined)
+        kept = _merge_declarations(decls, defined)
         return "\n".join(kept) + "\n\n" + "\n\n".join(bodies) + "\n", missing
-
-
-def _declared_name(line: str) -> str | None:
-    """The name of the function a ``declare`` line declares."""
-    toks = irlex.line_tokens(line)
-    at = irlex.define_name(toks)
-    return None if at is None else irlex.name(toks[at])
 
 
 def _attributes(toks, i: int) -> list[str]:
@@ -383,12 +375,14 @@ def _attributes(toks, i: int) -> list[str]:
     return out
 
 
-def _merge_declarations(lines) -> list[str]:
-    """One ``declare`` line per function: definitions written apart may declare a helper
-    with different function attributes (``nounwind`` in one, none in another), which
-    LLVM reads as two declarations of one name; the line kept is the first, with the
-    attributes of the others after its own (their union, in order of appearance)."""
-    first: dict[str, list] = {}  # name -> [tokens up to the parameters' end, attributes]
+def _merge_declarations(lines, defined: set) -> list[str]:
+    """One ``declare`` line per function not in *defined* (a definition's helper
+    declares must not clash with another's definition).  Definitions written apart may
+    declare a helper with different function attributes (``nounwind`` in one, none in
+    another), which LLVM reads as two declarations of one name: the line kept is the
+    first, with the attributes of the others after its own (their union, in order of
+    appearance)."""
+    first: dict[str, list] = {}  # name -> [tokens up to the attributes, attributes]
     out: list = []
     for line in lines:
         toks = irlex.line_tokens(line)
@@ -396,12 +390,14 @@ def _merge_declarations(lines) -> list[str]:
         if at is None:
             out.append(line)
             continue
-        close = irlex.match_paren(toks, at + 1)
-        attrs = _attributes(toks, close + 1)
-        got = first.get(irlex.name(toks[at]))
+        name = irlex.name(toks[at])
+        if name in defined:
+            continue
+        head = after_params(toks, at)
+        attrs = _attributes(toks, head)
+        got = first.get(name)
         if got is None:
-            entry = [toks[:close + 1], attrs]
-            first[irlex.name(toks[at])] = entry
+            first[name] = entry = [toks[:head], attrs]
             out.append(entry)
         else:
             got[1] += [a for a in attrs if a not in got[1]]

@@ -318,17 +318,14 @@ class OpenCLRuntime(Runtime):
         _, buf = self.host_register(address, nbytes, mapped=True)
         return buf, address, pages
 
-    def _settled(self, q, marker=None) -> bool:
+    def _settled(self, q) -> bool:
         """Whether the kernels launched on *q* have completed, without waiting (one queue
-        in use): the last one's event (``busy``) says so, or *marker*, one the caller has
-        just enqueued on *q* (to wait for when this says no).  The direct blocking call
-        it allows then costs no hand-over to a helper thread (tens of microseconds).
-        No marker is enqueued to ask: on Intel's CPU runtime a read enqueued after a
-        marker that follows a kernel starts about 150 us after the kernel ends (a 4M
-        reduce's read: 330 us against 175 us)."""
-        if self._multi:
-            return False
-        if not _complete(marker if marker is not None else self.busy):
+        in use): the last one's event (``busy``) says so.  The direct blocking call it
+        allows then costs no hand-over to a helper thread (tens of microseconds).  No
+        marker is enqueued to ask: on Intel's CPU runtime a read enqueued after a marker
+        that follows a kernel starts about 150 us after the kernel ends (a 4M reduce's
+        read: 330 us against 175 us)."""
+        if self._multi or not _complete(self.busy):
             return False
         if q is self._queue:
             self.busy = False
@@ -470,14 +467,12 @@ class OpenCLRuntime(Runtime):
                     self._wait(other, cl.enqueue_marker(other))
                 else:
                     other.finish()
-        if self.busy:
+        if self.busy and not self._settled(q):
             # a marker completes when all work enqueued before it has (in-order and
-            # out-of-order queues alike): asked whether it has, then waited for if not
-            marker = cl.enqueue_marker(q)
-            if not self._settled(q, marker):
-                self._wait(q, marker)
-                return
-        q.finish()
+            # out-of-order queues alike)
+            self._wait(q, cl.enqueue_marker(q))
+        else:
+            q.finish()
 
     # -- queues and events ----------------------------------------------------
     def new_queue(self):
