@@ -612,6 +612,11 @@ class Runtime:
         """Wait for the work queued so far on *queue* (the default queue: all work)."""
         raise NotImplementedError
 
+    def idle(self) -> bool:
+        """Whether all work queued so far has completed, asked without waiting; False
+        where the runtime cannot tell cheaply (the default)."""
+        return False
+
     # -- optional: launches -----------------------------------------------------
     def start(self) -> None:
         """Make the driver's context now where it is made on first use (numba.cuda's

@@ -15,7 +15,8 @@ on the Intel OpenCL CPU runtime (the polling thread takes a core from the driver
 the hand-over to a helper thread costs some tens of microseconds per wait, so a
 runtime that can ask whether the work is already done passes that query, and work
 that is done is not handed over.
-Other threads call the driver directly.  At exit, calls left running by an
+Other threads call the driver directly, and so does the main thread inside
+:func:`short`, where the caller knows the work waited for is short.  At exit, calls left running by an
 interrupted wait are waited for (a thread inside a driver while the process
 tears the driver down can crash it); a runtime with exit work of its own that
 must come after them calls :func:`wait_for_abandoned` first.
@@ -24,14 +25,16 @@ must come after them calls :func:`wait_for_abandoned` first.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import queue
 import sys
 import threading
 
-__all__ = ["wait_blocking", "wait_for_abandoned"]
+__all__ = ["wait_blocking", "wait_for_abandoned", "short"]
 
 _idle: list = []  # helper threads waiting for work
 _abandoned: list = []  # jobs whose caller was interrupted, until they finish
+_local = threading.local()  # .short: within short() on this thread
 
 
 class _Job:
@@ -82,7 +85,8 @@ def wait_blocking(fn, done=None):
     the work (about 45 us against a 0.2 us status query on Intel's OpenCL CPU runtime).
     It is asked once, not polled: a main thread spinning on the status takes a core
     from a CPU device's own threads."""
-    if threading.current_thread() is not threading.main_thread():
+    if threading.current_thread() is not threading.main_thread() or getattr(_local, "short",
+                                                                             False):
         return fn()
     if done is not None:
         try:
@@ -112,6 +116,21 @@ def wait_blocking(fn, done=None):
     if job.error is not None:
         raise job.error
     return job.result
+
+
+@contextlib.contextmanager
+def short():
+    """Within the block, waits on this thread call the driver directly, without the
+    hand-over to a helper thread (tens of microseconds).  For callers that know the work
+    they wait for ends soon: they found the device idle (``Runtime.idle``) and queued
+    only work of bounded length (a whole-array reduce with a built-in operator), so a
+    Ctrl-C is late by at most that long."""
+    before = getattr(_local, "short", False)
+    _local.short = True
+    try:
+        yield
+    finally:
+        _local.short = before
 
 
 @atexit.register

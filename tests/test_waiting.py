@@ -24,6 +24,37 @@ def test_a_wait_not_known_done_is_handed_over(done):
     assert seen and seen[0] is not threading.main_thread()
 
 
+def test_waits_within_short_run_on_the_calling_thread_and_nest():
+    seen = []
+    with waiting.short():
+        with waiting.short():
+            waiting.wait_blocking(lambda: seen.append(threading.current_thread()))
+        waiting.wait_blocking(lambda: seen.append(threading.current_thread()))
+    waiting.wait_blocking(lambda: seen.append(threading.current_thread()))
+    assert seen[:2] == [threading.main_thread()] * 2
+    assert seen[2] is not threading.main_thread()  # handed over again after the block
+
+
+def test_short_on_another_thread_leaves_the_main_thread_s_waits_alone():
+    entered, release = threading.Event(), threading.Event()
+
+    def other():
+        with waiting.short():
+            entered.set()
+            release.wait(30)
+
+    t = threading.Thread(target=other)
+    t.start()
+    try:
+        assert entered.wait(30)
+        seen = []
+        waiting.wait_blocking(lambda: seen.append(threading.current_thread()))
+        assert seen and seen[0] is not threading.main_thread()
+    finally:
+        release.set()
+        t.join()
+
+
 _FINISHED_WORK = """
 import sys, time
 import numpy as np
@@ -86,3 +117,47 @@ def test_opencl_reads_and_synchronize_of_finished_work_are_not_handed_over(openc
         pytest.skip(f"{opencl_device.spec}: the driver completes a marker on an idle queue "
                     f"later, so every wait there is handed over")
     assert p.stdout.strip() == "OK", p.stdout
+
+
+_REDUCE_ON_IDLE = """
+import sys
+import numpy as np
+import numba_gpux as gpux
+from numba_gpux import algorithms as alg, waiting
+
+made = []
+
+class Counting(waiting._Helper):
+    def __init__(self):
+        made.append(self)
+        super().__init__()
+
+waiting._Helper = Counting
+dev = gpux.select_device(sys.argv[1])
+x = gpux.to_device(np.arange(1 << 20, dtype=np.float32) % 8)  # (sums exact in float32)
+absmax = gpux.jit(device=True)(lambda a, b: max(abs(a), abs(b)))
+alg.reduce(x, "max")
+alg.reduce(x, absmax)  # (compiled before the helpers are counted)
+dev.runtime.synchronize()
+waiting._idle[:] = []
+assert dev.runtime.idle()
+for op in ("max", "add", "min"):
+    assert alg.reduce(x, op) == {"max": 7, "add": 28 * 2**17, "min": 0}[op]
+assert made == [], "a built-in reduce on an idle device handed its wait over"
+dev.runtime.synchronize()
+assert alg.reduce(x, absmax) == 7
+print("OK", len(made))
+"""
+
+
+def test_a_builtin_reduce_on_an_idle_device_waits_for_its_result_directly(opencl_device,
+                                                                          tmp_path):
+    """Work of bounded length (a whole-array reduce with a built-in operator) queued on an
+    idle device: the read of its result is not handed to a helper thread
+    (``waiting.short``).  In a process of its own, with one queue in use."""
+    script = tmp_path / "reduce_idle.py"
+    script.write_text(_REDUCE_ON_IDLE)
+    p = subprocess.run([sys.executable, str(script), opencl_device.spec],
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert p.stdout.startswith("OK"), p.stdout

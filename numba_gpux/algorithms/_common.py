@@ -119,12 +119,14 @@ def _max_identity(dt):
 
 
 class Op:
-    """A binary operator: a device function, its NumPy name and identity (if known)."""
+    """A binary operator: a device function, its NumPy name and identity (if known), and
+    for the built-in operators the NumPy ufunc that computes the same on the host."""
 
-    def __init__(self, fn, name, identity=None):
+    def __init__(self, fn, name, identity=None, ufunc=None):
         self.fn = fn
         self.name = name
         self._identity = identity
+        self.ufunc = ufunc
 
     def identity(self, dtype):
         if self._identity is None:
@@ -137,10 +139,10 @@ class Op:
 
 
 _BUILTIN = {
-    "add": Op(op_add, "add", 0), "sum": None, "+": None,
-    "mul": Op(op_mul, "multiply", 1), "multiply": None, "prod": None, "*": None,
-    "min": Op(op_min, "minimum", _min_identity), "minimum": None,
-    "max": Op(op_max, "maximum", _max_identity), "maximum": None,
+    "add": Op(op_add, "add", 0, np.add), "sum": None, "+": None,
+    "mul": Op(op_mul, "multiply", 1, np.multiply), "multiply": None, "prod": None, "*": None,
+    "min": Op(op_min, "minimum", _min_identity, np.minimum), "minimum": None,
+    "max": Op(op_max, "maximum", _max_identity, np.maximum), "maximum": None,
 }
 for _alias, _target in (("sum", "add"), ("+", "add"), ("multiply", "mul"), ("prod", "mul"),
                         ("*", "mul"), ("minimum", "min"), ("maximum", "max")):

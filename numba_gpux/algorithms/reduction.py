@@ -5,7 +5,9 @@ Three variants (the hook ``algorithms.reduce_variant``; autotuning may choose).
 "chunks", the CPU default, for any operator: each work-group folds one contiguous
 chunk of the array, its work-items every block-size-th element of it (with a
 work-group of one sub-group, each step of the group is one contiguous vector load),
-and one work-item folds the work-items' values: two launches and no barrier.
+and one work-item folds the work-items' values: two launches and no barrier.  With
+a built-in operator the host folds those values instead (NumPy's ufunc, a few
+hundred of them): one launch.
 "subgroup", for the operators a sub-group reduces (add, multiply, min, max) on
 devices with sub-groups: each work-item folds a strided sequence, its
 sub-group combines the lanes, one partial per sub-group, and one work-item folds
@@ -22,9 +24,12 @@ left-to-right loop).  Along an axis, each work-item folds one line in order.
 
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 
 from .. import language as gl
+from .. import waiting
 from ..autotuning import bucket
 from ..errors import GpuxUserError
 from . import _tuning
@@ -277,7 +282,7 @@ _SG_OPS = {"add": "add", "multiply": "mul", "minimum": "min", "maximum": "max"}
 
 def _sg_op(op, dt, dev):
     """The sub-group reduction of *op* for *dt* on *dev*, or None (the tree runs)."""
-    name = _SG_OPS.get(op.name)
+    name = _SG_OPS.get(op.name) if op.ufunc is not None else None  # (a built-in operator)
     if name is None or op.identity(dt) is None or dt.kind not in "iuf" or dt.itemsize < 4:
         return None
     if not dev.target.has("subgroups") or (dt.itemsize == 8 and not dev.target.has("fp64")
@@ -294,13 +299,24 @@ _REDUCE_HOOKS = ("algorithms.reduce_variant", "algorithms.block_size",
 
 
 def _reduce_all(x, op, init, dev):
+    """The fold of all of *x*, a NumPy scalar."""
     if x.ndim != 1:
         x = (x if x.is_c_contiguous else x.copy()).reshape(x.size)
-    return _tuning.tuned("algorithms.reduce", _REDUCE_HOOKS, dev, x.dtype, x.size,
-                         lambda key: _reduce_passes(x, op, init, dev, key), extra=(op.name,))
+    # a built-in operator's reduce is work of bounded length: when the device had nothing
+    # else to do, the read of its result waits for it directly (waiting.short)
+    short = op.ufunc is not None and dev.runtime.idle()
+    got = _tuning.tuned("algorithms.reduce", _REDUCE_HOOKS, dev, x.dtype, x.size,
+                        lambda key: _reduce_passes(x, op, init, dev, key, short),
+                        extra=(op.name,))
+    if isinstance(got, np.generic):
+        return got
+    with waiting.short() if short else contextlib.nullcontext():
+        return got.copy_to_host()[0]
 
 
-def _reduce_passes(x, op, init, dev, key):
+def _reduce_passes(x, op, init, dev, key, short=False):
+    """Launch the passes of the variant the hooks choose: the device array of one element
+    holding the result, or the result itself (a NumPy scalar) where the host folded."""
     dt = x.dtype
     n = x.size
     use_init = init is not None
@@ -309,15 +325,25 @@ def _reduce_passes(x, op, init, dev, key):
     cap = _tuning.reduce_groups(dev, dt, key)
     variant = _tuning.reduce_variant(dev, dt, key)
     if variant == "chunks" and dt.itemsize >= 4:
-        # two launches, no barrier, any operator: contiguous chunks, then one work-item
-        # (narrower types take the tree, whose pairwise folds keep a float16 sum as
-        # close to NumPy's as before; four running float16 sums are not)
+        # contiguous chunks, then one work-item or the host folds the work-items' values;
+        # no barrier, any operator (narrower types take the tree, whose pairwise folds
+        # keep a float16 sum as close to NumPy's as before; four running float16 sums
+        # are not)
         groups = cap or 4 * int(dev.limits.get("compute_units", 1) or 1)
         per = max(cdiv(cdiv(n, groups), _CHUNK_ALIGN) * _CHUNK_ALIGN, 4 * bs)
         groups = cdiv(n, per)
         part = empty(groups * bs, dt, dev)
-        out = empty(1, dt, dev)
         _chunk_partial(op.fn)[groups, bs](x, n, per, part)
+        if op.ufunc is not None:
+            # the work-items that had an element: all of every chunk but the last (a
+            # chunk holds at least 4 * bs elements), the first n - start of the last
+            with waiting.short() if short else contextlib.nullcontext():
+                vals = part.copy_to_host()
+            vals = vals[:(groups - 1) * bs + min(n - (groups - 1) * per, bs)]
+            if use_init:
+                vals = np.concatenate((np.array([init_v], dt), vals))
+            return op.ufunc.reduce(vals, dtype=dt)
+        out = empty(1, dt, dev)
         _chunk_tail(op.fn)[1, 1](part, n, per, groups, out, init_v, use_init)
         return out
     ipt = _tuning.items_per_thread(dev, dt, key)  # (the other variants' strided folds)
@@ -380,7 +406,7 @@ def reduce(x, op="add", init=None, axis=None, dtype=None, device=None):
                 raise GpuxUserError(f"reduce: an empty array with operator {o.name} and no "
                                     f"init has no result; give init=")
             return ident
-        return _reduce_all(d, o, init, dev).copy_to_host()[0]
+        return _reduce_all(d, o, init, dev)
     if d.ndim == 0:
         raise GpuxUserError("reduce: axis given for a 0-d array")
     ax = int(axis)

@@ -659,6 +659,10 @@ class CUDARuntime(Runtime):
         if self._dead_modules:
             self._unload_dead()
 
+    def idle(self) -> bool:
+        """Nothing launched since the last context-wide synchronize (asked of no driver)."""
+        return not self.busy
+
     # -- queues and events ------------------------------------------------------
     def new_queue(self):
         """A new non-blocking stream on this device."""

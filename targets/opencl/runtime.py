@@ -474,6 +474,10 @@ class OpenCLRuntime(Runtime):
         else:
             q.finish()
 
+    def idle(self) -> bool:
+        """One queue in use, and nothing launched on it or its last launch complete."""
+        return not self._multi and (not self.busy or self._settled(self._queue))
+
     # -- queues and events ----------------------------------------------------
     def new_queue(self):
         """Another in-order queue on this device's context (profiling enabled, for events)."""

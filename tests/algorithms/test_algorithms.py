@@ -270,6 +270,49 @@ def test_reduce_chunks_fold_every_element_once(opencl_device, rng, block, groups
             hooks.get_hook(n).impls.update(saved[n])
 
 
+def test_reduce_host_fold_takes_only_the_values_of_work_items_with_elements(opencl_device,
+                                                                          rng):
+    """With a built-in operator the host folds the "chunks" values; a last chunk shorter
+    than a work-group leaves slots of the scratch buffer unwritten, holding what an
+    earlier reduce of the same buffer size left there (big values here): they must not
+    be folded."""
+    from numba_gpux import hooks
+
+    names = ("algorithms.reduce_variant", "algorithms.block_size", "algorithms.reduce_groups")
+    saved = {n: dict(hooks.get_hook(n).impls) for n in names}
+    hooks.implement("algorithms.reduce_variant", target="opencl", fn="chunks")
+    hooks.implement("algorithms.block_size", target="opencl", fn=16)
+    hooks.implement("algorithms.reduce_groups", target="opencl", fn=5)
+    try:
+        # 960 elements: five chunks of 192, every work-item writes a value; 773: five
+        # chunks, the last of 5 elements (11 work-items of its group have none)
+        for n in (769, 770, 773, 783, 784):
+            poison = np.full(960, 10**6, np.int64)
+            assert alg.reduce(poison, "max", device=opencl_device) == 10**6
+            x = rng.integers(-1000, 1000, n).astype(np.int64)
+            assert alg.reduce(x, "max", device=opencl_device) == x.max(), n
+            assert alg.reduce(poison, device=opencl_device) == 960 * 10**6
+            assert alg.reduce(x, device=opencl_device) == x.sum(), n
+            assert alg.reduce(x, init=7, device=opencl_device) == x.sum() + 7, n
+    finally:
+        for n in names:
+            hooks.get_hook(n).impls.clear()
+            hooks.get_hook(n).impls.update(saved[n])
+
+
+def test_reduce_with_a_device_function_named_like_a_builtin_runs_that_function(
+        opencl_device, rng):
+    """The host fold and the sub-group reductions serve the built-in operators only, not a
+    user's device function that happens to be called ``add``."""
+    @gpux.jit(device=True)
+    def add(a, b):  # (a maximum, named add)
+        return max(a, b)
+
+    for n in (5, 100_003):
+        x = rng.integers(-1000, 1000, n).astype(np.int32)
+        assert alg.reduce(x, add, device=opencl_device) == x.max()
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_reduce_float_min_max_propagate_nan_in_subgroups(opencl_device, rng, dtype):
     """Float min and max on the sub-group variant: a NaN anywhere (first, last, inside any

@@ -97,6 +97,7 @@ def test_optional_operations_have_their_defaults(minimal_device):
     assert rt.foreign_array(np.zeros(3)) is None
     assert rt.device_attribute("WARP_SIZE") is None and rt.memory_info() is None
     assert not rt.can_access_peer(rt)
+    assert rt.idle() is False  # (cannot tell: every wait may be a long one)
     assert not rt.buffers_are_addresses and not rt.pointer_includes_offset
     with pytest.raises(UnsupportedError, match="new_queue"):
         rt.new_queue()
@@ -107,6 +108,30 @@ def test_copy_between_buffers_defaults_to_a_trip_through_the_host(minimal_device
     b = gpux.device_array(8, np.int32, device=minimal_device)
     minimal_device.runtime.copy(b._alloc.handle, 0, a._alloc.handle, 8, 24)
     assert b.copy_to_host()[:6].tolist() == [2, 3, 4, 5, 6, 7]
+
+
+def test_idle_says_true_only_once_the_queued_work_has_completed(opencl_device):
+    """``Runtime.idle`` answers without waiting: not while a kernel runs, yes once the
+    queue's work is done."""
+    @gpux.jit
+    def spin(out, n):
+        if gpux.grid(1) == 0:
+            acc = 0
+            for k in range(n):
+                acc = (acc * 31 + k) % 1000003
+            out[0] = acc
+
+    out = gpux.device_array(1, np.int64)
+    spin[1, 1](out, 10)
+    rt = opencl_device.runtime
+    rt.synchronize()
+    if not rt.idle():
+        pytest.skip("this runtime does not say when its queue is done (more than one "
+                    "queue in use)")
+    spin[1, 1](out, 50_000_000)  # a dependent chain of divisions: well over 10 ms
+    assert rt.idle() is False
+    rt.synchronize()
+    assert rt.idle() is True
 
 
 def test_launches_with_changing_arguments(device):
