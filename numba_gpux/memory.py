@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import bisect
 import functools
+import math
 import operator
 import threading
 import weakref
@@ -197,9 +198,9 @@ class DeviceArray:
     _gpux_device_memory_ = True
 
     def __init__(self, shape, strides, dtype, alloc: Allocation, offset: int = 0) -> None:
-        self.shape = tuple(int(s) for s in shape)
+        self.shape = tuple(map(int, shape))
         self.dtype = np.dtype(dtype)
-        self.strides = tuple(int(s) for s in strides)
+        self.strides = tuple(map(int, strides))
         self._alloc = alloc
         self.offset = int(offset)
         self.ndim = len(self.shape)
@@ -361,13 +362,13 @@ class DeviceArray:
     def reshape(self, *newshape, order: str = "C") -> "DeviceArray":
         if len(newshape) == 1 and isinstance(newshape[0], (tuple, list)):
             newshape = tuple(newshape[0])
-        newshape = list(newshape)
+        newshape = list(map(operator.index, newshape))  # (math.prod: np.prod costs us)
         if newshape.count(-1) > 1:
             raise DeviceArrayError("reshape: only one dimension can be -1")
         if -1 in newshape:
-            known = int(np.prod([n for n in newshape if n != -1]))
+            known = math.prod(n for n in newshape if n != -1)
             newshape[newshape.index(-1)] = self.size // known if known else 0
-        if int(np.prod(newshape)) != self.size:
+        if math.prod(newshape) != self.size:
             raise DeviceArrayError(f"cannot reshape array of size {self.size} into "
                                    f"{tuple(newshape)}")
         if order not in ("C", "F"):

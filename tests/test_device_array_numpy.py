@@ -56,3 +56,22 @@ def test_array_protocol_refuses_copy_false(device):
         np.array(d, copy=False)
     np.testing.assert_array_equal(np.array(d), np.arange(3.0))
     np.testing.assert_array_equal(np.asarray(d, dtype=np.float32), np.arange(3, dtype=np.float32))
+
+
+def test_reshape_takes_integer_dimensions_as_numpy_does(device):
+    h = np.arange(12, dtype=np.float32)
+    d = gpux.to_device(h)
+    for shape in ((3, -1), ((2, 2, 3),), (np.int64(4), 3), (-1,)):
+        got = d.reshape(*shape)
+        assert got.shape == h.reshape(*shape).shape
+        np.testing.assert_array_equal(got.copy_to_host(), h.reshape(*shape))
+    for bad in ((2.0, 6), ("3", 4)):
+        with pytest.raises(TypeError):
+            h.reshape(*bad)
+        with pytest.raises(TypeError):
+            d.reshape(*bad)
+    with pytest.raises(DeviceArrayError):
+        d.reshape(5)
+    with pytest.raises(DeviceArrayError):
+        d.reshape(-1, -1)
+    assert gpux.device_array(0, np.float32).reshape(-1, 5).shape == (0, 5)
