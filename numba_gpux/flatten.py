@@ -29,11 +29,32 @@ def _np_scalar(ty):
     return np.dtype(str(ty)).type
 
 
+def _remembering(pack, cap: int = 1024):
+    """*pack* for integers, giving the same bytes object for a value packed recently: a
+    runtime that compares each launch's leaves with the last launch's by identity first
+    (OpenCL's launcher) then skips an unchanged loop bound or size without comparing
+    bytes.  Integers only: equal floats can differ in their bytes (0.0 and -0.0)."""
+    memo: dict = {}
+    get = memo.get
+
+    def packed(v):
+        b = get(v)
+        if b is None:
+            b = pack(v)
+            if len(memo) >= cap:
+                memo.clear()
+            memo[v] = b
+        return b
+
+    return packed
+
+
 #: little-endian packers of the scalar leaves by kind and width ("f4": float32), for
 #: runtimes with ``packed_scalars``; generated code calls them as ``_pk_<kind and width>``
-_PACKERS = {c: struct.Struct("<" + f).pack for c, f in (
-    ("i1", "b"), ("i2", "h"), ("i4", "i"), ("i8", "q"), ("u1", "B"), ("u2", "H"),
-    ("u4", "I"), ("u8", "Q"), ("f2", "e"), ("f4", "f"), ("f8", "d"))}
+_PACKERS = {c: (_remembering if c[0] in "iu" else lambda p: p)(struct.Struct("<" + f).pack)
+            for c, f in (("i1", "b"), ("i2", "h"), ("i4", "i"), ("i8", "q"), ("u1", "B"),
+                         ("u2", "H"), ("u4", "I"), ("u8", "Q"), ("f2", "e"), ("f4", "f"),
+                         ("f8", "d"))}
 _pack_i64 = _PACKERS["i8"]
 _BYTE = (b"\x00", b"\x01")
 

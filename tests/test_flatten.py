@@ -5,6 +5,7 @@ arguments as bytes (OpenCL)."""
 
 from __future__ import annotations
 
+import math
 import struct
 
 import numpy as np
@@ -68,3 +69,33 @@ def test_pointer_arguments_are_resolved_in_the_runtimes_form(opencl_device):
     flatten, params = _build_flatten((types.CPointer(types.int32),), opencl_device)
     assert flatten((ptr,)) == [d._alloc.handle, struct.pack("<q", 12)]
     assert [k for k, _ in params] == ["buffer", "i64"]
+
+
+def test_packed_integers_are_kept_and_floats_are_not():
+    """An integer packed again is the same bytes object (the OpenCL launcher then skips an
+    unchanged argument by identity); floats are packed each time: 0.0 and -0.0 are equal
+    but differ in their bytes."""
+    from numba_gpux.flatten import _PACKERS
+
+    i8, u4, f8 = _PACKERS["i8"], _PACKERS["u4"], _PACKERS["f8"]
+    a = i8(1000)
+    assert i8(1000) is a and a == struct.pack("<q", 1000)
+    assert i8(np.int64(1000)) == a and i8(-1000) == struct.pack("<q", -1000)
+    assert u4(7) == struct.pack("<I", 7) and i8(7) == struct.pack("<q", 7)
+    assert f8(0.0) == struct.pack("<d", 0.0) and f8(-0.0) == struct.pack("<d", -0.0)
+    for v in range(5000):  # more values than are kept: still right
+        assert i8(v) == struct.pack("<q", v)
+
+
+def test_launches_repeating_and_changing_scalars(device):
+    @gpux.jit
+    def put(out, k, x):
+        i = gpux.grid(1)
+        if i < out.size:
+            out[i] = k + math.copysign(1.0, x)
+
+    out = gpux.to_device(np.zeros(4))
+    for k, x, want in ((5, 0.0, 6.0), (5, -0.0, 4.0), (np.int64(5), 0.0, 6.0), (6, 0.0, 7.0),
+                       (6, 0.0, 7.0), (2**40, -0.0, 2.0**40 - 1), (5, 2.0, 6.0)):
+        put[1, 4](out, k, x)
+        np.testing.assert_array_equal(out.copy_to_host(), want)

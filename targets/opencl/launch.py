@@ -86,8 +86,10 @@ def launcher(rt, kernel, params):
         if nparams or dynamic:
             with lock:
                 # the parameters whose object changed, found without a Python-level
-                # step per parameter (a kernel of ten arrays has forty)
-                for i in compress(positions, map(is_not, args, last)):
+                # step per parameter (a kernel of ten arrays has forty); none at all, the
+                # common case, is one list comparison (identity first, then value)
+                for i in (compress(positions, map(is_not, args, last)) if args != last
+                          else ()):
                     a = args[i]
                     if buffers[i]:
                         set_arg(i, a)
