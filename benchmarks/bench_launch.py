@@ -58,6 +58,7 @@ import json, sys, time
 import numpy as np
 import numba_gpux as gpux
 from numba_gpux.launch import _typeof
+from numba_gpux.argtypes import stride_facts
 
 T = time.perf_counter
 rounds, n_e2e, n_host = map(int, sys.argv[1:4])
@@ -186,7 +187,7 @@ def noop_launch(*a):
 
 def host(k, args):
     # the shim's launcher (the runtime's, from prepare) made a no-op
-    shim = k._shims[(tuple(map(_typeof, args)), dev)]
+    shim = k._shims[(tuple(map(_typeof, args)), dev, stride_facts(args))]
     real_launch = shim.launch
     shim.launch = noop_launch
     try:
