@@ -163,6 +163,22 @@ def test_reduce_axis_pieces_give_numpys_results(opencl_device, rng, lanes, lines
             hooks.get_hook(n).impls.update(saved[n])
 
 
+def test_reduce_axis_on_a_grid_smaller_than_the_problem(opencl_device, rng, monkeypatch):
+    """A device whose grid has few blocks along y and z (CUDA's are 65,535): the axis
+    kernels walk the lines and the outer blocks the grid does not cover, and the chunks
+    along the axis stay within the grid, with every element folded once."""
+    from numba_gpux.limits import INDEX_RANGE
+
+    monkeypatch.setitem(opencl_device.limits, "max_grid_dims", (INDEX_RANGE, 3, 2))
+    for shape, axes in (((7, 50, 5), (0, 1, 2)), ((50, 1000), (0, 1)), ((1000, 3), (0, 1)),
+                        ((2, 3000, 2), (1,))):
+        x = rng.integers(-50, 50, shape).astype(np.int64)
+        for axis in axes:
+            np.testing.assert_array_equal(alg.reduce(x, axis=axis), x.sum(axis=axis))
+            np.testing.assert_array_equal(alg.reduce(x, "max", axis=axis, init=-60),
+                                          x.max(axis=axis))
+
+
 def test_reduce_big(opencl_device, rng):
     x = rng.random(BIG, dtype=np.float32)
     np.testing.assert_allclose(alg.reduce(x), x.sum(dtype=np.float64), rtol=1e-5)
@@ -500,3 +516,24 @@ def test_reduce_of_bools_says_how_and_narrow_types_keep_the_tree(opencl_device, 
         y = rng.integers(0, 100, 4099).astype(dt)
         assert alg.reduce(y, "max", device=opencl_device) == y.max()
         assert alg.reduce(y, device=opencl_device) == y.sum(dtype=dt)
+
+
+@pytest.mark.ptxas
+def test_reduce_axis_kernels_assemble_for_cuda(ptxas):
+    """The axis kernels (lanes, chunks, fold: indices from a 2-D or 3-D grid with a
+    grid-stride loop over what the grid does not cover) pass ptxas."""
+    from numba_gpux.algorithms import _common
+    from numba_gpux.algorithms.reduction import _axis, _axis_chunks, _axis_lanes
+    from numba_gpux.targets.cuda import toolkit
+
+    cc = (8, 0)
+    if not toolkit.ptxas_supports(cc):
+        pytest.skip("no installed ptxas assembles sm_80")
+    op = _common.op_add
+    for k, sig in ((_axis_lanes(op), "void(float64[:, ::1], float64[:, ::1])"),
+                   (_axis_chunks(op), "void(float64[:, :, ::1], float64[:, :, ::1], int64, "
+                                      "float64, boolean)"),
+                   (_axis(op), "void(float64[:, :, ::1], float64[:, ::1], float64, boolean)")):
+        text = gpux.compile(k, sig, target="cuda", cc=cc, cubin=False).text
+        ok, messages = toolkit.ptxas_check(text, cc)
+        assert ok, f"ptxas rejected {k.__name__}:\n{messages}"
