@@ -16,10 +16,11 @@ the hand-over to a helper thread costs some tens of microseconds per wait, so a
 runtime that can ask whether the work is already done passes that query, and work
 that is done is not handed over.
 Other threads call the driver directly, and so does the main thread inside
-:func:`short`, where the caller knows the work waited for is short.  At exit, calls left running by an
-interrupted wait are waited for (a thread inside a driver while the process
-tears the driver down can crash it); a runtime with exit work of its own that
-must come after them calls :func:`wait_for_abandoned` first.
+:func:`short`, where the caller knows the work waited for is short.  At exit,
+calls left running by an interrupted wait are waited for (a thread inside a
+driver while the process tears the driver down can crash it); a runtime with
+exit work of its own that must come after them calls :func:`wait_for_abandoned`
+first.
 """
 
 from __future__ import annotations
