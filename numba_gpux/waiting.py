@@ -86,8 +86,8 @@ def wait_blocking(fn, done=None):
     the work (about 45 us against a 0.2 us status query on Intel's OpenCL CPU runtime).
     It is asked once, not polled: a main thread spinning on the status takes a core
     from a CPU device's own threads."""
-    if threading.current_thread() is not threading.main_thread() or getattr(_local, "short",
-                                                                             False):
+    if threading.current_thread() is not threading.main_thread() or \
+            getattr(_local, "short", False):
         return fn()
     if done is not None:
         try:
@@ -120,14 +120,14 @@ def wait_blocking(fn, done=None):
 
 
 @contextlib.contextmanager
-def short():
+def short(on: bool = True):
     """Within the block, waits on this thread call the driver directly, without the
     hand-over to a helper thread (tens of microseconds).  For callers that know the work
     they wait for ends soon: they found the device idle (``Runtime.idle``) and queued
     only work of bounded length (a whole-array reduce with a built-in operator), so a
-    Ctrl-C is late by at most that long."""
+    Ctrl-C is late by at most that long.  With *on* false the block changes nothing."""
     before = getattr(_local, "short", False)
-    _local.short = True
+    _local.short = before or on
     try:
         yield
     finally:

@@ -31,8 +31,11 @@ def test_waits_within_short_run_on_the_calling_thread_and_nest():
             waiting.wait_blocking(lambda: seen.append(threading.current_thread()))
         waiting.wait_blocking(lambda: seen.append(threading.current_thread()))
     waiting.wait_blocking(lambda: seen.append(threading.current_thread()))
+    with waiting.short(False):  # (a caller that found the work may be long)
+        waiting.wait_blocking(lambda: seen.append(threading.current_thread()))
     assert seen[:2] == [threading.main_thread()] * 2
     assert seen[2] is not threading.main_thread()  # handed over again after the block
+    assert seen[3] is not threading.main_thread()
 
 
 def test_short_on_another_thread_leaves_the_main_thread_s_waits_alone():

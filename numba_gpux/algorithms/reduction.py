@@ -24,8 +24,6 @@ left-to-right loop).  Along an axis, each work-item folds one line in order.
 
 from __future__ import annotations
 
-import contextlib
-
 import numpy as np
 
 from .. import language as gl
@@ -313,17 +311,14 @@ def _reduce_all(x, op, init, dev):
         x = (x if x.is_c_contiguous else x.copy()).reshape(x.size)
     # a built-in operator's reduce is work of bounded length: when the device had nothing
     # else to do, the read of its result waits for it directly (waiting.short)
-    short = op.ufunc is not None and dev.runtime.idle()
-    got = _tuning.tuned("algorithms.reduce", _REDUCE_HOOKS, dev, x.dtype, x.size,
-                        lambda key: _reduce_passes(x, op, init, dev, key, short),
-                        extra=(op.name,))
-    if isinstance(got, np.generic):
-        return got
-    with waiting.short() if short else contextlib.nullcontext():
-        return got.copy_to_host()[0]
+    with waiting.short(op.ufunc is not None and dev.runtime.idle()):
+        got = _tuning.tuned("algorithms.reduce", _REDUCE_HOOKS, dev, x.dtype, x.size,
+                            lambda key: _reduce_passes(x, op, init, dev, key),
+                            extra=(op.name,))
+        return got if isinstance(got, np.generic) else got.copy_to_host()[0]
 
 
-def _reduce_passes(x, op, init, dev, key, short=False):
+def _reduce_passes(x, op, init, dev, key):
     """Launch the passes of the variant the hooks choose: the device array of one element
     holding the result, or the result itself (a NumPy scalar) where the host folded."""
     dt = x.dtype
@@ -346,9 +341,7 @@ def _reduce_passes(x, op, init, dev, key, short=False):
         if op.ufunc is not None:
             # the work-items that had an element: all of every chunk but the last (a
             # chunk holds at least 4 * bs elements), the first n - start of the last
-            with waiting.short() if short else contextlib.nullcontext():
-                vals = part.copy_to_host()
-            vals = vals[:(groups - 1) * bs + min(n - (groups - 1) * per, bs)]
+            vals = part.copy_to_host()[:(groups - 1) * bs + min(n - (groups - 1) * per, bs)]
             if use_init:
                 vals = np.concatenate((np.array([init_v], dt), vals))
             return op.ufunc.reduce(vals, dtype=dt)
