@@ -22,7 +22,7 @@ from numba.core import errors as numba_errors
 from numba.core.compiler_lock import global_compiler_lock
 from numba.core.target_extension import target_override
 
-from . import abi, irtext
+from . import abi, converge, irtext
 from .machines import default_emit, llvm_options, target_machine
 from .passes import internalize, run_passes
 from .errors import InternalCompilerError, GpuxUserError, UnsupportedError
@@ -478,6 +478,19 @@ def _stage_mark_kernels(job: Job):
         job.text = irtext.add_function_attributes(job.text, None, fast)
 
 
+def _stage_converge(job: Job):
+    """Kernels whose work-items may return while others meet a barrier, rewritten to
+    meet every barrier in one place, on a target whose barriers wait for every
+    work-item (``barriers_skip_exited`` False; converge.py)."""
+    if job.target.barriers_skip_exited:
+        return
+    new = converge.rewrite(job.text, job.kernels, job.target.data_layout,
+                           job.target.addrspaces.shared, lambda: (
+        ll.create_pass_builder(target_machine(job.target, 0), ll.create_pipeline_tuning_options())))
+    if new is not None:
+        job.text = new
+
+
 def _fastmath_attributes(job: Job) -> dict:
     """The function attributes a ``fastmath`` compile puts on every function the module
     defines, its own and the overlay definitions linked (the target's
@@ -743,6 +756,7 @@ def _stage_emit(job: Job):
 TARGET_STAGES: list[tuple[str, object]] = [
     ("map_ir", _stage_map_ir),
     ("mark_kernels", _stage_mark_kernels),
+    ("converge", _stage_converge),
     ("parse", _stage_parse),
     ("link", _stage_link),
     ("internalize", _stage_internalize),

@@ -404,6 +404,12 @@ class Target(_Checked):
     #: definitions included (CUDA's float32 denormal mode); () adds none
     fastmath_function_attributes: tuple[tuple[str, str], ...] = ()
 
+    # -- converge: barriers and work-items that have returned (converge.py) -------
+    #: True: a work-item that has returned no longer counts at its group's barriers (as
+    #: CUDA's threads); False: each barrier waits for every work-item, so kernels whose
+    #: work-items may return while others meet one are rewritten to meet them all
+    barriers_skip_exited: bool = False
+
     # -- finish: after link and internalize (the ``finish_module`` hook) ----------
     #: the width sub-groups always have (warps: 32), which ``Options.subgroup_size``
     #: may ask for as it is; 0: none fixed

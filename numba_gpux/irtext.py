@@ -473,7 +473,7 @@ def add_function_metadata(text: str, functions, kind: str, operands: str) -> str
     For: llvmlite's binding cannot attach metadata to a function (0.50); its
     ``ir`` layer can, but the module here is a parsed one."""
     ls = text.split("\n")
-    node = _free_node(ls)
+    node = free_node(ls)
     found = _define_lines(ls, set(functions))
     for name in functions:
         k = _one_define(found, name, "function")
@@ -486,7 +486,7 @@ def add_function_metadata(text: str, functions, kind: str, operands: str) -> str
     return f"{chr(10).join(ls).rstrip()}\n!{node} = !{{{operands}}}\n"
 
 
-def _free_node(ls) -> int:
+def free_node(ls) -> int:
     """The first metadata node number after every numbered node among the lines *ls*."""
     node = -1
     for ln in ls:
@@ -501,7 +501,7 @@ def add_named_metadata(text: str, name: str, operands: str) -> str:
     """*text* with the named metadata ``!name = !{!N}``, ``!N = !{operands}`` appended
     (a module's text has none of that name yet)."""
     ls = text.rstrip().split("\n")
-    node = _free_node(ls)
+    node = free_node(ls)
     return f"{chr(10).join(ls)}\n!{name} = !{{!{node}}}\n!{node} = !{{{operands}}}\n"
 
 

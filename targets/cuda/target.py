@@ -246,6 +246,9 @@ def make_target(device=None, *, cc=None, ptx_version=None, cubin: bool = True) -
         # add.ftz.f32), and libdevice's FTZ paths are taken (finish_module reads the
         # mode from the module)
         fastmath_function_attributes=((FTZ_ATTRIBUTE, FTZ_MODE),),
+        # bar.sync waits for the threads of the block that have not exited (sm_70 on;
+        # numba.cuda kernels rely on it), so no kernel needs the barrier rewrite
+        barriers_skip_exited=True,
         subgroup_width=32,  # warps: Options.subgroup_size 32 holds as is
         tm_flags=TM_FLAGS,
         # its code generation runs LLVM's InferAddressSpaces (at opt > 0) before

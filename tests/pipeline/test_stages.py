@@ -38,7 +38,7 @@ def art():
 
 
 def test_stage_list_is_ordered_and_named():
-    assert STAGE_NAMES == ["map_ir", "mark_kernels", "parse", "link", "internalize", "finish",
+    assert STAGE_NAMES == ["map_ir", "mark_kernels", "converge", "parse", "link", "internalize", "finish",
                            "optimize", "validate", "emit"]
 
 

@@ -182,7 +182,7 @@ _OTHER = {
     "subgroup_size_metadata": "md", "tm_flags": (("-a=1", "-a=0"),),
     "loop_vectorization": False, "legal_int_widths": (32,), "replace_intrinsics": ("llvm.x.",),
     "backend_infers_address_spaces": True, "workgroup_syncscope": "workgroup",
-    "ir_rewrites": ("sitofp_i1",), "recursion": True, "device_malloc": True, "device_heap": False, "extern_prefixes": ("_Z",),
+    "ir_rewrites": ("sitofp_i1",), "recursion": True, "barriers_skip_exited": True, "device_malloc": True, "device_heap": False, "extern_prefixes": ("_Z",),
     "intrinsics_by_name": True,
     "type_features": (("half", "fp16", "half"),), "emit_kind": "assembly",
     "artifact_kind": "ptx", "codegen_flags": (("-b=1", "-b=0"),),

@@ -387,3 +387,27 @@ def test_nan_skipping_sum(cdev):
     want = [sum(2.0 if v == 1.0 else (0.0 if math.isnan(v) else v)
                 for v in (x[(i + j) % x.size] for j in range(5))) for i in range(x.size)]
     np.testing.assert_allclose(out.copy_to_host(), want)
+
+
+@gpux.jit
+def _pair_sums(x, out):
+    # work-items past the end return before the barrier (numba_gpux/converge.py)
+    sm = gpux.shared.array(64, np.float32)
+    i = gpux.grid(1)
+    t = gpux.thread_idx.x
+    if i >= x.size:
+        return
+    sm[t] = x[i]
+    gpux.barrier()
+    out[i] = sm[t] + sm[t + 1] if t + 1 < gpux.block_dim.x and i + 1 < x.size else sm[t]
+
+
+def test_returned_work_items_and_a_barrier(cdev, rng):
+    x = rng.random(100).astype(np.float32)
+    out = gpux.to_device(np.zeros(100, np.float32))
+    _pair_sums[2, 64](gpux.to_device(x), out)
+    want = x.copy()
+    for i in range(99):
+        if (i % 64) + 1 < 64:
+            want[i] = x[i] + x[i + 1]
+    np.testing.assert_array_equal(out.copy_to_host(), want)

@@ -1,0 +1,762 @@
+"""Barriers that work-items which have returned still meet.
+
+On CUDA a thread that has returned no longer counts at its block's barriers:
+``if i >= n: return`` before ``cuda.syncthreads()`` is the usual way to write a
+kernel whose last block reaches past the data, and numba.cuda's own examples
+synchronize the grid inside a branch that only some threads take.  OpenCL and Metal
+require every work-item of a work-group to reach each barrier; one that control flow
+reaches in some work-items only is undefined, and Intel's CPU driver then skips the
+rest of the kernel for the whole group, without an error.
+
+A target whose barriers wait for every work-item (``Target.barriers_skip_exited``
+False) gets such kernels rewritten, the same way for every target, so that the
+work-group meets all its barriers at one place:
+
+1. pure computations whose operands the entry block has (indices, array addresses)
+   move into the entry block (:func:`hoist_to_entry`), and the kernel's barrier
+   calls (:data:`SITES`), its *sites*, are each made to end their basic block
+   (:func:`split_sites`);
+2. LLVM's reg2mem puts every value that crosses a block into a private variable
+   (:func:`rewrite` runs it between the two text rewrites);
+3. each site becomes "note where the group goes on, go to the dispatch", and each
+   ``ret`` "count myself out, go to the dispatch" (:func:`add_dispatch`).  The
+   dispatch block holds the kernel's one barrier; after it the group reads, from
+   four words of work-group memory, whether every work-item has returned (the kernel
+   ends), whether a grid barrier is due (the whole group runs it: its leader may be a
+   work-item that has returned, as a CUDA block's arrival at the grid barrier is one
+   thread's for the block), and where the work-items still running go on.  A
+   work-item that has returned waits for the next round.  The entry block stays
+   before the dispatch loop; every other block is reached through it.
+
+The optimizer's SROA turns the private variables back into registers.  The rewrite
+runs only where it can matter (:func:`needs_rewrite`): the kernel has a site, and a
+branch whose condition may differ between work-items of one group (it depends on a
+work-item's index, an atomic, a value loaded at such an address, ...) after which
+one side returns or meets a site other than the one the other side meets first.
+Kernels whose barriers every work-item reaches (loops with bounds the same for the
+group, ``if tid < s:`` blocks that join again before the barrier) are unchanged.
+
+Not rewritten: kernels that also call a predicate barrier (``syncthreads_count``,
+``_and``, ``_or``; the dispatch would need each one's reduction) or whose entry
+block has no label (printed LLVM IR always has one for a function the compiler
+wrapped).
+
+Layer 1: reads and writes text through the IR lexer only.
+"""
+
+from __future__ import annotations
+
+from . import irlex as lx
+from . import irtext
+from .errors import InternalCompilerError
+
+__all__ = ["SITES", "GRID_SITE", "PREDICATE_BARRIERS", "rewrite", "needs_rewrite",
+           "hoist_to_entry", "split_sites", "add_dispatch", "Block", "blocks"]
+
+#: calls that are barriers of the whole work-group, each a site of the rewrite
+SITES = frozenset(("__gpux_barrier", "__gpux_grid_barrier"))
+#: the site that the whole group runs together in the dispatch
+GRID_SITE = "__gpux_grid_barrier"
+#: barriers that also reduce a predicate: a kernel with one is not rewritten
+PREDICATE_BARRIERS = frozenset(("__gpux_barrier_and", "__gpux_barrier_or",
+                                "__gpux_barrier_count"))
+#: intrinsics whose result differs between the work-items of a group
+_DIVERGENT_PREFIXES = ("__gpux_thread_idx", "__gpux_global_idx", "__gpux_wide_global_idx",
+                       "__gpux_sg_", "__gpux_ld_")
+#: intrinsics whose result is the same for the whole group, whatever their arguments
+_UNIFORM = frozenset(("__gpux_block_idx", "__gpux_block_dim", "__gpux_grid_dim",
+                      "__gpux_dynamic_shared", "__gpux_dynamic_shared_bytes",
+                      *PREDICATE_BARRIERS))
+#: instructions whose result may differ between work-items whatever their operands
+_SOURCES = frozenset(("atomicrmw", "cmpxchg", "alloca", "va_arg", "landingpad"))
+#: functions larger than this (in blocks) are rewritten without being analysed
+_MAX_BLOCKS = 4000
+_PREFIX = "gpux.conv."
+
+
+class Block:
+    """A basic block of a function body: its label token (``%name``; None for an
+    entry block printed without a label), the positions of its lines in the body,
+    and its successors' label tokens."""
+
+    __slots__ = ("label", "lines", "succ", "term")
+
+    def __init__(self, label):
+        self.label, self.lines, self.succ, self.term = label, [], [], None
+
+    def __repr__(self):
+        return f"Block({self.label}, {len(self.lines)} lines, -> {self.succ})"
+
+
+def _callee(toks):
+    at = lx.callee(toks)
+    return lx.name(toks[at]) if at is not None and toks[at][0] == "@" else None
+
+
+def _labels_after(toks):
+    """The label tokens a terminator names (each ``label %x``)."""
+    out = []
+    code = lx.code(toks)
+    for k in range(len(code) - 1):
+        if code[k] == "label" and code[k + 1][0] == "%":
+            out.append(code[k + 1])
+    return out
+
+
+def blocks(body: list[str]) -> list[Block]:
+    """The basic blocks of the function body *body* (its lines between ``define`` and
+    ``}``), in order."""
+    out: list[Block] = []
+    cur = None
+    for i, line in enumerate(body):
+        toks = lx.line_tokens(line)
+        if lx.is_label(toks):
+            c = lx.code(toks)
+            cur = Block("%" + c[0])
+            out.append(cur)
+            continue
+        op, _ = lx.instruction(toks)
+        if op is None:
+            continue
+        if cur is None:
+            cur = Block(None)
+            out.append(cur)
+        cur.lines.append(i)
+        if op in ("br", "switch", "ret", "unreachable", "indirectbr", "invoke", "callbr",
+                  "resume"):
+            cur.term = i
+            cur.succ = _labels_after(toks)
+    return out
+
+
+def _sites_in(body, blk: Block):
+    """(line position, callee) of the sites and predicate barriers in *blk*."""
+    found = []
+    for i in blk.lines:
+        if "call" not in body[i]:
+            continue
+        toks = lx.line_tokens(body[i])
+        if lx.instruction(toks)[0] != "call":
+            continue
+        c = _callee(toks)
+        if c in SITES or c in PREDICATE_BARRIERS:
+            found.append((i, c))
+    return found
+
+
+def _immediate_post_dominators(blks: list[Block]) -> dict:
+    """Each block's immediate post-dominator (label -> label; absent where only the
+    function's exit post-dominates it), by the iterative data-flow of post-dominator
+    sets over the blocks, the exit joined to every block without successors."""
+    labels = [b.label for b in blks]
+    succ = {b.label: [s for s in b.succ] for b in blks}
+    full = frozenset(labels)
+    pdom = {lab: (frozenset((lab,)) if not succ[lab] else full) for lab in labels}
+    changed = True
+    while changed:
+        changed = False
+        for lab in reversed(labels):
+            if not succ[lab]:
+                continue
+            meet = None
+            for s in succ[lab]:
+                got = pdom.get(s, frozenset((s,)))
+                meet = got if meet is None else meet & got
+            new = frozenset((lab,)) | (meet or frozenset())
+            if new != pdom[lab]:
+                pdom[lab] = new
+                changed = True
+    out = {}
+    for lab in labels:
+        strict = pdom[lab] - {lab}
+        if strict:
+            out[lab] = max(strict, key=lambda p: len(pdom[p]))
+    return out
+
+
+def _operand_groups(toks):
+    """The code tokens of a load or store after its opcode, split at the commas at
+    bracket depth 0."""
+    code = lx.code(toks)
+    k = next(j for j, t in enumerate(code) if t in ("load", "store"))
+    groups, cur, depth = [], [], 0
+    for t in code[k + 1:]:
+        if t in "([{<":
+            depth += 1
+        elif t in ")]}>":
+            depth -= 1
+        if t == "," and depth == 0:
+            groups.append(cur)
+            cur = []
+        else:
+            cur.append(t)
+    groups.append(cur)
+    return groups
+
+
+def _store_operands(toks):
+    """(the local names in a store's value, its pointer's local name or None)."""
+    g = _operand_groups(toks)
+    ptr = [t for t in g[1] if t[0] == "%" and len(t) > 1] if len(g) > 1 else []
+    return [t for t in g[0] if t[0] == "%" and len(t) > 1], (ptr[0] if len(ptr) == 1 else None)
+
+
+def _load_pointer(toks):
+    """A load's pointer's local name, or None."""
+    g = _operand_groups(toks)
+    ptr = [t for t in g[1] if t[0] == "%" and len(t) > 1] if len(g) > 1 else []
+    return ptr[0] if len(ptr) == 1 else None
+
+
+def _slots(body, blks) -> dict:
+    """The private variables of *body*: {pointer: its alloca} for the allocas, and the
+    address-space casts of them, used only as the pointer of loads and stores."""
+    root, other = {}, set()
+    for blk in blks:
+        for i in blk.lines:
+            toks = lx.line_tokens(body[i])
+            op = lx.instruction(toks)[0]
+            d = lx.definition(toks)
+            name = toks[d[0]] if d else None
+            used = [t for t in lx.names_in(toks) if t != name]
+            if op == "alloca":
+                root[name] = name
+                continue
+            if op in ("addrspacecast", "bitcast") and len(used) == 1 and used[0] in root:
+                root[name] = root[used[0]]
+                continue
+            if op == "load":
+                ptr = _load_pointer(toks)
+                other.update(t for t in used if t != ptr)
+            elif op == "store":
+                value, ptr = _store_operands(toks)
+                other.update(value)
+                other.update(t for t in used if t not in value and t != ptr)
+            else:
+                other.update(used)
+    bad = {root[p] for p in other if p in root}
+    return {p: r for p, r in root.items() if r not in bad}
+
+
+def _divergent_values(body, blks: list[Block]) -> tuple[set, set]:
+    """The local values whose value may differ between the work-items of a group, and
+    the labels of the blocks whose terminator branches on one."""
+    defs: dict[str, tuple[int, list[str]]] = {}
+    users: dict[str, list[str]] = {}
+    div: set[str] = set()
+    work: list[str] = []
+    phis: dict[str, list[str]] = {}  # block label -> the phis it holds
+    # a private variable (an alloca only loaded and stored through) is a value of its
+    # own, named by the alloca: what is stored into it flows to what is loaded from it
+    slots = _slots(body, blks)
+    stored_in: dict[str, set[str]] = {}  # block label -> the slots stored to there
+
+    def flows(src, dst):
+        defs.setdefault(dst, (-1, []))[1].append(src)
+        users.setdefault(src, []).append(dst)
+
+    for blk in blks:
+        for i in blk.lines:
+            toks = lx.line_tokens(body[i])
+            op = lx.instruction(toks)[0]
+            if op == "store":
+                value, ptr = _store_operands(toks)
+                if ptr in slots:
+                    stored_in.setdefault(blk.label, set()).add(slots[ptr])
+                    for v in value:
+                        flows(v, slots[ptr])
+                continue
+            d = lx.definition(toks)
+            if d is None:
+                continue
+            name = toks[d[0]]
+            if op == "load" and _load_pointer(toks) in slots:
+                defs[name] = (i, [])
+                flows(slots[_load_pointer(toks)], name)
+                continue
+            operands = [t for t in lx.names_in(toks[d[1]:]) if t != name]
+            defs[name] = (i, defs.get(name, (i, []))[1] + operands)
+            for o in operands:
+                users.setdefault(o, []).append(name)
+            if op == "phi" and blk.label is not None:
+                phis.setdefault(blk.label, []).append(name)
+            source = op in _SOURCES and name not in slots
+            if op == "call":
+                c = _callee(toks)
+                source = c is None or (c.startswith(_DIVERGENT_PREFIXES) or not (
+                    c in _UNIFORM or c.startswith(("__gpux_", "llvm."))))
+                if c in _UNIFORM:
+                    defs[name] = (i, [])  # its result never follows its arguments
+            if source:
+                div.add(name)
+                work.append(name)
+    label_of = {blk.label: blk for blk in blks}
+    branches: set[str] = set()
+    ipdom = _immediate_post_dominators(blks)
+
+    def reach(start, avoid):
+        """The blocks reachable from *start* without passing *avoid*."""
+        if start == avoid:
+            return set()
+        seen, stack = {start}, [start]
+        while stack:
+            b = label_of.get(stack.pop())
+            for s in (b.succ if b is not None else ()):
+                if s not in seen and s != avoid:
+                    seen.add(s)
+                    stack.append(s)
+        return seen
+
+    while True:
+        while work:
+            v = work.pop()
+            for u in users.get(v, ()):
+                if u not in div and v in defs.get(u, (0, ()))[1]:
+                    div.add(u)
+                    work.append(u)
+        # a branch on a divergent value, and the phis that join its two sides
+        new = False
+        for blk in blks:
+            if blk.label in branches or blk.term is None or len(set(blk.succ)) < 2:
+                continue
+            toks = lx.line_tokens(body[blk.term])
+            if not any(t in div for t in lx.names_in(toks) if t not in blk.succ):
+                continue
+            branches.add(blk.label)
+            new = True
+            # the phis where the two sides of the branch join: at its immediate post
+            # dominator, or at a block two sides reach before they meet there
+            join = ipdom.get(blk.label)
+            sides = [reach(s, join) for s in set(blk.succ)]
+            for j, names in phis.items():
+                if j == join or sum(1 for side in sides if j in side) >= 2:
+                    for p in names:
+                        if p not in div:
+                            div.add(p)
+                            work.append(p)
+            # a private variable stored to on one side holds a divergent value after
+            for lab in set().union(*sides) if sides else ():
+                for a in stored_in.get(lab, ()):
+                    if a not in div:
+                        div.add(a)
+                        work.append(a)
+        if not new and not work:
+            return div, branches
+
+
+def needs_rewrite(body: list[str]) -> bool:
+    """Whether the kernel body *body* may have work-items of one group that return, or
+    meet different barriers, while others meet one (see the module's docstring)."""
+    blks = blocks(body)
+    first: dict[str, object] = {}  # block label -> the site it starts with, if any
+    has_site = False
+    for blk in blks:
+        sites = _sites_in(body, blk)
+        if any(c in PREDICATE_BARRIERS for _, c in sites):
+            return False
+        if sites:
+            has_site = True
+            first[blk.label] = sites[0][0]
+    if not has_site:
+        return False
+    if len(blks) > _MAX_BLOCKS:
+        return True
+    label_of = {blk.label: blk for blk in blks}
+    _, branches = _divergent_values(body, blks)
+
+    def events(start):
+        """The sites, and "ret", that control first meets from block *start*."""
+        out, seen, stack = set(), {start}, [start]
+        while stack:
+            lab = stack.pop()
+            if lab in first:
+                out.add(first[lab])
+                continue
+            b = label_of.get(lab)
+            if b is None or b.term is None:
+                continue
+            term = lx.instruction(lx.line_tokens(body[b.term]))[0]
+            if term == "ret":
+                out.add("ret")
+            for s in b.succ:
+                if s not in seen:
+                    seen.add(s)
+                    stack.append(s)
+        return out
+
+    for lab in branches:
+        met: set = set()
+        for s in set(label_of[lab].succ):
+            met |= events(s)
+            if len(met) >= 2:
+                return True
+    return False
+
+
+def split_sites(body: list[str]) -> list[str]:
+    """*body* with a branch to a new block after each site, so that every site ends
+    its block; the phis of the successors of a block that was split name its last
+    part.  The new blocks are labelled ``gpux.conv.resume.K``, K counting the sites."""
+    blks = blocks(body)
+    out = list(body)
+    inserts: dict[int, list[str]] = {}
+    relabel: dict[str, dict[str, str]] = {}  # successor -> {old block: its last part}
+    k = 0
+    for blk in blks:
+        sites = [i for i, c in _sites_in(body, blk) if c in SITES]
+        if not sites:
+            continue
+        if blk.label is None:
+            raise ValueError("a site in an entry block without a label")
+        last = None
+        for i in sites:
+            last = f"{_PREFIX}resume.{k}"
+            inserts[i] = [f"  br label %{last}", f"{last}:"]
+            k += 1
+        for s in blk.succ:
+            relabel.setdefault(s, {})[blk.label] = "%" + str(last)
+    label_of = {blk.label: blk for blk in blks}
+    for succ, names in relabel.items():
+        b = label_of.get(succ)
+        for i in (b.lines if b is not None else ()):
+            toks = lx.line_tokens(out[i])
+            if lx.instruction(toks)[0] != "phi":
+                break
+            out[i] = lx.join(_relabel_phi(toks, names))
+    result = []
+    for i, line in enumerate(out):
+        result.append(line)
+        result.extend(inserts.get(i, ()))
+    return result
+
+
+#: instructions that compute a value from their operands alone, without side effects
+#: or traps: safe to run where the kernel would not have (``hoist_to_entry``)
+_PURE_OPS = frozenset((
+    "getelementptr", "add", "sub", "mul", "shl", "lshr", "ashr", "and", "or", "xor",
+    "fadd", "fsub", "fmul", "fneg", "icmp", "fcmp", "select", "trunc", "zext", "sext",
+    "fptrunc", "fpext", "fptoui", "fptosi", "uitofp", "sitofp", "ptrtoint", "inttoptr",
+    "bitcast", "addrspacecast", "extractvalue", "insertvalue", "freeze"))
+#: intrinsics that only read the launch's geometry or an array's offset
+_PURE_CALLS = frozenset(("__gpux_thread_idx", "__gpux_global_idx", "__gpux_wide_global_idx",
+                         "__gpux_block_idx", "__gpux_block_dim", "__gpux_grid_dim",
+                         "__gpux_array_offset"))
+
+
+def _without_debug_records(body: list[str]) -> list[str]:
+    """*body* without its debug records (``#dbg_value(...)`` lines, which describe the
+    instruction after them): the rewrite moves instructions away from them.  Line
+    locations (``!dbg`` on instructions) stay."""
+    out = []
+    for line in body:
+        code = lx.code(lx.line_tokens(line))
+        if not (code and code[0].startswith("#dbg_")):
+            out.append(line)
+    return out
+
+
+def _name_numbered(body: list[str]) -> list[str]:
+    """*body* with its numbered values and blocks (``%5``, ``5:``) given names
+    (``%gpux.conv.n5``): LLVM's text must number them in order, which moving lines
+    would break."""
+    numbered = set()
+    for line in body:
+        toks = lx.line_tokens(line)
+        if lx.is_label(toks):
+            c = lx.code(toks)[0]
+            if c.isdigit():
+                numbered.add("%" + c)
+            continue
+        v = lx.defined_value(toks)
+        if v is not None and v[1:].isdigit():
+            numbered.add(v)
+    if not numbered:
+        return body
+    out = []
+    for line in body:
+        toks = lx.line_tokens(line)
+        if lx.is_label(toks) and lx.code(toks)[0].isdigit():
+            c = lx.code(toks)[0]
+            toks = [f"{_PREFIX}n{c}" if t == c else t for t in toks]
+        else:
+            toks = [f"%{_PREFIX}n{t[1:]}" if t in numbered else t for t in toks]
+        out.append(lx.join(toks))
+    return out
+
+
+def hoist_to_entry(body: list[str]) -> list[str]:
+    """*body* with the pure computations whose operands the entry block has (indices,
+    array addresses: :data:`_PURE_OPS`, :data:`_PURE_CALLS`) moved to the end of the
+    entry block, repeatedly.  The rewrite keeps the entry block before the dispatch
+    loop, so what it computes stays one value for the whole kernel; computed after
+    the entry block, such values would be carried around the dispatch loop and the
+    driver's vectorizer would no longer see consecutive addresses."""
+    body = _name_numbered(body)
+    blks = blocks(body)
+    if len(blks) < 2 or blks[0].term is None:
+        return body
+    have = set()
+    for i in blks[0].lines:
+        v = lx.defined_value(lx.line_tokens(body[i]))
+        if v is not None:
+            have.add(v)
+    moved: list[int] = []
+    taken: set[int] = set()
+    changed = True
+    while changed:
+        changed = False
+        for blk in blks[1:]:
+            for i in blk.lines:
+                if i == blk.term or i in taken:
+                    continue
+                toks = lx.line_tokens(body[i])
+                d = lx.definition(toks)
+                if d is None:
+                    continue
+                op = lx.instruction(toks)[0]
+                if op == "call":
+                    if _callee(toks) not in _PURE_CALLS:
+                        continue
+                elif op not in _PURE_OPS:
+                    continue
+                name = toks[d[0]]
+                if all(o in have for o in lx.names_in(toks[d[1]:]) if o != name):
+                    moved.append(i)
+                    taken.add(i)
+                    have.add(name)
+                    changed = True
+    if not moved:
+        return body
+    term = blks[0].term
+    return ([ln for i, ln in enumerate(body[:term]) if i not in taken]
+            + [body[i] for i in moved]
+            + [ln for i, ln in enumerate(body[term:], term) if i not in taken])
+
+
+def _relabel_phi(toks, names: dict) -> list[str]:
+    """The phi *toks* with each incoming block in *names* renamed."""
+    toks = list(toks)
+    k = 0
+    while k < len(toks):
+        if toks[k] == "[":
+            end = lx.match_paren(toks, k)
+            ci = [j for j in range(k + 1, end) if lx.is_code(toks[j])]
+            if ci and toks[ci[-1]] in names:
+                toks[ci[-1]] = names[toks[ci[-1]]]
+            k = end
+        k += 1
+    return toks
+
+
+def _dbg(toks) -> str:
+    """The ``, !dbg !N`` attachment of an instruction line, or ""."""
+    code = lx.code(toks)
+    for k in range(len(code) - 1):
+        if code[k] == "!dbg":
+            return f", !dbg {code[k + 1]}"
+    return ""
+
+
+def add_dispatch(body: list[str], shared: int, words: str, loop: str) -> list[str]:
+    """The body *body* (split by :func:`split_sites`, then put through reg2mem) with its
+    sites and returns going through one dispatch block (the module's docstring, step
+    3).  *words* names four int32 of work-group memory (a global of address space
+    *shared*): the count of work-items that have returned, then three rounds' words
+    of what the group learns at the next dispatch barrier: bit 0, every work-item has
+    returned; bit 1, the work-items still running are at a grid barrier; from bit 8,
+    the place where they go on (1 the start, 2 + K after site K).  The work-items
+    still running all meet the same site (as a CUDA kernel's threads meet one
+    ``syncthreads``), so the place is the same for the group, and a work-item only
+    asks whether it has returned itself.
+
+    Each word is written in the round before the barrier that ends it, read after
+    that barrier, and cleared in the round after the one that read it: the three
+    rounds never touch one word at once, so every work-item reads the same value with
+    one plain barrier a round.  *loop* is the metadata node (``!N``) that every branch
+    back to the dispatch carries: it asks the optimizer not to unroll or peel the
+    dispatch loop, which would make two places of its one barrier."""
+    blks = blocks(body)
+    out = list(body)
+    p, sp = "%" + _PREFIX, lx.spell_ptr(shared)
+    resumes: list[tuple[int, str]] = []  # (place, label)
+    grid_call = None
+    dbg = ""
+    back = f"  br label {p}dispatch, !llvm.loop {loop}"
+
+    def word(slot: str, name: str) -> str:  # the pointer to word *slot*
+        return f"  {p}{name} = getelementptr inbounds [4 x i32], {sp} {words}, i32 0, i32 {slot}"
+
+    def note(bits: int, tag: str) -> list[str]:  # set *bits* in this round's word
+        return [f"  {p}{tag}s = load i32, ptr {p}slot, align 4",
+                f"  {p}{tag}i = add i32 {p}{tag}s, 1",
+                word(f"{p}{tag}i", f"{tag}p"),
+                f"  {p}{tag}o = atomicrmw or {sp} {p}{tag}p, i32 {bits} seq_cst, align 4"]
+
+    for blk in blks:
+        for i, c in _sites_in(body, blk):
+            if c not in SITES:
+                continue
+            toks = lx.line_tokens(body[i])
+            term = lx.line_tokens(body[blk.term]) if blk.term is not None else []
+            nxt = _labels_after(term)
+            if len(nxt) != 1 or not lx.name(nxt[0]).startswith(_PREFIX + "resume."):
+                raise ValueError(f"site {lx.join(toks).strip()!r} does not end its block")
+            place = 2 + int(lx.name(nxt[0]).rsplit(".", 1)[1])
+            dbg = dbg or _dbg(toks)
+            grid = 0
+            if c == GRID_SITE:
+                grid_call = grid_call or lx.join(toks).strip()
+                grid = 2
+            out[i] = "\n".join(note(place << 8 | grid, f"k{place}"))
+            out[blk.term] = back
+            resumes.append((place, nxt[0]))
+        if blk.term is not None and "ret" in body[blk.term]:
+            if lx.instruction(lx.line_tokens(body[blk.term]))[0] == "ret":
+                out[blk.term] = f"  br label {p}leave"
+    # The entry block keeps its code, before the dispatch: what it computes (indices,
+    # array addresses) dominates the whole kernel and stays plain values.  Its branch
+    # moves to the start block, where the dispatch's first round sends every
+    # work-item (unless the entry block ends at a site).  So every other block is
+    # reached through the dispatch only, and the dispatch loop is a natural loop: a
+    # loop entered at two blocks made Intel's OpenCL CPU driver crash.
+    entry = blks[0]
+    sited = out[entry.term] == back
+    kinds = {i: lx.instruction(lx.line_tokens(body[i]))[0] for i in entry.lines}
+    head = [f"  {p}out = alloca i1, align 1", f"  {p}slot = alloca i32, align 4"]
+    head += [out[i] for i in entry.lines if kinds[i] == "alloca"]
+    head += [f"  store i32 0, ptr {p}slot, align 4", f"  store i1 false, ptr {p}out, align 1"]
+    head += [word(str(n), f"w{n}") + f"\n  store i32 {256 if n == 1 and not sited else 0}, "
+             f"{sp} {p}w{n}, align 4" for n in range(4)]
+    head += [out[i] for i in entry.lines if kinds[i] != "alloca" and i != entry.term]
+    if sited:
+        head.append(out[entry.term])
+    else:
+        head += [f"  br label {p}dispatch", f"{_PREFIX}start:", out[entry.term]]
+        resumes.append((1, f"{p}start"))
+    for i in entry.lines:
+        out[i] = ""
+    out[entry.lines[0]] = "\n".join(head)
+    size = [f"  {p}bd{d} = call i64 @__gpux_block_dim(i32 {d})" for d in range(3)]
+    d = [f"{_PREFIX}leave:",
+         f"  store i1 true, ptr {p}out, align 1",
+         *size,
+         f"  {p}bd01 = mul i64 {p}bd0, {p}bd1",
+         f"  {p}bd012 = mul i64 {p}bd01, {p}bd2",
+         f"  {p}n = trunc i64 {p}bd012 to i32",
+         word("0", "cp"),
+         f"  {p}c = atomicrmw add {sp} {p}cp, i32 1 seq_cst, align 4",
+         f"  {p}c1 = add i32 {p}c, 1",
+         f"  {p}last = icmp eq i32 {p}c1, {p}n",
+         f"  br i1 {p}last, label {p}lastone, label {p}dispatch, !llvm.loop {loop}",
+         f"{_PREFIX}lastone:",
+         *note(1, "l"),
+         back,
+         f"{_PREFIX}dispatch:",
+         f"  call void @__gpux_barrier(){dbg}",
+         f"  {p}s = load i32, ptr {p}slot, align 4",
+         f"  {p}si = add i32 {p}s, 1",
+         word(f"{p}si", "sp"),
+         f"  {p}v = load i32, {sp} {p}sp, align 4",
+         f"  {p}s1 = add i32 {p}s, 1",
+         f"  {p}s1w = icmp eq i32 {p}s1, 3",
+         f"  {p}sn = select i1 {p}s1w, i32 0, i32 {p}s1",
+         f"  store i32 {p}sn, ptr {p}slot, align 4",
+         f"  {p}s2 = add i32 {p}sn, 1",
+         f"  {p}s2w = icmp eq i32 {p}s2, 3",
+         f"  {p}sr = select i1 {p}s2w, i32 0, i32 {p}s2",
+         f"  {p}sri = add i32 {p}sr, 1",
+         word(f"{p}sri", "rp"),
+         f"  store i32 0, {sp} {p}rp, align 4",
+         f"  {p}done = and i32 {p}v, 1",
+         f"  {p}end = icmp ne i32 {p}done, 0",
+         f"  br i1 {p}end, label {p}exit, label {p}go",
+         f"{_PREFIX}go:"]
+    if grid_call is not None:
+        d += [f"  {p}gb = and i32 {p}v, 2",
+              f"  {p}isg = icmp ne i32 {p}gb, 0",
+              f"  br i1 {p}isg, label {p}grid, label {p}mine",
+              f"{_PREFIX}grid:",
+              f"  {grid_call}",
+              f"  br label {p}mine",
+              f"{_PREFIX}mine:"]
+    d += [f"  {p}me = load i1, ptr {p}out, align 1",
+          f"  br i1 {p}me, label {p}dispatch, label {p}pick, !llvm.loop {loop}",
+          f"{_PREFIX}pick:",
+          f"  {p}place = lshr i32 {p}v, 8",
+          f"  switch i32 {p}place, label {p}dispatch [ "
+          + " ".join(f"i32 {k}, label {label}" for k, label in resumes) + f" ], !llvm.loop {loop}"]
+    d += [f"{_PREFIX}exit:", "  ret void"]
+    return out + d
+
+
+#: what the rewritten kernels call, declared where the module does not already
+_DECLARE = {"__gpux_block_dim": "declare i64 @__gpux_block_dim(i32) nounwind",
+            "__gpux_barrier": "declare void @__gpux_barrier() convergent nounwind"}
+
+
+
+def _bodies(lines, names):
+    """{kernel name: its Function} for the kernels among *names* that *lines* define."""
+    return {f.name: f for f in lx.functions(lines) if f.name in names}
+
+
+def _replace_bodies(lines, new: dict) -> list[str]:
+    """*lines* with the bodies of the functions in *new* (name -> body lines) replaced."""
+    out, at = [], 0
+    for f in sorted(_bodies(lines, new).values(), key=lambda f: f.start):
+        out += lines[at:f.start] + new[f.name]
+        at = f.stop
+    return out + lines[at:]
+
+
+def rewrite(text: str, kernels, data_layout: str, shared: int, pass_builder) -> str | None:
+    """The module *text* with each of *kernels* that needs it rewritten (the module's
+    docstring), or None where none does.  *shared* is the target's number of the
+    work-group address space; *pass_builder* makes the llvmlite PassBuilder that
+    runs reg2mem on a module of *data_layout*."""
+    if not SITES & irtext.declared_functions(text):
+        return None
+    lines = lx.lines(text)
+    found = _bodies(lines, set(kernels))
+    split = {}
+    for name, f in found.items():
+        body = lines[f.start:f.stop]
+        entry = blocks(body)[:1]
+        if entry and entry[0].label is None:
+            continue
+        if needs_rewrite(body):
+            split[name] = split_sites(hoist_to_entry(_without_debug_records(body)))
+    if not split:
+        return None
+    from llvmlite import binding as ll
+
+    stage = "\n".join(_replace_bodies(lines, split))
+    try:
+        mod = ll.parse_assembly(stage)
+        mod.data_layout = data_layout
+        pb = pass_builder()
+        for name in split:
+            fpm = ll.create_new_function_pass_manager()
+            fpm.add_register_to_memory_pass()
+            fpm.run(mod.get_function(name), pb)
+        lines = lx.lines(str(mod))
+        done, extra = {}, []
+        node = irtext.free_node(lines)
+        extra.append(f"!{node} = !{{!\"llvm.loop.unroll.disable\"}}")
+        for n, (name, f) in enumerate(sorted(_bodies(lines, set(split)).items())):
+            words = lx.spell_global(f"__gpux_shared.{_PREFIX}{n}")
+            extra.append(f"{words} = internal addrspace({shared}) global [4 x i32] undef, "
+                         "align 4")
+            loop = f"!{node + 1 + n}"
+            extra.append(f"{loop} = distinct !{{{loop}, !{node}}}")
+            done[name] = add_dispatch(lines[f.start:f.stop], shared, words, loop)
+        lines = _replace_bodies(lines, done)
+        known = irtext.declared_functions(stage) | irtext.defined_functions(stage)
+        extra += [d for name, d in _DECLARE.items() if name not in known]
+        lines += extra
+        out = "\n".join(lines)
+        ll.parse_assembly(out).verify()
+    except (RuntimeError, ValueError) as e:
+        raise InternalCompilerError("converge", f"the barrier rewrite of {sorted(split)} "
+                                    f"failed: {e}", stage) from None
+    return out

@@ -1,0 +1,155 @@
+"""Barriers that work-items which have returned no longer hold back, as CUDA's threads.
+
+``if i >= n: return`` before a barrier, a barrier inside a branch only some
+work-items take, a grid sync in such a branch: on CUDA the threads that returned
+no longer count at the barrier.  On targets whose barriers wait for every work-item
+the compiler rewrites such kernels (numba_gpux/converge.py); without it Intel's
+OpenCL CPU driver skipped the rest of the kernel for the whole work-group, without
+an error.  Each kernel here is checked against NumPy on every device."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from numba.core import types
+
+import numba_gpux as gpux
+
+TPB = 64
+
+
+@gpux.jit
+def pair_sums(x, out):
+    # the last block reaches past the data: its work-items past the end return
+    sm = gpux.shared.array(TPB, np.float32)
+    i = gpux.grid(1)
+    t = gpux.thread_idx.x
+    if i >= x.size:
+        return
+    sm[t] = x[i]
+    gpux.barrier()
+    if t + 1 < gpux.block_dim.x and i + 1 < x.size:
+        out[i] = sm[t] + sm[t + 1]
+    else:
+        out[i] = sm[t]
+
+
+def _pair_sums_want(x, block):
+    want = x.copy()
+    for i in range(x.size):
+        if (i % block) + 1 < block and i + 1 < x.size:
+            want[i] = x[i] + x[i + 1]
+    return want
+
+
+@pytest.mark.feature("barrier")
+@pytest.mark.parametrize("n", [1, 63, 64, 100, 129, 1000])
+def test_work_items_that_returned_do_not_hold_back_a_barrier(device, rng, n):
+    x = rng.random(n).astype(np.float32)
+    out = gpux.to_device(np.zeros(n, np.float32))
+    pair_sums[(n + TPB - 1) // TPB, TPB](gpux.to_device(x), out)
+    np.testing.assert_array_equal(out.copy_to_host(), _pair_sums_want(x, TPB))
+
+
+@gpux.jit
+def block_totals(x, out, rounds):
+    # a loop of barriers after the early return: each round the first work-item adds
+    # up what the block's live work-items wrote
+    sm = gpux.shared.array(TPB, np.int64)
+    i = gpux.grid(1)
+    t = gpux.thread_idx.x
+    b = gpux.block_idx.x
+    if i >= x.size:
+        return
+    live = min(gpux.block_dim.x, x.size - b * gpux.block_dim.x)
+    for r in range(rounds):
+        sm[t] = x[i] * (r + 1)
+        gpux.barrier()
+        if t == 0:
+            s = 0
+            for k in range(live):
+                s += sm[k]
+            out[b, r] = s
+        gpux.barrier()
+
+
+@pytest.mark.feature("barrier")
+def test_a_loop_of_barriers_after_an_early_return(device, rng):
+    n, rounds = 150, 5
+    x = rng.integers(-100, 100, n)
+    blocks = (n + TPB - 1) // TPB
+    out = gpux.to_device(np.zeros((blocks, rounds), np.int64))
+    block_totals[blocks, TPB](gpux.to_device(x), out, rounds)
+    sums = np.add.reduceat(x, np.arange(0, n, TPB))
+    np.testing.assert_array_equal(out.copy_to_host(), sums[:, None] * np.arange(1, rounds + 1))
+
+
+@gpux.jit
+def marked_then_synced(flags, out):
+    # only the marked work-items meet the barrier; the others fall through and return
+    i = gpux.grid(1)
+    if i >= flags.size:
+        return
+    if flags[i]:
+        out[i] = i
+        gpux.barrier()
+        out[i] += 1000
+
+
+@pytest.mark.feature("barrier")
+@pytest.mark.parametrize("block", [8, 32, 64])
+def test_a_barrier_that_only_some_work_items_reach(device, block):
+    flags = np.zeros(100, np.int32)
+    flags[[0, 3, 6, 9, 20, 41, 99]] = 1
+    out = gpux.to_device(np.full(100, -1.0))
+    marked_then_synced[(100 + block - 1) // block, block](gpux.to_device(flags), out)
+    want = np.where(flags == 1, np.arange(100) + 1000.0, -1.0)
+    np.testing.assert_array_equal(out.copy_to_host(), want)
+
+
+@gpux.jit
+def label_runs(keys, labels):
+    # each run of equal keys is labelled with its first index: the first work-item of a
+    # run writes its index, synchronizes the grid, then fills the run; the others return
+    i = gpux.grid(1)
+    n = keys.size
+    if i >= n:
+        return
+    if i == 0 or keys[i] != keys[i - 1]:
+        labels[i] = i
+        gpux.this_grid().sync()
+        j = i + 1
+        while j < n and labels[j] < 0:
+            labels[j] = i
+            j += 1
+
+
+@pytest.mark.feature("grid_sync")
+def test_a_grid_sync_in_a_branch_that_only_some_work_items_take(device):
+    keys = np.repeat(np.arange(9), [3, 1, 7, 2, 5, 1, 1, 4, 6])
+    n = keys.size
+    sig = (types.int64[::1], types.int64[::1])
+    # the smallest blocks (so the most of them) the device runs all at once
+    fits = [b for b in (8, 16, 32, 64)
+            if label_runs.max_cooperative_grid_blocks(b, signature=sig) >= (n + b - 1) // b]
+    if not fits:
+        pytest.skip(f"{device.spec} cannot run {n} work-items in blocks all at once")
+    block = fits[0]
+    blocks = (n + block - 1) // block
+    labels = gpux.to_device(np.full(n, -1, np.int64))
+    label_runs[blocks, block](gpux.to_device(keys), labels)
+    starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
+    np.testing.assert_array_equal(labels.copy_to_host(),
+                                  np.repeat(starts, np.diff(np.r_[starts, n])))
+
+
+@pytest.mark.feature("barrier")
+def test_the_rewrite_keeps_line_information(device, rng):
+    """A rewritten kernel compiled with line information (its calls need a location in
+    a function that has debug information) runs and gives the same answer."""
+    k = gpux.jit(lineinfo=True)(pair_sums.py_func)
+    x = rng.random(100).astype(np.float32)
+    out = gpux.to_device(np.zeros(100, np.float32))
+    k[2, TPB](gpux.to_device(x), out)
+    np.testing.assert_array_equal(out.copy_to_host(), _pair_sums_want(x, TPB))

@@ -1,0 +1,144 @@
+"""Which kernels the barrier rewrite (numba_gpux/converge.py) takes, and what it makes.
+
+Kernels whose work-items may return, or meet different barriers, while others meet one
+are rewritten on targets whose barriers wait for every work-item; kernels whose
+barriers the whole group reaches are compiled as before, and CUDA, whose barriers skip
+threads that have exited, never rewrites.  The results on a device are checked in
+tests/conformance/test_barrier_exits.py."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import numba_gpux as gpux
+from numba_gpux import converge
+
+SIG = "void(float32[::1], float32[::1])"
+
+
+def early_return(x, out):
+    sm = gpux.shared.array(64, np.float32)
+    i = gpux.grid(1)
+    t = gpux.thread_idx.x
+    if i >= x.size:
+        return
+    sm[t] = x[i]
+    gpux.barrier()
+    out[i] = sm[(t + 1) % 64]
+
+
+def tree_sum(x, out):
+    # every work-item meets every barrier: `if t < s` joins again before it
+    sm = gpux.shared.array(64, np.float32)
+    t = gpux.thread_idx.x
+    sm[t] = x[gpux.grid(1)]
+    gpux.barrier()
+    s = 32
+    while s > 0:
+        if t < s:
+            sm[t] += sm[t + s]
+        gpux.barrier()
+        s //= 2
+    if t == 0:
+        out[gpux.block_idx.x] = sm[0]
+
+
+def uniform_rounds(x, out):
+    # a loop of barriers whose bound is the same for the group, then a guarded store
+    sm = gpux.shared.array(64, np.float32)
+    t = gpux.thread_idx.x
+    i = gpux.grid(1)
+    acc = np.float32(0)
+    for r in range(x.size // 64):
+        sm[t] = x[r * 64 + t]
+        gpux.barrier()
+        acc += sm[63 - t]
+        gpux.barrier()
+    if i < out.size:
+        out[i] = acc
+
+
+def per_item_rounds(x, out):
+    # a loop of barriers whose bound differs between work-items
+    sm = gpux.shared.array(64, np.float32)
+    t = gpux.thread_idx.x
+    for r in range(t % 3):
+        sm[t] = x[r]
+        gpux.barrier()
+    out[t] = sm[t]
+
+
+def _ir(fn, target="opencl"):
+    return gpux.compile(fn, SIG, target=target).llvm_ir
+
+
+@pytest.mark.parametrize("fn", [tree_sum, uniform_rounds], ids=lambda f: f.__name__)
+def test_kernels_whose_group_meets_every_barrier_are_not_rewritten(fn):
+    assert "gpux.conv" not in _ir(fn)
+
+
+@pytest.mark.parametrize("fn", [early_return, per_item_rounds], ids=lambda f: f.__name__)
+def test_kernels_whose_work_items_may_part_are_rewritten(fn):
+    text = _ir(fn)
+    assert "gpux.conv.dispatch" in text
+    # one barrier in the optimized code: the dispatch's (the loop is not peeled or
+    # unrolled into two places of it)
+    assert sum(ln.count("@_Z7barrierj(") for ln in text.splitlines()
+               if "call" in ln) == 1, text
+
+
+def test_cuda_never_rewrites():
+    assert "gpux.conv" not in _ir(early_return, target="cuda")
+
+
+def test_needs_rewrite_reads_the_branch_that_parts_the_group():
+    """The analysis on hand-written IR: a branch on the work-item's index that returns
+    on one side and meets the barrier on the other needs the rewrite; the same branch
+    on a kernel argument does not."""
+    body = """entry:
+  %t = call i64 @__gpux_thread_idx(i32 0)
+  %c = icmp slt i64 %t, %n
+  br i1 %c, label %work, label %done
+work:
+  call void @__gpux_barrier()
+  br label %done
+done:
+  ret void""".split("\n")
+    assert converge.needs_rewrite(body)
+    uniform = [ln.replace("icmp slt i64 %t, %n", "icmp slt i64 %n, 7") for ln in body]
+    assert not converge.needs_rewrite(uniform)
+    # a phi that joins the two sides of a branch on the index is itself divergent
+    joined = """entry:
+  %t = call i64 @__gpux_thread_idx(i32 0)
+  %c = icmp slt i64 %t, 4
+  br i1 %c, label %a, label %b
+a:
+  br label %j
+b:
+  br label %j
+j:
+  %k = phi i64 [ 1, %a ], [ 2, %b ]
+  %more = icmp slt i64 %k, 2
+  br i1 %more, label %sync, label %done
+sync:
+  call void @__gpux_barrier()
+  br label %done
+done:
+  ret void""".split("\n")
+    assert converge.needs_rewrite(joined)
+
+
+def test_split_sites_renames_the_phis_of_the_blocks_after():
+    body = """entry:
+  br label %a
+a:
+  %v = add i64 1, 2
+  call void @__gpux_barrier()
+  br label %b
+b:
+  %p = phi i64 [ %v, %a ]
+  ret void""".split("\n")
+    out = converge.split_sites(body)
+    assert "  br label %gpux.conv.resume.0" in out
+    assert any("[ %v, %gpux.conv.resume.0 ]" in ln for ln in out), out
