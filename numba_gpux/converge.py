@@ -563,8 +563,10 @@ def add_dispatch(body: list[str], shared: int, words: str, loop: str) -> list[st
     3).  *words* names four int32 of work-group memory (a global of address space
     *shared*): the count of work-items that have returned, then three rounds' words
     of what the group learns at the next dispatch barrier: bit 0, every work-item has
-    returned; bit 1, the work-items still running are at a grid barrier; from bit 8,
-    the place where they go on (1 the start, 2 + K after site K).  The work-items
+    returned; bit 1, the work-items still running are at a grid barrier; bit 2, no
+    barrier follows the place they go on, so that the work-items that have returned
+    end with the group; from bit 8, that place (1 the start, 2 + K after site K).
+    The work-items
     still running all meet the same site (as a CUDA kernel's threads meet one
     ``syncthreads``), so the place is the same for the group, and a work-item only
     asks whether it has returned itself.
@@ -576,9 +578,9 @@ def add_dispatch(body: list[str], shared: int, words: str, loop: str) -> list[st
     back to the dispatch carries: it asks the optimizer not to unroll or peel the
     dispatch loop, which would make two places of its one barrier."""
     blks = blocks(body)
+    label_of = {b.label: b for b in blks}
     out = list(body)
     p, sp = "%" + _PREFIX, lx.spell_ptr(shared)
-    resumes: list[tuple[int, str]] = []  # (place, label)
     grid_call = None
     dbg = ""
     back = f"  br label {p}dispatch, !llvm.loop {loop}"
@@ -592,6 +594,23 @@ def add_dispatch(body: list[str], shared: int, words: str, loop: str) -> list[st
                 word(f"{p}{tag}i", f"{tag}p"),
                 f"  {p}{tag}o = atomicrmw or {sp} {p}{tag}p, i32 {bits} seq_cst, align 4"]
 
+    def leave(tag: str, after: str) -> list[str]:  # count this work-item out
+        return [f"  store i1 true, ptr {p}out, align 1",
+                *[f"  {p}{tag}bd{d} = call i64 @__gpux_block_dim(i32 {d})" for d in range(3)],
+                f"  {p}{tag}bd01 = mul i64 {p}{tag}bd0, {p}{tag}bd1",
+                f"  {p}{tag}bd012 = mul i64 {p}{tag}bd01, {p}{tag}bd2",
+                f"  {p}{tag}n = trunc i64 {p}{tag}bd012 to i32",
+                word("0", f"{tag}cp"),
+                f"  {p}{tag}c = atomicrmw add {sp} {p}{tag}cp, i32 1 seq_cst, align 4",
+                f"  {p}{tag}c1 = add i32 {p}{tag}c, 1",
+                f"  {p}{tag}last = icmp eq i32 {p}{tag}c1, {p}{tag}n",
+                f"  br i1 {p}{tag}last, label {p}{tag}lastone, label {p}dispatch{after}",
+                f"{_PREFIX}{tag}lastone:",
+                *note(1, f"{tag}l"),
+                f"  br label {p}dispatch{after}"]
+
+    # the sites: block label -> (line, callee, label of the block after it)
+    sites: dict = {}
     for blk in blks:
         for i, c in _sites_in(body, blk):
             if c not in SITES:
@@ -601,76 +620,95 @@ def add_dispatch(body: list[str], shared: int, words: str, loop: str) -> list[st
             nxt = _labels_after(term)
             if len(nxt) != 1 or not lx.name(nxt[0]).startswith(_PREFIX + "resume."):
                 raise ValueError(f"site {lx.join(toks).strip()!r} does not end its block")
-            place = 2 + int(lx.name(nxt[0]).rsplit(".", 1)[1])
-            dbg = dbg or _dbg(toks)
-            grid = 0
-            if c == GRID_SITE:
-                grid_call = grid_call or lx.join(toks).strip()
-                grid = 2
-            out[i] = "\n".join(note(place << 8 | grid, f"k{place}"))
-            out[blk.term] = back
-            resumes.append((place, nxt[0]))
-        if blk.term is not None and "ret" in body[blk.term]:
-            if lx.instruction(lx.line_tokens(body[blk.term]))[0] == "ret":
-                out[blk.term] = f"  br label {p}leave"
-    # The entry block keeps its code, before the dispatch: what it computes (indices,
-    # array addresses) dominates the whole kernel and stays plain values.  Its branch
-    # moves to the start block, where the dispatch's first round sends every
-    # work-item (unless the entry block ends at a site).  So every other block is
-    # reached through the dispatch only, and the dispatch loop is a natural loop: a
-    # loop entered at two blocks made Intel's OpenCL CPU driver crash.
+            sites[blk.label] = (i, c, nxt[0])
+
+    def region(starts) -> set:
+        """The blocks control reaches from *starts* up to the next site (its block
+        included) or return."""
+        seen, stack = set(starts), list(starts)
+        while stack:
+            lab = stack.pop()
+            if lab in sites:
+                continue
+            for s in label_of[lab].succ:
+                if s not in seen:
+                    seen.add(s)
+                    stack.append(s)
+        return seen
+
+    def is_ret(lab) -> bool:
+        b = label_of.get(lab)
+        return b is not None and b.term is not None and \
+            lx.instruction(lx.line_tokens(body[b.term]))[0] == "ret"
+
+    # The entry block keeps its code, before the dispatch loop: what it computes
+    # (indices, array addresses) stays plain values.  Its branch moves to the start
+    # block, where the first round sends every work-item (unless the entry block ends
+    # at a site).  Every block in the loop is then reached through the dispatch only:
+    # a loop entered at two blocks made Intel's OpenCL CPU driver crash, and a loop
+    # entered from code past a barrier of its own made it hang.
     entry = blks[0]
+    resumes: list[tuple[int, str]] = []  # (place, label)
+    for lab, (i, c, nxt) in sites.items():
+        place = 2 + int(lx.name(nxt).rsplit(".", 1)[1])
+        toks = lx.line_tokens(body[i])
+        dbg = dbg or _dbg(toks)
+        bits = place << 8
+        if c == GRID_SITE:
+            grid_call = grid_call or lx.join(toks).strip()
+            bits |= 2
+        if not region([nxt]) & set(sites):
+            bits |= 4  # no barrier after this one: the last round
+        out[i] = "\n".join(note(bits, f"k{place}"))
+        out[label_of[lab].term] = back
+        resumes.append((place, nxt))
+    for blk in blks:
+        if blk.term is not None and is_ret(blk.label):
+            out[blk.term] = f"  br label {p}leave"
     sited = out[entry.term] == back
     kinds = {i: lx.instruction(lx.line_tokens(body[i]))[0] for i in entry.lines}
-    head = [f"  {p}out = alloca i1, align 1", f"  {p}slot = alloca i32, align 4"]
+    head = [f"  {p}out = alloca i1, align 1", f"  {p}final = alloca i1, align 1",
+            f"  {p}slot = alloca i32, align 4"]
     head += [out[i] for i in entry.lines if kinds[i] == "alloca"]
-    head += [f"  store i32 0, ptr {p}slot, align 4", f"  store i1 false, ptr {p}out, align 1"]
-    head += [word(str(n), f"w{n}") + f"\n  store i32 {256 if n == 1 and not sited else 0}, "
+    head += [f"  store i32 0, ptr {p}slot, align 4", f"  store i1 false, ptr {p}out, align 1",
+             f"  store i1 false, ptr {p}final, align 1"]
+    start_round = not sited
+    head += [word(str(n), f"w{n}") + f"\n  store i32 {256 if n == 1 and start_round else 0}, "
              f"{sp} {p}w{n}, align 4" for n in range(4)]
     head += [out[i] for i in entry.lines if kinds[i] != "alloca" and i != entry.term]
-    if sited:
-        head.append(out[entry.term])
-    else:
+    if start_round:
         head += [f"  br label {p}dispatch", f"{_PREFIX}start:", out[entry.term]]
         resumes.append((1, f"{p}start"))
+    else:
+        head.append(out[entry.term])
     for i in entry.lines:
         out[i] = ""
     out[entry.lines[0]] = "\n".join(head)
-    size = [f"  {p}bd{d} = call i64 @__gpux_block_dim(i32 {d})" for d in range(3)]
     d = [f"{_PREFIX}leave:",
-         f"  store i1 true, ptr {p}out, align 1",
-         *size,
-         f"  {p}bd01 = mul i64 {p}bd0, {p}bd1",
-         f"  {p}bd012 = mul i64 {p}bd01, {p}bd2",
-         f"  {p}n = trunc i64 {p}bd012 to i32",
-         word("0", "cp"),
-         f"  {p}c = atomicrmw add {sp} {p}cp, i32 1 seq_cst, align 4",
-         f"  {p}c1 = add i32 {p}c, 1",
-         f"  {p}last = icmp eq i32 {p}c1, {p}n",
-         f"  br i1 {p}last, label {p}lastone, label {p}dispatch, !llvm.loop {loop}",
-         f"{_PREFIX}lastone:",
-         *note(1, "l"),
-         back,
-         f"{_PREFIX}dispatch:",
-         f"  call void @__gpux_barrier(){dbg}",
-         f"  {p}s = load i32, ptr {p}slot, align 4",
-         f"  {p}si = add i32 {p}s, 1",
-         word(f"{p}si", "sp"),
-         f"  {p}v = load i32, {sp} {p}sp, align 4",
-         f"  {p}s1 = add i32 {p}s, 1",
-         f"  {p}s1w = icmp eq i32 {p}s1, 3",
-         f"  {p}sn = select i1 {p}s1w, i32 0, i32 {p}s1",
-         f"  store i32 {p}sn, ptr {p}slot, align 4",
-         f"  {p}s2 = add i32 {p}sn, 1",
-         f"  {p}s2w = icmp eq i32 {p}s2, 3",
-         f"  {p}sr = select i1 {p}s2w, i32 0, i32 {p}s2",
-         f"  {p}sri = add i32 {p}sr, 1",
-         word(f"{p}sri", "rp"),
-         f"  store i32 0, {sp} {p}rp, align 4",
-         f"  {p}done = and i32 {p}v, 1",
-         f"  {p}end = icmp ne i32 {p}done, 0",
-         f"  br i1 {p}end, label {p}exit, label {p}go",
-         f"{_PREFIX}go:"]
+          f"  {p}fl = load i1, ptr {p}final, align 1",
+          f"  br i1 {p}fl, label {p}exit, label {p}count",
+          f"{_PREFIX}count:",
+          *leave("y", f", !llvm.loop {loop}"),
+          f"{_PREFIX}dispatch:",
+          f"  call void @__gpux_barrier(){dbg}",
+          f"  {p}s = load i32, ptr {p}slot, align 4",
+          f"  {p}si = add i32 {p}s, 1",
+          word(f"{p}si", "sp"),
+          f"  {p}v = load i32, {sp} {p}sp, align 4",
+          f"  {p}s1 = add i32 {p}s, 1",
+          f"  {p}s1w = icmp eq i32 {p}s1, 3",
+          f"  {p}sn = select i1 {p}s1w, i32 0, i32 {p}s1",
+          f"  store i32 {p}sn, ptr {p}slot, align 4",
+          f"  {p}s2 = add i32 {p}sn, 1",
+          f"  {p}s2w = icmp eq i32 {p}s2, 3",
+          f"  {p}sr = select i1 {p}s2w, i32 0, i32 {p}s2",
+          f"  {p}sri = add i32 {p}sr, 1",
+          word(f"{p}sri", "rp"),
+          f"  store i32 0, {sp} {p}rp, align 4",
+          f"  {p}done = and i32 {p}v, 1",
+          f"  {p}end = icmp ne i32 {p}done, 0",
+          f"  br i1 {p}end, label {p}exit, label {p}go",
+          f"{_PREFIX}go:"]
     if grid_call is not None:
         d += [f"  {p}gb = and i32 {p}v, 2",
               f"  {p}isg = icmp ne i32 {p}gb, 0",
@@ -679,13 +717,21 @@ def add_dispatch(body: list[str], shared: int, words: str, loop: str) -> list[st
               f"  {grid_call}",
               f"  br label {p}mine",
               f"{_PREFIX}mine:"]
-    d += [f"  {p}me = load i1, ptr {p}out, align 1",
-          f"  br i1 {p}me, label {p}dispatch, label {p}pick, !llvm.loop {loop}",
-          f"{_PREFIX}pick:",
+    # a work-item that has returned waits for the next round, or ends with the group
+    # when no barrier follows; the others go on where the group does
+    d += [f"  {p}fb = and i32 {p}v, 4",
+          f"  {p}fin = icmp ne i32 {p}fb, 0",
+          f"  {p}me = load i1, ptr {p}out, align 1",
+          f"  br i1 {p}me, label {p}gone, label {p}stay",
+          f"{_PREFIX}gone:",
+          f"  br i1 {p}fin, label {p}exit, label {p}dispatch, !llvm.loop {loop}",
+          f"{_PREFIX}stay:",
+          f"  store i1 {p}fin, ptr {p}final, align 1",
           f"  {p}place = lshr i32 {p}v, 8",
           f"  switch i32 {p}place, label {p}dispatch [ "
-          + " ".join(f"i32 {k}, label {label}" for k, label in resumes) + f" ], !llvm.loop {loop}"]
-    d += [f"{_PREFIX}exit:", "  ret void"]
+          + " ".join(f"i32 {k}, label {label}" for k, label in resumes) + f" ], !llvm.loop {loop}",
+          f"{_PREFIX}exit:",
+          "  ret void"]
     return out + d
 
 
