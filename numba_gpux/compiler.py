@@ -484,9 +484,18 @@ def _stage_converge(job: Job):
     work-item (``barriers_skip_exited`` False; converge.py)."""
     if job.target.barriers_skip_exited:
         return
-    new = converge.rewrite(job.text, job.kernels, job.target.data_layout,
-                           job.target.addrspaces.shared, lambda: (
-        ll.create_pass_builder(target_machine(job.target, 0), ll.create_pipeline_tuning_options())))
+    try:
+        new = converge.rewrite(job.text, job.kernels, job.target.data_layout,
+                               job.target.addrspaces.shared, lambda: ll.create_pass_builder(
+                                   target_machine(job.target, 0),
+                                   ll.create_pipeline_tuning_options()))
+    except InternalCompilerError as e:  # the kernel as it is, and the user told why
+        import warnings
+
+        warnings.warn(f"numba-gpux: {job.name!r} is compiled for {job.target.name} without "
+                      f"the barrier rewrite ({e}); its work-items that return before a "
+                      f"barrier may hold the others back there", RuntimeWarning, stacklevel=2)
+        return
     if new is not None:
         job.text = new
 

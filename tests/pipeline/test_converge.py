@@ -142,3 +142,14 @@ b:
     out = converge.split_sites(body)
     assert "  br label %gpux.conv.resume.0" in out
     assert any("[ %v, %gpux.conv.resume.0 ]" in ln for ln in out), out
+
+
+def test_a_failed_rewrite_compiles_the_kernel_as_it_is_and_warns(monkeypatch):
+    def broken(*args):
+        raise ValueError("a construct the rewrite does not know")
+
+    monkeypatch.setattr(converge, "add_dispatch", broken)
+    with pytest.warns(RuntimeWarning, match="without the barrier rewrite.*does not know"):
+        # (fastmath: not the code the other tests compiled, which is kept)
+        text = gpux.compile(early_return, SIG, target="opencl", fastmath=True).llvm_ir
+    assert "gpux.conv" not in text
