@@ -86,6 +86,34 @@ def test_a_loop_of_barriers_after_an_early_return(device, rng):
 
 
 @gpux.jit
+def sync_then_return(x, out):
+    # a barrier the whole group meets first, then the return, then two more barriers
+    sm = gpux.shared.array(TPB, np.float32)
+    t = gpux.thread_idx.x
+    i = gpux.grid(1)
+    sm[t] = x[i] if i < x.size else 0.0
+    gpux.barrier()
+    if i >= x.size:
+        return
+    v = sm[(t + 1) % TPB]
+    gpux.barrier()
+    sm[t] = v * 2
+    gpux.barrier()
+    out[i] = sm[t] + 1
+
+
+@pytest.mark.feature("barrier")
+def test_a_return_between_barriers(device, rng):
+    x = rng.random(100).astype(np.float32)
+    out = gpux.to_device(np.zeros(100, np.float32))
+    sync_then_return[2, TPB](gpux.to_device(x), out)
+    padded = np.zeros(2 * TPB, np.float32)
+    padded[:100] = x
+    want = np.roll(padded.reshape(2, TPB), -1, axis=1).ravel()[:100] * 2 + 1
+    np.testing.assert_array_equal(out.copy_to_host(), want)
+
+
+@gpux.jit
 def marked_then_synced(flags, out):
     # only the marked work-items meet the barrier; the others fall through and return
     i = gpux.grid(1)
