@@ -29,14 +29,16 @@ work-group meets all its barriers at one place:
    before the dispatch loop; every other block is reached through it.
 
 The optimizer's SROA turns the private variables back into registers.  The rewrite
-runs only where it can matter (:func:`needs_rewrite`): the kernel has a site, and a
+runs only where it can matter (:func:`needs_rewrite`, on ``divergence.py``'s analysis):
+the kernel has a site, and a
 branch whose condition may differ between work-items of one group (it depends on a
 work-item's index, an atomic, a value loaded at such an address, ...) after which
 one side returns or meets a site other than the one the other side meets first.
 Kernels whose barriers every work-item reaches (loops with bounds the same for the
 group, ``if tid < s:`` blocks that join again before the barrier) are unchanged.
 
-Not rewritten: kernels that also call a predicate barrier (``syncthreads_count``,
+Not rewritten: kernels that call a function (not inlined) that meets a barrier, and
+kernels that also call a predicate barrier (``syncthreads_count``,
 ``_and``, ``_or``; the dispatch would need each one's reduction) or whose entry
 block has no label (printed LLVM IR always has one for a function the compiler
 wrapped).
@@ -48,300 +50,16 @@ from __future__ import annotations
 
 from . import irlex as lx
 from . import irtext
+from .divergence import (GRID_SITE, PREDICATE_BARRIERS, SITES, Block, blocks, callee_name,
+                         divergent_values, labels_after, sites_in)
 from .errors import InternalCompilerError
 
 __all__ = ["SITES", "GRID_SITE", "PREDICATE_BARRIERS", "rewrite", "needs_rewrite",
            "hoist_to_entry", "split_sites", "add_dispatch", "Block", "blocks"]
 
-#: calls that are barriers of the whole work-group, each a site of the rewrite
-SITES = frozenset(("__gpux_barrier", "__gpux_grid_barrier"))
-#: the site that the whole group runs together in the dispatch
-GRID_SITE = "__gpux_grid_barrier"
-#: barriers that also reduce a predicate: a kernel with one is not rewritten
-PREDICATE_BARRIERS = frozenset(("__gpux_barrier_and", "__gpux_barrier_or",
-                                "__gpux_barrier_count"))
-#: intrinsics whose result differs between the work-items of a group
-_DIVERGENT_PREFIXES = ("__gpux_thread_idx", "__gpux_global_idx", "__gpux_wide_global_idx",
-                       "__gpux_sg_", "__gpux_ld_")
-#: intrinsics whose result is the same for the whole group, whatever their arguments
-_UNIFORM = frozenset(("__gpux_block_idx", "__gpux_block_dim", "__gpux_grid_dim",
-                      "__gpux_dynamic_shared", "__gpux_dynamic_shared_bytes",
-                      *PREDICATE_BARRIERS))
-#: instructions whose result may differ between work-items whatever their operands
-_SOURCES = frozenset(("atomicrmw", "cmpxchg", "alloca", "va_arg", "landingpad"))
 #: functions larger than this (in blocks) are rewritten without being analysed
 _MAX_BLOCKS = 4000
 _PREFIX = "gpux.conv."
-
-
-class Block:
-    """A basic block of a function body: its label token (``%name``; None for an
-    entry block printed without a label), the positions of its lines in the body,
-    and its successors' label tokens."""
-
-    __slots__ = ("label", "lines", "succ", "term")
-
-    def __init__(self, label):
-        self.label, self.lines, self.succ, self.term = label, [], [], None
-
-    def __repr__(self):
-        return f"Block({self.label}, {len(self.lines)} lines, -> {self.succ})"
-
-
-def _callee(toks):
-    at = lx.callee(toks)
-    return lx.name(toks[at]) if at is not None and toks[at][0] == "@" else None
-
-
-def _labels_after(toks):
-    """The label tokens a terminator names (each ``label %x``)."""
-    out = []
-    code = lx.code(toks)
-    for k in range(len(code) - 1):
-        if code[k] == "label" and code[k + 1][0] == "%":
-            out.append(code[k + 1])
-    return out
-
-
-def blocks(body: list[str]) -> list[Block]:
-    """The basic blocks of the function body *body* (its lines between ``define`` and
-    ``}``), in order."""
-    out: list[Block] = []
-    cur = None
-    for i, line in enumerate(body):
-        toks = lx.line_tokens(line)
-        if lx.is_label(toks):
-            c = lx.code(toks)
-            cur = Block("%" + c[0])
-            out.append(cur)
-            continue
-        op, _ = lx.instruction(toks)
-        if op is None:
-            continue
-        if cur is None:
-            cur = Block(None)
-            out.append(cur)
-        cur.lines.append(i)
-        if op in ("br", "switch", "ret", "unreachable", "indirectbr", "invoke", "callbr",
-                  "resume"):
-            cur.term = i
-            cur.succ = _labels_after(toks)
-    return out
-
-
-def _sites_in(body, blk: Block):
-    """(line position, callee) of the sites and predicate barriers in *blk*."""
-    found = []
-    for i in blk.lines:
-        if "call" not in body[i]:
-            continue
-        toks = lx.line_tokens(body[i])
-        if lx.instruction(toks)[0] != "call":
-            continue
-        c = _callee(toks)
-        if c in SITES or c in PREDICATE_BARRIERS:
-            found.append((i, c))
-    return found
-
-
-def _immediate_post_dominators(blks: list[Block]) -> dict:
-    """Each block's immediate post-dominator (label -> label; absent where only the
-    function's exit post-dominates it), by the iterative data-flow of post-dominator
-    sets over the blocks, the exit joined to every block without successors."""
-    labels = [b.label for b in blks]
-    succ = {b.label: [s for s in b.succ] for b in blks}
-    full = frozenset(labels)
-    pdom = {lab: (frozenset((lab,)) if not succ[lab] else full) for lab in labels}
-    changed = True
-    while changed:
-        changed = False
-        for lab in reversed(labels):
-            if not succ[lab]:
-                continue
-            meet = None
-            for s in succ[lab]:
-                got = pdom.get(s, frozenset((s,)))
-                meet = got if meet is None else meet & got
-            new = frozenset((lab,)) | (meet or frozenset())
-            if new != pdom[lab]:
-                pdom[lab] = new
-                changed = True
-    out = {}
-    for lab in labels:
-        strict = pdom[lab] - {lab}
-        if strict:
-            out[lab] = max(strict, key=lambda p: len(pdom[p]))
-    return out
-
-
-def _operand_groups(toks):
-    """The code tokens of a load or store after its opcode, split at the commas at
-    bracket depth 0."""
-    code = lx.code(toks)
-    k = next(j for j, t in enumerate(code) if t in ("load", "store"))
-    groups, cur, depth = [], [], 0
-    for t in code[k + 1:]:
-        if t in "([{<":
-            depth += 1
-        elif t in ")]}>":
-            depth -= 1
-        if t == "," and depth == 0:
-            groups.append(cur)
-            cur = []
-        else:
-            cur.append(t)
-    groups.append(cur)
-    return groups
-
-
-def _store_operands(toks):
-    """(the local names in a store's value, its pointer's local name or None)."""
-    g = _operand_groups(toks)
-    ptr = [t for t in g[1] if t[0] == "%" and len(t) > 1] if len(g) > 1 else []
-    return [t for t in g[0] if t[0] == "%" and len(t) > 1], (ptr[0] if len(ptr) == 1 else None)
-
-
-def _load_pointer(toks):
-    """A load's pointer's local name, or None."""
-    g = _operand_groups(toks)
-    ptr = [t for t in g[1] if t[0] == "%" and len(t) > 1] if len(g) > 1 else []
-    return ptr[0] if len(ptr) == 1 else None
-
-
-def _slots(body, blks) -> dict:
-    """The private variables of *body*: {pointer: its alloca} for the allocas, and the
-    address-space casts of them, used only as the pointer of loads and stores."""
-    root, other = {}, set()
-    for blk in blks:
-        for i in blk.lines:
-            toks = lx.line_tokens(body[i])
-            op = lx.instruction(toks)[0]
-            d = lx.definition(toks)
-            name = toks[d[0]] if d else None
-            used = [t for t in lx.names_in(toks) if t != name]
-            if op == "alloca":
-                root[name] = name
-                continue
-            if op in ("addrspacecast", "bitcast") and len(used) == 1 and used[0] in root:
-                root[name] = root[used[0]]
-                continue
-            if op == "load":
-                ptr = _load_pointer(toks)
-                other.update(t for t in used if t != ptr)
-            elif op == "store":
-                value, ptr = _store_operands(toks)
-                other.update(value)
-                other.update(t for t in used if t not in value and t != ptr)
-            else:
-                other.update(used)
-    bad = {root[p] for p in other if p in root}
-    return {p: r for p, r in root.items() if r not in bad}
-
-
-def _divergent_values(body, blks: list[Block]) -> tuple[set, set]:
-    """The local values whose value may differ between the work-items of a group, and
-    the labels of the blocks whose terminator branches on one."""
-    defs: dict[str, tuple[int, list[str]]] = {}
-    users: dict[str, list[str]] = {}
-    div: set[str] = set()
-    work: list[str] = []
-    phis: dict[str, list[str]] = {}  # block label -> the phis it holds
-    # a private variable (an alloca only loaded and stored through) is a value of its
-    # own, named by the alloca: what is stored into it flows to what is loaded from it
-    slots = _slots(body, blks)
-    stored_in: dict[str, set[str]] = {}  # block label -> the slots stored to there
-
-    def flows(src, dst):
-        defs.setdefault(dst, (-1, []))[1].append(src)
-        users.setdefault(src, []).append(dst)
-
-    for blk in blks:
-        for i in blk.lines:
-            toks = lx.line_tokens(body[i])
-            op = lx.instruction(toks)[0]
-            if op == "store":
-                value, ptr = _store_operands(toks)
-                if ptr in slots:
-                    stored_in.setdefault(blk.label, set()).add(slots[ptr])
-                    for v in value:
-                        flows(v, slots[ptr])
-                continue
-            d = lx.definition(toks)
-            if d is None:
-                continue
-            name = toks[d[0]]
-            if op == "load" and _load_pointer(toks) in slots:
-                defs[name] = (i, [])
-                flows(slots[_load_pointer(toks)], name)
-                continue
-            operands = [t for t in lx.names_in(toks[d[1]:]) if t != name]
-            defs[name] = (i, defs.get(name, (i, []))[1] + operands)
-            for o in operands:
-                users.setdefault(o, []).append(name)
-            if op == "phi" and blk.label is not None:
-                phis.setdefault(blk.label, []).append(name)
-            source = op in _SOURCES and name not in slots
-            if op == "call":
-                c = _callee(toks)
-                source = c is None or (c.startswith(_DIVERGENT_PREFIXES) or not (
-                    c in _UNIFORM or c.startswith(("__gpux_", "llvm."))))
-                if c in _UNIFORM:
-                    defs[name] = (i, [])  # its result never follows its arguments
-            if source:
-                div.add(name)
-                work.append(name)
-    label_of = {blk.label: blk for blk in blks}
-    branches: set[str] = set()
-    ipdom = _immediate_post_dominators(blks)
-
-    def reach(start, avoid):
-        """The blocks reachable from *start* without passing *avoid*."""
-        if start == avoid:
-            return set()
-        seen, stack = {start}, [start]
-        while stack:
-            b = label_of.get(stack.pop())
-            for s in (b.succ if b is not None else ()):
-                if s not in seen and s != avoid:
-                    seen.add(s)
-                    stack.append(s)
-        return seen
-
-    while True:
-        while work:
-            v = work.pop()
-            for u in users.get(v, ()):
-                if u not in div and v in defs.get(u, (0, ()))[1]:
-                    div.add(u)
-                    work.append(u)
-        # a branch on a divergent value, and the phis that join its two sides
-        new = False
-        for blk in blks:
-            if blk.label in branches or blk.term is None or len(set(blk.succ)) < 2:
-                continue
-            toks = lx.line_tokens(body[blk.term])
-            if not any(t in div for t in lx.names_in(toks) if t not in blk.succ):
-                continue
-            branches.add(blk.label)
-            new = True
-            # the phis where the two sides of the branch join: at its immediate post
-            # dominator, or at a block two sides reach before they meet there
-            join = ipdom.get(blk.label)
-            sides = [reach(s, join) for s in set(blk.succ)]
-            for j, names in phis.items():
-                if j == join or sum(1 for side in sides if j in side) >= 2:
-                    for p in names:
-                        if p not in div:
-                            div.add(p)
-                            work.append(p)
-            # a private variable stored to on one side holds a divergent value after
-            for lab in set().union(*sides) if sides else ():
-                for a in stored_in.get(lab, ()):
-                    if a not in div:
-                        div.add(a)
-                        work.append(a)
-        if not new and not work:
-            return div, branches
 
 
 def needs_rewrite(body: list[str]) -> bool:
@@ -351,7 +69,7 @@ def needs_rewrite(body: list[str]) -> bool:
     first: dict[str, object] = {}  # block label -> the site it starts with, if any
     has_site = False
     for blk in blks:
-        sites = _sites_in(body, blk)
+        sites = sites_in(body, blk)
         if any(c in PREDICATE_BARRIERS for _, c in sites):
             return False
         if sites:
@@ -362,7 +80,7 @@ def needs_rewrite(body: list[str]) -> bool:
     if len(blks) > _MAX_BLOCKS:
         return True
     label_of = {blk.label: blk for blk in blks}
-    _, branches = _divergent_values(body, blks)
+    _, branches = divergent_values(body, blks)
 
     def events(start):
         """The sites, and "ret", that control first meets from block *start*."""
@@ -403,7 +121,7 @@ def split_sites(body: list[str]) -> list[str]:
     relabel: dict[str, dict[str, str]] = {}  # successor -> {old block: its last part}
     k = 0
     for blk in blks:
-        sites = [i for i, c in _sites_in(body, blk) if c in SITES]
+        sites = [i for i, c in sites_in(body, blk) if c in SITES]
         if not sites:
             continue
         if blk.label is None:
@@ -515,7 +233,7 @@ def hoist_to_entry(body: list[str]) -> list[str]:
                     continue
                 op = lx.instruction(toks)[0]
                 if op == "call":
-                    if _callee(toks) not in _PURE_CALLS:
+                    if callee_name(toks) not in _PURE_CALLS:
                         continue
                 elif op not in _PURE_OPS:
                     continue
@@ -612,12 +330,12 @@ def add_dispatch(body: list[str], shared: int, words: str, loop: str) -> list[st
     # the sites: block label -> (line, callee, label of the block after it)
     sites: dict = {}
     for blk in blks:
-        for i, c in _sites_in(body, blk):
+        for i, c in sites_in(body, blk):
             if c not in SITES:
                 continue
             toks = lx.line_tokens(body[i])
             term = lx.line_tokens(body[blk.term]) if blk.term is not None else []
-            nxt = _labels_after(term)
+            nxt = labels_after(term)
             if len(nxt) != 1 or not lx.name(nxt[0]).startswith(_PREFIX + "resume."):
                 raise ValueError(f"site {lx.join(toks).strip()!r} does not end its block")
             sites[blk.label] = (i, c, nxt[0])
@@ -740,7 +458,6 @@ _DECLARE = {"__gpux_block_dim": "declare i64 @__gpux_block_dim(i32) nounwind",
             "__gpux_barrier": "declare void @__gpux_barrier() convergent nounwind"}
 
 
-
 def _bodies(lines, names):
     """{kernel name: its Function} for the kernels among *names* that *lines* define."""
     return {f.name: f for f in lx.functions(lines) if f.name in names}
@@ -774,6 +491,25 @@ def rewrite(text: str, kernels, data_layout: str, shared: int, pass_builder) -> 
             split[name] = split_sites(hoist_to_entry(_without_debug_records(body)))
     if not split:
         return None
+    # a barrier in a function the kernel calls (not inlined) would be met apart from
+    # the dispatch's: such a kernel is left as it is, and the caller says why
+    graph = irtext.call_graph(text)
+    meets: dict[str, bool] = {}
+
+    def meets_barrier(fn, seen=()):
+        if fn not in meets:
+            meets[fn] = bool(graph.get(fn, set()) & SITES) or any(
+                meets_barrier(c, (*seen, fn)) for c in graph.get(fn, ()) if c not in seen
+                and c != fn and c in graph)
+        return meets[fn]
+
+    for name in split:
+        inner = sorted(c for c in graph.get(name, ()) if c in graph and c != name
+                       and meets_barrier(c, (name,)))
+        if inner:
+            raise InternalCompilerError(
+                "converge", f"{name} calls {', '.join(inner)}, which meet(s) a barrier "
+                "outside the kernel's own code")
     from llvmlite import binding as ll
 
     stage = "\n".join(_replace_bodies(lines, split))

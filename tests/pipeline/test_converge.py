@@ -153,3 +153,38 @@ def test_a_failed_rewrite_compiles_the_kernel_as_it_is_and_warns(monkeypatch):
         # (fastmath: not the code the other tests compiled, which is kept)
         text = gpux.compile(early_return, SIG, target="opencl", fastmath=True).llvm_ir
     assert "gpux.conv" not in text
+
+
+def test_a_barrier_in_a_function_the_kernel_calls_leaves_the_kernel_as_it_is():
+    """The rewrite moves only the kernel's own barriers to its dispatch; a kernel that
+    also calls a function (not inlined) that meets one is not rewritten, and the
+    compiler says why (a RuntimeWarning, above)."""
+    from numba_gpux.errors import InternalCompilerError
+
+    text = """declare i64 @__gpux_thread_idx(i32)
+declare void @__gpux_barrier()
+
+define internal void @helper() noinline {
+entry:
+  call void @__gpux_barrier()
+  ret void
+}
+
+define void @k(i64 %n) {
+entry:
+  %t = call i64 @__gpux_thread_idx(i32 0)
+  %c = icmp slt i64 %t, %n
+  br i1 %c, label %work, label %done
+work:
+  call void @__gpux_barrier()
+  call void @helper()
+  br label %done
+done:
+  ret void
+}"""
+    with pytest.raises(InternalCompilerError, match="k calls helper, which meet"):
+        converge.rewrite(text, ("k",), "", 3, lambda: None)
+    # without the call, the same kernel is rewritten
+    plain = text.replace("  call void @helper()\n", "")
+    assert converge.needs_rewrite(plain.split("define void @k(i64 %n) {\n")[1]
+                                  .split("\n}")[0].split("\n"))

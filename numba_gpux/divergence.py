@@ -1,0 +1,305 @@
+"""Which values and branches of a kernel may differ between the work-items of one group.
+
+A kernel's body (its lines of LLVM IR, read through the IR lexer) as basic blocks
+(:func:`blocks`), and a divergence analysis over them (:func:`divergent_values`):
+values that come from a work-item's index, atomics, values loaded from addresses that
+do, private variables stored to under a branch on such a value, and the phis that join
+the two sides of such a branch at its immediate post-dominator.  The barrier rewrite
+(``converge.py``) asks it which kernels need rewriting.
+
+Layer 1: reads text through the IR lexer only.
+"""
+
+from __future__ import annotations
+
+from . import irlex as lx
+
+__all__ = ["SITES", "GRID_SITE", "PREDICATE_BARRIERS", "Block", "blocks", "callee_name",
+           "labels_after", "sites_in", "immediate_post_dominators", "divergent_values"]
+
+#: calls that are barriers of the whole work-group, each a site of the rewrite
+SITES = frozenset(("__gpux_barrier", "__gpux_grid_barrier"))
+#: the site that the whole group runs together in the dispatch
+GRID_SITE = "__gpux_grid_barrier"
+#: barriers that also reduce a predicate: a kernel with one is not rewritten
+PREDICATE_BARRIERS = frozenset(("__gpux_barrier_and", "__gpux_barrier_or",
+                                "__gpux_barrier_count"))
+#: intrinsics whose result differs between the work-items of a group
+_DIVERGENT_PREFIXES = ("__gpux_thread_idx", "__gpux_global_idx", "__gpux_wide_global_idx",
+                       "__gpux_sg_", "__gpux_ld_")
+#: intrinsics whose result is the same for the whole group, whatever their arguments
+_UNIFORM = frozenset(("__gpux_block_idx", "__gpux_block_dim", "__gpux_grid_dim",
+                      "__gpux_dynamic_shared", "__gpux_dynamic_shared_bytes",
+                      *PREDICATE_BARRIERS))
+#: instructions whose result may differ between work-items whatever their operands
+_SOURCES = frozenset(("atomicrmw", "cmpxchg", "alloca", "va_arg", "landingpad"))
+
+
+class Block:
+    """A basic block of a function body: its label token (``%name``; None for an
+    entry block printed without a label), the positions of its lines in the body,
+    and its successors' label tokens."""
+
+    __slots__ = ("label", "lines", "succ", "term")
+
+    def __init__(self, label):
+        self.label, self.lines, self.succ, self.term = label, [], [], None
+
+    def __repr__(self):
+        return f"Block({self.label}, {len(self.lines)} lines, -> {self.succ})"
+
+
+def callee_name(toks):
+    at = lx.callee(toks)
+    return lx.name(toks[at]) if at is not None and toks[at][0] == "@" else None
+
+
+def labels_after(toks):
+    """The label tokens a terminator names (each ``label %x``)."""
+    out = []
+    code = lx.code(toks)
+    for k in range(len(code) - 1):
+        if code[k] == "label" and code[k + 1][0] == "%":
+            out.append(code[k + 1])
+    return out
+
+
+def blocks(body: list[str]) -> list[Block]:
+    """The basic blocks of the function body *body* (its lines between ``define`` and
+    ``}``), in order."""
+    out: list[Block] = []
+    cur = None
+    for i, line in enumerate(body):
+        toks = lx.line_tokens(line)
+        if lx.is_label(toks):
+            c = lx.code(toks)
+            cur = Block("%" + c[0])
+            out.append(cur)
+            continue
+        op, _ = lx.instruction(toks)
+        if op is None:
+            continue
+        if cur is None:
+            cur = Block(None)
+            out.append(cur)
+        cur.lines.append(i)
+        if op in ("br", "switch", "ret", "unreachable", "indirectbr", "invoke", "callbr",
+                  "resume"):
+            cur.term = i
+            cur.succ = labels_after(toks)
+    return out
+
+
+def sites_in(body, blk: Block):
+    """(line position, callee) of the sites and predicate barriers in *blk*."""
+    found = []
+    for i in blk.lines:
+        if "call" not in body[i]:
+            continue
+        toks = lx.line_tokens(body[i])
+        if lx.instruction(toks)[0] != "call":
+            continue
+        c = callee_name(toks)
+        if c in SITES or c in PREDICATE_BARRIERS:
+            found.append((i, c))
+    return found
+
+
+def immediate_post_dominators(blks: list[Block]) -> dict:
+    """Each block's immediate post-dominator (label -> label; absent where only the
+    function's exit post-dominates it), by the iterative data-flow of post-dominator
+    sets over the blocks, the exit joined to every block without successors."""
+    labels = [b.label for b in blks]
+    succ = {b.label: [s for s in b.succ] for b in blks}
+    full = frozenset(labels)
+    pdom = {lab: (frozenset((lab,)) if not succ[lab] else full) for lab in labels}
+    changed = True
+    while changed:
+        changed = False
+        for lab in reversed(labels):
+            if not succ[lab]:
+                continue
+            meet = None
+            for s in succ[lab]:
+                got = pdom.get(s, frozenset((s,)))
+                meet = got if meet is None else meet & got
+            new = frozenset((lab,)) | (meet or frozenset())
+            if new != pdom[lab]:
+                pdom[lab] = new
+                changed = True
+    out = {}
+    for lab in labels:
+        strict = pdom[lab] - {lab}
+        if strict:
+            out[lab] = max(strict, key=lambda p: len(pdom[p]))
+    return out
+
+
+def _operand_groups(toks):
+    """The code tokens of a load or store after its opcode, split at the commas at
+    bracket depth 0."""
+    code = lx.code(toks)
+    k = next(j for j, t in enumerate(code) if t in ("load", "store"))
+    groups, cur, depth = [], [], 0
+    for t in code[k + 1:]:
+        if t in "([{<":
+            depth += 1
+        elif t in ")]}>":
+            depth -= 1
+        if t == "," and depth == 0:
+            groups.append(cur)
+            cur = []
+        else:
+            cur.append(t)
+    groups.append(cur)
+    return groups
+
+
+def _store_operands(toks):
+    """(the local names in a store's value, its pointer's local name or None)."""
+    g = _operand_groups(toks)
+    ptr = [t for t in g[1] if t[0] == "%" and len(t) > 1] if len(g) > 1 else []
+    return [t for t in g[0] if t[0] == "%" and len(t) > 1], (ptr[0] if len(ptr) == 1 else None)
+
+
+def _load_pointer(toks):
+    """A load's pointer's local name, or None."""
+    g = _operand_groups(toks)
+    ptr = [t for t in g[1] if t[0] == "%" and len(t) > 1] if len(g) > 1 else []
+    return ptr[0] if len(ptr) == 1 else None
+
+
+def _slots(body, blks) -> dict:
+    """The private variables of *body*: {pointer: its alloca} for the allocas, and the
+    address-space casts of them, used only as the pointer of loads and stores."""
+    root, other = {}, set()
+    for blk in blks:
+        for i in blk.lines:
+            toks = lx.line_tokens(body[i])
+            op = lx.instruction(toks)[0]
+            d = lx.definition(toks)
+            name = toks[d[0]] if d else None
+            used = [t for t in lx.names_in(toks) if t != name]
+            if op == "alloca":
+                root[name] = name
+                continue
+            if op in ("addrspacecast", "bitcast") and len(used) == 1 and used[0] in root:
+                root[name] = root[used[0]]
+                continue
+            if op == "load":
+                ptr = _load_pointer(toks)
+                other.update(t for t in used if t != ptr)
+            elif op == "store":
+                value, ptr = _store_operands(toks)
+                other.update(value)
+                other.update(t for t in used if t not in value and t != ptr)
+            else:
+                other.update(used)
+    bad = {root[p] for p in other if p in root}
+    return {p: r for p, r in root.items() if r not in bad}
+
+
+def divergent_values(body, blks: list[Block]) -> tuple[set, set]:
+    """The local values whose value may differ between the work-items of a group, and
+    the labels of the blocks whose terminator branches on one."""
+    defs: dict[str, tuple[int, list[str]]] = {}
+    users: dict[str, list[str]] = {}
+    div: set[str] = set()
+    work: list[str] = []
+    phis: dict[str, list[str]] = {}  # block label -> the phis it holds
+    # a private variable (an alloca only loaded and stored through) is a value of its
+    # own, named by the alloca: what is stored into it flows to what is loaded from it
+    slots = _slots(body, blks)
+    stored_in: dict[str, set[str]] = {}  # block label -> the slots stored to there
+
+    def flows(src, dst):
+        defs.setdefault(dst, (-1, []))[1].append(src)
+        users.setdefault(src, []).append(dst)
+
+    for blk in blks:
+        for i in blk.lines:
+            toks = lx.line_tokens(body[i])
+            op = lx.instruction(toks)[0]
+            if op == "store":
+                value, ptr = _store_operands(toks)
+                if ptr in slots:
+                    stored_in.setdefault(blk.label, set()).add(slots[ptr])
+                    for v in value:
+                        flows(v, slots[ptr])
+                continue
+            d = lx.definition(toks)
+            if d is None:
+                continue
+            name = toks[d[0]]
+            if op == "load" and _load_pointer(toks) in slots:
+                defs[name] = (i, [])
+                flows(slots[_load_pointer(toks)], name)
+                continue
+            operands = [t for t in lx.names_in(toks[d[1]:]) if t != name]
+            defs[name] = (i, defs.get(name, (i, []))[1] + operands)
+            for o in operands:
+                users.setdefault(o, []).append(name)
+            if op == "phi" and blk.label is not None:
+                phis.setdefault(blk.label, []).append(name)
+            source = op in _SOURCES and name not in slots
+            if op == "call":
+                c = callee_name(toks)
+                source = c is None or (c.startswith(_DIVERGENT_PREFIXES) or not (
+                    c in _UNIFORM or c.startswith(("__gpux_", "llvm."))))
+                if c in _UNIFORM:
+                    defs[name] = (i, [])  # its result never follows its arguments
+            if source:
+                div.add(name)
+                work.append(name)
+    label_of = {blk.label: blk for blk in blks}
+    branches: set[str] = set()
+    ipdom = immediate_post_dominators(blks)
+
+    def reach(start, avoid):
+        """The blocks reachable from *start* without passing *avoid*."""
+        if start == avoid:
+            return set()
+        seen, stack = {start}, [start]
+        while stack:
+            b = label_of.get(stack.pop())
+            for s in (b.succ if b is not None else ()):
+                if s not in seen and s != avoid:
+                    seen.add(s)
+                    stack.append(s)
+        return seen
+
+    while True:
+        while work:
+            v = work.pop()
+            for u in users.get(v, ()):
+                if u not in div and v in defs.get(u, (0, ()))[1]:
+                    div.add(u)
+                    work.append(u)
+        # a branch on a divergent value, and the phis that join its two sides
+        new = False
+        for blk in blks:
+            if blk.label in branches or blk.term is None or len(set(blk.succ)) < 2:
+                continue
+            toks = lx.line_tokens(body[blk.term])
+            if not any(t in div for t in lx.names_in(toks) if t not in blk.succ):
+                continue
+            branches.add(blk.label)
+            new = True
+            # the phis where the two sides of the branch join: at its immediate post
+            # dominator, or at a block two sides reach before they meet there
+            join = ipdom.get(blk.label)
+            sides = [reach(s, join) for s in set(blk.succ)]
+            for j, names in phis.items():
+                if j == join or sum(1 for side in sides if j in side) >= 2:
+                    for p in names:
+                        if p not in div:
+                            div.add(p)
+                            work.append(p)
+            # a private variable stored to on one side holds a divergent value after
+            for lab in set().union(*sides) if sides else ():
+                for a in stored_in.get(lab, ()):
+                    if a not in div:
+                        div.add(a)
+                        work.append(a)
+        if not new and not work:
+            return div, branches
