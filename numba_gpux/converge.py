@@ -93,8 +93,7 @@ def needs_rewrite(body: list[str]) -> bool:
             b = label_of.get(lab)
             if b is None or b.term is None:
                 continue
-            term = lx.instruction(lx.line_tokens(body[b.term]))[0]
-            if term == "ret":
+            if b.term_op == "ret":
                 out.add("ret")
             for s in b.succ:
                 if s not in seen:
@@ -284,10 +283,9 @@ def add_dispatch(body: list[str], shared: int, words: str, loop: str) -> list[st
     returned; bit 1, the work-items still running are at a grid barrier; bit 2, no
     barrier follows the place they go on, so that the work-items that have returned
     end with the group; from bit 8, that place (1 the start, 2 + K after site K).
-    The work-items
-    still running all meet the same site (as a CUDA kernel's threads meet one
-    ``syncthreads``), so the place is the same for the group, and a work-item only
-    asks whether it has returned itself.
+    The work-items still running all meet the same site (as a CUDA kernel's threads
+    meet one ``syncthreads``), so the place is the same for the group, and a
+    work-item only asks whether it has returned itself.
 
     Each word is written in the round before the barrier that ends it, read after
     that barrier, and cleared in the round after the one that read it: the three
@@ -311,21 +309,6 @@ def add_dispatch(body: list[str], shared: int, words: str, loop: str) -> list[st
                 f"  {p}{tag}i = add i32 {p}{tag}s, 1",
                 word(f"{p}{tag}i", f"{tag}p"),
                 f"  {p}{tag}o = atomicrmw or {sp} {p}{tag}p, i32 {bits} seq_cst, align 4"]
-
-    def leave(tag: str, after: str) -> list[str]:  # count this work-item out
-        return [f"  store i1 true, ptr {p}out, align 1",
-                *[f"  {p}{tag}bd{d} = call i64 @__gpux_block_dim(i32 {d})" for d in range(3)],
-                f"  {p}{tag}bd01 = mul i64 {p}{tag}bd0, {p}{tag}bd1",
-                f"  {p}{tag}bd012 = mul i64 {p}{tag}bd01, {p}{tag}bd2",
-                f"  {p}{tag}n = trunc i64 {p}{tag}bd012 to i32",
-                word("0", f"{tag}cp"),
-                f"  {p}{tag}c = atomicrmw add {sp} {p}{tag}cp, i32 1 seq_cst, align 4",
-                f"  {p}{tag}c1 = add i32 {p}{tag}c, 1",
-                f"  {p}{tag}last = icmp eq i32 {p}{tag}c1, {p}{tag}n",
-                f"  br i1 {p}{tag}last, label {p}{tag}lastone, label {p}dispatch{after}",
-                f"{_PREFIX}{tag}lastone:",
-                *note(1, f"{tag}l"),
-                f"  br label {p}dispatch{after}"]
 
     # the sites: block label -> (line, callee, label of the block after it)
     sites: dict = {}
@@ -354,11 +337,6 @@ def add_dispatch(body: list[str], shared: int, words: str, loop: str) -> list[st
                     stack.append(s)
         return seen
 
-    def is_ret(lab) -> bool:
-        b = label_of.get(lab)
-        return b is not None and b.term is not None and \
-            lx.instruction(lx.line_tokens(body[b.term]))[0] == "ret"
-
     # The entry block keeps its code, before the dispatch loop: what it computes
     # (indices, array addresses) stays plain values.  Its branch moves to the start
     # block, where the first round sends every work-item (unless the entry block ends
@@ -381,9 +359,9 @@ def add_dispatch(body: list[str], shared: int, words: str, loop: str) -> list[st
         out[label_of[lab].term] = back
         resumes.append((place, nxt))
     for blk in blks:
-        if blk.term is not None and is_ret(blk.label):
+        if blk.term_op == "ret":
             out[blk.term] = f"  br label {p}leave"
-    sited = out[entry.term] == back
+    sited = entry.label in sites
     kinds = {i: lx.instruction(lx.line_tokens(body[i]))[0] for i in entry.lines}
     head = [f"  {p}out = alloca i1, align 1", f"  {p}final = alloca i1, align 1",
             f"  {p}slot = alloca i32, align 4"]
@@ -405,8 +383,20 @@ def add_dispatch(body: list[str], shared: int, words: str, loop: str) -> list[st
     d = [f"{_PREFIX}leave:",
           f"  {p}fl = load i1, ptr {p}final, align 1",
           f"  br i1 {p}fl, label {p}exit, label {p}count",
-          f"{_PREFIX}count:",
-          *leave("y", f", !llvm.loop {loop}"),
+          f"{_PREFIX}count:",  # this work-item counts itself out; the last one notes it
+          f"  store i1 true, ptr {p}out, align 1",
+          *[f"  {p}bd{d} = call i64 @__gpux_block_dim(i32 {d})" for d in range(3)],
+          f"  {p}bd01 = mul i64 {p}bd0, {p}bd1",
+          f"  {p}bd012 = mul i64 {p}bd01, {p}bd2",
+          f"  {p}n = trunc i64 {p}bd012 to i32",
+          word("0", "cp"),
+          f"  {p}c = atomicrmw add {sp} {p}cp, i32 1 seq_cst, align 4",
+          f"  {p}c1 = add i32 {p}c, 1",
+          f"  {p}last = icmp eq i32 {p}c1, {p}n",
+          f"  br i1 {p}last, label {p}lastone, label {p}dispatch, !llvm.loop {loop}",
+          f"{_PREFIX}lastone:",
+          *note(1, "l"),
+          back,
           f"{_PREFIX}dispatch:",
           f"  call void @__gpux_barrier(){dbg}",
           f"  {p}s = load i32, ptr {p}slot, align 4",
@@ -481,35 +471,33 @@ def rewrite(text: str, kernels, data_layout: str, shared: int, pass_builder) -> 
         return None
     lines = lx.lines(text)
     found = _bodies(lines, set(kernels))
-    split = {}
+    wanted = {}
     for name, f in found.items():
         body = lines[f.start:f.stop]
         entry = blocks(body)[:1]
         if entry and entry[0].label is None:
             continue
         if needs_rewrite(body):
-            split[name] = split_sites(hoist_to_entry(_without_debug_records(body)))
-    if not split:
+            wanted[name] = body
+    if not wanted:
         return None
     # a barrier in a function the kernel calls (not inlined) would be met apart from
     # the dispatch's: such a kernel is left as it is, and the caller says why
     graph = irtext.call_graph(text)
-    meets: dict[str, bool] = {}
-
-    def meets_barrier(fn, seen=()):
-        if fn not in meets:
-            meets[fn] = bool(graph.get(fn, set()) & SITES) or any(
-                meets_barrier(c, (*seen, fn)) for c in graph.get(fn, ()) if c not in seen
-                and c != fn and c in graph)
-        return meets[fn]
-
-    for name in split:
-        inner = sorted(c for c in graph.get(name, ()) if c in graph and c != name
-                       and meets_barrier(c, (name,)))
+    meeting = {fn for fn, callees in graph.items() if callees & SITES}
+    grown = True
+    while grown:
+        more = {fn for fn, callees in graph.items() if callees & meeting} - meeting
+        meeting |= more
+        grown = bool(more)
+    for name in wanted:
+        inner = sorted(c for c in graph.get(name, ()) if c in meeting and c != name)
         if inner:
             raise InternalCompilerError(
                 "converge", f"{name} calls {', '.join(inner)}, which meet(s) a barrier "
                 "outside the kernel's own code")
+    split = {name: split_sites(hoist_to_entry(_without_debug_records(body)))
+             for name, body in wanted.items()}
     from llvmlite import binding as ll
 
     stage = "\n".join(_replace_bodies(lines, split))

@@ -38,12 +38,12 @@ _SOURCES = frozenset(("atomicrmw", "cmpxchg", "alloca", "va_arg", "landingpad"))
 class Block:
     """A basic block of a function body: its label token (``%name``; None for an
     entry block printed without a label), the positions of its lines in the body,
-    and its successors' label tokens."""
+    its successors' label tokens, and its terminator's line and opcode."""
 
-    __slots__ = ("label", "lines", "succ", "term")
+    __slots__ = ("label", "lines", "succ", "term", "term_op")
 
     def __init__(self, label):
-        self.label, self.lines, self.succ, self.term = label, [], [], None
+        self.label, self.lines, self.succ, self.term, self.term_op = label, [], [], None, None
 
     def __repr__(self):
         return f"Block({self.label}, {len(self.lines)} lines, -> {self.succ})"
@@ -85,7 +85,7 @@ def blocks(body: list[str]) -> list[Block]:
         cur.lines.append(i)
         if op in ("br", "switch", "ret", "unreachable", "indirectbr", "invoke", "callbr",
                   "resume"):
-            cur.term = i
+            cur.term, cur.term_op = i, op
             cur.succ = labels_after(toks)
     return out
 
@@ -155,18 +155,22 @@ def _operand_groups(toks):
     return groups
 
 
+def _pointer(groups):
+    """The local name that a load's or store's pointer operand (its second group) is,
+    or None (a constant expression, or more than one name)."""
+    ptr = lx.names_in(groups[1]) if len(groups) > 1 else []
+    return ptr[0] if len(ptr) == 1 else None
+
+
 def _store_operands(toks):
     """(the local names in a store's value, its pointer's local name or None)."""
     g = _operand_groups(toks)
-    ptr = [t for t in g[1] if t[0] == "%" and len(t) > 1] if len(g) > 1 else []
-    return [t for t in g[0] if t[0] == "%" and len(t) > 1], (ptr[0] if len(ptr) == 1 else None)
+    return lx.names_in(g[0]), _pointer(g)
 
 
 def _load_pointer(toks):
     """A load's pointer's local name, or None."""
-    g = _operand_groups(toks)
-    ptr = [t for t in g[1] if t[0] == "%" and len(t) > 1] if len(g) > 1 else []
-    return ptr[0] if len(ptr) == 1 else None
+    return _pointer(_operand_groups(toks))
 
 
 def _slots(body, blks) -> dict:
@@ -202,8 +206,7 @@ def _slots(body, blks) -> dict:
 def divergent_values(body, blks: list[Block]) -> tuple[set, set]:
     """The local values whose value may differ between the work-items of a group, and
     the labels of the blocks whose terminator branches on one."""
-    defs: dict[str, tuple[int, list[str]]] = {}
-    users: dict[str, list[str]] = {}
+    users: dict[str, list[str]] = {}  # value -> the values that follow it
     div: set[str] = set()
     work: list[str] = []
     phis: dict[str, list[str]] = {}  # block label -> the phis it holds
@@ -213,7 +216,6 @@ def divergent_values(body, blks: list[Block]) -> tuple[set, set]:
     stored_in: dict[str, set[str]] = {}  # block label -> the slots stored to there
 
     def flows(src, dst):
-        defs.setdefault(dst, (-1, []))[1].append(src)
         users.setdefault(src, []).append(dst)
 
     for blk in blks:
@@ -232,22 +234,21 @@ def divergent_values(body, blks: list[Block]) -> tuple[set, set]:
                 continue
             name = toks[d[0]]
             if op == "load" and _load_pointer(toks) in slots:
-                defs[name] = (i, [])
                 flows(slots[_load_pointer(toks)], name)
                 continue
-            operands = [t for t in lx.names_in(toks[d[1]:]) if t != name]
-            defs[name] = (i, defs.get(name, (i, []))[1] + operands)
-            for o in operands:
-                users.setdefault(o, []).append(name)
             if op == "phi" and blk.label is not None:
                 phis.setdefault(blk.label, []).append(name)
             source = op in _SOURCES and name not in slots
+            follows = True
             if op == "call":
                 c = callee_name(toks)
                 source = c is None or (c.startswith(_DIVERGENT_PREFIXES) or not (
                     c in _UNIFORM or c.startswith(("__gpux_", "llvm."))))
-                if c in _UNIFORM:
-                    defs[name] = (i, [])  # its result never follows its arguments
+                follows = c not in _UNIFORM  # its result never follows its arguments
+            if follows:
+                for o in lx.names_in(toks[d[1]:]):
+                    if o != name:
+                        flows(o, name)
             if source:
                 div.add(name)
                 work.append(name)
@@ -272,7 +273,7 @@ def divergent_values(body, blks: list[Block]) -> tuple[set, set]:
         while work:
             v = work.pop()
             for u in users.get(v, ()):
-                if u not in div and v in defs.get(u, (0, ()))[1]:
+                if u not in div:
                     div.add(u)
                     work.append(u)
         # a branch on a divergent value, and the phis that join its two sides
