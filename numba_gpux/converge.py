@@ -37,11 +37,15 @@ one side returns or meets a site other than the one the other side meets first.
 Kernels whose barriers every work-item reaches (loops with bounds the same for the
 group, ``if tid < s:`` blocks that join again before the barrier) are unchanged.
 
+Barriers that reduce a predicate (``syncthreads_count``, ``_and``, ``_or``) are sites
+too: a work-item adds its predicate (for ``_and``, whether it is false) to a word of
+the round with a work-group atomic, and reads the group's result after the dispatch's
+barrier (:func:`word_count`: six more words, a true and a false count per round), so
+that, as on CUDA, the work-items that have returned are not counted.
+
 Not rewritten: kernels that call a function (not inlined) that meets a barrier, and
-kernels that also call a predicate barrier (``syncthreads_count``,
-``_and``, ``_or``; the dispatch would need each one's reduction) or whose entry
-block has no label (printed LLVM IR always has one for a function the compiler
-wrapped).
+kernels whose entry block has no label (printed LLVM IR always has one for a
+function the compiler wrapped).
 
 Layer 1: reads and writes text through the IR lexer only.
 """
@@ -54,7 +58,7 @@ from .divergence import (GRID_SITE, PREDICATE_BARRIERS, SITES, Block, blocks, ca
                          divergent_values, labels_after, sites_in)
 from .errors import InternalCompilerError
 
-__all__ = ["SITES", "GRID_SITE", "PREDICATE_BARRIERS", "rewrite", "needs_rewrite",
+__all__ = ["SITES", "GRID_SITE", "PREDICATE_BARRIERS", "rewrite", "needs_rewrite", "word_count",
            "hoist_to_entry", "split_sites", "add_dispatch", "Block", "blocks"]
 
 #: functions larger than this (in blocks) are rewritten without being analysed
@@ -70,8 +74,6 @@ def needs_rewrite(body: list[str]) -> bool:
     has_site = False
     for blk in blks:
         sites = sites_in(body, blk)
-        if any(c in PREDICATE_BARRIERS for _, c in sites):
-            return False
         if sites:
             has_site = True
             first[blk.label] = sites[0][0]
@@ -113,20 +115,29 @@ def needs_rewrite(body: list[str]) -> bool:
 def split_sites(body: list[str]) -> list[str]:
     """*body* with a branch to a new block after each site, so that every site ends
     its block; the phis of the successors of a block that was split name its last
-    part.  The new blocks are labelled ``gpux.conv.resume.K``, K counting the sites."""
+    part.  The new blocks are labelled ``gpux.conv.resume.K``, K counting the sites.
+    A predicate barrier that is the entry block's first site also starts a block,
+    ``gpux.conv.pre``."""
     blks = blocks(body)
     out = list(body)
-    inserts: dict[int, list[str]] = {}
+    inserts: dict[int, list[str]] = {}  # line -> the lines after it
+    before: dict[int, list[str]] = {}
     relabel: dict[str, dict[str, str]] = {}  # successor -> {old block: its last part}
     k = 0
-    for blk in blks:
-        sites = [i for i, c in sites_in(body, blk) if c in SITES]
-        if not sites:
+    for n, blk in enumerate(blks):
+        found = sites_in(body, blk)
+        if not found:
             continue
         if blk.label is None:
             raise ValueError("a site in an entry block without a label")
+        if n == 0 and found[0][1] in PREDICATE_BARRIERS:
+            # the entry block's code runs before the dispatch loop, where every
+            # work-item also clears the group's words: a predicate counted there
+            # could be cleared by a later work-item, so it is counted in a block of
+            # its own, reached through the first round
+            before[found[0][0]] = [f"  br label %{_PREFIX}pre", f"{_PREFIX}pre:"]
         last = None
-        for i in sites:
+        for i, _ in found:
             last = f"{_PREFIX}resume.{k}"
             inserts[i] = [f"  br label %{last}", f"{last}:"]
             k += 1
@@ -142,6 +153,7 @@ def split_sites(body: list[str]) -> list[str]:
             out[i] = lx.join(_relabel_phi(toks, names))
     result = []
     for i, line in enumerate(out):
+        result.extend(before.get(i, ()))
         result.append(line)
         result.extend(inserts.get(i, ()))
     return result
@@ -274,6 +286,53 @@ def _dbg(toks) -> str:
     return ""
 
 
+def word_count(body: list[str]) -> int:
+    """How many int32 words of work-group memory the rewritten *body* uses: four, and
+    six more where it calls a predicate barrier (per round, the counts of work-items
+    whose predicate was true and false)."""
+    return 10 if any(c in PREDICATE_BARRIERS for b in blocks(body) for _, c in sites_in(body, b)) \
+        else 4
+
+
+#: per predicate barrier: (counts falses, the result from that count)
+_PREDICATES = {"__gpux_barrier_count": (False, "add i32 {t}, 0"),
+               "__gpux_barrier_or": (False, "icmp ne i32 {t}, 0"),
+               "__gpux_barrier_and": (True, "icmp eq i32 {f}, 0")}
+
+
+def _predicate(toks, callee: str, place: int, word, sp: str) -> list[str]:
+    """The lines that count the predicate of the barrier call *toks* into this round's
+    word of true (or, for ``and``, false) predicates; *word* spells a word's pointer,
+    *sp* the pointer type of work-group memory."""
+    at = lx.callee(toks)
+    open_ = lx.skip(toks, at + 1)
+    args = lx.code(toks[open_ + 1:lx.match_paren(toks, open_)])
+    if not args:
+        raise ValueError(f"no predicate in {lx.join(toks).strip()!r}")
+    falses, _ = _PREDICATES[callee]
+    p, q = "%" + _PREFIX, f"%{_PREFIX}q{place}"
+    return [f"  {q}b = icmp {'eq' if falses else 'ne'} i32 {args[-1]}, 0",
+            f"  {q}z = zext i1 {q}b to i32",
+            f"  {q}s = load i32, ptr {p}slot, align 4",
+            f"  {q}i = add i32 {q}s, {7 if falses else 4}",
+            word(f"{q}i", f"q{place}p"),
+            f"  {q}o = atomicrmw add {sp} {q}p, i32 {q}z seq_cst, align 4"]
+
+
+def _predicate_result(toks, callee: str, place: int) -> list[str]:
+    """The lines that define the result of the predicate barrier call *toks* after the
+    dispatch, from the counts it read (``%gpux.conv.pt``, ``%gpux.conv.pf``)."""
+    r = lx.defined_value(toks)
+    if r is None:
+        return []
+    _, expr = _PREDICATES[callee]
+    p = "%" + _PREFIX
+    value = expr.format(t=f"{p}pt", f=f"{p}pf")
+    if value.startswith("add"):
+        return [f"  {r} = {value}"]
+    return [f"  {p}q{place}r = {value}", f"  {r} = zext i1 {p}q{place}r to i32"]
+
+
 def add_dispatch(body: list[str], shared: int, words: str, loop: str) -> list[str]:
     """The body *body* (split by :func:`split_sites`, then put through reg2mem) with its
     sites and returns going through one dispatch block (the module's docstring, step
@@ -290,19 +349,24 @@ def add_dispatch(body: list[str], shared: int, words: str, loop: str) -> list[st
     Each word is written in the round before the barrier that ends it, read after
     that barrier, and cleared in the round after the one that read it: the three
     rounds never touch one word at once, so every work-item reads the same value with
-    one plain barrier a round.  *loop* is the metadata node (``!N``) that every branch
+    one plain barrier a round.  A body with predicate barriers has six words more
+    (:func:`word_count`), each round's count of true and of false predicates, which
+    follow the same rule.  *loop* is the metadata node (``!N``) that every branch
     back to the dispatch carries: it asks the optimizer not to unroll or peel the
     dispatch loop, which would make two places of its one barrier."""
     blks = blocks(body)
     label_of = {b.label: b for b in blks}
     out = list(body)
     p, sp = "%" + _PREFIX, lx.spell_ptr(shared)
+    nwords = word_count(body)
     grid_call = None
     dbg = ""
     back = f"  br label {p}dispatch, !llvm.loop {loop}"
+    prefix: dict[int, list[str]] = {}  # line -> lines to put before it
 
     def word(slot: str, name: str) -> str:  # the pointer to word *slot*
-        return f"  {p}{name} = getelementptr inbounds [4 x i32], {sp} {words}, i32 0, i32 {slot}"
+        return (f"  {p}{name} = getelementptr inbounds [{nwords} x i32], {sp} {words}, "
+                f"i32 0, i32 {slot}")
 
     def note(bits: int, tag: str) -> list[str]:  # set *bits* in this round's word
         return [f"  {p}{tag}s = load i32, ptr {p}slot, align 4",
@@ -314,8 +378,6 @@ def add_dispatch(body: list[str], shared: int, words: str, loop: str) -> list[st
     sites: dict = {}
     for blk in blks:
         for i, c in sites_in(body, blk):
-            if c not in SITES:
-                continue
             toks = lx.line_tokens(body[i])
             term = lx.line_tokens(body[blk.term]) if blk.term is not None else []
             nxt = labels_after(term)
@@ -355,7 +417,18 @@ def add_dispatch(body: list[str], shared: int, words: str, loop: str) -> list[st
             bits |= 2
         if not region([nxt]) & set(sites):
             bits |= 4  # no barrier after this one: the last round
-        out[i] = "\n".join(note(bits, f"k{place}"))
+        arrive = note(bits, f"k{place}")
+        if c in PREDICATE_BARRIERS:
+            arrive = _predicate(toks, c, place, word, sp) + arrive
+            term = label_of[lab].term
+            # the result is the group's, known after the barrier: it is defined at
+            # the start of the block after the site, with what reg2mem put after it
+            first = label_of[nxt].lines[0]
+            prefix[first] = _predicate_result(toks, c, place) + [
+                out[j] for j in range(i + 1, term) if out[j].strip()]
+            for j in range(i + 1, term):
+                out[j] = ""
+        out[i] = "\n".join(arrive)
         out[label_of[lab].term] = back
         resumes.append((place, nxt))
     for blk in blks:
@@ -370,7 +443,7 @@ def add_dispatch(body: list[str], shared: int, words: str, loop: str) -> list[st
              f"  store i1 false, ptr {p}final, align 1"]
     start_round = not sited
     head += [word(str(n), f"w{n}") + f"\n  store i32 {256 if n == 1 and start_round else 0}, "
-             f"{sp} {p}w{n}, align 4" for n in range(4)]
+             f"{sp} {p}w{n}, align 4" for n in range(nwords)]
     head += [out[i] for i in entry.lines if kinds[i] != "alloca" and i != entry.term]
     if start_round:
         head += [f"  br label {p}dispatch", f"{_PREFIX}start:", out[entry.term]]
@@ -380,6 +453,8 @@ def add_dispatch(body: list[str], shared: int, words: str, loop: str) -> list[st
     for i in entry.lines:
         out[i] = ""
     out[entry.lines[0]] = "\n".join(head)
+    for i, lines in prefix.items():
+        out[i] = "\n".join(lines + [out[i]])
     d = [f"{_PREFIX}leave:",
           f"  {p}fl = load i1, ptr {p}final, align 1",
           f"  br i1 {p}fl, label {p}exit, label {p}count",
@@ -412,8 +487,14 @@ def add_dispatch(body: list[str], shared: int, words: str, loop: str) -> list[st
           f"  {p}sr = select i1 {p}s2w, i32 0, i32 {p}s2",
           f"  {p}sri = add i32 {p}sr, 1",
           word(f"{p}sri", "rp"),
-          f"  store i32 0, {sp} {p}rp, align 4",
-          f"  {p}done = and i32 {p}v, 1",
+          f"  store i32 0, {sp} {p}rp, align 4"]
+    if nwords > 4:  # the round's predicate counts, read, and the next round's cleared
+        for w, off in (("t", 3), ("f", 6)):
+            d += [f"  {p}{w}i = add i32 {p}si, {off}", word(f"{p}{w}i", f"{w}p"),
+                  f"  {p}p{w} = load i32, {sp} {p}{w}p, align 4",
+                  f"  {p}{w}ri = add i32 {p}sri, {off}", word(f"{p}{w}ri", f"{w}rp"),
+                  f"  store i32 0, {sp} {p}{w}rp, align 4"]
+    d += [f"  {p}done = and i32 {p}v, 1",
           f"  {p}end = icmp ne i32 {p}done, 0",
           f"  br i1 {p}end, label {p}exit, label {p}go",
           f"{_PREFIX}go:"]
@@ -467,7 +548,7 @@ def rewrite(text: str, kernels, data_layout: str, shared: int, pass_builder) -> 
     docstring), or None where none does.  *shared* is the target's number of the
     work-group address space; *pass_builder* makes the llvmlite PassBuilder that
     runs reg2mem on a module of *data_layout*."""
-    if not SITES & irtext.declared_functions(text):
+    if not (SITES | PREDICATE_BARRIERS) & irtext.declared_functions(text):
         return None
     lines = lx.lines(text)
     found = _bodies(lines, set(kernels))
@@ -515,11 +596,12 @@ def rewrite(text: str, kernels, data_layout: str, shared: int, pass_builder) -> 
         extra.append(f"!{node} = !{{!\"llvm.loop.unroll.disable\"}}")
         for n, (name, f) in enumerate(sorted(_bodies(lines, set(split)).items())):
             words = lx.spell_global(f"__gpux_shared.{_PREFIX}{n}")
-            extra.append(f"{words} = internal addrspace({shared}) global [4 x i32] undef, "
-                         "align 4")
+            body = lines[f.start:f.stop]
+            extra.append(f"{words} = internal addrspace({shared}) global "
+                         f"[{word_count(body)} x i32] undef, align 4")
             loop = f"!{node + 1 + n}"
             extra.append(f"{loop} = distinct !{{{loop}, !{node}}}")
-            done[name] = add_dispatch(lines[f.start:f.stop], shared, words, loop)
+            done[name] = add_dispatch(body, shared, words, loop)
         lines = _replace_bodies(lines, done)
         known = irtext.declared_functions(stage) | irtext.defined_functions(stage)
         extra += [d for name, d in _DECLARE.items() if name not in known]

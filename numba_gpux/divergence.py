@@ -21,7 +21,7 @@ __all__ = ["SITES", "GRID_SITE", "PREDICATE_BARRIERS", "Block", "blocks", "calle
 SITES = frozenset(("__gpux_barrier", "__gpux_grid_barrier"))
 #: the site that the whole group runs together in the dispatch
 GRID_SITE = "__gpux_grid_barrier"
-#: barriers that also reduce a predicate: a kernel with one is not rewritten
+#: barriers that also reduce a predicate over the group: sites of the rewrite too
 PREDICATE_BARRIERS = frozenset(("__gpux_barrier_and", "__gpux_barrier_or",
                                 "__gpux_barrier_count"))
 #: intrinsics whose result differs between the work-items of a group

@@ -172,6 +172,95 @@ def test_a_grid_sync_in_a_branch_that_only_some_work_items_take(device):
                                   np.repeat(starts, np.diff(np.r_[starts, n])))
 
 
+# The kernels with barriers that reduce a predicate are marked "barrier", not
+# "barrier_pred": rewritten, they count the predicates with work-group atomics in the
+# dispatch, not with the target's own reduction (which PoCL gets wrong, skiplist.py).
+
+
+@gpux.jit
+def predicates_after_return(x, out):
+    # barriers with a predicate count the work-items that have not returned only
+    i = gpux.grid(1)
+    if i >= x.size:
+        return
+    out[i, 0] = gpux.barrier_count(x[i] > 0)
+    out[i, 1] = gpux.barrier_and(x[i] > -5)
+    out[i, 2] = gpux.barrier_or(x[i] > 8)
+
+
+def _per_block(x, block, *fns):
+    want = np.zeros((x.size, len(fns)), np.int32)
+    for s in range(0, x.size, block):
+        for k, fn in enumerate(fns):
+            want[s:s + block, k] = fn(x[s:s + block])
+    return want
+
+
+@pytest.mark.feature("barrier")
+@pytest.mark.parametrize("n", [1, 63, 64, 100, 129, 1000])
+def test_predicate_barriers_count_only_work_items_that_have_not_returned(device, rng, n):
+    x = rng.integers(-6, 10, n).astype(np.int32)
+    x[-1] = 9  # the or is true in the last block, the and false in some block
+    x[0] = -6
+    out = gpux.to_device(np.full((n, 3), -1, np.int32))
+    predicates_after_return[(n + TPB - 1) // TPB, TPB](gpux.to_device(x), out)
+    want = _per_block(x, TPB, lambda v: (v > 0).sum(), lambda v: (v > -5).all(),
+                      lambda v: (v > 8).any())
+    np.testing.assert_array_equal(out.copy_to_host(), want)
+
+
+@gpux.jit
+def counted_then_returned(x, out):
+    # a predicate barrier that the whole group meets first (in the kernel's entry
+    # block), then the return, then a plain barrier
+    sm = gpux.shared.array(TPB, np.int32)
+    t = gpux.thread_idx.x
+    i = gpux.grid(1)
+    c = gpux.barrier_count(t % 3 == 0)
+    if i >= x.size:
+        return
+    sm[t] = x[i]
+    gpux.barrier()
+    out[i] = sm[t] * 1000 + c
+
+
+@pytest.mark.feature("barrier")
+def test_a_predicate_barrier_before_the_return(device, rng):
+    x = rng.integers(0, 100, 100).astype(np.int32)
+    out = gpux.to_device(np.zeros(100, np.int32))
+    counted_then_returned[2, TPB](gpux.to_device(x), out)
+    np.testing.assert_array_equal(out.copy_to_host(), x * 1000 + (TPB + 2) // 3)
+
+
+@gpux.jit
+def halvings(x, steps):
+    # each work-item halves its value until the block's values are all at most 1:
+    # the loop's condition is the group's, decided by a barrier with a predicate
+    i = gpux.grid(1)
+    if i >= x.size:
+        return
+    v = x[i]
+    k = 0
+    while gpux.barrier_or(v > 1):
+        if v > 1:
+            v //= 2
+        k += 1
+    steps[i] = k
+
+
+@pytest.mark.feature("barrier")
+def test_a_loop_on_a_predicate_barrier_after_an_early_return(device, rng):
+    n = 150
+    x = rng.integers(1, 5000, n)
+    steps = gpux.to_device(np.zeros(n, np.int64))
+    halvings[(n + TPB - 1) // TPB, TPB](gpux.to_device(x), steps)
+    # the block's count of halvings is that of its largest value
+    want = np.zeros(n, np.int64)
+    for s in range(0, n, TPB):
+        want[s:s + TPB] = int(x[s:s + TPB].max()).bit_length() - 1
+    np.testing.assert_array_equal(steps.copy_to_host(), want)
+
+
 @pytest.mark.feature("barrier")
 def test_the_rewrite_keeps_line_information(device, rng):
     """A rewritten kernel compiled with line information (its calls need a location in

@@ -88,6 +88,35 @@ def test_kernels_whose_work_items_may_part_are_rewritten(fn):
                if "call" in ln) == 1, text
 
 
+def counted_after_return(x, out):
+    # a barrier with a predicate after the early return
+    i = gpux.grid(1)
+    if i >= x.size:
+        return
+    out[i] = gpux.barrier_count(x[i] > 0)
+
+
+def counted_by_all(x, out):
+    # the same barrier, which the whole group meets
+    i = gpux.grid(1)
+    c = gpux.barrier_count(x[i] > 0)
+    if i < out.size:
+        out[i] = c
+
+
+def test_predicate_barriers_count_in_the_dispatch_when_rewritten():
+    """A rewritten kernel counts a barrier's predicate with atomics on work-group words
+    (six more: true and false counts for three rounds), not with the target's
+    reduction, which would wait for the work-items that have returned."""
+    text = _ir(counted_after_return)
+    assert "gpux.conv.dispatch" in text
+    assert "[10 x i32]" in text
+    assert "work_group_reduce_add" not in text
+    assert sum(ln.count("@_Z7barrierj(") for ln in text.splitlines() if "call" in ln) == 1
+    kept = _ir(counted_by_all)
+    assert "gpux.conv" not in kept and "work_group_reduce_add" in kept
+
+
 def test_cuda_never_rewrites():
     assert "gpux.conv" not in _ir(early_return, target="cuda")
 
