@@ -255,6 +255,11 @@ class CUDADispatcher(GpuxFunction):
             warn_if_low_occupancy(cfg.griddim, stacklevel=3)
         return cfg
 
+    def configure(self, griddim, blockdim, stream=0, sharedmem=0):
+        """``kernel[griddim, blockdim, stream, sharedmem]``, as a method (numba.cuda's
+        older spelling, still in its dispatcher)."""
+        return self[griddim, blockdim, stream, sharedmem]
+
     # ------------------------------------------------------------ the rest
     def _derive(self, **kwargs) -> CUDADispatcher:
         k = super()._derive(**kwargs)

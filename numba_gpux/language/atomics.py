@@ -245,6 +245,14 @@ _lower = lowering_registry.lower
 typing_registry.register_global(atomic, types.Module(atomic))
 
 
+def _unoptional(ty):
+    """*ty* without its literal value or its Optional (numba.cuda casts an optional
+    index or value, from a device function that may return None, as it casts any
+    other: the None case is the cast's error at run time)."""
+    ty = types.unliteral(ty)
+    return ty.type if isinstance(ty, types.Optional) else ty
+
+
 def _check_array_index(name, ary, idx, dtypes):
     if not isinstance(ary, types.Array):
         raise TypingError(f"{name}: the first argument must be an array, not {ary}")
@@ -257,7 +265,7 @@ def _check_array_index(name, ary, idx, dtypes):
     # its code relies on that: a tuple index unified across branches, one of
     # which mixes signed and unsigned ints, is a tuple of floats
     index_types = (types.Integer, types.Float)
-    idx = types.unliteral(idx)
+    idx = _unoptional(idx)
     if isinstance(idx, index_types):
         if ary.ndim != 1:
             raise TypingError(f"{name}: a {ary.ndim}-D array needs a tuple of {ary.ndim} "
@@ -283,7 +291,7 @@ def _op_template(op, dtypes):
                 raise TypingError(f"{name}(ary, index, value) takes 3 positional arguments")
             ary, idx, val = args
             idxty = _check_array_index(name, ary, idx, dtypes)
-            if not isinstance(types.unliteral(val), (types.Number, types.Boolean)):
+            if not isinstance(_unoptional(val), (types.Number, types.Boolean)):
                 raise TypingError(f"{name}: the value must be a number, not {val}")
             return signature(ary.dtype, ary, idxty, ary.dtype)
 

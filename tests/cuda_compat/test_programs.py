@@ -365,6 +365,38 @@ def test_histogram_atomics(device):
     np.testing.assert_equal(hist, expect)
 
 
+@pytest.mark.feature("atomics_int32")
+def test_histogram_with_an_optional_bin_from_a_cpu_jit_helper(device):
+    """A ``numba.jit`` helper that returns the bin or None (for a value out of range;
+    none is here: a None would end the work-item, as the failed cast of an optional
+    ends a CUDA thread): the kernel compares the optional bin and passes it to
+    ``atomic.add``, which numba.cuda casts to an index as any other.  The launch is
+    configured with ``configure``, numba.cuda's older spelling of
+    ``kernel[grid, block]``."""
+    import numba
+
+    @numba.jit(nopython=True)
+    def bin_of(x, n, lo, hi):
+        if x == hi:
+            return n - 1
+        b = np.int32(n * (x - lo) / (hi - lo))
+        if b < 0 or b >= n:
+            return None
+        return b
+
+    @cuda.jit
+    def histogram(x, lo, hi, out):
+        for i in range(cuda.grid(1), x.shape[0], cuda.gridsize(1)):
+            b = bin_of(x[i], out.shape[0], lo, hi)
+            if b >= 0 and b < out.shape[0]:
+                cuda.atomic.add(out, b, 1)
+
+    x = np.random.default_rng(7).normal(size=5001)
+    out = cuda.to_device(np.zeros(16, np.int32))
+    histogram.configure(8, 64)(cuda.to_device(x), x.min(), x.max(), out)
+    np.testing.assert_array_equal(out.copy_to_host(), np.histogram(x, 16)[0])
+
+
 @pytest.mark.feature("shared_static", "barrier_pred")
 def test_block_reduction_shared_syncthreads_count(device):
     needs(cuda.shared, cuda.syncthreads_count)
