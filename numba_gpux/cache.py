@@ -44,7 +44,8 @@ from .cachefile import (FORMAT_VERSION, CacheTrustWarning, CacheWarning, encode,
                         folder_problem, key_problem, make_private_dirs, read_sealed,
                         remove_quietly, seal, secret, warn_once)
 from .cachekey import overlaid_fingerprint
-from .compiler import Job, Options, run_target_stages
+from .compiler import Options
+from .stages import Job, run_target_stages
 from .machines import _AsmFromIR
 from .interface import Artifact, Target
 

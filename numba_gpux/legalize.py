@@ -4,7 +4,7 @@ Each rewrite takes the optimized module's text and returns it with one construct
 written another, equivalent way that the back end translates correctly.  A target
 lists the rewrites it needs in its option ``ir_rewrites`` (names from
 :data:`REWRITES`); the compiler applies them once, after the optimizer and the
-intrinsic replacement (``compiler._stage_optimize``), so no later pass turns
+intrinsic replacement (``stages._stage_optimize``), so no later pass turns
 them back.  Where a rewrite works around a fault of LLVM's or of a driver, its
 docstring names the fault, the smallest IR that shows it and when the rewrite can
 go (docs/pipeline.md, "Back-end, driver and emitter workarounds", lists them all).

@@ -408,7 +408,8 @@ def test_a_back_end_that_infers_address_spaces_gets_the_module_as_optimized(kern
     """NVPTX's code generation runs LLVM's InferAddressSpaces: the compiler neither
     prints, rewrites nor parses the module again after the optimizer, and the PTX is
     the same as with the compiler's own inference."""
-    from numba_gpux.compiler import Job, Options, run_target_stages
+    from numba_gpux.compiler import Options
+    from numba_gpux.stages import Job, run_target_stages
     from numba.core import sigutils
 
     cuda = resolve_target("cuda", cubin=False)
@@ -512,7 +513,9 @@ def test_no_value_is_left_for_dead_code_elimination_after_the_optimizer():
     """The module after address-space inference and the target's IR rewrites, with the
     unused values removed on the text: LLVM's own dead-code elimination finds nothing
     more (a kernel with shared memory, generic pointers and index arithmetic)."""
-    from numba_gpux.compiler import Job, Options, run_target_stages, target_machine
+    from numba_gpux.compiler import Options
+    from numba_gpux.machines import target_machine
+    from numba_gpux.stages import Job, run_target_stages
     from numba_gpux.passes import run_passes
 
     @gpux.jit

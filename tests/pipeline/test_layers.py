@@ -33,7 +33,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     # 2: the kernel language (typing, lowering) and the one shared context
     ("language", "neutrallib", "context"),
     # 3: the stages
-    ("compiler", "validation", "machines"),
+    ("compiler", "stages", "validation", "machines"),
     # 4: keys and stores of compiled code
     ("cache", "cachekey", "cachefile", "cachesource"),
     # 5: the runtime side

@@ -38,7 +38,8 @@ def _optimized_ir(kernel, sig, opt):
     are for)."""
     from numba.core import sigutils
 
-    from numba_gpux.compiler import Job, Options, run_target_stages
+    from numba_gpux.compiler import Options
+    from numba_gpux.stages import Job, run_target_stages
 
     if not isinstance(kernel, gpux.dispatcher.GpuxFunction):
         kernel = gpux.jit(kernel)

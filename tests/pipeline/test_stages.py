@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 import numba_gpux as gpux
-from numba_gpux.compiler import STAGE_NAMES, Job, Options, run_target_stages
+from numba_gpux.compiler import Options
+from numba_gpux.stages import STAGE_NAMES, Job, run_target_stages
 from numba_gpux.devices import resolve_target
 
 
@@ -133,7 +134,7 @@ def test_validation_rejects_fp64_on_device_without_it():
 
 
 def test_validation_lists_unresolved_intrinsics_and_host_calls():
-    from numba_gpux.compiler import _stage_validate
+    from numba_gpux.stages import _stage_validate
 
     import llvmlite.binding as ll
 

@@ -271,7 +271,7 @@ def test_llvm_ir_is_the_module_as_emitted():
 
     from numba.core import sigutils
 
-    from numba_gpux.compiler import Job, run_target_stages
+    from numba_gpux.stages import Job, run_target_stages
 
     art = _ptx(K.saxpy, SAXPY32, cc=(8, 0), cubin=False)
     target = resolve_target("cuda", cc=(8, 0), cubin=False)
