@@ -24,7 +24,9 @@ work-group meets all its barriers at one place:
    four words of work-group memory, whether every work-item has returned (the kernel
    ends), whether a grid barrier is due (the whole group runs it: its leader may be a
    work-item that has returned, as a CUDA block's arrival at the grid barrier is one
-   thread's for the block), and where the work-items still running go on.  A
+   thread's for the block), and where the work-items still running go on (or, in a
+   kernel whose running work-items may meet different barriers, each where it
+   stopped: on CUDA a block's barriers count threads wherever they are met).  A
    work-item that has returned waits for the next round.  The entry block stays
    before the dispatch loop; every other block is reached through it.
 
@@ -58,7 +60,8 @@ from .divergence import (GRID_SITE, PREDICATE_BARRIERS, SITES, Block, blocks, ca
                          divergent_values, labels_after, sites_in)
 from .errors import InternalCompilerError
 
-__all__ = ["SITES", "GRID_SITE", "PREDICATE_BARRIERS", "rewrite", "needs_rewrite", "word_count",
+__all__ = ["SITES", "GRID_SITE", "PREDICATE_BARRIERS", "rewrite", "needs_rewrite", "analyse",
+           "word_count",
            "hoist_to_entry", "split_sites", "add_dispatch", "Block", "blocks"]
 
 #: functions larger than this (in blocks) are rewritten without being analysed
@@ -69,6 +72,13 @@ _PREFIX = "gpux.conv."
 def needs_rewrite(body: list[str]) -> bool:
     """Whether the kernel body *body* may have work-items of one group that return, or
     meet different barriers, while others meet one (see the module's docstring)."""
+    return analyse(body)[0]
+
+
+def analyse(body: list[str]) -> tuple[bool, bool]:
+    """(whether *body* needs the rewrite, whether the work-items of one group still
+    running may meet different sites in one round: a branch that may part the group
+    leads to two sites)."""
     blks = blocks(body)
     first: dict[str, object] = {}  # block label -> the site it starts with, if any
     has_site = False
@@ -78,9 +88,9 @@ def needs_rewrite(body: list[str]) -> bool:
             has_site = True
             first[blk.label] = sites[0][0]
     if not has_site:
-        return False
+        return False, False
     if len(blks) > _MAX_BLOCKS:
-        return True
+        return True, True
     label_of = {blk.label: blk for blk in blks}
     _, branches = divergent_values(body, blks)
 
@@ -103,13 +113,15 @@ def needs_rewrite(body: list[str]) -> bool:
                     stack.append(s)
         return out
 
+    needs = False
     for lab in branches:
         met: set = set()
         for s in set(label_of[lab].succ):
             met |= events(s)
-            if len(met) >= 2:
-                return True
-    return False
+        if len(met - {"ret"}) >= 2:
+            return True, True
+        needs = needs or len(met) >= 2
+    return needs, False
 
 
 def split_sites(body: list[str]) -> list[str]:
@@ -333,7 +345,8 @@ def _predicate_result(toks, callee: str, place: int) -> list[str]:
     return [f"  {p}q{place}r = {value}", f"  {r} = zext i1 {p}q{place}r to i32"]
 
 
-def add_dispatch(body: list[str], shared: int, words: str, loop: str) -> list[str]:
+def add_dispatch(body: list[str], shared: int, words: str, loop: str,
+                 mixed: bool = False) -> list[str]:
     """The body *body* (split by :func:`split_sites`, then put through reg2mem) with its
     sites and returns going through one dispatch block (the module's docstring, step
     3).  *words* names four int32 of work-group memory (a global of address space
@@ -342,9 +355,13 @@ def add_dispatch(body: list[str], shared: int, words: str, loop: str) -> list[st
     returned; bit 1, the work-items still running are at a grid barrier; bit 2, no
     barrier follows the place they go on, so that the work-items that have returned
     end with the group; from bit 8, that place (1 the start, 2 + K after site K).
-    The work-items still running all meet the same site (as a CUDA kernel's threads
-    meet one ``syncthreads``), so the place is the same for the group, and a
-    work-item only asks whether it has returned itself.
+    Where the work-items still running all meet the same site, the place is the same
+    for the group, and a work-item only asks whether it has returned itself.  Where
+    they may meet different sites (*mixed*, :func:`analyse`), each keeps its own
+    place in a private variable and goes on there: as on CUDA, where a block's
+    ``syncthreads`` calls are one barrier that counts threads, wherever they call
+    it.  Bit 2 then says that some work-item still running meets a barrier after its
+    place (the work-items that have returned end once none does).
 
     Each word is written in the round before the barrier that ends it, read after
     that barrier, and cleared in the round after the one that read it: the three
@@ -411,13 +428,16 @@ def add_dispatch(body: list[str], shared: int, words: str, loop: str) -> list[st
         place = 2 + int(lx.name(nxt).rsplit(".", 1)[1])
         toks = lx.line_tokens(body[i])
         dbg = dbg or _dbg(toks)
-        bits = place << 8
+        bits = 0 if mixed else place << 8
         if c == GRID_SITE:
             grid_call = grid_call or lx.join(toks).strip()
             bits |= 2
-        if not region([nxt]) & set(sites):
-            bits |= 4  # no barrier after this one: the last round
+        last_round = not region([nxt]) & set(sites)  # no barrier after this one
+        if last_round != mixed:
+            bits |= 4
         arrive = note(bits, f"k{place}")
+        if mixed:
+            arrive.append(f"  store i32 {place}, ptr {p}mine, align 4")
         if c in PREDICATE_BARRIERS:
             arrive = _predicate(toks, c, place, word, sp) + arrive
             term = label_of[lab].term
@@ -438,11 +458,14 @@ def add_dispatch(body: list[str], shared: int, words: str, loop: str) -> list[st
     kinds = {i: lx.instruction(lx.line_tokens(body[i]))[0] for i in entry.lines}
     head = [f"  {p}out = alloca i1, align 1", f"  {p}final = alloca i1, align 1",
             f"  {p}slot = alloca i32, align 4"]
+    head += [f"  {p}mine = alloca i32, align 4"] if mixed else []
     head += [out[i] for i in entry.lines if kinds[i] == "alloca"]
     head += [f"  store i32 0, ptr {p}slot, align 4", f"  store i1 false, ptr {p}out, align 1",
              f"  store i1 false, ptr {p}final, align 1"]
+    head += [f"  store i32 1, ptr {p}mine, align 4"] if mixed else []
     start_round = not sited
-    head += [word(str(n), f"w{n}") + f"\n  store i32 {256 if n == 1 and start_round else 0}, "
+    first = (4 if mixed else 256) if start_round else 0  # the start, barriers after it
+    head += [word(str(n), f"w{n}") + f"\n  store i32 {first if n == 1 else 0}, "
              f"{sp} {p}w{n}, align 4" for n in range(nwords)]
     head += [out[i] for i in entry.lines if kinds[i] != "alloca" and i != entry.term]
     if start_round:
@@ -509,13 +532,14 @@ def add_dispatch(body: list[str], shared: int, words: str, loop: str) -> list[st
     # a work-item that has returned waits for the next round, or ends with the group
     # when no barrier follows; the others go on where the group does
     d += [f"  {p}fb = and i32 {p}v, 4",
-          f"  {p}fin = icmp ne i32 {p}fb, 0",
+          f"  {p}fin = icmp {'eq' if mixed else 'ne'} i32 {p}fb, 0",
           f"  {p}me = load i1, ptr {p}out, align 1",
           f"  br i1 {p}me, label {p}gone, label {p}stay",
           f"{_PREFIX}gone:",
           f"  br i1 {p}fin, label {p}exit, label {p}dispatch, !llvm.loop {loop}",
           f"{_PREFIX}stay:",
           f"  store i1 {p}fin, ptr {p}final, align 1",
+          f"  {p}place = load i32, ptr {p}mine, align 4" if mixed else
           f"  {p}place = lshr i32 {p}v, 8",
           f"  switch i32 {p}place, label {p}dispatch [ "
           + " ".join(f"i32 {k}, label {label}" for k, label in resumes) + f" ], !llvm.loop {loop}",
@@ -552,14 +576,17 @@ def rewrite(text: str, kernels, data_layout: str, shared: int, pass_builder) -> 
         return None
     lines = lx.lines(text)
     found = _bodies(lines, set(kernels))
-    wanted = {}
+    wanted, mixed = {}, set()
     for name, f in found.items():
         body = lines[f.start:f.stop]
         entry = blocks(body)[:1]
         if entry and entry[0].label is None:
             continue
-        if needs_rewrite(body):
+        needs, parts = analyse(body)
+        if needs:
             wanted[name] = body
+            if parts:
+                mixed.add(name)
     if not wanted:
         return None
     # a barrier in a function the kernel calls (not inlined) would be met apart from
@@ -601,7 +628,7 @@ def rewrite(text: str, kernels, data_layout: str, shared: int, pass_builder) -> 
                          f"[{word_count(body)} x i32] undef, align 4")
             loop = f"!{node + 1 + n}"
             extra.append(f"{loop} = distinct !{{{loop}, !{node}}}")
-            done[name] = add_dispatch(body, shared, words, loop)
+            done[name] = add_dispatch(body, shared, words, loop, name in mixed)
         lines = _replace_bodies(lines, done)
         known = irtext.declared_functions(stage) | irtext.defined_functions(stage)
         extra += [d for name, d in _DECLARE.items() if name not in known]

@@ -172,6 +172,49 @@ def test_a_grid_sync_in_a_branch_that_only_some_work_items_take(device):
                                   np.repeat(starts, np.diff(np.r_[starts, n])))
 
 
+@gpux.jit
+def halves(x, out):
+    # the two halves of a block meet different barriers (one each), then one common
+    # barrier: as on CUDA, where a block's barriers count threads wherever they are
+    # called, each round waits for every work-item still running
+    sm = gpux.shared.array(TPB, np.float32)
+    t = gpux.thread_idx.x
+    i = gpux.grid(1)
+    if i >= x.size:
+        return
+    if t < TPB // 2:
+        sm[t] = x[i]
+        gpux.barrier()
+        v = sm[t ^ 1] if (i ^ 1) < x.size else sm[t]
+    else:
+        sm[t] = -x[i]
+        gpux.barrier()
+        v = sm[t ^ 1] * 2 if (i ^ 1) < x.size else sm[t] * 2
+    gpux.barrier()
+    sm[t] = v
+    gpux.barrier()
+    out[i] = sm[t ^ (TPB // 2)] if (i ^ (TPB // 2)) < x.size else v
+
+
+def _halves_want(x):
+    n, h = x.size, TPB // 2
+    mine = np.arange(n)
+    t = mine % TPB
+    partner = np.where((mine ^ 1) < n, mine ^ 1, mine)
+    v = np.where(t < h, x[partner], -2 * x[partner]).astype(np.float32)
+    other = mine ^ h
+    return np.where(other < n, v[np.minimum(other, n - 1)], v)
+
+
+@pytest.mark.feature("barrier")
+@pytest.mark.parametrize("n", [64, 100, 129, 1000])
+def test_work_items_of_one_group_at_different_barriers(device, rng, n):
+    x = rng.random(n).astype(np.float32)
+    out = gpux.to_device(np.zeros(n, np.float32))
+    halves[(n + TPB - 1) // TPB, TPB](gpux.to_device(x), out)
+    np.testing.assert_array_equal(out.copy_to_host(), _halves_want(x))
+
+
 # The kernels with barriers that reduce a predicate are marked "barrier", not
 # "barrier_pred": rewritten, they count the predicates with work-group atomics in the
 # dispatch, not with the target's own reduction (which PoCL gets wrong, skiplist.py).

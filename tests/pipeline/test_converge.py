@@ -117,6 +117,29 @@ def test_predicate_barriers_count_in_the_dispatch_when_rewritten():
     assert "gpux.conv" not in kept and "work_group_reduce_add" in kept
 
 
+def two_barriers(x, out):
+    # the work-items below 32 and the others meet different barriers
+    sm = gpux.shared.array(64, np.float32)
+    t = gpux.thread_idx.x
+    if t < 32:
+        sm[t] = x[t]
+        gpux.barrier()
+    else:
+        sm[t] = -x[t]
+        gpux.barrier()
+    out[t] = sm[63 - t]
+
+
+def test_work_items_that_may_meet_different_barriers_keep_their_own_place():
+    """Where a branch that parts the group leads to two barriers, each work-item goes
+    on at its own place after the dispatch (a private variable); where the group's
+    running work-items always meet one barrier, the place is the group's word."""
+    mixed = _ir(two_barriers)
+    assert "gpux.conv.dispatch" in mixed and "gpux.conv.mine" in mixed
+    one = _ir(early_return)
+    assert "gpux.conv.dispatch" in one and "gpux.conv.mine" not in one
+
+
 def test_cuda_never_rewrites():
     assert "gpux.conv" not in _ir(early_return, target="cuda")
 
