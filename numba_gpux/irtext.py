@@ -641,6 +641,31 @@ _INDEX_FUNCS = frozenset(("__gpux_thread_idx", "__gpux_block_idx", "__gpux_block
                           "__gpux_grid_dim", "__gpux_global_idx", "__gpux_wide_global_idx"))
 
 
+#: the intrinsics whose result differs between the work-items of one group
+_WORK_ITEM_INDEX = frozenset(("__gpux_thread_idx", "__gpux_global_idx",
+                              "__gpux_wide_global_idx"))
+
+
+def index_dimensions(text: str) -> set[int]:
+    """The dimensions (0, 1, 2) in which the code of *text* reads a work-item's index
+    (its own in the group, or in the grid); a dimension not written as a constant
+    counts as all three."""
+    dims: set[int] = set()
+    for ln in text.split("\n"):
+        if "__gpux_" not in ln or "call " not in ln:
+            continue
+        toks = lx.line_tokens(ln)
+        at = lx.callee(toks)
+        if at is None or lx.name(toks[at]) not in _WORK_ITEM_INDEX:
+            continue
+        args = lx.code(toks[at + 1:])
+        if len(args) >= 4 and args[1] == "i32" and args[2] in ("0", "1", "2"):
+            dims.add(int(args[2]))
+        else:
+            dims |= {0, 1, 2}
+    return dims
+
+
 @checked
 def index_ranges(text: str, limits) -> str:
     """Calls of the index intrinsics with a constant dimension annotated with the

@@ -14,6 +14,7 @@ from llvmlite import binding as ll
 from numba.core import errors as numba_errors
 
 from . import config, converge, irtext
+from . import irlex as lx
 from .compiler import Options, _neutrals, compile_neutral, wrap_kernel
 from .errors import GpuxUserError, InternalCompilerError, UnsupportedError
 from .interface import Artifact, Target
@@ -65,6 +66,37 @@ def _stage_mark_kernels(job: Job):
     fast = _fastmath_attributes(job)
     if fast:
         job.text = irtext.add_function_attributes(job.text, None, fast)
+    _warp_lockstep(job)
+
+
+def _warp_lockstep(job: Job) -> None:
+    """Kernels compiled for warps (``Options.subgroup_size``, the numba.cuda facade's
+    32) whose work-items share work-group memory (barriers, shared arrays) and differ
+    in x only: sub-groups of the warp's width where the device can require one
+    (``subgroup_size_metadata``, ``required_subgroup_size``).  numba.cuda code written
+    for warps that run in lockstep (a block of 32 threads that exchange values
+    through shared memory without a barrier) then gives the GPU's answers: a device
+    that runs narrower sub-groups one after the other between barriers did not.
+    Kernels with 2-D or 3-D blocks keep the device's natural width: a warp there
+    spans rows of a block narrower than 32 (16 x 16 tiles), and the wider sub-group
+    made the driver gather what it loads as vectors (numba's documented tiled matrix
+    product: 2.4x slower).  Kernels with sub-group operations get the width in the
+    finish stage (``_require_subgroup_size``), where a device without it is an error;
+    here it is only kept where it can be."""
+    width = job.options.subgroup_size
+    target = job.target
+    md = target.subgroup_size_metadata
+    if not (width and job.kernels and md and target.subgroup_width != width
+            and target.has("required_subgroup_size")):
+        return
+    called = irtext.declared_functions(job.text)
+    if any(n.startswith("__gpux_sg_") for n in called):
+        return
+    shares = (any(n.startswith(("__gpux_barrier", "__gpux_dynamic_shared")) for n in called)
+              or any(lx.name(n).startswith("__gpux_shared.")
+                     for n in irtext.global_variable_names(job.text)))
+    if shares and irtext.index_dimensions(job.text) <= {0}:
+        job.text = irtext.add_function_metadata(job.text, job.kernels, md, f"i32 {width}")
 
 
 def _stage_converge(job: Job):

@@ -14,7 +14,7 @@ class VerifyError(RuntimeError):
     """LLVM's verifier or spirv-val rejected what a step of the compiler made."""
 
 
-#: irtext's functions that rewrite IR text (compiler.py calls them through the module)
+#: irtext's functions that rewrite IR text (stages.py calls them through the module)
 IRTEXT_REWRITES = ("index_ranges", "mark_kernels", "add_function_attributes",
                    "add_function_metadata", "infer_address_spaces", "narrow_shared_atomics",
                    "drop_unused_values")

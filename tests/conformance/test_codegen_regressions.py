@@ -237,16 +237,16 @@ def bitreverse_bool(a, g, out):
 
 @OPTS
 def test_bitreverse_of_a_bool(route, opt, monkeypatch):
-    from numba_gpux import compiler
+    from numba_gpux import stages
 
     before = []
-    real = compiler._replace_intrinsics
+    real = stages._replace_intrinsics
 
     def watch(job):
         before.append(str(job.module))
         return real(job)
 
-    monkeypatch.setattr(compiler, "_replace_intrinsics", watch)
+    monkeypatch.setattr(stages, "_replace_intrinsics", watch)
     n = 64
     a = np.arange(n) % 3 == 0
     g = np.arange(n, dtype=np.int64) - 20

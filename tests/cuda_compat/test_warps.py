@@ -146,3 +146,59 @@ def test_vote_argument_types_are_checked_as_numba_cuda_does(vote):
     for pred in ("int32", "boolean"):
         gpux.compile(cuda.jit(ns["k"]), f"void(uint32[:], {pred}[:], int32[:])",
                      target="cuda", cubin=False)
+
+
+@cuda.jit
+def warp_sums(x, out):
+    # the reduction of a block of 32 threads written for warps that run in lockstep:
+    # values pass through shared memory without a barrier
+    sm = cuda.shared.array(32, np.float32)
+    t = cuda.threadIdx.x
+    sm[t] = x[cuda.grid(1)]
+    s = 16
+    while s > 0:
+        if t < s:
+            sm[t] += sm[t + s]
+        s //= 2
+    if t == 0:
+        out[cuda.blockIdx.x] = sm[0]
+
+
+def test_warps_that_share_memory_run_in_lockstep(device):
+    """A kernel of the facade with 1-D blocks that shares work-group memory runs with
+    32-wide sub-groups where the device can require that width, so that a warp's
+    lanes exchange values in program order as a GPU's do (a device running narrower
+    sub-groups one after the other between barriers gave wrong sums)."""
+    if not _can_require_32(device):
+        pytest.skip(f"{device.spec} cannot require sub-groups of 32")
+    x = np.random.default_rng(3).integers(0, 100, 32 * 40).astype(np.float32)
+    out = cuda.device_array(40, np.float32)
+    warp_sums[40, 32](cuda.to_device(x), out)
+    np.testing.assert_array_equal(out.copy_to_host(), x.reshape(40, 32).sum(axis=1))
+
+
+def test_only_1d_kernels_that_share_memory_get_the_warps_width(device):
+    """The width is required of kernels whose work-items share memory and differ in x
+    only; a kernel with 2-D blocks keeps the device's width (its warps span rows of a
+    block narrower than 32), and so does one that shares nothing."""
+    t = device.target
+    if not (t.subgroup_size_metadata and t.has("required_subgroup_size")):
+        pytest.skip(f"{device.spec} cannot require a sub-group width")
+
+    @cuda.jit
+    def tiles(x, out):
+        sm = cuda.shared.array((16, 16), np.float32)
+        sm[cuda.threadIdx.y, cuda.threadIdx.x] = x[cuda.grid(1)]
+        cuda.syncthreads()
+        out[cuda.grid(1)] = sm[cuda.threadIdx.x, cuda.threadIdx.y]
+
+    @cuda.jit
+    def plain(x, out):
+        out[cuda.grid(1)] = x[cuda.grid(1)] * 2
+
+    def ir(fn):
+        return gpux.compile(fn, "void(float32[::1], float32[::1])", target=device).llvm_ir
+
+    assert t.subgroup_size_metadata in ir(warp_sums)
+    assert t.subgroup_size_metadata not in ir(tiles)
+    assert t.subgroup_size_metadata not in ir(plain)
