@@ -150,6 +150,8 @@ def _flags(options: Options, runtime: bool = False):
     flags.error_model = "python" if options.debug else "numpy"
     if options.fastmath:
         flags.fastmath = FastMathOptions(True)
+    elif options.semantics.float_contract == "on":
+        flags.fastmath = FastMathOptions({"contract"})
     return flags
 
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from . import irlex
 from .irlex import code, instruction, is_label, line_tokens, match_paren, name, spell_local
+from .legalize_fma import fuse_contracted
 from .legalize_logic import logical_selects
 from .legalize_stack import static_stack
 
@@ -766,6 +767,7 @@ REWRITES = {
     "split_aggregate_phis": split_aggregate_phis,
     "logical_selects": logical_selects,
     "static_stack": static_stack,
+    "fuse_contracted": fuse_contracted,
 }
 
 

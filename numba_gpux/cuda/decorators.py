@@ -24,9 +24,11 @@ WARP_SIZE = 32
 #: min/max of floats are libdevice's fmin/fmax (a NaN operand gives the other one),
 #: float16 converts to integers as PTX's cvt.rni (to nearest, saturating), print()
 #: writes floats with %f and prints the raw format string (with a warning) for more
-#: than 32 values, as CUDA's vprintf
+#: than 32 values, as CUDA's vprintf; a multiply and an add may fuse into an fma, as
+#: NVVM's default (-fma=1) fuses them
 NUMBA_CUDA_SEMANTICS = Semantics(float_minmax="ieee", float16_to_int="nearest",
-                                 print_float="%f", print_too_many="format")
+                                 print_float="%f", print_too_many="format",
+                                 float_contract="on")
 
 
 #: numba-cuda-mlir's dump options the facade carries out: what each prints to stderr

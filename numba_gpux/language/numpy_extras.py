@@ -174,8 +174,11 @@ def _ravel_view(context, builder, sig, args):
 def _float32_division(context, builder, sig, args):
     """With ``fastmath``, float32 division is the fast division, with no check for a zero
     divisor (so never a ZeroDivisionError, also with ``debug=True``), as numba.cuda's
-    fast ``__fdividef``; else Numba's, which checks where the error model says."""
-    if context.fastmath:
+    fast ``__fdividef``; else Numba's, which checks where the error model says.  (The
+    numba.cuda facade's kernels carry the ``contract`` flag alone without fastmath:
+    that fuses multiply-adds and keeps the checked division.)"""
+    flags = getattr(context.fastmath, "flags", ())
+    if context.fastmath and ("fast" in flags or "arcp" in flags):
         return builder.fdiv(*args, flags=("fast",))
     from numba.cpython.numbers import real_div_impl
 

@@ -14,7 +14,10 @@ configuration stack while it types and lowers, and the lowerings here read it
   to even, saturating at the integer type's range and NaN to 0 (PTX's
   ``cvt.rni``, numba.cuda's conversion);
 - ``print``: the conversion of floats, and what a call with more values than one
-  printf takes does (language/printing.py).
+  printf takes does (language/printing.py);
+- whether a float multiply and an add may fuse into one fma (``float_contract``):
+  numba.cuda compiles with NVVM's default, which fuses ``a * b + c``; the portable
+  API rounds each operation, as Numba's CPU target does.
 """
 
 from __future__ import annotations
@@ -37,7 +40,8 @@ __all__ = ["Semantics", "DEFAULT_SEMANTICS", "current_semantics", "typing_regist
 _CHOICES = {"float_minmax": ("python", "ieee"),
             "float16_to_int": ("truncate", "nearest"),
             "print_float": ("%g", "%f", "%e"),
-            "print_too_many": ("error", "format")}
+            "print_too_many": ("error", "format"),
+            "float_contract": ("off", "on")}
 
 
 @dataclass(frozen=True)
@@ -57,6 +61,10 @@ class Semantics:
     #: a ``print()`` of more values than one printf takes: "error" (a compile error) or
     #: "format" (a warning at compile time; the kernel prints the raw format string)
     print_too_many: str = "error"
+    #: "on": floating-point operations carry LLVM's ``contract`` flag, so that a back
+    #: end may fuse a multiply and an add into an fma (NVPTX does; so do OpenCL C and
+    #: Metal sources, through FP_CONTRACT); "off": each rounds on its own
+    float_contract: str = "off"
 
     def __post_init__(self):
         for name, allowed in _CHOICES.items():

@@ -28,7 +28,8 @@ def test_kernel_asm_is_ptx_for_each_signature_compiled(device):
     one = scale.inspect_asm((F32, types.float32))
     assert one == by_sig[(F32, types.float32)]
     assert ".visible .entry" in one and ".target sm_" in one
-    assert "mul.rn.f32" in one and "mul.rn.f64" in by_sig[(types.float64[::1], types.float64)]
+    # (numba.cuda's multiplies may fuse with an add: mul.f32, not mul.rn.f32)
+    assert "mul.f32" in one and "mul.f64" in by_sig[(types.float64[::1], types.float64)]
     np.testing.assert_equal(a.copy_to_host(), [2.0] * 4)
 
 
@@ -38,10 +39,11 @@ def test_signature_strings_and_device_functions():
         return x + 1
 
     ptx = inc.inspect_asm("float32(float32)")
-    assert ".func" in ptx and "add.rn.f32" in ptx and ".entry" not in ptx
+    assert ".func" in ptx and "add.f32" in ptx and ".entry" not in ptx
     ir = inc.inspect_llvm("float32(float32)")
-    # before the optimizer: Numba adds float32 + int64 in float64, then rounds
-    assert "fadd double" in ir and "fptrunc double" in ir and "define" in ir
+    # before the optimizer: Numba adds float32 + int64 in float64, then rounds (the
+    # facade's float operations may contract, as numba.cuda's under NVVM's -fma=1)
+    assert "fadd contract double" in ir and "fptrunc double" in ir and "define" in ir
 
     @cuda.jit("void(float32[::1])")
     def k(a):

@@ -96,6 +96,46 @@ def test_compile_ptx_uses_numba_cuda_rules():
     assert "max.f32" not in portable
 
 
+def test_facade_multiply_adds_fuse_as_numba_cuda_s():
+    """numba.cuda compiles with NVVM's default -fma=1, which fuses ``a * b + c`` into one
+    fma (one rounding); the facade's kernels do, and the portable API's round each
+    operation, as Numba's CPU target does."""
+    def k(a, b, c, out):
+        i = cuda.grid(1)
+        if i < out.size:
+            out[i] = a[i] * b[i] + c[i]
+
+    sig = "void(float32[::1], float32[::1], float32[::1], float32[::1])"
+    ptx, _ = cuda.compile_ptx(k, sig)
+    assert "fma.rn.f32" in ptx and "mul.rn.f32" not in ptx
+    portable = gpux.compile(k, sig, target="cuda").text
+    assert "fma.rn.f32" not in portable and "mul.rn.f32" in portable
+    # fastmath still fuses (and flushes denormals), as numba.cuda's fastmath=True
+    fast, _ = cuda.compile_ptx(k, sig, fastmath=True)
+    assert "fma.rn.ftz.f32" in fast
+
+
+@pytest.mark.usefixtures("opencl_device")
+def test_facade_multiply_adds_fuse_on_the_spirv_route():
+    """On the SPIR-V route (whose back end neither fuses nor says a driver may) the
+    facade's ``a * b + c`` is one fma, rounded once, as numba.cuda's on a GPU; the
+    portable API's rounds the product first, as Numba's CPU target."""
+    def k(a, b, c, out):
+        i = cuda.grid(1)
+        if i < out.size:
+            out[i] = a[i] * b[i] + c[i]
+
+    # (1 + 2**-12)**2 - (1 + 2**-11) is 2**-24 exactly, and 0 once the product is rounded
+    a = np.array([1 + 2.0 ** -12], np.float32)
+    c = np.array([-(1 + 2.0 ** -11)], np.float32)
+    fused = cuda.device_array(1, np.float32)
+    cuda.jit(k)[1, 1](cuda.to_device(a), cuda.to_device(a), cuda.to_device(c), fused)
+    assert fused.copy_to_host()[0] == np.float32(2.0 ** -24)
+    rounded = gpux.device_array(1, np.float32)
+    gpux.jit(k)[1, 1](gpux.to_device(a), gpux.to_device(a), gpux.to_device(c), rounded)
+    assert rounded.copy_to_host()[0] == 0
+
+
 def test_semantics_values_are_checked():
     with pytest.raises(GpuxUserError, match="float_minmax"):
         Semantics(float_minmax="fast")

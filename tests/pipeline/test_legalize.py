@@ -454,3 +454,45 @@ def test_stack_saves_go_and_fixed_allocas_move_to_the_entry_block():
 def test_a_run_time_sized_alloca_keeps_its_stack_saves():
     dynamic = STACK.replace("alloca i64, i32 2,", "alloca i64, i64 %i,")
     assert legalize.static_stack(dynamic) == dynamic
+
+
+CONTRACTED = """
+define float @f(float %a, float %b, float %c, float %d) {
+entry:
+  %m = fmul contract float %a, %b
+  %r = fadd contract float %m, %c
+  %m2 = fmul contract float %c, %d
+  %s = fsub contract float %a, %m2
+  %m3 = fmul contract float %c, %d
+  %u = fadd contract float %m3, %m3
+  %m4 = fmul float %a, %a
+  %v = fadd contract float %m4, %a
+  %m5 = fmul contract float %a, %d
+  br label %next
+next:
+  %x = fadd contract float %m5, %b
+  %w = fadd float %r, %s
+  %w2 = fadd float %w, %u
+  %w3 = fadd float %w2, %v
+  %w4 = fadd float %w3, %x
+  ret float %w4
+}
+"""
+
+
+def test_contracted_multiply_adds_become_fma_calls():
+    out = legalize.fuse_contracted(CONTRACTED)
+    ll.parse_assembly(out).verify()
+    assert "%r = call contract float @llvm.fma.f32(float %a, float %b, float %c)" in out
+    # x - c * d is fma(-c, d, x)
+    assert "%s.gpux.neg = fneg contract float %c" in out
+    assert "%s = call contract float @llvm.fma.f32(float %s.gpux.neg, float %d, float %a)" in out
+    # left: a product used twice, one without the flag, one in another block
+    for kept in ("%u = fadd contract float %m3, %m3", "%v = fadd contract float %m4, %a",
+                 "%x = fadd contract float %m5, %b"):
+        assert kept in out
+    assert "%m = " not in out and "%m2 = " not in out
+    assert out.count("declare float @llvm.fma.f32(float, float, float)") == 1
+    # code without the flag is left as it is
+    plain = CONTRACTED.replace(" contract", "")
+    assert legalize.fuse_contracted(plain) == plain
