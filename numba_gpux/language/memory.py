@@ -300,8 +300,6 @@ def _array_typer(name, allow_dynamic):
         if shp is None:
             return None  # numba retries with literal argument types
         dt = _dtype_of(name, dtype)
-        if not 1 <= len(shp) <= 3:
-            raise TypingError(f"{name}: arrays have 1 to 3 dimensions, not {len(shp)}")
         if any(s < 0 for s in shp):
             raise TypingError(f"{name}: negative size in shape {shp}")
         if 0 in shp and not (allow_dynamic and shp == (0,)):

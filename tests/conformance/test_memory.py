@@ -246,6 +246,33 @@ def test_const_zero_dimensional_and_empty_arrays(device):
     np.testing.assert_array_equal(out.copy_to_host(), [7.5, 3, 31, 10, 1])
 
 
+@gpux.jit
+def four_dims(out):
+    # shared and private arrays of more than three dimensions (numba.cuda takes any
+    # number; a hidden-Markov-model library keeps (N, M, M, segments) in shared memory)
+    t = gpux.thread_idx.x
+    sm = gpux.shared.array((2, 3, 4, 5), np.float64)
+    loc = gpux.local.array((2, 2, 2, 2), np.int32)
+    for a in range(2):
+        for b in range(2):
+            for c in range(2):
+                for d in range(2):
+                    loc[a, b, c, d] = a * 8 + b * 4 + c * 2 + d + t
+    if t < 120:
+        sm[t // 60, (t // 20) % 3, (t // 5) % 4, t % 5] = t
+    gpux.barrier()
+    if t < 120:
+        out[t] = sm[(119 - t) // 60, ((119 - t) // 20) % 3, ((119 - t) // 5) % 4,
+                    (119 - t) % 5] + loc[1, 1, 1, 1] - t
+
+
+@pytest.mark.feature("shared_static", "barrier")
+def test_arrays_of_four_dimensions(device):
+    out = gpux.to_device(np.zeros(120))
+    four_dims[1, 128](out)
+    np.testing.assert_array_equal(out.copy_to_host(), 119 - np.arange(120) + 15)
+
+
 def _compile(fn, sig):
     return gpux.compile(fn, sig, target="opencl")
 
@@ -254,8 +281,8 @@ def test_shape_errors():
     def runtime_shape(n):
         gpux.shared.array(n, np.float32)
 
-    def four_dims(n):
-        gpux.local.array((1, 2, 3, 4), np.float32)
+    def no_dims(n):
+        gpux.local.array((), np.float32)  # (an array has one dimension or more)
 
     def local_dynamic(n):
         gpux.local.array(0, np.float32)
@@ -263,7 +290,7 @@ def test_shape_errors():
     def bad_dtype(n):
         gpux.shared.array(4, n)
 
-    for fn, match in [(runtime_shape, "known at compile time"), (four_dims, "1 to 3 dimensions"),
+    for fn, match in [(runtime_shape, "known at compile time"), (no_dims, "tuple of ints known"),
                       (local_dynamic, "zero size"), (bad_dtype, "dtype must be")]:
         with pytest.raises(TypingError, match=match):
             _compile(fn, "void(int64)")
