@@ -641,6 +641,18 @@ _INDEX_FUNCS = frozenset(("__gpux_thread_idx", "__gpux_block_idx", "__gpux_block
                           "__gpux_grid_dim", "__gpux_global_idx", "__gpux_wide_global_idx"))
 
 
+def _calls_of(ls, names):
+    """(line position, tokens, callee position, code tokens after the callee) of each
+    line among *ls* that calls one of the ``__gpux_`` intrinsics *names*."""
+    for k, ln in enumerate(ls):
+        if "__gpux_" not in ln or "call " not in ln:
+            continue
+        toks = lx.line_tokens(ln)
+        at = lx.callee(toks)
+        if at is not None and lx.name(toks[at]) in names:
+            yield k, toks, at, lx.code(toks[at + 1:])
+
+
 #: the intrinsics whose result differs between the work-items of one group
 _WORK_ITEM_INDEX = frozenset(("__gpux_thread_idx", "__gpux_global_idx",
                               "__gpux_wide_global_idx"))
@@ -651,14 +663,7 @@ def index_dimensions(text: str) -> set[int]:
     (its own in the group, or in the grid); a dimension not written as a constant
     counts as all three."""
     dims: set[int] = set()
-    for ln in text.split("\n"):
-        if "__gpux_" not in ln or "call " not in ln:
-            continue
-        toks = lx.line_tokens(ln)
-        at = lx.callee(toks)
-        if at is None or lx.name(toks[at]) not in _WORK_ITEM_INDEX:
-            continue
-        args = lx.code(toks[at + 1:])
+    for _, _, _, args in _calls_of(text.split("\n"), _WORK_ITEM_INDEX):
         if len(args) >= 4 and args[1] == "i32" and args[2] in ("0", "1", "2"):
             dims.add(int(args[2]))
         else:
@@ -691,14 +696,7 @@ def index_ranges(text: str, limits) -> str:
         return 1, limits.grid[d] + 1
 
     ls = text.split("\n")
-    for k, ln in enumerate(ls):
-        if "__gpux_" not in ln or "call " not in ln:
-            continue
-        toks = lx.line_tokens(ln)
-        at = lx.callee(toks)
-        if at is None or lx.name(toks[at]) not in _INDEX_FUNCS:
-            continue
-        args = lx.code(toks[at + 1:])
+    for k, toks, at, args in _calls_of(ls, _INDEX_FUNCS):
         call = max(i for i in range(at) if toks[i] == "call")
         between = lx.code(toks[call + 1:at])
         if between != ["i64"] or len(args) < 4 or args[:4] != ["(", "i32", args[2], ")"] or \
