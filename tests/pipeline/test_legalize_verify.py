@@ -23,7 +23,24 @@ _spec = importlib.util.spec_from_file_location(
 K = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(K)
 
-CASES = K.collect()
+
+
+def _mul_adds(a, b, c, out):
+    # a multiply-add and a multiply-subtract, which the numba.cuda facade's kernels may
+    # fuse (their operations carry LLVM's contract flag): fuse_contracted's work
+    i = gpux.grid(1)
+    if i < out.size:
+        out[i] = a[i] * b[i] + c[i] - a[i] * c[i]
+
+
+def _facade(fn):
+    from numba_gpux import cuda
+
+    return cuda.jit(fn)
+
+
+CASES = K.collect() + [("cuda_facade._mul_adds", _facade(_mul_adds),
+                        "void(float32[::1], float32[::1], float32[::1], float32[::1])")]
 
 
 def _bare_target():
