@@ -306,10 +306,11 @@ def word_count(body: list[str]) -> int:
         else 4
 
 
-#: per predicate barrier: (counts falses, the result from that count)
-_PREDICATES = {"__gpux_barrier_count": (False, "add i32 {t}, 0"),
-               "__gpux_barrier_or": (False, "icmp ne i32 {t}, 0"),
-               "__gpux_barrier_and": (True, "icmp eq i32 {f}, 0")}
+#: per predicate barrier: (whether it counts the false predicates, the comparison of
+#: that count with 0 that is its result; None: the count itself)
+_PREDICATES = {"__gpux_barrier_count": (False, None),
+               "__gpux_barrier_or": (False, "ne"),
+               "__gpux_barrier_and": (True, "eq")}
 
 
 def _predicate(toks, callee: str, place: int, word, sp: str) -> list[str]:
@@ -337,12 +338,13 @@ def _predicate_result(toks, callee: str, place: int) -> list[str]:
     r = lx.defined_value(toks)
     if r is None:
         return []
-    _, expr = _PREDICATES[callee]
+    falses, cmp = _PREDICATES[callee]
     p = "%" + _PREFIX
-    value = expr.format(t=f"{p}pt", f=f"{p}pf")
-    if value.startswith("add"):
-        return [f"  {r} = {value}"]
-    return [f"  {p}q{place}r = {value}", f"  {r} = zext i1 {p}q{place}r to i32"]
+    count = f"{p}pf" if falses else f"{p}pt"
+    if cmp is None:
+        return [f"  {r} = add i32 {count}, 0"]
+    return [f"  {p}q{place}r = icmp {cmp} i32 {count}, 0",
+            f"  {r} = zext i1 {p}q{place}r to i32"]
 
 
 def add_dispatch(body: list[str], shared: int, words: str, loop: str,
