@@ -17,6 +17,7 @@ import math
 import sys
 
 import numpy as np
+from _report import report
 
 
 def _haversine(lat1, lon1, lat2, lon2, radius=3959.0):
@@ -58,12 +59,7 @@ def main(src: str) -> int:
     q, r = ck.hex_keys_gpu(lat1, lon1, 0.01, 0.01)
     eq, er = _hex_keys(lat1, lon1, 0.01, 0.01)
     checks.append(("hex keys (mismatches)", float((q != eq).sum() + (r != er).sum()), 0))
-    ok = True
-    for name, diff, tol in checks:
-        good = diff <= tol
-        ok &= good
-        print(f"{name}: {diff:.3g} -> {'ok' if good else 'DIFFERENT'}")
-    return 0 if ok else 1
+    return report(checks)
 
 
 if __name__ == "__main__":

@@ -21,6 +21,7 @@ import sys
 import time
 
 import numpy as np
+from _report import report
 
 
 def main(src: str, n: int = 3, iters: int = 3) -> int:
@@ -45,13 +46,8 @@ def main(src: str, n: int = 3, iters: int = 3) -> int:
     got = gpu.finp_cuda_em_it(y, params, iters=iters)
     t2 = time.perf_counter()
     print(f"CPU iterations {t1 - t0:.2f} s, GPU code {t2 - t1:.2f} s (both with compilation)")
-    bad = 0
-    for k, name in ((2, "p_0"), (3, "pi"), (4, "B"), (7, "U"), (8, "V")):
-        diff = float(np.abs(np.asarray(got[k]) - np.asarray(cpu[k])).max())
-        ok = diff <= 1e-9
-        bad += not ok
-        print(f"{name:4s} largest difference {diff:.3g}{'' if ok else '  OFF'}")
-    return 1 if bad else 0
+    return report((name, float(np.abs(np.asarray(got[k]) - np.asarray(cpu[k])).max()), 1e-9)
+                  for k, name in ((2, "p_0"), (3, "pi"), (4, "B"), (7, "U"), (8, "V")))
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ import os
 import sys
 
 import numpy as np
+from _report import report
 
 
 def _conv(x, w, b, pad, stride):
@@ -61,12 +62,7 @@ def main(src: str) -> int:
     got = softmax.run_softmax_cuda(z).copy_to_host()
     e = np.exp(z[:, :, 0, 0].astype(np.float64))
     checks.append(("softmax", np.abs(got - e / e.sum(axis=1, keepdims=True)).max(), 1e-6))
-    bad = 0
-    for what, diff, tol in checks:
-        ok = diff <= tol
-        bad += not ok
-        print(f"{what}: largest difference {diff:.2g}{'' if ok else '  OFF'}")
-    return 1 if bad else 0
+    return report(checks)
 
 
 if __name__ == "__main__":
