@@ -141,14 +141,21 @@ def _make_axis_lanes(op):
     def reduce_axis_lanes(x, part):
         # x: (lines, length) -> part: (lines, w), w <= length.  Lane s of line r folds
         # x[r, s], x[r, s + w], ... : consecutive lanes read consecutive elements; then
-        # the same for line r + the grid's height, ...
+        # the same for line r + the grid's height, ...  Every lane steps length // w
+        # times (one trip count for the whole group: a CPU driver's vectorized loop
+        # needs no per-lane mask), then the lanes below length % w take one more
         s, r = grid(2)
         step = gridsize(2)[1]
         w = part.shape[1]
+        length = x.shape[1]
+        full = length // w
         if s < w:
             while r < x.shape[0]:
                 acc = x[r, s]
-                for t in range(s + w, x.shape[1], w):
+                for k in range(1, full):
+                    acc = op(acc, x[r, s + k * w])
+                t = full * w + s
+                if t < length:
                     acc = op(acc, x[r, t])
                 part[r, s] = acc
                 r += step
