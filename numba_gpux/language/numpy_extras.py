@@ -177,8 +177,8 @@ def _float32_division(context, builder, sig, args):
     fast ``__fdividef``; else Numba's, which checks where the error model says.  (The
     numba.cuda facade's kernels carry the ``contract`` flag alone without fastmath:
     that fuses multiply-adds and keeps the checked division.)"""
-    flags = getattr(context.fastmath, "flags", ())
-    if context.fastmath and ("fast" in flags or "arcp" in flags):
+    flags = getattr(context.fastmath, "flags", ())  # (Numba's FastMathOptions; () without)
+    if "fast" in flags or "arcp" in flags:
         return builder.fdiv(*args, flags=("fast",))
     from numba.cpython.numbers import real_div_impl
 
