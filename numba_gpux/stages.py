@@ -83,11 +83,8 @@ def _warp_lockstep(job: Job) -> None:
     product: 2.4x slower).  Kernels with sub-group operations get the width in the
     finish stage (``_require_subgroup_size``), where a device without it is an error;
     here it is only kept where it can be."""
-    width = job.options.subgroup_size
-    target = job.target
-    md = target.subgroup_size_metadata
-    if not (width and job.kernels and md and target.subgroup_width != width
-            and target.has("required_subgroup_size")):
+    width = _width_to_require(job)
+    if not (width and job.kernels and _can_require_width(job.target)):
         return
     called = irtext.declared_functions(job.text)
     if any(n.startswith("__gpux_sg_") for n in called):
@@ -96,7 +93,22 @@ def _warp_lockstep(job: Job) -> None:
               or any(lx.name(n).startswith("__gpux_shared.")
                      for n in irtext.global_variable_names(job.text)))
     if shares and irtext.index_dimensions(job.text) <= {0}:
-        job.text = irtext.add_function_metadata(job.text, job.kernels, md, f"i32 {width}")
+        job.text = irtext.add_function_metadata(job.text, job.kernels,
+                                                job.target.subgroup_size_metadata, f"i32 {width}")
+
+
+def _width_to_require(job: Job) -> int | None:
+    """``Options.subgroup_size`` where the target's sub-groups are not always that wide
+    (``subgroup_width``), else None: the width a kernel would have to require."""
+    width = job.options.subgroup_size
+    return width if width and job.target.subgroup_width != width else None
+
+
+def _can_require_width(target) -> bool:
+    """Whether a kernel can require its sub-group width on *target*: the target names
+    the metadata (``subgroup_size_metadata``) and the device has the feature
+    ``required_subgroup_size``."""
+    return bool(target.subgroup_size_metadata) and target.has("required_subgroup_size")
 
 
 def _stage_converge(job: Job):
@@ -188,15 +200,13 @@ def _require_subgroup_size(job: Job):
     target's data says: sub-groups that always have one width (``subgroup_width``),
     or a per-kernel requirement written as metadata (``subgroup_size_metadata``,
     where the device has the feature ``required_subgroup_size``)."""
-    width = job.options.subgroup_size
+    width = _width_to_require(job)
     if not width or not any(f.name.startswith("__gpux_sg_") for f in job.module.functions):
         return
     target = job.target
     fixed = target.subgroup_width
-    if fixed == width:
-        return
     md = target.subgroup_size_metadata
-    if md and target.has("required_subgroup_size"):
+    if _can_require_width(target):
         job.module = ll.parse_assembly(
             irtext.add_function_metadata(str(job.module), job.kernels, md, f"i32 {width}"))
         return
