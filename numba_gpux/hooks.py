@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import functools
 import operator
 import threading
 import typing
@@ -145,11 +146,28 @@ class Hook:
 
 
 def _most_specific(table: dict, target: str, kind: str | None):
-    for key in ((target, kind), (target, None), (DEFAULT, kind), (DEFAULT, None)):
+    """The most specific of *table*'s implementations for *target* and *kind*, with
+    where it was registered (``(fn, "target:kind")``), or None."""
+    got = _find(table, target, kind)
+    return None if got is None else (got[0], _describe(got[1]))
+
+
+def _find(table: dict, target: str, kind: str | None):
+    """``(fn, (target, kind))``: :func:`_most_specific` with the key it was found under,
+    described only when a message needs it (every :func:`tuning` call asks)."""
+    if not table:
+        return None
+    for key in _probes(target, kind):
         fn = table.get(key)
         if fn is not None:
-            return fn, _describe(key)
+            return fn, key
     return None
+
+
+@functools.lru_cache(maxsize=64)
+def _probes(target: str, kind: str | None) -> tuple:
+    """The keys an implementation is looked up under, most specific first."""
+    return ((target, kind), (target, None), (DEFAULT, kind), (DEFAULT, None))
 
 
 _hooks: dict[str, Hook] = {}
@@ -389,19 +407,23 @@ def tuning(hook, target_or_device=None, dtype=None, key=None) -> Any:
     """
     h = get_hook(hook)
     tname, kind, dev = _target_and_device(target_or_device)
-    dt = None
-    if dtype is not None:
+    dt = dtype
+    if dtype is not None and not isinstance(dtype, np.dtype):
         try:
             dt = np.dtype(dtype)
         except TypeError:
             raise HookError(f"tuning({h.name!r}): {dtype!r} is not a dtype") from None
-    got = h.registered(tname, kind)
+    got = _find(h.impls, tname, kind)
     if got is None:
         tuned = tuned_value(h.name, dev, dt, key)
         if tuned is not None:
             return tuned
-        # the package's default (lookup only to raise its error where there is none)
-        got = _most_specific(h.defaults, tname, kind) or h.lookup(tname, kind)
+        got = _find(h.defaults, tname, kind)
+        if got is None:
+            h.lookup(tname, kind)  # (raises: no implementation and no default)
     fn, where = got
     value = fn(TuningQuery(h.name, tname, kind, dev, dt, key))
-    return h.check(value, f"for {where}")
+    try:
+        return _convert(value, h.result_type)
+    except (TypeError, ValueError):
+        return h.check(value, f"for {_describe(where)}")  # (raises, saying where)

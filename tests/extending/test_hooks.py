@@ -68,6 +68,20 @@ def test_result_types_are_checked():
         hooks.implement("test.int", target="x", fn=True)
 
 
+def test_a_wrong_result_names_the_registration_that_gave_it(opencl_device):
+    hooks.declare("test.where", int)
+    hooks.implement("test.where", fn=lambda q: "three")
+    with pytest.raises(hooks.HookError, match=r"implementation for default returned 'three'"):
+        gpux.tuning("test.where", "opencl")
+    kind = opencl_device.kind
+    hooks.implement("test.where", target="opencl", device_kind=kind, fn=lambda q: "four")
+    with pytest.raises(hooks.HookError,
+                       match=rf"implementation for opencl:{kind} returned 'four'"):
+        gpux.tuning("test.where", opencl_device)
+    with pytest.raises(hooks.HookError, match=r"implementation for default returned 'three'"):
+        gpux.tuning("test.where", "cuda")
+
+
 def test_errors_name_the_problem():
     with pytest.raises(hooks.HookError, match="no hook named 'test.nope'"):
         gpux.tuning("test.nope", "opencl")
