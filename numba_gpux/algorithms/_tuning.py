@@ -256,10 +256,8 @@ install_defaults()
 
 
 def _pow2_floor(v: int) -> int:
-    p = 1
-    while p * 2 <= v:
-        p *= 2
-    return p
+    """The largest power of two at most *v* (1 for v <= 1)."""
+    return 1 << (v.bit_length() - 1) if v > 1 else 1
 
 
 def _group_size(hook: str, device, dtype, key) -> int:
