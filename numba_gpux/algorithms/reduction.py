@@ -24,6 +24,8 @@ left-to-right loop).  Along an axis, each work-item folds one line in order.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .. import language as gl
@@ -163,10 +165,82 @@ def _make_axis_lanes(op):
     return reduce_axis_lanes
 
 
+def _make_axis_flat(op, slots, lanes):
+    from ..language.memory import local
+
+    block_idx, grid_dim, thread_idx = gl.block_idx, gl.grid_dim, gl.thread_idx
+    step = slots * lanes
+
+    @jit
+    def reduce_axis_flat(x, part, per):
+        # x: (outer, length * inner), rows of a few columns seen as flat memory ->
+        # part: (outer, chunks, slots * lanes).  Work-group c, one vector of lanes on a
+        # CPU driver, walks x[o, c * per:(c + 1) * per] (the last chunk: to the row's
+        # end) as contiguous memory, slots * lanes elements a step; lane s's slot m
+        # folds, in order, element m * lanes + s of each step, all of one column
+        # ((m * lanes + s) % inner: per and the step are multiples of inner).  Every
+        # chunk holds at least one step, so every slot starts from an element
+        s = thread_idx.x
+        c = block_idx.x
+        o = block_idx.y
+        start = c * per
+        end = x.shape[1] if c == part.shape[1] - 1 else start + per
+        a = local.array(slots, x.dtype)
+        while o < x.shape[0]:
+            for m in range(slots):
+                a[m] = x[o, start + m * lanes + s]
+            base = start + step
+            while base + step <= end:
+                for m in range(slots):
+                    a[m] = op(a[m], x[o, base + m * lanes + s])
+                base += step
+            for m in range(slots):
+                t = base + m * lanes + s
+                if t < end:
+                    a[m] = op(a[m], x[o, t])
+            for m in range(slots):
+                part[o, c, m * lanes + s] = a[m]
+            o += grid_dim.y
+
+    return reduce_axis_flat
+
+
+def _make_axis_flat_fold(op):
+    grid, gridsize = gl.grid, gl.gridsize
+
+    @jit
+    def reduce_axis_flat_fold(part, out, init, use_init):
+        # part: (outer, chunks, slots) -> out: (outer, inner): column j's slots are
+        # j, j + inner, ...; folded chunk by chunk, in order
+        j, o = grid(2)
+        step = gridsize(2)[1]
+        inner = out.shape[1]
+        if j < inner:
+            while o < out.shape[0]:
+                acc = part[o, 0, j]
+                q = j + inner
+                while q < part.shape[2]:
+                    acc = op(acc, part[o, 0, q])
+                    q += inner
+                for c in range(1, part.shape[1]):
+                    q = j
+                    while q < part.shape[2]:
+                        acc = op(acc, part[o, c, q])
+                        q += inner
+                if use_init:
+                    acc = op(init, acc)
+                out[o, j] = acc
+                o += step
+
+    return reduce_axis_flat_fold
+
+
 _partial = kernel_cache(_make_partial)
 _axis = kernel_cache(_make_axis)
 _axis_chunks = kernel_cache(_make_axis_chunks)
 _axis_lanes = kernel_cache(_make_axis_lanes)
+_axis_flat = kernel_cache(_make_axis_flat)
+_axis_flat_fold = kernel_cache(_make_axis_flat_fold)
 
 
 def _make_sg_partial(op, sg_op):
@@ -451,7 +525,7 @@ def reduce(x, op="add", init=None, axis=None, dtype=None, device=None):
 
 
 _AXIS_HOOKS = ("algorithms.block_size", "algorithms.axis_lanes", "algorithms.axis_lines",
-               "algorithms.axis_work_items")
+               "algorithms.axis_work_items", "algorithms.axis_flat_width")
 
 
 def _reduce_axis(src, out, o, init_v, use_init, dev, key):
@@ -465,7 +539,7 @@ def _reduce_axis(src, out, o, init_v, use_init, dev, key):
     dt = src.dtype
     fold = _axis(o.fn)
     bs = _tuning.block_size(dev, dt, key)
-    _, gy, gz = dev.limits.get("max_grid_dims") or (INDEX_RANGE,) * 3  # blocks per dimension
+    gx, gy, gz = dev.limits.get("max_grid_dims") or (INDEX_RANGE,) * 3  # blocks per dimension
     if inner == 1:
         top = dev.max_threads_per_block
         w = min(_tuning.axis_lanes(dev, dt, key), length, top)
@@ -477,6 +551,20 @@ def _reduce_axis(src, out, o, init_v, use_init, dev, key):
             src, length = part.reshape(outer, w, 1), w
     else:
         want = _tuning.axis_work_items(dev, dt, key)
+        slots = inner // math.gcd(inner, _FLAT_LANES)
+        if (inner <= _tuning.axis_flat_width(dev, dt, key) and slots <= _FLAT_MAX_SLOTS
+                and length * inner >= slots * _FLAT_LANES):
+            # rows of a few columns: work-groups of one vector walk contiguous chunks
+            row, step = length * inner, slots * _FLAT_LANES
+            chunks = max(1, min(cdiv(want, _FLAT_LANES * outer), row // step, gx))
+            per = cdiv(cdiv(row, chunks), step) * step
+            chunks = max(1, row // per)  # (the last chunk also takes what is left)
+            part = empty((outer, chunks, step), dt, dev)
+            _axis_flat(o.fn, slots, _FLAT_LANES)[(chunks, min(outer, gy)), (_FLAT_LANES, 1)](
+                src.reshape(outer, row), part, per)
+            _axis_flat_fold(o.fn)[(cdiv(inner, bs), min(outer, gy)), (bs, 1)](
+                part, out, init_v, use_init)
+            return
         chunks = max(1, min(cdiv(want, outer * inner), length // _MIN_AXIS_CHUNK, gy))
         if chunks > 1:
             per = cdiv(length, chunks)
@@ -494,3 +582,8 @@ def _reduce_axis(src, out, o, init_v, use_init, dev, key):
 
 #: the fewest elements of the reduced axis a chunk of a strided reduce holds
 _MIN_AXIS_CHUNK = 16
+#: the lanes of a work-group of the flat kernel for rows of a few columns (one 16-lane
+#: vector: 64 or 128 contiguous bytes a slot), and the most slots (columns a lane
+#: keeps apart: inner / gcd(inner, lanes)) it is compiled for
+_FLAT_LANES = 16
+_FLAT_MAX_SLOTS = 8

@@ -163,6 +163,41 @@ def test_reduce_axis_pieces_give_numpys_results(opencl_device, rng, lanes, lines
             hooks.get_hook(n).impls.update(saved[n])
 
 
+@pytest.mark.parametrize("width", [0, 64])
+def test_reduce_axis_of_rows_of_a_few_columns_gives_numpys_results(opencl_device, rng, width):
+    """Rows of 2 to 64 columns folded along the rows: walked as flat memory in chunks
+    (each lane keeping the columns it meets apart: 1 to 8 of them), the last chunk
+    taking what is left, or (width 0, and widths whose columns need more than 8) in
+    chunks of columns: NumPy's sums, maxima with init and products, for one slab and
+    several (3-D), lengths just at and past one step of the flat walk."""
+    from numba_gpux import hooks
+
+    name = "algorithms.axis_flat_width"
+    saved = dict(hooks.get_hook(name).impls)
+    hooks.implement(name, target="opencl", fn=width)
+    try:
+        for inner in (2, 3, 5, 7, 9, 16, 40, 48, 64):
+            step_rows = 16 // np.gcd(inner, 16)  # rows in one step of the flat walk
+            for length in (step_rows, step_rows + 1, 3 * step_rows + 5, 1000, 4099):
+                for shape in ((length, inner), (3, length, inner)):
+                    x = rng.integers(-50, 50, shape).astype(np.int64)
+                    ax = len(shape) - 2
+                    np.testing.assert_array_equal(alg.reduce(x, axis=ax), x.sum(axis=ax))
+                    np.testing.assert_array_equal(alg.reduce(x, "max", axis=ax, init=-7),
+                                                  np.maximum(x.max(axis=ax), -7))
+            f = rng.random((1001, inner)) + 0.5
+            np.testing.assert_allclose(alg.reduce(f, "mul", axis=0, init=2.0),
+                                       2.0 * f.prod(axis=0), rtol=1e-12)
+            f[500, inner // 2] = np.nan
+            np.testing.assert_array_equal(alg.reduce(f, "max", axis=0), f.max(axis=0))
+            d = alg.reduce(gpux.to_device(f.astype(np.float32)), axis=0)
+            np.testing.assert_allclose(d.copy_to_host(), f.astype(np.float32).sum(axis=0),
+                                       rtol=1e-5)
+    finally:
+        hooks.get_hook(name).impls.clear()
+        hooks.get_hook(name).impls.update(saved)
+
+
 def test_reduce_axis_on_a_grid_smaller_than_the_problem(opencl_device, rng, monkeypatch):
     """A device whose grid has few blocks along y and z (CUDA's are 65,535): the axis
     kernels walk the lines and the outer blocks the grid does not cover, and the chunks
@@ -520,10 +555,13 @@ def test_reduce_of_bools_says_how_and_narrow_types_keep_the_tree(opencl_device, 
 
 @pytest.mark.ptxas
 def test_reduce_axis_kernels_assemble_for_cuda(ptxas):
-    """The axis kernels (lanes, chunks, fold: indices from a 2-D or 3-D grid with a
-    grid-stride loop over what the grid does not cover) pass ptxas."""
+    """The axis kernels (lanes, chunks, fold, and the flat walk over rows of a few
+    columns with its fold: indices from a 2-D or 3-D grid with a grid-stride loop over
+    what the grid does not cover) pass ptxas."""
     from numba_gpux.algorithms import _common
-    from numba_gpux.algorithms.reduction import _axis, _axis_chunks, _axis_lanes
+    from numba_gpux.algorithms.reduction import (
+        _axis, _axis_chunks, _axis_flat, _axis_flat_fold, _axis_lanes,
+    )
     from numba_gpux.targets.cuda import toolkit
 
     cc = (8, 0)
@@ -533,7 +571,10 @@ def test_reduce_axis_kernels_assemble_for_cuda(ptxas):
     for k, sig in ((_axis_lanes(op), "void(float64[:, ::1], float64[:, ::1])"),
                    (_axis_chunks(op), "void(float64[:, :, ::1], float64[:, :, ::1], int64, "
                                       "float64, boolean)"),
-                   (_axis(op), "void(float64[:, :, ::1], float64[:, ::1], float64, boolean)")):
+                   (_axis(op), "void(float64[:, :, ::1], float64[:, ::1], float64, boolean)"),
+                   (_axis_flat(op, 5, 16), "void(float64[:, ::1], float64[:, :, ::1], int64)"),
+                   (_axis_flat_fold(op), "void(float64[:, :, ::1], float64[:, ::1], float64, "
+                                         "boolean)")):
         text = gpux.compile(k, sig, target="cuda", cc=cc, cubin=False).text
         ok, messages = toolkit.ptxas_check(text, cc)
         assert ok, f"ptxas rejected {k.__name__}:\n{messages}"
