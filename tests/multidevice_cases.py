@@ -134,3 +134,31 @@ def test_array_of_another_device_is_refused_before_the_launch(two):
     with pytest.raises(gpux.LaunchError,
                        match=f"argument 1( \\(InOut\\))? is a device array on {b.spec}"):
         affine[1, 8, a](x_a, InOut(gpux.device_array(8, device=b)), 1.0)
+
+
+def test_algorithms_run_on_their_arrays_device(two):
+    """numba_gpux.algorithms on device arrays of the device that is not current, and
+    with ``device=`` given as a spec: each launches on that device (before, each of
+    map, reduce, scan and sort launched on the current device and was refused)."""
+    from numba_gpux import algorithms as alg
+
+    a, b = two
+    gpux.select_device(a)
+    x = np.random.default_rng(5).integers(-50, 50, 4000).astype(np.int64)
+    d = gpux.to_device(x, device=b)
+    assert alg.reduce(d) == x.sum()
+    assert alg.reduce(d, "max") == x.max()
+    np.testing.assert_array_equal(alg.scan(d).copy_to_host(), np.cumsum(x))
+    np.testing.assert_array_equal(alg.sort(d).copy_to_host(), np.sort(x))
+    m = alg.map(lambda v: v * 2, d)
+    assert m.device is b
+    np.testing.assert_array_equal(m.copy_to_host(), x * 2)
+    x2 = x.reshape(100, 40)
+    for ax in (0, 1):
+        r = alg.reduce(gpux.to_device(x2, device=b), axis=ax)
+        assert r.device is b
+        np.testing.assert_array_equal(r.copy_to_host(), x2.sum(axis=ax))
+    # a host array and the device named by its spec: the result is NumPy's
+    assert alg.reduce(x, device=b.spec) == x.sum()
+    np.testing.assert_array_equal(alg.reduce(x2, axis=0, device=b.spec), x2.sum(axis=0))
+    assert gpux.default_device() is a  # (the current device is left as it was)

@@ -18,15 +18,15 @@ GpuxFunction = _dispatcher.GpuxFunction
 
 
 def device_of(device, *arrays):
-    """The device to run on: *device*, else the device of the first device array, else
-    the current device."""
+    """The device to run on: *device* (a Device or a spec such as ``"opencl:cpu:0"``),
+    else the device of the first device array, else the current device."""
+    from ..devices import default_device, lookup_device
+
     if device is not None:
-        return device
+        return lookup_device(device)
     for a in arrays:
         if isinstance(a, DeviceArray):
             return a.device
-    from ..devices import default_device
-
     return default_device()
 
 

@@ -11,7 +11,10 @@ library or user registers beats both.
 
 from __future__ import annotations
 
+import contextlib
+
 from .. import autotuning, hooks
+from ..devices import default_device, use_device
 from .._version import __version__
 
 __all__ = ["install_defaults", "BLOCK_SIZE", "ITEMS_PER_THREAD", "SORT_ITEMS_PER_THREAD", "RADIX_BITS",
@@ -136,10 +139,13 @@ def tuned(subject: str, names: tuple, device, dtype, n: int, run, writes=(), ext
     :data:`TUNE_MIN_SIZE` elements just run.  *run* takes the problem key, which it
     passes to every hook lookup."""
     key = (subject, *extra, autotuning.bucket(n))
-    if n < TUNE_MIN_SIZE:
-        return run(key)
-    return autotuning.tuned_hooks(subject, names, device, dtype, key, lambda: run(key),
-                                  writes=writes, fingerprint=__version__)
+    # the kernels launch on *device* (the arrays' device, or the one asked for), also
+    # where another one is current
+    with contextlib.nullcontext() if device is default_device() else use_device(device):
+        if n < TUNE_MIN_SIZE:
+            return run(key)
+        return autotuning.tuned_hooks(subject, names, device, dtype, key, lambda: run(key),
+                                      writes=writes, fingerprint=__version__)
 
 
 def install_defaults() -> None:
