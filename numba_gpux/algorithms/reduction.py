@@ -205,42 +205,11 @@ def _make_axis_flat(op, slots, lanes):
     return reduce_axis_flat
 
 
-def _make_axis_flat_fold(op):
-    grid, gridsize = gl.grid, gl.gridsize
-
-    @jit
-    def reduce_axis_flat_fold(part, out, init, use_init):
-        # part: (outer, chunks, slots) -> out: (outer, inner): column j's slots are
-        # j, j + inner, ...; folded chunk by chunk, in order
-        j, o = grid(2)
-        step = gridsize(2)[1]
-        inner = out.shape[1]
-        if j < inner:
-            while o < out.shape[0]:
-                acc = part[o, 0, j]
-                q = j + inner
-                while q < part.shape[2]:
-                    acc = op(acc, part[o, 0, q])
-                    q += inner
-                for c in range(1, part.shape[1]):
-                    q = j
-                    while q < part.shape[2]:
-                        acc = op(acc, part[o, c, q])
-                        q += inner
-                if use_init:
-                    acc = op(init, acc)
-                out[o, j] = acc
-                o += step
-
-    return reduce_axis_flat_fold
-
-
 _partial = kernel_cache(_make_partial)
 _axis = kernel_cache(_make_axis)
 _axis_chunks = kernel_cache(_make_axis_chunks)
 _axis_lanes = kernel_cache(_make_axis_lanes)
 _axis_flat = kernel_cache(_make_axis_flat)
-_axis_flat_fold = kernel_cache(_make_axis_flat_fold)
 
 
 def _make_sg_partial(op, sg_op):
@@ -534,7 +503,9 @@ def _reduce_axis(src, out, o, init_v, use_init, dev, key):
     ``algorithms.axis_lanes`` lanes, each every lanes-th element, then the lanes'
     values in order; columns (inner > 1) are cut along the axis into chunks, enough for
     ``algorithms.axis_work_items`` work-items, each chunk's columns folded, then the
-    chunks' values in order."""
+    chunks' values in order; rows of at most ``algorithms.axis_flat_width`` columns are
+    walked as flat memory in chunks, each lane's slots holding one column apiece, then
+    the slots' values in order (one fold, the same for all three)."""
     outer, length, inner = src.shape
     dt = src.dtype
     fold = _axis(o.fn)
@@ -562,17 +533,19 @@ def _reduce_axis(src, out, o, init_v, use_init, dev, key):
             part = empty((outer, chunks, step), dt, dev)
             _axis_flat(o.fn, slots, _FLAT_LANES)[(chunks, min(outer, gy)), (_FLAT_LANES, 1)](
                 src.reshape(outer, row), part, per)
-            _axis_flat_fold(o.fn)[(cdiv(inner, bs), min(outer, gy)), (bs, 1)](
-                part, out, init_v, use_init)
-            return
-        chunks = max(1, min(cdiv(want, outer * inner), length // _MIN_AXIS_CHUNK, gy))
-        if chunks > 1:
-            per = cdiv(length, chunks)
-            chunks = cdiv(length, per)  # every chunk holds at least one element
-            part = empty((outer, chunks, inner), dt, dev)
-            _axis_chunks(o.fn)[(cdiv(inner, bs), chunks, min(outer, gz)), (bs, 1, 1)](
-                src, part, per, init_v, False)
-            src, length = part, chunks
+            # slot q of a chunk holds column q % inner (a step is a multiple of inner): as
+            # rows of inner columns, the chunks' slots are what the fold below folds
+            length = chunks * step // inner
+            src = part.reshape(outer, length, inner)
+        else:
+            chunks = max(1, min(cdiv(want, outer * inner), length // _MIN_AXIS_CHUNK, gy))
+            if chunks > 1:
+                per = cdiv(length, chunks)
+                chunks = cdiv(length, per)  # every chunk holds at least one element
+                part = empty((outer, chunks, inner), dt, dev)
+                _axis_chunks(o.fn)[(cdiv(inner, bs), chunks, min(outer, gz)), (bs, 1, 1)](
+                    src, part, per, init_v, False)
+                src, length = part, chunks
     # columns along the grid's width, lines along its height (one work-item per line
     # where each has one column)
     bx, by = (bs, 1) if src.shape[2] > 1 else (1, bs)

@@ -556,12 +556,10 @@ def test_reduce_of_bools_says_how_and_narrow_types_keep_the_tree(opencl_device, 
 @pytest.mark.ptxas
 def test_reduce_axis_kernels_assemble_for_cuda(ptxas):
     """The axis kernels (lanes, chunks, fold, and the flat walk over rows of a few
-    columns with its fold: indices from a 2-D or 3-D grid with a grid-stride loop over
-    what the grid does not cover) pass ptxas."""
+    columns: indices from a 2-D or 3-D grid with a grid-stride loop over what the grid
+    does not cover) pass ptxas."""
     from numba_gpux.algorithms import _common
-    from numba_gpux.algorithms.reduction import (
-        _axis, _axis_chunks, _axis_flat, _axis_flat_fold, _axis_lanes,
-    )
+    from numba_gpux.algorithms.reduction import _axis, _axis_chunks, _axis_flat, _axis_lanes
     from numba_gpux.targets.cuda import toolkit
 
     cc = (8, 0)
@@ -572,9 +570,7 @@ def test_reduce_axis_kernels_assemble_for_cuda(ptxas):
                    (_axis_chunks(op), "void(float64[:, :, ::1], float64[:, :, ::1], int64, "
                                       "float64, boolean)"),
                    (_axis(op), "void(float64[:, :, ::1], float64[:, ::1], float64, boolean)"),
-                   (_axis_flat(op, 5, 16), "void(float64[:, ::1], float64[:, :, ::1], int64)"),
-                   (_axis_flat_fold(op), "void(float64[:, :, ::1], float64[:, ::1], float64, "
-                                         "boolean)")):
+                   (_axis_flat(op, 5, 16), "void(float64[:, ::1], float64[:, :, ::1], int64)")):
         text = gpux.compile(k, sig, target="cuda", cc=cc, cubin=False).text
         ok, messages = toolkit.ptxas_check(text, cc)
         assert ok, f"ptxas rejected {k.__name__}:\n{messages}"
