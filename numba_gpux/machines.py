@@ -76,14 +76,19 @@ def _create_target_machine(target: Target, opt: int):
 
 
 def target_machine(target: Target, opt: int):
-    """The target machine that optimizes *target*'s modules at level *opt* (kept)."""
+    """The target machine that optimizes *target*'s modules at level *opt* (kept).
+
+    It is made outside ``_tm_lock``: making one takes the options lock
+    (:func:`llvm_options`), which an emission holds while it takes ``_tm_lock``
+    (:func:`emit_machine`), so holding both the other way round let two threads that
+    compiled at once wait for each other forever.  Two threads that miss at once each
+    make a machine; the first one kept serves both."""
     key = (target.fingerprint, opt)
     tm = _tm_cache.get(key)
     if tm is None:
+        made = _create_target_machine(target, opt)
         with _tm_lock:
-            tm = _tm_cache.get(key)
-            if tm is None:
-                tm = _tm_cache[key] = _create_target_machine(target, opt)
+            tm = _tm_cache.setdefault(key, made)
     return tm
 
 

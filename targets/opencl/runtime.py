@@ -7,8 +7,10 @@ asks.  Devices are found in ``drivers.py``; a kernel's launches go through
 from __future__ import annotations
 
 import atexit
+import contextlib
 import os
 import threading
+import warnings
 import weakref
 
 import numpy as np
@@ -17,10 +19,26 @@ from numba_gpux.interface import Runtime
 
 from .launch import launcher
 
-__all__ = ["OpenCLRuntime", "spirv_structure_problem"]
+__all__ = ["OpenCLRuntime", "spirv_structure_problem", "quiet_build"]
 
 #: runtimes whose context this process made: a child forked after that cannot use them
 _started: weakref.WeakSet = weakref.WeakSet()
+
+
+_quiet_lock = threading.Lock()
+
+
+@contextlib.contextmanager
+def quiet_build():
+    """Around a program build: pyopencl's warning that the driver's log is not empty is
+    not shown (a failed build raises with the log).  ``warnings.catch_warnings`` swaps the
+    process's filters, so two threads' blocks overlapping would let one build's warning
+    through and could leave the filter behind for the whole process: builds take turns."""
+    import pyopencl as cl
+
+    with _quiet_lock, warnings.catch_warnings():
+        warnings.simplefilter("ignore", cl.CompilerWarning)
+        yield
 
 
 def _complete(event) -> bool:
@@ -347,7 +365,6 @@ class OpenCLRuntime(Runtime):
         CPU driver ends the process, exit status 15, on SPIR-V whose last instruction
         runs past the end); a build the driver refuses raises with the driver's log."""
         import pyopencl as cl
-        import warnings
 
         from numba_gpux.errors import InternalCompilerError
 
@@ -358,8 +375,7 @@ class OpenCLRuntime(Runtime):
             raise InternalCompilerError(
                 "load", f"the SPIR-V of {_kernels_of(artifact)} is malformed ({problem}); "
                         f"it was not handed to the OpenCL driver")
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", cl.CompilerWarning)
+        with quiet_build():
             prg = None
             try:
                 prg = cl.Program(self.context, artifact.binary)
@@ -401,12 +417,10 @@ class OpenCLRuntime(Runtime):
         return bytes(bins[0]) if bins and bins[0] else None
 
     def load_binary(self, data: bytes):
-        import warnings
 
         import pyopencl as cl
 
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", cl.CompilerWarning)
+        with quiet_build():
             return cl.Program(self.context, [self.cl_device], [data]).build()
 
     def kernel(self, program, name: str):

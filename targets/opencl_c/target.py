@@ -21,7 +21,7 @@ from numba_gpux.devices import Device
 from numba_gpux.language.atomics import ATOMIC_INTRINSICS
 from numba_gpux.language.intrinsics import MATH_BINARY, MATH_UNARY, PRINTF_PREFIX, printf_codes
 from numba_gpux.overlays import registry
-from numba_gpux.targets.opencl.runtime import OpenCLRuntime
+from numba_gpux.targets.opencl.runtime import OpenCLRuntime, quiet_build
 
 __all__ = ["OPENCL_C", "OpenCLCTarget", "make_target", "discover", "source_device",
            "OpenCLSourceRuntime"]
@@ -92,8 +92,6 @@ class OpenCLSourceRuntime(OpenCLRuntime):
     """An OpenCL device's runtime that builds programs from OpenCL C source."""
 
     def load(self, artifact):
-        import warnings
-
         import pyopencl as cl
 
         if not artifact.text:
@@ -105,8 +103,7 @@ class OpenCLSourceRuntime(OpenCLRuntime):
         except Exception:
             pass
         prg = cl.Program(self.context, artifact.text)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", cl.CompilerWarning)
+        with quiet_build():
             try:
                 return prg.build(options=opts)
             except cl.RuntimeError as e:
