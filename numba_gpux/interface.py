@@ -709,6 +709,11 @@ class Runtime:
         *attach_global* False: only the host and the default queue use it at first."""
         raise NotImplementedError(f"{type(self).__name__} has no managed (unified) memory")
 
+    def shares_host_memory(self) -> bool:
+        """Whether ``alloc_managed`` memory is the host's own (a CPU device): the host
+        reads what kernels wrote there, once they are done, with no transfer."""
+        return False
+
     def memory_info(self) -> tuple[int, int] | None:
         """(free, total) bytes of device memory as the driver reports them, or None."""
         return None

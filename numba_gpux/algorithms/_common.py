@@ -7,11 +7,12 @@ import threading
 import numpy as np
 
 from .. import dispatcher as _dispatcher
+from ..allocation import Allocation
 from ..errors import GpuxUserError
 from ..memory import DeviceArray, device_array, to_device
 
 __all__ = ["as_device", "finish", "resolve_op", "Op", "kernel_cache", "cdiv", "device_of",
-           "reinterpret", "empty"]
+           "reinterpret", "empty", "host_readable"]
 
 jit = _dispatcher.jit
 GpuxFunction = _dispatcher.GpuxFunction
@@ -51,6 +52,57 @@ def finish(d: DeviceArray, host: bool):
 
 def empty(shape, dtype, device) -> DeviceArray:
     return device_array(shape, dtype=np.dtype(dtype), device=device)
+
+
+class _Managed:
+    """``Runtime.alloc_managed`` memory, released with this object."""
+
+    __slots__ = ("rt", "handle", "address", "keep")
+
+    def __init__(self, rt, nbytes: int) -> None:
+        self.rt = rt
+        self.handle, self.address, self.keep = rt.alloc_managed(nbytes)
+
+    def __del__(self):
+        try:
+            self.rt.free(self.handle)
+        except Exception:
+            pass
+
+
+_scratch = threading.local()  # .by_device: {device: (Allocation, host bytes)}, this thread's
+
+
+def host_readable(device, count: int, dtype):
+    """``(device array, host array)``: *count* elements of *dtype* that a kernel writes and
+    the host then reads in place once ``device.runtime.synchronize()`` has returned, with
+    no transfer (a read queued after a kernel costs a CPU driver some 25 us: it wakes the
+    driver's threads again).  The memory is this thread's, reused by its next call: read it
+    before then.  None where the device's memory is not the host's
+    (``Runtime.shares_host_memory``)."""
+    rt = device.runtime
+    if not rt.shares_host_memory():
+        return None
+    dt = np.dtype(dtype)
+    nbytes = max(count, 1) * dt.itemsize
+    table = getattr(_scratch, "by_device", None)
+    if table is None:
+        table = _scratch.by_device = {}
+    got = table.get(device)
+    if got is None or got[1].size < nbytes:
+        import ctypes
+
+        size = max(4096, 1 << (nbytes - 1).bit_length())
+        try:
+            mem = _Managed(rt, size)
+        except NotImplementedError:
+            return None
+        raw = (ctypes.c_ubyte * size).from_address(mem.address)
+        raw.owner = mem  # (the host array keeps the memory)
+        got = table[device] = (Allocation.borrowed(device, mem.handle, size, mem),
+                               np.ctypeslib.as_array(raw))
+    d = DeviceArray((count,), (dt.itemsize,), dt, got[0], 0)
+    return d, got[1][:count * dt.itemsize].view(dt)
 
 
 def reinterpret(d: DeviceArray, dtype) -> DeviceArray:

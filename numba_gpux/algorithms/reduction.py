@@ -35,7 +35,8 @@ from ..errors import GpuxUserError
 from ..limits import INDEX_RANGE
 from . import _tuning
 from ._common import (
-    as_device, cdiv, device_of, empty, finish, jit, kernel_cache, resolve_op, scalar,
+    as_device, cdiv, device_of, empty, finish, host_readable, jit, kernel_cache, resolve_op,
+    scalar,
 )
 from .elementwise import astype
 
@@ -386,18 +387,30 @@ def _reduce_passes(x, op, init, dev, key):
         groups = cap or 4 * int(dev.limits.get("compute_units", 1) or 1)
         per = max(cdiv(cdiv(n, groups), _CHUNK_ALIGN) * _CHUNK_ALIGN, 4 * bs)
         groups = cdiv(n, per)
-        part = empty(groups * bs, dt, dev)
+        # the host folds the partials of a built-in operator, read in place where the
+        # device's memory is the host's; a custom one is folded by one work-item
+        shared = host_readable(dev, groups * bs if op.ufunc is not None else 1, dt)
+        part = shared[0] if shared is not None and op.ufunc is not None else \
+            empty(groups * bs, dt, dev)
         _chunk_partial(op.fn)[groups, bs](x, n, per, part)
         if op.ufunc is not None:
             # the work-items that had an element: all of every chunk but the last (a
             # chunk holds at least 4 * bs elements), the first n - start of the last
-            vals = part.copy_to_host()[:(groups - 1) * bs + min(n - (groups - 1) * per, bs)]
+            count = (groups - 1) * bs + min(n - (groups - 1) * per, bs)
+            if shared is None:
+                vals = part.copy_to_host()[:count]
+            else:
+                dev.runtime.synchronize()
+                vals = shared[1][:count]
             if use_init:
                 vals = np.concatenate((np.array([init_v], dt), vals))
             return op.ufunc.reduce(vals, dtype=dt)
-        out = empty(1, dt, dev)
+        out = empty(1, dt, dev) if shared is None else shared[0]
         _chunk_tail(op.fn)[1, 1](part, n, per, groups, out, init_v, use_init)
-        return out
+        if shared is None:
+            return out
+        dev.runtime.synchronize()
+        return shared[1][0]
     ipt = _tuning.items_per_thread(dev, dt, key)  # (the other variants' strided folds)
     sg_op = _sg_op(op, dt, dev)
     if sg_op is not None and variant == "subgroup":

@@ -124,3 +124,55 @@ def test_chunked_scan_at_every_chunk_count(opencl_device, rng, chunks):
             np.testing.assert_allclose(alg.scan(f, exclusive=True),
                                        np.concatenate([[0], np.cumsum(f[:-1], dtype=np.float64)]),
                                        rtol=1e-4, atol=1e-3)
+
+
+def test_reduce_reads_its_values_in_place_where_device_memory_is_the_hosts(opencl_device,
+                                                                          rng):
+    """Where the device's memory is the host's (a CPU driver), a whole-array reduce takes
+    the "chunks" partials of a built-in operator, or a device function's result, from
+    memory the host reads in place: no read is queued after its kernels.  The results are
+    NumPy's, also when that memory must grow past its first size, and when threads
+    reduce at once (each has its own)."""
+    import threading
+
+    rt = opencl_device.runtime
+    if not rt.shares_host_memory():
+        pytest.skip(f"{opencl_device.spec}'s memory is not the host's")
+
+    @gpux.jit(device=True)
+    def absmax(a, b):
+        return max(abs(a), abs(b))
+
+    xs = [rng.integers(-10**6, 10**6, n).astype(np.int64) for n in (1, 1000, 4099, 700_001)]
+    ds = [gpux.to_device(x, device=opencl_device) for x in xs]
+    reads: list = []
+    real_read = rt.read
+    rt.read = lambda *a, **k: (reads.append(a), real_read(*a, **k))[1]
+    try:
+        for groups in (0, 3, 900):  # 900 chunks of 16 work-items: 115 kB of partials
+            with hooks.trial({"algorithms.reduce_variant": "chunks",
+                              "algorithms.block_size": 16,
+                              "algorithms.reduce_groups": groups}):
+                for x, d in zip(xs, ds):
+                    assert alg.reduce(d, "max") == x.max()
+                    assert alg.reduce(d, "add", init=5) == x.sum() + 5
+                    assert alg.reduce(d, absmax) == (x[0] if x.size == 1 else np.abs(x).max())
+        assert not reads
+    finally:
+        del rt.read
+
+    failures: list = []
+
+    def work(k):
+        for i in range(40):
+            d = ds[(k + i) % len(ds)]
+            x = xs[(k + i) % len(xs)]
+            if alg.reduce(d, "min") != x.min() or alg.reduce(d) != x.sum():
+                failures.append((k, i))
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not failures

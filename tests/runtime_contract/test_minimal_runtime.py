@@ -193,7 +193,7 @@ def test_a_device_whose_runtime_is_not_a_runtime_is_left_out_with_a_warning(mini
 def test_host_memory_defaults_and_the_facade_on_a_runtime_without_them(minimal_device):
     """Without the optional host-memory operations: memset goes through ``write``,
     registering host memory pins nothing and works, mapping it or managed memory is a
-    NotImplementedError naming the runtime; the facade's mapped and managed arrays are
+    NotImplementedError naming the runtime (and algorithms read their results back); the facade's mapped and managed arrays are
     then ordinary host arrays."""
     from gpux_testing import selected
 
@@ -209,6 +209,15 @@ def test_host_memory_defaults_and_the_facade_on_a_runtime_without_them(minimal_d
         rt.host_register(0x1000, 64, mapped=True)
     with pytest.raises(NotImplementedError, match="MinimalRuntime has no managed"):
         rt.alloc_managed(64)
+    # nor memory the host reads in place: a reduce reads its kernels' values back
+    assert rt.shares_host_memory() is False
+    from numba_gpux import algorithms as alg
+    from numba_gpux import hooks
+
+    x = np.arange(1, 5001, dtype=np.float64) % 97
+    with hooks.trial({"algorithms.reduce_variant": "chunks"}):
+        assert alg.reduce(x, "max", device=minimal_device) == x.max()
+        assert alg.reduce(x, lambda a, b: a + b, device=minimal_device) == x.sum()
     with selected(minimal_device):
         ctx = cuda.current_context()
         assert ctx.device.gpux_device is minimal_device
