@@ -1,9 +1,12 @@
 """``cuda.Reduce`` / ``cuda.reduce``: numba.cuda's reduction-kernel builder.
 
-Built on the portable kernel language: each pass has every thread fold a
-chunk of the input with the user's binary function into one partial result;
-passes repeat until one value is left, which is combined with ``init`` on
-the device.  The function must be associative (as numba.cuda requires).
+Integers and floats go to the portable ``numba_gpux.algorithms.reduce`` with the
+user's function as its operator: the variant and launch shapes each device's tuning
+hooks choose (contiguous chunks on CPU devices).  Like numba.cuda's kernels, which
+fold block-strided elements, it takes the function to be associative and
+commutative.  Other dtypes (bool, complex, records) take passes in which every
+thread folds a chunk of the input into one partial result, until one value is left.
+In both, ``init`` is folded in once.
 """
 
 from __future__ import annotations
@@ -77,6 +80,16 @@ class Reduce:
         init = arr.dtype.type(init)
         if arr.size < 1:
             return init
+        if arr.dtype.kind in "iuf":
+            from ..algorithms import reduce as _reduce
+
+            if isinstance(arr, DeviceArray) and stream:
+                stream.synchronize()  # (the portable reduce runs on the default queue)
+            got = _reduce(arr, self._device_fn, init=init)
+            if res is None:
+                return got
+            res[:1].copy_to_device(np.array([got], res.dtype), stream=stream)
+            return None
         if not isinstance(arr, DeviceArray):
             arr = to_device(np.ascontiguousarray(arr), stream=stream)
         kernel = self._kernel()

@@ -209,6 +209,39 @@ def test_reduce(device, dtype):
     assert res.copy_to_host()[0] == 4999
 
 
+def test_reduce_takes_the_portable_reduce_for_numbers_and_keeps_its_kernel_for_the_rest(
+        device):
+    """Integers and floats are folded by ``numba_gpux.algorithms.reduce`` with the
+    function as its operator (no kernel of the facade's own is built for them); bool and
+    complex arrays by the facade's passes.  Both fold ``init`` in once, take ``size``,
+    ``res`` and a stream, and give NumPy's results."""
+    from numba_gpux.cuda.reduction import Reduce
+
+    def add(a, b):
+        return a + b
+
+    r = cuda.reduce(add)
+    rng = np.random.default_rng(7)
+    s = cuda.stream()
+    for dtype in (np.int8, np.uint8, np.int16, np.uint32, np.int64, np.float16,
+                  np.float32, np.float64):
+        # (float16 sums exact below 2048; integers wrap alike in any order)
+        a = rng.integers(0, 2 if dtype == np.float16 else 5, 3001).astype(dtype)
+        d = cuda.to_device(a, stream=s)  # queued on the stream, then reduced
+        assert r(d, stream=s) == a.sum(dtype=dtype), dtype
+        assert r(a, size=1000, init=3) == a[:1000].sum(dtype=dtype) + 3, dtype
+        res = cuda.device_array(2, dtype)
+        assert r(d, res=res, init=1, stream=s) is None
+        assert res.copy_to_host()[0] == a.sum(dtype=dtype) + 1, dtype
+    assert add not in Reduce._cache
+
+    b = rng.integers(0, 2, 777).astype(np.bool_)
+    orr = cuda.reduce(lambda x, y: x or y)
+    assert orr(b, init=False) == b.any() and orr(np.zeros(9, np.bool_), init=False) == 0
+    c = (rng.standard_normal(500) + 1j * rng.standard_normal(500)).astype(np.complex128)
+    assert np.isclose(r(c), c.sum())
+
+
 @pytest.mark.needs("subgroups")
 def test_warp_functions(device):
     @cuda.jit
