@@ -142,6 +142,9 @@ def _kernel_source(nin: int, plain: tuple, nloop: int, nout: int, gufunc: bool,
              "    if i < loop_size:",
              "        r = i"]
     for d in reversed(range(nloop)):
+        if d == 0:  # what is left of the index (a division and a remainder fewer)
+            lines.append("        j0 = r")
+            break
         lines.append(f"        j{d} = r % o0.shape[{d}]")
         lines.append(f"        r = r // o0.shape[{d}]")
     sub = ", ".join(f"j{d}" for d in range(nloop))
@@ -295,10 +298,20 @@ class CUDAUFunc:
                 dev = p.device(numpy_support.as_dtype(ty))
                 kargs.append(_broadcast_view(dev, shape))
                 plain.append(False)
+        if len(shape) > 1 and all(a.layout == "C" for a, p in zip(kargs, plain) if not p) \
+                and out_dev.layout == "C":
+            # every array in C order, none broadcast: one loop axis (no index arithmetic)
+            size = int(np.prod(shape))
+            shape = (size,)
+            kargs = [a if p else a.view_as(shape, (a.itemsize,), a.offset)
+                     for a, p in zip(kargs, plain)]
+            flat_out = out_dev.view_as(shape, (out_dev.itemsize,), out_dev.offset)
+        else:
+            flat_out = out_dev
         key = (len(shape), tuple(plain), argtys)
         kernel = self._kernels.get(key, self.nin, tuple(plain), len(shape), 1, False,
                                    casts=argtys)
-        _launch(kernel, int(np.prod(shape)), kargs + [out_dev], stream)
+        _launch(kernel, int(np.prod(shape)), kargs + [flat_out], stream)
         if zero_d:
             out_dev = out_dev.view_as((), (), out_dev.offset)
         return _finish(out_dev, host_out, want_device, stream)

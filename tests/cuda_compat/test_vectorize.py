@@ -44,6 +44,38 @@ def test_broadcasting_and_scalars(device, add):
         add(a, np.arange(5.0))
 
 
+def test_arrays_of_any_rank_and_layout_give_numpys_results(device, add):
+    """Elementwise loops over C-ordered arrays run as one flat loop, whatever their rank
+    (views with an offset included); F order, broadcast operands, strided views and
+    strided outputs keep the loop's own indices."""
+    rng = np.random.default_rng(3)
+    big = rng.standard_normal((5, 6, 7))
+    other = rng.standard_normal((5, 6, 7))
+    cases = [
+        (big, other),                                  # C, rank 3
+        (big[1:4], other[2:5]),                        # C views with offsets
+        (np.asfortranarray(big), other),               # F against C
+        (big, other[:, :1, :]),                        # broadcast along an axis
+        (big[:, ::2, :], other[:, 1::2, :]),           # strided views
+        (big[0], 2.5),                                 # rank 2 and a scalar
+    ]
+    for a, b in cases:
+        np.testing.assert_array_equal(add(a, b), a + b)
+        d = add(cuda.to_device(np.ascontiguousarray(a)), b)
+        np.testing.assert_array_equal(d.copy_to_host(), np.ascontiguousarray(a) + b)
+    # outputs: a C-ordered view with an offset, and a strided one
+    out = cuda.to_device(np.zeros((7, 6, 7)))
+    add(big, other, out=out[2:7])
+    host = out.copy_to_host()
+    np.testing.assert_array_equal(host[2:7], big + other)
+    assert not host[:2].any()
+    wide = cuda.to_device(np.zeros((5, 12, 7)))
+    add(big, other, out=wide[:, ::2, :])
+    host = wide.copy_to_host()
+    np.testing.assert_array_equal(host[:, ::2, :], big + other)
+    assert not host[:, 1::2, :].any()
+
+
 def test_lazy_signature_from_the_call(device):
     @cuda.vectorize
     def hyp(a, b):
