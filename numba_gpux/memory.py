@@ -298,6 +298,10 @@ class DeviceArray:
         if self.size == 0:
             return ary if ary is not None else np.empty(self.shape, self.dtype)
         order = self._contiguous_order()
+        if order == "C" and ary is not None and ary.flags.c_contiguous and \
+                ary.flags.writeable:
+            rt.read(ary, self.handle, self.offset, stream)  # straight into it: one copy
+            return ary
         if order is not None:
             out = np.empty(self.shape, self.dtype, order=order)
             rt.read(out, self.handle, self.offset, stream)

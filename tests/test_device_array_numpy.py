@@ -75,3 +75,24 @@ def test_reshape_takes_integer_dimensions_as_numpy_does(device):
     with pytest.raises(DeviceArrayError):
         d.reshape(-1, -1)
     assert gpux.device_array(0, np.float32).reshape(-1, 5).shape == (0, 5)
+
+
+def test_copy_to_host_fills_the_array_given_in_any_layout(device):
+    """``copy_to_host(ary)`` returns *ary* holding the data: a C-ordered one is read into
+    directly, an F-ordered or strided one through a staging copy; a read-only one is
+    NumPy's error, and nothing is written."""
+    h = np.arange(24.0).reshape(4, 6)
+    d = gpux.to_device(h)
+    for out in (np.empty((4, 6)), np.empty((4, 6), order="F"),
+                np.zeros((4, 12))[:, ::2], np.zeros((6, 6))[1:5]):
+        got = d.copy_to_host(out)
+        assert got is out
+        np.testing.assert_array_equal(out, h)
+    # from a strided device view and a view with an offset
+    np.testing.assert_array_equal(d[:, 1::2].copy_to_host(np.empty((4, 3))), h[:, 1::2])
+    np.testing.assert_array_equal(d[1:3].copy_to_host(np.empty((2, 6))), h[1:3])
+    frozen = np.zeros((4, 6))
+    frozen.flags.writeable = False
+    with pytest.raises(ValueError):
+        d.copy_to_host(frozen)
+    assert not frozen.any()
