@@ -28,6 +28,7 @@ from .. import serialize as _serialize
 from ..dispatcher import jit as _gpux_jit
 from ..errors import GpuxUserError
 from ..language.stubs import grid as _grid
+from ..language.stubs import gridsize as _gridsize
 from .decorators import NUMBA_CUDA_SEMANTICS
 from .dispatcher import warn_if_low_occupancy
 
@@ -130,13 +131,38 @@ def _broadcast_view(dev: _mem.DeviceArray, shape: tuple, core: int = 0) -> _mem.
 
 
 def _kernel_source(nin: int, plain: tuple, nloop: int, nout: int, gufunc: bool,
-                   cast: tuple = ()) -> str:
+                   cast: tuple = (), rows: bool = False) -> str:
     """Source of a kernel over *nloop* loop dimensions, one thread per loop element (the
     thread index is unravelled, last axis fastest).  ``plain[k]``: input k is passed as
     it is (a scalar), not indexed by the loop indices; ``cast[k]``: input k is converted
-    to the signature's type ``t<k>`` (a number type: datetimes arrive as they are)."""
+    to the signature's type ``t<k>`` (a number type: datetimes arrive as they are).
+    *rows*: a two-dimensional launch instead, x along the last axis and y over the rest
+    (a grid-stride loop), so that neighbouring work-items take neighbouring elements of
+    every operand: a CPU driver's vectorizer then loads vectors where unravelled indices
+    made it gather."""
     ins = [f"a{k}" for k in range(nin)]
     outs = [f"o{k}" for k in range(nout)]
+    if rows:
+        last = nloop - 1
+        lines = [f"def _vectorized(loop_size, {', '.join(ins + outs)}):",
+                 f"    j{last}, y = grid(2)",
+                 f"    if j{last} < o0.shape[{last}]:",
+                 f"        rows = loop_size // o0.shape[{last}]",
+                 "        ystep = gridsize(2)[1]",
+                 "        while y < rows:",
+                 "            r = y"]
+        for d in reversed(range(last)):
+            if d:
+                lines.append(f"            j{d} = r % o0.shape[{d}]")
+                lines.append(f"            r = r // o0.shape[{d}]")
+            else:
+                lines.append("            j0 = r")
+        sub = ", ".join(f"j{d}" for d in range(nloop))
+        call = [f"t{k}({n if p else f'{n}[{sub}]'})" if k < len(cast) and cast[k]
+                else (n if p else f"{n}[{sub}]") for k, (n, p) in enumerate(zip(ins, plain))]
+        lines.append(f"            o0[{sub}] = fn({', '.join(call)})")
+        lines.append("            y += ystep")
+        return "\n".join(lines) + "\n"
     lines = [f"def _vectorized(loop_size, {', '.join(ins + outs)}):",
              "    i = grid(1)",
              "    if i < loop_size:",
@@ -169,12 +195,12 @@ class _KernelCache:
         self.fn = fn
         self.kernels = {}
 
-    def get(self, key, nin, plain, nloop, nout, gufunc, casts=()):
+    def get(self, key, nin, plain, nloop, nout, gufunc, casts=(), rows=False):
         k = self.kernels.get(key)
         if k is None:
             src = _kernel_source(nin, plain, nloop, nout, gufunc,
-                                 tuple(isinstance(t, types.Number) for t in casts))
-            ns = {"grid": _grid, "fn": self.fn}
+                                 tuple(isinstance(t, types.Number) for t in casts), rows)
+            ns = {"grid": _grid, "gridsize": _gridsize, "fn": self.fn}
             ns.update({f"t{j}": t for j, t in enumerate(casts)})
             exec(compile(src, f"<numba_gpux.cuda vectorize kernel of {self.fn.__name__}>",
                          "exec"), ns)
@@ -182,8 +208,16 @@ class _KernelCache:
         return k
 
 
-def _launch(kernel, n, args, stream):
+def _launch(kernel, n, args, stream, last=0):
+    """Launch *kernel* over *n* loop elements: one work-item each along x, or with *last*
+    (the loop's last extent, for a kernel made with ``rows``) x along that axis and y over
+    the rows (at most 65,535 of them at once, CUDA's limit; the kernel loops over more)."""
     if n == 0:
+        return
+    if last:
+        grid = ((last + _TPB - 1) // _TPB, min(n // last, 65535))
+        warn_if_low_occupancy(grid + (1,), stacklevel=4)
+        kernel[(grid, (_TPB, 1)) + _stream_args(stream)](np.int64(n), *args)
         return
     blocks = (n + _TPB - 1) // _TPB
     warn_if_low_occupancy((blocks, 1, 1), stacklevel=4)
@@ -308,10 +342,13 @@ class CUDAUFunc:
             flat_out = out_dev.view_as(shape, (out_dev.itemsize,), out_dev.offset)
         else:
             flat_out = out_dev
-        key = (len(shape), tuple(plain), argtys)
+        # a loop of several axes whose last one fills a work-group or more: x along it
+        rows = len(shape) > 1 and shape[-1] >= _TPB // 2
+        key = (len(shape), tuple(plain), argtys, rows)
         kernel = self._kernels.get(key, self.nin, tuple(plain), len(shape), 1, False,
-                                   casts=argtys)
-        _launch(kernel, int(np.prod(shape)), kargs + [flat_out], stream)
+                                   casts=argtys, rows=rows)
+        _launch(kernel, int(np.prod(shape)), kargs + [flat_out], stream,
+                shape[-1] if rows else 0)
         if zero_d:
             out_dev = out_dev.view_as((), (), out_dev.offset)
         return _finish(out_dev, host_out, want_device, stream)

@@ -63,6 +63,15 @@ def test_arrays_of_any_rank_and_layout_give_numpys_results(device, add):
         np.testing.assert_array_equal(add(a, b), a + b)
         d = add(cuda.to_device(np.ascontiguousarray(a)), b)
         np.testing.assert_array_equal(d.copy_to_host(), np.ascontiguousarray(a) + b)
+    # rows of 64 or more: the two-dimensional launch, also over more rows than one
+    # launch's y extent (65,535) holds
+    wide_a = rng.standard_normal((300, 70))
+    deep = rng.standard_normal((3, 5, 130))
+    tall = rng.standard_normal((70_001, 64))
+    for a, b in ((wide_a, wide_a[0]), (wide_a, wide_a[:, :1]),
+                 (np.asfortranarray(wide_a), wide_a), (deep, deep[:, :1, :]),
+                 (deep[:, :, ::-1], 1.0), (tall, tall[:1, :] * 0 + 3.0)):
+        np.testing.assert_array_equal(add(a, b), a + b)
     # outputs: a C-ordered view with an offset, and a strided one
     out = cuda.to_device(np.zeros((7, 6, 7)))
     add(big, other, out=out[2:7])
@@ -193,9 +202,15 @@ def test_generated_kernels_compile_for_cuda(ptxas, device, add):
     add(np.ones(4, np.float32), np.float32(1))
     from numba.core import types
 
-    kernel = add._kernels.kernels[(1, (False, True), (types.float32, types.float32))]
+    kernel = add._kernels.kernels[(1, (False, True), (types.float32, types.float32), False)]
     sig = "void(int64, float32[:], float32, float32[:])"
     res = numba_gpux.compile(kernel.py_func, sig, target="cuda")
+    assert ".entry" in res.text
+    # a broadcast operand over rows of 128: the two-dimensional launch's kernel
+    add(np.ones((3, 128), np.float32), np.ones(128, np.float32))
+    rows = add._kernels.kernels[(2, (False, False), (types.float32, types.float32), True)]
+    sig = "void(int64, float32[:, :], float32[:, :], float32[:, :])"
+    res = numba_gpux.compile(rows.py_func, sig, target="cuda")
     assert ".entry" in res.text
 
 
