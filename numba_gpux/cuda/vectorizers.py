@@ -142,37 +142,27 @@ def _kernel_source(nin: int, plain: tuple, nloop: int, nout: int, gufunc: bool,
     made it gather."""
     ins = [f"a{k}" for k in range(nin)]
     outs = [f"o{k}" for k in range(nout)]
+    lines = [f"def _vectorized(loop_size, {', '.join(ins + outs)}):"]
     if rows:
         last = nloop - 1
-        lines = [f"def _vectorized(loop_size, {', '.join(ins + outs)}):",
-                 f"    j{last}, y = grid(2)",
-                 f"    if j{last} < o0.shape[{last}]:",
-                 f"        rows = loop_size // o0.shape[{last}]",
-                 "        ystep = gridsize(2)[1]",
-                 "        while y < rows:",
-                 "            r = y"]
-        for d in reversed(range(last)):
-            if d:
-                lines.append(f"            j{d} = r % o0.shape[{d}]")
-                lines.append(f"            r = r // o0.shape[{d}]")
-            else:
-                lines.append("            j0 = r")
-        sub = ", ".join(f"j{d}" for d in range(nloop))
-        call = [f"t{k}({n if p else f'{n}[{sub}]'})" if k < len(cast) and cast[k]
-                else (n if p else f"{n}[{sub}]") for k, (n, p) in enumerate(zip(ins, plain))]
-        lines.append(f"            o0[{sub}] = fn({', '.join(call)})")
-        lines.append("            y += ystep")
-        return "\n".join(lines) + "\n"
-    lines = [f"def _vectorized(loop_size, {', '.join(ins + outs)}):",
-             "    i = grid(1)",
-             "    if i < loop_size:",
-             "        r = i"]
-    for d in reversed(range(nloop)):
+        lines += [f"    j{last}, y = grid(2)",
+                  f"    if j{last} < o0.shape[{last}]:",
+                  f"        rows = loop_size // o0.shape[{last}]",
+                  "        ystep = gridsize(2)[1]",
+                  "        while y < rows:",
+                  "            r = y"]
+        pad, unravelled = " " * 12, last  # (the last axis's index is x's)
+    else:
+        lines += ["    i = grid(1)",
+                  "    if i < loop_size:",
+                  "        r = i"]
+        pad, unravelled = " " * 8, nloop
+    for d in reversed(range(unravelled)):
         if d == 0:  # what is left of the index (a division and a remainder fewer)
-            lines.append("        j0 = r")
+            lines.append(f"{pad}j0 = r")
             break
-        lines.append(f"        j{d} = r % o0.shape[{d}]")
-        lines.append(f"        r = r // o0.shape[{d}]")
+        lines.append(f"{pad}j{d} = r % o0.shape[{d}]")
+        lines.append(f"{pad}r = r // o0.shape[{d}]")
     sub = ", ".join(f"j{d}" for d in range(nloop))
 
     def at(name, as_is=False):
@@ -180,11 +170,13 @@ def _kernel_source(nin: int, plain: tuple, nloop: int, nout: int, gufunc: bool,
 
     if gufunc:
         call = [at(n, p) for n, p in zip(ins, plain)] + [at(o) for o in outs]
-        lines.append(f"        fn({', '.join(call)})")
+        lines.append(f"{pad}fn({', '.join(call)})")
     else:
         call = [f"t{k}({at(n, p)})" if k < len(cast) and cast[k] else at(n, p)
                 for k, (n, p) in enumerate(zip(ins, plain))]
-        lines.append(f"        {at(outs[0])} = fn({', '.join(call)})")
+        lines.append(f"{pad}{at(outs[0])} = fn({', '.join(call)})")
+    if rows:
+        lines.append(f"{pad}y += ystep")
     return "\n".join(lines) + "\n"
 
 

@@ -417,7 +417,6 @@ class OpenCLRuntime(Runtime):
         return bytes(bins[0]) if bins and bins[0] else None
 
     def load_binary(self, data: bytes):
-
         import pyopencl as cl
 
         with quiet_build():
