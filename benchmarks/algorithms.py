@@ -1,14 +1,18 @@
 """numba_gpux.algorithms on the OpenCL device next to NumPy on the same data.
 
-Each case: median of several timed runs of ours, then of NumPy's, each after three
-untimed calls (compilation, the first transfer and the OpenCL CPU driver's warm-up).
-The two are not timed in alternation: the driver's worker threads spin for a while
-after each kernel, so NumPy timed right after one ran 2 to 3 times slower than alone,
-and ours after NumPy waits for those threads to wake.  Data stays on the device for
+Each case: several rounds, each a block of timed runs of ours, then a block of
+NumPy's, each block after untimed calls (three in the first round: compilation, the
+first transfer and the OpenCL CPU driver's warm-up; one after); a case's time is the
+median of all its timed runs, and the per-round ratios show the spread.  Blocks, not
+single calls, alternate: the driver's worker threads spin for a while after each
+kernel, so NumPy timed right after one ran 2 to 3 times slower than alone, and ours
+after NumPy waits for those threads to wake.  Rounds spread a burst of load from
+elsewhere on the machine over both sides instead of one.  Data stays on the device for
 ours, timings include a synchronize.  Prints a table and writes
 benchmarks/results/algorithms.json.
 
-    python benchmarks/algorithms.py [--n 4194304] [--repeat 7] [--quick] [--only NAME]
+    python benchmarks/algorithms.py [--n 4194304] [--repeat 7] [--rounds 3] [--quick]
+                                    [--only NAME]
 
 Cases: map, reduce (sum, max, min, a custom operator against ``np.abs(x).max()``),
 inclusive and exclusive scan, sort and stable argsort, for float32, float64, int32 and
@@ -67,10 +71,19 @@ def _median_time(fn, repeat, sync=None) -> float:
     return statistics.median(_timed(fn, sync) for _ in range(repeat))
 
 
+def _samples(fn, repeat, warmup, sync=None) -> list:
+    """*repeat* timed calls of *fn* (each followed by *sync*) after *warmup* untimed ones."""
+    for _ in range(warmup):
+        _timed(fn, sync)
+    return [_timed(fn, sync) for _ in range(repeat)]
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=2**22)
-    ap.add_argument("--repeat", type=int, default=7)
+    ap.add_argument("--repeat", type=int, default=7, help="timed runs a block")
+    ap.add_argument("--rounds", type=int, default=3,
+                    help="blocks of ours then NumPy's, alternating")
     ap.add_argument("--quick", action="store_true",
                     help="float32 and int32 only, no 2-D cases")
     ap.add_argument("--only", default="", help="run the cases whose name contains this")
@@ -118,18 +131,32 @@ def main(argv=None):
                               lambda d2=d2, ax=ax: alg.reduce(d2, axis=ax),
                               lambda x2=x2, ax=ax: x2.sum(axis=ax)))
     rows = []
-    print(f"device: {dev}  n = {n}  median of {args.repeat}")
-    print(f"{'case':22s} {'gpux s':>9s} {'numpy s':>9s} {'gpux/numpy':>11s}")
+    rounds = max(1, args.rounds)
+    print(f"device: {dev}  n = {n}  median of {rounds} rounds of {args.repeat}")
+    print(f"{'case':22s} {'gpux s':>9s} {'numpy s':>9s} {'gpux/numpy':>11s}  rounds' ratios")
     cases = [c for c in cases if args.only in c[0]]
     for name, ours, ref in cases:
-        t_ours = _median_time(ours, args.repeat, sync)
-        t_ref = _median_time(ref, args.repeat)
+        all_ours: list = []
+        all_ref: list = []
+        per_round = []
+        for r in range(rounds):
+            warm = WARMUP if r == 0 else 1
+            o = _samples(ours, args.repeat, warm, sync)
+            f = _samples(ref, args.repeat, warm)
+            all_ours += o
+            all_ref += f
+            per_round.append(statistics.median(o) / statistics.median(f))
+        t_ours = statistics.median(all_ours)
+        t_ref = statistics.median(all_ref)
         ratio = t_ours / t_ref
-        rows.append({"case": name, "gpux_s": t_ours, "numpy_s": t_ref, "ratio": ratio})
-        print(f"{name:22s} {t_ours:9.4f} {t_ref:9.4f} {ratio:11.2f}")
+        rows.append({"case": name, "gpux_s": t_ours, "numpy_s": t_ref, "ratio": ratio,
+                     "round_ratios": per_round})
+        spread = " ".join(f"{v:.2f}" for v in per_round)
+        print(f"{name:22s} {t_ours:9.4f} {t_ref:9.4f} {ratio:11.2f}  {spread}")
     geomean = float(np.exp(np.mean([np.log(r["ratio"]) for r in rows]))) if rows else None
     print(f"geomean gpux/numpy: {geomean:.2f}  (goal: every case at most 1.0)")
-    result = {"n": n, "geomean": geomean, "repeat": args.repeat, "device": str(dev), "cpu_count": os.cpu_count(),
+    result = {"n": n, "geomean": geomean, "repeat": args.repeat, "rounds": rounds,
+              "device": str(dev), "cpu_count": os.cpu_count(),
               "machine": platform.machine(), "numpy": np.__version__, "cases": rows,
               "note": "ratio = gpux time / numpy time (lower is better for gpux)"}
     os.makedirs(os.path.dirname(args.out), exist_ok=True)
