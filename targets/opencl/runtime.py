@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import functools
 import os
 import threading
 import warnings
@@ -404,11 +405,21 @@ class OpenCLRuntime(Runtime):
     # the disk cache keeps built programs of cache=True kernels (numba_gpux/cache.py):
     # the driver's own binary, tied to the device and driver that built it
     def binary_identity(self) -> str:
+        """The device, driver and pyopencl versions; for a CPU device also the host
+        processor's model and features and the driver settings read from the
+        environment: a CPU driver's binary is native code for the instruction set it
+        chose (AVX-512 on one machine, AVX2 on another, or what
+        ``CL_CONFIG_CPU_TARGET_ARCH`` asks), and virtual machines of different
+        processor generations can report the same device name ("AMD EPYC"), so a
+        cache directory they share must not hand one's code to the other."""
         import pyopencl as cl
 
         d = self.cl_device
-        return (f"opencl|{d.platform.name}|{d.platform.version}|{d.name}|{d.vendor}|"
-                f"{d.version}|{d.driver_version}|pyopencl {cl.VERSION_TEXT}")
+        ident = (f"opencl|{d.platform.name}|{d.platform.version}|{d.name}|{d.vendor}|"
+                 f"{d.version}|{d.driver_version}|pyopencl {cl.VERSION_TEXT}")
+        if d.type & cl.device_type.CPU:
+            ident += "|" + _host_cpu_identity()
+        return ident
 
     def program_binary(self, program) -> bytes | None:
         import pyopencl as cl
@@ -659,3 +670,28 @@ class _Event:
                 if self._host_ns is None:
                     self._host_ns = time.perf_counter_ns()
         return self._host_ns
+
+
+#: environment variables whose names start so configure an OpenCL CPU driver's code
+#: generation (Intel's CL_CONFIG_CPU_TARGET_ARCH, PoCL's POCL_CPU_...)
+_CPU_DRIVER_ENV = ("CL_CONFIG_", "POCL_CPU_")
+
+
+def _host_cpu_identity() -> str:
+    """The host processor as code generation sees it (LLVM's name and features) and the
+    CPU drivers' settings in the environment (read at each call: a driver reads them
+    when the process loads it, so a change matters to the next process)."""
+    env = ",".join(f"{k}={v}" for k, v in sorted(os.environ.items())
+                   if k.startswith(_CPU_DRIVER_ENV))
+    return f"host {_host_cpu()} env {env}"
+
+
+@functools.lru_cache(maxsize=1)
+def _host_cpu() -> str:
+    import llvmlite.binding as llvm
+
+    try:
+        features = llvm.get_host_cpu_features().flatten()
+    except RuntimeError:  # (LLVM cannot tell on this host)
+        features = ""
+    return f"{llvm.get_host_cpu_name()} {features}"

@@ -105,7 +105,12 @@ class OpenCLSourceRuntime(OpenCLRuntime):
         prg = cl.Program(self.context, artifact.text)
         with quiet_build():
             try:
-                return prg.build(options=opts)
+                # cache_dir=False: not through pyopencl's program cache, which keys a
+                # binary by device and source alone (a CPU driver's native code for one
+                # processor would reach another that reports the same device name) and
+                # unpickles what it reads back; the project's cache keeps programs
+                # instead (numba_gpux.cache.load_program, keyed by binary_identity)
+                return prg.build(options=opts, cache_dir=False)
             except cl.RuntimeError as e:
                 from numba_gpux.errors import InternalCompilerError
 

@@ -153,6 +153,30 @@ def test_another_version_misses(program, module):
     assert _miss(r) and r["out"] == _expected()
 
 
+def test_cpu_driver_settings_keep_the_drivers_programs_apart(program):
+    # a CPU driver's program is native code for the instruction set it targets, which
+    # CL_CONFIG_CPU_TARGET_ARCH chooses (corei7: SSE4.2, what every CPU the driver runs
+    # on has); the kernel's own entry stays valid (SPIR-V is the same)
+    from numba_gpux.devices import default_device
+
+    if default_device().kind != "cpu":
+        pytest.skip("the default device is not a CPU device")
+    folder, cache = program
+    assert _miss(_run(folder, cache))
+    sse = {"CL_CONFIG_CPU_TARGET_ARCH": "corei7"}
+    other = _run(folder, cache, env_extra=sse)
+    assert other["out"] == _expected() and _hit(other)
+    assert other["stats"]["program_hits"] == 0, other  # built again for that setting
+    again = _run(folder, cache, env_extra=sse)
+    assert again["stats"]["program_hits"] == 1 and again["out"] == _expected()
+    # the first setting's program is still there, beside the other's: each setting loads
+    # its own (with one key for both, the SSE build would replace it and the default
+    # setting would run SSE code for good)
+    assert _run(folder, cache)["stats"]["program_hits"] == 1
+    programs = [p for p in cache.rglob("*") if p.is_file() and p.parent.parent.name == "programs"]
+    assert len(programs) == 2, programs
+
+
 def test_a_kernel_reading_an_unknown_object_is_not_indexed(tmp_path):
     """A global of a class the key cannot see into (a float subclass: Numba types it as
     a float, its value could come from anywhere) keeps the kernel off the index; the
