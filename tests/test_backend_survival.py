@@ -534,14 +534,17 @@ def test_the_driver_reads_shared_arrays_through_the_integer_phi(opencl_device):
     assert _run_spirv(opencl_device, fixed, -2) == [1.0, 2.0, 3.0, 0.0]
     if "Intel" in opencl_device.runtime.cl_device.platform.name:
         # the driver's fault, still there: were it fixed, this says the rewrite may go.
-        # Run in a child: on the original module the driver reads zeros, or now and
-        # then traps and ends the process (SIGTRAP, "PLEASE submit a bug report")
+        # Run in a child: on the original module the driver reads wrong values (zeros
+        # where it targets AVX-512, leftovers of other memory where it targets SSE4.2:
+        # CL_CONFIG_CPU_TARGET_ARCH=corei7), or now and then traps and ends the process
+        # (SIGTRAP, "PLEASE submit a bug report")
         res = subprocess.run([sys.executable, "-c", _DRIVER_CHILD, opencl_device.spec],
                              input=SHARED_PHI, capture_output=True, text=True,
                              cwd=str(ROOT), timeout=300)
         got = [ln for ln in res.stdout.splitlines() if ln.startswith("GOT ")]
         if res.returncode == 0:
-            assert got and json.loads(got[-1][4:]) == [0.0] * 4, (res.stdout + res.stderr)[-2000:]
+            assert got and json.loads(got[-1][4:]) != [10.0, 20.0, 30.0, 0.0], \
+                (res.stdout + res.stderr)[-2000:]
         else:
             assert not got, (res.stdout + res.stderr)[-2000:]
 
