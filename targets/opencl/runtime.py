@@ -672,9 +672,11 @@ class _Event:
         return self._host_ns
 
 
-#: environment variables whose names start so configure an OpenCL CPU driver's code
-#: generation (Intel's CL_CONFIG_CPU_TARGET_ARCH, PoCL's POCL_CPU_...)
-_CPU_DRIVER_ENV = ("CL_CONFIG_", "POCL_CPU_")
+#: environment variables whose names start so configure an OpenCL CPU driver (Intel's
+#: CL_CONFIG_CPU_TARGET_ARCH, PoCL's POCL_WORK_GROUP_METHOD, ...): all of them, as a
+#: program built under one value may not suit another (one that does not matter, such
+#: as POCL_DEBUG, costs a rebuild)
+_CPU_DRIVER_ENV = ("CL_CONFIG_", "POCL_")
 
 
 def _host_cpu_identity() -> str:
