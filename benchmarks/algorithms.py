@@ -63,19 +63,17 @@ def _timed(fn, sync=None) -> float:
     return time.perf_counter() - t
 
 
-def _median_time(fn, repeat, sync=None) -> float:
-    """Median of *repeat* timed calls of *fn* (each followed by *sync*) after
-    :data:`WARMUP` untimed ones (also benchmarks/cuda_algorithms.py's timing)."""
-    for _ in range(WARMUP):
-        _timed(fn, sync)
-    return statistics.median(_timed(fn, sync) for _ in range(repeat))
-
-
 def _samples(fn, repeat, warmup, sync=None) -> list:
     """*repeat* timed calls of *fn* (each followed by *sync*) after *warmup* untimed ones."""
     for _ in range(warmup):
         _timed(fn, sync)
     return [_timed(fn, sync) for _ in range(repeat)]
+
+
+def _median_time(fn, repeat, sync=None) -> float:
+    """Median of *repeat* timed calls of *fn* (each followed by *sync*) after
+    :data:`WARMUP` untimed ones (also benchmarks/cuda_algorithms.py's timing)."""
+    return statistics.median(_samples(fn, repeat, WARMUP, sync))
 
 
 def main(argv=None):
