@@ -221,6 +221,12 @@ class GpuxTypingContext(TypingBaseContext):
         except ValueError:
             if _from_numpy(val) and load_array_math():
                 return super().resolve_value_type(val)
+            # registered while this compile was typing: a module imported on first
+            # use from kernel code (``cuda.libdevice.sincosf`` with libdevice not yet
+            # imported) registers its functions after the compile's refresh
+            if _registrations(self) != self._refreshed_at:
+                self.refresh()
+                return super().resolve_value_type(val)
             raise
 
     def resolve_getattr(self, typ, attr):

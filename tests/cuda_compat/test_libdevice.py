@@ -142,3 +142,32 @@ def test_math_and_bits_agree_with_python(device, rng):
     }
     for idx, want in expect.items():
         assert got[idx] == pytest.approx(want, rel=2e-6, abs=0), (idx, got[idx], want)
+
+
+def test_libdevice_first_named_inside_a_kernel_compiles():
+    """``cuda.libdevice`` is imported on first use; when that first use is a kernel being
+    typed (a library that never touches it from Python), its functions are registered
+    during the compile and must still type."""
+    import subprocess
+    import sys
+
+    code = "\n".join([
+        "import sys, numpy as np",
+        "import numba_gpux.cuda as cuda",
+        "assert 'numba_gpux.cuda.libdevice' not in sys.modules",
+        "@cuda.jit",
+        "def k(x, out):",
+        "    i = cuda.grid(1)",
+        "    if i < x.size:",
+        "        s, c = cuda.libdevice.sincosf(x[i])",
+        "        out[i] = s + 2 * c + cuda.libdevice.powf(x[i], np.float32(1.5))",
+        "x = np.linspace(0.0, 3.0, 50).astype(np.float32)",
+        "out = np.zeros(50)",
+        "k[2, 32](x, out)",
+        "want = np.sin(x) + 2 * np.cos(x).astype(np.float64) + x.astype(np.float64) ** 1.5",
+        "assert np.allclose(out, want, rtol=1e-6), (out, want)",
+        "print('ok')",
+    ])
+    run = subprocess.run([sys.executable, "-W", "ignore", "-c", code], capture_output=True,
+                         text=True, timeout=300)
+    assert run.returncode == 0 and run.stdout.strip().endswith("ok"), run.stderr[-3000:]
