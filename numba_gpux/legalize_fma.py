@@ -42,7 +42,14 @@ def _contracts(flags) -> bool:
 def fuse_contracted(text: str) -> str:
     """``fadd contract (fmul contract a, b), c`` as ``call @llvm.fma(a, b, c)``, and
     ``fsub`` likewise (``fma(a, b, -c)``, ``fma(-a, b, c)``), where the multiply is in
-    the same block and the add is its only use.
+    the same block.
+
+    Which pairs fuse follows LLVM's NVPTX back end (its DAG combiner, with the
+    "aggressive" fusion NVPTX asks for), so that a facade kernel rounds as it does on
+    the CUDA target and as numba.cuda's NVVM: a multiply fuses into every add of its
+    block that uses it, whatever its other uses (it stays for those); an add of two
+    products fuses the one with fewer uses in the function, the first operand on a
+    tie (checked against LLVM's NVPTX output in the tests).
 
     For: LLVM's SPIR-V back end neither fuses such a pair nor writes that it may
     (``AllowContract`` needs SPV_KHR_float_controls2), so a driver rounds both
@@ -56,8 +63,8 @@ def fuse_contracted(text: str) -> str:
 
     Types and dominance: the call defines the add's name, of the add's type, at the
     add's place; its operands are the multiply's (defined before the multiply, so
-    before the add) and the add's other operand.  The multiply, whose only use was the
-    add, is removed.  The intrinsic is declared where the module does not declare it.
+    before the add) and the add's other operand.  A multiply none of whose uses is
+    left is removed.  The intrinsic is declared where the module does not declare it.
     """
     if "contract" not in text and "fast" not in text:
         return text
@@ -88,22 +95,21 @@ def fuse_contracted(text: str) -> str:
                 muls[a[0]] = (k, a[2], a[3], a[4], a[5])
             else:
                 adds.append((k, a))
-        gone: set[int] = set()
+        left = dict(uses)  # uses not fused yet
         for k, (name, op, flags, ty, x, y, rest) in adds:
             def fusable(v):
                 m = muls.get(v)
-                return (m is not None and uses.get(v) == 1 and m[0] not in gone
-                        and block_of.get(m[0]) == block_of.get(k) and m[2] == ty)
+                return m is not None and block_of.get(m[0]) == block_of.get(k) and m[2] == ty
 
             neg_name = irlex.spell_local(irlex.name(name) + ".gpux.neg")
             neg = None
-            if fusable(x):
-                m, other = muls[x], y
+            if fusable(x) and not (fusable(y) and uses[x] > uses[y]):
+                m, other, fused = muls[x], y, x
                 ma, mb = m[3], m[4]
                 if op == "fsub":           # a*b - y = fma(a, b, -y)
                     neg, other = other, neg_name
             elif fusable(y):
-                m, other = muls[y], x
+                m, other, fused = muls[y], x, y
                 ma, mb = m[3], m[4]
                 if op == "fsub":           # x - a*b = fma(-a, b, x)
                     neg, ma = ma, neg_name
@@ -118,9 +124,10 @@ def fuse_contracted(text: str) -> str:
             new.append(f"  {name} = call{fl} {ty} @llvm.fma.{_TYPES[ty]}({ty} {ma}, {ty} {mb}, "
                        f"{ty} {other}){tail}")
             lines[f.start + k] = "\n".join(new)
-            gone.add(m[0])
-        for k in gone:
-            lines[f.start + k] = None
+            left[fused] -= 1
+        for v, m in muls.items():
+            if left.get(v) == 0:  # every use fused: the multiply is dead
+                lines[f.start + m[0]] = None
     if not used_types:
         return text
     declared = {irlex.name(g) for ln in lines if ln is not None and ln.startswith("declare")

@@ -487,12 +487,65 @@ def test_contracted_multiply_adds_become_fma_calls():
     # x - c * d is fma(-c, d, x)
     assert "%s.gpux.neg = fneg contract float %c" in out
     assert "%s = call contract float @llvm.fma.f32(float %s.gpux.neg, float %d, float %a)" in out
-    # left: a product used twice, one without the flag, one in another block
-    for kept in ("%u = fadd contract float %m3, %m3", "%v = fadd contract float %m4, %a",
-                 "%x = fadd contract float %m5, %b"):
+    # an add of a product with itself fuses once and keeps the product for the addend
+    assert "%u = call contract float @llvm.fma.f32(float %c, float %d, float %m3)" in out
+    assert "%m3 = fmul contract float %c, %d" in out
+    # left: a product without the flag, one in another block
+    for kept in ("%v = fadd contract float %m4, %a", "%x = fadd contract float %m5, %b"):
         assert kept in out
     assert "%m = " not in out and "%m2 = " not in out
     assert out.count("declare float @llvm.fma.f32(float, float, float)") == 1
     # code without the flag is left as it is
     plain = CONTRACTED.replace(" contract", "")
     assert legalize.fuse_contracted(plain) == plain
+
+
+#: products used more than once, and adds of two products (stores keep every value)
+SHARED_PRODUCTS = """
+define void @f(float %a, float %b, float %c, float %d, float %e, float* %o) {
+entry:
+  %p1 = fmul contract float %a, %b
+  %p2 = fmul contract float %c, %d
+  %s2 = fadd contract float %p1, %e
+  %s1 = fadd contract float %p1, %p2
+  store volatile float %s1, float* %o
+  store volatile float %s2, float* %o
+  %t1 = fmul contract float %a, %c
+  %t2 = fmul contract float %b, %d
+  %s3 = fadd contract float %t1, %t2
+  store volatile float %s3, float* %o
+  %u1 = fmul contract float %a, %e
+  %s4 = fsub contract float %u1, %b
+  %s5 = fadd contract float %u1, %c
+  store volatile float %s4, float* %o
+  store volatile float %s5, float* %o
+  store volatile float %u1, float* %o
+  ret void
+}
+"""
+
+
+def test_contracted_products_fuse_where_nvptx_fuses_them():
+    """The facade's kernels round as on the CUDA target (and numba.cuda's NVVM): a
+    product fuses into each add of its block, other uses or not, and of two products
+    the one with fewer uses fuses, the first on a tie. LLVM's NVPTX back end is the
+    reference: it writes the same number of fma and mul instructions for this code."""
+    out = legalize.fuse_contracted(SHARED_PRODUCTS)
+    ll.parse_assembly(out).verify()
+    fma = "call contract float @llvm.fma.f32"
+    assert f"%s2 = {fma}(float %a, float %b, float %e)" in out
+    assert f"%s1 = {fma}(float %c, float %d, float %p1)" in out  # p1 has two uses
+    assert f"%s3 = {fma}(float %a, float %c, float %t2)" in out  # a tie: the first
+    assert f"%s4 = {fma}(float %a, float %e, float %s4.gpux.neg)" in out
+    assert f"%s5 = {fma}(float %a, float %e, float %c)" in out
+    # kept: p1 (an addend), t2 (an addend), u1 (stored); p2 and t1 went into fmas
+    kept = sorted(ln.split()[0] for ln in out.splitlines() if " = fmul " in ln)
+    assert kept == ["%p1", "%t2", "%u1"]
+
+    ll.initialize_all_targets()
+    ll.initialize_all_asmprinters()
+    nvptx = ll.Target.from_triple("nvptx64-nvidia-cuda").create_target_machine(
+        cpu="sm_80", opt=2)
+    ptx = nvptx.emit_assembly(ll.parse_assembly(SHARED_PRODUCTS))
+    assert ptx.count("fma.rn.f32") == out.count(fma) == 5
+    assert ptx.count("mul.f32") + ptx.count("mul.rn.f32") == len(kept)
