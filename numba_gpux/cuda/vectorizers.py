@@ -258,25 +258,46 @@ class CUDAUFunc:
         """*ret*, or for a signature of argument types only the one typing finds."""
         return ret if ret is not None else self._dev.neutral(tuple(args)).return_type
 
-    def _select(self, dtypes):
-        """(input numba types, return numba type) for inputs of *dtypes*."""
-        args, ret = self._select_signature(dtypes)
+    def _select(self, dtypes, scalars=()):
+        """(input numba types, return numba type) for inputs of *dtypes*; *scalars* says
+        which inputs are scalars (converted to the signature's types)."""
+        args, ret = self._select_signature(dtypes, scalars)
         return args, self._result_type(args, ret)
 
-    def _select_signature(self, dtypes):
+    def _select_signature(self, dtypes, scalars=()):
         if not self._sigs:
             return tuple(numpy_support.from_dtype(d) for d in dtypes), None
-        for args, ret in self._sigs:
-            if all(np.dtype(str(a)) == d for a, d in zip(args, dtypes)):
-                return tuple(args), ret
-        for args, ret in self._sigs:
-            if all(np.can_cast(d, np.dtype(str(a)), "safe") for a, d in zip(args, dtypes)):
-                return tuple(args), ret
-        for args, ret in self._sigs:
-            if all(np.can_cast(d, np.dtype(str(a)), "same_kind") for a, d in zip(args, dtypes)):
-                return tuple(args), ret
-        raise TypeError(f"{self.__name__}: no matching signature for input types "
-                        f"{[str(d) for d in dtypes]} (have {[str(s) for s in self._sigs]})")
+
+        def first(cast, operands):
+            for args, ret in self._sigs:
+                if all(cast(d, np.dtype(str(a))) for a, d, use in zip(args, dtypes, operands)
+                       if use):
+                    return tuple(args), ret
+            return None
+
+        every = [True] * len(dtypes)
+        arrays = [not s for s in scalars] if any(scalars) else None
+        # numba.cuda's rule: the signature all inputs match exactly; else, with scalar
+        # inputs, the only one the arrays match exactly (scalars are converted to it)
+        got = first(np.equal, every)
+        if got is None and arrays is not None:
+            exact = [(tuple(a), r) for a, r in self._sigs
+                     if all(np.dtype(str(t)) == d for t, d, use in zip(a, dtypes, arrays)
+                            if use)]
+            if len(exact) > 1:
+                raise TypeError("Failed to resolve ufunc due to ambiguous signature. Too "
+                                "many untyped scalars. Use numpy dtype object to type tag.")
+            got = exact[0] if exact else None
+        # where numba.cuda finds none: the first signature the inputs cast to safely (then
+        # within their kind), as NumPy picks a loop; then the arrays alone
+        for operands in (every, arrays):
+            for rule in ("safe", "same_kind"):
+                if got is None and operands is not None:
+                    got = first(lambda d, t, r=rule: np.can_cast(d, t, r), operands)
+        if got is None:
+            raise TypeError(f"{self.__name__}: no matching signature for input types "
+                            f"{[str(d) for d in dtypes]} (have {[str(s) for s in self._sigs]})")
+        return got
 
     def __call__(self, *args, out=None, stream=0):
         if len(args) == self.nin + 1 and out is None:
@@ -286,7 +307,7 @@ class CUDAUFunc:
         prepared = [_Arg(a, stream) for a in args]
         out = _foreign_viewed(out)
         dtypes = [p.dtype for p in prepared]
-        argtys, ret = self._select(dtypes)
+        argtys, ret = self._select(dtypes, [p.is_scalar for p in prepared])
         shape = np.broadcast_shapes(*[p.shape for p in prepared if not p.is_scalar])
         want_device = any(p.array is not None for p in prepared) or \
             isinstance(out, _mem.DeviceArray)

@@ -44,6 +44,28 @@ def test_broadcasting_and_scalars(device, add):
         add(a, np.arange(5.0))
 
 
+
+def test_scalars_take_the_signature_the_arrays_match(device):
+    """numba.cuda's rule for scalar operands: a signature all inputs match exactly, else
+    the one the arrays match exactly, the scalars converted to its types (a float
+    threshold given to an int16 ufunc, as a numba.cuda tutorial does)."""
+    @cuda.vectorize(["int16(int16, int16)", "float64(float64, float64)"])
+    def suppress(w, t):
+        return 0 if w < t else w
+
+    w = np.array([3, 20, -5, 100, 15], np.int16)
+    r = suppress(w, 15.0)   # float64 scalar: int16, as the array, not float64
+    assert r.dtype == np.int16
+    np.testing.assert_array_equal(r, [0, 20, 0, 100, 15])
+    assert suppress(w, 15.7).tolist() == [0, 20, 0, 100, 15]  # 15.7 converted to 15
+    assert suppress(w.astype(np.float64), 15).dtype == np.float64
+    # only scalars, none matching one signature exactly: numba.cuda's TypeError
+    with pytest.raises(TypeError, match="ambiguous signature"):
+        suppress(np.float32(1), 2.0)
+    # where numba.cuda finds no signature (an int32 array), the first the inputs cast
+    # to safely, as before
+    assert suppress(w.astype(np.int32), 15).dtype == np.float64
+
 def test_arrays_of_any_rank_and_layout_give_numpys_results(device, add):
     """Elementwise loops over C-ordered arrays run as one flat loop, whatever their rank
     (views with an offset included); F order, broadcast operands, strided views and
