@@ -27,6 +27,8 @@ for an array, the same array in the other block of the cluster.
 
 from __future__ import annotations
 
+import builtins
+
 from llvmlite import ir
 from numba.core import types
 from numba.core.errors import TypingError
@@ -269,7 +271,9 @@ def _address(context, builder, ty, val):
     return builder.bitcast(val, _PTR)
 
 
-def _nv_stub(name: str):
+def _nv_stub(name: str, also=None):
+    """The kernel-side function *name* of ``_SPECS``; *also*, a Python object that kernels
+    may call as the same function (the builtin ``breakpoint``)."""
     instr, needs, params, result, what = _SPECS[name]
     stub = _stubs.Stub(f"cuda.intrin.{name}", f"{what}  PTX {instr}; needs {needs}.")
 
@@ -296,10 +300,13 @@ def _nv_stub(name: str):
     T.__name__ = f"Intrin_{name}"
     typing_registry.register(T)
     typing_registry.register_global(stub, types.Function(T))
+    if also is not None:
+        typing_registry.register_global(also, types.Function(T))
 
     iname = _intrinsic_name(name)
 
     @lowering_registry.lower(stub, types.VarArg(types.Any))
+    @lowering_registry.lower(also if also is not None else stub, types.VarArg(types.Any))
     def impl(context, builder, sig, args):
         vals = [_address(context, builder, t, v) if p == "ptr" else v
                 for p, t, v in zip(params, sig.args, args)]
@@ -337,7 +344,8 @@ block_idx_in_cluster = _nv_stub("block_idx_in_cluster")
 cluster_ctarank = _nv_stub("cluster_ctarank")
 mapa = _nv_stub("mapa")
 prefetch_tensormap = _nv_stub("prefetch_tensormap")
-breakpoint = _nv_stub("breakpoint")  # noqa: A001 (numba-cuda-mlir's name)
+#: numba-cuda-mlir's name; Python's builtin breakpoint() in a kernel is the same (numba.cuda's)
+breakpoint = _nv_stub("breakpoint", also=builtins.breakpoint)  # noqa: A001
 tcgen05_alloc = _nv_stub("tcgen05_alloc")
 tcgen05_mma = _nv_stub("tcgen05_mma")
 tcgen05_commit_arrive = _nv_stub("tcgen05_commit_arrive")

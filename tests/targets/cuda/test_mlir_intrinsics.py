@@ -321,6 +321,27 @@ def test_opencl_names_the_intrinsic_the_line_and_the_target(name):
     assert "target 'opencl'" in msg and "needs " in msg
 
 
+
+def k_builtin_breakpoint(out):
+    out[0] = 1
+    breakpoint()
+
+
+def test_python_breakpoint_in_a_facade_kernel_is_ptx_brkpt(ptxas):
+    """numba.cuda lowers Python's breakpoint() in a kernel to PTX brkpt (for cuda-gdb);
+    on OpenCL it is the intrinsic's error, naming the line."""
+    from numba_gpux.targets.cuda import toolkit
+
+    ptx, _ = cuda.compile_ptx(k_builtin_breakpoint, "void(float32[::1])", cc=(7, 5))
+    assert "brkpt;" in ptx
+    ok, messages = toolkit.ptxas_check(ptx, (7, 5), "")
+    assert ok, messages
+    with pytest.raises(ValidationError) as info:
+        gpux.compile(k_builtin_breakpoint, "void(float32[::1])", target="opencl")
+    msg = str(info.value)
+    assert f"test_mlir_intrinsics.py:{_line_of(k_builtin_breakpoint, 'breakpoint()')}" in msg
+    assert "brkpt" in msg and "target 'opencl'" in msg
+
 @pytest.mark.parametrize("name", ["mbarrier_init", "cp_async_bulk_tensor_2d", "tcgen05_mma"])
 def test_metal_names_the_intrinsic_and_the_target(name):
     """The MSL route (written here, compiled only on macOS) rejects them when it writes."""
