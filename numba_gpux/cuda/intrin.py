@@ -305,8 +305,6 @@ def _nv_stub(name: str, also=None):
 
     iname = _intrinsic_name(name)
 
-    @lowering_registry.lower(stub, types.VarArg(types.Any))
-    @lowering_registry.lower(also if also is not None else stub, types.VarArg(types.Any))
     def impl(context, builder, sig, args):
         vals = [_address(context, builder, t, v) if p == "ptr" else v
                 for p, t, v in zip(params, sig.args, args)]
@@ -327,6 +325,8 @@ def _nv_stub(name: str, also=None):
                                       [builder.extract_value(r, 0), builder.extract_value(r, 1)])
         return r
 
+    for key in (stub,) if also is None else (stub, also):
+        lowering_registry.lower(key, types.VarArg(types.Any))(impl)
     return stub
 
 

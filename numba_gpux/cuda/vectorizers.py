@@ -279,7 +279,7 @@ class CUDAUFunc:
         arrays = [not s for s in scalars] if any(scalars) else None
         # numba.cuda's rule: the signature all inputs match exactly; else, with scalar
         # inputs, the only one the arrays match exactly (scalars are converted to it)
-        got = first(np.equal, every)
+        got = first(lambda d, t: d == t, every)
         if got is None and arrays is not None:
             exact = [(tuple(a), r) for a, r in self._sigs
                      if all(np.dtype(str(t)) == d for t, d, use in zip(a, dtypes, arrays)
