@@ -268,12 +268,15 @@ class CUDAUFunc:
         if not self._sigs:
             return tuple(numpy_support.from_dtype(d) for d in dtypes), None
 
+        def fitting(cast, operands):
+            """The signatures each of whose *operands* (a flag per input) *cast* to."""
+            return [(tuple(args), ret) for args, ret in self._sigs
+                    if all(cast(d, np.dtype(str(a)))
+                           for a, d, use in zip(args, dtypes, operands) if use)]
+
         def first(cast, operands):
-            for args, ret in self._sigs:
-                if all(cast(d, np.dtype(str(a))) for a, d, use in zip(args, dtypes, operands)
-                       if use):
-                    return tuple(args), ret
-            return None
+            got = fitting(cast, operands)
+            return got[0] if got else None
 
         every = [True] * len(dtypes)
         arrays = [not s for s in scalars] if any(scalars) else None
@@ -281,9 +284,7 @@ class CUDAUFunc:
         # inputs, the only one the arrays match exactly (scalars are converted to it)
         got = first(lambda d, t: d == t, every)
         if got is None and arrays is not None:
-            exact = [(tuple(a), r) for a, r in self._sigs
-                     if all(np.dtype(str(t)) == d for t, d, use in zip(a, dtypes, arrays)
-                            if use)]
+            exact = fitting(lambda d, t: d == t, arrays)
             if len(exact) > 1:
                 raise TypeError("Failed to resolve ufunc due to ambiguous signature. Too "
                                 "many untyped scalars. Use numpy dtype object to type tag.")
