@@ -28,7 +28,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 LAYERS: tuple[tuple[str, ...], ...] = (
     # 1: data and text, nothing of the pipeline
     ("_version", "errors", "config", "irlex", "irverify", "irinfer", "irtext", "divergence", "converge", "legalize", "legalize_fma", "legalize_logic", "legalize_stack", "overlays", "cai",
-     "interface", "abi", "linking",
+     "runtime", "interface", "abi", "linking",
      "serialize", "limits", "passes"),
     # 2: the kernel language (typing, lowering) and the one shared context
     ("language", "neutrallib", "context"),
