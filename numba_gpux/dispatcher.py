@@ -246,6 +246,9 @@ class GpuxFunction(KernelAttributes, KernelInspection):
     #: a debug kernel reported, *exc* as language/debug.py forms it: a dialect's own
     #: classes and messages (numba_gpux.cuda.mlir_dialect's); kept by derived kernels
     device_exception = None
+    #: what ``overloads`` and ``compile`` give for one signature: inspection.Overload, or
+    #: a facade's subclass with its dialect's API on compiled code
+    overload_class = Overload
 
     def launch_variant(self, cfg) -> "GpuxFunction":
         """The kernel object whose code a launch with the configuration *cfg* runs
@@ -530,7 +533,7 @@ class GpuxFunction(KernelAttributes, KernelInspection):
     @property
     def overloads(self) -> dict[tuple, Overload]:
         """``{argtypes: Overload}`` of every signature compiled (inspection.Overload)."""
-        return {r.argtypes: Overload(self, r) for k, r in self._neutral.items()
+        return {r.argtypes: self.overload_class(self, r) for k, r in self._neutral.items()
                 if k == r.argtypes}
 
     def compile(self, sig) -> Overload:
@@ -540,7 +543,7 @@ class GpuxFunction(KernelAttributes, KernelInspection):
         res = self.compile_neutral_sig(sig)
         if not self.is_device:
             self.code_for(res.argtypes, default_device().target)
-        return Overload(self, res)
+        return self.overload_class(self, res)
 
     # ------------------------------------------------------------------ code
     def code_for(self, argtypes: tuple, target, facts: LaunchFacts = NO_FACTS) -> Artifact:

@@ -105,6 +105,17 @@ class Runtime:
     def set_shared_memory_carveout(self, kernel: Any, percent: int) -> None:
         """A hint: the share of on-chip memory *kernel* prefers as shared memory."""
 
+    def set_cache_config(self, kernel: Any, prefer: str) -> None:
+        """A hint: how *kernel* prefers on-chip memory split between cache and shared
+        memory: ``"none"``, ``"shared"``, ``"cache"`` or ``"equal"`` (CUDA's
+        ``cuFuncSetCacheConfig``).  Default: no such choice, nothing to do."""
+
+    def native_handle(self, kernel: Any) -> Any:
+        """The driver's own object for *kernel* (from ``kernel``), for code that calls
+        the driver's API itself (a ``CUfunction``; a ``pyopencl.Kernel``).  Default:
+        *kernel*."""
+        return kernel
+
     def cooperative_groups(self, kernel: Any, block_threads: int, shared_bytes: int) -> int:
         """The most work-groups of *block_threads* work-items with *shared_bytes* of
         dynamic shared memory of *kernel* that the device is sure to run at once (the

@@ -322,6 +322,20 @@ class Context(ContextMemory):
             return True
         return bool(self.device.gpux_device.runtime.can_access_peer(peer.gpux_device.runtime))
 
+    def get_active_blocks_per_multiprocessor(self, func, blocksize, memsize, flags=None) -> int:
+        """Occupancy: blocks of *func* (``library.get_cufunc()``) of *blocksize* threads
+        and *memsize* dynamic shared bytes that one multiprocessor runs at once
+        (``compiled.Function.active_blocks_per_multiprocessor``)."""
+        return _loaded(func, "get_active_blocks_per_multiprocessor") \
+            .active_blocks_per_multiprocessor(blocksize, memsize, flags)
+
+    def get_max_potential_block_size(self, func, b2d_func, memsize, blocksizelimit,
+                                     flags=None) -> tuple:
+        """``(grid, block)``: the block size of the highest occupancy for *func*, and the
+        fewest blocks that fill the device (``compiled.Function.max_potential_block_size``)."""
+        return _loaded(func, "get_max_potential_block_size") \
+            .max_potential_block_size(b2d_func, memsize, blocksizelimit, flags)
+
     def reset(self) -> None:
         """Wait for the device's work and make the pending frees (numba.cuda also
         destroys the context; numba_gpux keeps it).  An EMM plug-in is reset, and
@@ -332,6 +346,14 @@ class Context(ContextMemory):
 
     def __repr__(self):
         return f"<Context of {self.device!r}>"
+
+
+def _loaded(func, what: str):
+    """*func* if it is a kernel loaded on a device (``compiled.Function``)."""
+    if not hasattr(func, "max_potential_block_size"):
+        raise TypeError(f"{what} takes a kernel's function (kernel.overloads[sig].library"
+                        f".get_cufunc()), not {type(func).__name__}")
+    return func
 
 
 _contexts: dict = {}

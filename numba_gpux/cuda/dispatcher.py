@@ -33,6 +33,7 @@ from ..argtypes import argument_types
 from ..dispatcher import GpuxFunction
 from ..memory import DeviceArray, HostArg
 from . import config as _cuda_config
+from .compiled import CompiledKernel
 
 __all__ = ["CUDADispatcher"]
 
@@ -66,6 +67,8 @@ class CUDADispatcher(GpuxFunction):
     #: a kernel's return type inferred, not given as void (compile_ptx() and friends
     #: infer it, and raise numba.cuda's TypeError when it is not void)
     infer_kernel_return: bool = False
+    #: ``overloads[sig]`` and ``compile(sig)``: numba.cuda's compiled kernel
+    overload_class = CompiledKernel
 
     # ------------------------------------------------------------ extensions
     @property

@@ -563,6 +563,18 @@ class CUDARuntime(Runtime):
         attr = drv.CUfunction_attribute.CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT
         _check(drv.cuFuncSetAttribute(kernel.function, attr, percent))
 
+    def set_cache_config(self, kernel: _Kernel, prefer: str) -> None:
+        """The kernel's preferred L1/shared split (cuFuncSetCacheConfig)."""
+        drv = _driver()
+        flag = {"none": "CU_FUNC_CACHE_PREFER_NONE", "shared": "CU_FUNC_CACHE_PREFER_SHARED",
+                "cache": "CU_FUNC_CACHE_PREFER_L1", "equal": "CU_FUNC_CACHE_PREFER_EQUAL"}[prefer]
+        self._current()
+        _check(drv.cuFuncSetCacheConfig(kernel.function, getattr(drv.CUfunc_cache, flag)))
+
+    def native_handle(self, kernel: _Kernel):
+        """The kernel's ``CUfunction`` (cuda.bindings)."""
+        return kernel.function
+
     def prepare(self, kernel: _Kernel, params) -> None:
         """The kernel's parameter buffer: one 8-byte slot per parameter, and the array
         of pointers to the slots that cuLaunchKernel takes."""

@@ -5,7 +5,8 @@ many); ``Device``, ``Context``, ``Stream`` and ``Event`` are the facade's.
 The driver-level memory API (``Context.memalloc`` and its kind, ``MemoryPointer``,
 the copies and ``device_memset`` below) works on every device whose runtime can
 do it (``numba_gpux.interface.Runtime``'s optional memory methods; see
-``_memory_pointers``).  The External Memory Management plug-in interface
+``_memory_pointers``).  A compiled kernel's loaded ``Function`` and its ``FuncAttr`` are ``compiled``'s.
+The External Memory Management plug-in interface
 (``set_memory_manager`` and its classes) is ``_emm``'s.  IPC and linking are
 CUDA-driver features numba_gpux does not have: using them raises
 :class:`numba_gpux.UnsupportedError`.
@@ -23,6 +24,7 @@ from .. import _memory_pointers as _mp
 from .._emm import (BaseCUDAMemoryManager, GetIpcHandleMixin, HostOnlyCUDAMemoryManager,
                     NumbaCUDAMemoryManager, set_memory_manager)
 from .. import api as _api
+from ..compiled import FuncAttr, Function
 from .._memory_pointers import (AutoFreePointer, ManagedMemory, MappedMemory, MemoryPointer,
                                 OwnedPointer, PinnedMemory)
 from .error import CudaDriverError, CudaSupportError
@@ -36,7 +38,7 @@ __all__ = ["driver", "Driver", "Device", "Context", "Stream", "Event", "MemoryIn
            "MemoryPointer", "AutoFreePointer", "MappedMemory", "PinnedMemory", "ManagedMemory",
            "OwnedPointer", "require_device_memory", "host_memory_extents", "host_memory_size",
            "host_pointer", "device_pointer", "device_ctypes_pointer", "device_extents",
-           "device_memory_size"]
+           "device_memory_size", "Function", "FuncAttr"]
 
 Device, Context, Stream, Event, MemoryInfo = (_api.Device, _api.Context, _api.Stream,
                                               _api.Event, _api.MemoryInfo)
