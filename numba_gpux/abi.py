@@ -121,12 +121,16 @@ class LaunchFacts(NamedTuple):
       on the stride's parameter);
     * ``wide``: the launch has 2**32 or more work-items along a dimension, so the
       global index is the portable sum, not a target's built-in that a driver computes
-      in 32 bits (the artifact's info ``global_ids_32bit``).
+      in 32 bits (the artifact's info ``global_ids_32bit``);
+    * ``lanes``: the launch exchanges the grid's first two dimensions, and the code
+      every index it asks for (``lanes.exchange_first_dims``), so that the work-items
+      of dimension 1 are neighbouring lanes (``launch.lanes_follow_memory``).
     """
 
     nonneg: tuple = ()
     strides: tuple = ()
     wide: bool = False
+    lanes: bool = False
 
     def param_ranges(self, argtypes) -> dict:
         """``{parameter position: (lo, hi)}`` of the entry point's parameters that carry

@@ -478,6 +478,7 @@ def note_launch_info(art: Artifact, kernel_text: str) -> None:
     """Record in *art* what launching needs to know of the kernel whose neutral IR is
     *kernel_text*, so that code found on disk launches without typing."""
     from .language.memory import static_shared_bytes
+    from .lanes import lanes_prefer_second_dim
     from .language.cooperative import uses_grid_sync
     from .language.heap import uses_heap
     from .language.printing import uses_print
@@ -486,6 +487,7 @@ def note_launch_info(art: Artifact, kernel_text: str) -> None:
     art.info["grid_sync"] = uses_grid_sync(kernel_text)
     art.info["heap"] = uses_heap(kernel_text)
     art.info["static_shared_bytes"] = static_shared_bytes(kernel_text)
+    art.info["lanes_prefer_second_dim"] = lanes_prefer_second_dim(kernel_text)
     art.info["disk_cache"] = True
 
 

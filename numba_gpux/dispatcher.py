@@ -18,6 +18,7 @@ from numba.core.typing.typeof import Purpose, typeof
 from . import abi
 from .abi import NO_FACTS, LaunchFacts
 from . import irtext
+from .lanes import exchange_first_dims
 from . import hooks as _hooks
 from . import linking
 from . import serialize as _serialize
@@ -586,6 +587,8 @@ class GpuxFunction(KernelAttributes, KernelInspection):
             text = irtext.param_ranges(text, sym, ranges)
         if facts.wide:  # the global index as the portable sum (language/intrinsics.py)
             text = irtext.rename_globals(text, {"__gpux_global_idx": "__gpux_wide_global_idx"})
+        if facts.lanes:  # dimensions 0 and 1 exchanged (lanes.py)
+            text = exchange_first_dims(text)
         return text
 
     def typeof_args(self, args) -> tuple:

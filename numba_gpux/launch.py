@@ -27,6 +27,7 @@ from . import abi
 from .abi import NO_FACTS, LaunchFacts
 from . import cache as _cache
 from . import devices as _devices
+from . import lanelaunch as _lanes
 from . import overlays as _overlays
 # (_typeof is imported from here by the benchmarks)
 from .argtypes import (_FAST_TYPES, _PLAIN_ARGS, _typeof, argument_types, caller_location,
@@ -246,7 +247,7 @@ def _shared_declarations(dispatcher, argtypes, total: int) -> str:
 
 
 def _build_shim(dispatcher, argtypes, device, cfg=None, args=(),
-                facts: LaunchFacts = NO_FACTS) -> Shim:
+                facts: LaunchFacts = NO_FACTS, exchange: bool = True) -> Shim:
     spec = getattr(dispatcher, "_specialized", None)
     if spec is not None and tuple(spec) != tuple(argtypes):
         raise GpuxUserError(f"{dispatcher.__name__} was specialized for {spec}; got {argtypes}")
@@ -266,6 +267,11 @@ def _build_shim(dispatcher, argtypes, device, cfg=None, args=(),
     # the disk cache's index (cache=True) knows what launching needs without typing
     art = _cache.index_lookup(dispatcher, dev_types, device.target, facts) \
         if dispatcher.cache else None
+    if art is None and dispatcher.cache and exchange and not facts.lanes and cfg is not None \
+            and _lanes.exchangeable(device, cfg.griddim, cfg.blockdim) and _lanes.hook(device):
+        art = _cache.index_lookup(dispatcher, dev_types, device.target,
+                                  facts._replace(lanes=True))  # (lanelaunch.py)
+        facts = facts._replace(lanes=art is not None)
     # (a kernel that captures device arrays is never in the index: the key cannot see
     # into them, see cachekey.py, so a hit needs no typing to know there are none)
     from_index = art is not None
@@ -280,6 +286,14 @@ def _build_shim(dispatcher, argtypes, device, cfg=None, args=(),
     except LaunchError as e:
         raise LaunchError(f"{e}{_shared_declarations(dispatcher, dev_types, static_shared)}") \
             from None
+    # a kernel whose accesses run along dimension 1 (lanelaunch.py): its shim launches
+    # the exchanged code or this one, whichever a launch needs, the other built when
+    # first needed; the code this launch needs is built first
+    lanes = exchange and (facts.lanes or _lanes.wants_exchange(dispatcher, dev_types, device,
+                                                               art))
+    if lanes and art is None and cfg is not None \
+            and _lanes.exchangeable(device, cfg.griddim, cfg.blockdim):
+        facts = facts._replace(lanes=True)
     if art is None:
         art = dispatcher.code_for(dev_types, device.target, facts)
     program = _load(device, art)
@@ -333,7 +347,12 @@ def _build_shim(dispatcher, argtypes, device, cfg=None, args=(),
     shim.facts = facts
     if shim.narrow_ids and not facts.wide:
         shim.widen = functools.partial(_build_shim, dispatcher, argtypes, device,
-                                       facts=facts._replace(wide=True))
+                                       facts=facts._replace(wide=True, lanes=False),
+                                       exchange=False)
+    if lanes:
+        _lanes.exchange_launches(shim, functools.partial(
+            _build_shim, dispatcher, argtypes, device,
+            facts=facts._replace(lanes=not facts.lanes), exchange=False))
     return shim
 
 

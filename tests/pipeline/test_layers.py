@@ -28,7 +28,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 LAYERS: tuple[tuple[str, ...], ...] = (
     # 1: data and text, nothing of the pipeline
     ("_version", "errors", "config", "irlex", "irverify", "irinfer", "irtext", "divergence", "converge", "legalize", "legalize_fma", "legalize_logic", "legalize_stack", "overlays", "cai",
-     "runtime", "interface", "abi", "linking",
+     "runtime", "interface", "abi", "lanes", "linking",
      "serialize", "limits", "passes"),
     # 2: the kernel language (typing, lowering) and the one shared context
     ("language", "neutrallib", "context"),
@@ -37,7 +37,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     # 4: keys and stores of compiled code
     ("cache", "cachekey", "cachefile", "cachesource"),
     # 5: the runtime side
-    ("devices", "allocation", "memory", "argtypes", "flatten", "launchkeys", "launch", "hooks", "waiting"),
+    ("devices", "allocation", "memory", "argtypes", "flatten", "launchkeys", "launch", "hooks",
+     "lanelaunch", "waiting"),
     # 6: the kernel object (what drivers report of its compiled code, its inspection)
     ("dispatcher", "attributes", "inspection"),
     # 7: the public API

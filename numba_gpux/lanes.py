@@ -1,0 +1,286 @@
+"""Which grid dimension a kernel's memory accesses run along, and the kernel with its
+first two dimensions exchanged.
+
+A driver that runs a work-group's work-items as the lanes of vectors (the OpenCL CPU
+drivers) puts consecutive work-items of dimension 0 in neighbouring lanes, as a GPU
+puts them in one warp.  A kernel written ``i, j = cuda.grid(2)`` into ``a[i, j]`` of a
+C-ordered array reads along dimension 1: neighbouring lanes read a row apart, one
+gather per access, where dimension 1 would give one vector load.  Exchanging the
+first two dimensions of the launch, and of every index the kernel asks for, runs the
+same work-items with the same indices; only which of them are neighbouring lanes
+changes.  That is invisible to a kernel unless it depends on which work-items share
+a sub-group (warp functions, lane ids), so only kernels calling none of those are
+exchanged.
+
+:func:`lanes_prefer_second_dim` reads a kernel's neutral IR (after ``simplify_neutral``)
+through the IR lexer: for each global memory access, how the address moves from one
+work-item to the next along dimension 0 and along dimension 1, in bytes (a small
+affine evaluation of the index arithmetic over the per-dimension index intrinsics);
+an access is a gather along a dimension where that step is neither 0 nor the size
+of what it reads.  :func:`exchange_first_dims` is the rewrite: every call of a
+per-dimension index intrinsic with dimension 0 asks for dimension 1 and the other
+way round.  Layer 1: imports only the lexer.
+"""
+
+from __future__ import annotations
+
+from . import irlex as lx
+
+__all__ = ["DIM_INTRINSICS", "lanes_prefer_second_dim", "exchange_first_dims"]
+
+#: the portable intrinsics that take a dimension (language/intrinsics.py), and how
+#: their value moves from one work-item to the next along that dimension
+DIM_INTRINSICS = {"__gpux_thread_idx": 1, "__gpux_global_idx": 1,
+                  "__gpux_wide_global_idx": 1, "__gpux_block_idx": 0,
+                  "__gpux_block_dim": 0, "__gpux_grid_dim": 0}
+#: intrinsics whose result depends on which work-items share a sub-group, or on the
+#: grid as a whole: a kernel calling one keeps its dimensions
+_TOPOLOGY_PREFIXES = ("__gpux_sg_", "__gpux_grid_", "__gpux_ptx_")
+
+_SIZES = {"i1": 1, "i8": 1, "i16": 2, "i32": 4, "i64": 8, "half": 2, "bfloat": 2,
+          "float": 4, "double": 8, "ptr": 8}
+_UNIFORM = (0, 0)
+_UNKNOWN = (None, None)
+_TOP = "top"  # not known yet (a value defined further down, reached through a phi)
+_CASTS = frozenset(("sext", "zext", "trunc", "bitcast", "addrspacecast", "ptrtoint",
+                    "inttoptr", "freeze"))
+
+
+def _add(a, b, sign=1):
+    return tuple(None if x is None or y is None else x + sign * y for x, y in zip(a, b))
+
+
+def _scale(a, c: int):
+    return tuple(None if x is None else x * c for x in a)
+
+
+def _meet(a, b):
+    if a == _TOP:
+        return b
+    if b == _TOP:
+        return a
+    return tuple(x if x == y else None for x, y in zip(a, b))
+
+
+def _literal(tok: str):
+    """The integer a constant operand token spells, else None."""
+    if lx.kind(tok) is lx.NUMBER and "." not in tok and "x" not in tok and "e" not in tok.lower():
+        return int(tok)
+    return None
+
+
+def _groups(c: list, start: int) -> list[list]:
+    """The code tokens ``c[start:]`` split at the commas at bracket depth 0."""
+    out, cur, depth = [], [], 0
+    for t in c[start:]:
+        if t in "([{<":
+            depth += 1
+        elif t in ")]}>":
+            depth -= 1
+        if t == "," and depth == 0:
+            out.append(cur)
+            cur = []
+        else:
+            cur.append(t)
+    out.append(cur)
+    return out
+
+
+class _Walk:
+    """One pass over a module's instructions: the step of each value per dimension."""
+
+    def __init__(self, lines: list[str]):
+        self.insts = []  # (opcode, code tokens from it, line tokens, defined name)
+        for ln in lines:
+            toks = lx.line_tokens(ln)
+            op, at = lx.instruction(toks)
+            if op is not None:
+                c = lx.code(toks[at:])
+                self.insts.append((op, c, _groups(c, 1), toks, lx.defined_value(toks)))
+        self.steps: dict = {}
+        self.private: dict = {}  # private pointer -> its alloca
+        self.content: dict = {}  # alloca -> the step of what is stored in it
+        self.changed = False
+        self.nonneg: set = set()  # the indices intrinsics give (never negative)
+        self.swappable = True
+        self.uses_second = False
+        self.gathers = [0, 0]
+
+    def value(self, tok: str):
+        if tok[0] == "%":
+            return self.steps.get(tok, _UNIFORM)  # (a parameter: the same for all)
+        return _UNIFORM if tok[0] != "<" else _UNKNOWN
+
+    def run(self, count: bool) -> bool:
+        """One pass; True where some value's step changed."""
+        changed = self.changed = False
+        for op, c, g, toks, name in self.insts:
+            got = self.step_of(op, c, g, toks, count)
+            if name is not None and op == "call" and got is not None and got != _UNKNOWN \
+                    and lx.callee(toks) is not None \
+                    and lx.name(toks[lx.callee(toks)]) in DIM_INTRINSICS:
+                self.nonneg.add(name)
+            if name is not None and op == "alloca":
+                self.private[name] = name  # private memory: not the device's
+            elif name is not None and op == "getelementptr" and g[1][-1] in self.private:
+                self.private[name] = self.private[g[1][-1]]
+            if name is not None and got is not None:
+                old = self.steps.get(name, _TOP)
+                new = got if old == _TOP else _meet(old, got) if op == "phi" else got
+                if new != old:
+                    self.steps[name] = new
+                    changed = True
+        return changed or self.changed
+
+    def step_of(self, op: str, c: list, g: list, toks, count: bool):
+        """The step of the value instruction *op* (code tokens *c*, from the opcode; *g*:
+        those after it, split at commas) defines, counting its access when *count*; None
+        where it defines none."""
+        if op in ("add", "sub", "mul", "shl", "or"):
+            a, b = g[0][-1], g[1][-1]
+            sa, sb = self.value(a), self.value(b)
+            if _TOP in (sa, sb):
+                return _TOP
+            if op in ("add", "sub") or (op == "or" and "disjoint" in g[0]):
+                return _add(sa, sb, -1 if op == "sub" else 1)
+            la, lb = _literal(a), _literal(b)
+            if op == "mul" and (la is not None or lb is not None):
+                return _scale(sb, la) if la is not None else _scale(sa, lb)
+            if op == "shl" and lb is not None and 0 <= lb < 63:
+                return _scale(sa, 1 << lb)
+            return tuple(0 if x == 0 and y == 0 else None for x, y in zip(sa, sb))
+        if op in _CASTS:
+            return self.value(c[c.index("to") - 1]) if "to" in c else _UNKNOWN
+        if op == "alloca":
+            return _UNIFORM
+        if op == "getelementptr":
+            return self.gep(g)
+        if op in ("load", "store"):
+            return self.access(op, g, count)
+        if op == "phi":
+            got = _TOP
+            for e in g:  # [ %value, %block ]
+                if "[" in e and e.index("[") + 1 < len(e):
+                    got = _meet(got, self.value(e[e.index("[") + 1]))
+            return got
+        if op == "call":
+            return self.call(c, toks)
+        if op in ("ret", "br", "switch", "unreachable", "fence"):
+            return None
+        if op == "icmp":  # an index compared with 0 (Numba's wraparound of negative ones)
+            pred, a, b = g[0][0], g[0][-1], g[1][-1]
+            if a in self.nonneg and (pred, b) in (("slt", "0"), ("sgt", "-1"), ("sge", "0")):
+                return _UNIFORM  # (always the same answer)
+        if op == "select":
+            cond = self.value(g[0][-1])
+            if cond == _UNIFORM:
+                return _meet(self.value(g[1][-1]), self.value(g[2][-1]))
+        # anything else: the same for all work-items where its operands are
+        opnds = [t for t in c[1:] if t[0] == "%"]
+        sts = [self.value(t) for t in opnds]
+        if _TOP in sts:
+            return _TOP
+        return _UNIFORM if all(s == _UNIFORM for s in sts) else _UNKNOWN
+
+    def gep(self, g: list):
+        # [flags..., source type], [ptr, base], [idx type, idx], ...
+        src = [t for t in g[0] if t not in ("inbounds", "nuw", "nusw", "inrange")]
+        base = g[1][-1]
+        if base in self.private:
+            return _UNIFORM  # (private memory: its accesses are not counted)
+        step = self.value(base)
+        idx = [self.value(x[-1]) for x in g[2:]]
+        if _TOP in idx or step == _TOP:
+            return _TOP
+        size = _SIZES.get(src[0]) if len(src) == 1 else None
+        if size is not None and len(idx) == 1:
+            return _add(step, _scale(idx[0], size))
+        if all(s == _UNIFORM for s in idx):
+            return step
+        return _UNKNOWN
+
+    def access(self, op: str, g: list, count: bool):
+        if op == "load":
+            ty, ptr = g[0], g[1][-1]
+        else:
+            ty, ptr = g[0][:-1], g[1][-1]
+        if ptr in self.private:  # a work-item's own memory: what was stored comes back
+            root = self.private[ptr]
+            if op == "load":
+                return self.content.get(root, _TOP)
+            old = self.content.get(root, _TOP)
+            new = _meet(old, self.value(g[0][-1]))
+            if new != old:
+                self.content[root], self.changed = new, True
+            return None
+        step = self.value(ptr)
+        if count and step != _TOP:
+            size = _SIZES.get(ty[-1]) if ty else None
+            for d in (0, 1):
+                if step[d] not in (0, size, None if size is None else -size):
+                    self.gathers[d] += 1
+        if op == "load":
+            return _UNIFORM if step == _UNIFORM else _UNKNOWN
+        return None
+
+    def call(self, c: list, toks):
+        at = lx.callee(toks)
+        if at is None:
+            if "asm" in c:
+                self.swappable = False
+            return _UNKNOWN
+        fn = lx.name(toks[at])
+        p = lx.skip(toks, at + 1)
+        args = _groups(lx.code(toks[p + 1:lx.match_paren(toks, p)]), 0)
+        if fn in DIM_INTRINSICS:
+            dim = _literal(args[0][-1]) if args and args[0] else None
+            if dim is None or not 0 <= dim <= 2:
+                self.swappable = False
+                return _UNKNOWN
+            if dim == 1:
+                self.uses_second = True
+            unit = DIM_INTRINSICS[fn]
+            return (unit if dim == 0 else 0, unit if dim == 1 else 0)
+        if fn.startswith(_TOPOLOGY_PREFIXES):
+            self.swappable = False
+        sts = [self.value(a[-1]) for a in args if a]
+        if _TOP in sts:
+            return _TOP
+        return _UNIFORM if all(s == _UNIFORM for s in sts) else _UNKNOWN
+
+
+def lanes_prefer_second_dim(text: str) -> bool:
+    """Whether the kernel whose neutral IR is *text* gathers less with dimension 1's
+    work-items as neighbouring lanes than with dimension 0's, and calls nothing that
+    depends on which work-items share a sub-group (:func:`exchange_first_dims` then
+    runs it unchanged in meaning)."""
+    if "(i32 1)" not in text:  # (a quick no: dimension 1 never asked for)
+        return False
+    body = [ln for ln in lx.lines(text) if ln[:1] in (" ", "\t")]
+    walk = _Walk(body)
+    for _ in range(5):  # loops: the steps through phis settle in a few passes; the
+        walk.gathers = [0, 0]  # accesses counted in the pass that changed nothing
+        if not walk.run(count=True):
+            break
+    if not (walk.swappable and walk.uses_second):
+        return False
+    return walk.gathers[0] > walk.gathers[1]
+
+
+def exchange_first_dims(text: str) -> str:
+    """*text* with every per-dimension index intrinsic asked for dimension 1 where it
+    asked for 0, and for 0 where it asked for 1 (a launch with its first two
+    dimensions exchanged then gives every work-item its indices)."""
+    out = []
+    for ln in lx.lines(text):
+        if "__gpux_" in ln and "call" in ln:
+            toks = lx.line_tokens(ln)
+            at = lx.callee(toks)
+            if at is not None and lx.name(toks[at]) in DIM_INTRINSICS:
+                for k in range(at + 1, len(toks)):
+                    if toks[k] in ("0", "1") and lx.kind(toks[k]) is lx.NUMBER:
+                        toks[k] = "1" if toks[k] == "0" else "0"
+                        break
+                ln = lx.join(toks)
+        out.append(ln)
+    return "\n".join(out)
