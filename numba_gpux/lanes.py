@@ -277,10 +277,10 @@ def exchange_first_dims(text: str) -> str:
             toks = lx.line_tokens(ln)
             at = lx.callee(toks)
             if at is not None and lx.name(toks[at]) in DIM_INTRINSICS:
-                for k in range(at + 1, len(toks)):
-                    if toks[k] in ("0", "1") and lx.kind(toks[k]) is lx.NUMBER:
-                        toks[k] = "1" if toks[k] == "0" else "0"
-                        break
-                ln = lx.join(toks)
+                p = lx.skip(toks, at + 1)
+                args = [k for k in range(p + 1, lx.match_paren(toks, p)) if lx.is_code(toks[k])]
+                if args and toks[args[-1]] in ("0", "1"):  # (i32 d): the dimension
+                    toks[args[-1]] = "1" if toks[args[-1]] == "0" else "0"
+                    ln = lx.join(toks)
         out.append(ln)
     return "\n".join(out)

@@ -251,3 +251,16 @@ def test_code_from_the_disk_cache_is_exchanged_without_typing(device, tmp_path):
     assert first["ok"] and second["ok"]
     assert first["exchanged"] and second["exchanged"]
     assert second["typed"] == 0  # found in the index: no typing, and still exchanged
+
+
+def test_the_rewrite_leaves_dimension_2_and_other_calls_alone():
+    text = ("  %a = call i64 @__gpux_thread_idx(i32 noundef 2), !dbg !0\n"
+            "  %b = tail call i64 @__gpux_block_idx(i32 0) #1\n"
+            "  %c = call i64 @__gpux_global_idx(i32 1)\n"
+            "  %d = call i64 @helper(i32 1)\n"
+            "  ; call i64 @__gpux_grid_dim(i32 0)")
+    got = lanes.exchange_first_dims(text).split("\n")
+    assert got[0] == text.split("\n")[0]
+    assert got[1] == "  %b = tail call i64 @__gpux_block_idx(i32 1) #1"
+    assert got[2] == "  %c = call i64 @__gpux_global_idx(i32 0)"
+    assert got[3:] == text.split("\n")[3:]  # another function, and a comment
