@@ -140,19 +140,7 @@ def _operand_groups(toks):
     bracket depth 0."""
     code = lx.code(toks)
     k = next(j for j, t in enumerate(code) if t in ("load", "store"))
-    groups, cur, depth = [], [], 0
-    for t in code[k + 1:]:
-        if t in "([{<":
-            depth += 1
-        elif t in ")]}>":
-            depth -= 1
-        if t == "," and depth == 0:
-            groups.append(cur)
-            cur = []
-        else:
-            cur.append(t)
-    groups.append(cur)
-    return groups
+    return lx.split_depth0(code[k + 1:])
 
 
 def _pointer(groups):

@@ -30,7 +30,8 @@ __all__ = [
     "functions", "Function", "name", "spell_local", "spell_global", "quote", "unquote",
     "match_paren", "definition", "defined_value", "define_name", "callee", "header_keyword",
     "instruction", "is_label", "replace", "string_bytes", "names_in", "type_words",
-    "skip", "ptr_type", "spell_ptr", "at_depth0", "operand_end", "words", "local_names", "global_names",
+    "skip", "ptr_type", "spell_ptr", "at_depth0", "split_depth0", "operand_end", "words",
+    "local_names", "global_names",
 ]
 
 # --------------------------------------------------------------------------- tokens
@@ -493,6 +494,24 @@ def at_depth0(toks, start: int, stop: int, what: str):
         elif t == what and depth == 0:
             return k
     return None
+
+
+def split_depth0(code_toks) -> list[list[str]]:
+    """The code tokens *code_toks* (``code``: no whitespace) split at the commas at
+    bracket depth 0: an instruction's operands after its opcode, each with its type."""
+    groups, cur, depth = [], [], 0
+    for t in code_toks:
+        if t in _OPEN:
+            depth += 1
+        elif t in _CLOSE:
+            depth -= 1
+        if t == "," and depth == 0:
+            groups.append(cur)
+            cur = []
+        else:
+            cur.append(t)
+    groups.append(cur)
+    return groups
 
 
 def operand_end(toks, i: int) -> int:

@@ -71,19 +71,7 @@ def _literal(tok: str):
 
 def _groups(c: list, start: int) -> list[list]:
     """The code tokens ``c[start:]`` split at the commas at bracket depth 0."""
-    out, cur, depth = [], [], 0
-    for t in c[start:]:
-        if t in "([{<":
-            depth += 1
-        elif t in ")]}>":
-            depth -= 1
-        if t == "," and depth == 0:
-            out.append(cur)
-            cur = []
-        else:
-            cur.append(t)
-    out.append(cur)
-    return out
+    return lx.split_depth0(c[start:])
 
 
 class _Walk:
