@@ -1,5 +1,6 @@
 """Kernels written the way numba.cuda users write them, ``i, j = cuda.grid(2)`` into
-``a[i, j]`` of C-ordered arrays, on the OpenCL CPU device: launched with the first two
+``a[i, j]`` of C-ordered arrays (and a Julia set with grid-stride loops, compiled for
+an explicit layout-"A" signature), on the OpenCL CPU device: launched with the first two
 grid dimensions exchanged (``launch.lanes_follow_memory``, the default on CPU
 devices), launched as written (the hook off), and the same computation with numba's
 ``@njit(parallel=True)``, in one run.  Prints each time (median of --reps launches on
@@ -45,6 +46,33 @@ def matmul(c, a, b):  # numba's documentation's naive matmul
         for k in range(a.shape[1]):
             t += a[i, k] * b[k, j]
         c[i, j] = t
+
+
+def julia(x, div, iters):  # grid-stride loops, for an explicit layout-"A" signature
+    xs, ys = cuda.grid(2)
+    xstride, ystride = cuda.gridsize(2)
+    for k in range(iters):
+        for i in range(xs, x.shape[0], xstride):
+            for j in range(ys, x.shape[1], ystride):
+                z = x[i, j]
+                if div[i, j] < 0 and abs(z) > 2:
+                    div[i, j] = k
+                x[i, j] = z * z + complex(-0.8, 0.156)
+
+
+JULIA_SIG = "void(complex64[:, :], int32[:, :], int32)"
+
+
+@numba.njit(parallel=True, cache=False)
+def julia_cpu(x, div, iters):
+    for i in numba.prange(x.shape[0]):
+        for j in range(x.shape[1]):
+            z = x[i, j]
+            for k in range(iters):
+                if div[i, j] < 0 and abs(z) > 2:
+                    div[i, j] = k
+                z = np.complex64(z * z + complex(-0.8, 0.156))  # (as the kernel stores it)
+            x[i, j] = z
 
 
 @numba.njit(parallel=True, cache=False)
@@ -93,10 +121,14 @@ def _cases(scale: float):
     x, y = rng.random((m, m), dtype=np.float32), rng.random((m, m), dtype=np.float32)
     k = int(384 * scale)
     a, b = rng.random((k, k)), rng.random((k, k))
+    j = int(1024 * scale)
+    re, im = np.meshgrid(np.linspace(-1.5, 1.5, j), np.linspace(-1.5, 1.5, j), indexing="ij")
+    z = (re + 1j * im).astype(np.complex64)
     return [
         ("heat f64", heat, heat_cpu, (np.zeros_like(h), h, 0.5, 0.1, 1.0, 1.0), h.shape, 0),
         ("axpy2d f32", axpy2d, axpy2d_cpu, (np.zeros_like(x), x, y, np.float32(2)), x.shape, 0),
         ("matmul f64", matmul, matmul_cpu, (np.zeros((k, k)), a, b), (k, k), 0),
+        ("julia c64", julia, julia_cpu, (z, np.full(z.shape, -1, np.int32), 50), z.shape, 1),
     ]
 
 
@@ -117,17 +149,29 @@ def main() -> None:
         results = {}
         for label, on in (("exchanged", True), ("written", False)):
             with trial({"launch.lanes_follow_memory": on}):
-                k = cuda.jit(kern)
+                k = cuda.jit(JULIA_SIG)(kern) if kern is julia else cuda.jit(kern)
                 cfg = k[grid, (16, 16)]
 
                 def run(cfg=cfg):
+                    for d, a in zip(dargs, args):  # (kernels that change their inputs)
+                        if kern is julia and isinstance(a, np.ndarray):
+                            d.copy_to_device(a)
                     cfg(*dargs)
                     cuda.synchronize()
 
                 times[label] = _median(run, opts.reps)
                 results[label] = dargs[out].copy_to_host()
+
         host = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
-        times["numba"] = _median(lambda: cpu(*host), opts.reps)
+
+        def run_cpu():  # (both sides copy the inputs of a kernel that changes them)
+            if kern is julia:
+                for h, a in zip(host, args):
+                    if isinstance(a, np.ndarray):
+                        h[...] = a
+            cpu(*host)
+
+        times["numba"] = _median(run_cpu, opts.reps)
         same = bool(np.allclose(results["exchanged"], host[out], rtol=1e-6, atol=1e-6)
                     and np.array_equal(results["exchanged"], results["written"]))
         row = {"kernel": name, "shape": list(shape), "exchanged_s": times["exchanged"],

@@ -18,7 +18,8 @@ from numba.core.typing.typeof import Purpose, typeof
 from .errors import GpuxUserError, LaunchTypeError
 from .memory import DeviceArray
 
-__all__ = ["argument_types", "caller_location", "int_positions", "int_wrapper", "stride_facts"]
+__all__ = ["argument_types", "caller_location", "int_positions", "int_wrapper", "stride_facts",
+           "layout_stride_facts"]
 
 _I64 = types.int64
 _F64 = types.float64
@@ -133,3 +134,25 @@ def stride_facts(args) -> tuple:
     launch runs code compiled for that stride (``Target.array_stride_facts``)."""
     return tuple((i, a._stride_fact_) for i, a in enumerate(args)
                  if isinstance(a, DeviceArray) and a._stride_fact_)
+
+
+def layout_stride_facts(argtypes, compiled, target) -> tuple:
+    """``(position, item size in bytes)`` of the C-contiguous arrays among *argtypes*
+    that the signature *compiled* takes as layout "A" (``cuda.jit("void(float32[:, :])")``
+    given NumPy's or ``to_device``'s arrays): their innermost stride is their item size,
+    which the code may know as the stride facts of views do (``Target.array_stride_facts``
+    lists 1 element).  (A C-contiguous array with an innermost extent of 1 may have
+    another stride there; its only index is 0, so the code means the same.)"""
+    if 1 not in target.array_stride_facts:
+        return ()
+    from numba.np.numpy_support import as_dtype
+
+    out = []
+    for i, (a, c) in enumerate(zip(argtypes, compiled)):
+        if isinstance(a, types.Array) and isinstance(c, types.Array) and a.ndim >= 1 \
+                and a.layout == "C" and c.layout == "A":
+            try:
+                out.append((i, as_dtype(c.dtype).itemsize))
+            except NotImplementedError:  # (a dtype NumPy has no name for: no fact)
+                continue
+    return tuple(out)

@@ -34,13 +34,22 @@ _hooks.implement("launch.lanes_follow_memory", device_kind="cpu", fn=lambda q: T
 MIN_LANES = 4
 
 
-def wants_exchange(dispatcher, argtypes: tuple, device, art=None) -> bool:
+def _stated_text(dispatcher, argtypes: tuple, facts) -> str:
+    """The kernel's neutral IR stating the launch's *facts* (an array's innermost stride
+    as a constant, where the launch knows it)."""
+    sym, text = dispatcher.kernel_ir(argtypes)
+    return dispatcher._with_facts(sym, text, argtypes, facts._replace(lanes=False)) \
+        if facts.strides else text
+
+
+def wants_exchange(dispatcher, argtypes: tuple, device, art=None, facts=None) -> bool:
     """Whether launches of *dispatcher*'s code for *argtypes* on *device* may be
     exchanged: its accesses run along dimension 1 and it depends on no sub-group
     (``lanes.lanes_prefer_second_dim``), it is not launched through the checked path
     (debug, print, arrays made in kernels, grid synchronization: those keep their
     dimensions), and the hook says so.  *art*: code found on disk, whose info answers
-    without typing (code kept by an older version: no)."""
+    without typing (code kept by an older version: no); *facts*: the launch's
+    (``LaunchFacts``: the innermost strides it states make addresses affine)."""
     info = art.info if art is not None else {}
     if dispatcher.options.debug:
         return False
@@ -48,7 +57,8 @@ def wants_exchange(dispatcher, argtypes: tuple, device, art=None) -> bool:
     if prefer is None:
         if art is not None:
             return False
-        prefer = lanes_prefer_second_dim(dispatcher.kernel_ir(argtypes)[1])
+        prefer = lanes_prefer_second_dim(dispatcher.kernel_ir(argtypes)[1] if facts is None
+                                         else _stated_text(dispatcher, argtypes, facts))
     if not prefer:
         return False
     if art is None:

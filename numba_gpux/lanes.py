@@ -77,7 +77,9 @@ def _groups(c: list, start: int) -> list[list]:
 class _Walk:
     """One pass over a module's instructions: the step of each value per dimension."""
 
-    def __init__(self, lines: list[str]):
+    def __init__(self, lines: list[str], consts: dict | None = None):
+        #: parameters whose value the launch states (a one-value ``range``), as literals
+        self.consts = consts or {}
         self.insts = []  # (opcode, code tokens from it, line tokens, defined name)
         for ln in lines:
             toks = lx.line_tokens(ln)
@@ -93,6 +95,11 @@ class _Walk:
         self.swappable = True
         self.uses_second = False
         self.gathers = [0, 0]
+
+    def literal(self, tok: str):
+        """The integer *tok* is: a constant, or a parameter the launch states."""
+        got = self.consts.get(tok)
+        return got if got is not None else _literal(tok)
 
     def value(self, tok: str):
         if tok[0] == "%":
@@ -131,7 +138,7 @@ class _Walk:
                 return _TOP
             if op in ("add", "sub") or (op == "or" and "disjoint" in g[0]):
                 return _add(sa, sb, -1 if op == "sub" else 1)
-            la, lb = _literal(a), _literal(b)
+            la, lb = self.literal(a), self.literal(b)
             if op == "mul" and (la is not None or lb is not None):
                 return _scale(sb, la) if la is not None else _scale(sa, lb)
             if op == "shl" and lb is not None and 0 <= lb < 63:
@@ -157,8 +164,12 @@ class _Walk:
             return None
         if op == "icmp":  # an index compared with 0 (Numba's wraparound of negative ones)
             pred, a, b = g[0][0], g[0][-1], g[1][-1]
-            if a in self.nonneg and (pred, b) in (("slt", "0"), ("sgt", "-1"), ("sge", "0")):
-                return _UNIFORM  # (always the same answer)
+            if (pred, b) in (("slt", "0"), ("sgt", "-1"), ("sge", "0")):
+                sa = self.value(a)
+                if a in self.nonneg or (sa != _TOP and None not in sa):
+                    # an index: never negative where in bounds, so the same answer for
+                    # every work-item (a heuristic: where wrong, only the speed differs)
+                    return _UNIFORM
         if op == "select":
             cond = self.value(g[0][-1])
             if cond == _UNIFORM:
@@ -196,8 +207,11 @@ class _Walk:
             root = self.private[ptr]
             if op == "load":
                 return self.content.get(root, _TOP)
+            stored = g[0][-1]
+            if _literal(stored) is not None:  # (a counter's start: the same everywhere)
+                return None
             old = self.content.get(root, _TOP)
-            new = _meet(old, self.value(g[0][-1]))
+            new = _meet(old, self.value(stored))
             if new != old:
                 self.content[root], self.changed = new, True
             return None
@@ -237,6 +251,25 @@ class _Walk:
         return _UNIFORM if all(s == _UNIFORM for s in sts) else _UNKNOWN
 
 
+def _stated_params(defines) -> dict:
+    """``{parameter name: value}`` of the parameters whose ``range(i64 v, v + 1)`` (a
+    launch's fact: an array's innermost stride) gives their value, on *defines*."""
+    out = {}
+    for ln in defines:
+        toks = lx.line_tokens(ln)
+        at = lx.define_name(toks)
+        if at is None:
+            continue
+        p = lx.skip(toks, at + 1)
+        for g in lx.split_depth0(lx.code(toks[p + 1:lx.match_paren(toks, p)])):
+            if "range" in g and len(g) >= g.index("range") + 7 and g[-1][0] == "%":
+                r = g.index("range")
+                lo, hi = _literal(g[r + 3]), _literal(g[r + 5])
+                if lo is not None and hi == lo + 1:
+                    out[g[-1]] = lo
+    return out
+
+
 def lanes_prefer_second_dim(text: str) -> bool:
     """Whether the kernel whose neutral IR is *text* gathers less with dimension 1's
     work-items as neighbouring lanes than with dimension 0's, and calls nothing that
@@ -244,8 +277,9 @@ def lanes_prefer_second_dim(text: str) -> bool:
     runs it unchanged in meaning)."""
     if "(i32 1)" not in text:  # (a quick no: dimension 1 never asked for)
         return False
-    body = [ln for ln in lx.lines(text) if ln[:1] in (" ", "\t")]
-    walk = _Walk(body)
+    lines = lx.lines(text)
+    body = [ln for ln in lines if ln[:1] in (" ", "\t")]
+    walk = _Walk(body, _stated_params(ln for ln in lines if ln.startswith("define")))
     for _ in range(5):  # loops: the steps through phis settle in a few passes; the
         walk.gathers = [0, 0]  # accesses counted in the pass that changed nothing
         if not walk.run(count=True):

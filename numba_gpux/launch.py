@@ -31,7 +31,7 @@ from . import lanelaunch as _lanes
 from . import overlays as _overlays
 # (_typeof is imported from here by the benchmarks)
 from .argtypes import (_FAST_TYPES, _PLAIN_ARGS, _typeof, argument_types, caller_location,
-                       int_positions, int_wrapper, stride_facts)
+                       int_positions, int_wrapper, layout_stride_facts, stride_facts)
 from .errors import GpuxUserError, LaunchError, format_loc
 from .flatten import _array_flat, _build_flatten
 from .language.memory import static_shared_bytes
@@ -161,6 +161,9 @@ def _shim_for(dispatcher, argtypes, device, cfg=None, args=(), strides=()) -> Sh
     compiled = dispatcher.match_signature(argtypes)
     ints = int_positions(args, argtypes, compiled) if device.target.int_argument_facts else ()
     nonneg = () if any(args[i] < 0 for i in ints) else ints
+    if compiled != argtypes:  # contiguous arrays a layout-"A" signature takes
+        strides = tuple(sorted(set(strides) | set(layout_stride_facts(argtypes, compiled,
+                                                                      device.target))))
     shim = _build_shim(dispatcher, compiled, device, cfg, args, LaunchFacts(nonneg, strides))
     if ints:  # the sibling for the other signs: built when a launch needs it
         shim.int_positions = ints
@@ -290,7 +293,7 @@ def _build_shim(dispatcher, argtypes, device, cfg=None, args=(),
     # the exchanged code or this one, whichever a launch needs, the other built when
     # first needed; the code this launch needs is built first
     lanes = exchange and (facts.lanes or _lanes.wants_exchange(dispatcher, dev_types, device,
-                                                               art))
+                                                               art, facts))
     if lanes and art is None and cfg is not None \
             and _lanes.exchangeable(device, cfg.griddim, cfg.blockdim):
         facts = facts._replace(lanes=True)

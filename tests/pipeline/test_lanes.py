@@ -264,3 +264,40 @@ def test_the_rewrite_leaves_dimension_2_and_other_calls_alone():
     assert got[1] == "  %b = tail call i64 @__gpux_block_idx(i32 1) #1"
     assert got[2] == "  %c = call i64 @__gpux_global_idx(i32 0)"
     assert got[3:] == text.split("\n")[3:]  # another function, and a comment
+
+
+def test_explicit_layout_a_signatures_know_contiguous_strides(device):
+    """``cuda.jit("void(complex64[:, :], ...)")`` given contiguous arrays: their
+    innermost stride is the item size, which the code knows (a stride fact, as for
+    views), so a grid-stride loop over ``x[i, j]`` is exchanged too."""
+    def julia(x, div, iters):
+        xs, ys = cuda.grid(2)
+        xstride, ystride = cuda.gridsize(2)
+        for k in range(iters):
+            for i in range(xs, x.shape[0], xstride):
+                for j in range(ys, x.shape[1], ystride):
+                    z = x[i, j]
+                    if div[i, j] < 0 and abs(z) > 2:
+                        div[i, j] = k
+                    x[i, j] = z * z + complex(-0.8, 0.156)
+
+    re, im = np.meshgrid(np.linspace(-1.5, 1.5, N), np.linspace(-1.5, 1.5, M), indexing="ij")
+    x0 = (re + 1j * im).astype(np.complex64)
+    got = []
+    for on in (True, False):
+        with trial({"launch.lanes_follow_memory": on}):
+            k = cuda.jit("void(complex64[:, :], int32[:, :], int32)")(julia)
+            x, d = cuda.to_device(x0), cuda.to_device(np.full((N, M), -1, np.int32))
+            k[(3, 3), (8, 8)](x, d, 20)
+            got.append(d.copy_to_host())
+            (shim,) = k._shims.values()
+            if device.target.array_stride_facts:
+                assert {(0, 8), (1, 4)} <= set(shim.facts.strides)
+            assert shim.facts.lanes == (on and device.kind == "cpu")
+    np.testing.assert_array_equal(got[0], got[1])
+    # the escape times, computed the same way on the host
+    x, want = x0.copy(), np.full((N, M), -1, np.int32)
+    for k in range(20):
+        want[(want < 0) & (np.abs(x) > 2)] = k
+        x = (x * x + np.complex64(complex(-0.8, 0.156))).astype(np.complex64)
+    assert np.mean(got[0] == want) > 0.99  # (float32 rounding may move a point by one)
