@@ -45,33 +45,19 @@ def _stated_text(dispatcher, argtypes: tuple, facts) -> str:
 def wants_exchange(dispatcher, argtypes: tuple, device, art=None, facts=None) -> bool:
     """Whether launches of *dispatcher*'s code for *argtypes* on *device* may be
     exchanged: its accesses run along dimension 1 and it depends on no sub-group
-    (``lanes.lanes_prefer_second_dim``), it is not launched through the checked path
-    (debug, print, arrays made in kernels, grid synchronization: those keep their
-    dimensions), and the hook says so.  *art*: code found on disk, whose info answers
-    without typing (code kept by an older version: no); *facts*: the launch's
-    (``LaunchFacts``: the innermost strides it states make addresses affine)."""
-    info = art.info if art is not None else {}
-    if dispatcher.options.debug:
-        return False
-    prefer = info.get("lanes_prefer_second_dim")
+    (``lanes.lanes_prefer_second_dim``), and the hook says so.  The launch path asks
+    only for kernels it does not launch through its checked path (debug, print, arrays
+    made in kernels, grid synchronization: those keep their dimensions).  *art*: code
+    found on disk, whose info answers without typing (code kept by an older version:
+    no); *facts*: the launch's (``LaunchFacts``: the innermost strides it states make
+    addresses affine)."""
+    prefer = art.info.get("lanes_prefer_second_dim") if art is not None else None
     if prefer is None:
         if art is not None:
             return False
         prefer = lanes_prefer_second_dim(dispatcher.kernel_ir(argtypes)[1] if facts is None
                                          else _stated_text(dispatcher, argtypes, facts))
-    if not prefer:
-        return False
-    if art is None:
-        from .language.cooperative import uses_grid_sync
-        from .language.heap import uses_heap
-        from .language.printing import uses_print
-
-        text = dispatcher.kernel_ir(argtypes)[1]
-        if uses_grid_sync(text) or uses_print(text) or uses_heap(text):
-            return False
-    elif info.get("grid_sync") or info.get("uses_print") or info.get("heap"):
-        return False
-    return hook(device)
+    return bool(prefer) and hook(device)
 
 
 def hook(device) -> bool:

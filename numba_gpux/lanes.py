@@ -91,7 +91,6 @@ class _Walk:
         self.private: dict = {}  # private pointer -> its alloca
         self.content: dict = {}  # alloca -> the step of what is stored in it
         self.changed = False
-        self.nonneg: set = set()  # the indices intrinsics give (never negative)
         self.swappable = True
         self.uses_second = False
         self.gathers = [0, 0]
@@ -111,10 +110,6 @@ class _Walk:
         changed = self.changed = False
         for op, c, g, toks, name in self.insts:
             got = self.step_of(op, c, g, toks, count)
-            if name is not None and op == "call" and got is not None and got != _UNKNOWN \
-                    and lx.callee(toks) is not None \
-                    and lx.name(toks[lx.callee(toks)]) in DIM_INTRINSICS:
-                self.nonneg.add(name)
             if name is not None and op == "alloca":
                 self.private[name] = name  # private memory: not the device's
             elif name is not None and op == "getelementptr" and g[1][-1] in self.private:
@@ -166,7 +161,7 @@ class _Walk:
             pred, a, b = g[0][0], g[0][-1], g[1][-1]
             if (pred, b) in (("slt", "0"), ("sgt", "-1"), ("sge", "0")):
                 sa = self.value(a)
-                if a in self.nonneg or (sa != _TOP and None not in sa):
+                if sa != _TOP and None not in sa:
                     # an index: never negative where in bounds, so the same answer for
                     # every work-item (a heuristic: where wrong, only the speed differs)
                     return _UNIFORM

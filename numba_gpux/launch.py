@@ -289,11 +289,31 @@ def _build_shim(dispatcher, argtypes, device, cfg=None, args=(),
     except LaunchError as e:
         raise LaunchError(f"{e}{_shared_declarations(dispatcher, dev_types, static_shared)}") \
             from None
+    # what launching needs to know of the kernel (recorded by the disk cache: no typing on
+    # a hit): a grid barrier, print(), arrays it makes
+    known = art.info if art is not None else {}
+    grid_sync = known.get("grid_sync")
+    if grid_sync is None:
+        from .language.cooperative import uses_grid_sync
+
+        grid_sync = uses_grid_sync(dispatcher.kernel_ir(dev_types)[1])
+    prints = known.get("uses_print")
+    if prints is None:
+        from .language.printing import uses_print
+
+        prints = uses_print(dispatcher.kernel_ir(dev_types)[1])
+    heap = known.get("heap")
+    if heap is None:
+        from .language.heap import uses_heap
+
+        heap = uses_heap(dispatcher.kernel_ir(dev_types)[1])
     # a kernel whose accesses run along dimension 1 (lanelaunch.py): its shim launches
     # the exchanged code or this one, whichever a launch needs, the other built when
-    # first needed; the code this launch needs is built first
-    lanes = exchange and (facts.lanes or _lanes.wants_exchange(dispatcher, dev_types, device,
-                                                               art, facts))
+    # first needed; the code this launch needs is built first.  Kernels launched through
+    # the checked path (debug, a grid barrier, print, arrays made) keep their dimensions
+    checked = dispatcher.options.debug or grid_sync or prints or heap
+    lanes = exchange and (facts.lanes or (not checked and _lanes.wants_exchange(
+        dispatcher, dev_types, device, art, facts)))
     if lanes and art is None and cfg is not None \
             and _lanes.exchangeable(device, cfg.griddim, cfg.blockdim):
         facts = facts._replace(lanes=True)
@@ -318,27 +338,12 @@ def _build_shim(dispatcher, argtypes, device, cfg=None, args=(),
     else:
         flatten, params = _build_flatten(dev_types, device)
     errors = None
-    grid_sync = art.info.get("grid_sync")  # recorded by the disk cache (no typing on a hit)
-    if grid_sync is None:
-        from .language.cooperative import uses_grid_sync
-
-        grid_sync = uses_grid_sync(dispatcher.kernel_ir(dev_types)[1])
     if dispatcher.options.debug or grid_sync:
         from .language.debug import ErrorBuffer, buffer_slots
 
         errors = ErrorBuffer(device_array(buffer_slots(grid_sync), np.int32, device=device),
                              dispatcher.__name__, grid_sync, dispatcher.device_exception)
         params.append(("buffer", None))
-    prints = art.info.get("uses_print")  # recorded by the disk cache (no typing on a hit)
-    if prints is None:
-        from .language.printing import uses_print
-
-        prints = uses_print(dispatcher.kernel_ir(dev_types)[1])
-    heap = art.info.get("heap")  # recorded by the disk cache (no typing on a hit)
-    if heap is None:
-        from .language.heap import uses_heap
-
-        heap = uses_heap(dispatcher.kernel_ir(dev_types)[1])
     if heap:
         params.append(("buffer", None))
     launcher = device.runtime.prepare(kernel, params)
