@@ -204,30 +204,17 @@ class CompiledKernel(Overload):
     def type_annotation(self):
         return self._result.cres.type_annotation
 
-    def _attribute(self, name: str, what: str):
+    def _attribute(self, name: str):
+        """The kernel's ``get_<name>()`` for this signature (what the driver reports)."""
         if self._dispatcher.is_device:  # (an AttributeError, as numba.cuda's compile result)
             raise AttributeError(name)
-        return self._dispatcher._kernel_attribute(name, self.argtypes, what)
+        return getattr(self._dispatcher, f"get_{name}")(self.argtypes)
 
-    @property
-    def regs_per_thread(self) -> int:
-        return self._attribute("regs_per_thread", "register counts")
-
-    @property
-    def const_mem_size(self) -> int:
-        return self._attribute("const_mem_size", "constant memory sizes")
-
-    @property
-    def shared_mem_per_block(self) -> int:
-        return self._attribute("shared_mem_per_block", "shared memory sizes")
-
-    @property
-    def max_threads_per_block(self) -> int:
-        return self._attribute("max_threads_per_block", "block size limits")
-
-    @property
-    def local_mem_per_thread(self) -> int:
-        return self._attribute("local_mem_per_thread", "local memory sizes")
+    regs_per_thread = property(lambda self: self._attribute("regs_per_thread"))
+    const_mem_size = property(lambda self: self._attribute("const_mem_size"))
+    shared_mem_per_block = property(lambda self: self._attribute("shared_mem_per_block"))
+    max_threads_per_block = property(lambda self: self._attribute("max_threads_per_block"))
+    local_mem_per_thread = property(lambda self: self._attribute("local_mem_per_thread"))
 
     def inspect_asm(self, cc=None, target=None) -> str:
         """The PTX for compute capability *cc* (a tuple; default: the current device's,

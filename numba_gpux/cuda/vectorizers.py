@@ -17,6 +17,7 @@ the device.  ``stream=`` queues the copies and the kernel on that stream.
 from __future__ import annotations
 
 import numbers
+import operator
 
 import numpy as np
 from numba.core import sigutils, types
@@ -282,9 +283,9 @@ class CUDAUFunc:
         arrays = [not s for s in scalars] if any(scalars) else None
         # numba.cuda's rule: the signature all inputs match exactly; else, with scalar
         # inputs, the only one the arrays match exactly (scalars are converted to it)
-        got = first(lambda d, t: d == t, every)
+        got = first(operator.eq, every)
         if got is None and arrays is not None:
-            exact = fitting(lambda d, t: d == t, arrays)
+            exact = fitting(operator.eq, arrays)
             if len(exact) > 1:
                 raise TypeError("Failed to resolve ufunc due to ambiguous signature. Too "
                                 "many untyped scalars. Use numpy dtype object to type tag.")
