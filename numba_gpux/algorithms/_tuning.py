@@ -23,8 +23,8 @@ __all__ = ["install_defaults", "BLOCK_SIZE", "ITEMS_PER_THREAD", "SORT_ITEMS_PER
            "REDUCE_GROUPS", "block_size", "items_per_thread", "sort_items_per_thread", "radix_bits",
            "reduce_groups", "tuned", "TUNE_MIN_SIZE", "SCAN_VARIANT", "SCAN_CHUNKS", "scan_variant",
            "scan_chunks", "REDUCE_VARIANT", "reduce_variant", "AXIS_LANES", "AXIS_LINES",
-           "AXIS_WORK_ITEMS", "axis_lanes", "axis_lines", "axis_work_items", "AXIS_FLAT_WIDTH",
-           "axis_flat_width"]
+           "AXIS_WORK_ITEMS", "axis_lanes", "axis_lines", "axis_work_items", "AXIS_SLOTS",
+           "axis_slots", "AXIS_FLAT_WIDTH", "axis_flat_width"]
 
 def _groups(q) -> tuple:
     """Work-items per work-group to try: powers of two up to the device's limit."""
@@ -87,6 +87,13 @@ AXIS_WORK_ITEMS = hooks.declare(
     "enough that chunks x the result's size reaches this, each folded by one work-item "
     "per column, then the chunks' values in order.",
     space=lambda q: tuple(k * int(q.limit("compute_units", 16) or 16) for k in (256, 2048, 8192)))
+AXIS_SLOTS = hooks.declare(
+    "algorithms.axis_slots", int,
+    "Columns each work-item of a reduce along a strided axis folds (a work-group covers "
+    "block-size contiguous columns of each row it reads, each of its work-items this many, "
+    "block-size / slots apart, in registers): 1 keeps one column per work-item (coalesced "
+    "on GPUs); on CPU drivers a work-group of one vector of lanes reads a row segment long "
+    "enough for the processor's prefetcher (1 to 64).", space=(1, 4, 16))
 AXIS_FLAT_WIDTH = hooks.declare(
     "algorithms.axis_flat_width", int,
     "The widest rows (columns) a reduce along a strided axis walks as flat memory: each "
@@ -177,6 +184,14 @@ def install_defaults() -> None:
     # driver, ms, NumPy 2.1): chunks of columns 3.1 to 3.9 (a work-group's vectors each
     # stride through the chunk); flat chunks of rows 1.2 with 256 chunks, 2.6 with 64;
     # 50,000 x 64: 0.6 to 0.8 against NumPy's 1.6. GPUs keep the coalesced columns
+    # along the first axis (Intel's CPU driver, ms, one process, 1 / 4 / 16 columns per
+    # work-item alternating, NumPy in brackets): 4,000 x 1,000 float64 1.9-2.3 / 1.4-1.8 /
+    # 1.2-1.8 (1.5-2.1), 1,000 x 4,000 1.7-2.3 / 1.2-1.7 / 1.0-1.5 (1.9), 2,000 x 2,000
+    # int64 2.1-3.0 / 1.4-2.2 / 1.1-1.9 (1.9-2.8), 4,000 x 1,000 int32 0.6-0.9 / 0.5-0.6 /
+    # 0.4-0.5 (1.5-2.4); float32 a tie. With one column each, a vector of the work-group
+    # walks 128 bytes of every row, a new page at each step; with 16, 16 vectors a row
+    hooks.implement("algorithms.axis_slots", default=True, fn=lambda q: 1)
+    hooks.implement("algorithms.axis_slots", device_kind="cpu", default=True, fn=lambda q: 16)
     hooks.implement("algorithms.axis_flat_width", default=True, fn=lambda q: 0)
     hooks.implement("algorithms.axis_flat_width", device_kind="cpu", default=True,
                     fn=lambda q: 64)
@@ -366,6 +381,13 @@ def axis_lines(device, dtype, key=None) -> int:
 
 def axis_work_items(device, dtype, key=None) -> int:
     return _count("algorithms.axis_work_items", device, dtype, key)
+
+
+def axis_slots(device, dtype, key=None) -> int:
+    s = _count("algorithms.axis_slots", device, dtype, key)
+    if s > 64:
+        raise hooks.HookError(f"algorithms.axis_slots must be between 1 and 64, got {s}")
+    return s
 
 
 def axis_flat_width(device, dtype, key=None) -> int:

@@ -111,30 +111,61 @@ def _make_axis(op):
     return reduce_axis
 
 
-def _make_axis_chunks(op):
-    grid, gridsize = gl.grid, gl.gridsize
+def _make_axis_tiles(op, slots):
+    from ..language.memory import local
+
+    block_idx, block_dim, grid_dim, thread_idx = (gl.block_idx, gl.block_dim, gl.grid_dim,
+                                                  gl.thread_idx)
 
     @jit
-    def reduce_axis_chunks(x, out, per, init, use_init):
-        # x: (outer, length, inner) -> out: (outer, chunks, inner).  Work-item (j, c, o)
-        # folds x[o, c * per:(c + 1) * per, j] in order, then the same of x[o + the
-        # grid's depth], ...: consecutive work-items read consecutive elements of each row
-        # (no division either, as in reduce_axis)
-        j, c, o = grid(3)
-        step = gridsize(3)[2]
-        if j < x.shape[2] and c < out.shape[1]:
-            t0 = c * per
-            t1 = min(t0 + per, x.shape[1])
+    def reduce_axis_tiles(x, out, per, init, use_init):
+        # x: (outer, length, inner) -> out: (outer, chunks, inner) (init folded in
+        # first where use_init: the whole reduce in one chunk).  Work-group (b, c)
+        # of `lanes` work-items covers the lanes * slots contiguous columns from
+        # b * lanes * slots: lane s folds columns s, s + lanes, ... (one slot each, kept
+        # in registers) of x[o, c * per:(c + 1) * per] in order, then the same of
+        # x[o + the grid's depth], ...  Each step of a work-group reads lanes * slots
+        # contiguous elements of a row: one vector load a slot where lanes is a CPU
+        # driver's vector width (a row segment long enough for its prefetcher), one
+        # coalesced column per work-item where slots is 1 (GPUs).  The indices come from
+        # the grid, not from a division (Numba's checks its divisor: branches that cost
+        # a CPU driver's vectorized loop a third of its speed)
+        lanes = block_dim.x
+        j0 = block_idx.x * lanes * slots + thread_idx.x
+        c = block_idx.y
+        o = block_idx.z
+        inner = x.shape[2]
+        t0 = c * per
+        t1 = min(t0 + per, x.shape[1])
+        a = local.array(slots, x.dtype)
+        if c < out.shape[1]:
             while o < x.shape[0]:
-                acc = x[o, t0, j]
-                for t in range(t0 + 1, t1):
-                    acc = op(acc, x[o, t, j])
-                if use_init:
-                    acc = op(init, acc)
-                out[o, c, j] = acc
-                o += step
+                if j0 + (slots - 1) * lanes < inner:
+                    for m in range(slots):
+                        a[m] = x[o, t0, j0 + m * lanes]
+                    for t in range(t0 + 1, t1):
+                        for m in range(slots):
+                            a[m] = op(a[m], x[o, t, j0 + m * lanes])
+                    for m in range(slots):
+                        if use_init:
+                            a[m] = op(init, a[m])
+                        out[o, c, j0 + m * lanes] = a[m]
+                else:  # the last tile of a row: the slots past its end do nothing
+                    # (each slot's column folded alone: a count of slots per lane, or a
+                    # test of each slot in the loop, made the scalar code Intel's CPU
+                    # driver runs for a work-group's last lanes fold in another order)
+                    for m in range(slots):
+                        j = j0 + m * lanes
+                        if j < inner:
+                            acc = x[o, t0, j]
+                            for t in range(t0 + 1, t1):
+                                acc = op(acc, x[o, t, j])
+                            if use_init:
+                                acc = op(init, acc)
+                            out[o, c, j] = acc
+                o += grid_dim.z
 
-    return reduce_axis_chunks
+    return reduce_axis_tiles
 
 
 def _make_axis_lanes(op):
@@ -208,7 +239,7 @@ def _make_axis_flat(op, slots, lanes):
 
 _partial = kernel_cache(_make_partial)
 _axis = kernel_cache(_make_axis)
-_axis_chunks = kernel_cache(_make_axis_chunks)
+_axis_tiles = kernel_cache(_make_axis_tiles)
 _axis_lanes = kernel_cache(_make_axis_lanes)
 _axis_flat = kernel_cache(_make_axis_flat)
 
@@ -507,7 +538,8 @@ def reduce(x, op="add", init=None, axis=None, dtype=None, device=None):
 
 
 _AXIS_HOOKS = ("algorithms.block_size", "algorithms.axis_lanes", "algorithms.axis_lines",
-               "algorithms.axis_work_items", "algorithms.axis_flat_width")
+               "algorithms.axis_work_items", "algorithms.axis_slots",
+               "algorithms.axis_flat_width")
 
 
 def _reduce_axis(src, out, o, init_v, use_init, dev, key):
@@ -515,8 +547,9 @@ def _reduce_axis(src, out, o, init_v, use_init, dev, key):
     in order within each of the pieces the hooks choose: a line (inner == 1) is folded by
     ``algorithms.axis_lanes`` lanes, each every lanes-th element, then the lanes'
     values in order; columns (inner > 1) are cut along the axis into chunks, enough for
-    ``algorithms.axis_work_items`` work-items, each chunk's columns folded, then the
-    chunks' values in order; rows of at most ``algorithms.axis_flat_width`` columns are
+    ``algorithms.axis_work_items`` work-items, each chunk's columns folded (by
+    work-groups of block-size columns, ``algorithms.axis_slots`` of them per work-item),
+    then the chunks' values in order; rows of at most ``algorithms.axis_flat_width`` columns are
     walked as flat memory in chunks, each lane's slots holding one column apiece, then
     the slots' values in order (one fold, the same for all three)."""
     outer, length, inner = src.shape
@@ -552,12 +585,20 @@ def _reduce_axis(src, out, o, init_v, use_init, dev, key):
             src = part.reshape(outer, length, inner)
         else:
             chunks = max(1, min(cdiv(want, outer * inner), length // _MIN_AXIS_CHUNK, gy))
-            if chunks > 1:
+            # a work-group covers bs columns of each row it folds, each of its
+            # work-items `cols` of them
+            cols = min(_tuning.axis_slots(dev, dt, key), bs)
+            if chunks > 1 or cols > 1:
                 per = cdiv(length, chunks)
                 chunks = cdiv(length, per)  # every chunk holds at least one element
+                lanes = bs // cols
+                tiles = (cdiv(inner, lanes * cols), chunks, min(outer, gz))
+                if chunks == 1:  # the tiles are the whole reduce
+                    _axis_tiles(o.fn, cols)[tiles, (lanes, 1, 1)](
+                        src, out.reshape(outer, 1, inner), length, init_v, use_init)
+                    return
                 part = empty((outer, chunks, inner), dt, dev)
-                _axis_chunks(o.fn)[(cdiv(inner, bs), chunks, min(outer, gz)), (bs, 1, 1)](
-                    src, part, per, init_v, False)
+                _axis_tiles(o.fn, cols)[tiles, (lanes, 1, 1)](src, part, per, init_v, False)
                 src, length = part, chunks
     # columns along the grid's width, lines along its height (one work-item per line
     # where each has one column)

@@ -163,6 +163,42 @@ def test_reduce_axis_pieces_give_numpys_results(opencl_device, rng, lanes, lines
             hooks.get_hook(n).impls.update(saved[n])
 
 
+def test_reduce_axis_tiles_of_several_columns_per_work_item(opencl_device, rng):
+    """Columns folded by work-items that each keep 1 to 64 of them (the tiles' last one
+    cut short by the row's end, several slabs, axes too short to cut into chunks, where
+    the tiles fold init in themselves): NumPy's sums and maxima with init, and the same
+    float64 sums, bit for bit, whatever the number (each column is folded in the same
+    order: its chunks in order, then the chunks)."""
+    from numba_gpux import hooks
+
+    name = "algorithms.axis_slots"
+    saved = dict(hooks.get_hook(name).impls)
+    cases = (((3000, 1000), 0), ((4, 37, 300), 1), ((1000, 100), 0), ((2, 40, 37), 1),
+             ((50, 257), 0), ((5, 30000), 0), ((1, 700), 0), ((3, 9, 2000), 1))
+    sums = {}
+    try:
+        for slots in (1, 3, 16, 64):
+            hooks.implement(name, target="opencl", fn=slots)
+            for shape, ax in cases:
+                x = rng.integers(-50, 50, shape).astype(np.int64)
+                np.testing.assert_array_equal(alg.reduce(x, axis=ax), x.sum(axis=ax))
+                np.testing.assert_array_equal(alg.reduce(x, "max", axis=ax, init=-7),
+                                              np.maximum(x.max(axis=ax), -7))
+                np.testing.assert_array_equal(alg.reduce(x, axis=ax, init=1000),
+                                              x.sum(axis=ax) + 1000)
+                f = np.random.default_rng(sum(shape)).standard_normal(shape)
+                got = alg.reduce(f, axis=ax)
+                np.testing.assert_allclose(got, f.sum(axis=ax), rtol=1e-9, atol=1e-9)
+                sums.setdefault((shape, ax), got)
+                np.testing.assert_array_equal(got, sums[(shape, ax)])
+        hooks.implement(name, target="opencl", fn=65)
+        with pytest.raises(hooks.HookError, match="between 1 and 64"):
+            alg.reduce(np.ones((40, 300)), axis=0)
+    finally:
+        hooks.get_hook(name).impls.clear()
+        hooks.get_hook(name).impls.update(saved)
+
+
 @pytest.mark.parametrize("width", [0, 64])
 def test_reduce_axis_of_rows_of_a_few_columns_gives_numpys_results(opencl_device, rng, width):
     """Rows of 2 to 64 columns folded along the rows: walked as flat memory in chunks
@@ -555,11 +591,11 @@ def test_reduce_of_bools_says_how_and_narrow_types_keep_the_tree(opencl_device, 
 
 @pytest.mark.ptxas
 def test_reduce_axis_kernels_assemble_for_cuda(ptxas):
-    """The axis kernels (lanes, chunks, fold, and the flat walk over rows of a few
-    columns: indices from a 2-D or 3-D grid with a grid-stride loop over what the grid
-    does not cover) pass ptxas."""
+    """The axis kernels (lanes, tiles of one and of several columns per work-item, fold,
+    and the flat walk over rows of a few columns: indices from a 2-D or 3-D grid with a
+    grid-stride loop over what the grid does not cover) pass ptxas."""
     from numba_gpux.algorithms import _common
-    from numba_gpux.algorithms.reduction import _axis, _axis_chunks, _axis_flat, _axis_lanes
+    from numba_gpux.algorithms.reduction import _axis, _axis_flat, _axis_lanes, _axis_tiles
     from numba_gpux.targets.cuda import toolkit
 
     cc = (8, 0)
@@ -567,8 +603,10 @@ def test_reduce_axis_kernels_assemble_for_cuda(ptxas):
         pytest.skip("no installed ptxas assembles sm_80")
     op = _common.op_add
     for k, sig in ((_axis_lanes(op), "void(float64[:, ::1], float64[:, ::1])"),
-                   (_axis_chunks(op), "void(float64[:, :, ::1], float64[:, :, ::1], int64, "
-                                      "float64, boolean)"),
+                   (_axis_tiles(op, 1), "void(float64[:, :, ::1], float64[:, :, ::1], int64, "
+                                        "float64, boolean)"),
+                   (_axis_tiles(op, 16), "void(float64[:, :, ::1], float64[:, :, ::1], int64, "
+                                         "float64, boolean)"),
                    (_axis(op), "void(float64[:, :, ::1], float64[:, ::1], float64, boolean)"),
                    (_axis_flat(op, 5, 16), "void(float64[:, ::1], float64[:, :, ::1], int64)")):
         text = gpux.compile(k, sig, target="cuda", cc=cc, cubin=False).text
