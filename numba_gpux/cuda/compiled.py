@@ -202,7 +202,10 @@ class CompiledKernel(Overload):
 
     @property
     def type_annotation(self):
+        """Numba's typing of the Python function (``typemap``: each variable's type)."""
         return self._result.cres.type_annotation
+
+    _type_annotation = type_annotation  # (numba.cuda's attribute name, read by its users)
 
     def _attribute(self, name: str):
         """The kernel's ``get_<name>()`` for this signature (what the driver reports)."""

@@ -4,6 +4,7 @@ occupancy queries, as libraries use them to size their launches."""
 
 import io
 
+import numba
 import numpy as np
 import pytest
 from numba import float32, int32, void
@@ -41,7 +42,19 @@ def test_compiled_kernel_reports_what_the_dispatcher_reports(device):
     out = io.StringIO()
     compiled.inspect_types(file=out)
     assert "add_one" in out.getvalue() and "array(float32, 1d, C)" in out.getvalue()
-    assert compiled.type_annotation is not None
+    # the typing of each variable, under both names (numba.cuda's users read the private
+    # one), a local array's element type included
+    assert compiled._type_annotation is compiled.type_annotation
+    assert compiled.type_annotation.typemap["i"] in (int32, numba.int64)
+
+    @cuda.jit("void(int32[::1])")
+    def scratch(x):
+        tmp = cuda.local.array(4, dtype="int32")
+        tmp[0] = x[0]
+        x[0] = tmp[0] + 1
+
+    typemap = next(iter(scratch.overloads.values()))._type_annotation.typemap
+    assert typemap["tmp"].dtype == int32
     # kernel.compile gives the same kind of object
     assert k.compile(SIG).argument_types == SIG
 
