@@ -311,6 +311,10 @@ class CUDAUFunc:
         dtypes = [p.dtype for p in prepared]
         argtys, ret = self._select(dtypes, [p.is_scalar for p in prepared])
         shape = np.broadcast_shapes(*[p.shape for p in prepared if not p.is_scalar])
+        if not shape and all(isinstance(a, (numbers.Number, np.generic)) for a in args):
+            # only Python and NumPy scalars: numba.cuda makes each a one-element array,
+            # so the result is one too
+            shape = (1,)
         want_device = any(p.array is not None for p in prepared) or \
             isinstance(out, _mem.DeviceArray)
         ret_dtype = numpy_support.as_dtype(ret)

@@ -39,7 +39,11 @@ def test_broadcasting_and_scalars(device, add):
     np.testing.assert_array_equal(add(a, np.arange(3.0)[:, None]), a + np.arange(3.0)[:, None])
     np.testing.assert_array_equal(add(a, 1.5), a + 1.5)
     np.testing.assert_array_equal(add(2.0, a[:, ::2]), 2.0 + a[:, ::2])
-    assert add(2.0, 3.0) == 5.0
+    # only scalars: a one-element array, as numba.cuda gives (each scalar made a
+    # one-element array); a 0-d array operand stays 0-d
+    r = add(2.0, np.float64(3.0))
+    assert isinstance(r, np.ndarray) and r.shape == (1,) and r.tolist() == [5.0]
+    assert add(np.array(2.0), 3.0) == 5.0 and np.ndim(add(np.array(2.0), 3.0)) == 0
     with pytest.raises(ValueError):
         add(a, np.arange(5.0))
 
