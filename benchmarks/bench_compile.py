@@ -43,8 +43,9 @@ numba-cuda's.
 The numba-cuda column runs in this interpreter unless ``NUMBA_CUDA_PYTHON`` names
 another, with the numba-cuda distribution installed (it replaces Numba's bundled
 ``numba.cuda``, so it is usually kept out of the environment that runs numba-gpux):
-e.g. ``python -m venv /tmp/ncv && /tmp/ncv/bin/pip install "numba-cuda[cu12]"`` and
-``NUMBA_CUDA_PYTHON=/tmp/ncv/bin/python``.
+e.g. ``python -m venv /tmp/ncv && /tmp/ncv/bin/pip install "numba-cuda[cu13]"`` and
+``NUMBA_CUDA_PYTHON=/tmp/ncv/bin/python`` (the extra brings NVVM and NVRTC, which
+``compile_ptx`` needs; no GPU or driver is needed).
 
 Usage: python benchmarks/bench_compile.py [--runs 7] [--out FILE] [--baseline PATH]
 """
