@@ -57,12 +57,28 @@ class Param:
         return f"Param({self.kind}, {self.ty})"
 
 
+def _plain_struct(ty) -> bool:
+    """An extension type whose data model is a struct of numbers and booleans only (an
+    element of fixed size with no pointers: arrays of it can live in device memory)."""
+    from numba.core import datamodel
+
+    try:
+        model = datamodel.default_manager.lookup(ty)
+    except Exception:  # noqa: BLE001 - no data model: not an element type
+        return False
+    if not isinstance(model, datamodel.models.StructModel):
+        return False
+    members = getattr(model, "_members", ())
+    return bool(members) and all(isinstance(m, (types.Number, types.Boolean)) or
+                                 _plain_struct(m) for m in members)
+
+
 def flatten_type(ty, where: str = "argument") -> list[Param]:
     """The leaves of a kernel argument type, in ABI order."""
     if isinstance(ty, types.Array):
-        if not isinstance(ty.dtype, (types.Number, types.Boolean, types.Record, types.CharSeq,
-                                     types.UnicodeCharSeq)
-                          + DATETIME_TYPES):
+        if not (isinstance(ty.dtype, (types.Number, types.Boolean, types.Record,
+                                      types.CharSeq, types.UnicodeCharSeq) + DATETIME_TYPES)
+                or _plain_struct(ty.dtype)):
             raise GpuxUserError(f"{where}: arrays of {ty.dtype} cannot be passed to a kernel")
         return [Param(ARRAY, ty)]
     if is_pointer(ty):

@@ -81,6 +81,41 @@ def test_a_struct_model_type_in_a_local_array(device):
     np.testing.assert_equal(outb, 3 * np.arange(6))
 
 
+def test_an_array_of_a_struct_model_type_in_a_signature(device):
+    """A signature may take an array of a struct-model type of numbers (as numba.cuda
+    compiles it): the kernel compiles, its shared and local arrays of that type are typed
+    with it, and a launch with an array of another element type is a TypeError naming
+    the signature.  A struct holding something other than numbers is still refused when
+    the kernel compiles."""
+    import pytest
+
+    from numba_gpux import GpuxUserError
+
+    @cuda.jit(void(pair_type[::1]))
+    def copy_through(x):
+        s = cuda.shared.array(4, dtype=pair_type)
+        loc = cuda.local.array(4, dtype=pair_type)
+        s[0] = x[0]
+        loc[0] = s[0]
+        x[0] = loc[0]
+
+    typemap = next(iter(copy_through.overloads.values()))._type_annotation.typemap
+    assert typemap["s"].dtype == pair_type and typemap["loc"].dtype == pair_type
+    with pytest.raises(TypeError, match="FacadeTestPair"):
+        copy_through[1, 1](np.zeros(4, np.int64))
+
+    class Holder(types.Type):
+        def __init__(self):
+            super().__init__(name="FacadeTestHolder")
+
+    holder = Holder()
+    extending.register_model(Holder)(
+        lambda dmm, fe: extending.core_models.StructModel(
+            dmm, fe, [("data", types.CPointer(int32))]))
+    with pytest.raises(GpuxUserError, match="arrays of FacadeTestHolder cannot be passed"):
+        cuda.jit(void(holder[::1]))(lambda x: None)
+
+
 # -- an opaque handle: an extension's type with Numba's OpaqueModel ----------------------
 
 class Handle:
