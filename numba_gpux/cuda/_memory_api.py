@@ -58,6 +58,15 @@ def to_device(obj, stream=0, copy: bool = True, to=None):
         return to
     if isinstance(obj, _mem.DeviceArray):
         return obj
+    if isinstance(obj, np.void) and obj.dtype.names is not None:
+        # one record (a record array's element): a DeviceRecord, as numba.cuda's, which
+        # a kernel takes as a Record argument (np.asarray would make it a 0-d array)
+        from ._records import from_record_like
+
+        rec = from_record_like(obj, stream=stream)
+        if copy:
+            rec.copy_to_device(obj, stream=stream)
+        return rec
     host = np.asarray(obj)
     if host.size and 0 not in host.strides and (arr := _plugin_array(
             dev, host.shape, host.dtype, _order_of(host), stream)) is not None:

@@ -70,6 +70,30 @@ def test_auto_device_copies_a_host_record(device):
     assert same is rec and not made
 
 
+def test_to_device_of_a_host_record_gives_a_device_record(device):
+    """``cuda.to_device(record_array[i])`` (a NumPy record, np.void or np.record) is a
+    DeviceRecord, as numba.cuda's, which a kernel compiled for the Record type takes;
+    ``copy=False`` gives one of the dtype, uncopied; ``to=`` copies into a given one."""
+    from numba.core.types import float64, void
+
+    src = host_pair(-3, 1.25)
+    rec = cuda.to_device(src)
+    assert isinstance(rec, DeviceRecord) and rec.dtype == PAIR
+    assert (rec["n"], rec["x"]) == (-3, 1.25)
+    assert isinstance(cuda.to_device(np.rec.array(np.zeros(2, PAIR))[1]), DeviceRecord)
+    assert isinstance(cuda.to_device(src, copy=False), DeviceRecord)
+    target = DeviceRecord(PAIR)
+    assert cuda.to_device(host_pair(4, 0.5), to=target) is target and target["n"] == 4
+
+    @cuda.jit(void(float64[::1], from_dtype(PAIR)))
+    def read(out, r):
+        out[0] = r.n + r.x
+
+    out = cuda.to_device(np.zeros(1))
+    read[1, 1](out, rec)
+    assert out.copy_to_host()[0] == -1.75
+
+
 def test_from_record_like_makes_new_memory(device):
     first = from_record_like(host_pair(1, 1.0))
     second = from_record_like(first)
