@@ -70,10 +70,7 @@ def auto_device(obj, stream=0, copy=True, user_explicit=False):
     elif getattr(obj, "__cuda_array_interface__", None) is not None:
         return as_cuda_array(obj), False
     if isinstance(obj, np.void) and obj.dtype.names is not None:  # a record
-        rec = from_record_like(obj, stream=stream)
-        if copy:
-            rec.copy_to_device(obj, stream=stream)
-        return rec, True
+        return to_device(obj, stream=stream, copy=copy), True  # (a DeviceRecord)
     if not isinstance(obj, np.ndarray):
         obj = np.asarray(obj)
     sentry_contiguous(obj)
