@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import contextlib
+import os
+import pathlib
+import sys
 import threading
 from dataclasses import dataclass, field
 from importlib import metadata
 from typing import Iterator
 
 from . import config
+from ._version import __version__
 from .errors import DeviceNotFoundError, GpuxUserError
 from .interface import Runtime, Target
 
@@ -129,7 +133,7 @@ def _builtin_entry(name: str):
     if entry is None:
         if _own_eps is None:
             try:
-                eps = metadata.distribution(_DIST).entry_points
+                eps = _own_distribution().entry_points
             except metadata.PackageNotFoundError:  # run from a source tree, not installed
                 eps = ()
             _own_eps = [ep for ep in eps if ep.group == ENTRY_POINT_GROUP]
@@ -140,6 +144,23 @@ def _builtin_entry(name: str):
                     _builtin[name] = entry
                 break
     return entry
+
+
+def _own_distribution() -> metadata.Distribution:
+    """numba-gpux's installed distribution, the one of the running version.
+
+    Its ``.dist-info`` directory is looked for by name in each ``sys.path`` entry in
+    order (a file test each); ``metadata.distribution`` finds the same one but lists
+    and parses every ``sys.path`` directory first, some 20 ms with the standard
+    library and a full ``site-packages``: most of a small kernel's first compile.
+    Where the name is not found (an egg, another layout), that full search.
+    """
+    own = f"{_DIST.replace('-', '_')}-{__version__}.dist-info"
+    for entry in sys.path:
+        path = os.path.join(entry or os.curdir, own)
+        if os.path.isfile(os.path.join(path, "METADATA")):
+            return metadata.PathDistribution(pathlib.Path(path))
+    return metadata.distribution(_DIST)
 
 
 def _is_builtin(ep) -> bool:

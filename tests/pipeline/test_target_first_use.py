@@ -31,20 +31,53 @@ def saxpy(a, x, y, out):
 
 def test_own_entry_points_are_read_once_per_process(monkeypatch):
     calls = []
-    real = devices.metadata.distribution
+    real = devices._own_distribution
 
-    def counting(name):
-        calls.append(name)
-        return real(name)
+    def counting():
+        calls.append(1)
+        return real()
 
-    monkeypatch.setattr(devices.metadata, "distribution", counting)
+    monkeypatch.setattr(devices, "_own_distribution", counting)
     monkeypatch.setattr(devices, "_own_eps", None)
     monkeypatch.setattr(devices, "_builtin", {})
     monkeypatch.setattr(devices, "_entries", None)
     first = devices.get_target_entry("opencl")
     second = devices.get_target_entry("cuda")
     assert (first.name, second.name) == ("opencl", "cuda")
-    assert calls == ["numba-gpux"]  # not once per target
+    assert calls == [1]  # not once per target
+
+
+def _installed():
+    try:
+        return devices.metadata.distribution("numba-gpux")
+    except devices.metadata.PackageNotFoundError:
+        pytest.skip("numba-gpux is not installed (run from a source tree)")
+
+
+def test_own_distribution_is_found_by_name_without_listing_sys_path(monkeypatch):
+    # the distribution importlib.metadata finds, found with a file test per sys.path
+    # entry instead of listing and parsing each directory (most of a small first compile)
+    full = _installed()
+    listed = []
+    real_search = devices.metadata.Distribution.discover
+
+    def discover(*a, **k):
+        listed.append(1)
+        return real_search(*a, **k)
+
+    monkeypatch.setattr(devices.metadata.Distribution, "discover", discover)
+    fast = devices._own_distribution()
+    assert not listed
+    assert fast.metadata["Name"] == full.metadata["Name"] == "numba-gpux"
+    assert fast.version == full.version
+    assert sorted((e.name, e.value) for e in fast.entry_points
+                  if e.group == devices.ENTRY_POINT_GROUP) == \
+        sorted((e.name, e.value) for e in full.entry_points
+               if e.group == devices.ENTRY_POINT_GROUP)
+    # another version's name is not found: importlib.metadata's full search answers
+    monkeypatch.setattr(devices, "__version__", "0.0.0.not-this")
+    again = devices._own_distribution()
+    assert listed and again.metadata["Name"] == "numba-gpux"
 
 
 @pytest.mark.parametrize("name,own", [("cuda", "cuda"), ("opencl", "opencl"),
