@@ -55,16 +55,14 @@ class _On:
 
 
 def _versions() -> str:
-    from importlib import metadata
-
+    # numba-gpux's own version from its module (importlib.metadata's look-up lists every
+    # sys.path directory: some 20 ms per probed device at the first device look-up)
     import llvmlite
     import numba
 
-    try:
-        own = metadata.version("numba-gpux")
-    except metadata.PackageNotFoundError:  # run from a source tree
-        own = "source"
-    return f"{own}|{numba.__version__}|{llvmlite.__version__}"
+    from ._version import __version__
+
+    return f"{__version__}|{numba.__version__}|{llvmlite.__version__}"
 
 
 def probe_key(device) -> str:

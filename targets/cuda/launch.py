@@ -46,6 +46,20 @@ if hasattr(os, "register_at_fork"):  # POSIX
     os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
+#: the CUDA driver's library as the dynamic loader names it (cuda-python loads it so)
+_DRIVER_LIBRARY = "nvcuda.dll" if os.name == "nt" else "libcuda.so.1"
+
+
+def _driver_library_loads() -> bool:
+    """Whether the loader finds the driver's library: without it cuda-python's driver
+    binding cannot work, and importing it costs some 25 ms of a first device look-up."""
+    try:
+        ctypes.CDLL(_DRIVER_LIBRARY)
+    except OSError:
+        return False
+    return True
+
+
 def _driver():
     global _drv
     if _drv is None:
@@ -131,6 +145,8 @@ def _attributes(drv, dev) -> dict:
 
 def discover() -> list[Device]:
     """Every CUDA GPU, or [] without cuda-python, a driver or a GPU (never raises)."""
+    if not _driver_library_loads():
+        return []
     try:
         drv = _driver()
         _check(drv.cuInit(0))

@@ -176,6 +176,22 @@ def test_discover_without_gpu_returns_a_list():
     assert len(cuda_devs) == len(devs)
 
 
+def test_discover_without_the_driver_library_does_not_load_cuda_python(monkeypatch):
+    # no library the loader can find: no CUDA device, and the binding's import (some
+    # 25 ms of a first device look-up) is not paid
+    from numba_gpux.targets.cuda import launch
+
+    loaded, real = [], launch._driver
+    monkeypatch.setattr(launch, "_driver", lambda: loaded.append(1) or real())
+    monkeypatch.setattr(launch, "_DRIVER_LIBRARY", "libnumba-gpux-no-such-driver.so.1")
+    assert launch.discover() == [] and not loaded
+    monkeypatch.undo()
+    monkeypatch.setattr(launch, "_driver", lambda: loaded.append(1) or real())
+    if launch._driver_library_loads():  # a machine with the driver: it is asked
+        launch.discover()
+        assert loaded
+
+
 def test_default_target_for_a_device_uses_its_cc():
     from numba_gpux.devices import Device
     from numba_gpux.targets.cuda.target import make_target
