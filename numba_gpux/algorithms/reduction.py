@@ -293,6 +293,7 @@ def _make_chunk_partial(op):
     from ..language.memory import local
 
     block_dim, block_idx, thread_idx = gl.block_dim, gl.block_idx, gl.thread_idx
+    trips = _CHUNK_BLOCK_TRIPS
 
     @jit
     def reduce_chunk_partial(x, n, per, part):
@@ -302,8 +303,12 @@ def _make_chunk_partial(op):
         # time.  No work-item leaves early and every load is in bounds, so a CPU driver's
         # vectorized loop needs no per-lane masks.  The accumulators hold x's dtype, the
         # dtype reduce accumulates in (an int32 sum in Numba's int64 would take twice
-        # the vector lanes).  Work-item t writes its value to part[b * bs + t] when it
-        # had an element (the tail knows which did)
+        # the vector lanes).  The four accumulators fold blocks of `trips` steps each
+        # into fresh ones, then the block into themselves: a float sum's rounding error
+        # grows with a block's length plus the number of blocks, not with the chunk's
+        # length (a 2**30-element sum on a CPU is some 500,000 elements a work-item).
+        # Work-item t writes its value to part[b * bs + t] when it had an element (the
+        # tail knows which did)
         b = block_idx.x
         t = thread_idx.x
         bs = block_dim.x
@@ -313,17 +318,37 @@ def _make_chunk_partial(op):
         step = 4 * bs
         full = (end - start) // step
         a = local.array(4, x.dtype)
+        c = local.array(4, x.dtype)
         if full > 0:
             a[0] = x[i]
             a[1] = x[i + bs]
             a[2] = x[i + 2 * bs]
             a[3] = x[i + 3 * bs]
-            for _ in range(1, full):
+            k = min(trips, full)
+            for _ in range(1, k):  # the first block, into a itself
                 i += step
                 a[0] = op(a[0], x[i])
                 a[1] = op(a[1], x[i + bs])
                 a[2] = op(a[2], x[i + 2 * bs])
                 a[3] = op(a[3], x[i + 3 * bs])
+            while k < full:  # each further block into c, then c into a
+                i += step
+                c[0] = x[i]
+                c[1] = x[i + bs]
+                c[2] = x[i + 2 * bs]
+                c[3] = x[i + 3 * bs]
+                stop = min(k + trips, full)
+                for _ in range(k + 1, stop):
+                    i += step
+                    c[0] = op(c[0], x[i])
+                    c[1] = op(c[1], x[i + bs])
+                    c[2] = op(c[2], x[i + 2 * bs])
+                    c[3] = op(c[3], x[i + 3 * bs])
+                a[0] = op(a[0], c[0])
+                a[1] = op(a[1], c[1])
+                a[2] = op(a[2], c[2])
+                a[3] = op(a[3], c[3])
+                k = stop
             i += step
             a[0] = op(a[0], a[1])
             a[2] = op(a[2], a[3])
@@ -382,6 +407,9 @@ def _sg_op(op, dt, dev):
 
 #: a chunk of the "chunks" reduce starts at a multiple of this many elements
 _CHUNK_ALIGN = 64
+#: steps of four elements a work-item of the "chunks" reduce folds into fresh
+#: accumulators before adding them to its running ones
+_CHUNK_BLOCK_TRIPS = 64
 
 _REDUCE_HOOKS = ("algorithms.reduce_variant", "algorithms.block_size",
                  "algorithms.items_per_thread", "algorithms.reduce_groups")

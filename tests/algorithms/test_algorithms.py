@@ -333,10 +333,14 @@ def test_reduce_chunks_fold_every_element_once(opencl_device, rng, block, groups
     def plus(a, b):  # addition as a device function: no identity is known for it
         return a + b
 
+    from numba_gpux.algorithms.reduction import _CHUNK_BLOCK_TRIPS as trips
+
     try:
         step = 4 * block
+        # (around the blocks of `trips` steps the accumulators fold apart, too)
         for n in sorted({1, 2, block - 1, block, block + 1, step - 1, step, step + 1,
-                         2 * step + 3, 64 * step + 5, 100_003}):
+                         2 * step + 3, 64 * step + 5, 100_003, trips * step - 1,
+                         trips * step, trips * step + 1, (2 * trips + 1) * step + 3}):
             x = rng.integers(-1000, 1000, n).astype(np.int64)
             assert alg.reduce(x, device=opencl_device) == x.sum(), n
             assert alg.reduce(x, "max", device=opencl_device) == x.max(), n
@@ -351,6 +355,32 @@ def test_reduce_chunks_fold_every_element_once(opencl_device, rng, block, groups
             assert alg.reduce(ones, plus, device=opencl_device) == n
             f[n // 2] = np.nan
             assert np.isnan(alg.reduce(f, "max", device=opencl_device)), n
+    finally:
+        for n in names:
+            hooks.get_hook(n).impls.clear()
+            hooks.get_hook(n).impls.update(saved[n])
+
+
+def test_reduce_chunks_float_sum_error_does_not_grow_with_the_chunk(opencl_device, rng):
+    """A work-item of the "chunks" reduce folds a long run of its chunk (here four
+    accumulators of 262,144 elements each): folded in blocks, then the blocks, a float32
+    sum keeps within a few ulp of the exact one; folded straight through, it was off by
+    2e-6 of it (a 2**30-element sum on a CPU device missed np.isclose)."""
+    from numba_gpux import hooks
+
+    names = ("algorithms.reduce_variant", "algorithms.block_size", "algorithms.reduce_groups")
+    saved = {n: dict(hooks.get_hook(n).impls) for n in names}
+    hooks.implement("algorithms.reduce_variant", target="opencl", fn="chunks")
+    hooks.implement("algorithms.block_size", target="opencl", fn=4)
+    hooks.implement("algorithms.reduce_groups", target="opencl", fn=1)
+    try:
+        x = np.random.default_rng(7).random(1 << 22).astype(np.float32)
+        exact = x.astype(np.float64).sum()
+        got = alg.reduce(x, device=opencl_device)
+        assert got.dtype == np.float32
+        assert abs(float(got) - exact) / exact < 6e-7
+        ones = np.ones((1 << 22) + 3, np.float32)  # every element once, in the blocks too
+        assert alg.reduce(ones, device=opencl_device) == (1 << 22) + 3
     finally:
         for n in names:
             hooks.get_hook(n).impls.clear()
