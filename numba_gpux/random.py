@@ -140,11 +140,16 @@ def xoroshiro128p_normal_float32(states, index):
 
 @jit(device=True)
 def xoroshiro128p_normal_float64(states, index):
-    """A standard normal float64 (Box-Muller; advances generator *index* two steps)."""
+    """A standard normal float64 (Box-Muller in float64; advances generator *index* two
+    steps).
+
+    Its two uniform draws are float32 ones (24-bit significands), as numba.cuda's are,
+    so that the values are numba.cuda's.  Finer ones: Box-Muller over two
+    ``xoroshiro128p_uniform_float64`` draws."""
     index = int64(index)
-    u1 = xoroshiro128p_uniform_float64(states, index)  # (as numba.cuda; see the float32 one)
-    u2 = xoroshiro128p_uniform_float64(states, index)
-    return math.sqrt(-2.0 * math.log(u1)) * math.cos(TWO_PI_FLOAT64 * u2)
+    u1 = xoroshiro128p_uniform_float32(states, index)  # (u1 itself: see the float32 one)
+    u2 = xoroshiro128p_uniform_float32(states, index)
+    return math.sqrt(-2.0 * math.log(float64(u1))) * math.cos(TWO_PI_FLOAT64 * float64(u2))
 
 
 @jit(device=True)
