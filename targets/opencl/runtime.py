@@ -165,6 +165,11 @@ class OpenCLRuntime(Runtime):
     POOL_BYTES = 256 << 20
     #: buffers smaller than this are freed at once (they cost little to make again)
     POOL_MIN_BYTES = 64 << 10
+    #: new buffers of at most this many bytes start zeroed: CPU drivers carve them out of
+    #: the heap (Intel's hands out freed memory), where CUDA's fresh memory is zero in
+    #: practice, and numba.cuda programs that forget to clear a lock or a counter rely
+    #: on that (a spin lock on garbage never opens).  Larger ones come from fresh pages.
+    ZERO_NEW_BYTES = 4096
 
     def alloc(self, nbytes: int):
         """A buffer of *nbytes*: one freed before, of that size, while one is kept (a
@@ -179,6 +184,9 @@ class OpenCLRuntime(Runtime):
             if kept:
                 self._pool_bytes -= nbytes
                 return kept.pop()
+        if 0 < nbytes <= self.ZERO_NEW_BYTES:  # (copied at creation: under a microsecond)
+            return cl.Buffer(self.context, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR,
+                             hostbuf=_ZEROS[:nbytes])
         try:
             return cl.Buffer(self.context, cl.mem_flags.READ_WRITE, nbytes)
         except cl.Error:
@@ -671,6 +679,9 @@ class _Event:
                     self._host_ns = time.perf_counter_ns()
         return self._host_ns
 
+
+#: the bytes a new small buffer is made from (``OpenCLRuntime.ZERO_NEW_BYTES``)
+_ZEROS = memoryview(bytes(OpenCLRuntime.ZERO_NEW_BYTES))
 
 #: environment variables whose names start so configure an OpenCL CPU driver (Intel's
 #: CL_CONFIG_CPU_TARGET_ARCH, PoCL's POCL_WORK_GROUP_METHOD, ...): all of them, as a

@@ -54,3 +54,25 @@ def test_arrays_reuse_buffers_and_keep_their_values(opencl_device):
         e.copy_to_device(x * k)
         np.testing.assert_array_equal(d.copy_to_host(), x + k)
         np.testing.assert_array_equal(e.copy_to_host(), x * k)
+
+
+def test_new_small_buffers_start_zeroed(rt, opencl_device):
+    """A lock, flag or counter a numba.cuda program forgot to clear reads 0, as fresh
+    CUDA memory does in practice: Intel's CPU driver hands out freed heap memory for
+    buffers of a page or less (every one of 200 held garbage without the fill)."""
+    from numba_gpux import cuda
+
+    for nbytes in (1, 4, 64, 1000, rt.ZERO_NEW_BYTES):
+        for _ in range(20):
+            dirty = rt.alloc(nbytes)  # freed memory the next buffer may come from
+            rt.write(dirty, 0, np.full(nbytes, 0xAB, np.uint8))
+            rt.free(dirty)
+            buf = rt.alloc(nbytes)
+            host = np.full(nbytes, 1, np.uint8)
+            rt.read(host, buf, 0)
+            rt.free(buf)
+            assert not host.any(), nbytes
+    locks = [cuda.device_array(1, np.int32) for _ in range(100)]
+    assert all(int(lk.copy_to_host()[0]) == 0 for lk in locks)
+    made = [gpux.device_array(16, np.float64, device=opencl_device) for _ in range(100)]
+    assert all(not m.copy_to_host().any() for m in made)
