@@ -25,12 +25,13 @@ from __future__ import annotations
 
 from . import irlex
 from .irlex import code, instruction, is_label, line_tokens, match_paren, name, spell_local
+from .legalize_bits import bool_vector_bits
 from .legalize_fma import fuse_contracted
 from .legalize_logic import logical_selects
 from .legalize_stack import static_stack
 
 __all__ = ["REWRITES", "NEEDED", "needed", "apply_rewrites", "sitofp_i1", "byte_allocas", "rematerialize_index_math",
-           "split_aggregate_phis", "logical_selects", "static_stack"]
+           "split_aggregate_phis", "logical_selects", "static_stack", "bool_vector_bits"]
 
 
 # --------------------------------------------------------------------------- shared
@@ -768,6 +769,7 @@ REWRITES = {
     "logical_selects": logical_selects,
     "static_stack": static_stack,
     "fuse_contracted": fuse_contracted,
+    "bool_vector_bits": bool_vector_bits,
 }
 
 

@@ -86,6 +86,85 @@ def test_logical_selects_become_and_and_or():
             assert (c0 or c1) == (True if c0 else c1)
 
 
+BOOL_BITS = """
+define i1 @k(<4 x i1> %v, <2 x i1> %w, <8 x i1> %e, <4 x i1> %z) {
+  %any = bitcast <4 x i1> %v to i4
+  %found = icmp ne i4 %any, 0
+  %all = icmp eq i4 %any, -1
+  %b = bitcast <2 x i1> %w to i2, !dbg !3
+  %second = icmp eq i2 %b, -2, !dbg !3
+  %byte = bitcast <8 x i1> %e to i8
+  %eight = icmp ne i8 %byte, 0
+  %kept = bitcast <4 x i1> %z to i4
+  %sum = add i4 %kept, 1
+  %t = icmp ult i4 %sum, 3
+  %r0 = and i1 %found, %all
+  %r1 = and i1 %second, %eight
+  %r2 = and i1 %r0, %r1
+  %r = and i1 %r2, %t
+  ret i1 %r
+}
+!llvm.module.flags = !{!0}
+!llvm.dbg.cu = !{!1}
+!0 = !{i32 2, !"Debug Info Version", i32 3}
+!1 = distinct !DICompileUnit(language: DW_LANG_Python, file: !2, emissionKind: LineTablesOnly)
+!2 = !DIFile(filename: "k.py", directory: "/")
+!3 = !DILocation(line: 1, scope: !4)
+!4 = distinct !DISubprogram(name: "k", scope: !2, file: !2, line: 1, unit: !1, spFlags: DISPFlagDefinition)
+"""
+
+
+def test_any_and_all_of_bool_vectors_are_tested_on_legal_widths():
+    out = legalize.bool_vector_bits(BOOL_BITS)
+    assert "%any.bytes = zext <4 x i1> %v to <4 x i8>" in out
+    assert "%any.wide = bitcast <4 x i8> %any.bytes to i32" in out
+    assert "%found = icmp ne i32 %any.wide, 0" in out
+    assert "%all = icmp eq i32 %any.wide, 16843009" in out  # byte k = bit k: 0x01010101
+    assert "%b.wide = bitcast <2 x i8> %b.bytes to i16, !dbg !3" in out
+    assert "%second = icmp eq i16 %b.wide, 256, !dbg !3" in out  # i2 -2 is 0b10
+    # a legal width stays, and so does an odd one with a use that is not such a test
+    assert "%byte = bitcast <8 x i1> %e to i8" in out
+    assert "%kept = bitcast <4 x i1> %z to i4" in out and "%sum = add i4 %kept, 1" in out
+    ll.parse_assembly(out).verify()
+    # the same truth tables: the i4 equals c exactly when its bytes equal c's bytes
+    for bits in range(16):
+        wide = sum(1 << (8 * k) for k in range(4) if bits >> k & 1)
+        for c in range(16):
+            cw = sum(1 << (8 * k) for k in range(4) if c >> k & 1)
+            assert (bits == c) == (wide == cw)
+
+
+def test_a_flag_set_in_a_loop_compiles_and_matches_numpy(opencl_device):
+    """A kernel that sets a flag in a loop of a run-time trip count (the any() of a row):
+    the loop vectorizer's any-of reduction reached validation as an i4 on OpenCL."""
+    @gpux.jit
+    def any_row(d, out):
+        i = gpux.grid(1)
+        found = False
+        for j in range(d.shape[1]):
+            if d[i, j] != 0:
+                found = True
+        out[i] = found
+
+    @gpux.jit
+    def all_row(d, out):
+        i = gpux.grid(1)
+        every = True
+        for j in range(d.shape[1]):
+            if d[i, j] == 0:
+                every = False
+        out[i] = every
+
+    rng = np.random.default_rng(5)
+    for cols in (1, 2, 3, 4, 5, 8, 9, 31, 100):
+        x = (rng.random((64, cols)) < 0.03).astype(np.int8)
+        got = gpux.to_device(np.zeros(64, np.int8), device=opencl_device)
+        any_row[1, 64](gpux.to_device(x, device=opencl_device), got)
+        assert np.array_equal(got.copy_to_host(), x.any(1)), cols
+        all_row[1, 64](gpux.to_device(1 - x, device=opencl_device), got)
+        assert np.array_equal(got.copy_to_host(), (1 - x).all(1)), cols
+
+
 def test_opencl_lists_its_rewrites_and_they_exist():
     names = make_target().ir_rewrites
     assert names and set(names) <= set(legalize.REWRITES)
