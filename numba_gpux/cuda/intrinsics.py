@@ -261,27 +261,47 @@ if _sg is not None:
     def shfl_xor_sync(mask, value, lane_mask):
         return _sg.shuffle_xor(value, lane_mask, mask)
 
+    # Votes and matches answer for the lanes of *mask* only, as CUDA's do: where a
+    # target's sub-group operations take every lane (OpenCL), a partial mask is applied
+    # to a ballot of the predicate (a full mask, the common constant, folds to the plain
+    # sub-group operation).  The mask's lanes that do not run (a partial warp's) count
+    # as CUDA's hardware counts them, as absent.
+    @_device
+    def _mask_lanes(mask):
+        """The lanes of *mask* that execute this call (bits 0-31)."""
+        return _sg.ballot(True) & mask & 0xFFFFFFFF
+
     @_device
     def all_sync(mask, predicate):
         _vote_check(mask, predicate)
-        return _sg.all(predicate, mask)
+        if mask & 0xFFFFFFFF == 0xFFFFFFFF:
+            return _sg.all(predicate, mask)
+        lanes = _mask_lanes(mask)
+        return (_sg.ballot(predicate, mask) & lanes) == lanes
 
     @_device
     def any_sync(mask, predicate):
         _vote_check(mask, predicate)
-        return _sg.any(predicate, mask)
+        if mask & 0xFFFFFFFF == 0xFFFFFFFF:
+            return _sg.any(predicate, mask)
+        return (_sg.ballot(predicate, mask) & _mask_lanes(mask)) != 0
 
     @_device
     def eq_sync(mask, predicate):
         """True when *predicate* (as a bool) is the same on every lane of *mask*."""
         _vote_check(mask, predicate)
-        return _sg.all(predicate, mask) or not _sg.any(predicate, mask)
+        if mask & 0xFFFFFFFF == 0xFFFFFFFF:
+            return _sg.all(predicate, mask) or not _sg.any(predicate, mask)
+        lanes = _mask_lanes(mask)
+        votes = _sg.ballot(predicate, mask) & lanes
+        return votes == 0 or votes == lanes
 
     @_device
     def ballot_sync(mask, predicate):
-        """uint32 of the lanes where *predicate* holds (lanes 0-31, as numba.cuda)."""
+        """uint32 of the lanes of *mask* where *predicate* holds (lanes 0-31, as
+        numba.cuda)."""
         _vote_check(mask, predicate)
-        return types_uint32(_sg.ballot(predicate, mask) & 0xFFFFFFFF)
+        return types_uint32(_sg.ballot(predicate, mask) & mask & 0xFFFFFFFF)
 
     @_device
     def syncwarp(mask=0xFFFFFFFF):
@@ -291,15 +311,18 @@ if _sg is not None:
     @_device
     def match_any_sync(mask, value):
         """uint32 of the lanes of *mask* whose *value* equals the caller's (bitwise)."""
-        return types_uint32(_sg.match_any(value, mask) & 0xFFFFFFFF)
+        return types_uint32(_sg.match_any(value, mask) & mask & 0xFFFFFFFF)
 
     @_device
     def match_all_sync(mask, value):
         """(the lanes of *mask* that exist and run, True) when every such lane holds the
         caller's *value*, else (0, False), as numba.cuda's: in a partial warp a full
         mask answers the lanes there are, as the hardware's match.all does."""
-        same = _sg.match_all(value, mask)
-        lanes = types_uint32(mask & _sg.ballot(True) & 0xFFFFFFFF)
+        lanes = types_uint32(_mask_lanes(mask))
+        if mask & 0xFFFFFFFF == 0xFFFFFFFF:
+            same = _sg.match_all(value, mask)
+        else:
+            same = (_sg.match_any(value, mask) & lanes) == lanes
         return (lanes if same else types_uint32(0)), same
 
     @_device

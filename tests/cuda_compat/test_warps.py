@@ -202,3 +202,64 @@ def test_only_1d_kernels_that_share_memory_get_the_warps_width(device):
     assert t.subgroup_size_metadata in ir(warp_sums)
     assert t.subgroup_size_metadata not in ir(tiles)
     assert t.subgroup_size_metadata not in ir(plain)
+
+
+@cuda.jit
+def half_warp_votes(pred, val, ballot, anyv, allv, eqv, many, mall, mall_ok):
+    # each half-warp votes with its own mask in one converged call (legal on sm_70+)
+    i = cuda.grid(1)
+    lane = cuda.laneid
+    m = 0x0000FFFF if lane < 16 else 0xFFFF0000
+    p = pred[i] != 0
+    ballot[i] = cuda.ballot_sync(m, p)
+    anyv[i] = cuda.any_sync(m, p)
+    allv[i] = cuda.all_sync(m, p)
+    eqv[i] = cuda.eq_sync(m, p)
+    many[i] = cuda.match_any_sync(m, val[i])
+    lanes, same = cuda.match_all_sync(m, val[i])
+    mall[i] = lanes
+    mall_ok[i] = same
+
+
+@pytest.mark.needs("subgroups")
+def test_votes_and_matches_answer_for_their_mask_lanes_only(device):
+    """A vote with a partial mask counts the mask's lanes only, as CUDA's vote.sync and
+    match.sync do: the lanes outside it (here the other half-warp, which votes with its
+    own mask) do not change the answer (a ballot returned the whole warp's bits)."""
+    if not _can_require_32(device):
+        pytest.skip(f"{device.spec} cannot require sub-groups of 32")
+    # half-warp 0: all true, values all 7; half-warp 1: one true, values 7 and 9
+    pred = np.zeros(64, np.int32)
+    pred[:16] = 1
+    pred[16 + 3] = 1
+    pred[32:48] = 0
+    pred[48:] = 1
+    val = np.full(64, 7, np.int64)
+    val[16 + 5] = 9
+    outs = [cuda.device_array(64, dt) for dt in
+            (np.uint32, np.int32, np.int32, np.int32, np.uint32, np.uint32, np.int32)]
+    half_warp_votes[1, 64](pred, val, *outs)
+    ballot, anyv, allv, eqv, many, mall, mall_ok = (o.copy_to_host() for o in outs)
+    low, high = 0x0000FFFF, 0xFFFF0000
+    want_ballot = [low, 1 << 19, 0, high]  # per half-warp of the 64 lanes
+    for h in range(4):
+        s = slice(16 * h, 16 * h + 16)
+        m = low if h % 2 == 0 else high
+        np.testing.assert_equal(ballot[s], want_ballot[h])
+        np.testing.assert_equal(anyv[s], int(want_ballot[h] != 0))
+        np.testing.assert_equal(allv[s], int(want_ballot[h] == m))
+        np.testing.assert_equal(eqv[s], int(want_ballot[h] in (0, m)))
+        if h == 1:  # lane 21 holds 9, the others 7
+            np.testing.assert_equal(many[s], np.where(np.arange(16) == 5, 1 << 21,
+                                                      high & ~(1 << 21)))
+            np.testing.assert_equal(mall[s], 0)
+            np.testing.assert_equal(mall_ok[s], 0)
+        else:
+            np.testing.assert_equal(many[s], m)
+            np.testing.assert_equal(mall[s], m)
+            np.testing.assert_equal(mall_ok[s], 1)
+    # the same kernel compiles for CUDA, where the masks go to vote.sync and match.sync
+    ptx = gpux.compile(half_warp_votes, "void(int32[::1], int64[::1], uint32[::1], "
+                       "int32[::1], int32[::1], int32[::1], uint32[::1], uint32[::1], "
+                       "int32[::1])", target="cuda", cubin=False).text
+    assert "vote.sync.ballot" in ptx and "match.any.sync" in ptx
