@@ -143,6 +143,18 @@ def tuple_and_bool(t, flag, out):
         out[i] = t[0] * i + t[1] if flag else -1.0
 
 
+@gpux.jit
+def any_in_row(d, out):
+    # a flag set in a loop of a run-time trip count: the loop vectorizer's or of <4 x i1>
+    # vectors, which InstCombine tests as an i4 (legalize_bits.bool_vector_bits on OpenCL)
+    i = gpux.grid(1)
+    found = False
+    for j in range(d.shape[1]):
+        if d[i, j] != 0:
+            found = True
+    out[i] = found
+
+
 KERNELS = [
     (saxpy, "void(float32, float32[::1], float32[::1], float32[::1])"),
     (saxpy, "void(float64, float64[::1], float64[::1], float64[::1])"),
@@ -161,6 +173,7 @@ KERNELS = [
     (strided_sum_rows, "void(float64[:, :], float64[::1])"),
     (complex_mul, "void(complex64[::1], complex64[::1], complex64[::1])"),
     (tuple_and_bool, "void(UniTuple(float64, 2), boolean, float64[::1])"),
+    (any_in_row, "void(int8[:, ::1], int8[::1])"),
 ]
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
