@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 import pytest
 
@@ -20,6 +22,23 @@ def absmax(a, b):
 @gpux.jit(device=True)
 def affine(a, b):      # (x -> a0*x + a1) composed: associative, not commutative
     return a * b
+
+
+@contextlib.contextmanager
+def _opencl_hooks(values: dict):
+    """The hooks of *values* (name -> value) implemented for OpenCL within the block;
+    each hook's own implementations are put back after it."""
+    from numba_gpux import hooks
+
+    saved = {n: dict(hooks.get_hook(n).impls) for n in values}
+    for n, v in values.items():
+        hooks.implement(n, target="opencl", fn=v)
+    try:
+        yield
+    finally:
+        for n, impls in saved.items():
+            hooks.get_hook(n).impls.clear()
+            hooks.get_hook(n).impls.update(impls)
 
 
 def _data(rng, n, dtype):
@@ -366,14 +385,8 @@ def test_reduce_chunks_float_sum_error_does_not_grow_with_the_chunk(opencl_devic
     accumulators of 262,144 elements each): folded in blocks, then the blocks, a float32
     sum keeps within a few ulp of the exact one; folded straight through, it was off by
     2e-6 of it (a 2**30-element sum on a CPU device missed np.isclose)."""
-    from numba_gpux import hooks
-
-    names = ("algorithms.reduce_variant", "algorithms.block_size", "algorithms.reduce_groups")
-    saved = {n: dict(hooks.get_hook(n).impls) for n in names}
-    hooks.implement("algorithms.reduce_variant", target="opencl", fn="chunks")
-    hooks.implement("algorithms.block_size", target="opencl", fn=4)
-    hooks.implement("algorithms.reduce_groups", target="opencl", fn=1)
-    try:
+    with _opencl_hooks({"algorithms.reduce_variant": "chunks", "algorithms.block_size": 4,
+                        "algorithms.reduce_groups": 1}):
         x = np.random.default_rng(7).random(1 << 22).astype(np.float32)
         exact = x.astype(np.float64).sum()
         got = alg.reduce(x, device=opencl_device)
@@ -381,10 +394,6 @@ def test_reduce_chunks_float_sum_error_does_not_grow_with_the_chunk(opencl_devic
         assert abs(float(got) - exact) / exact < 6e-7
         ones = np.ones((1 << 22) + 3, np.float32)  # every element once, in the blocks too
         assert alg.reduce(ones, device=opencl_device) == (1 << 22) + 3
-    finally:
-        for n in names:
-            hooks.get_hook(n).impls.clear()
-            hooks.get_hook(n).impls.update(saved[n])
 
 
 def test_reduce_host_fold_takes_only_the_values_of_work_items_with_elements(opencl_device,
@@ -393,14 +402,8 @@ def test_reduce_host_fold_takes_only_the_values_of_work_items_with_elements(open
     than a work-group leaves slots of the scratch buffer unwritten, holding what an
     earlier reduce of the same buffer size left there (big values here): they must not
     be folded."""
-    from numba_gpux import hooks
-
-    names = ("algorithms.reduce_variant", "algorithms.block_size", "algorithms.reduce_groups")
-    saved = {n: dict(hooks.get_hook(n).impls) for n in names}
-    hooks.implement("algorithms.reduce_variant", target="opencl", fn="chunks")
-    hooks.implement("algorithms.block_size", target="opencl", fn=16)
-    hooks.implement("algorithms.reduce_groups", target="opencl", fn=5)
-    try:
+    with _opencl_hooks({"algorithms.reduce_variant": "chunks", "algorithms.block_size": 16,
+                        "algorithms.reduce_groups": 5}):
         # 960 elements: five chunks of 192, every work-item writes a value; 773: five
         # chunks, the last of 5 elements (11 work-items of its group have none)
         for n in (769, 770, 773, 783, 784):
@@ -411,10 +414,6 @@ def test_reduce_host_fold_takes_only_the_values_of_work_items_with_elements(open
             assert alg.reduce(poison, device=opencl_device) == 960 * 10**6
             assert alg.reduce(x, device=opencl_device) == x.sum(), n
             assert alg.reduce(x, init=7, device=opencl_device) == x.sum() + 7, n
-    finally:
-        for n in names:
-            hooks.get_hook(n).impls.clear()
-            hooks.get_hook(n).impls.update(saved[n])
 
 
 def test_reduce_with_a_device_function_named_like_a_builtin_runs_that_function(
