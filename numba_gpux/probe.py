@@ -55,8 +55,8 @@ class _On:
 
 
 def _versions() -> str:
-    # numba-gpux's own version from its module (importlib.metadata's look-up lists every
-    # sys.path directory: some 20 ms per probed device at the first device look-up)
+    # numba-gpux's own version from its module (importlib.metadata's look-up of it
+    # searched sys.path again for each probed device)
     import llvmlite
     import numba
 
