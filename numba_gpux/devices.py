@@ -151,9 +151,9 @@ def _own_distribution() -> metadata.Distribution:
 
     Its ``.dist-info`` directory is looked for by name in each ``sys.path`` entry in
     order (a file test each); ``metadata.distribution`` finds the same one but lists
-    and parses every ``sys.path`` directory first, 10 to 20 ms in a fresh process with
-    the standard library and a full ``site-packages``: a tenth of a small kernel's
-    first compile.
+    and parses the ``sys.path`` directories before it, the current one first: about
+    1 ms from a small directory, 20 ms from one of 40,000 files (a data directory),
+    in a first compile.
     Where the name is not found (an egg, another layout), that full search.
     """
     own = f"{_DIST.replace('-', '_')}-{__version__}.dist-info"
