@@ -189,8 +189,14 @@ _hooks.implement("launch.forall_block_size", device_kind="cpu",
 class GpuxFunction(KernelAttributes, KernelInspection):
     """A jitted kernel or device function."""
 
+    #: Numba's bytecode reader compiles this attribute's function in place of the object
+    #: (``numba.core.bytecode.get_function_object``), as for numba.cuda's dispatchers
+    __numba__ = "py_func"
+
     def __init__(self, py_func, *, device: bool = False, options: Options | None = None,
                  cache: bool = False, signatures=None, extra: dict | None = None) -> None:
+        while isinstance(py_func, GpuxFunction):  # jit(jit(f)): f, with the outer options
+            py_func = py_func.py_func
         self.py_func = py_func
         self.__name__ = getattr(py_func, "__name__", "kernel")
         self.__qualname__ = getattr(py_func, "__qualname__", self.__name__)

@@ -325,3 +325,36 @@ def test_kernel_with_eager_signature_called_from_a_kernel_converts_arguments(dev
     twin = put.device_function
     assert [tuple(map(str, s)) for s in twin.signatures] == [("array(float32, 1d, C)",
                                                               "float32")]
+
+
+def test_a_jitted_function_jitted_again_compiles_its_python_function(device):
+    """``cuda.jit(device=True)(already_jitted)``, as a molecular-dynamics package wraps
+    its device functions: numba.cuda compiles the inner Python function with the outer
+    options (its dispatchers name ``py_func`` in ``__numba__``, which Numba's bytecode
+    reader follows); a kernel made from a device function's dispatcher too."""
+    import numba_gpux as gpux
+
+    def twice(x):
+        return x * 2
+
+    inner = cuda.jit(device=True)(twice)
+    outer = cuda.jit(device=True)(inner)
+    assert outer.py_func is twice and inner.__numba__ == "py_func"
+
+    @cuda.jit
+    def k(a):
+        a[0] = outer(a[0]) + inner(1.0)
+
+    a = cuda.to_device(np.array([20.0]))
+    k[1, 1](a)
+    assert a.copy_to_host()[0] == 42.0
+
+    def store(out, v):
+        out[cuda.grid(1)] = v
+
+    as_kernel = cuda.jit(cuda.jit(device=True)(store))  # a kernel from a device function
+    out = cuda.device_array(4)
+    as_kernel[1, 4](out, 2.5)
+    np.testing.assert_equal(out.copy_to_host(), 2.5)
+    portable = gpux.jit(device=True)(gpux.jit(device=True)(twice))
+    assert portable.py_func is twice
