@@ -60,13 +60,19 @@ from .divergence import (GRID_SITE, PREDICATE_BARRIERS, SITES, Block, blocks, ca
                          divergent_values, labels_after, sites_in)
 from .errors import InternalCompilerError
 
-__all__ = ["SITES", "GRID_SITE", "PREDICATE_BARRIERS", "rewrite", "needs_rewrite", "analyse",
+__all__ = ["CalleeBarrier", "SITES", "GRID_SITE", "PREDICATE_BARRIERS", "rewrite", "needs_rewrite", "analyse",
            "word_count",
            "hoist_to_entry", "split_sites", "add_dispatch", "Block", "blocks"]
 
 #: functions larger than this (in blocks) are rewritten without being analysed
 _MAX_BLOCKS = 4000
 _PREFIX = "gpux.conv."
+
+
+class CalleeBarrier(Exception):
+    """A kernel the rewrite would take calls a function (not inlined) that meets a
+    barrier: the rewrite leaves the kernel as it is.  A limit of the rewrite, which the
+    compiler reports as such (not as an internal error)."""
 
 
 def needs_rewrite(body: list[str]) -> bool:
@@ -603,9 +609,8 @@ def rewrite(text: str, kernels, data_layout: str, shared: int, pass_builder) -> 
     for name in wanted:
         inner = sorted(c for c in graph.get(name, ()) if c in meeting and c != name)
         if inner:
-            raise InternalCompilerError(
-                "converge", f"{name} calls {', '.join(inner)}, which meet(s) a barrier "
-                "outside the kernel's own code")
+            raise CalleeBarrier(f"{name} calls {', '.join(inner)}, which meet(s) a barrier "
+                                "outside the kernel's own code")
     split = {name: split_sites(hoist_to_entry(_without_debug_records(body)))
              for name, body in wanted.items()}
     from llvmlite import binding as ll
