@@ -39,8 +39,9 @@ DUMPS = {"dump": ("numba_ir", "llvmir"), "dump_numba_ir": ("numba_ir",),
 #: pass pipeline): accepted, and without effect
 NO_OP_DUMPS = ("dump_mlir", "dump_ast", "dump_ast_after_all", "print_after_all",
                "print_before_all")
-#: keywords the facade's jit takes through **kws
-_EXTRA_KEYWORDS = ("shared_memory_carveout", "argtypes", "restype", "nopython")
+#: keywords the facade's jit takes through **kws (``argtypes``, ``restype`` and ``bind``
+#: only as None: numba.cuda's DeprecationError otherwise)
+_EXTRA_KEYWORDS = ("shared_memory_carveout", "argtypes", "restype", "bind", "nopython")
 
 
 def jit(func_or_sig=None, device: bool = False, inline="never", forceinline: bool = False,
@@ -84,8 +85,12 @@ def jit(func_or_sig=None, device: bool = False, inline="never", forceinline: boo
                            "sufficiently recent (>=12.3): numba_gpux compiles Python kernels "
                            "to PTX, not LTO-IR (use lto=False or leave it unset; .ltoir files "
                            "given to link= are linked)")
-    argtypes = kws.pop("argtypes", None)
-    restype = kws.pop("restype", None)
+    for old_keyword in ("argtypes", "restype", "bind"):
+        if kws.pop(old_keyword, None) is not None:
+            from numba.core.errors import DeprecationError
+
+            raise DeprecationError(f"Deprecated keyword argument `{old_keyword}`. Signatures "
+                                   f"should be passed as the first positional argument.")
     carveout = kws.pop("shared_memory_carveout", None)
     kws.pop("nopython", None)
     if kws:
@@ -94,10 +99,6 @@ def jit(func_or_sig=None, device: bool = False, inline="never", forceinline: boo
     given = dict(dump=dump, dump_numba_ir=dump_numba_ir, dump_llvmir=dump_llvmir,
                  dump_ptx=dump_ptx, dump_cubin=dump_cubin)
     dumps = frozenset(stage for name, on in given.items() if on for stage in DUMPS[name])
-    if argtypes is not None and func_or_sig is None:
-        from numba.core import types, typing
-
-        func_or_sig = typing.signature(restype or types.void, *argtypes)
     func_or_sig = _read_signatures(func_or_sig)  # names of cuda.types (bfloat16) too
     debug, opt = debug_and_opt(debug, opt, lineinfo)
     if not device and func_or_sig is not None and not callable(func_or_sig):

@@ -174,3 +174,17 @@ def test_compile_warns_of_debug_with_opt_as_numba_cuda_does():
 def test_cuda_jit_takes_numpy_integers_as_launch_bounds():
     k = cuda.jit("void()", launch_bounds=(np.int32(64), np.int64(2)))(_nothing)
     assert k.options.max_threads == 64 and k.options.min_blocks == 2
+
+
+@pytest.mark.parametrize("keyword", ["argtypes", "restype", "bind"])
+def test_old_signature_keywords_are_numba_cudas_deprecation_error(keyword):
+    """``cuda.jit(argtypes=...)`` (and ``restype``, ``bind``) is numba.cuda's
+    DeprecationError, as current numba.cuda raises it; None is accepted."""
+    from numba.core import types
+    from numba.core.errors import DeprecationError
+
+    value = {"argtypes": (types.float32[::1],), "restype": types.void, "bind": True}[keyword]
+    with pytest.raises(DeprecationError, match=f"Deprecated keyword argument `{keyword}`. "
+                                               "Signatures should be passed as the first"):
+        cuda.jit(**{keyword: value})
+    assert callable(cuda.jit(**{keyword: None}))
