@@ -114,7 +114,7 @@ def analyse(body: list[str]) -> tuple[bool, bool]:
             if b.term_op == "ret":
                 out.add("ret")
             for s in b.succ:
-                if s not in seen:
+                if s not in seen and s != b.error:  # (not where a callee raised)
                     seen.add(s)
                     stack.append(s)
         return out
@@ -575,6 +575,26 @@ def _replace_bodies(lines, new: dict) -> list[str]:
     return out + lines[at:]
 
 
+def _one_line_switches(lines: list[str]) -> list[str]:
+    """*lines* with each switch's case list, which LLVM prints a case a line, joined onto
+    the switch's own line: the rewrites below move and split lines, and a case line
+    taken apart from its switch is no instruction."""
+    out: list[str] = []
+    cases = False
+    for ln in lines:
+        if cases:
+            out[-1] += " " + ln.strip()
+            cases = "]" not in lx.code(lx.line_tokens(ln))
+            continue
+        out.append(ln)
+        if "switch" in ln:
+            toks = lx.line_tokens(ln)
+            if lx.instruction(toks)[0] == "switch":
+                code = lx.code(toks)
+                cases = "[" in code and "]" not in code
+    return out
+
+
 def rewrite(text: str, kernels, data_layout: str, shared: int, pass_builder) -> str | None:
     """The module *text* with each of *kernels* that needs it rewritten (the module's
     docstring), or None where none does.  *shared* is the target's number of the
@@ -582,7 +602,7 @@ def rewrite(text: str, kernels, data_layout: str, shared: int, pass_builder) -> 
     runs reg2mem on a module of *data_layout*."""
     if not (SITES | PREDICATE_BARRIERS) & irtext.declared_functions(text):
         return None
-    lines = lx.lines(text)
+    lines = _one_line_switches(lx.lines(text))
     found = _bodies(lines, set(kernels))
     wanted, mixed = {}, set()
     for name, f in found.items():
@@ -624,7 +644,7 @@ def rewrite(text: str, kernels, data_layout: str, shared: int, pass_builder) -> 
             fpm = ll.create_new_function_pass_manager()
             fpm.add_register_to_memory_pass()
             fpm.run(mod.get_function(name), pb)
-        lines = lx.lines(str(mod))
+        lines = _one_line_switches(lx.lines(str(mod)))
         done, extra = {}, []
         node = irtext.free_node(lines)
         extra.append(f"!{node} = !{{!\"llvm.loop.unroll.disable\"}}")

@@ -40,10 +40,14 @@ class Block:
     entry block printed without a label), the positions of its lines in the body,
     its successors' label tokens, and its terminator's line and opcode."""
 
-    __slots__ = ("label", "lines", "succ", "term", "term_op")
+    __slots__ = ("label", "lines", "succ", "term", "term_op", "error")
 
     def __init__(self, label):
         self.label, self.lines, self.succ, self.term, self.term_op = label, [], [], None, None
+        #: the successor that a status switch after a call takes when the callee raised
+        #: (Numba's ``switch i32 %status, label %error [i32 -2, ...; i32 0, ...]``), else
+        #: None: a work-item that goes there has failed the launch
+        self.error = None
 
     def __repr__(self):
         return f"Block({self.label}, {len(self.lines)} lines, -> {self.succ})"
@@ -69,8 +73,22 @@ def blocks(body: list[str]) -> list[Block]:
     ``}``), in order."""
     out: list[Block] = []
     cur = None
+    cases = False  # within a switch's case list, which LLVM prints a case a line
+    values: list = []  # the case values of the switch being read
     for i, line in enumerate(body):
         toks = lx.line_tokens(line)
+        if cases and cur is not None:
+            code = lx.code(toks)
+            values += _case_values(code)
+            for lab in labels_after(toks):  # "i32 -2, label %x" ... "]"
+                if lab not in cur.succ:
+                    cur.succ.append(lab)
+            cases = "]" not in code
+            if not cases:
+                _note_status_switch(cur, values)
+            if lx.instruction(toks)[0] is not None:  # (a case line is one of its lines)
+                cur.lines.append(i)
+            continue
         if lx.is_label(toks):
             c = lx.code(toks)
             cur = Block("%" + c[0])
@@ -87,7 +105,27 @@ def blocks(body: list[str]) -> list[Block]:
                   "resume"):
             cur.term, cur.term_op = i, op
             cur.succ = labels_after(toks)
+            code = lx.code(toks)
+            cases = op == "switch" and "[" in code and "]" not in code
+            if op == "switch":
+                values = _case_values(code[code.index("[") + 1:] if "[" in code else [])
+                if not cases:
+                    _note_status_switch(cur, values)
     return out
+
+
+def _case_values(code) -> list:
+    """The case values among the code tokens *code* of a switch's case list
+    (``i32 -2 , label %x`` ...)."""
+    return [code[k + 1] for k in range(len(code) - 2)
+            if code[k].startswith("i") and code[k + 2] == "," and code[k + 1] != "label"]
+
+
+def _note_status_switch(blk: Block, values) -> None:
+    """Numba's check of a callee's status (cases -2 and 0, its "no error" codes, the
+    default the error): the default successor is the block's error edge."""
+    if sorted(values) == ["-2", "0"] and blk.succ:
+        blk.error = blk.succ[0]
 
 
 def sites_in(body, blk: Block):
@@ -267,7 +305,8 @@ def divergent_values(body, blks: list[Block]) -> tuple[set, set]:
         # a branch on a divergent value, and the phis that join its two sides
         new = False
         for blk in blks:
-            if blk.label in branches or blk.term is None or len(set(blk.succ)) < 2:
+            if (blk.label in branches or blk.term is None or len(set(blk.succ)) < 2
+                    or blk.error is not None):  # (a raise fails the launch: not a part)
                 continue
             toks = lx.line_tokens(body[blk.term])
             if not any(t in div for t in lx.names_in(toks) if t not in blk.succ):

@@ -240,3 +240,79 @@ done:
     plain = text.replace("  call void @helper()\n", "")
     assert converge.needs_rewrite(plain.split("define void @k(i64 %n) {\n")[1]
                                   .split("\n}")[0].split("\n"))
+
+
+SWITCHED = """define i32 @k(i64 %n) {
+entry:
+  %t = call i64 @__gpux_thread_idx(i32 0)
+  %c = icmp slt i64 %t, %n
+  br i1 %c, label %work, label %done
+work:
+  %s = call i32 @helper(i64 %t)
+  switch i32 %s, label %error [
+    i32 -2, label %ok
+    i32 0, label %ok
+  ], !prof !0
+ok:
+  call void @__gpux_barrier()
+  br label %done
+error:
+  ret i32 %s
+done:
+  ret i32 0
+}"""
+
+
+def test_a_switchs_cases_are_successors_of_its_block():
+    """LLVM prints a switch's cases a line each; each case's label is a successor (the
+    barrier behind a device function's status switch was out of the analysis' sight,
+    so kernels whose other work-items finished were not rewritten)."""
+    from numba_gpux import divergence
+
+    body = SWITCHED.split("\n")[1:-1]
+    blks = {b.label: b for b in divergence.blocks(body)}
+    assert blks["%work"].succ == ["%error", "%ok"] and blks["%work"].term_op == "switch"
+    assert blks["%ok"].succ == ["%done"]
+    assert blks["%work"].error == "%error"  # Numba's status check: where a callee raised
+    assert converge.needs_rewrite(body)
+    # a kernel whose only branch apart is such a check is left as it is (a work-item
+    # that raised has failed the launch; the group's barriers need not count it out)
+    uniform = [ln for ln in body if "%c = " not in ln]
+    uniform = [ln.replace("br i1 %c, label %work, label %done", "br label %work")
+               for ln in uniform]
+    assert not converge.needs_rewrite(uniform)
+
+
+def test_barriers_behind_a_device_call_meet_the_finished_work_items(device):
+    """Only the threads holding an element meet the barriers, behind calls that Numba
+    checks with a status switch (``2 ** x``, a device function); the others finish:
+    the rewrite counts them out, as CUDA does (the sums were 0.0)."""
+    from numba_gpux import cuda
+
+    @cuda.jit(device=True)
+    def plus(x, y):
+        return x + y
+
+    @cuda.jit
+    def partial_sums(a, out):
+        sm = cuda.shared.array(64, np.float64)
+        t = cuda.threadIdx.x
+        sm[t] = 0.0
+        if t < a.size:
+            sm[t] = a[t]
+            cuda.syncthreads()
+            x = 0
+            while 2 ** x < 64:
+                j = 2 ** x
+                if t % (j * 2) == 0:
+                    sm[t] = plus(sm[t], sm[t + j])
+                    cuda.syncthreads()
+                x += 1
+        if t == 0:
+            out[0] = sm[0]
+
+    for n in (1, 5, 37, 64):
+        a = cuda.to_device(np.arange(1.0, n + 1))
+        out = cuda.device_array(1)
+        partial_sums[1, 64](a, out)
+        assert out.copy_to_host()[0] == n * (n + 1) / 2, n
