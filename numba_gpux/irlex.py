@@ -27,7 +27,8 @@ __all__ = [
     "WS", "NL", "COMMENT", "STRING", "LOCAL", "GLOBAL", "META", "ATTR", "NUMBER", "WORD",
     "PUNCT",
     "tokens", "join", "kind", "code", "code_index", "is_code", "lines", "line_tokens",
-    "functions", "Function", "name", "spell_local", "spell_global", "quote", "unquote",
+    "functions", "Function", "name", "spell_local", "spell_global", "FreshNames", "quote",
+    "unquote",
     "match_paren", "definition", "defined_value", "define_name", "callee", "header_keyword",
     "instruction", "is_label", "replace", "string_bytes", "names_in", "type_words",
     "skip", "ptr_type", "spell_ptr", "at_depth0", "split_depth0", "operand_end", "words",
@@ -198,6 +199,24 @@ def name(tok: str) -> str:
 def spell_local(n: str) -> str:
     """The token that names the local value *n*."""
     return "%" + quote(n)
+
+
+class FreshNames:
+    """Fresh local names for one function body (none of its own names is reused), for
+    the rewrites that add values to it."""
+
+    def __init__(self, bodies_tokens):
+        self.taken = {name(t) for toks in bodies_tokens for t in toks if t[0] == "%" and len(t) > 1}
+
+    def fresh(self, want: str) -> str:
+        """The token of a local name made from *want* (``want``, ``want.1``, ...) that
+        the body does not use, taken from now on."""
+        n, k = want, 0
+        while n in self.taken:
+            k += 1
+            n = f"{want}.{k}"
+        self.taken.add(n)
+        return spell_local(n)
 
 
 def spell_global(n: str) -> str:

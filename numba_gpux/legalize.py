@@ -24,7 +24,7 @@ rewrite alone on the conformance kernels' IR.
 from __future__ import annotations
 
 from . import irlex
-from .irlex import code, instruction, is_label, line_tokens, match_paren, name, spell_local
+from .irlex import code, instruction, is_label, line_tokens, match_paren, name
 from .legalize_bits import bool_vector_bits
 from .legalize_fma import fuse_contracted
 from .legalize_logic import logical_selects
@@ -91,21 +91,6 @@ def _spell(c) -> str:
         out.append(t)
         prev = t
     return "".join(out)
-
-
-class _Names:
-    """Fresh local names for one function body (none of its own names is reused)."""
-
-    def __init__(self, bodies_tokens):
-        self.taken = {name(t) for toks in bodies_tokens for t in toks if t[0] == "%" and len(t) > 1}
-
-    def fresh(self, want: str) -> str:
-        n, k = want, 0
-        while n in self.taken:
-            k += 1
-            n = f"{want}.{k}"
-        self.taken.add(n)
-        return spell_local(n)
 
 
 # --------------------------------------------------------------------------- sitofp_i1
@@ -364,7 +349,7 @@ def _remat_function(body: list[str], types: set) -> list[str]:
         ok[v] = all(remat(u) or u not in region_of for u in operands[v])
         return ok[v]
 
-    names = _Names(toks)
+    names = irlex.FreshNames(toks)
     out: list[str] = []
     for r, reg in enumerate(regions):
         head = 0
@@ -670,7 +655,7 @@ def _split_phis_in(body: list[str]) -> list[str]:
             span = blocks[None]  # the unlabelled entry block, numbered
         return span if span is not None and span[1] > span[0] else None
 
-    names = _Names(toks)
+    names = irlex.FreshNames(toks)
     # the phis to split (every incoming value a constant whose leaves are all found,
     # or a named value coming from a block of this body), and their leaf phis, named
     # first so that a phi's incoming value can be read through another split phi

@@ -56,7 +56,7 @@ def bool_vector_bits(text: str) -> str:
     lines = irlex.lines(text)
     for f in reversed(irlex.functions(lines)):
         body = lines[f.start:f.stop]
-        names = {t for ln in body for t in irlex.local_names(ln)}
+        names = irlex.FreshNames(irlex.line_tokens(ln) for ln in body)
         for n, ln in enumerate(body):
             if "bitcast" not in ln:
                 continue
@@ -75,7 +75,8 @@ def bool_vector_bits(text: str) -> str:
                 continue
             lanes, res = int(c[2]), toks[d[0]]
             wide = _WIDE[lanes]
-            zext, bits = _fresh(names, res, ".bytes"), _fresh(names, res, ".wide")
+            zext = names.fresh(irlex.name(res) + ".bytes")
+            bits = names.fresh(irlex.name(res) + ".wide")
             edits = {}
             for m, u in enumerate(body):
                 if m == n or res not in irlex.local_names(u):
@@ -104,14 +105,3 @@ def bool_vector_bits(text: str) -> str:
         lines[f.start:f.stop] = "\n".join(body).split("\n")
     return "\n".join(lines)
 
-
-def _fresh(names: set, base: str, suffix: str) -> str:
-    """A local name not among *names* (added to them), made from *base* and *suffix*."""
-    stem = irlex.name(base) + suffix
-    n, k = stem, 0
-    while irlex.spell_local(n) in names:
-        k += 1
-        n = f"{stem}.{k}"
-    out = irlex.spell_local(n)
-    names.add(out)
-    return out
