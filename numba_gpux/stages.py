@@ -122,8 +122,8 @@ def _stage_converge(job: Job):
                                job.target.addrspaces.shared, lambda: ll.create_pass_builder(
                                    target_machine(job.target, 0),
                                    ll.create_pipeline_tuning_options()))
-    except (InternalCompilerError, converge.CalleeBarrier) as e:  # the kernel as it is,
-        # and the user told why
+    except (InternalCompilerError, converge.CalleeBarrier) as e:
+        # the kernel as it is, and the user told why
         import warnings
 
         warnings.warn(f"numba-gpux: {job.name!r} is compiled for {job.target.name} without "
