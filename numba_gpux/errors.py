@@ -9,7 +9,7 @@
 
 from __future__ import annotations
 
-from numba.core.errors import TypingError
+from numba.core.errors import NumbaNotImplementedError, TypingError
 
 __all__ = [
     "DriverError",
@@ -17,6 +17,7 @@ __all__ = [
     "UnsupportedError",
     "NotReportedError",
     "UndefinedNameError",
+    "UnprintableError",
     "LaunchError",
     "LaunchTypeError",
     "DeviceNotFoundError",
@@ -52,6 +53,13 @@ class UndefinedNameError(UnsupportedError, TypingError):
     def __init__(self, message: str, loc=None) -> None:
         UnsupportedError.__init__(self, message, loc)
         self.loc = loc
+
+
+class UnprintableError(NumbaNotImplementedError, NotImplementedError):
+    """``print()`` in GPU code of a value it cannot print (an array, a dict), or of more
+    values than one device printf takes.  Numba's error for what it does not implement,
+    raised at the line, and also the builtin ``NotImplementedError``, which numba.cuda
+    raises for it (and code written for numba.cuda catches)."""
 
 
 class LaunchError(GpuxUserError, ValueError):

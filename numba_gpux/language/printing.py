@@ -26,6 +26,7 @@ from numba.core import errors, types
 from numba.core.imputils import Registry as LoweringRegistry
 from numba.core.typing.templates import Registry
 
+from ..errors import UnprintableError
 from .intrinsics import PRINTF_MAX_ARGS, call, printf_name
 
 __all__ = ["typing_registry", "lowering_registry", "uses_print", "flush_device_output"]
@@ -91,7 +92,7 @@ def _pieces(context, builder, ty, val, conv="%g"):
         vals = [("l", call(builder, ty.pymod._intrinsic, ir.Constant(ir.IntType(32), d)))
                 for d in range(3)]
         return ["(%ld, %ld, %ld)"], vals
-    raise errors.NumbaNotImplementedError(
+    raise UnprintableError(
         f"print() in a kernel takes numbers, booleans, string literals, tuples of those and "
         f"thread/block indices, not {ty}")
 
@@ -178,11 +179,11 @@ def print_impl(context, builder, sig, args):
         _printf(builder, [raw.replace("%", "%%")], "", [])
         return context.get_dummy_value()
     if len(values) + nbools > PRINTF_MAX_ARGS:
-        raise errors.NumbaNotImplementedError(
+        raise UnprintableError(
             f"print() in a kernel prints at most {PRINTF_MAX_ARGS} numbers and booleans per "
             f"call (got {len(values) + nbools}); split it into several print() calls")
     if nbools > MAX_PRINTED_BOOLS:
-        raise errors.NumbaNotImplementedError(
+        raise UnprintableError(
             f"print() in a kernel prints at most {MAX_PRINTED_BOOLS} booleans per call; "
             f"split it into several print() calls")
     _printf(builder, tokens, "".join(c for c, _ in values), [v for _, v in values])

@@ -230,3 +230,21 @@ def test_facade_print_of_more_than_32_values_prints_its_format(device, capfd):
 def test_portable_print_of_more_than_32_values_is_an_error(device):
     with pytest.raises(Exception, match="at most 32"):
         gpux.jit(_print33)[1, 1](gpux.to_device(np.arange(33, dtype=np.float64)))
+
+
+def _print_array_slice(a):
+    c = a[0:3]
+    print(c)
+
+
+@pytest.mark.feature("print")
+def test_print_of_an_array_raises_numba_cudas_not_implemented_error(device):
+    # numba.cuda raises the builtin NotImplementedError for a value print() cannot take;
+    # the error is also Numba's, at the line
+    from numba.core.errors import NumbaError
+
+    for jit in (cuda.jit, gpux.jit):
+        with pytest.raises(NotImplementedError, match=r"not array\(uint8, 1d, C\)") as got:
+            jit(_print_array_slice)[1, 1](gpux.to_device(np.arange(8, dtype=np.uint8)))
+        assert isinstance(got.value, NumbaError)
+        assert 'print(c)' in str(got.value)
