@@ -23,9 +23,11 @@ from numba.core.compiler_machinery import (AnalysisPass, FunctionPass, PassManag
                                            register_pass)
 from numba.core.errors import new_error_context
 from numba.core.event import _registered as _event_listeners
-from numba.core.ir_utils import enforce_no_dels
-from numba.core.typed_passes import DumpParforDiagnostics, NopythonRewrites, NopythonTypeInference
-from numba.core.untyped_passes import InlineClosureLikes, MakeFunctionToJitFunction, WithLifting
+from numba.core.ir_utils import enforce_no_dels, resolve_func_from_module
+from numba.core.typed_passes import (DumpParforDiagnostics, InlineOverloads, NopythonRewrites,
+                                    NopythonTypeInference)
+from numba.core.untyped_passes import (InlineClosureLikes, InlineInlinables, MakeFunctionToJitFunction,
+                                      WithLifting)
 
 from numba.core.errors import NumbaError
 
@@ -253,20 +255,24 @@ def _no_typed_rewrite_applies(state) -> bool:
     global _KNOWN_TYPED_REWRITES
     if _KNOWN_TYPED_REWRITES is None:  # (on first use: they load Numba's ufunc machinery)
         _KNOWN_TYPED_REWRITES = _known_typed_rewrites()
-    if not set(rewrite_registry.rewrites["after-inference"]) <= _KNOWN_TYPED_REWRITES:
+    if not _rewrite_names(rewrite_registry.rewrites["after-inference"]) <= _KNOWN_TYPED_REWRITES:
         return False
     return not any(isinstance(t, (types.Array, types.StringLiteral))
                    for t in state.typemap.values())
 
 
 def _known_typed_rewrites() -> frozenset:
-    from numba.core.inline_closurecall import RewriteArrayOfConsts
-    from numba.core.rewrites.static_getitem import (RewriteStringLiteralGetitems,
-                                                    RewriteStringLiteralSetitems)
-    from numba.np.ufunc.array_exprs import RewriteArrayExprs
+    # by name: importing the modules that define them would register them, and
+    # Numba's closure inliner (``inline_closurecall``) brings its list implementation
+    # and overloads along, which the next lowering look-up then installs
+    return frozenset({("numba.core.rewrites.static_getitem", "RewriteStringLiteralGetitems"),
+                      ("numba.core.rewrites.static_getitem", "RewriteStringLiteralSetitems"),
+                      ("numba.np.ufunc.array_exprs", "RewriteArrayExprs"),
+                      ("numba.core.inline_closurecall", "RewriteArrayOfConsts")})
 
-    return frozenset({RewriteStringLiteralGetitems, RewriteStringLiteralSetitems,
-                      RewriteArrayExprs, RewriteArrayOfConsts})
+
+def _rewrite_names(rewrites) -> set:
+    return {(r.__module__, r.__qualname__) for r in rewrites}
 
 
 
@@ -300,11 +306,81 @@ def _nothing_closure_like(state) -> bool:
     return True
 
 
+def _nothing_inlinable(state) -> bool:
+    """Whether Numba's ``InlineInlinables`` has nothing to do: it inlines the calls of
+    functions jitted with an ``inline`` option other than ``"never"`` (a global, a
+    closure variable or a module's attribute with ``targetoptions``).  A function none
+    of whose calls resolves to one leaves it nothing; running it anyway imports
+    Numba's closure inliner, with its list implementation, whose registrations the
+    first lowering look-up then installs (benchmarks/results/costs.md).  A call whose
+    callee cannot be resolved here is left to the pass."""
+    func_ir = state.func_ir
+    for block in func_ir.blocks.values():
+        for inst in block.body:
+            if not (isinstance(inst, ir.Assign) and isinstance(inst.value, ir.Expr)
+                    and inst.value.op == "call"):
+                continue
+            try:
+                d = func_ir.get_definition(inst.value.func)
+            except Exception:
+                continue  # (the pass skips a call whose callee it cannot find)
+            op = getattr(d, "op", None)
+            if op == "make_function":
+                continue  # (closures: another pass's)
+            if op == "getattr":
+                try:
+                    val = resolve_func_from_module(func_ir, d)
+                except Exception:
+                    return False
+            elif isinstance(d, (ir.Global, ir.FreeVar, ir.Const)):
+                val = d.value
+            elif isinstance(d, (ir.Arg, ir.Expr)):
+                continue  # a value made at run time: no targetoptions to read
+            else:
+                return False
+            topt = getattr(val, "targetoptions", None)
+            if topt and topt.get("inline") not in (None, "never"):
+                return False
+    return True
+
+
+def _no_inline_overload(state) -> bool:
+    """Whether Numba's ``InlineOverloads`` has nothing to do: it inlines the
+    ``@overload`` (and ``@overload_attribute``/``_method``) implementations declared
+    ``inline`` other than ``"never"`` that typing chose for the function's calls,
+    operators and attributes (their templates' ``_inline_overloads``).  Asked as the
+    pass asks it, expression by expression, without its inliner: running the pass
+    imports Numba's closure inliner and its list implementation, whose registrations
+    the first lowering look-up then installs (benchmarks/results/costs.md).  Anything
+    unexpected leaves it to the pass."""
+    find = InlineOverloads
+    try:
+        for block in state.func_ir.blocks.values():
+            for inst in block.body:
+                if not (isinstance(inst, ir.Assign) and isinstance(inst.value, ir.Expr)):
+                    continue
+                expr = inst.value
+                info = (find._get_attr_info(None, state, expr) if expr.op == "getattr"
+                        else find._get_callable_info(None, state, expr))
+                if not info:
+                    continue
+                templates, _sig, arg_typs, _method = info
+                for t in templates or ():
+                    inline = getattr(t, "_inline", None)
+                    if inline is not None and not inline.is_never_inline \
+                            and arg_typs in t._inline_overloads:
+                        return False
+    except Exception:
+        return False
+    return True
+
+
 _LOOP_OR_CLOSURE_OPS = frozenset({"FOR_ITER", "JUMP_ABSOLUTE", "MAKE_FUNCTION"})
 _CLOSURE_LIKE_NAMES = frozenset({"reduce", "stencil"})
 
 #: passes that do nothing for a compile's state where the predicate says so, skipped
-_IDLE = {NopythonRewrites: _no_typed_rewrite_applies, InlineClosureLikes: _nothing_closure_like}
+_IDLE = {NopythonRewrites: _no_typed_rewrite_applies, InlineClosureLikes: _nothing_closure_like,
+         InlineInlinables: _nothing_inlinable, InlineOverloads: _no_inline_overload}
 
 #: Numba's passes that do nothing for a function whose bytecode has none of these
 #: operations: lifting ``with`` blocks, and closures made into functions

@@ -26,8 +26,11 @@ from numba_gpux.algorithms import _tuning
 
 @pytest.fixture
 def tuning_on(monkeypatch, tmp_path, opencl_device):
-    """Autotuning on, a private cache folder and key, nothing remembered from before."""
+    """Autotuning on, a private cache folder and key, nothing remembered from before, and
+    no time budget that a loaded machine could exhaust before the candidates a test
+    expects are measured (the count budget still applies)."""
     monkeypatch.setenv("NUMBA_GPUX_AUTOTUNE", "1")
+    monkeypatch.setenv("NUMBA_GPUX_AUTOTUNE_BUDGET", "600")
     monkeypatch.delenv("NUMBA_GPUX_RETUNE", raising=False)
     monkeypatch.setenv("NUMBA_GPUX_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("NUMBA_GPUX_CACHE_KEY_FILE", str(tmp_path / "key" / "cache.key"))

@@ -35,13 +35,15 @@ def k(out, x):
         out[i] = math.sin(x[i]) * 2.0 + 1.0
 
 gpux.compile(k, "void(float32[::1], float32[::1])", target="opencl")
-print(sorted(m for m in ("cffi", "pycparser", "numba.np.arraymath") if m in sys.modules))
+print(sorted(m for m in ("cffi", "pycparser", "numba.np.arraymath",
+                         "numba.core.inline_closurecall") if m in sys.modules))
 """
 
 
 def test_a_first_kernel_loads_neither_cffi_nor_numpy_array_math():
     # Numba's typeof of a module or function imports cffi (for its check of cffi
-    # objects); numba.np.arraymath loads when a kernel first needs it
+    # objects); numba.np.arraymath loads when a kernel first needs it, Numba's inliner
+    # when a function has something to inline
     assert _fresh(_PROBE).split("\n")[0] == "[]"
 
 
@@ -314,6 +316,70 @@ def test_closure_inlining_runs_where_it_may_apply():
     assert ran(_while_loop, (types.float64, types.int64))
     assert ran(_closure_and_tuple, (types.float32, types.int32))  # a closure
     assert not ran(_branches_and_math, (types.float64, types.int64))
+
+
+def _cost_model(calls):
+    def consult(expr, caller, callee):
+        calls.append(expr)
+        return True
+    return consult
+
+
+_NJIT_CONSULTED: list = []
+_OVERLOAD_CONSULTED: list = []
+
+
+def _inline_me(x):
+    raise NotImplementedError
+
+
+def _overloaded_inline(x):
+    raise NotImplementedError
+
+
+def _register_inline_overload():
+    from numba.core.extending import overload
+
+    @overload(_overloaded_inline, target="gpux", inline=_cost_model(_OVERLOAD_CONSULTED))
+    def impl(x):
+        return lambda x: x * 3.0
+
+
+def test_inliners_run_where_something_may_be_inlined():
+    """Numba's two inlining passes run for a function that calls something jitted with
+    ``inline`` (a cost model, here, which records that the pass asked it) and are left
+    out of one that calls nothing such (language/checks.py's ``_IDLE``)."""
+    import numba
+
+    _register_inline_overload()
+    njit_inline = numba.njit(inline=_cost_model(_NJIT_CONSULTED))(lambda x: x + 1.0)
+
+    def calls_njit(x):
+        return njit_inline(x) * 2.0
+
+    def calls_overload(x):
+        return _overloaded_inline(x) + 1.0
+
+    def passes(fn):
+        res = gpux.jit(fn, device=True).neutral((types.float64,))
+        return {k.split("_", 1)[1] for k in res.cres.metadata["pipeline_times"]["nopython"]}
+
+    assert "inline_inlinables" in passes(calls_njit) and _NJIT_CONSULTED
+    assert "inline_overloads" in passes(calls_overload) and _OVERLOAD_CONSULTED
+    assert not {"inline_inlinables", "inline_overloads"} & passes(lambda x: math.sin(x) * 2.0)
+    dev_njit, dev_overload = (gpux.jit(f, device=True) for f in (calls_njit, calls_overload))
+
+    @gpux.jit
+    def k(out, x):
+        i = gpux.grid(1)
+        if i < out.size:
+            out[i] = dev_njit(x[i]) + dev_overload(x[i])
+
+    import numpy as np
+    x = np.arange(8, dtype=np.float64)
+    out = np.zeros_like(x)
+    k[1, 8](out, x)
+    np.testing.assert_array_equal(out, (x + 1.0) * 2.0 + x * 3.0 + 1.0)
 
 
 # ------------------------------------------------------------------ typed calls
