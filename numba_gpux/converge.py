@@ -57,12 +57,15 @@ from __future__ import annotations
 from . import irlex as lx
 from . import irtext
 from .divergence import (GRID_SITE, PREDICATE_BARRIERS, SITES, Block, blocks, callee_name,
-                         divergent_values, labels_after, sites_in)
+                         divergent_values, immediate_post_dominators, labels_after, sites_in)
 from .errors import InternalCompilerError
 
 __all__ = ["CalleeBarrier", "SITES", "GRID_SITE", "PREDICATE_BARRIERS", "rewrite", "needs_rewrite", "analyse",
            "word_count",
            "hoist_to_entry", "split_sites", "add_dispatch", "Block", "blocks"]
+
+#: what a path from one side of a branch meets where the sides join (``analyse``)
+_JOIN = object()
 
 #: functions larger than this (in blocks) are rewritten without being analysed
 _MAX_BLOCKS = 4000
@@ -100,11 +103,15 @@ def analyse(body: list[str]) -> tuple[bool, bool]:
     label_of = {blk.label: blk for blk in blks}
     _, branches = divergent_values(body, blks)
 
-    def events(start):
-        """The sites, and "ret", that control first meets from block *start*."""
+    def events(start, join=None):
+        """The sites, and "ret", that control first meets from block *start*; with
+        *join*, a path that reaches that block first meets :data:`_JOIN` there."""
         out, seen, stack = set(), {start}, [start]
         while stack:
             lab = stack.pop()
+            if lab == join:
+                out.add(_JOIN)
+                continue
             if lab in first:
                 out.add(first[lab])
                 continue
@@ -119,11 +126,20 @@ def analyse(body: list[str]) -> tuple[bool, bool]:
                     stack.append(s)
         return out
 
+    # where the sides of each branch join again: a side that gets there without meeting
+    # a site or returning has met nothing the other sides must match; what comes after
+    # is the same for the whole group (a later branch that parts it is analysed itself)
+    ipdom = immediate_post_dominators(blks, skip_error=True) if branches else {}
     needs = False
     for lab in branches:
+        join = ipdom.get(lab)
         met: set = set()
         for s in set(label_of[lab].succ):
-            met |= events(s)
+            met |= events(s, join)
+        if met == {_JOIN}:
+            continue  # every side reaches the join before any site or return
+        if _JOIN in met:
+            met = (met - {_JOIN}) | events(join)
         if len(met - {"ret"}) >= 2:
             return True, True
         needs = needs or len(met) >= 2

@@ -143,12 +143,14 @@ def sites_in(body, blk: Block):
     return found
 
 
-def immediate_post_dominators(blks: list[Block]) -> dict:
+def immediate_post_dominators(blks: list[Block], skip_error: bool = False) -> dict:
     """Each block's immediate post-dominator (label -> label; absent where only the
     function's exit post-dominates it), by the iterative data-flow of post-dominator
-    sets over the blocks, the exit joined to every block without successors."""
+    sets over the blocks, the exit joined to every block without successors.  With
+    *skip_error*, the edges to where a callee raised (``Block.error``: a work-item that
+    goes there has failed the launch) are left out."""
     labels = [b.label for b in blks]
-    succ = {b.label: [s for s in b.succ] for b in blks}
+    succ = {b.label: [s for s in b.succ if not (skip_error and s == b.error)] for b in blks}
     full = frozenset(labels)
     pdom = {lab: (frozenset((lab,)) if not succ[lab] else full) for lab in labels}
     changed = True
@@ -280,17 +282,19 @@ def divergent_values(body, blks: list[Block]) -> tuple[set, set]:
                 work.append(name)
     label_of = {blk.label: blk for blk in blks}
     branches: set[str] = set()
-    ipdom = immediate_post_dominators(blks)
+    # (where a callee raised is no join: a work-item that goes there has failed the launch)
+    ipdom = immediate_post_dominators(blks, skip_error=True)
 
     def reach(start, avoid):
-        """The blocks reachable from *start* without passing *avoid*."""
+        """The blocks reachable from *start* without passing *avoid* (or where a callee
+        raised)."""
         if start == avoid:
             return set()
         seen, stack = {start}, [start]
         while stack:
             b = label_of.get(stack.pop())
             for s in (b.succ if b is not None else ()):
-                if s not in seen and s != avoid:
+                if s not in seen and s != avoid and s != b.error:
                     seen.add(s)
                     stack.append(s)
         return seen
