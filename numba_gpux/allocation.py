@@ -40,6 +40,12 @@ class Allocation:
         self.owner = None
         self.handle = None
         check_alloc(device, self.nbytes)
+        pending = _pending_frees.get(id(device))
+        if pending is not None and len(pending):
+            self.handle = pending.take(device, padded_size(self.nbytes))
+            if self.handle is not None:
+                _live_bytes[id(device)] = _live_bytes.get(id(device), 0) + self.nbytes
+                return
         try:
             self.handle = device.runtime.alloc(padded_size(self.nbytes))
         except Exception:
@@ -104,6 +110,22 @@ class PendingFrees:
             if len(self._items) > self.max_count() or self._size > self.max_bytes():
                 self.clear()
 
+    def take(self, device, size: int):
+        """A pending buffer of *device* that its runtime lets back a new allocation of
+        *size* bytes (``Runtime.reusable``), or None; never inside a :meth:`disable`
+        block.  The free stays counted (its entry, without the buffer, is freed with
+        the batch), so the batch's count and bytes are what numba.cuda's would be."""
+        with self._lock:
+            if self._disabled:
+                return None
+            rt = device.runtime
+            for k in range(len(self._items) - 1, -1, -1):
+                dev, handle, nbytes = self._items[k]
+                if dev is device and handle is not None and rt.reusable(handle, size):
+                    self._items[k] = (dev, None, nbytes)
+                    return handle
+        return None
+
     def clear(self) -> None:
         """Free every pending buffer, unless a :meth:`disable` block is open."""
         with self._lock:
@@ -112,7 +134,10 @@ class PendingFrees:
             items, self._items, self._size = self._items, [], 0
         for device, handle, nbytes in items:
             try:
-                _release(device, handle, nbytes)
+                if handle is None:  # taken by a new allocation (take): only the count
+                    _live_bytes[id(device)] -= nbytes
+                else:
+                    _release(device, handle, nbytes)
             except Exception:  # noqa: BLE001 - as a free at the last reference
                 pass
 

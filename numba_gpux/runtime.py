@@ -137,6 +137,13 @@ class Runtime:
         return {}
 
     # -- optional: memory -------------------------------------------------------
+    def reusable(self, handle: Any, nbytes: int) -> bool:
+        """Whether *handle*, a buffer freed but not yet released (a frees' batch holds
+        it: ``allocation.PendingFrees``), may back a new allocation of *nbytes* now:
+        the work queued before cannot overlap the new user's (one in-order queue), and
+        making a new buffer costs more than taking it.  Default: False."""
+        return False
+
     def is_device_address(self, address: int) -> bool | None:
         """Whether the integer *address* lies in memory this device's kernels may use
         (another library's allocation, say), asked when a pointer argument points into

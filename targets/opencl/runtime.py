@@ -218,6 +218,21 @@ class OpenCLRuntime(Runtime):
         except Exception:
             pass
 
+    def reusable(self, handle, nbytes: int) -> bool:
+        """A pooled size's buffer (as :meth:`free` keeps) of exactly *nbytes*, while one
+        queue is in use: a freed buffer whose release is deferred (numba.cuda's batched
+        frees hold ten) then backs the next allocation of its size instead of a new
+        buffer whose pages the driver faults in again."""
+        if self._multi or self._forked or nbytes < self.POOL_MIN_BYTES:
+            return False
+        try:
+            import pyopencl as cl
+
+            return handle.size == nbytes and not (
+                handle.get_info(cl.mem_info.FLAGS) & cl.mem_flags.USE_HOST_PTR)
+        except Exception:
+            return False
+
     def release_pool(self) -> None:
         """Release every buffer kept for reuse."""
         pool = self._pool
