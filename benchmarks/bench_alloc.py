@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import gc
-import json
 import os
 import statistics
 import sys
@@ -88,7 +87,6 @@ def measure(sizes_mb=(1, 8, 82), dtypes=("float64", "float32"), reps: int = 15) 
                   f"{med['numpy'] * 1e3:7.2f} ms  to_device/numpy "
                   f"{case['ratio_to_device_over_numpy']:.2f}{'' if ok else '  WRONG'}",
                   flush=True)
-            del kept
     return out
 
 
