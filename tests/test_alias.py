@@ -126,6 +126,26 @@ def test_python_m_alias_runs_modules_and_code_like_python(tmp_path):
     assert proc.returncode == 2 and "can't open file 'no_such_file.py'" in proc.stderr
 
 
+def test_python_m_alias_takes_interpreter_options_first(tmp_path):
+    # `python -m numba_gpux.alias -W ignore prog.py` as `python -W ignore prog.py`
+    prog = _write(tmp_path, "warns.py", """
+        import sys, warnings
+        from numba import cuda
+        warnings.warn("from the program", DeprecationWarning)
+        print("ran", cuda.__name__, sys.argv[1:], sys.flags.optimize, sys.flags.dev_mode)
+    """)
+    alias = [sys.executable, "-m", "numba_gpux.alias"]
+    proc = subprocess.run([*alias, "-W", "error::DeprecationWarning", prog, "x"], env=_env(),
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 1 and "DeprecationWarning: from the program" in proc.stderr
+    out = run_python(["-m", "numba_gpux.alias", "-Wignore", "-O", "-X", "dev", prog, "x"],
+                     _env())
+    assert out.strip() == "ran numba_gpux.cuda ['x'] 1 True"
+    out = run_python(["-m", "numba_gpux.alias", "-W", "ignore", "-c",
+                      "import numba.cuda as c, sys; print(c.__name__, sys.warnoptions)"], _env())
+    assert out.strip() == "numba_gpux.cuda ['ignore']"
+
+
 def test_install_runs_both_dialects_in_process(opencl_device):
     out = run_code(f"""
         import numba_gpux.alias

@@ -4,7 +4,9 @@
     python -m numba_gpux.alias -m module [args]   # as `python -m module [args]`
     python -m numba_gpux.alias -c code [args]     # as `python -c code [args]`
 
-The program runs as ``__main__`` with ``sys.argv`` as Python would set it, and the
+Interpreter options may come first, as for python (`-W ignore`, `-X dev`, `-O`, `-u`,
+`-B`, `-b`, `-bb`, `-q`, `-v`, `-d`, `-R`): the interpreter then starts again with
+them, the alias on.  The program runs as ``__main__`` with ``sys.argv`` as Python would set it, and the
 Python processes it starts get the alias too (:func:`numba_gpux.alias.install`).
 """
 
@@ -19,8 +21,44 @@ from . import install
 
 USAGE = __doc__.split("\n\n")[1]
 
+#: python's options that take a value (as the next argument, or joined: ``-Wignore``)
+_WITH_VALUE = ("-W", "-X")
+#: python's options without one that only change how the interpreter runs
+_FLAGS = frozenset({"-O", "-OO", "-u", "-B", "-b", "-bb", "-q", "-v", "-vv", "-d", "-R"})
+
+
+def _interpreter_options(argv: list[str]) -> tuple[list[str], list[str]]:
+    """The interpreter options that lead *argv*, and the rest."""
+    opts, k = [], 0
+    while k < len(argv):
+        a = argv[k]
+        if a in _WITH_VALUE and k + 1 < len(argv):
+            opts += argv[k:k + 2]
+            k += 2
+        elif a[:2] in _WITH_VALUE and len(a) > 2 or a in _FLAGS:
+            opts.append(a)
+            k += 1
+        else:
+            break
+    return opts, argv[k:]
+
+
+def _restart(opts: list[str], rest: list[str]) -> None:
+    """Run the interpreter again with *opts*, then the alias on *rest*."""
+    args = [sys.executable, *opts, "-m", "numba_gpux.alias", *rest]
+    sys.stdout.flush()
+    sys.stderr.flush()
+    if os.name == "posix":
+        os.execv(sys.executable, args)
+    import subprocess
+
+    raise SystemExit(subprocess.call(args))
+
 
 def main(argv: list[str]) -> None:
+    opts, rest = _interpreter_options(argv)
+    if opts:
+        _restart(opts, rest)
     if not argv or argv[0] in ("-h", "--help") or (argv[0] in ("-m", "-c") and len(argv) < 2):
         print("usage:\n" + USAGE, file=sys.stderr if not argv or argv[0] not in ("-h", "--help")
               else sys.stdout)
