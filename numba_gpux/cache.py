@@ -42,7 +42,7 @@ from . import config, irlex
 from .abi import NO_FACTS, LaunchFacts
 from .cachefile import (FORMAT_VERSION, CacheTrustWarning, CacheWarning, encode,
                         folder_problem, key_problem, make_private_dirs, read_sealed,
-                        remove_quietly, seal, secret, warn_once)
+                        remove_quietly, replace_entry, seal, secret, warn_once)
 from .cachekey import overlaid_fingerprint
 from .compiler import Options
 from .stages import Job, run_target_stages
@@ -223,7 +223,7 @@ class DiskCache:
             make_private_dirs(os.path.dirname(path))
             with open(os.open(tmp, _OPEN_NEW, 0o600), "wb") as f:
                 f.write(data)
-            os.replace(tmp, path)
+            replace_entry(tmp, path)
         except OSError as e:
             self._remove(tmp)
             if not self.quiet:

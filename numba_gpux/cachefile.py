@@ -37,7 +37,7 @@ from . import config
 
 __all__ = ["MAGIC", "CacheWarning", "CacheTrustWarning", "encode", "decode", "seal",
            "unseal", "secret", "key_problem", "key_status", "make_private_dirs", "folder_problem",
-           "warn_once"]
+           "warn_once", "read_sealed", "replace_entry", "remove_quietly", "MAX_ENTRY_BYTES"]
 
 FORMAT_VERSION = 3
 MAGIC = b"numba-gpux cache %d\n" % FORMAT_VERSION
@@ -168,11 +168,51 @@ def unseal(key: bytes, kind: str, name: str, data: bytes) -> bytes | None:
 
 
 def remove_quietly(path: str) -> None:
-    """Remove the file *path* if it is there (a file another process removed is fine)."""
+    """Remove the file *path* if it is there (a file another process removed is fine), or
+    an empty folder in its place."""
     try:
         os.remove(path)
+    except (IsADirectoryError, PermissionError):
+        try:
+            os.rmdir(path)
+        except OSError:
+            pass
     except OSError:
         pass
+
+
+def replace_entry(tmp: str, path: str) -> None:
+    """Rename the written file *tmp* to the entry *path*; an empty folder standing in
+    the entry's place (nothing the cache makes) is removed first."""
+    try:
+        os.replace(tmp, path)
+    except (IsADirectoryError, PermissionError):
+        if not os.path.isdir(path) or os.path.islink(path):
+            raise
+        os.rmdir(path)
+        os.replace(tmp, path)
+
+
+#: the most bytes an entry may hold (a kernel's program is far smaller): a larger file
+#: is not read, but dropped as one that fails its check
+MAX_ENTRY_BYTES = 512 << 20
+
+
+def _read_entry(path: str) -> bytes | None:
+    """The bytes of the entry file *path*; None where there is none (or it is a link:
+    entries are written as files, never followed); b"" for something that is no
+    regular file (a FIFO would block the reader, a device never end) or too large to be
+    an entry, which fails its check without being read."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
+                     | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return None
+    with open(fd, "rb") as f:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_ENTRY_BYTES:
+            return b""
+        return f.read(MAX_ENTRY_BYTES + 1)
 
 
 def read_sealed(path: str, key: bytes, kind: str, name: str, stats: dict):
@@ -180,11 +220,12 @@ def read_sealed(path: str, key: bytes, kind: str, name: str, stats: dict):
     or None: no file, or one that fails its check (counted in *stats*, removed unread,
     warned about once) or is authentic but not readable here (counted and removed)."""
     try:
-        with open(path, "rb") as f:
-            data = f.read()
+        data = _read_entry(path)
     except OSError:
         return None
-    body = unseal(key, kind, name, data)
+    if data is None:
+        return None
+    body = unseal(key, kind, name, data) if len(data) <= MAX_ENTRY_BYTES else None
     if body is None:
         stats["bad_files"] += 1
         stats["untrusted"] += 1

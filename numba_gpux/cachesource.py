@@ -36,8 +36,8 @@ import warnings
 
 from numba.core.caching import CacheImpl
 
-from .cachefile import (CacheWarning, decode, encode, read_sealed, remove_quietly, seal,
-                        warn_once)
+from .cachefile import (CacheWarning, decode, encode, read_sealed, remove_quietly,
+                        replace_entry, seal, warn_once)
 
 __all__ = ["SourceCache", "source_cache", "TAG"]
 
@@ -148,7 +148,7 @@ def _write(path: str, data: bytes) -> None:
     try:
         with open(os.open(tmp, _OPEN_NEW, 0o600), "wb") as f:
             f.write(data)
-        os.replace(tmp, path)
+        replace_entry(tmp, path)
     except OSError:
         remove_quietly(tmp)
         raise

@@ -178,6 +178,29 @@ def test_a_damaged_entry_costs_a_compile_and_one_warning(case, damage):
     assert _hit(case.run())
 
 
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this system")
+@pytest.mark.parametrize("what", ["fifo", "link-to-dev-zero", "folder", "sparse-too-large"])
+def test_an_entry_that_is_no_regular_file_costs_a_compile(case, what, monkeypatch):
+    # a FIFO in an entry's place blocked the reader for ever; a link to /dev/zero was read
+    # until memory ran out; a huge file was read whole (MemoryError): now none is read
+    assert case.run()["out"] == _expected()
+    for f in case.entries():
+        f.unlink()
+        if what == "fifo":
+            os.mkfifo(f)
+        elif what == "link-to-dev-zero":
+            f.symlink_to("/dev/zero")
+        elif what == "folder":
+            f.mkdir()
+        else:
+            with open(f, "wb") as out:  # (sparse: no disk used)
+                out.truncate(cachefile.MAX_ENTRY_BYTES + 1)
+    r = case.run()
+    assert r["out"] == _expected() and r["stats"]["index_hits"] == 0 and r["typed"] == 1
+    again = case.run()  # what stood in the entries' places was replaced by good entries
+    assert again["out"] == _expected() and _hit(again), again
+
+
 def test_entries_written_under_another_key_are_not_loaded(case):
     assert case.run()["out"] == _expected()
     first_key = case.key_file
