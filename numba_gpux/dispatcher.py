@@ -26,7 +26,7 @@ from .attributes import KernelAttributes
 from .inspection import KernelInspection, Overload
 from .compiler import NeutralResult, Options, compile_neutral, kernel_symbol, wrap_kernel
 from .devices import Device as _Device, default_device
-from .errors import GpuxUserError, LaunchError, LaunchTypeError
+from .errors import GpuxUserError, LaunchError, LaunchTypeError, UnsupportedError
 from .language.checks import set_foreign_adopter
 from .language.functions import GpuxFunctionType, register_device_functions
 from .argtypes import argument_types
@@ -709,8 +709,7 @@ def _launch_bounds(value) -> tuple:
         raise ValueError(f"Got {len(bounds)} launch bounds: {bounds}. A maximum of three are "
                          f"supported: (max_threads_per_block, min_blocks_per_sm, "
                          f"max_blocks_per_cluster)")
-    if not bounds or not all(isinstance(b, int) and not isinstance(b, bool) and b > 0
-                             for b in bounds):
+    if not bounds or not all(type(b) is int and b > 0 for b in bounds):
         raise ValueError(f"launch_bounds must be a positive int or a tuple of one to three "
                          f"positive ints, not {value!r}")
     return bounds
@@ -753,6 +752,9 @@ def jit(func_or_sig=None, *, device: bool = False, fastmath: bool = False, opt: 
     unknown = set(extra) - {"link", "boundscheck", "forceinline", "nopython"}
     if unknown:
         raise GpuxUserError(f"jit() got unexpected options: {', '.join(sorted(unknown))}")
+    if extra.pop("boundscheck", None):  # (checks without debug's way to report them)
+        raise UnsupportedError("jit(boundscheck=True) is not supported: jit(debug=True) "
+                               "checks every index and raises IndexError naming the line")
     if opt is True:
         opt = 3
     elif opt is False:

@@ -113,8 +113,8 @@ def jit(func_or_sig=None, device: bool = False, inline="never", forceinline: boo
                    opt=opt, inline=inline, cache=cache,
                    lineinfo=lineinfo, forceinline=forceinline, subgroup_size=WARP_SIZE,
                    semantics=NUMBA_CUDA_SEMANTICS, kernel_class=CUDADispatcher)
-    if boundscheck is not None:
-        options["boundscheck"] = boundscheck
+    if boundscheck:  # numba.cuda's refusal (debug=True checks bounds: IndexError at the line)
+        raise NotImplementedError("bounds checking is not supported for CUDA")
     if max_registers is not None:
         options["max_registers"] = max_registers
     if launch_bounds is not None:

@@ -188,3 +188,17 @@ def test_old_signature_keywords_are_numba_cudas_deprecation_error(keyword):
                                                "Signatures should be passed as the first"):
         cuda.jit(**{keyword: value})
     assert callable(cuda.jit(**{keyword: None}))
+
+
+def test_boundscheck_is_refused_as_numba_cuda_refuses_it():
+    # an unchecked out-of-bounds access can crash a CPU device's process, so asking for
+    # checks that are not made is an error in both APIs; debug=True checks bounds
+    import numba_gpux as gpux
+    from numba_gpux.errors import UnsupportedError
+
+    with pytest.raises(NotImplementedError, match="bounds checking is not supported for CUDA"):
+        cuda.jit(boundscheck=True)
+    assert callable(cuda.jit(boundscheck=False)) and callable(cuda.jit(boundscheck=None))
+    with pytest.raises(UnsupportedError, match=r"jit\(debug=True\) checks every index"):
+        gpux.jit(boundscheck=True)
+    assert callable(gpux.jit(boundscheck=False))
