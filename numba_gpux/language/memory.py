@@ -518,8 +518,14 @@ def _local_array(context, builder, sig, args):
     elty = context.get_data_type(aryty.dtype)
     itemsize = context.get_abi_sizeof(elty)
     count = int(np.prod(shape))
-    data = cgutils.alloca_once(builder, ir.ArrayType(elty, count), name="gpux.local")
-    data.align = _align_from_sig(sig, max(8, context.get_abi_alignment(elty)))
+    # zeroed where it is made, as Numba's alloca_once does, but with a memset: the store of
+    # a zero aggregate alloca_once writes is split by SROA and InstCombine in time that
+    # grows with the square of its length (20,000 floats took two minutes to compile)
+    arrty = ir.ArrayType(elty, count)
+    with builder.goto_entry_block():
+        data = builder.alloca(arrty, name="gpux.local")
+        data.align = _align_from_sig(sig, max(8, context.get_abi_alignment(elty)))
+        cgutils.memset(builder, data, ir.Constant(I64, count * itemsize), 0)
     return _make_array(context, builder, aryty, data,
                        [ir.Constant(I64, s) for s in shape],
                        [ir.Constant(I64, s) for s in _c_strides(shape, itemsize)])

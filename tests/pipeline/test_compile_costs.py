@@ -428,3 +428,27 @@ def test_calls_typed_once_until_a_registry_changes():
     gpux.compile(gpux.jit(plain), SIG, target="opencl")
     assert not any(getattr(k[0], "typing_key", None) is operator.mul
                    for k in ctx._typed_calls), ctx._typed_calls
+
+
+# ------------------------------------------------------------------ private arrays
+def test_a_private_array_is_zeroed_by_one_memset(opencl_device):
+    """``local.array`` starts zeroed (as Numba's ``alloca_once`` leaves it) by a memset,
+    not by a store of a zero aggregate, which SROA and InstCombine split element by
+    element in time that grew with the square of its length (20,000 floats: minutes)."""
+    import numpy as np
+
+    n = 20000
+
+    def k(out, m):
+        t = gpux.local.array(n, np.float32)
+        for j in range(m):
+            t[j] = j + 1.0
+        out[0] = t[m - 1]
+        out[1] = t[m]  # never written: zero
+
+    fn = gpux.jit(k)
+    text = fn.neutral((types.float32[::1], types.int64)).library.neutral_ir()
+    assert "llvm.memset" in text and f"[{n} x float] zeroinitializer" not in text
+    out = np.full(2, -1.0, np.float32)
+    fn[1, 1](out, 100)
+    np.testing.assert_array_equal(out, [100.0, 0.0])
