@@ -65,13 +65,27 @@ def _undefined(a):
     a[1] = no_such_name_here   # noqa: F821  <- name
 
 
+def _f_string(a):
+    a[0] = 0
+    s = f"value {a[0]:.3f}"   # <- f-string
+    a[1] = len(s)
+
+
+def _raise_f_string(a):
+    if a[0] < 0:
+        raise ValueError(f"negative: {a[0]}")   # <- raise
+
+
 @pytest.mark.quick
 @pytest.mark.parametrize("fn, marker, error, words", [
     (_with_try, "<- try", GpuxUnsupportedError, "try/except"),
     (_with_with, "<- with", GpuxUnsupportedError, "with-blocks"),
     (_generator, "<- yield", GpuxUnsupportedError, "generator"),
     (_undefined, "<- name", UndefinedNameError, "'no_such_name_here' is not defined"),
-], ids=["try", "with", "generator", "undefined"])
+    # (typing one compiled Numba's str() of the value, which failed inside Numba)
+    (_f_string, "<- f-string", GpuxUnsupportedError, "an f-string makes a new string"),
+    (_raise_f_string, "<- raise", GpuxUnsupportedError, "an f-string makes a new string"),
+], ids=["try", "with", "generator", "undefined", "f-string", "raise-f-string"])
 def test_constructs_rejected_before_typing_name_their_own_line(fn, marker, error, words):
     """The check before typing reads the line of each instruction on every Python: from
     ``positions`` on 3.11 and newer, from the line table before (where the protected

@@ -692,6 +692,11 @@ def lowering_failure(exc, pyfunc):
                             f"write the operation another way)", inst.loc)
 
 
+#: the operations of an f-string with a value in it (3.10-3.12; 3.13 and later)
+_FORMAT_OPS = frozenset({"FORMAT_VALUE", "BUILD_STRING", "FORMAT_SIMPLE", "FORMAT_WITH_SPEC",
+                         "CONVERT_VALUE"})
+
+
 class SourceLoc:
     """A source location (what errors.format_loc reads) outside Numba's IR."""
 
@@ -761,6 +766,14 @@ def reject_unsupported_constructs(pyfunc) -> None:
                 break
             line = line_of(ins)
         raise UnsupportedError(_try_message(name), SourceLoc(code.co_filename, line))
+    if (getattr(pyfunc, "__module__", None) or "").partition(".")[0] != "numba":
+        fmt = next((ins for ins in instrs if ins.opname in _FORMAT_OPS), None)
+        if fmt is not None:  # (typing it compiled Numba's str() and failed inside Numba)
+            raise UnsupportedError(
+                f"{name}: an f-string makes a new string, which GPU code cannot: strings are "
+                f"constants there (compared, measured with len(), passed to device "
+                f"functions, printed); print the values themselves: print('val', x)",
+                SourceLoc(code.co_filename, line_of(fmt)))
     glb = getattr(pyfunc, "__globals__", {})
     for ins in instrs:
         if ins.opname in ("LOAD_GLOBAL", "LOAD_NAME") and isinstance(ins.argval, str):
