@@ -160,8 +160,8 @@ def compile_neutral(pyfunc, argtypes, options: Options, return_type=None) -> Neu
     from . import context as _context
     from .context import TARGET_NAME, target_context, typing_context
 
-    from .language.checks import (GpuxCompiler, compile_searches, lowering_failure,
-                                  reject_unsupported_constructs)
+    from .language.checks import (GpuxCompiler, compile_searches, host_library_failure,
+                                  lowering_failure, reject_unsupported_constructs)
     from .language.cooperative import uses_grid_sync
     from .language.heap import needs_runtime
     from .language.source import transformed
@@ -183,7 +183,7 @@ def compile_neutral(pyfunc, argtypes, options: Options, return_type=None) -> Neu
                     runtime = True
                     continue
                 if _context.array_math_loads == loads:
-                    failure = lowering_failure(e, pyfunc)
+                    failure = lowering_failure(e, pyfunc) or host_library_failure(e, pyfunc)
                     if failure is None:
                         raise
                     raise failure from e

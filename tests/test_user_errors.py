@@ -111,6 +111,27 @@ def test_typing_error_names_line_and_operation():
     assert 'a[i] = "text" + 1' in msg and "test_user_errors.py" in msg
 
 
+def test_a_call_whose_implementation_needs_a_host_library_names_the_line(monkeypatch):
+    # Numba's np.linalg asks for SciPy's LAPACK while typing: without SciPy, a bare
+    # ImportError ("scipy 0.16+ is required") named no line and suggested an install
+    # that could not make the call work in a kernel
+    import numba.np.linalg as nb_linalg
+
+    def no_lapack():
+        raise ImportError("scipy 0.16+ is required for linear algebra")
+
+    monkeypatch.setattr(nb_linalg, "ensure_lapack", no_lapack)
+
+    def inverts(a):
+        m = np.linalg.inv(np.eye(2))  # the line
+        a[0] = m[0, 0]
+
+    with pytest.raises(GpuxUnsupportedError, match="needs a host library") as ei:
+        gpux.compile(inverts, "void(float64[::1])")
+    assert "m = np.linalg.inv(np.eye(2))" in str(ei.value)
+    assert isinstance(ei.value.__cause__, ImportError)
+
+
 def test_a_lowering_that_fails_is_reported_with_the_line_and_the_operation():
     """A lowering function that raises something other than a Numba error (a library's
     intrinsic here) is reported naming the kernel's line and the operation, not as the

@@ -39,7 +39,7 @@ from .private_arrays import PrivateArrays
 
 __all__ = ["GpuxCompiler", "RejectHostOnlyValues", "RejectHostContainers", "CaptureDeviceArrays",
            "return_value_loc", "lowering_failure", "shared_array_sites",
-           "reject_unsupported_constructs", "SourceLoc"]
+           "reject_unsupported_constructs", "SourceLoc", "host_library_failure"]
 
 
 def _what(ty) -> str | None:
@@ -695,6 +695,32 @@ def lowering_failure(exc, pyfunc):
 #: the operations of an f-string with a value in it (3.10-3.12; 3.13 and later)
 _FORMAT_OPS = frozenset({"FORMAT_VALUE", "BUILD_STRING", "FORMAT_SIMPLE", "FORMAT_WITH_SPEC",
                          "CONVERT_VALUE"})
+
+
+def host_library_failure(exc, pyfunc):
+    """An UnsupportedError at *pyfunc*'s line for *exc*, an ImportError raised while
+    typing a call whose implementation needs a host library (Numba's ``np.linalg``
+    asks for SciPy's LAPACK): the bare ImportError names no line, and installing the
+    library would not make the call possible in GPU code.  None for anything else."""
+    if not isinstance(exc, ImportError):
+        return None
+    code = getattr(pyfunc, "__code__", None)
+    filename = getattr(code, "co_filename", None)
+    loc = None
+    tb = exc.__traceback__
+    while tb is not None:  # the innermost statement of pyfunc being typed or lowered
+        f_locals = tb.tb_frame.f_locals
+        for cand in (getattr(f_locals.get("inst"), "loc", None),
+                     getattr(f_locals.get("self"), "loc", None), f_locals.get("loc")):
+            if isinstance(cand, ir.Loc) and cand.filename == filename:
+                loc = cand
+        tb = tb.tb_next
+    if loc is None:
+        return None
+    name = getattr(pyfunc, "__qualname__", "kernel")
+    return UnsupportedError(
+        f"{name}: this statement calls an implementation that needs a host library "
+        f"({type(exc).__name__}: {exc}); GPU code cannot call it", loc)
 
 
 class SourceLoc:
