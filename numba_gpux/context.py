@@ -421,8 +421,9 @@ class GpuxTargetContext(BaseContext):
         # Implementations Numba registers by import into its builtin registry
         # (installed by BaseContext.refresh) -- only what kernels need.
         from numba.cpython import (  # noqa: F401
-            builtins, charseq, enumimpl, iterators, numbers, rangeobj, slicing, tupleobj,
-        )
+            builtins, charseq, enumimpl, iterators, listobj, numbers, rangeobj, slicing,
+            tupleobj,
+        )  # (listobj: `x in (2, 3)` and other sequence operations on tuples)
         from numba.np import arrayobj, npyimpl  # noqa: F401
 
         # NumPy ufuncs on arrays (np.sin(x, out)): elementwise loops over the

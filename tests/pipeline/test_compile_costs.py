@@ -47,6 +47,26 @@ def test_a_first_kernel_loads_neither_cffi_nor_numpy_array_math():
     assert _fresh(_PROBE).split("\n")[0] == "[]"
 
 
+def test_sequence_operations_on_tuples_in_a_first_kernel():
+    # `x in (2, 3)` lowers through Numba's list module, which a first kernel no longer
+    # loads by the way (Numba's inliner imported it); the context installs it
+    out = _fresh("""
+import numpy as np
+import numba_gpux as gpux
+
+def k(a, out):
+    i = gpux.grid(1)
+    if i < out.size:
+        out[i] = 1 if a[i] in (2, 3) else 0
+
+a = np.arange(6, dtype=np.int32)
+out = np.zeros(6, np.int32)
+gpux.jit(k)[1, 6](a, out)
+print(out.tolist())
+""")
+    assert out.strip() == "[0, 0, 1, 1, 0, 0]"
+
+
 def test_axis_forms_after_array_math_loads_late():
     # the kernel language's axis= forms (language/arrayaxis.py: Numba's word the axis
     # check with an f-string, which kernels cannot build) are installed when array math
