@@ -43,7 +43,7 @@ def _typeof(v):
     try:
         return typeof(v, Purpose.argument)
     except ValueError:
-        raise GpuxUserError(f"cannot pass an argument of type {_what(v)} to a kernel; "
+        raise LaunchTypeError(f"cannot pass an argument of type {_what(v)} to a kernel; "
                             f"kernels take arrays, numbers, booleans, records and tuples of "
                             f"those") from None
 

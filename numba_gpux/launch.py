@@ -32,7 +32,7 @@ from . import overlays as _overlays
 # (_typeof is imported from here by the benchmarks)
 from .argtypes import (_FAST_TYPES, _PLAIN_ARGS, _typeof, argument_types, caller_location,
                        int_positions, int_wrapper, layout_stride_facts, stride_facts)
-from .errors import GpuxUserError, LaunchError, format_loc
+from .errors import GpuxUserError, LaunchError, LaunchTypeError, format_loc
 from .flatten import _array_flat, _build_flatten
 from .language.memory import static_shared_bytes
 from .launchkeys import I64_MAX as _I64_MAX, I64_MIN as _I64_MIN, enter_launch_key
@@ -259,11 +259,9 @@ def _build_shim(dispatcher, argtypes, device, cfg=None, args=(),
         try:
             abi.flatten_type(t, f"kernel {dispatcher.__name__}: argument {i} "
                                 f"({names[i] if i < len(names) else '*args'})")
-        except GpuxUserError as e:
+        except GpuxUserError as e:  # a launch's argument: a LaunchTypeError, before it runs
             where = caller_location()
-            if not where:
-                raise
-            raise type(e)(f"{e}\n\n{where}") from None
+            raise LaunchTypeError(f"{e}\n\n{where}" if where else str(e)) from None
     # read-only host arrays stay read-only: a kernel writing one fails typing, naming the line
     dev_types = tuple(argtypes)
     host_arrays = []
@@ -659,6 +657,9 @@ def _launch_with_host_arrays(dispatcher, cfg, args, host, device):
             # typed read-only: a kernel that writes it fails to compile, naming the line
             readonly.append(i)
             copy_out = False
+        if h.dtype == object:  # (a launch's argument: a LaunchTypeError before it runs)
+            raise LaunchTypeError(f"kernel {dispatcher.__name__}: {where} is a NumPy array "
+                                  f"of Python objects, which cannot be passed to a kernel")
         d = (to_device(h, device=device, stream=cfg.queue) if copy_in
              else device_array_like(h, device=device))
         if copy_out:

@@ -27,7 +27,7 @@ from .allocation import (  # noqa: F401 - memory's names for them, as before
 from .devices import Device, _match, default_device
 from .errors import GpuxUserError, LaunchError
 
-__all__ = ["DeviceArrayError", "allocation_at", "PendingFrees", "defer_frees", "pending_frees",
+__all__ = ["DeviceArrayError", "DeviceArrayTypeError", "allocation_at", "PendingFrees", "defer_frees", "pending_frees",
            "DeviceArray", "to_device", "device_array", "device_array_like", "is_device_array",
            "HostArg", "In", "Out", "InOut", "from_foreign"]
 
@@ -35,6 +35,11 @@ __all__ = ["DeviceArrayError", "allocation_at", "PendingFrees", "defer_frees", "
 class DeviceArrayError(GpuxUserError, ValueError):
     """A device-array operation the array's shape, strides or dtype do not allow (a
     ValueError, as NumPy's for the same operation)."""
+
+
+class DeviceArrayTypeError(DeviceArrayError, TypeError):
+    """A device-array operation the dtype of an operand does not allow: also a TypeError,
+    as numba.cuda's for a copy between arrays of different dtypes."""
 
 
 # -- integer device pointers ------------------------------------------------------
@@ -292,9 +297,19 @@ class DeviceArray:
         """Copy to a new (or the given) host array and return it."""
         rt = self.device.runtime
         if ary is not None:
-            if ary.shape != self.shape or ary.dtype != self.dtype:
-                raise DeviceArrayError(f"copy_to_host: host array is {ary.shape} {ary.dtype}, "
-                                       f"device array is {self.shape} {self.dtype}")
+            # as numba.cuda: the dtypes equal (a TypeError), the shapes equal but for
+            # axes of length 1 (a (1, 8) array takes an (8,) one)
+            if ary.dtype != self.dtype:
+                raise DeviceArrayTypeError(f"copy_to_host: incompatible dtype: host array is "
+                                           f"{ary.dtype}, device array is {self.dtype}")
+            if ary.shape != self.shape:
+                if np.shape(np.empty(ary.shape, np.bool_).squeeze()) != \
+                        np.shape(np.empty(self.shape, np.bool_).squeeze()):
+                    raise DeviceArrayError(f"copy_to_host: incompatible shape: host array is "
+                                           f"{ary.shape}, device array is {self.shape}")
+                out = self.copy_to_host(stream=stream)
+                ary[...] = out.reshape(ary.shape)
+                return ary
         if self.size == 0:
             return ary if ary is not None else np.empty(self.shape, self.dtype)
         order = self._contiguous_order()
@@ -628,6 +643,8 @@ def device_array(shape, dtype=np.float64, order: str = "C", device=None, stream=
     dtype = np.dtype(dtype)
     dev = _device(device)
     nbytes = count * dtype.itemsize if shape else dtype.itemsize
+    if order not in ("C", "F") and shape:  # (numba.cuda's error, and its message)
+        raise DeviceArrayError(f"must be either C/F order (order={order!r})")
     strides = _c_strides(shape, dtype.itemsize)
     if order == "F":
         strides = tuple(reversed(_c_strides(tuple(reversed(shape)), dtype.itemsize)))
@@ -662,7 +679,7 @@ def to_device(ary, device=None, stream=None, copy: bool = True, to=None) -> Devi
         ary = ary.copy_to_host()  # through the host: the devices share no memory
     host = np.asarray(ary)
     if host.dtype == object:
-        raise GpuxUserError("object arrays cannot be copied to a device")
+        raise DeviceArrayTypeError("object arrays cannot be copied to a device")
     if not (host.flags.c_contiguous or host.flags.f_contiguous):
         host = np.ascontiguousarray(host)
     if to is not None:

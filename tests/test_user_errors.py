@@ -308,6 +308,15 @@ def test_wrong_argument_type(opencl_device, bad):
         add_one[1, 4](bad)
 
 
+@pytest.mark.parametrize("bad", [[1.0, 2.0], "hello", {1, 2}, b"abc",
+                                 np.array([1, "x"], dtype=object)],
+                         ids=["list", "str", "set", "bytes", "object-array"])
+def test_argument_types_no_kernel_takes_are_launch_type_errors(opencl_device, bad):
+    # (a LaunchError and a TypeError, raised before anything runs, as a dict's)
+    with pytest.raises(gpux.LaunchTypeError, match="cannot be passed to a kernel"):
+        add_one[1, 4](bad)
+
+
 def test_argument_type_the_kernel_cannot_use(opencl_device):
     with pytest.raises(TypingError, match="a.size|getattr|size"):
         add_one[1, 4](3.0)  # a float has no .size and cannot be indexed

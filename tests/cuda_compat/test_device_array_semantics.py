@@ -60,6 +60,22 @@ def test_copy_to_device_checks_strides_contiguity_and_dtype(device):
         cuda.to_device(np.arange(4.0)).copy_to_device(cuda.to_device(np.arange(4)))
 
 
+def test_copy_to_host_checks_as_numba_cuda_checks(device):
+    d = cuda.to_device(np.arange(8, dtype=np.float32))
+    with pytest.raises(TypeError, match="incompatible dtype"):
+        d.copy_to_host(np.zeros(8, np.float64))
+    # shapes equal but for axes of length 1: numba.cuda copies (it squeezes both)
+    got = d.copy_to_host(np.zeros((1, 8), np.float32))
+    np.testing.assert_array_equal(got, np.arange(8, dtype=np.float32).reshape(1, 8))
+    with pytest.raises(ValueError, match="incompatible shape"):
+        d.copy_to_host(np.zeros((2, 4), np.float32))
+    with pytest.raises(ValueError, match="must be either C/F order"):
+        cuda.device_array((2, 2), order="X")
+    with pytest.raises(ValueError, match="must be either C/F order"):
+        cuda.device_array((2, 2), order=5)
+    assert cuda.device_array((2, 2), order="F").flags["F_CONTIGUOUS"]
+
+
 def test_assignment_broadcasts_and_refuses_what_numba_cuda_refuses(device):
     h = np.arange(35).reshape(5, 7)
     d = cuda.to_device(h)
