@@ -84,38 +84,60 @@ def test_an_allocation_that_fails_makes_the_pending_frees_and_tries_again(device
         memory.defer_frees(device, before)
 
 
+_REUSE = """
+import gc, sys
+import numpy as np
+import numba_gpux as gpux
+from numba_gpux import memory
+
+dev = gpux.default_device()
+pending = memory.PendingFrees(max_count=lambda: 10, max_bytes=lambda: 1 << 40)
+gc.disable()
+memory.defer_frees(dev, pending)
+n = 1 << 18  # 1 MiB of float32: a size the device's runtime reuses
+held = memory.allocated_bytes(dev)
+a = gpux.to_device(np.ones(n, np.float32))
+handle = a._alloc.handle
+del a
+assert len(pending) == 1
+b = gpux.to_device(np.arange(n, dtype=np.float32))
+assert b._alloc.handle is handle  # the pending buffer, not a new one
+assert len(pending) == 1 and pending.pending_bytes == 4 * n  # still counted
+np.testing.assert_array_equal(b.copy_to_host(), np.arange(n, dtype=np.float32))
+c = gpux.device_array(n + 1024, np.float32)  # another size: a buffer of its own
+assert c._alloc.handle is not handle
+del b
+with pending.disable():  # (numba.cuda's defer_cleanup: nothing pending is reused)
+    d = gpux.device_array(n, np.float32)
+    assert all(d._alloc.handle is not h for _, h, _ in pending._items)
+assert len(pending) == 2 and memory.allocated_bytes(dev) == held + 4 * (4 * n + 1024)
+del c, d
+pending.clear()
+assert len(pending) == 0 and memory.allocated_bytes(dev) == held
+# once a second queue is used, commands of two queues could overlap: no reuse
+from numba_gpux import cuda
+s = cuda.stream()
+e = cuda.to_device(np.ones(n, np.float32), stream=s)
+s.synchronize()
+handle = e._alloc.handle
+del e
+f = gpux.device_array(n, np.float32)
+assert f._alloc.handle is not handle and len(pending) == 1
+print("ok")
+"""
+
+
 def test_a_pending_buffer_backs_the_next_allocation_of_its_size(opencl_device):
     # Intel's CPU driver faults a new buffer's pages in at its first write (82 MB: some
     # 40 ms against 6 ms into a buffer used before); a batch of deferred frees held the
     # buffers a program's next call would allocate again.  The batch's count and bytes
-    # stay what numba.cuda's would be.
-    dev = opencl_device
-    pending = memory.PendingFrees(max_count=lambda: 10, max_bytes=lambda: 1 << 40)
-    before = memory.pending_frees(dev)
-    gc.collect()
-    gc.disable()
-    memory.defer_frees(dev, pending)
-    n = 1 << 18  # 1 MiB of float32: a size the device's runtime reuses
-    try:
-        held = memory.allocated_bytes(dev)
-        a = gpux.to_device(np.ones(n, np.float32))
-        handle = a._alloc.handle
-        del a
-        assert len(pending) == 1
-        b = gpux.to_device(np.arange(n, dtype=np.float32))
-        assert b._alloc.handle is handle  # the pending buffer, not a new one
-        assert len(pending) == 1 and pending.pending_bytes == 4 * n  # still counted
-        np.testing.assert_array_equal(b.copy_to_host(), np.arange(n, dtype=np.float32))
-        c = gpux.device_array(n + 1024, np.float32)  # another size: a buffer of its own
-        assert c._alloc.handle is not handle
-        del b
-        with pending.disable():  # (numba.cuda's defer_cleanup: nothing pending is reused)
-            d = gpux.device_array(n, np.float32)
-            assert all(d._alloc.handle is not h for _, h, _ in pending._items)
-        assert len(pending) == 2 and memory.allocated_bytes(dev) == held + 4 * (4 * n + 1024)
-        del c, d
-        pending.clear()
-        assert len(pending) == 0 and memory.allocated_bytes(dev) == held
-    finally:
-        memory.defer_frees(dev, before)
-        gc.enable()
+    # stay what numba.cuda's would be.  In a fresh process: once a second queue has been
+    # used, the OpenCL runtime reuses no buffer (its commands could overlap a new user's)
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, NUMBA_GPUX_DEVICE=opencl_device.spec)
+    p = subprocess.run([sys.executable, "-c", _REUSE], capture_output=True, text=True,
+                       env=env, timeout=600)
+    assert p.returncode == 0 and p.stdout.strip().endswith("ok"), p.stderr[-3000:]
