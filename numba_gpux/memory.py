@@ -27,8 +27,8 @@ from .allocation import (  # noqa: F401 - memory's names for them, as before
 from .devices import Device, _match, default_device
 from .errors import GpuxUserError, LaunchError
 
-__all__ = ["DeviceArrayError", "DeviceArrayTypeError", "allocation_at", "PendingFrees", "defer_frees", "pending_frees",
-           "DeviceArray", "to_device", "device_array", "device_array_like", "is_device_array",
+__all__ = ["DeviceArrayError", "DeviceArrayTypeError", "allocation_at", "PendingFrees",
+           "defer_frees", "pending_frees", "DeviceArray", "to_device", "device_array", "device_array_like", "is_device_array",
            "HostArg", "In", "Out", "InOut", "from_foreign"]
 
 
@@ -303,8 +303,7 @@ class DeviceArray:
                 raise DeviceArrayTypeError(f"copy_to_host: incompatible dtype: host array is "
                                            f"{ary.dtype}, device array is {self.dtype}")
             if ary.shape != self.shape:
-                if np.shape(np.empty(ary.shape, np.bool_).squeeze()) != \
-                        np.shape(np.empty(self.shape, np.bool_).squeeze()):
+                if [n for n in ary.shape if n != 1] != [n for n in self.shape if n != 1]:
                     raise DeviceArrayError(f"copy_to_host: incompatible shape: host array is "
                                            f"{ary.shape}, device array is {self.shape}")
                 out = self.copy_to_host(stream=stream)

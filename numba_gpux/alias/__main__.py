@@ -6,8 +6,9 @@
 
 Interpreter options may come first, as for python (`-W ignore`, `-X dev`, `-O`, `-u`,
 `-B`, `-b`, `-bb`, `-q`, `-v`, `-d`, `-R`): the interpreter then starts again with
-them, the alias on.  The program runs as ``__main__`` with ``sys.argv`` as Python would set it, and the
-Python processes it starts get the alias too (:func:`numba_gpux.alias.install`).
+them, the alias on.  The program runs as ``__main__`` with ``sys.argv`` as Python
+would set it, and the Python processes it starts get the alias too
+(:func:`numba_gpux.alias.install`).
 """
 
 from __future__ import annotations

@@ -195,18 +195,23 @@ class OpenCLRuntime(Runtime):
             self.release_pool()  # the driver's memory may be in the pool: give it back
             return cl.Buffer(self.context, cl.mem_flags.READ_WRITE, nbytes)
 
+    def _keepable(self, handle) -> bool:
+        """Whether the freed buffer *handle* may back a later allocation of its size: one
+        queue in use (commands of one in-order queue cannot overlap a later user's), a
+        size worth keeping, and memory of the driver's own (not a host array's)."""
+        import pyopencl as cl
+
+        return (not self._multi and handle.size >= self.POOL_MIN_BYTES
+                and not handle.get_info(cl.mem_info.FLAGS) & cl.mem_flags.USE_HOST_PTR)
+
     def free(self, handle) -> None:
-        """Keep the buffer for an allocation of its size (only while one queue is in use:
-        commands of one in-order queue cannot overlap a later user's), else release it
-        (in a forked child, neither: the parent's buffers are left alone)."""
+        """Keep the buffer for an allocation of its size (:meth:`_keepable`), else release
+        it (in a forked child, neither: the parent's buffers are left alone)."""
         if self._forked:
             return
         try:
-            import pyopencl as cl
-
-            nbytes = handle.size
-            if (not self._multi and nbytes >= self.POOL_MIN_BYTES
-                    and not handle.get_info(cl.mem_info.FLAGS) & cl.mem_flags.USE_HOST_PTR):
+            if self._keepable(handle):
+                nbytes = handle.size
                 if self._pool_cap is None:
                     self._pool_cap = min(self.POOL_BYTES,
                                          int(self.cl_device.global_mem_size) // 8)
@@ -219,17 +224,14 @@ class OpenCLRuntime(Runtime):
             pass
 
     def reusable(self, handle, nbytes: int) -> bool:
-        """A pooled size's buffer (as :meth:`free` keeps) of exactly *nbytes*, while one
-        queue is in use: a freed buffer whose release is deferred (numba.cuda's batched
-        frees hold ten) then backs the next allocation of its size instead of a new
-        buffer whose pages the driver faults in again."""
-        if self._multi or self._forked or nbytes < self.POOL_MIN_BYTES:
+        """A buffer :meth:`free` would keep, of exactly *nbytes*: a freed buffer whose
+        release is deferred (numba.cuda's batched frees hold ten) then backs the next
+        allocation of its size instead of a new buffer whose pages the driver faults in
+        again."""
+        if self._forked:
             return False
         try:
-            import pyopencl as cl
-
-            return handle.size == nbytes and not (
-                handle.get_info(cl.mem_info.FLAGS) & cl.mem_flags.USE_HOST_PTR)
+            return handle.size == nbytes and self._keepable(handle)
         except Exception:
             return False
 
