@@ -121,7 +121,8 @@ class PendingFrees:
             rt = device.runtime
             for k in range(len(self._items) - 1, -1, -1):
                 dev, handle, nbytes = self._items[k]
-                if dev is device and handle is not None and rt.reusable(handle, size):
+                if dev is device and handle is not None and padded_size(nbytes) == size \
+                        and rt.reusable(handle, size):  # (sizes first: no driver query)
                     self._items[k] = (dev, None, nbytes)
                     return handle
         return None
