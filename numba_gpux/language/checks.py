@@ -237,8 +237,15 @@ class _PassManager(PassManager):
         self.exec_times[f"{index}_{pss.name()}"] = pass_timings(*times)
 
 
-#: Numba's own rewrites after typing (``_known_typed_rewrites``), once used
-_KNOWN_TYPED_REWRITES = None
+#: Numba's own rewrites after typing, by module and name: importing the modules that
+#: define them would register them, and Numba's closure inliner (``inline_closurecall``)
+#: brings its list implementation and overloads along, which the next lowering look-up
+#: then installs
+_KNOWN_TYPED_REWRITES = frozenset({
+    ("numba.core.rewrites.static_getitem", "RewriteStringLiteralGetitems"),
+    ("numba.core.rewrites.static_getitem", "RewriteStringLiteralSetitems"),
+    ("numba.np.ufunc.array_exprs", "RewriteArrayExprs"),
+    ("numba.core.inline_closurecall", "RewriteArrayOfConsts")})
 
 
 def _no_typed_rewrite_applies(state) -> bool:
@@ -249,28 +256,12 @@ def _no_typed_rewrite_applies(state) -> bool:
     post-process again is as the passes before it left it."""
     from numba.core.rewrites import rewrite_registry
 
-    global _KNOWN_TYPED_REWRITES
-    if _KNOWN_TYPED_REWRITES is None:  # (on first use: they load Numba's ufunc machinery)
-        _KNOWN_TYPED_REWRITES = _known_typed_rewrites()
-    if not _rewrite_names(rewrite_registry.rewrites["after-inference"]) <= _KNOWN_TYPED_REWRITES:
+    registered = {(r.__module__, r.__qualname__)
+                  for r in rewrite_registry.rewrites["after-inference"]}
+    if not registered <= _KNOWN_TYPED_REWRITES:
         return False
     return not any(isinstance(t, (types.Array, types.StringLiteral))
                    for t in state.typemap.values())
-
-
-def _known_typed_rewrites() -> frozenset:
-    # by name: importing the modules that define them would register them, and
-    # Numba's closure inliner (``inline_closurecall``) brings its list implementation
-    # and overloads along, which the next lowering look-up then installs
-    return frozenset({("numba.core.rewrites.static_getitem", "RewriteStringLiteralGetitems"),
-                      ("numba.core.rewrites.static_getitem", "RewriteStringLiteralSetitems"),
-                      ("numba.np.ufunc.array_exprs", "RewriteArrayExprs"),
-                      ("numba.core.inline_closurecall", "RewriteArrayOfConsts")})
-
-
-def _rewrite_names(rewrites) -> set:
-    return {(r.__module__, r.__qualname__) for r in rewrites}
-
 
 
 def _nothing_closure_like(state) -> bool:
