@@ -259,17 +259,76 @@ def _range_sums(bounds, out):
         out[i, 1] = last
 
 
-def test_range_values_where_the_step_past_the_last_would_overflow(opencl_device):
-    """range() loops whose step past the last value overflows int64 (allowed: that value
-    is never used), with negative steps, and empty: the values Python gives."""
-    big = 2 ** 63 - 1
-    cases = [(0, big, 2 ** 62), (big - 3, big, 2), (-big, -big + 5, 3), (5, -5, -3),
-             (-big + 2, -big - 1, -2 ** 62), (0, 0, 1), (3, 1, 1), (0, 10, 1), (-4, 4, 3)]
-    bounds = np.array(cases, dtype=np.int64)
-    out = gpux.to_device(np.zeros((len(cases), 2), np.int64))
-    _range_sums[1, len(cases)](gpux.to_device(bounds), out)
+@gpux.jit
+def _range_sums32(bounds, out):
+    i = gpux.grid(1)
+    if i < out.shape[0]:
+        n = 0
+        last = np.int32(0)
+        for v in range(bounds[i, 0], bounds[i, 1], bounds[i, 2]):
+            n += 1
+            last = v
+        out[i, 0] = n
+        out[i, 1] = last
+
+
+def _range_cases(bits):
+    top, bottom = 2 ** (bits - 1) - 1, -2 ** (bits - 1)
+    return [(0, top, 2 ** (bits - 2)), (top - 3, top, 2), (bottom + 1, bottom + 6, 3),
+            (5, -5, -3), (bottom + 3, bottom, -2 ** (bits - 2)), (0, 0, 1), (3, 1, 1),
+            (0, 10, 1), (-4, 4, 3), (top - 1, top, 1), (bottom, bottom + 1, 1),
+            (bottom, top, top), (top, bottom, bottom), (top, bottom, -top),
+            (bottom, top, 2 ** (bits - 2) + 1), (bottom + 2, bottom, -1), (top, top - 3, -1),
+            (bottom + 2, top, top - 1), (7, 7, -1), (1, 11, 5), (10, 0, -5)]
+
+
+@pytest.mark.parametrize("kernel, dtype", [(_range_sums, np.int64), (_range_sums32, np.int32)],
+                         ids=["int64", "int32"])
+def test_range_values_where_the_step_past_the_last_would_overflow(opencl_device, kernel, dtype):
+    """range() loops whose step past the last value overflows the integer (allowed: that
+    value is never used), at the integer's extremes, with negative steps, and empty: the
+    values Python gives, for ranges of int64 and of int32 (which Numba iterates in 32
+    bits)."""
+    cases = _range_cases(np.iinfo(dtype).bits)
+    bounds = np.array(cases, dtype=dtype)
+    out = gpux.to_device(np.zeros((len(cases), 2), dtype))
+    kernel[1, len(cases)](gpux.to_device(bounds), out)
     want = [(len(range(*c)), range(*c)[-1] if len(range(*c)) else 0) for c in cases]
     assert [tuple(r) for r in out.copy_to_host().tolist()] == want
+
+
+def test_range_with_a_zero_step_raises_pythons_error(opencl_device):
+    bounds = gpux.to_device(np.array([[0, 5, 0]], np.int64))
+    out = gpux.to_device(np.zeros((1, 2), np.int64))
+    with pytest.raises(ValueError, match="range\\(\\) arg 3 must not be zero"):
+        gpux.jit(_range_sums.py_func, debug=True)[1, 1](bounds, out)
+
+
+def test_a_grid_stride_range_loop_ends_on_its_value_not_on_a_count():
+    """``for i in range(start, n, stride)`` ends as ``while i < n`` does: no division for
+    a count of values left, no second induction counting down (a CPU driver that
+    vectorizes across work-items runs a loop with a branch in it several times slower
+    when it ends on a count); constant ranges are still unrolled."""
+    art = gpux.compile(_grid_stride, "void(float64[::1], float64[::1])", target="opencl")
+    body = _kernel_body(art.llvm_ir)
+    assert "div " not in body and " rem " not in body, body
+    phis = [ln for ln in body.splitlines() if " phi " in ln]
+    assert len(phis) == 1 and " i64 " in phis[0], body
+
+    def sixteen(x, out):
+        i = gpux.grid(1)
+        acc = 0.0
+        for k in range(16):
+            acc += x[i * 16 + k]
+        for k in range(15, -1, -1):
+            acc += x[i * 16 + k] * k
+        out[i] = acc
+
+    for target in ("opencl", "cuda"):
+        kw = {"cubin": False} if target == "cuda" else {}
+        body = _kernel_body(gpux.compile(sixteen, "void(float64[::1], float64[::1])",
+                                         target=target, **kw).llvm_ir)
+        assert " phi " not in body and body.count(" load ") == 32, (target, body)
 
 
 def test_launch_beyond_the_stated_grid_is_refused(opencl_device):
