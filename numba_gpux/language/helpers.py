@@ -19,7 +19,7 @@ from __future__ import annotations
 from llvmlite import ir
 from numba.core import types, typing
 
-from .. import irlex
+from .. import irlex, irtext
 from .intrinsics import MATH_APPROX, MATH_BINARY, MATH_UNARY
 
 __all__ = ["HELPER_NAMES", "helper_text", "portable_math"]
@@ -131,7 +131,8 @@ def portable_math(text: str) -> str:
     """*text* (LLVM IR) with calls and declarations of LLVM's and libm's math
     functions renamed to the portable intrinsics ``__gpux_<fn>_f32/f64``; a float32
     call whose fast-math flags allow approximate functions (``fast``, ``afn``: a
-    ``fastmath`` kernel) calls ``__gpux_<fn>_f32_approx`` (intrinsics.MATH_APPROX).
+    ``fastmath`` kernel) calls ``__gpux_<fn>_f32_approx`` (intrinsics.MATH_APPROX);
+    a scalar ``frem`` calls ``__gpux_fmod_f32/f64`` (:func:`_frem_as_call`).
 
     Read through the IR lexer, line by line (a call or a declaration is one line):
     a user's string that spells ``call @sin(x)`` is a string.  On the text because
@@ -140,8 +141,16 @@ def portable_math(text: str) -> str:
     Numba's lowering of math calls is overridden for the kernel language's targets.
     """
     used: set[str] = set()
+    remainders: set[str] = set()
     ls = text.split("\n")
     for k, ln in enumerate(ls):
+        if "frem" in ln:
+            toks = irlex.line_tokens(ln)
+            call_ = _frem_as_call(toks)
+            if call_ is not None:
+                ls[k] = call_[0]
+                remainders.add(call_[1])
+                continue
         if "call " not in ln and not ln.startswith("declare "):
             continue
         fast = "fast" in ln or "afn" in ln
@@ -160,10 +169,51 @@ def portable_math(text: str) -> str:
         if changed:
             ls[k] = irlex.join(toks)
     text = "\n".join(ls)
+    if remainders:
+        declared = irtext.declared_functions(text)
+        for fn in sorted(remainders - declared):
+            ty = _FREM_TYPES_BY_NAME[fn]
+            text += f"\ndeclare {ty} @{fn}({ty}, {ty})\n"
     for fn in sorted(used):
         args = "float, float" if fn == "__gpux_pow_f32_approx" else "float"
         text += f"\ndeclare float @{fn}({args})\n"
     return text
+
+
+_FREM_TYPES = {"float": "__gpux_fmod_f32", "double": "__gpux_fmod_f64"}
+_FREM_TYPES_BY_NAME = {v: k for k, v in _FREM_TYPES.items()}
+
+
+def _frem_as_call(toks):
+    """(the line, the intrinsic it calls) for a scalar ``%r = frem [flags] T a, b``
+    line, as ``%r = call [flags] T @__gpux_fmod_<T>(T a, T b)``; None for another.
+
+    ``frem`` is C's ``fmod`` (LLVM's reference says so: the remainder of an exact
+    division, with the dividend's sign), which Numba's lowering of a float's ``%``,
+    ``//`` and ``divmod`` computes with; as the portable intrinsic, each target computes
+    it with its device's own ``fmod``.  For: a back end's lowering of the instruction
+    is the target's to choose, and not every choice is good: LLVM's SPIR-V back end
+    writes ``OpFRem``, which Intel's OpenCL CPU driver runs as one scalar library call
+    per lane (45-75x its vectorized ``fmod`` builtin), and LLVM's NVPTX back end
+    expands it as ``x - y * trunc(x / y)``, which is not exact where the quotient is
+    large (``1e20 % 3.0``)."""
+    op, at = irlex.instruction(toks)
+    if op != "frem" or irlex.definition(toks) is None:
+        return None
+    ci = [k for k in irlex.code_index(toks) if k > at]
+    k = 0
+    while k < len(ci) and toks[ci[k]] in _FAST_FLAGS:
+        k += 1
+    if k + 3 >= len(ci) or toks[ci[k]] not in _FREM_TYPES or toks[ci[k + 2]] != ",":
+        return None
+    if k + 4 < len(ci) and toks[ci[k + 4]] != ",":  # an operand of more than one token
+        return None
+    ty, a, b = toks[ci[k]], toks[ci[k + 1]], toks[ci[k + 3]]
+    fn = _FREM_TYPES[ty]
+    flags = "".join(toks[ci[j]] + " " for j in range(k))
+    line = (irlex.join(toks[:at]) + f"call {flags}{ty} @{fn}({ty} {a}, {ty} {b})"
+            + irlex.join(toks[ci[k + 3] + 1:]))
+    return line, fn
 
 
 def _approximate(toks, used: set) -> bool:

@@ -201,3 +201,99 @@ def test_round_float32_to_digits_as_python_rounds_its_value(device, value, ndigi
     k[1, 1](out, np.float32(value), ndigits)
     want = np.float32(round(float(np.float32(value)), ndigits))
     assert out.copy_to_host()[0] == want
+
+
+# -- a float's %, // and divmod: Numba computes them with LLVM's frem, which the kernel
+# language turns into the portable fmod (each target's device fmod)
+
+@gpux.jit
+def py_mod_kernel(a, b, r, q, r2, q2):
+    i = gpux.grid(1)
+    if i < a.size:
+        r[i] = a[i] % b[i]
+        q[i] = a[i] // b[i]
+        q2[i], r2[i] = divmod(a[i], b[i])
+
+
+def _mod_pairs(dtype, rng):
+    fi = np.finfo(dtype)
+    a = np.concatenate([rng.uniform(-100, 100, 40),
+                        [1e20, -1e20, 1e20, fi.max, -fi.max, fi.tiny * 3, -0.0, 0.0, 7.5, -7.5,
+                         np.inf, 5.0, np.nan, 5.0, 12345.678, -12345.678]])
+    b = np.concatenate([rng.uniform(-9, 9, 40),
+                        [3.0, 3.0, -7.0, 3.0, 0.1, fi.tiny, 3.0, -3.0, np.inf, np.inf,
+                         2.0, np.nan, 2.0, 0.0, -0.25, 1e-3]])
+    return a.astype(dtype), b.astype(dtype)
+
+
+@pytest.mark.parametrize("dtype", FLOAT_TYPES, ids=["float32", "float64"])
+def test_float_mod_floordiv_and_divmod_as_numpy(device, dtype, rng):
+    """Python's float ``%``, ``//`` and ``divmod`` in a kernel give NumPy's values (NaN
+    where Python raises, for a zero divisor), exact where the quotient is large
+    (``1e20 % 3.0``: an expansion as ``x - y * trunc(x / y)`` is not)."""
+    a, b = _mod_pairs(dtype, rng)
+    outs = [gpux.device_array(a.size, dtype) for _ in range(4)]
+    py_mod_kernel[2, 32](gpux.to_device(a), gpux.to_device(b), *outs)
+    r, q, r2, q2 = (o.copy_to_host() for o in outs)
+    with np.errstate(all="ignore"):
+        want_q, want_r = np.divmod(a, b)
+    np.testing.assert_array_equal(r, want_r)
+    np.testing.assert_array_equal(r2, want_r)
+    np.testing.assert_array_equal(q, want_q)
+    np.testing.assert_array_equal(q2, want_q)
+    if dtype == np.float64:
+        assert r[40] == 1e20 % 3.0 == 1.0
+
+
+@pytest.mark.parametrize("target", ["opencl", "cuda", "opencl-c"])
+def test_a_float_remainder_is_the_targets_fmod(target):
+    """No ``frem`` reaches a target: the neutral module calls the portable fmod, which
+    the OpenCL target calls as OpenCL's ``fmod`` builtin (a driver vectorizes it; its
+    ``OpFRem`` ran as a library call per lane) and CUDA's is libdevice's exact one (its
+    back end's expansion of ``frem`` divides and truncates)."""
+    kw = {"cubin": False} if target == "cuda" else {}
+    art = gpux.compile(py_mod_kernel.py_func, "void(" + ", ".join(["float64[::1]"] * 6) + ")",
+                       target=target, **kw)
+    body = art.llvm_ir[art.llvm_ir.index("define "):]
+    assert " frem " not in body, body
+    if target == "opencl":
+        assert "@_Z4fmoddd(" in body, body
+    if target == "cuda":
+        assert "cvt.rzi" not in art.text, art.text
+
+
+def test_frem_rewrite_reads_instructions_not_strings():
+    """The rewrite changes ``frem`` instructions (with flags, attachments) and nothing a
+    user's string spells; the module it leaves parses and verifies."""
+    import llvmlite.binding as ll
+
+    from numba_gpux.language.helpers import portable_math
+
+    text = "\n".join([
+        '@s = internal constant [29 x i8] c"%r = frem double %a, %b\\0A\\00\\00\\00\\00\\00"',
+        "define double @f(double %a, double %b, float %c, <2 x float> %v) {",
+        "entry:",
+        "  %r = frem double %a, %b",
+        "  %s = frem fast float %c, 2.000000e+00, !dbg !3",
+        "  %w = frem <2 x float> %v, %v",
+        "  %t = fpext float %s to double",
+        "  %u = fadd double %r, %t",
+        "  ret double %u",
+        "}",
+        "!llvm.module.flags = !{!0}",
+        '!0 = !{i32 2, !"Debug Info Version", i32 3}',
+        "!1 = distinct !DISubprogram(name: \"f\", scope: !2, file: !2, unit: !4)",
+        '!2 = !DIFile(filename: "k.py", directory: "/")',
+        "!3 = !DILocation(line: 1, scope: !1)",
+        "!4 = distinct !DICompileUnit(language: DW_LANG_Python, file: !2, "
+        "producer: \"t\", isOptimized: false, runtimeVersion: 0, emissionKind: FullDebug)",
+    ])
+    out = portable_math(text)
+    assert 'c"%r = frem double %a, %b' in out
+    assert "%r = call double @__gpux_fmod_f64(double %a, double %b)" in out
+    assert "%s = call fast float @__gpux_fmod_f32(float %c, float 2.000000e+00), !dbg !3" in out
+    assert "%w = frem <2 x float> %v, %v" in out  # vectors are left to the back end
+    m = ll.parse_assembly(out)
+    m.verify()
+    assert {f.name for f in m.functions if f.is_declaration} == {"__gpux_fmod_f32",
+                                                                  "__gpux_fmod_f64"}

@@ -119,8 +119,10 @@ def _count_down(a, out):
         for j in range(4):
             m[j] = np.int32((np.int32(1) & a[i]) + (-np.int64(774)))
         x = 1.0
-        for _ in range(np.int64(abs(m[3]) & 7)):  # 6 - (a & 1) times
+        left = np.int64(abs(m[3]) & 7)
+        while left > 0:  # 6 - (a & 1) times
             x = x * 1.5 + 0.25  # (no closed form: the loop stays, its counter unused)
+            left -= 1
         out[i] = x + m[0]  # (m[0] used as int32 keeps the count's arithmetic 32-bit)
 
 
