@@ -142,6 +142,7 @@ def portable_math(text: str) -> str:
     """
     used: set[str] = set()
     remainders: set[str] = set()
+    renamed = False
     ls = text.split("\n")
     for k, ln in enumerate(ls):
         if "frem" in ln:
@@ -168,6 +169,9 @@ def portable_math(text: str) -> str:
             changed |= _approximate(toks, used)
         if changed:
             ls[k] = irlex.join(toks)
+            renamed = renamed or toks[0] == "declare"
+    if renamed:
+        ls = _one_declaration_each(ls)
     text = "\n".join(ls)
     if remainders:
         declared = irtext.declared_functions(text)
@@ -178,6 +182,27 @@ def portable_math(text: str) -> str:
         args = "float, float" if fn == "__gpux_pow_f32_approx" else "float"
         text += f"\ndeclare float @{fn}({args})\n"
     return text
+
+
+def _one_declaration_each(ls: list[str]) -> list[str]:
+    """*ls* without the second declaration of a function: a module that calls libm's
+    ``sqrt`` (NumPy's ``np.sqrt``) and the portable ``__gpux_sqrt_f64`` (``math.sqrt``)
+    declares the latter twice once the former is renamed, which LLVM rejects."""
+    seen: set[str] = set()
+    out: list[str] = []
+    for ln in ls:
+        if ln.startswith("declare "):
+            toks = irlex.line_tokens(ln)
+            at = irlex.define_name(toks)
+            if at is not None:
+                name = irlex.name(toks[at])
+                if name in seen:
+                    if out and out[-1].startswith("; Function Attrs:"):
+                        out.pop()
+                    continue
+                seen.add(name)
+        out.append(ln)
+    return out
 
 
 _FREM_TYPES = {"float": "__gpux_fmod_f32", "double": "__gpux_fmod_f64"}

@@ -297,3 +297,33 @@ def test_frem_rewrite_reads_instructions_not_strings():
     m.verify()
     assert {f.name for f in m.functions if f.is_declaration} == {"__gpux_fmod_f32",
                                                                   "__gpux_fmod_f64"}
+
+
+@gpux.jit(device=True)
+def _np_norm(a, b):
+    return np.sqrt(a * a + b * b)
+
+
+@gpux.jit
+def math_and_numpy_of_one_function(x, z, r, c):
+    # math.F and np.F of one float type reach one portable intrinsic two ways (the
+    # kernel language's math call, and Numba's NumPy lowering calling libm's name)
+    r[0] = math.sqrt(x[0]) + np.sqrt(x[1])
+    r[1] = math.sqrt(x[0]) + _np_norm(x[0], x[1])
+    r[2] = math.exp(x[0]) + np.exp(np.float32(x[1]))
+    r[3] = math.sin(np.float32(x[0])) + np.sin(np.float32(x[1]))
+    c[0] = np.exp(z[0]) + np.exp(x[0])
+    c[1] = np.log(z[0]) + math.log(x[1])
+
+
+@pytest.mark.needs("fp64")
+def test_math_and_numpy_calls_of_one_function_in_one_kernel(device):
+    x, z = np.array([0.5, 2.25]), np.array([0.375 + 1.0j])
+    r, c = gpux.device_array(4), gpux.device_array(2, np.complex128)
+    math_and_numpy_of_one_function[1, 1](gpux.to_device(x), gpux.to_device(z), r, c)
+    f32 = np.float32
+    want = [math.sqrt(0.5) + math.sqrt(2.25), math.sqrt(0.5) + math.sqrt(0.5 ** 2 + 2.25 ** 2),
+            math.exp(0.5) + float(np.exp(f32(2.25))), float(np.sin(f32(0.5)) + np.sin(f32(2.25)))]
+    np.testing.assert_allclose(r.copy_to_host(), want, rtol=1e-6)
+    np.testing.assert_allclose(c.copy_to_host(), [np.exp(z[0]) + np.exp(0.5),
+                                                  np.log(z[0]) + math.log(2.25)], rtol=1e-14)
