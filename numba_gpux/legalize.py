@@ -28,6 +28,7 @@ from .irlex import code, instruction, is_label, line_tokens, match_paren, name
 from .legalize_bits import bool_vector_bits
 from .legalize_fma import fuse_contracted
 from .legalize_logic import logical_selects
+from .legalize_sizes import zero_length_allocas
 from .legalize_stack import static_stack
 
 __all__ = ["REWRITES", "NEEDED", "needed", "apply_rewrites", "sitofp_i1", "byte_allocas", "rematerialize_index_math",
@@ -755,6 +756,7 @@ REWRITES = {
     "static_stack": static_stack,
     "fuse_contracted": fuse_contracted,
     "bool_vector_bits": bool_vector_bits,
+    "zero_length_allocas": zero_length_allocas,
 }
 
 

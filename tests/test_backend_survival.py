@@ -5,7 +5,10 @@ one ``phi`` of the element's type; for a tuple of arrays that is a phi of array
 structs, ``{ ptr, ptr, i64, i64, ptr, [2 x i64], [2 x i64] }``, which LLVM 22's
 SPIR-V back end cannot select: it asserted (``ArrayRef::drop_front``) and took the
 Python process down while we emitted.  The compiler splits such phis down to their
-scalar leaves (``legalize.split_aggregate_phis``).
+scalar leaves (``legalize.split_aggregate_phis``).  A 0-d array's struct left in private
+memory (``np.percentile``) has arrays of no elements, which the back end wrote as
+runtime arrays and then stopped the process; such variables are allocated as bytes
+(``legalize_sizes.zero_length_allocas``).
 
 An abort cannot be caught, so every kernel here is compiled and run by a child
 process: a regression fails the test with the child's output instead of killing
@@ -145,8 +148,26 @@ def ptx_too():
     return np.array([".entry" in ptx]), np.array([True])
 
 
+@gpux.jit
+def quantiles(out, a):
+    out[0] = np.percentile(a, 30.0)
+    out[1] = np.quantile(a, 0.75)
+    out[2] = np.nanmedian(a)
+
+
+def zero_dimensional_array_in_memory():
+    # np.percentile leaves a 0-d array's struct (shape and strides of no elements) in
+    # memory, which LLVM's SPIR-V back end wrote as a runtime array, then aborted
+    a = np.array([3.0, 1.0, 2.0, 10.0, 7.5])
+    out = gpux.to_device(np.zeros(3))
+    quantiles[1, 1](out, gpux.to_device(a))
+    return out.copy_to_host(), np.array([np.percentile(a, 30.0), np.quantile(a, 0.75),
+                                         np.nanmedian(a)])
+
+
 for name in ("global_tuple", "closure_tuple_negative_index", "nested_tuple",
-             "argument_tuple", "shared_arrays_tuple", "ptx_too"):
+             "argument_tuple", "shared_arrays_tuple", "ptx_too",
+             "zero_dimensional_array_in_memory"):
     run(name, globals()[name])
 '''
 
@@ -177,7 +198,7 @@ def child_results(tmp_path_factory):
 
 @pytest.mark.parametrize("case", ["global_tuple", "closure_tuple_negative_index",
                                   "nested_tuple", "argument_tuple", "shared_arrays_tuple",
-                                  "ptx_too"])
+                                  "ptx_too", "zero_dimensional_array_in_memory"])
 def test_tuple_of_arrays_indexed_at_run_time_then_sliced(child_results, case):
     got, res = child_results
     assert case in got, ("the child stopped before this case (rc %d):\n%s"
@@ -557,3 +578,62 @@ from test_backend_survival import _run_spirv
 print("GOT " + json.dumps(_run_spirv(gpux.select_device(sys.argv[1]), sys.stdin.read(), 1)),
       flush=True)
 """
+
+
+# ------------------------------------------------ zero-length arrays in private memory
+
+ZERO_LENGTH = """
+target datalayout = "e-i64:64-v16:16-v24:32-v32:32-v48:64-v96:128-n8:16:32:64-G1"
+define spir_kernel void @k(ptr addrspace(1) %p, i64 %v) {
+entry:
+  %a = alloca { ptr addrspace(4), ptr addrspace(4), i64, i64, ptr addrspace(4), [0 x i64], [0 x i64] }, align 8
+  %b = alloca { i8, [0 x i32], <{ i8, i64 }>, [2 x { i16, [0 x double] }] }
+  %c = alloca [0 x i64], align 4
+  %d = alloca [4 x i64], align 8
+  %e = alloca <2 x i64>, align 16
+  %s = alloca i64, i32 2, align 8
+  %f = getelementptr inbounds i8, ptr %a, i64 32
+  store i64 %v, ptr %f, align 8
+  %g = getelementptr inbounds i8, ptr %b, i64 12
+  store i64 %v, ptr %g, align 1
+  %l = load i64, ptr %f, align 8
+  %m = load i64, ptr %g, align 1
+  %n = add i64 %l, %m
+  store i64 %n, ptr addrspace(1) %p, align 8
+  store i64 %v, ptr %c, align 4
+  store i64 %v, ptr %d, align 8
+  store <2 x i64> zeroinitializer, ptr %e, align 16
+  store i64 %v, ptr %s, align 8
+  ret void
+}
+"""
+
+
+def test_private_variables_of_types_with_zero_length_arrays_are_bytes():
+    """``zero_length_allocas``: each alloca whose type holds ``[0 x T]`` becomes bytes of
+    the type's size by the data layout's rules (padding, packed structs, nested
+    arrays), keeping its alignment (the natural one made explicit); others are left."""
+    from numba_gpux.legalize_sizes import zero_length_allocas
+
+    out = zero_length_allocas(ZERO_LENGTH)
+    lines = {ln.split("=")[0].strip(): ln.strip() for ln in out.splitlines() if "alloca" in ln}
+    assert lines["%a"] == "%a = alloca [40 x i8], align 8"
+    # i8, pad to 4, [0 x i32] at 4, <{i8, i64}> (9 bytes, align 1) at 4, pad to 8,
+    # two { i16, [0 x double] } of 8 each at 16: 32, aligned to 8
+    assert lines["%b"] == "%b = alloca [32 x i8], align 8"
+    assert lines["%c"] == "%c = alloca [1 x i8], align 4"
+    assert lines["%d"] == "%d = alloca [4 x i64], align 8"
+    assert lines["%e"] == "%e = alloca <2 x i64>, align 16"
+    assert lines["%s"] == "%s = alloca i64, i32 2, align 8"
+    m = ll.parse_assembly(out)
+    m.verify()
+    # the sizes are LLVM's own for those types
+    probe = ll.parse_assembly(
+        ZERO_LENGTH.split("define")[0]
+        + "@a = global { ptr addrspace(4), ptr addrspace(4), i64, i64, ptr addrspace(4), "
+          "[0 x i64], [0 x i64] } zeroinitializer\n"
+        + "@b = global { i8, [0 x i32], <{ i8, i64 }>, [2 x { i16, [0 x double] }] } "
+          "zeroinitializer\n")
+    td = ll.create_target_data(probe.data_layout)
+    assert [td.get_abi_size(probe.get_global_variable(n).global_value_type)
+            for n in "ab"] == [40, 32]

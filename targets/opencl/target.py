@@ -277,7 +277,7 @@ def make_target(device=None, *, features=None) -> OpenCLTarget:
                             "llvm.smin.i", "llvm.umax.i", "llvm.umin.i"),
         workgroup_syncscope="workgroup",
         codegen_flags=NO_LSR_FLAGS,
-        ir_rewrites=("split_aggregate_phis", "sitofp_i1", "byte_allocas",
+        ir_rewrites=("split_aggregate_phis", "sitofp_i1", "zero_length_allocas", "byte_allocas",
                      "rematerialize_index_math", "logical_selects", "static_stack",
                      "fuse_contracted", "bool_vector_bits"),
         extern_prefixes=("_Z", "__spirv"),

@@ -10,6 +10,7 @@ import dataclasses
 import importlib.util
 import os
 
+import numpy as np
 import pytest
 from llvmlite import binding as ll
 
@@ -33,6 +34,12 @@ def _mul_adds(a, b, c, out):
         out[i] = a[i] * b[i] + c[i] - a[i] * c[i]
 
 
+def _quantile(a, out):
+    # np.percentile leaves a 0-d array's struct in private memory, with its shape and
+    # strides arrays of no elements: zero_length_allocas' work
+    out[0] = np.percentile(a, 30.0)
+
+
 def _facade(fn):
     from numba_gpux import cuda
 
@@ -40,7 +47,8 @@ def _facade(fn):
 
 
 CASES = K.collect() + [("cuda_facade._mul_adds", _facade(_mul_adds),
-                        "void(float32[::1], float32[::1], float32[::1], float32[::1])")]
+                        "void(float32[::1], float32[::1], float32[::1], float32[::1])"),
+                       ("_quantile", _quantile, "void(float64[::1], float64[::1])")]
 
 
 def _bare_target():
