@@ -25,10 +25,10 @@ WARP_SIZE = 32
 #: float16 converts to integers as PTX's cvt.rni (to nearest, saturating), print()
 #: writes floats with %f and prints the raw format string (with a warning) for more
 #: than 32 values, as CUDA's vprintf; a multiply and an add may fuse into an fma, as
-#: NVVM's default (-fma=1) fuses them
+#: NVVM's default (-fma=1) fuses them; 0j ** w as numba.cuda's complex power computes it
 NUMBA_CUDA_SEMANTICS = Semantics(float_minmax="ieee", float16_to_int="nearest",
                                  print_float="%f", print_too_many="format",
-                                 float_contract="on")
+                                 float_contract="on", complex_zero_power="cuda")
 
 
 #: numba-cuda-mlir's dump options the facade carries out: what each prints to stderr

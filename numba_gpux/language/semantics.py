@@ -17,7 +17,10 @@ configuration stack while it types and lowers, and the lowerings here read it
   printf takes does (language/printing.py);
 - whether a float multiply and an add may fuse into one fma (``float_contract``):
   numba.cuda compiles with NVVM's default, which fuses ``a * b + c``; the portable
-  API rounds each operation, as Numba's CPU target does.
+  API rounds each operation, as Numba's CPU target does;
+- a complex zero to a complex power (``complex_zero_power``), where CPython raises:
+  NumPy's value (0 for an exponent of positive real part, else NaN) or numba.cuda's
+  (0 for an exponent of zero real part, else its polar formula's value).
 """
 
 from __future__ import annotations
@@ -41,7 +44,8 @@ _CHOICES = {"float_minmax": ("python", "ieee"),
             "float16_to_int": ("truncate", "nearest"),
             "print_float": ("%g", "%f", "%e"),
             "print_too_many": ("error", "format"),
-            "float_contract": ("off", "on")}
+            "float_contract": ("off", "on"),
+            "complex_zero_power": ("numpy", "cuda")}
 
 
 @dataclass(frozen=True)
@@ -65,6 +69,11 @@ class Semantics:
     #: end may fuse a multiply and an add into an fma (NVPTX does; so do OpenCL C and
     #: Metal sources, through FP_CONTRACT); "off": each rounds on its own
     float_contract: str = "off"
+    #: ``0j ** w`` for w not 0: "numpy" (0 where ``w.real > 0``, else nan+nanj, as
+    #: NumPy 2's ``np.power``) or "cuda" (numba.cuda's: 0 where ``w.real == 0``, else
+    #: ``|z| ** w.real`` and the phase as for any other base: 0 for a real positive w,
+    #: nan+nanj where w has an imaginary part)
+    complex_zero_power: str = "numpy"
 
     def __post_init__(self):
         for name, allowed in _CHOICES.items():

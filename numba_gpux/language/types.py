@@ -163,14 +163,25 @@ _install_cmath()
 
 def _complex_pow(context, builder, sig, args):
     # z ** w in polar form, |z| ** w.real and the phase kept apart (as CPython
-    # and numba do it), so that 1j ** 1.0 is 1j and 0j ** 0j is 1
+    # and numba do it), so that 1j ** 1.0 is 1j and 0j ** 0j is 1; a zero z to another
+    # power, where CPython raises, as the compile's semantics say
+    from .semantics import current_semantics
+
+    cuda_zero = current_semantics().complex_zero_power == "cuda"
+
     def cpow(z, w):
         if w.imag == 0 and w.real == 2:
             return z * z
         if w.real == 0 and w.imag == 0:
             return complex(1.0, 0.0)
         if z.real == 0 and z.imag == 0:
-            return 0j if w.imag == 0 and w.real > 0 else complex(math.inf, 0)
+            if cuda_zero:
+                if w.real == 0:
+                    return 0j
+            elif w.real > 0:
+                return 0j
+            else:
+                return complex(math.nan, math.nan)
         vabs = math.hypot(z.real, z.imag)
         length = vabs ** w.real
         at = math.atan2(z.imag, z.real)

@@ -114,6 +114,29 @@ def test_complex_pow(device, dtype, rtol, rng):
     np.testing.assert_allclose(d.copy_to_host(), want, rtol=rtol, atol=rtol)
 
 
+def _zero_to_powers(kernel, dtype):
+    w = np.array([0.5 + 1j, 3 + 2j, 1j, -1 + 0j, 2.5 + 0j, -1 + 1j, 0j, 2 + 0j], dtype)
+    r = gpux.device_array(w.size, dtype)
+    kernel[1, 32](r, gpux.to_device(np.zeros(w.size, dtype)), gpux.to_device(w))
+    return w, r.copy_to_host()
+
+
+@pytest.mark.parametrize("dtype", [np.complex64, pytest.param(np.complex128, marks=pytest.mark.needs("fp64"))],
+                         ids=["complex64", "complex128"])
+def test_complex_zero_to_a_power_as_numpy_or_numba_cuda(device, dtype):
+    """``0j ** w``, where CPython raises: NumPy 2's values in a ``gpux.jit`` kernel, and
+    numba.cuda's (its formula's) in a facade kernel."""
+    from numba_gpux import cuda
+
+    w, got = _zero_to_powers(cpow_op, dtype)
+    with np.errstate(all="ignore"):
+        np.testing.assert_array_equal(got, np.zeros(w.size, dtype) ** w)
+    nan = complex(np.nan, np.nan)
+    _, got = _zero_to_powers(cuda.jit(cpow_op.py_func), dtype)
+    np.testing.assert_array_equal(got, np.array(
+        [nan, nan, 0j, complex(np.inf, np.nan), 0j, nan, 1 + 0j, 0j], dtype))
+
+
 @gpux.jit
 def remainder_kernel(a, b, out):
     i = gpux.grid(1)
