@@ -459,10 +459,16 @@ class GpuxTargetContext(BaseContext):
         return impl
 
     def get_ufunc_info(self, ufunc_key):
-        """The scalar loops of a NumPy ufunc, for ufuncs on arrays in kernels."""
+        """The scalar loops of a NumPy ufunc, for ufuncs on arrays in kernels (and on
+        scalars): Numba's, with the kernel language's where it has its own
+        (``lowering.UFUNC_LOOPS``)."""
         from numba.np import ufunc_db
 
-        return ufunc_db.get_ufunc_info(ufunc_key)
+        from .language.lowering import UFUNC_LOOPS
+
+        loops = ufunc_db.get_ufunc_info(ufunc_key)
+        ours = UFUNC_LOOPS.get(ufunc_key)
+        return {**loops, **ours} if ours else loops
 
     @property
     def nonconst_module_attrs(self):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 from llvmlite import ir
 from numba.core import types, cgutils
 from numba.core.imputils import Registry
@@ -116,6 +117,19 @@ for _fn, _base in MATH_FUNCS.items():
     _impl = _make_math_impl(_base)
     n = 2 if _base in ("pow", "atan2", "hypot", "fmod", "copysign") else 1
     lower(_fn, *([types.Number] * n))(_impl)
+
+
+def _np_cbrt(context, builder, sig, args):
+    # C's cbrt (the device's): NumPy's np.cbrt.  Numba's loop computes
+    # np.power(x, 1/3) with the sign apart, which on a device without its CPU's
+    # rewrite of that power into cbrt makes -0.0 into +0.0
+    (x,) = args
+    return call(builder, math_name("cbrt", x.type), x)
+
+
+#: NumPy ufunc -> {loop signature: lowering} that the kernel language's targets use
+#: instead of Numba's (context.get_ufunc_info)
+UFUNC_LOOPS = {np.cbrt: {"f->f": _np_cbrt, "d->d": _np_cbrt}}
 
 
 @lower(math.isnan, types.Float)

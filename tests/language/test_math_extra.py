@@ -350,3 +350,24 @@ def test_math_and_numpy_calls_of_one_function_in_one_kernel(device):
     np.testing.assert_allclose(r.copy_to_host(), want, rtol=1e-6)
     np.testing.assert_allclose(c.copy_to_host(), [np.exp(z[0]) + np.exp(0.5),
                                                   np.log(z[0]) + math.log(2.25)], rtol=1e-14)
+
+
+@gpux.jit
+def np_cbrt_kernel(x, out, arr_out):
+    i = gpux.grid(1)
+    if i < x.size:
+        out[i] = np.cbrt(x[i])
+    if i == 0:
+        np.cbrt(x, arr_out)
+
+
+@pytest.mark.parametrize("dtype", FLOAT_TYPES, ids=["float32", "float64"])
+def test_np_cbrt_as_numpy_signed_zeros_included(device, dtype):
+    fi = np.finfo(dtype)
+    x = np.array([-0.0, 0.0, -8.0, 27.0, 0.001, -2.0, np.nan, np.inf, -np.inf, fi.tiny / 4,
+                  -fi.max, fi.max], dtype)
+    out, arr = gpux.device_array(x.size, dtype), gpux.device_array(x.size, dtype)
+    np_cbrt_kernel[1, 32](gpux.to_device(x), out, arr)
+    for got in (out.copy_to_host(), arr.copy_to_host()):
+        np.testing.assert_allclose(got, np.cbrt(x), rtol=4 * fi.eps, atol=0)
+        assert list(np.signbit(got)) == list(np.signbit(np.cbrt(x)))
