@@ -183,7 +183,10 @@ def compile_neutral(pyfunc, argtypes, options: Options, return_type=None) -> Neu
                     runtime = True
                     continue
                 if _context.array_math_loads == loads:
-                    failure = lowering_failure(e, pyfunc) or host_library_failure(e, pyfunc)
+                    if isinstance(e, ImportError) and \
+                            getattr(pyfunc, "__module__", "").partition(".")[0] == "numba":
+                        raise  # (Numba's implementation of a call: the caller names its line)
+                    failure = host_library_failure(e, pyfunc) or lowering_failure(e, pyfunc)
                     if failure is None:
                         raise
                     raise failure from e

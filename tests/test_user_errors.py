@@ -120,15 +120,15 @@ def test_a_call_whose_implementation_needs_a_host_library_names_the_line(monkeyp
     def no_lapack():
         raise ImportError("scipy 0.16+ is required for linear algebra")
 
-    monkeypatch.setattr(nb_linalg, "ensure_lapack", no_lapack)
+    monkeypatch.setattr(nb_linalg, "ensure_blas", no_lapack)
 
-    def inverts(a):
-        m = np.linalg.inv(np.eye(2))  # the line
-        a[0] = m[0, 0]
+    def products(a):
+        m = a @ a  # the line (np.dot and np.linalg.* are refused before typing)
+        a[0, 0] = m[0, 0]
 
     with pytest.raises(GpuxUnsupportedError, match="needs a host library") as ei:
-        gpux.compile(inverts, "void(float64[::1])")
-    assert "m = np.linalg.inv(np.eye(2))" in str(ei.value)
+        gpux.compile(products, "void(float64[:, ::1])")
+    assert "m = a @ a" in str(ei.value)
     assert isinstance(ei.value.__cause__, ImportError)
 
 
@@ -213,6 +213,28 @@ def test_dicts_and_sets_made_in_kernels_name_the_line_and_construct(stmt, what):
         gpux.compile(gpux.jit(ns["containers"]), "void(float64[::1])")
     msg = str(ei.value)
     assert any(f"containers: {w} is made here" in msg for w in what), msg
+    assert 'File "<kernel source>", line 2' in msg
+
+
+@pytest.mark.parametrize("stmt, words", [
+    ("s = 'v' + str(a[0])", "str() makes a new string here"),
+    ("s = repr(a[0])", "repr() makes a new string here"),
+    ("s = hex(7)", "hex() makes a new string here"),
+    ("a[0] = np.dot(a, a)", "np.dot() is called here: Numba computes it with BLAS/LAPACK"),
+    ("a[0] = np.vdot(a, a)", "np.vdot() is called here"),
+    ("a[0] = np.linalg.norm(a)", "np.linalg.norm() is called here"),
+    ("a[0] = np.linalg.det(a.reshape(1, 1))", "np.linalg.det() is called here")])
+def test_new_strings_and_host_library_calls_name_the_line(stmt, words):
+    """``str(x)`` (which typing used to compile Numba's implementation of, failing inside
+    Numba's files) and NumPy's BLAS/LAPACK functions (a symbol missing when the module
+    was checked, naming no line) are refused before typing, at their line."""
+    ns = {"np": np, "gpux": gpux}
+    exec(compile(f"def host_calls(a):\n    {stmt}\n    a[0] = 1\n", "<kernel source>",
+                 "exec"), ns)
+    with pytest.raises(gpux.UnsupportedError) as ei:
+        gpux.compile(gpux.jit(ns["host_calls"]), "void(float64[::1])")
+    msg = str(ei.value)
+    assert f"host_calls: {words}" in msg, msg
     assert 'File "<kernel source>", line 2' in msg
 
 

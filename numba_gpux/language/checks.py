@@ -133,10 +133,42 @@ def _host_container(value, func_ir) -> str | None:
     return None if made is None else f"{made} is made here"
 
 
+#: builtins that make a new string
+_STRING_MAKERS = frozenset(("str", "repr", "format", "hex", "oct", "bin", "chr", "ascii"))
+#: NumPy functions whose Numba implementations call BLAS or LAPACK (host libraries)
+_HOST_LINALG = frozenset(("dot", "vdot"))
+
+
+def _host_only_call(value, func_ir) -> str | None:
+    """What a call in *value* does that GPU code cannot (as the message says it), or
+    None: a builtin that makes a new string (``str(x)``), or a NumPy function that
+    Numba computes with BLAS or LAPACK on the host (``np.dot``, ``np.linalg.*``)."""
+    from numba.core.ir_utils import find_callname, guard
+
+    if not (isinstance(value, ir.Expr) and value.op == "call"):
+        return None
+    found = guard(find_callname, func_ir, value)
+    if not found:
+        return None
+    fn, mod = found[0], found[1]
+    if mod == "builtins" and fn in _STRING_MAKERS:
+        return (f"{fn}() makes a new string here: strings are not supported in GPU code "
+                f"beyond constants (compared, measured with len(), passed to device "
+                f"functions, printed; print(x) prints a value)")
+    if (mod == "numpy" and fn in _HOST_LINALG) or mod == "numpy.linalg":
+        name = f"np.{fn}" if mod == "numpy" else f"np.linalg.{fn}"
+        return (f"{name}() is called here: Numba computes it with BLAS/LAPACK, host "
+                f"libraries GPU code cannot call; write it as loops over the arrays (or use a "
+                f"library's device routine)")
+    return None
+
+
 @register_pass(mutates_CFG=False, analysis_only=True)
 class RejectHostContainers(AnalysisPass):
-    """Before typing: a dict or set made in GPU code is an error naming the line and the
-    construct, not Numba's list of the overloads that failed to type deep inside it."""
+    """Before typing: a dict or set made in GPU code, a new string (``str(x)``) or a call
+    that Numba computes with a host library (``np.dot``) is an error naming the line and
+    the construct, not Numba's list of the overloads that failed to type deep inside it
+    (or a symbol missing at link time)."""
 
     _name = "gpux_reject_host_containers"
 
@@ -164,6 +196,10 @@ class RejectHostContainers(AnalysisPass):
                 if made is not None:
                     raise UnsupportedError(f"{func_ir.func_id.func_qualname}: {made}: "
                                            f"{_NO_DICTS}", inst.loc)
+                host = _host_only_call(inst.value, func_ir)
+                if host is not None:
+                    raise UnsupportedError(f"{func_ir.func_id.func_qualname}: {host}",
+                                           inst.loc)
         return False
 
 

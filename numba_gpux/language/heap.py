@@ -366,6 +366,11 @@ class HeapBuffer:
         self.array[:self._head.nbytes].copy_to_device(self._head.view(np.uint8), stream=queue)
         return self.array._alloc.handle
 
+    def _why_shard_limit(self) -> str:
+        if self.shard_limit == SHARD_BYTES_32:
+            return "its allocator uses 32-bit atomics"
+        return "a shard holds at most 2 GiB: its next free offset is a 32-bit word"
+
     def check(self) -> None:
         """After the launch has finished: raise MemoryError if an allocation failed."""
         got = np.empty(2, np.int64)
@@ -378,8 +383,8 @@ class HeapBuffer:
                     f"kernel {self.kernel}: an allocation of {int(got[_FAILED])} bytes (an "
                     f"array and its header) is larger than the {self.shard_limit} bytes of "
                     f"one shard of the device heap, the most one array may have on this "
-                    f"device (its allocator uses 32-bit atomics); make smaller arrays in "
-                    f"the kernel, or pass large ones in")
+                    f"device ({self._why_shard_limit()}); make smaller arrays in the "
+                    f"kernel, or pass large ones in")
             raise MemoryError(
                 f"kernel {self.kernel}: an allocation of {int(got[_FAILED])} bytes (an array "
                 f"and its header) did not fit in the device heap of {self.heap_bytes} bytes "

@@ -8,13 +8,16 @@ into the kernel language's portable math intrinsics, as ``math.sin`` is.
 
 Some of Numba's implementations call functions of its C helper library
 (``_helperlib.c``) which exist only in the host process, e.g.
-``array.reshape`` calls ``numba_attempt_nocopy_reshape``.  Each is written
+``array.reshape`` calls ``numba_attempt_nocopy_reshape``, ``np.nextafter`` and
+``np.spacing`` call ``numba_nextafter``.  Each is written
 here in Python, compiled once per process through the shared context into a
 function of the helper's C signature, and linked into a neutral module that
 declares it (``context._link_helpers``), so every target gets the same definition.
 """
 
 from __future__ import annotations
+
+import math
 
 from llvmlite import ir
 from numba.core import types, typing
@@ -84,7 +87,21 @@ def _build_nocopy_reshape(context) -> tuple:
     return sig, _nocopy_reshape
 
 
-_BUILDERS = {"numba_attempt_nocopy_reshape": _build_nocopy_reshape}
+def _nextafter(x, y):
+    # the kernel language's math.nextafter (lowering.py), on the bits
+    return math.nextafter(x, y)
+
+
+def _build_nextafter(ty):
+    def build(context) -> tuple:
+        return typing.signature(ty, ty, ty), _nextafter
+    return build
+
+
+_BUILDERS = {"numba_attempt_nocopy_reshape": _build_nocopy_reshape,
+             # np.nextafter and np.spacing (Numba's loops call these)
+             "numba_nextafter": _build_nextafter(types.float64),
+             "numba_nextafterf": _build_nextafter(types.float32)}
 
 #: the helpers defined here, by symbol name
 HELPER_NAMES = frozenset(_BUILDERS)
@@ -106,7 +123,11 @@ def helper_text(name: str, context) -> str:
         fn.linkage = "linkonce_odr"
         builder = ir.IRBuilder(fn.append_basic_block("entry"))
         with context.push_code_library(lib):
-            res = context.compile_internal(builder, impl, sig, list(fn.args))
+            # (a C function returns its value, never Numba's status: compile_internal's
+            # propagation of a failed status would return that instead)
+            cres = context.compile_subroutine(builder, impl, sig)
+            _, res = context.call_internal_no_propagate(builder, cres.fndesc, sig,
+                                                        list(fn.args))
         builder.ret(res)
         lib.add_ir_module(module)
         text = _texts[name] = lib.neutral_ir(simplify=True)

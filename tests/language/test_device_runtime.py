@@ -333,6 +333,22 @@ def test_an_array_larger_than_a_32bit_shard_says_so(heap32_device):
     assert out.copy_to_host()[0] == n // 2
 
 
+def test_an_array_larger_than_a_shard_says_why_on_the_64bit_allocator(opencl_device):
+    """On a device with 64-bit atomics a shard holds at most 2 GiB (its free offset is a
+    32-bit word): a larger array says so, not that the allocator uses 32-bit atomics."""
+    @gpux.jit
+    def huge(out, n):
+        t = np.zeros(n)
+        out[0] = t[n - 1]
+
+    out = gpux.to_device(np.zeros(1))
+    with pytest.raises(MemoryError) as ei:
+        huge[1, 1](out, (3 << 30) // 8)
+    msg = str(ei.value)
+    assert f"larger than the {1 << 31} bytes of one shard" in msg, msg
+    assert "at most 2 GiB" in msg and "32-bit atomics" not in msg, msg
+
+
 def test_cuda_uses_the_device_malloc_and_its_ptx_assembles(ptxas):
     from numba_gpux.cuda import compile_ptx
     from numba_gpux.targets.cuda import toolkit

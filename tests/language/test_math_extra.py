@@ -371,3 +371,26 @@ def test_np_cbrt_as_numpy_signed_zeros_included(device, dtype):
     for got in (out.copy_to_host(), arr.copy_to_host()):
         np.testing.assert_allclose(got, np.cbrt(x), rtol=4 * fi.eps, atol=0)
         assert list(np.signbit(got)) == list(np.signbit(np.cbrt(x)))
+
+
+@gpux.jit
+def np_next_kernel(a, b, nxt, spc):
+    i = gpux.grid(1)
+    if i < a.size:
+        nxt[i] = np.nextafter(a[i], b[i])
+        spc[i] = np.spacing(a[i])
+
+
+@pytest.mark.parametrize("dtype", FLOAT_TYPES, ids=["float32", "float64"])
+def test_np_nextafter_and_spacing_as_numbas(device, dtype):
+    """np.nextafter and np.spacing (Numba's loops call its C helper numba_nextafter,
+    which the device gets from the kernel language's math.nextafter): NumPy's values,
+    but np.spacing(-0.0), which Numba computes as nextafter(-0.0, -inf) - -0.0."""
+    fi = np.finfo(dtype)
+    a = np.array([1.0, -1.0, 0.0, 3.5, fi.max, fi.tiny, np.nan, np.inf, -2.0], dtype)
+    b = np.array([2.0, -5.0, -1.0, 3.5, np.inf, 0.0, 1.0, 0.0, np.nan], dtype)
+    nxt, spc = gpux.device_array(a.size, dtype), gpux.device_array(a.size, dtype)
+    np_next_kernel[1, 32](gpux.to_device(a), gpux.to_device(b), nxt, spc)
+    with np.errstate(all="ignore"):
+        np.testing.assert_array_equal(nxt.copy_to_host(), np.nextafter(a, b))
+        np.testing.assert_array_equal(spc.copy_to_host(), np.spacing(a))
