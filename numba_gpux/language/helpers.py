@@ -18,6 +18,7 @@ declares it (``context._link_helpers``), so every target gets the same definitio
 from __future__ import annotations
 
 import math
+import struct
 
 from llvmlite import ir
 from numba.core import types, typing
@@ -163,7 +164,7 @@ def portable_math(text: str) -> str:
     """
     used: set[str] = set()
     remainders: set[str] = set()
-    renamed = False
+    renamed = powers = False
     ls = text.split("\n")
     for k, ln in enumerate(ls):
         if "frem" in ln:
@@ -175,6 +176,16 @@ def portable_math(text: str) -> str:
                 continue
         if "call " not in ln and not ln.startswith("declare "):
             continue
+        if "pow" in ln:
+            toks = irlex.line_tokens(ln)
+            for i, t in enumerate(toks):
+                if t[0] == "@" and irlex.name(t) in _RENAMES:
+                    toks[i] = "@" + _RENAMES[irlex.name(t)]
+            folded = _constant_power(toks, k)
+            if folded is not None:
+                ls[k] = folded
+                powers = True
+                continue
         fast = "fast" in ln or "afn" in ln
         if not fast and not any(irlex.name(g) in _RENAMES for g in irlex.global_names(ln)):
             continue  # (a quick no: no name to rename, no call to approximate)
@@ -194,6 +205,13 @@ def portable_math(text: str) -> str:
     if renamed:
         ls = _one_declaration_each(ls)
     text = "\n".join(ls)
+    if powers:
+        declared = irtext.declared_functions(text)
+        for ty in ("float", "double"):
+            sfx = "f32" if ty == "float" else "f64"
+            for fn in (f"llvm.sqrt.{sfx}", f"llvm.fabs.{sfx}"):
+                if fn not in declared and f"@{fn}(" in text:
+                    text += f"\ndeclare {ty} @{fn}({ty})\n"
     if remainders:
         declared = irtext.declared_functions(text)
         for fn in sorted(remainders - declared):
@@ -224,6 +242,64 @@ def _one_declaration_each(ls: list[str]) -> list[str]:
                 seen.add(name)
         out.append(ln)
     return out
+
+
+def _float_constant(tok: str):
+    """The value of an LLVM float constant token (``2.000000e+00``, ``0x4000000000000000``),
+    or None for anything else (a name, ``undef``)."""
+    try:
+        if tok.startswith("0x") and len(tok) == 18:
+            return struct.unpack("<d", int(tok[2:], 16).to_bytes(8, "little"))[0]
+        return float(tok) if tok[:1].isdigit() or tok[:1] in "+-" else None
+    except ValueError:
+        return None
+
+
+def _constant_power(toks, k: int):
+    """The lines for ``%r = call T @__gpux_pow_<T>(T x, T c)`` where c is 2.0 (``x * x``)
+    or 0.5 (``sqrt(x)``, with pow's values at -0.0 and -inf), else None.
+
+    For: the portable pow is an opaque call to each target's, which LLVM's optimizer
+    cannot fold as it folds ``llvm.pow`` on a CPU (Numba's ``x ** 2.0`` and ``x ** 0.5``
+    there are a multiply and a square root), and a device's pow is far slower: Intel's
+    OpenCL CPU driver took 30-78x a multiply for ``x ** 2.0`` of negative doubles.  Both
+    folds are exact: x * x is pow's correctly rounded value, and sqrt(x) is pow(x, 0.5)
+    but at -0.0 (sqrt gives -0.0, pow +0.0: the absolute value) and -inf (sqrt gives
+    NaN, pow +inf: selected)."""
+    op, at = irlex.instruction(toks)
+    d = irlex.definition(toks)
+    if op != "call" or d is None:
+        return None
+    callee = irlex.callee(toks, at)
+    if callee is None or irlex.name(toks[callee]) not in ("__gpux_pow_f32", "__gpux_pow_f64"):
+        return None
+    open_at = callee + 1
+    if open_at >= len(toks) or toks[open_at] != "(":
+        return None
+    close = irlex.match_paren(toks, open_at)
+    args = irlex.split_depth0(irlex.code(toks[open_at + 1:close]))
+    ty = "float" if irlex.name(toks[callee]).endswith("f32") else "double"
+    if len(args) != 2 or any(len(a) != 2 or a[0] != ty for a in args):
+        return None
+    c = _float_constant(args[1][1])
+    if c not in (2.0, 0.5):
+        return None
+    flags = " ".join(t for t in irlex.code(toks[at + 1:callee]) if t in _FAST_FLAGS)
+    flags = flags + " " if flags else ""
+    lead = irlex.join(toks[:d[0]])
+    r, x = toks[d[0]], args[0][1]
+    rest = irlex.join(toks[close + 1:])  # (attachments: kept on the last line)
+    if c == 2.0:
+        return f"{lead}{r} = fmul {flags}{ty} {x}, {x}{rest}"
+    sfx = "f32" if ty == "float" else "f64"
+    # (names of the line's index: Numba's names are a Python variable's, with no dots)
+    root, mag, neg_inf = (irlex.spell_local(f"gpux.pow.{k}.{n}") for n in ("sqrt", "abs", "inf"))
+    return "\n".join([
+        f"{lead}{root} = call {flags}{ty} @llvm.sqrt.{sfx}({ty} {x})",
+        f"{lead}{mag} = call {flags}{ty} @llvm.fabs.{sfx}({ty} {root})",
+        f"{lead}{neg_inf} = fcmp oeq {ty} {x}, 0xFFF0000000000000",
+        f"{lead}{r} = select {flags}i1 {neg_inf}, {ty} 0x7FF0000000000000, {ty} {mag}{rest}",
+    ])
 
 
 _FREM_TYPES = {"float": "__gpux_fmod_f32", "double": "__gpux_fmod_f64"}

@@ -394,3 +394,38 @@ def test_np_nextafter_and_spacing_as_numbas(device, dtype):
     with np.errstate(all="ignore"):
         np.testing.assert_array_equal(nxt.copy_to_host(), np.nextafter(a, b))
         np.testing.assert_array_equal(spc.copy_to_host(), np.spacing(a))
+
+
+def _constant_powers(x, a, b, c, d):
+    i = gpux.grid(1)
+    if i < x.size:
+        a[i] = x[i] ** 2.0
+        b[i] = x[i] ** 0.5
+        c[i] = math.pow(x[i], 0.5)
+        d[i] = np.power(np.float32(x[i]), np.float32(2.0))
+
+
+@pytest.mark.needs("fp64")
+@pytest.mark.parametrize("fastmath", [False, True], ids=["exact", "fastmath"])
+def test_powers_of_two_and_one_half_are_a_multiply_and_a_square_root(device, fastmath):
+    """``x ** 2.0`` is ``x * x`` and ``x ** 0.5`` the square root, with pow's values at
+    -0.0 (+0.0) and -inf (+inf): no call of the device's pow (LLVM folds ``llvm.pow``
+    so on a CPU; the portable pow is opaque to it, and a device's pow is far slower)."""
+    from numba.core import sigutils
+
+    kernel = gpux.jit(_constant_powers, fastmath=fastmath)
+    sig = "void(float64[::1], float64[::1], float64[::1], float64[::1], float32[::1])"
+    _, text = kernel.kernel_ir(tuple(sigutils.normalize_signature(sig)[0]))
+    assert not [ln for ln in text.splitlines() if " call " in ln and "@__gpux_pow_f" in ln], text
+    x = np.array([-0.0, 0.0, -np.inf, np.inf, np.nan, -2.0, 3.0, 1e-310, 1e200, -1e200, 2.25])
+    outs = [gpux.device_array(x.size) for _ in range(3)] + [gpux.device_array(x.size, np.float32)]
+    kernel[1, 32](gpux.to_device(x), *outs)
+    half = np.where(x == -np.inf, np.inf, np.abs(np.sqrt(x)))  # C's pow(x, 0.5)
+    with np.errstate(all="ignore"):
+        x32 = x.astype(np.float32)
+        wants = [x * x, half, half, x32 * x32]
+    for out, want in zip(outs, wants):
+        got = out.copy_to_host()
+        np.testing.assert_array_equal(got, want)
+        if not fastmath:  # (fastmath allows either zero)
+            assert list(np.signbit(got)) == list(np.signbit(want))
