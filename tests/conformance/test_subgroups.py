@@ -350,3 +350,27 @@ def test_subgroup_barrier_orders_shared_memory(device):
     n = h[:, 1]
     lane = t % n  # sub-groups are consecutive work-items of a 1-D group
     np.testing.assert_array_equal(h[:, 0], (t - lane + (lane + 1) % n) * 10)
+
+
+@gpux.jit
+def sg_rotate(v, out):
+    i = gpux.grid(1)
+    out[i] = sg.shuffle(v[i], (sg.lane_id() + 1) % sg.size())
+
+
+def test_python_modulo_of_a_lane_by_the_width_is_an_unsigned_remainder(device, rng):
+    """lane_id() and size() (and id(), count()) are stated non-negative and positive to
+    the optimizer: ``(lane_id() + 1) % size()`` needs no sign fix-up of Python's ``%``
+    and no test of a zero divisor; the rotation is right."""
+    v = rng.standard_normal(N).astype(np.float32)
+    out = gpux.device_array(N, np.float32)
+    sg_rotate[GRID, BLOCK](gpux.to_device(v), out)
+    info = gpux.device_array((N, 4), np.int64)
+    sg_info[GRID, BLOCK](info)
+    lane, size = info.copy_to_host()[:, 0], info.copy_to_host()[:, 1]
+    src = np.arange(N) - lane + (lane + 1) % size
+    np.testing.assert_array_equal(out.copy_to_host(), v[src])
+    if device.target_name == "opencl":
+        art = gpux.compile(sg_rotate, "void(float32[::1], float32[::1])", target="opencl")
+        body = art.llvm_ir[art.llvm_ir.index("define"):]
+        assert " srem " not in body and " sdiv " not in body and " urem " in body, body
