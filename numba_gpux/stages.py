@@ -238,10 +238,13 @@ def _stage_optimize(job: Job):
     # Targets that accept only some integer widths (SPIR-V without
     # SPV_ALTERA_arbitrary_precision_integers: 8/16/32/64) must not get the
     # i65 arithmetic that IndVarSimplify's closed-form exit values introduce
-    # for triangular sums; LLVM would abort the process at emission.  The
-    # option is process-wide in LLVM, so it is set around our run only.
+    # for triangular sums (LLVM would abort the process at emission), nor the
+    # counter of the narrowest type that its linear function test replacement
+    # makes for a loop of a small trip count (an i2 for ``range(j & 3)``).  The
+    # options are process-wide in LLVM, so they are set around our run only.
     if job.target.legal_int_widths:
-        with llvm_options((("-replexitval=never", "-replexitval=cheap"),)):
+        with llvm_options((("-replexitval=never", "-replexitval=cheap"),
+                           ("-disable-lftr=true", "-disable-lftr=false"))):
             run_passes(mpm, job.module, pb)
     else:
         run_passes(mpm, job.module, pb)
