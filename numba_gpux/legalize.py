@@ -28,7 +28,7 @@ from .irlex import code, instruction, is_label, line_tokens, match_paren, name
 from .legalize_bits import bool_vector_bits
 from .legalize_fma import fuse_contracted
 from .legalize_logic import logical_selects
-from .legalize_sizes import zero_length_allocas
+from .legalize_sizes import typed_offsets, zero_length_allocas
 from .legalize_stack import static_stack
 
 __all__ = ["REWRITES", "NEEDED", "needed", "apply_rewrites", "sitofp_i1", "byte_allocas", "rematerialize_index_math",
@@ -186,6 +186,13 @@ def byte_allocas(text: str) -> str:
     the same accesses, is right.  Can go when the driver's vectorizer is fixed
     (test_codegen_regressions.py's private-array kernels run without the rewrite).
 
+    Only an array the driver can get wrong becomes bytes: one stored to at an index
+    computed at run time, or reached in ways :func:`legalize_sizes.typed_offsets` does
+    not follow.  Another keeps its element type, its constant byte offsets written as
+    element indices: a ``local.array(16, float32)`` filled at constant indices and read
+    at a computed one ran 5-7x slower as bytes than OpenCL C's ``float a[16]``, and
+    runs at its speed typed.
+
     Types and dominance: an array's type carries no meaning in LLVM's opaque-pointer
     IR beyond its size and alignment, both kept; the alloca keeps its name, its
     result type (``ptr``), its place and its operands.
@@ -210,6 +217,9 @@ def byte_allocas(text: str) -> str:
         if found is None:
             continue
         size, natural = found
+        scalar = next(t for t in c[s:e] if t in _SCALAR_BYTES)
+        if typed_offsets(lines, name(toks[irlex.definition(toks)[0]]), scalar, natural):
+            continue  # reached through its element type only: left typed
         new = f"[{size} x i8]"
         if "align" not in c[e:]:
             # the alignment the element type gave, made explicit (after a count operand)

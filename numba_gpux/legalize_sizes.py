@@ -110,3 +110,119 @@ def zero_length_allocas(text: str) -> str:
         lines[n] = irlex.join(irlex.replace(toks, ci[0], ci[end - 1] + 1,
                                             f"[{max(size, 1)} x i8]"))
     return "\n".join(lines)
+
+
+_GEP_FLAGS = frozenset(("inbounds", "nuw", "nusw"))
+
+
+def _constant_byte_gep(toks):
+    """(base name, byte offset, position of the ``i8`` token, position of the offset
+    token) of ``%p = getelementptr [flags] i8, ptr %base, i64 C`` with a constant C, or
+    None for another line."""
+    op, at = irlex.instruction(toks)
+    if op != "getelementptr" or irlex.definition(toks) is None:
+        return None
+    ci = [k for k in range(at + 1, len(toks)) if irlex.is_code(toks[k])]
+    c = [toks[k] for k in ci]
+    s = 0
+    while s < len(c) and c[s] in _GEP_FLAGS:
+        s += 1
+    # i8 , ptr %base , i64 C
+    if c[s:s + 3] != ["i8", ",", "ptr"] or len(c) != s + 7 or c[s + 4] != "," or \
+            c[s + 5] != "i64" or irlex.kind(c[s + 3]) is not irlex.LOCAL:
+        return None
+    try:
+        offset = int(c[s + 6])
+    except ValueError:
+        return None
+    return irlex.name(c[s + 3]), offset, ci[s], ci[s + 6]
+
+
+def _base(toks, at: int):
+    """The base pointer (a token) of the ``getelementptr`` at *at*, or None."""
+    ops = irlex.split_depth0(irlex.code(toks[at + 1:]))
+    return ops[1][-1] if len(ops) > 1 and ops[1] else None
+
+
+def typed_offsets(lines: list, array: str, element: str, size: int) -> bool:
+    """Rewrite, in *lines*, every ``getelementptr i8`` from the private array *array*
+    (a name) at a constant offset into one of its *element* type: ``getelementptr
+    inbounds nuw i8, ptr %a, i64 8`` as ``getelementptr inbounds nuw double, ptr %a,
+    i64 1``.  True when the array may then stay typed: every pointer into it comes from
+    it by ``getelementptr`` or ``addrspacecast`` (no select, phi or other cast of one, no
+    call but of LLVM's intrinsics, never stored itself), none by a byte offset that
+    is not a whole number of elements, and nothing is stored through one computed from
+    an index known only at run time (the Intel OpenCL CPU driver's fault that
+    ``byte_allocas`` works around: such a store lands in another work-item's array).
+    False, with *lines* unchanged, otherwise."""
+    derived = {irlex.spell_local(array)}  # pointers into the array
+    indexed: set = set()  # ... of those, the ones with an index known at run time only
+    uses: list = []  # (line number, tokens) of each line that uses one of them
+    changed = True
+    seen: set = set()
+    while changed:
+        changed = False
+        for n, ln in enumerate(lines):
+            if n in seen or not any(p in ln for p in derived):
+                continue
+            toks = irlex.line_tokens(ln)
+            if not derived & set(toks):
+                continue
+            seen.add(n)
+            uses.append((n, toks))
+            op, at = irlex.instruction(toks)
+            if op == "addrspacecast":  # (the same pointer in another space)
+                made = irlex.defined_value(toks)
+                if made not in derived:
+                    derived.add(made)
+                    if set(toks) & indexed:
+                        indexed.add(made)
+                    changed = True
+            elif op == "getelementptr":
+                base = _base(toks, at)
+                if base in derived:
+                    made = irlex.defined_value(toks)
+                    derived.add(made)
+                    if base in indexed or (_constant_byte_gep(toks) is None and
+                                           _runtime_index(toks)):
+                        indexed.add(made)
+                    changed = True
+    edits = []
+    for n, toks in uses:
+        op, at = irlex.instruction(toks)
+        if op not in ("alloca", "getelementptr", "load", "store", "call", "addrspacecast"):
+            return False  # (a select, a phi, a cast: pointers this does not follow)
+        if op == "store":  # store <ty> <value>, ptr <pointer>
+            operands = irlex.split_depth0(irlex.code(toks[at + 1:]))
+            if len(operands) < 2 or not operands[1] or operands[1][-1] in indexed or \
+                    derived & set(operands[0]):
+                return False  # (or the pointer itself stored: it escapes)
+            continue
+        if op == "call":
+            callee = irlex.callee(toks, at)
+            if callee is None or not irlex.name(toks[callee]).startswith("llvm."):
+                return False  # (a function this cannot see into)
+            continue
+        if op != "getelementptr" or _base(toks, at) != irlex.spell_local(array):
+            continue
+        found = _constant_byte_gep(toks)
+        if found is None:
+            if irlex.code(toks[at + 1:])[:4].count("i8") and _runtime_index(toks):
+                return False  # a byte offset computed at run time
+            continue
+        _, offset, ty_at, off_at = found
+        if offset % size:
+            return False
+        toks = list(toks)
+        toks[ty_at] = element
+        toks[off_at] = str(offset // size)
+        edits.append((n, irlex.join(toks)))
+    for n, ln in edits:
+        lines[n] = ln
+    return True
+
+
+def _runtime_index(toks) -> bool:
+    """Whether the ``getelementptr`` line *toks* has an index that is not a constant."""
+    ops = irlex.split_depth0(irlex.code(toks[irlex.instruction(toks)[1] + 1:]))
+    return any(len(o) == 2 and irlex.kind(o[1]) is irlex.LOCAL for o in ops[2:])
