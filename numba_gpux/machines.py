@@ -157,6 +157,13 @@ def default_emit(target: Target, module, kernels, opt: int, ir_text: str | None 
                     llvm_ir=ir_text)
 
 
+def default_artifact(target: Target, binary: bytes, opt: int, kernels, ir_text: str) -> Artifact:
+    """The artifact :func:`default_emit` makes, for object code emitted elsewhere (by
+    :func:`emit_in_fresh_process`) from the module *ir_text*."""
+    return Artifact(target.artifact_kind, binary, _AsmFromIR(target, opt, ir_text),
+                    tuple(kernels), llvm_ir=ir_text)
+
+
 _EMIT_CHILD = """
 import sys
 import llvmlite.binding as ll

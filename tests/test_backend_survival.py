@@ -32,7 +32,7 @@ from numba_gpux import irtext, legalize
 ROOT = Path(__file__).resolve().parent.parent
 
 _CHILD = '''
-import json, sys
+import json, math, sys
 import numpy as np
 import numba_gpux as gpux
 from numba_gpux import cuda
@@ -165,9 +165,65 @@ def zero_dimensional_array_in_memory():
                                          np.nanmedian(a)])
 
 
+@gpux.jit(device=True)
+def heavy(a, b, c):
+    s = 0.0
+    t = 0.0
+    for k in range(3):
+        x = math.atan(a * k + b) + math.sqrt(abs(c) + k) * math.cos(a + k)
+        y = math.log(abs(b) + 1.0 + k) * math.acos(min(1.0, max(-1.0, c / (k + 2.0))))
+        if x > y:
+            s += math.atan2(x, y) * math.exp(-abs(x))
+        else:
+            t += math.hypot(x, y) / (1.0 + abs(y))
+    return s, t
+
+
+@gpux.jit(device=True)
+def prints_after_device_calls_body(a, i):
+    p, q = heavy(a[i, 0], a[i, 1], a[i, 2])
+    r, u = heavy(a[i, 3], a[i, 1], a[i, 2])
+    v, w = p + r, q + u
+    if a[i, 2] * a[i, 3] < 0:
+        if abs(a[i, 2]) < abs(a[i, 3]):
+            if w < v:
+                print("check failed: w < v", v, w, a[i, 2])
+            return w - v
+        if v < w:
+            print("check failed: v < w", v, w, a[i, 3])
+        return v - w
+    return v + w
+
+
+@gpux.jit
+def prints_after_device_calls(a, out):
+    i = gpux.grid(1)
+    if i < out.shape[0]:
+        out[i] = prints_after_device_calls_body(a, i)
+
+
+def prints_in_branches_after_device_calls():
+    # error prints in a few branches after calls of a device function LLVM does not
+    # inline: LLVM 22's SPIR-V back end took the constant format string for one in
+    # another space and ended the process; the kernel runs, its prints left out, with a
+    # warning saying so
+    import warnings
+    global heavy
+    a = np.random.default_rng(0).standard_normal((64, 4))
+    out = gpux.to_device(np.zeros(64))
+    with warnings.catch_warnings(record=True) as got:
+        warnings.simplefilter("always")
+        prints_after_device_calls[1, 64](gpux.to_device(a), out)
+    heavy = heavy.py_func  # (the body's reference calls Python's)
+    want = [prints_after_device_calls_body.py_func(a, i) for i in range(64)]
+    warned = any("print() calls of kernel" in str(w.message) for w in got)
+    ok = np.allclose(out.copy_to_host(), want, rtol=1e-12, atol=1e-12)
+    return np.array([ok, warned]), np.array([True, True])
+
+
 for name in ("global_tuple", "closure_tuple_negative_index", "nested_tuple",
              "argument_tuple", "shared_arrays_tuple", "ptx_too",
-             "zero_dimensional_array_in_memory"):
+             "zero_dimensional_array_in_memory", "prints_in_branches_after_device_calls"):
     run(name, globals()[name])
 '''
 
@@ -198,7 +254,8 @@ def child_results(tmp_path_factory):
 
 @pytest.mark.parametrize("case", ["global_tuple", "closure_tuple_negative_index",
                                   "nested_tuple", "argument_tuple", "shared_arrays_tuple",
-                                  "ptx_too", "zero_dimensional_array_in_memory"])
+                                  "ptx_too", "zero_dimensional_array_in_memory",
+                                  "prints_in_branches_after_device_calls"])
 def test_tuple_of_arrays_indexed_at_run_time_then_sliced(child_results, case):
     got, res = child_results
     assert case in got, ("the child stopped before this case (rc %d):\n%s"
@@ -637,3 +694,28 @@ def test_private_variables_of_types_with_zero_length_arrays_are_bytes():
     td = ll.create_target_data(probe.data_layout)
     assert [td.get_abi_size(probe.get_global_variable(n).global_value_type)
             for n in "ab"] == [40, 32]
+
+
+def test_calls_of_a_function_leave_the_module_as_values_or_nothing():
+    """``printf_guard.without_calls``: a call whose result is used leaves 0 of its type,
+    one unused leaves nothing, a string that spells the call is left alone; the module
+    verifies."""
+    from numba_gpux.targets.opencl.printf_guard import without_calls
+
+    text = "\n".join([
+        '@s = internal addrspace(2) constant [28 x i8] c"call i32 @_Z6printfPU3AS2cz\\00"',
+        "declare i32 @_Z6printfPU3AS2cz(ptr addrspace(2), ...)",
+        "define i32 @k(i32 %x) {",
+        "  %a = tail call i32 (ptr addrspace(2), ...) @_Z6printfPU3AS2cz(ptr addrspace(2) @s, i32 %x) #0",
+        "  %b = call i32 (ptr addrspace(2), ...) @_Z6printfPU3AS2cz(ptr addrspace(2) @s)",
+        "  call i32 (ptr addrspace(2), ...) @_Z6printfPU3AS2cz(ptr addrspace(2) @s)",
+        "  %c = add i32 %a, %x",
+        "  ret i32 %c",
+        "}",
+        "attributes #0 = { nounwind }",
+    ])
+    out = without_calls(text, "_Z6printfPU3AS2cz")
+    assert "  %a = add i32 0, 0" in out and "  %b = add i32 0, 0" in out
+    assert out.count("@_Z6printfPU3AS2cz(") == 1  # the declaration
+    assert 'c"call i32 @_Z6printfPU3AS2cz' in out
+    ll.parse_assembly(out).verify()

@@ -120,7 +120,9 @@ class OpenCLTarget(Target):
         from numba_gpux.errors import InternalCompilerError
 
         from .backend_guard import abort_shapes
+        from .overlays.printing import PRINTF
         from .pointer_phis import shared_pointer_phis_as_integers
+        from .printf_guard import calls
         from .spirv_widths import mismatched_integer_widths, widened_masks
 
         ir_text = str(module)  # before code generation, which rewrites the module
@@ -151,7 +153,10 @@ class OpenCLTarget(Target):
             narrow = True
         except NameError:
             narrow = False
-        art = self._emit_once(module, kernels, opt, ir_text)
+        if calls(module, PRINTF):
+            art, ir_text = self._emit_printing(kernels, opt, ir_text)
+        else:
+            art = self._emit_once(module, kernels, opt, ir_text)
         art.info["global_ids_32bit"] = narrow
         lsr = NO_LSR_FLAGS[0] not in self.codegen_flags
         if not lsr:
@@ -176,6 +181,44 @@ class OpenCLTarget(Target):
                         f"another width (result ids {bad[:8]}), with and without loop "
                         f"strength reduction", ir_text)
         return art
+
+    def _emit_printing(self, kernels, opt, ir_text):
+        """(the artifact, the module text emitted) of a module that calls printf,
+        emitted by a fresh process: LLVM 22's back end can end the process on such a
+        module ("SPV_EXT_relaxed_printf_string_address_space is required because printf
+        uses a format string not in constant address space", for a format string that
+        is a constant in the constant space: a kernel with prints in the error branches
+        of code that calls non-inlined device functions).  Where it does, the kernel is
+        emitted without its print calls, with a warning saying so, rather than not at
+        all (such prints are mostly in branches that report a failure)."""
+        import warnings
+
+        from llvmlite import binding as ll
+        from numba.core.errors import NumbaWarning
+
+        from numba_gpux.errors import InternalCompilerError
+        from numba_gpux.machines import default_artifact, emit_in_fresh_process
+
+        from .overlays.printing import PRINTF
+        from .printf_guard import without_calls
+
+        try:
+            binary = emit_in_fresh_process(self, ir_text, opt)
+        except InternalCompilerError as e:
+            if "printf" not in str(e):
+                raise
+            names = ", ".join(kernels)
+            warnings.warn(
+                f"numba_gpux: the print() calls of kernel {names} are left out on "
+                f"{self.name}: LLVM's SPIR-V back end cannot emit them in this kernel "
+                f"({str(e).splitlines()[0].split(': ')[-1]})", NumbaWarning)
+            ir_text = without_calls(ir_text, PRINTF)
+            art = self._emit_once(ll.parse_assembly(ir_text), kernels, opt, ir_text)
+            art.info["prints_left_out"] = True
+            return art, ir_text
+        art = default_artifact(self, binary, opt, kernels, ir_text)
+        art.info["emitted_in_fresh_process"] = True
+        return art, ir_text
 
     def _emit_once(self, module, kernels, opt, ir_text):
         """The SPIR-V of *module* (whose text is *ir_text*), emitted again by a fresh
