@@ -200,11 +200,6 @@ def test_python_objects_in_kernels_are_rejected_with_the_construct():
     assert "test_user_errors.py" in msg and "d = {}" in msg
 
 
-@pytest.mark.parametrize("stmt, what", [
-    # (a comprehension is its own code object before Python 3.12, a display after it)
-    ("d = {i: i for i in range(3)}", ("a dict comprehension", "a dict {...}")),
-    ("d = {k for k in range(3)}", ("a set comprehension", "a set {...}")),
-    ("d = {1, 2}", ("a set {...}",)), ("d = set()", ("set()",)), ("d = dict(a=1)", ("dict()",))])
 def _refused_message(name: str, stmt: str) -> str:
     """The UnsupportedError of compiling a kernel *name* whose line 2 is *stmt*, which
     must name that line."""
@@ -218,6 +213,11 @@ def _refused_message(name: str, stmt: str) -> str:
     return msg
 
 
+@pytest.mark.parametrize("stmt, what", [
+    # (a comprehension is its own code object before Python 3.12, a display after it)
+    ("d = {i: i for i in range(3)}", ("a dict comprehension", "a dict {...}")),
+    ("d = {k for k in range(3)}", ("a set comprehension", "a set {...}")),
+    ("d = {1, 2}", ("a set {...}",)), ("d = set()", ("set()",)), ("d = dict(a=1)", ("dict()",))])
 def test_dicts_and_sets_made_in_kernels_name_the_line_and_construct(stmt, what):
     msg = _refused_message("containers", stmt)
     assert any(f"containers: {w} is made here" in msg for w in what), msg
