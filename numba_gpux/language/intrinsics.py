@@ -208,6 +208,22 @@ def math_name(fn: str, llty: ir.Type) -> str:
     return f"__gpux_{fn}_{'f32' if isinstance(llty, ir.FloatType) else 'f64'}"
 
 
+#: sub-group queries that every work-item answers alone (not convergent)
+_SG_QUERIES = frozenset(("__gpux_sg_lane_id", "__gpux_sg_size", "__gpux_sg_id",
+                         "__gpux_sg_count", "__gpux_sg_width"))
+
+
+def convergent(name: str) -> bool:
+    """Whether the intrinsic *name* is a collective operation of its work-group or
+    sub-group (barriers, shuffles, votes, reductions): its declaration says
+    ``convergent``, so that no optimization makes a call of it depend on more
+    conditions than the program gave it (SimplifyCFG would otherwise copy a barrier
+    into both sides of a branch on a flag tested before and after it, which then
+    reads as a divergent barrier: converge.py)."""
+    return name.startswith("__gpux_barrier") or (
+        name.startswith("__gpux_sg_") and name not in _SG_QUERIES)
+
+
 def declare(module: ir.Module, name: str) -> ir.Function:
     """Declare the intrinsic *name* in *module* (idempotent)."""
     spec = INTRINSICS[name]
@@ -215,6 +231,8 @@ def declare(module: ir.Module, name: str) -> ir.Function:
     fn = module.globals.get(name)
     if fn is None:
         fn = ir.Function(module, fnty, name)
+        if convergent(name):
+            fn.attributes.add("convergent")
     return fn
 
 

@@ -6,7 +6,12 @@ from __future__ import annotations
 
 from numba_gpux import irlex
 
-__all__ = ["calls", "without_calls"]
+__all__ = ["PRINTF", "calls", "without_calls"]
+
+#: OpenCL C's printf as LLVM's SPIR-V back end knows it: ``printf(constant char*, ...)``
+#: (here, not in overlays/printing.py, whose import registers overlays: a compile
+#: that imported it to read the name would change the keys it caches its code under)
+PRINTF = "_Z6printfPU3AS2cz"
 
 
 def calls(module, name: str) -> bool:

@@ -120,9 +120,8 @@ class OpenCLTarget(Target):
         from numba_gpux.errors import InternalCompilerError
 
         from .backend_guard import abort_shapes
-        from .overlays.printing import PRINTF
         from .pointer_phis import shared_pointer_phis_as_integers
-        from .printf_guard import calls
+        from .printf_guard import PRINTF, calls
         from .spirv_widths import mismatched_integer_widths, widened_masks
 
         ir_text = str(module)  # before code generation, which rewrites the module
@@ -199,8 +198,7 @@ class OpenCLTarget(Target):
         from numba_gpux.errors import InternalCompilerError
         from numba_gpux.machines import default_artifact, emit_in_fresh_process
 
-        from .overlays.printing import PRINTF
-        from .printf_guard import without_calls
+        from .printf_guard import PRINTF, without_calls
 
         try:
             binary = emit_in_fresh_process(self, ir_text, opt)

@@ -103,14 +103,62 @@ def barrier_on_one_side(x, out):
     out[t] = sm[63 - t]
 
 
+def flag_around_barrier(x, out):
+    # a flag tested before and after a barrier every work-item meets (CUDA's style of
+    # holding "am I in range" in a bool): nothing returns early, and the barrier must
+    # stay one, not be copied into both sides of the first test
+    sm = gpux.shared.array(64, np.float32)
+    t = gpux.thread_idx.x
+    i = gpux.grid(1)
+    inside = i < x.size - 4
+    if inside:
+        sm[t] = x[i]
+    gpux.barrier()
+    if inside:
+        out[i] = sm[t ^ 1]
+
+
 def _ir(fn, target="opencl"):
     return gpux.compile(fn, SIG, target=target).llvm_ir
 
 
-@pytest.mark.parametrize("fn", [tree_sum, uniform_rounds, guarded_prologue],
-                         ids=lambda f: f.__name__)
+@pytest.mark.parametrize("fn", [tree_sum, uniform_rounds, guarded_prologue,
+                                flag_around_barrier], ids=lambda f: f.__name__)
 def test_kernels_whose_group_meets_every_barrier_are_not_rewritten(fn):
     assert "gpux.conv" not in _ir(fn)
+
+
+def test_collective_intrinsics_are_declared_convergent():
+    """Barriers and sub-group collectives are declared ``convergent`` in the neutral
+    module (no optimization may make a call of one depend on more conditions:
+    SimplifyCFG copied the barrier of ``flag_around_barrier`` into both sides of the
+    flag's first test, which then ran through the barrier rewrite, 4-6x slower on the
+    Intel driver); a work-item's own sub-group queries are not."""
+    from numba_gpux.language.intrinsics import INTRINSICS, convergent
+
+    assert convergent("__gpux_barrier") and convergent("__gpux_sg_shuffle_down_f32")
+    assert convergent("__gpux_sg_reduce_add_i32") and convergent("__gpux_barrier_count")
+    assert not convergent("__gpux_sg_lane_id") and not convergent("__gpux_sg_size")
+    assert not convergent("__gpux_thread_idx") and "__gpux_sg_barrier" in INTRINSICS
+    from numba.core import sigutils
+
+    _, text = gpux.jit(flag_around_barrier).kernel_ir(
+        tuple(sigutils.normalize_signature(SIG)[0]))
+    decl = [ln for ln in text.splitlines() if ln.startswith("declare") and "@__gpux_barrier(" in ln]
+    group = decl[0].split()[-1]  # (its attributes, or the group that holds them)
+    attrs = decl[0] if group == "convergent" else next(
+        ln for ln in text.splitlines() if ln.startswith(f"attributes {group} "))
+    assert "convergent" in attrs, (decl, attrs)
+    assert sum(1 for ln in text.splitlines() if "call void @__gpux_barrier()" in ln) == 1
+
+
+def test_a_flag_around_a_barrier_runs_as_written(opencl_device):
+    x = np.arange(2 * 64, dtype=np.float32)
+    out = np.full(2 * 64, -1.0, np.float32)
+    gpux.jit(flag_around_barrier)[2, 64](x, out)
+    i = np.arange(2 * 64)
+    want = np.where(i < x.size - 4, x[i ^ 1], -1.0)
+    np.testing.assert_array_equal(out, want)
 
 
 def test_a_guarded_prologue_before_barriers_runs_as_written(opencl_device):

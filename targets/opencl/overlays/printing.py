@@ -7,8 +7,9 @@ from __future__ import annotations
 from numba_gpux.language.intrinsics import PRINTF_PREFIX, printf_codes
 from numba_gpux.overlays import registry
 
+from ..printf_guard import PRINTF
+
 SPIRV = registry("spirv")
-PRINTF = "_Z6printfPU3AS2cz"
 
 
 def _define(name: str) -> str | None:
