@@ -186,8 +186,14 @@ def test_a_kernel_whose_mask_the_back_end_widens_runs_right():
 
     @gpux.jit(device=True)
     def masked(a0, a2):
-        for j0 in range(a0 & 3):
+        # (a loop that counts down the values left, as Numba's range() iteration did:
+        # the shape whose induction variables LSR folds into the widened mask)
+        j0 = 0
+        left = a0 & 3
+        while left > 0:
             a0 = j0 + (np.int64(a2 + a2) & 1048575)
+            j0 += 1
+            left -= 1
         return a0
 
     def k(x, y, out):
