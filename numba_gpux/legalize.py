@@ -28,7 +28,7 @@ from .irlex import code, instruction, is_label, line_tokens, match_paren, name
 from .legalize_bits import bool_vector_bits
 from .legalize_fma import fuse_contracted
 from .legalize_logic import logical_selects
-from .legalize_sizes import typed_offsets, zero_length_allocas
+from .legalize_sizes import alloca_operands, as_bytes, typed_offsets, zero_length_allocas
 from .legalize_stack import static_stack
 
 __all__ = ["REWRITES", "NEEDED", "needed", "apply_rewrites", "sitofp_i1", "byte_allocas", "rematerialize_index_math",
@@ -203,12 +203,10 @@ def byte_allocas(text: str) -> str:
     for n, ln in enumerate(lines):
         if "alloca [" not in ln:
             continue
-        toks = line_tokens(ln)
-        op, at = instruction(toks)
-        if op != "alloca":
+        found = alloca_operands(ln)
+        if found is None:
             continue
-        ci = [k for k in range(at + 1, len(toks)) if irlex.is_code(toks[k])]
-        c = [toks[k] for k in ci]
+        toks, ci, c = found
         s = 1 if c and c[0] == "inalloca" else 0
         if s >= len(c) or c[s] != "[":
             continue
@@ -220,13 +218,7 @@ def byte_allocas(text: str) -> str:
         scalar = next(t for t in c[s:e] if t in _SCALAR_BYTES)
         if typed_offsets(lines, name(toks[irlex.definition(toks)[0]]), scalar, natural):
             continue  # reached through its element type only: left typed
-        new = f"[{size} x i8]"
-        if "align" not in c[e:]:
-            # the alignment the element type gave, made explicit (after a count operand)
-            rest = e + 3 if e + 2 < len(c) and c[e] == "," and c[e + 1].startswith("i") else e
-            tail_at = ci[rest - 1] + 1
-            toks = irlex.replace(toks, tail_at, tail_at, f", align {natural}")
-        lines[n] = irlex.join(irlex.replace(toks, ci[s], ci[e - 1] + 1, new))
+        lines[n] = as_bytes(toks, ci, c, s, e, size, natural)
     return "\n".join(lines)
 
 

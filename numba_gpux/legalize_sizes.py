@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from . import irlex
 
-__all__ = ["zero_length_allocas"]
+__all__ = ["zero_length_allocas", "typed_offsets", "alloca_operands", "as_bytes"]
 
 #: bytes (and alignment) of the scalar types
 _SCALARS = {"i1": 1, "i8": 1, "i16": 2, "i32": 4, "i64": 8, "i128": 16, "half": 2, "bfloat": 2,
@@ -89,27 +89,41 @@ def zero_length_allocas(text: str) -> str:
     for n, ln in enumerate(lines):
         if "alloca" not in ln or "[0 x" not in ln:
             continue
-        toks = irlex.line_tokens(ln)
-        op, at = irlex.instruction(toks)
-        if op != "alloca":
+        found = alloca_operands(ln)
+        if found is None or found[2][:1] == ["inalloca"]:
             continue
-        ci = [k for k in range(at + 1, len(toks)) if irlex.is_code(toks[k])]
-        c = [toks[k] for k in ci]
-        if not c or c[0] == "inalloca":
+        toks, ci, c = found
+        layout = _layout(c, 0, ptr)
+        if layout is None:
             continue
-        found = _layout(c, 0, ptr)
-        if found is None:
-            continue
-        size, natural, end = found
+        size, natural, end = layout
         if not any(c[k] == "[" and c[k + 1] == "0" for k in range(end - 1)):
             continue  # the [0 x is in an operand after the type
-        if "align" not in c[end:]:
-            rest = end + 3 if end + 2 < len(c) and c[end] == "," and c[end + 1].startswith("i") \
-                else end
-            toks = irlex.replace(toks, ci[rest - 1] + 1, ci[rest - 1] + 1, f", align {natural}")
-        lines[n] = irlex.join(irlex.replace(toks, ci[0], ci[end - 1] + 1,
-                                            f"[{max(size, 1)} x i8]"))
+        lines[n] = as_bytes(toks, ci, c, 0, end, max(size, 1), natural)
     return "\n".join(lines)
+
+
+def alloca_operands(line: str):
+    """(tokens, positions of the code tokens after ``alloca``, those code tokens) of an
+    ``alloca`` line, or None for another line."""
+    toks = irlex.line_tokens(line)
+    op, at = irlex.instruction(toks)
+    if op != "alloca":
+        return None
+    ci = [k for k in range(at + 1, len(toks)) if irlex.is_code(toks[k])]
+    return toks, ci, [toks[k] for k in ci]
+
+
+def as_bytes(toks, ci, c, start: int, end: int, size: int, natural: int) -> str:
+    """The ``alloca`` line of :func:`alloca_operands` (*toks*, *ci*, *c*) whose allocated
+    type is ``c[start:end]``, allocating ``[size x i8]`` instead, with the alignment the
+    type gave (*natural*) made explicit where the line states none (after a count
+    operand, if it has one)."""
+    if "align" not in c[end:]:
+        rest = end + 3 if end + 2 < len(c) and c[end] == "," and c[end + 1].startswith("i") \
+            else end
+        toks = irlex.replace(toks, ci[rest - 1] + 1, ci[rest - 1] + 1, f", align {natural}")
+    return irlex.join(irlex.replace(toks, ci[start], ci[end - 1] + 1, f"[{size} x i8]"))
 
 
 _GEP_FLAGS = frozenset(("inbounds", "nuw", "nusw"))
@@ -138,9 +152,15 @@ def _constant_byte_gep(toks):
     return irlex.name(c[s + 3]), offset, ci[s], ci[s + 6]
 
 
+def _gep_operands(toks, at: int) -> list:
+    """The operands of the ``getelementptr`` at *at*, each a list of code tokens: its
+    flags and source element type, its base (``ptr %p``), its indices (``i64 %k``)."""
+    return irlex.split_depth0(irlex.code(toks[at + 1:]))
+
+
 def _base(toks, at: int):
     """The base pointer (a token) of the ``getelementptr`` at *at*, or None."""
-    ops = irlex.split_depth0(irlex.code(toks[at + 1:]))
+    ops = _gep_operands(toks, at)
     return ops[1][-1] if len(ops) > 1 and ops[1] else None
 
 
@@ -207,7 +227,7 @@ def typed_offsets(lines: list, array: str, element: str, size: int) -> bool:
             continue
         found = _constant_byte_gep(toks)
         if found is None:
-            if irlex.code(toks[at + 1:])[:4].count("i8") and _runtime_index(toks):
+            if _gep_operands(toks, at)[0][-1:] == ["i8"] and _runtime_index(toks):
                 return False  # a byte offset computed at run time
             continue
         _, offset, ty_at, off_at = found
@@ -224,5 +244,5 @@ def typed_offsets(lines: list, array: str, element: str, size: int) -> bool:
 
 def _runtime_index(toks) -> bool:
     """Whether the ``getelementptr`` line *toks* has an index that is not a constant."""
-    ops = irlex.split_depth0(irlex.code(toks[irlex.instruction(toks)[1] + 1:]))
+    ops = _gep_operands(toks, irlex.instruction(toks)[1])
     return any(len(o) == 2 and irlex.kind(o[1]) is irlex.LOCAL for o in ops[2:])
