@@ -28,7 +28,7 @@ WARP_SIZE = 32
 #: NVVM's default (-fma=1) fuses them; 0j ** w as numba.cuda's complex power computes it
 NUMBA_CUDA_SEMANTICS = Semantics(float_minmax="ieee", float16_to_int="nearest",
                                  print_float="%f", print_too_many="format",
-                                 float_contract="on", complex_zero_power="cuda")
+                                 float_contract="on", complex_zero_power="polar")
 
 
 #: numba-cuda-mlir's dump options the facade carries out: what each prints to stderr

@@ -337,10 +337,10 @@ _register_function_constant()
 # stop instead of counting down the number of values left (Numba's own iteration, which
 # divides for that count first).  The iterator's ``count`` is a flag: 1 while ``iter``
 # holds a value still to yield.  After yielding ``v`` there is a next value when
-# ``v + step`` is before the stop; the addition cannot overflow where it is asked, since
-# ``v <= MAX - step`` (for a positive step; ``v >= MIN - step`` for a negative one) is
-# asked first, and the step is added as a signed addition that does not wrap (``nsw``):
-# its value after the last one may overflow, but is never used.
+# ``v + step`` is before the stop, asked as ``v`` before ``stop - step`` (a loop-invariant
+# limit; where that subtraction would overflow, no ``v`` is before it).  The step is
+# added as a signed addition that does not wrap (``nsw``): its value after the last one
+# may overflow, but is never used.
 #
 # A loop then ends as ``while i < n`` ends, which a CPU driver that vectorizes across
 # work-items runs several times faster when the loop holds a branch (a grid-stride loop
@@ -351,7 +351,8 @@ _register_function_constant()
 # range (``range(16)``) still has a trip count the optimizer unrolls by.
 
 def _before_stop(builder, value, stop, forward):
-    """Whether *value* is before *stop* going in the direction of *step*."""
+    """Whether *value* is before *stop*, going up where *forward* (the step is positive)
+    and down where not."""
     ahead = builder.icmp_signed("<", value, stop)
     behind = builder.icmp_signed(">", value, stop)
     return builder.select(forward, ahead, behind)
@@ -401,11 +402,11 @@ def _range_iternext(iter_type):
             result.yield_(value)
             step, stop = it.step, it.stop
             forward = builder.icmp_signed(">", step, ir.Constant(ty, 0))
-            top, bottom = (1 << (ty.width - 1)) - 1, -(1 << (ty.width - 1))
             # v + step before the stop is v before stop - step, where that subtraction
             # does not overflow; where it would (stop < MIN + step going up, stop > MAX
             # + step going down), v + step is past the stop, as v is past MIN (or MAX)
-            top, bottom = ir.Constant(ty, (1 << (ty.width - 1)) - 1), ir.Constant(ty, -(1 << (ty.width - 1)))
+            top = ir.Constant(ty, (1 << (ty.width - 1)) - 1)
+            bottom = ir.Constant(ty, -(1 << (ty.width - 1)))
             edge = builder.select(forward, bottom, top)
             inside = builder.select(forward,
                                     builder.icmp_signed(">=", stop, builder.add(bottom, step)),

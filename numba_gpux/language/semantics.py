@@ -45,7 +45,7 @@ _CHOICES = {"float_minmax": ("python", "ieee"),
             "print_float": ("%g", "%f", "%e"),
             "print_too_many": ("error", "format"),
             "float_contract": ("off", "on"),
-            "complex_zero_power": ("numpy", "cuda")}
+            "complex_zero_power": ("numpy", "polar")}
 
 
 @dataclass(frozen=True)
@@ -70,7 +70,7 @@ class Semantics:
     #: Metal sources, through FP_CONTRACT); "off": each rounds on its own
     float_contract: str = "off"
     #: ``0j ** w`` for w not 0: "numpy" (0 where ``w.real > 0``, else nan+nanj, as
-    #: NumPy 2's ``np.power``) or "cuda" (numba.cuda's: 0 where ``w.real == 0``, else
+    #: NumPy 2's ``np.power``) or "polar" (numba.cuda's: 0 where ``w.real == 0``, else
     #: ``|z| ** w.real`` and the phase as for any other base: 0 for a real positive w,
     #: nan+nanj where w has an imaginary part)
     complex_zero_power: str = "numpy"

@@ -167,7 +167,7 @@ def _complex_pow(context, builder, sig, args):
     # power, where CPython raises, as the compile's semantics say
     from .semantics import current_semantics
 
-    cuda_zero = current_semantics().complex_zero_power == "cuda"
+    polar_zero = current_semantics().complex_zero_power == "polar"
 
     def cpow(z, w):
         if w.imag == 0 and w.real == 2:
@@ -175,7 +175,7 @@ def _complex_pow(context, builder, sig, args):
         if w.real == 0 and w.imag == 0:
             return complex(1.0, 0.0)
         if z.real == 0 and z.imag == 0:
-            if cuda_zero:
+            if polar_zero:
                 if w.real == 0:
                     return 0j
             elif w.real > 0:
