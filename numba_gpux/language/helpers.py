@@ -162,33 +162,22 @@ def portable_math(text: str) -> str:
     that the module may already have (LLVM would add a suffix); it can go when
     Numba's lowering of math calls is overridden for the kernel language's targets.
     """
-    used: set[str] = set()
-    remainders: set[str] = set()
-    renamed = powers = False
+    needed: dict[str, str] = {}  # a function called now -> its declaration
+    renamed = False
     ls = text.split("\n")
     for k, ln in enumerate(ls):
         if "frem" in ln:
-            toks = irlex.line_tokens(ln)
-            call_ = _frem_as_call(toks)
+            call_ = _frem_as_call(irlex.line_tokens(ln))
             if call_ is not None:
-                ls[k] = call_[0]
-                remainders.add(call_[1])
+                ls[k], fn, declaration = call_
+                needed[fn] = declaration
                 continue
         if "call " not in ln and not ln.startswith("declare "):
             continue
-        if "pow" in ln:
-            toks = irlex.line_tokens(ln)
-            for i, t in enumerate(toks):
-                if t[0] == "@" and irlex.name(t) in _RENAMES:
-                    toks[i] = "@" + _RENAMES[irlex.name(t)]
-            folded = _constant_power(toks, k)
-            if folded is not None:
-                ls[k] = folded
-                powers = True
-                continue
         fast = "fast" in ln or "afn" in ln
-        if not fast and not any(irlex.name(g) in _RENAMES for g in irlex.global_names(ln)):
-            continue  # (a quick no: no name to rename, no call to approximate)
+        if not fast and "__gpux_pow_f" not in ln and \
+                not any(irlex.name(g) in _RENAMES for g in irlex.global_names(ln)):
+            continue  # (a quick no: no name to rename, no call to approximate or fold)
         toks = irlex.line_tokens(ln)
         changed = False
         for i, t in enumerate(toks):
@@ -197,29 +186,23 @@ def portable_math(text: str) -> str:
                 if new is not None:
                     toks[i] = "@" + new
                     changed = True
+        if "pow" in ln:
+            folded = _constant_power(toks, k)
+            if folded is not None:
+                ls[k] = folded[0]
+                needed.update(folded[1])
+                continue
         if fast:
-            changed |= _approximate(toks, used)
+            changed |= _approximate(toks, needed)
         if changed:
             ls[k] = irlex.join(toks)
             renamed = renamed or toks[0] == "declare"
     if renamed:
         ls = _one_declaration_each(ls)
     text = "\n".join(ls)
-    if powers:
+    if needed:
         declared = irtext.declared_functions(text)
-        for ty in ("float", "double"):
-            sfx = "f32" if ty == "float" else "f64"
-            for fn in (f"llvm.sqrt.{sfx}", f"llvm.fabs.{sfx}"):
-                if fn not in declared and f"@{fn}(" in text:
-                    text += f"\ndeclare {ty} @{fn}({ty})\n"
-    if remainders:
-        declared = irtext.declared_functions(text)
-        for fn in sorted(remainders - declared):
-            ty = _FREM_TYPES_BY_NAME[fn]
-            text += f"\ndeclare {ty} @{fn}({ty}, {ty})\n"
-    for fn in sorted(used):
-        args = "float, float" if fn == "__gpux_pow_f32_approx" else "float"
-        text += f"\ndeclare float @{fn}({args})\n"
+        text += "".join(f"\n{needed[fn]}\n" for fn in sorted(needed) if fn not in declared)
     return text
 
 
@@ -256,8 +239,9 @@ def _float_constant(tok: str):
 
 
 def _constant_power(toks, k: int):
-    """The lines for ``%r = call T @__gpux_pow_<T>(T x, T c)`` where c is 2.0 (``x * x``)
-    or 0.5 (``sqrt(x)``, with pow's values at -0.0 and -inf), else None.
+    """(the lines, {function: declaration} of the functions they call) for ``%r = call T
+    @__gpux_pow_<T>(T x, T c)`` where c is 2.0 (``x * x``) or 0.5 (``sqrt(x)``, with pow's
+    values at -0.0 and -inf), else None.
 
     For: the portable pow is an opaque call to each target's, which LLVM's optimizer
     cannot fold as it folds ``llvm.pow`` on a CPU (Numba's ``x ** 2.0`` and ``x ** 0.5``
@@ -290,25 +274,27 @@ def _constant_power(toks, k: int):
     r, x = toks[d[0]], args[0][1]
     rest = irlex.join(toks[close + 1:])  # (attachments: kept on the last line)
     if c == 2.0:
-        return f"{lead}{r} = fmul {flags}{ty} {x}, {x}{rest}"
+        return f"{lead}{r} = fmul {flags}{ty} {x}, {x}{rest}", {}
     sfx = "f32" if ty == "float" else "f64"
     # (names of the line's index: Numba's names are a Python variable's, with no dots)
     root, mag, neg_inf = (irlex.spell_local(f"gpux.pow.{k}.{n}") for n in ("sqrt", "abs", "inf"))
-    return "\n".join([
+    lines = "\n".join([
         f"{lead}{root} = call {flags}{ty} @llvm.sqrt.{sfx}({ty} {x})",
         f"{lead}{mag} = call {flags}{ty} @llvm.fabs.{sfx}({ty} {root})",
         f"{lead}{neg_inf} = fcmp oeq {ty} {x}, 0xFFF0000000000000",
         f"{lead}{r} = select {flags}i1 {neg_inf}, {ty} 0x7FF0000000000000, {ty} {mag}{rest}",
     ])
+    return lines, {f"llvm.{fn}.{sfx}": f"declare {ty} @llvm.{fn}.{sfx}({ty})"
+                   for fn in ("sqrt", "fabs")}
 
 
 _FREM_TYPES = {"float": "__gpux_fmod_f32", "double": "__gpux_fmod_f64"}
-_FREM_TYPES_BY_NAME = {v: k for k, v in _FREM_TYPES.items()}
 
 
 def _frem_as_call(toks):
-    """(the line, the intrinsic it calls) for a scalar ``%r = frem [flags] T a, b``
-    line, as ``%r = call [flags] T @__gpux_fmod_<T>(T a, T b)``; None for another.
+    """(the line, the intrinsic it calls, that intrinsic's declaration) for a scalar
+    ``%r = frem [flags] T a, b`` line, as ``%r = call [flags] T @__gpux_fmod_<T>(T a,
+    T b)``; None for another.
 
     ``frem`` is C's ``fmod`` (LLVM's reference says so: the remainder of an exact
     division, with the dividend's sign), which Numba's lowering of a float's ``%``,
@@ -335,12 +321,13 @@ def _frem_as_call(toks):
     flags = "".join(toks[ci[j]] + " " for j in range(k))
     line = (irlex.join(toks[:at]) + f"call {flags}{ty} @{fn}({ty} {a}, {ty} {b})"
             + irlex.join(toks[ci[k + 3] + 1:]))
-    return line, fn
+    return line, fn, f"declare {ty} @{fn}({ty}, {ty})"
 
 
-def _approximate(toks, used: set) -> bool:
+def _approximate(toks, needed: dict) -> bool:
     """A float32 math call with ``fast`` or ``afn`` among its flags calls the
-    approximate intrinsic (*toks* changed in place; the names used added to *used*)."""
+    approximate intrinsic (*toks* changed in place; its declaration added to
+    *needed*)."""
     op, at = irlex.instruction(toks)
     if op != "call":
         return False
@@ -353,5 +340,6 @@ def _approximate(toks, used: set) -> bool:
             or not {"fast", "afn"} & set(between):
         return False
     toks[callee] = "@" + new
-    used.add(new)
+    args = "float, float" if new == "__gpux_pow_f32_approx" else "float"
+    needed[new] = f"declare float @{new}({args})"
     return True
