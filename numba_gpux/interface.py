@@ -419,6 +419,13 @@ class Target(_Checked):
     #: kernel metadata that requires a sub-group width, on devices with the feature
     #: "required_subgroup_size" ("": the target cannot require one)
     subgroup_size_metadata: str = ""
+    #: the prefix of overlay definitions that replace the sub-group shuffles
+    #: (``__gpux_sg_shuffle*``, named with the prefix instead of ``__gpux_sg_``) in
+    #: kernels that require a sub-group width, on devices with the feature
+    #: "split_subgroups" (a required width wider than the device's vectors runs as
+    #: several, where lanes exchange values faster through work-group memory than
+    #: through the device's shuffles); "": none
+    split_subgroup_prefix: str = ""
 
     # -- optimize --------------------------------------------------------------
     #: LLVM options set while a target machine is made (also in a fresh-process emission)

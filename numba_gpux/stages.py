@@ -162,21 +162,41 @@ def _stage_link(job: Job):
     defined = irtext.defined_functions(job.text)
     declared = irtext.declared_functions(job.text)
     done: set[str] = set()
+    twins = _split_subgroup_twins(job)
     while True:
         wanted = {n for n in declared if stack.provides(n)} - done
         if not wanted:
             break
-        _missing, text = _link_overlays(job, stack, wanted)
+        _missing, text = _link_overlays(job, stack, wanted, twins)
         defined |= irtext.defined_functions(text)
         declared = (declared | irtext.declared_functions(text)) - defined
         done |= wanted
     job.defined = defined
 
 
-def _link_overlays(job: Job, stack, names) -> tuple[set[str], str]:
-    """Link the stack's definitions of *names* into the module: the names it lacks,
-    and the text linked."""
-    text, missing = stack.module_text(names, map_shared=job.target.map_ir)
+def _split_subgroup_twins(job: Job):
+    """For a kernel that requires a sub-group width, on a device whose sub-groups of
+    that width are split across its vectors (the feature "split_subgroups"): a function
+    that gives, for a sub-group shuffle's name, the name of the target's definition to
+    link in its place (``split_subgroup_prefix``, exchanging values through work-group
+    memory); None otherwise."""
+    prefix = job.target.split_subgroup_prefix
+    if not (prefix and job.target.has("split_subgroups") and _width_to_require(job)
+            and _can_require_width(job.target)):
+        return None
+    return lambda n: prefix + n[len("__gpux_sg_"):] if n.startswith("__gpux_sg_shuffle") else n
+
+
+def _link_overlays(job: Job, stack, names, twins=None) -> tuple[set[str], str]:
+    """Link the stack's definitions of *names* into the module (each from its twin's,
+    renamed, where *twins* names one the stack has): the names it lacks, and the text
+    linked."""
+    use = {n: twins(n) for n in names} if twins is not None else {}
+    use = {n: t for n, t in use.items() if t != n and stack.provides(t)}
+    text, missing = stack.module_text([use.get(n, n) for n in names],
+                                      map_shared=job.target.map_ir)
+    if use:
+        text = irtext.rename_globals(text, {t: n for n, t in use.items()})
     fast = _fastmath_attributes(job)
     if fast:
         text = irtext.add_function_attributes(text, None, fast)

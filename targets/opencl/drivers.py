@@ -136,7 +136,17 @@ def _kind(cl, dev) -> str:
     return "accelerator"
 
 
-def _features(dev) -> frozenset:
+def _split_fits(dev) -> bool:
+    """Whether the shuffles of split sub-groups fit the device: its largest work-group
+    has a slot in their work-group arrays, and its local memory holds both arrays twice
+    over (overlays/subgroups.py)."""
+    from .overlays import SPLIT_SLOTS
+
+    return (int(dev.max_work_group_size) <= SPLIT_SLOTS
+            and int(dev.local_mem_size) >= 2 * SPLIT_SLOTS * (4 + 8))
+
+
+def _features(dev, kind: str) -> frozenset:
     ext = set(dev.extensions.split())
     feats = set()
     if dev.double_fp_config:
@@ -151,6 +161,10 @@ def _features(dev) -> frozenset:
         feats.add("subgroups")
     if "cl_intel_required_subgroup_size" in ext:
         feats.add("required_subgroup_size")
+    if "subgroups" in feats and kind == "cpu" and _split_fits(dev):
+        # a CPU runs a sub-group in its vector registers: one of a required width wider
+        # than them (a warp of 32) runs as several (Target.split_subgroup_prefix)
+        feats.add("split_subgroups")
     return frozenset(feats)
 
 
@@ -207,7 +221,7 @@ def make_device(target_name: str, plat, dev, il: str, runtime, index: int,
     return Device(
         target_name=target_name, index=index, name=dev.name.strip(), kind=kind,
         vendor=dev.vendor.strip(), runtime=runtime, limits=limits,
-        target_features=_features(dev), platform=plat.name.strip(), kind_index=k,
+        target_features=_features(dev, kind), platform=plat.name.strip(), kind_index=k,
     )
 
 

@@ -311,6 +311,8 @@ def make_target(device=None, *, features=None) -> OpenCLTarget:
         # cl_intel_required_subgroup_size: LLVM's SPIR-V back end writes this metadata
         # as the SubgroupSize execution mode
         subgroup_size_metadata="intel_reqd_sub_group_size",
+        # warp shuffles through work-group memory on CPUs (overlays/subgroups.py)
+        split_subgroup_prefix="__gpux_sgsplit_",
         legal_int_widths=(8, 16, 32, 64),
         # (scalar min/max only: the driver's uniformity analysis, overlays/core.py)
         replace_intrinsics=("llvm.bitreverse.", "llvm.sadd.with.overflow.",

@@ -15,6 +15,9 @@ from numba_gpux.overlays import registry
 
 SPIRV = registry("spirv")
 OPENCL = registry("opencl")
+#: slots in each work-group array through which split sub-groups shuffle (subgroups.py):
+#: the largest work-group of a device given the feature "split_subgroups"
+SPLIT_SLOTS = 8192
 
 # feature modules register themselves by being imported
 from . import core, types  # noqa: E402,F401
@@ -22,5 +25,5 @@ from . import core, types  # noqa: E402,F401
 SPIRV.define_module(f"{__name__}.memory", ("__gpux_barrier_", "__gpux_fence_"))
 SPIRV.define_module(f"{__name__}.atomics", ("__gpux_atomic_",))
 SPIRV.define_module(f"{__name__}.bits", ("__gpux_brev_",))
-SPIRV.define_module(f"{__name__}.subgroups", ("__gpux_sg_",))
+SPIRV.define_module(f"{__name__}.subgroups", ("__gpux_sg_", "__gpux_sgsplit_"))
 SPIRV.define_module(f"{__name__}.printing", (PRINTF_PREFIX,))
