@@ -176,6 +176,16 @@ class DeviceNDArray(DeviceNDArrayBase):
                                       f"{self.strides}")
         if ary is not None and self.size == 0 and ary.size == 0 and ary.shape == self.shape:
             return ary
+        if self.dtype == object:  # (the device holds no Python objects: _memory_api)
+            objects = getattr(self, "_host_objects", None)
+            if objects is None or objects.shape != self.shape:
+                raise _mem.DeviceArrayTypeError(
+                    "copy_to_host: this array of Python objects is a view of one made by "
+                    "to_device, whose objects only the whole array gives back")
+            if ary is None:
+                return objects.copy()
+            ary[...] = objects
+            return ary
         return super().copy_to_host(ary, self._default_stream(stream) or None)
 
     def __getitem__(self, index):

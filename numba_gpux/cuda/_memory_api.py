@@ -68,6 +68,8 @@ def to_device(obj, stream=0, copy: bool = True, to=None):
             rec.copy_to_device(obj, stream=stream)
         return rec
     host = np.asarray(obj)
+    if host.dtype == object:
+        return _on_stream(_object_array(dev, host), stream)
     if host.size and 0 not in host.strides and (arr := _plugin_array(
             dev, host.shape, host.dtype, _order_of(host), stream)) is not None:
         if copy:
@@ -87,6 +89,17 @@ def to_device(obj, stream=0, copy: bool = True, to=None):
         strides = tuple(0 if s == 0 else next(inner) for s in host.strides)
         return core.view_as(host.shape, strides, core.offset)
     return _on_stream(_mem.to_device(obj, device=dev, stream=stream or None), stream)
+
+
+def _object_array(dev, host: np.ndarray) -> DeviceNDArray:
+    """An array of Python objects (``to_device(None)``, an unused optional argument, as
+    numba.cuda makes one): device memory of its shape (a pointer's size per element,
+    nothing written: the device holds no Python objects), which no kernel takes, and
+    whose ``copy_to_host`` gives the objects back, as numba.cuda's does."""
+    host = np.array(host, dtype=object, order="C")   # (a shallow copy: the same objects)
+    arr = DeviceNDArray(host.shape, host.strides, host.dtype)
+    arr._host_objects = host
+    return arr
 
 
 def _nbytes_for(shape, strides, itemsize):

@@ -302,3 +302,23 @@ def test_auto_device_uses_mapped_memory_in_place(device):
     np.testing.assert_array_equal(m, np.arange(4))
     h, copied = devicearray.auto_device(np.arange(3))
     assert copied and isinstance(h, devicearray.DeviceNDArray)
+
+
+def test_arrays_of_python_objects_go_to_the_device_as_numba_cudas_do(device):
+    """``to_device(None)`` (an optional array left out) and object arrays make device
+    arrays of their shape, as numba.cuda's; their objects come back whole, and no
+    kernel takes one."""
+    none = cuda.to_device(None)
+    assert none.shape == () and none.dtype == object and none.copy_to_host() is not None
+    assert none.copy_to_host()[()] is None
+    item = [1, "a"]
+    objs = cuda.to_device(np.array([None, item, 3], dtype=object))
+    assert objs.shape == (3,) and objs.dtype == object
+    back = objs.copy_to_host()
+    assert back[0] is None and back[1] is item and back[2] == 3
+    into = np.empty(3, dtype=object)
+    assert objs.copy_to_host(into) is into and into[1] is item
+    with pytest.raises(gpux.errors.LaunchTypeError, match="pyobject cannot be passed"):
+        _sum_into[1, 1](objs, cuda.device_array(1, np.float64))
+    with pytest.raises(TypeError, match="objects only the whole array gives back"):
+        objs[1:].copy_to_host()
