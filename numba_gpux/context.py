@@ -62,7 +62,12 @@ class _OverloadDispatcherMarker:
 def _overload_jit(*args, **options):
     """The jit Numba uses to compile ``@overload`` implementations for this target."""
     def wrap(fn):
-        return make_device_function(fn, inline=True)
+        impl = make_device_function(fn, inline=True)
+        # compiled for the literal types a call has, as Numba's own jit compiles an
+        # implementation: Numba keeps one per signature, and one chosen by a literal
+        # (np.searchsorted's side=) must not be typed for its non-literal type
+        impl.keeps_literals = True
+        return impl
 
     if args and callable(args[0]):
         return wrap(args[0])

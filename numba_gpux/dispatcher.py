@@ -241,6 +241,10 @@ class GpuxFunction(KernelAttributes, KernelInspection):
     # What a facade or library kernel class (a subclass, e.g. numba_gpux.cuda's
     # CUDADispatcher) overrides; the defaults are the portable kernel's behaviour.
 
+    #: True: a call from device code compiles for the argument types as they are, literal
+    #: types included (an ``@overload`` implementation's, as Numba's jit); False: for
+    #: the non-literal types where those type (``_specialize_call``, numba.cuda's rule)
+    keeps_literals: bool = False
     #: whether launches may be found again by their arguments' launch key (launch.py's
     #: fast path, which skips launch_variant and prepare_launch); a subclass whose
     #: launches each need the generic path says False (and clears ``_launch_keys``)
@@ -489,7 +493,11 @@ class GpuxFunction(KernelAttributes, KernelInspection):
         # with eager signatures a call converts its arguments to one of them, as in
         # numba.cuda (no new specialization); otherwise it is compiled for its types
         if not self._eager_sigs:
-            args = self._specialize_call(tuple(args))
+            args = tuple(args)
+            if self.keeps_literals:
+                self.neutral(args)
+            else:
+                args = self._specialize_call(args)
         name = f"CallTemplate({self.__name__})"
         template = typing.make_concrete_template(name, key=self.__name__,
                                                  signatures=self.nopython_signatures)

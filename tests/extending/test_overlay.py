@@ -214,3 +214,29 @@ def test_inlined_overloads_and_numba_cuda_extensions(opencl_device):
     # Numba's CPU target does not take them
     with pytest.raises(numba.core.errors.NumbaError, match="current target"):
         numba.njit(lambda: _seven())()
+
+
+def _pick(x, mode):
+    return x + 1 if mode == "add" else x * 100
+
+
+@overload(_pick, target="gpux")
+def _ol_pick(x, mode):
+    # the implementation is chosen by the literal string, as Numba's np.searchsorted's
+    # by its side=: each literal gets its own implementation
+    if not isinstance(mode, types.StringLiteral):
+        return None
+    if mode.literal_value == "add":
+        return lambda x, mode: x + 1
+    return lambda x, mode: x * 100
+
+
+def test_an_overload_chosen_by_a_literal_argument_keeps_each_choice(opencl_device):
+    @gpux.jit
+    def k(out):
+        out[0] = _pick(out[2], "add")
+        out[1] = _pick(out[2], "mul")
+
+    out = gpux.to_device(np.array([0.0, 0.0, 0.5]))
+    k[1, 1](out)
+    np.testing.assert_array_equal(out.copy_to_host(), [1.5, 50.0, 0.5])
