@@ -230,7 +230,13 @@ def test_dicts_and_sets_made_in_kernels_name_the_line_and_construct(stmt, what):
     ("a[0] = np.dot(a, a)", "np.dot() is called here: Numba computes it with BLAS/LAPACK"),
     ("a[0] = np.vdot(a, a)", "np.vdot() is called here"),
     ("a[0] = np.linalg.norm(a)", "np.linalg.norm() is called here"),
-    ("a[0] = np.linalg.det(a.reshape(1, 1))", "np.linalg.det() is called here")])
+    ("a[0] = np.linalg.det(a.reshape(1, 1))", "np.linalg.det() is called here"),
+    ("a[0] = np.cov(a).sum()", "np.cov() is called here"),
+    ("a[0] = np.corrcoef(a, a)[0, 1]", "np.corrcoef() is called here"),
+    ("a[0] = np.random.random()", "np.random.random() is called here: Numba's NumPy random"),
+    ("a[0] = a @ a", "a @ b on arrays (a matrix product) is computed here: Numba computes it "
+                     "with BLAS"),
+    ("a[0] = a.dot(a)", "a.dot(b) (a matrix product) is computed here")])
 def test_new_strings_and_host_library_calls_name_the_line(stmt, words):
     """``str(x)`` (which typing used to compile Numba's implementation of, failing inside
     Numba's files) and NumPy's BLAS/LAPACK functions (a symbol missing when the module

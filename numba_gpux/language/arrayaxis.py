@@ -12,6 +12,9 @@ Numba's own implementations are written with what GPU code cannot have.
   checked against the dimensions and against the ones before it.
 - ``np.broadcast_shapes`` (and so ``np.where(cond, x, y)``): Numba's merges the
   shapes in a Python list; here in a tuple.
+- ``np.unique`` (and so ``np.partition``, ``np.argpartition`` and Numba's set
+  functions, which call it): Numba's collects the values in Python lists; here the
+  sorted copy is compacted in place, NaNs kept once, as NumPy and Numba do.
 
 Target-neutral: typing overloads for the shared target (:func:`register`) and one
 lowering in :data:`superseding_registry`, installed after Numba's builtins.
@@ -46,6 +49,7 @@ def register(target: str) -> None:
         return
     _registered.add(target)
     overload(np.broadcast_shapes, target=target)(_broadcast_shapes)
+    overload(np.unique, target=target)(_unique)
 
 
 def register_array_math(target: str) -> None:
@@ -95,6 +99,23 @@ def register_array_math(target: str) -> None:
     # the function only: Numba types a method overloaded for one target on every target
     # (the CPU's too), so the method a.cumsum(axis=k) stays Numba's
     overload(np.cumsum, target=target)(_cumsum)
+
+
+def _unique(ar):
+    if not isinstance(ar, types.Array):
+        return None
+
+    def impl(ar):
+        b = np.sort(ar.ravel())
+        k = 0
+        for i in range(b.size):
+            x = b[i]
+            # sorted: a new value differs from the last one kept; NaNs (last) once
+            if k == 0 or (b[k - 1] != x and not (b[k - 1] != b[k - 1] and x != x)):
+                b[k] = x
+                k += 1
+        return b[:k]
+    return impl
 
 
 def _broadcast_shapes(*args):

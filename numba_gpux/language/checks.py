@@ -13,6 +13,7 @@ is reported the same way, with the line and the operation it was lowering
 from __future__ import annotations
 
 import contextlib
+import operator
 import time
 
 import numpy as np
@@ -87,6 +88,12 @@ class RejectHostOnlyValues(AnalysisPass):
                         what = _what(sig.return_type)
                 if what is not None:
                     raise UnsupportedError(f"{name}: {what}", inst.loc)
+                product = _matrix_product(inst.value, typemap)
+                if product is not None:
+                    raise UnsupportedError(
+                        f"{name}: {product} is computed here: Numba computes it with BLAS, a "
+                        f"host library GPU code cannot call; write it as loops over the "
+                        f"arrays (or use a library's device routine)", inst.loc)
         return False
 
 
@@ -136,7 +143,7 @@ def _host_container(value, func_ir) -> str | None:
 #: builtins that make a new string
 _STRING_MAKERS = frozenset(("str", "repr", "format", "hex", "oct", "bin", "chr", "ascii"))
 #: NumPy functions whose Numba implementations call BLAS or LAPACK (host libraries)
-_HOST_LINALG = frozenset(("dot", "vdot"))
+_HOST_LINALG = frozenset(("dot", "vdot", "cov", "corrcoef", "matmul"))
 
 
 def _host_only_call(value, func_ir) -> str | None:
@@ -160,6 +167,31 @@ def _host_only_call(value, func_ir) -> str | None:
         return (f"{name}() is called here: Numba computes it with BLAS/LAPACK, host "
                 f"libraries GPU code cannot call; write it as loops over the arrays (or use a "
                 f"library's device routine)")
+    if isinstance(mod, str) and mod.startswith("numpy.random"):
+        return (f"np.random.{fn}() is called here: Numba's NumPy random numbers keep their "
+                f"state in the host process; in GPU code use a device generator "
+                f"(numba_gpux.random, or numba.cuda.random's xoroshiro128p through the "
+                f"facade), one state per thread")
+    return None
+
+
+#: the typing key of Numba's ``ndarray.dot`` method (an overload_method's)
+_ARRAY_DOT = (types.Array, "dot")
+
+
+def _matrix_product(value, typemap) -> str | None:
+    """What *value* (typed) does that Numba computes with BLAS: ``a @ b`` or
+    ``a.dot(b)`` on arrays (as the message says it), or None."""
+    if not isinstance(value, ir.Expr):
+        return None
+    if value.op in ("binop", "inplace_binop") and value.fn is operator.matmul:
+        if any(isinstance(typemap.get(v.name), types.Array) for v in (value.lhs, value.rhs)):
+            return "a @ b on arrays (a matrix product)"
+    if value.op == "call":
+        fnty = typemap.get(value.func.name)
+        if isinstance(fnty, types.BoundFunction) and isinstance(fnty.this, types.Array) \
+                and fnty.typing_key in (_ARRAY_DOT, "array.dot"):
+            return "a.dot(b) (a matrix product)"
     return None
 
 

@@ -300,6 +300,17 @@ def _remainder_impl(ft):
     return remainder
 
 
+def _gcd_impl(context, builder, sig, args):
+    # Numba's own (Stein's algorithm, integer operations only); its math module's
+    # other implementations are not installed here, the kernel language's are
+    from numba.cpython.mathimpl import gcd_impl
+
+    return gcd_impl(context, builder, sig, args)
+
+
+lower(math.gcd, types.Integer, types.Integer)(_gcd_impl)
+
+
 @lower(math.remainder, types.Float, types.Float)
 def remainder_impl(context, builder, sig, args):
     import numpy as np

@@ -145,6 +145,14 @@ def _dtype_attribute(context, builder, ty, value, attr):
     return _constant(context, builder, resty, found)
 
 
+@lowering_registry.lower_cast(types.NumberClass, types.DType)
+def _number_class_as_dtype(context, builder, fromty, toty, value):
+    # np.int64 read from the module where the typing made it the dtype (Numba's
+    # RewriteArrayOfConsts writes np.array([x], dtype=t) so): both are types only,
+    # no value; Numba's CPU target lowers no module attribute and casts nothing
+    return context.get_dummy_value()
+
+
 # ------------------------------------------------------------ ravel
 @superseding_registry.lower("array.ravel", types.Array)
 def _ravel_view(context, builder, sig, args):

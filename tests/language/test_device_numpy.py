@@ -611,3 +611,62 @@ def test_float16_loops_are_numpys_without_resolve_dtypes():
     # a scalar beside arrays counts by its kind (before NumPy 1.24): float16 + int64 scalar
     assert _numpy_loop(_WithoutResolve(np.add), [np.dtype(np.float16), np.dtype(np.int64)],
                        [True, False])[-1] == np.float16
+
+
+def test_searchsorted_sides_and_digitize_right(device):
+    """Numba chooses searchsorted's code by its literal ``side``: both sides in one kernel,
+    and np.digitize(right=True), which calls both, as njit and NumPy."""
+    def sides(s, x, out):
+        for i in range(x.size):
+            out[0, i] = np.searchsorted(s, x[i], side="left")
+            out[1, i] = np.searchsorted(s, x[i], side="right")
+        r = np.digitize(x, s, right=True)
+        l = np.digitize(x, s)
+        for i in range(x.size):
+            out[2, i] = r[i]
+            out[3, i] = l[i]
+
+    s = np.array([-2.0, 0.0, 0.0, 2.5, 5.0])
+    x = np.array([-3.0, 0.0, 2.5, 3.0, 5.0, 6.0])
+    want = np.array([np.searchsorted(s, x, "left"), np.searchsorted(s, x, "right"),
+                     np.digitize(x, s, right=True), np.digitize(x, s)])
+    ref = np.zeros((4, x.size), np.int64)
+    njit(sides)(s, x, ref)
+    np.testing.assert_array_equal(ref, want)
+    out = gpux.to_device(np.zeros((4, x.size), np.int64))
+    gpux.jit(sides)[1, 1](gpux.to_device(s), gpux.to_device(x), out)
+    np.testing.assert_array_equal(out.copy_to_host(), want)
+
+
+def _unique_partition(a, m, out, n):
+    u = np.unique(a)
+    n[0] = u.size
+    for i in range(u.size):
+        out[0, i] = u[i]
+    p = np.partition(a, 2)
+    q = np.argpartition(a, 3)
+    for i in range(a.size):
+        out[1, i] = p[i]
+        out[2, i] = q[i]
+    np.fill_diagonal(m, 5.0)
+    w = np.unique(m)   # 2-D: flattened
+    n[1] = w.size
+    n[2] = np.unique(a[:0]).size
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.int32])
+def test_unique_partition_and_fill_diagonal_as_njit(device, dtype):
+    """Numba's np.unique builds Python lists, and np.partition/argpartition call it;
+    np.fill_diagonal reads a scalar as a 1-element array of a dtype read from NumPy."""
+    a = np.array([3, 1, 7, 2, 1, 7, 0, 3, -4], dtype)
+    if dtype == np.float64:
+        a[[2, 5]] = np.nan
+    m = np.arange(12.0).reshape(3, 4) % 5
+    want = [np.zeros((3, a.size)), np.zeros(3, np.int64), m.copy()]
+    njit(_unique_partition)(a, want[2], want[0], want[1])
+    assert want[1][0] == np.unique(a).size and want[1][2] == 0
+    got = [gpux.to_device(np.zeros((3, a.size))), gpux.to_device(np.zeros(3, np.int64)),
+           gpux.to_device(m.copy())]
+    gpux.jit(_unique_partition)[1, 1](gpux.to_device(a), got[2], got[0], got[1])
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g.copy_to_host(), w)

@@ -429,3 +429,19 @@ def test_powers_of_two_and_one_half_are_a_multiply_and_a_square_root(device, fas
         np.testing.assert_array_equal(got, want)
         if not fastmath:  # (fastmath allows either zero)
             assert list(np.signbit(got)) == list(np.signbit(want))
+
+
+@pytest.mark.parametrize("ta, tb", [(np.int64, np.int64), (np.int32, np.uint32),
+                                    (np.int8, np.int16)])
+def test_gcd_of_integers_as_python(device, ta, tb):
+    @gpux.jit
+    def k(a, b, out):
+        for i in range(a.size):
+            out[i] = math.gcd(a[i], b[i])
+
+    a = np.array([12, -18, 0, 0, 7, -64, 127, 96], ta)
+    b = np.array([18, 12, 5, 0, 13, 6, 127, 40], tb)
+    out = gpux.to_device(np.zeros(a.size, np.int64))
+    k[1, 1](gpux.to_device(a), gpux.to_device(b), out)
+    np.testing.assert_array_equal(out.copy_to_host(),
+                                  [math.gcd(int(x), int(y)) for x, y in zip(a, b)])
