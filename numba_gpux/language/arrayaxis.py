@@ -12,6 +12,8 @@ Numba's own implementations are written with what GPU code cannot have.
   checked against the dimensions and against the ones before it.
 - ``np.broadcast_shapes`` (and so ``np.where(cond, x, y)``): Numba's merges the
   shapes in a Python list; here in a tuple.
+- ``np.correlate`` and ``np.convolve``: Numba's sum the products with BLAS's ``dot``
+  where SciPy is installed; here with a loop, as Numba's own without SciPy.
 - ``np.unique`` (and so ``np.partition``, ``np.argpartition`` and Numba's set
   functions, which call it): Numba's collects the values in Python lists; here the
   sorted copy is compacted in place, NaNs kept once, as NumPy and Numba do.
@@ -99,6 +101,48 @@ def register_array_math(target: str) -> None:
     # the function only: Numba types a method overloaded for one target on every target
     # (the CPU's too), so the method a.cumsum(axis=k) stays Numba's
     overload(np.cumsum, target=target)(_cumsum)
+    # the sums of products of np.correlate and np.convolve: Numba's call BLAS's dot
+    # where SciPy is installed (float and complex arrays), which GPU code cannot
+    overload(arraymath._np_correlate_core, target=target)(_correlate_core)
+
+
+def _correlate_core(ap1, ap2, mode, direction):
+    """Numba's ``_np_correlate_core``: the correlation of *ap1* with the shorter *ap2*
+    at each shift *mode* asks for ('valid', 'same', 'full'), written first to last
+    (*direction* 1) or last to first (-1); each sum taken in index order from an
+    integer 0, as Numba's loop without BLAS does."""
+    from numba.np.numpy_support import as_dtype
+
+    dt = np.promote_types(as_dtype(ap1.dtype), as_dtype(ap2.dtype))
+
+    def impl(ap1, ap2, mode, direction):
+        n1 = len(ap1)
+        n2 = len(ap2)
+        if n1 < n2:
+            raise ValueError("'len(ap1)' must greater than 'len(ap2)'")
+        if mode == "valid":
+            left = 0
+            right = 0
+        elif mode == "full":
+            left = n2 - 1
+            right = n2 - 1
+        elif mode == "same":
+            left = n2 // 2
+            right = n2 - 1 - left
+        else:
+            raise ValueError("Invalid 'mode', valid are 'full', 'same', 'valid'")
+        if direction != 1 and direction != -1:
+            raise ValueError("Invalid direction")
+        length = n1 - n2 + 1 + left + right
+        out = np.zeros(length, dt)
+        for j in range(length):
+            shift = j - left   # ap2[t] meets ap1[shift + t]
+            acc = 0
+            for t in range(max(0, -shift), min(n2, n1 - shift)):
+                acc = acc + ap1[shift + t] * ap2[t]
+            out[j if direction == 1 else length - 1 - j] = acc
+        return out
+    return impl
 
 
 def _unique(ar):

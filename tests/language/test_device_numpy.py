@@ -670,3 +670,37 @@ def test_unique_partition_and_fill_diagonal_as_njit(device, dtype):
     gpux.jit(_unique_partition)[1, 1](gpux.to_device(a), got[2], got[0], got[1])
     for g, w in zip(got, want):
         np.testing.assert_array_equal(g.copy_to_host(), w)
+
+
+def _correlations(a, v, out):
+    rows = (np.convolve(a, v), np.convolve(a, v, "same"), np.convolve(v, a, "valid"),
+            np.correlate(a, v, "full"), np.correlate(v, a), np.correlate(a, v, "same"))
+    for r in range(len(rows)):
+        x = rows[r]
+        for i in range(x.size):
+            out[r, i] = x[i]
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.complex128, np.int64])
+def test_convolve_and_correlate_sum_without_blas(device, dtype, monkeypatch):
+    """Numba's np.convolve/np.correlate call BLAS's dot for floats where SciPy is
+    installed (here as if it were): kernels sum the products themselves, as NumPy."""
+    from numba.np import arraymath
+
+    if dtype == np.complex128 and not device.target.has("fp64"):
+        pytest.skip("no float64 on this device")
+    monkeypatch.setattr(arraymath, "_HAVE_BLAS", True)
+    a = (np.arange(7) * 1.5 - 3).astype(dtype)
+    v = np.array([2, -1, 3]).astype(dtype)
+    if dtype == np.complex128:
+        a = a + 1j * np.arange(7)
+        v = v - 0.5j
+    want = np.zeros((6, 9), dtype)
+    for r, x in enumerate((np.convolve(a, v), np.convolve(a, v, "same"),
+                           np.convolve(v, a, "valid"), np.correlate(a, v, "full"),
+                           np.correlate(v, a), np.correlate(a, v, "same"))):
+        want[r, :x.size] = x
+    out = gpux.to_device(np.zeros((6, 9), dtype))
+    gpux.jit(_correlations)[1, 1](gpux.to_device(a), gpux.to_device(v), out)
+    tol = 1e-5 if dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(out.copy_to_host(), want, rtol=tol, atol=tol)
