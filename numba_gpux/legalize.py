@@ -28,6 +28,7 @@ from .irlex import code, instruction, is_label, line_tokens, match_paren, name
 from .legalize_bits import bool_vector_bits
 from .legalize_fma import fuse_contracted
 from .legalize_logic import logical_selects
+from .legalize_pairs import paired_accesses
 from .legalize_sizes import alloca_operands, as_bytes, typed_offsets, zero_length_allocas
 from .legalize_stack import static_stack
 
@@ -759,6 +760,7 @@ REWRITES = {
     "fuse_contracted": fuse_contracted,
     "bool_vector_bits": bool_vector_bits,
     "zero_length_allocas": zero_length_allocas,
+    "paired_accesses": paired_accesses,
 }
 
 

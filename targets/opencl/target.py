@@ -322,7 +322,7 @@ def make_target(device=None, *, features=None) -> OpenCLTarget:
         codegen_flags=NO_LSR_FLAGS,
         ir_rewrites=("split_aggregate_phis", "sitofp_i1", "zero_length_allocas", "byte_allocas",
                      "rematerialize_index_math", "logical_selects", "static_stack",
-                     "fuse_contracted", "bool_vector_bits"),
+                     "fuse_contracted", "bool_vector_bits", "paired_accesses"),
         extern_prefixes=("_Z", "__spirv"),
         opencl=OpenCLOptions(dynamic_shared_params=True),
     )

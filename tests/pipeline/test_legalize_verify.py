@@ -40,6 +40,13 @@ def _quantile(a, out):
     out[0] = np.percentile(a, 30.0)
 
 
+def _complex_product(x, y, out):
+    # a complex128 element is two doubles: paired_accesses' work
+    i = gpux.grid(1)
+    if i < out.size:
+        out[i] = x[i] * y[i]
+
+
 def _facade(fn):
     from numba_gpux import cuda
 
@@ -48,7 +55,9 @@ def _facade(fn):
 
 CASES = K.collect() + [("cuda_facade._mul_adds", _facade(_mul_adds),
                         "void(float32[::1], float32[::1], float32[::1], float32[::1])"),
-                       ("_quantile", _quantile, "void(float64[::1], float64[::1])")]
+                       ("_quantile", _quantile, "void(float64[::1], float64[::1])"),
+                       ("_complex_product", _complex_product,
+                        "void(complex128[::1], complex128[::1], complex128[::1])")]
 
 
 def _bare_target():
