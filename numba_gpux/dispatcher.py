@@ -21,6 +21,7 @@ from . import irtext
 from .lanes import exchange_first_dims
 from . import hooks as _hooks
 from . import linking
+from .limits import launch_bounds_tuple
 from . import serialize as _serialize
 from .attributes import KernelAttributes
 from .inspection import KernelInspection, Overload
@@ -241,9 +242,8 @@ class GpuxFunction(KernelAttributes, KernelInspection):
     # What a facade or library kernel class (a subclass, e.g. numba_gpux.cuda's
     # CUDADispatcher) overrides; the defaults are the portable kernel's behaviour.
 
-    #: True: a call from device code compiles for the argument types as they are, literal
-    #: types included (an ``@overload`` implementation's, as Numba's jit); False: for
-    #: the non-literal types where those type (``_specialize_call``, numba.cuda's rule)
+    #: a call from device code compiles for its literal types as they are (an @overload
+    #: implementation's, as Numba's jit), not the non-literal ones first (_specialize_call)
     keeps_literals: bool = False
     #: whether launches may be found again by their arguments' launch key (launch.py's
     #: fast path, which skips launch_variant and prepare_launch); a subclass whose
@@ -493,11 +493,7 @@ class GpuxFunction(KernelAttributes, KernelInspection):
         # with eager signatures a call converts its arguments to one of them, as in
         # numba.cuda (no new specialization); otherwise it is compiled for its types
         if not self._eager_sigs:
-            args = tuple(args)
-            if self.keeps_literals:
-                self.neutral(args)
-            else:
-                args = self._specialize_call(args)
+            args = self._specialize_call(tuple(args))
         name = f"CallTemplate({self.__name__})"
         template = typing.make_concrete_template(name, key=self.__name__,
                                                  signatures=self.nopython_signatures)
@@ -510,7 +506,7 @@ class GpuxFunction(KernelAttributes, KernelInspection):
         as a constant), the literal types the caller has."""
         from numba.core.errors import TypingError
 
-        plain = tuple(types.unliteral(a) for a in args)
+        plain = args if self.keeps_literals else tuple(types.unliteral(a) for a in args)
         if plain == args:
             self.neutral(args)
             return args
@@ -708,21 +704,6 @@ class GpuxFunction(KernelAttributes, KernelInspection):
         return k
 
 
-def _launch_bounds(value) -> tuple:
-    """``launch_bounds`` as a tuple of one to three positive ints (() for None)."""
-    if value is None:
-        return ()
-    bounds = tuple(value) if isinstance(value, (tuple, list)) else (value,)
-    if len(bounds) > 3:
-        raise ValueError(f"Got {len(bounds)} launch bounds: {bounds}. A maximum of three are "
-                         f"supported: (max_threads_per_block, min_blocks_per_sm, "
-                         f"max_blocks_per_cluster)")
-    if not bounds or not all(type(b) is int and b > 0 for b in bounds):
-        raise ValueError(f"launch_bounds must be a positive int or a tuple of one to three "
-                         f"positive ints, not {value!r}")
-    return bounds
-
-
 def _device_function(py_func, inline: bool) -> GpuxFunction:
     return GpuxFunction(py_func, device=True, options=Options(inline=True) if inline else None)
 
@@ -768,7 +749,7 @@ def jit(func_or_sig=None, *, device: bool = False, fastmath: bool = False, opt: 
     elif opt is False:
         opt = 0
     inline_flag = inline not in (False, "never", None)
-    bounds = _launch_bounds(launch_bounds)
+    bounds = launch_bounds_tuple(launch_bounds)
     options = Options(opt=int(opt), fastmath=bool(fastmath), debug=bool(debug),
                       inline=inline_flag, lineinfo=bool(lineinfo), subgroup_size=subgroup_size,
                       **dict(zip(("max_threads", "min_blocks", "max_cluster_blocks"), bounds)),

@@ -24,7 +24,7 @@ from __future__ import annotations
 from .errors import GpuxUserError, LaunchError
 
 __all__ = ["INDEX_RANGE", "check_config", "check_static_shared", "check_alloc",
-           "AllocationTooLargeError"]
+           "AllocationTooLargeError", "launch_bounds_tuple"]
 
 #: the most blocks (and threads) one grid dimension may have where a device states no
 #: limit: the signed 32-bit range that CUDA's grid x dimension, Metal's threadgroup
@@ -91,3 +91,18 @@ def check_alloc(device, nbytes: int) -> None:
         raise AllocationTooLargeError(
             f"cannot allocate {nbytes} bytes on {device.spec}: the device's {what} is "
             f"{m} bytes")
+
+
+def launch_bounds_tuple(value) -> tuple:
+    """A kernel's ``launch_bounds`` option as a tuple of one to three positive ints (() for None)."""
+    if value is None:
+        return ()
+    bounds = tuple(value) if isinstance(value, (tuple, list)) else (value,)
+    if len(bounds) > 3:
+        raise ValueError(f"Got {len(bounds)} launch bounds: {bounds}. A maximum of three are "
+                         f"supported: (max_threads_per_block, min_blocks_per_sm, "
+                         f"max_blocks_per_cluster)")
+    if not bounds or not all(type(b) is int and b > 0 for b in bounds):
+        raise ValueError(f"launch_bounds must be a positive int or a tuple of one to three "
+                         f"positive ints, not {value!r}")
+    return bounds

@@ -621,10 +621,10 @@ def test_searchsorted_sides_and_digitize_right(device):
             out[0, i] = np.searchsorted(s, x[i], side="left")
             out[1, i] = np.searchsorted(s, x[i], side="right")
         r = np.digitize(x, s, right=True)
-        l = np.digitize(x, s)
+        lo = np.digitize(x, s)
         for i in range(x.size):
             out[2, i] = r[i]
-            out[3, i] = l[i]
+            out[3, i] = lo[i]
 
     s = np.array([-2.0, 0.0, 0.0, 2.5, 5.0])
     x = np.array([-3.0, 0.0, 2.5, 3.0, 5.0, 6.0])
