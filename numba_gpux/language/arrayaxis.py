@@ -12,6 +12,8 @@ Numba's own implementations are written with what GPU code cannot have.
   checked against the dimensions and against the ones before it.
 - ``np.broadcast_shapes`` (and so ``np.where(cond, x, y)``): Numba's merges the
   shapes in a Python list; here in a tuple.
+- ``np.cross``: Numba's words an error with an f-string, a string built at run time;
+  here the same checks and exception classes, the message without the sizes.
 - ``np.correlate`` and ``np.convolve``: Numba's sum the products with BLAS's ``dot``
   where SciPy is installed; here with a loop, as Numba's own without SciPy.
 - ``np.unique`` (and so ``np.partition``, ``np.argpartition`` and Numba's set
@@ -104,6 +106,31 @@ def register_array_math(target: str) -> None:
     # the sums of products of np.correlate and np.convolve: Numba's call BLAS's dot
     # where SciPy is installed (float and complex arrays), which GPU code cannot
     overload(arraymath._np_correlate_core, target=target)(_correlate_core)
+    # np.cross: Numba's words one error with an f-string (typed even where NumPy's
+    # version leaves it out), which GPU code cannot build
+    three_only = arraymath.numpy_version >= (2, 5)
+
+    def _np_cross(a, b):
+        if not (isinstance(a, types.Array) and isinstance(b, types.Array)):
+            return None
+
+        def impl(a, b):
+            na = a.shape[-1]
+            nb = b.shape[-1]
+            if na not in (2, 3) or nb not in (2, 3):
+                raise ValueError("Incompatible dimensions for cross product\n"
+                                 "(dimension must be 2 or 3)")
+            if three_only and (na == 2 or nb == 2):
+                raise ValueError("Both input arrays must be (arrays of) 3-dimensional "
+                                 "vectors")
+            if na == 3 or nb == 3:
+                return arraymath._cross(a, b)
+            raise ValueError("Dimensions for both inputs is 2.\nPlease replace your "
+                             "numpy.cross(a, b) call with a call to `cross2d(a, b)` from "
+                             "`numba.np.extensions`.")
+        return impl
+
+    overload(np.cross, target=target)(_np_cross)
 
 
 def _correlate_core(ap1, ap2, mode, direction):

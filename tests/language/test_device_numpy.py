@@ -704,3 +704,24 @@ def test_convolve_and_correlate_sum_without_blas(device, dtype, monkeypatch):
     gpux.jit(_correlations)[1, 1](gpux.to_device(a), gpux.to_device(v), out)
     tol = 1e-5 if dtype == np.float32 else 1e-12
     np.testing.assert_allclose(out.copy_to_host(), want, rtol=tol, atol=tol)
+
+
+def _crosses(a, b, c, d, out):
+    x = np.cross(a, b)
+    y = np.cross(c, d)
+    for i in range(3):
+        out[0, i] = x[i]
+    for r in range(y.shape[0]):
+        for i in range(3):
+            out[1 + r, i] = y[r, i]
+
+
+def test_cross_products_as_numpy(device):
+    """Numba's np.cross words an error with an f-string, typed with the rest."""
+    a, b = np.array([1.0, 2.0, 3.0]), np.array([-1.0, 0.5, 2.0])
+    c, d = np.arange(6.0).reshape(2, 3), np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 2.0]])
+    want = np.zeros((3, 3))
+    want[0], want[1:] = np.cross(a, b), np.cross(c, d)
+    out = gpux.to_device(np.zeros((3, 3)))
+    gpux.jit(_crosses)[1, 1](*(gpux.to_device(v) for v in (a, b, c, d)), out)
+    np.testing.assert_array_equal(out.copy_to_host(), want)
