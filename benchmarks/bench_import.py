@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import platform
 import statistics
@@ -148,6 +149,32 @@ def bench_main(doc: str, measure, report, runs: int, result_name: str, argv=None
     print(report(res))
     write_result(a.out, res)
     return 0
+
+def geomean_and_worst(ratios) -> tuple[float, float]:
+    """The geometric mean and the largest of *ratios* (our time / a reference's)."""
+    r = list(ratios)
+    return math.exp(sum(map(math.log, r)) / len(r)), max(r)
+
+
+def ratio_main(doc: str, measure, summary, reps: int, result_name: str, ok,
+               argv=None) -> int:
+    """The command line the benchmarks that time ours against a reference, launch by
+    launch, share: ``--reps``, ``--seed``, ``--quick`` (one small case), ``--out``;
+    ``measure(reps, seed, quick)``, print ``summary(res)``, write the JSON; 1 where
+    ``ok(res)`` says a result did not match."""
+    p = argparse.ArgumentParser(description=doc.splitlines()[0])
+    p.add_argument("--reps", type=int, default=reps, help="timed launches of each")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--quick", action="store_true", help="one small case")
+    p.add_argument("--out", default=os.path.join(RESULTS, result_name))
+    a = p.parse_args(argv)
+    res = measure(a.reps, a.seed, a.quick)
+    res["machine"] = machine()
+    print(summary(res))
+    if a.out:
+        write_result(a.out, res)
+    return 0 if ok(res) else 1
+
 
 def machine() -> dict:
     """What the numbers were measured on."""

@@ -21,7 +21,6 @@ Usage: python benchmarks/complex_access.py [--reps 11] [--quick] [--out FILE]
 
 from __future__ import annotations
 
-import argparse
 import math
 import os
 import statistics
@@ -32,7 +31,7 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from bench_import import machine, write_result  # noqa: E402
+from bench_import import geomean_and_worst, ratio_main  # noqa: E402
 
 RESULTS = os.path.join(HERE, "results")
 
@@ -164,27 +163,18 @@ def measure(reps: int = 11, seed: int = 0, quick: bool = False) -> dict:
             print(f"  {label:36s} ours {med['ours'] * 1e3:7.2f} ms  OpenCL C "
                   f"{med['opencl_c'] * 1e3:7.2f} ms  ours/C {rec['ratio']:.2f}"
                   + ("" if ok else "  RESULT MISMATCH"), flush=True)
-    r = [c["ratio"] for c in out["cases"].values()]
-    out["geomean_ratio"] = math.exp(sum(map(math.log, r)) / len(r))
-    out["worst_ratio"] = max(r)
+    out["geomean_ratio"], out["worst_ratio"] = geomean_and_worst(
+        c["ratio"] for c in out["cases"].values())
     out["all_results_ok"] = all(c["ok"] for c in out["cases"].values())
     return out
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--reps", type=int, default=11, help="timed launches of each")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--quick", action="store_true", help="one small size")
-    p.add_argument("--out", default=os.path.join(RESULTS, "complex_access.json"))
-    a = p.parse_args(argv)
-    res = measure(a.reps, a.seed, a.quick)
-    res["machine"] = machine()
-    print(f"ours / OpenCL C with vector types: geomean {res['geomean_ratio']:.2f}, worst "
-          f"{res['worst_ratio']:.2f}; results {'ok' if res['all_results_ok'] else 'MISMATCH'}")
-    if a.out:
-        write_result(a.out, res)
-    return 0 if res["all_results_ok"] else 1
+    return ratio_main(__doc__, measure, lambda res: (
+        f"ours / OpenCL C with vector types: geomean {res['geomean_ratio']:.2f}, worst "
+        f"{res['worst_ratio']:.2f}; results "
+        f"{'ok' if res['all_results_ok'] else 'MISMATCH'}"), 11, "complex_access.json",
+        lambda res: res["all_results_ok"], argv)
 
 
 if __name__ == "__main__":

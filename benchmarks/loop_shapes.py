@@ -27,8 +27,6 @@ Usage: python benchmarks/loop_shapes.py [--reps 11] [--out FILE]
 
 from __future__ import annotations
 
-import argparse
-import math
 import os
 import statistics
 import sys
@@ -38,7 +36,7 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from bench_import import machine, write_result  # noqa: E402
+from bench_import import geomean_and_worst, ratio_main  # noqa: E402
 
 RESULTS = os.path.join(HERE, "results")
 GOAL = 1.1
@@ -220,30 +218,20 @@ def measure(reps: int = 11, seed: int = 0, quick: bool = False) -> dict:
               f" ms  OpenCL C {med['opencl_c'] * 1e3:7.2f} ms  range/C {rec['range_ratio']:.2f}"
               f"  while/C {rec['while_ratio']:.2f}" + ("" if ok else "  RESULT MISMATCH"),
               flush=True)
-    rr = [c["range_ratio"] for c in out["cases"].values()]
-    out["geomean_range_ratio"] = math.exp(sum(map(math.log, rr)) / len(rr))
-    out["worst_range_ratio"] = max(rr)
+    out["geomean_range_ratio"], out["worst_range_ratio"] = geomean_and_worst(
+        c["range_ratio"] for c in out["cases"].values())
     out["goal"] = {"range_geomean_max": GOAL, "met": out["geomean_range_ratio"] <= GOAL,
                    "all_results_ok": all(c["ok"] for c in out["cases"].values())}
     return out
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--reps", type=int, default=11, help="timed launches of each")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--quick", action="store_true", help="one small size and grid")
-    p.add_argument("--out", default=os.path.join(RESULTS, "loop_shapes.json"))
-    a = p.parse_args(argv)
-    res = measure(a.reps, a.seed, a.quick)
-    res["machine"] = machine()
-    print(f"range loop / OpenCL C: geomean {res['geomean_range_ratio']:.2f}, worst "
-          f"{res['worst_range_ratio']:.2f} (goal: geomean <= {GOAL}: "
-          f"{'met' if res['goal']['met'] else 'NOT met'}); results "
-          f"{'ok' if res['goal']['all_results_ok'] else 'MISMATCH'}")
-    if a.out:
-        write_result(a.out, res)
-    return 0 if res["goal"]["all_results_ok"] else 1
+    return ratio_main(__doc__, measure, lambda res: (
+        f"range loop / OpenCL C: geomean {res['geomean_range_ratio']:.2f}, worst "
+        f"{res['worst_range_ratio']:.2f} (goal: geomean <= {GOAL}: "
+        f"{'met' if res['goal']['met'] else 'NOT met'}); results "
+        f"{'ok' if res['goal']['all_results_ok'] else 'MISMATCH'}"), 11, "loop_shapes.json",
+        lambda res: res["goal"]["all_results_ok"], argv)
 
 
 if __name__ == "__main__":

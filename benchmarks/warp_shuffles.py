@@ -26,8 +26,6 @@ Usage: python benchmarks/warp_shuffles.py [--reps 9] [--quick] [--out FILE]
 
 from __future__ import annotations
 
-import argparse
-import math
 import os
 import statistics
 import sys
@@ -37,7 +35,7 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from bench_import import machine, write_result  # noqa: E402
+from bench_import import geomean_and_worst, ratio_main  # noqa: E402
 
 RESULTS = os.path.join(HERE, "results")
 FULL = 0xFFFFFFFF
@@ -212,29 +210,19 @@ def measure(reps: int = 9, seed: int = 0, quick: bool = False) -> dict:
                           f"{rec['vs_natural']:.2f}" + ("" if ok else "  RESULT MISMATCH"),
                           flush=True)
     for key in ("vs_warp32", "vs_natural"):
-        r = [c[key] for c in out["cases"].values()]
-        out[f"geomean_{key}"] = math.exp(sum(map(math.log, r)) / len(r))
-        out[f"worst_{key}"] = max(r)
+        out[f"geomean_{key}"], out[f"worst_{key}"] = geomean_and_worst(
+            c[key] for c in out["cases"].values())
     out["all_results_ok"] = all(c["ok"] for c in out["cases"].values())
     return out
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--reps", type=int, default=9, help="timed launches of each")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--quick", action="store_true", help="one small size and block")
-    p.add_argument("--out", default=os.path.join(RESULTS, "warp_shuffles.json"))
-    a = p.parse_args(argv)
-    res = measure(a.reps, a.seed, a.quick)
-    res["machine"] = machine()
-    print(f"ours / OpenCL C with warps of 32: geomean {res['geomean_vs_warp32']:.2f}, worst "
-          f"{res['worst_vs_warp32']:.2f}; ours / OpenCL C at the driver's width: geomean "
-          f"{res['geomean_vs_natural']:.2f}, worst {res['worst_vs_natural']:.2f}; results "
-          f"{'ok' if res['all_results_ok'] else 'MISMATCH'}")
-    if a.out:
-        write_result(a.out, res)
-    return 0 if res["all_results_ok"] else 1
+    return ratio_main(__doc__, measure, lambda res: (
+        f"ours / OpenCL C with warps of 32: geomean {res['geomean_vs_warp32']:.2f}, worst "
+        f"{res['worst_vs_warp32']:.2f}; ours / OpenCL C at the driver's width: geomean "
+        f"{res['geomean_vs_natural']:.2f}, worst {res['worst_vs_natural']:.2f}; results "
+        f"{'ok' if res['all_results_ok'] else 'MISMATCH'}"), 9, "warp_shuffles.json",
+        lambda res: res["all_results_ok"], argv)
 
 
 if __name__ == "__main__":
