@@ -725,3 +725,25 @@ def test_cross_products_as_numpy(device):
     out = gpux.to_device(np.zeros((3, 3)))
     gpux.jit(_crosses)[1, 1](*(gpux.to_device(v) for v in (a, b, c, d)), out)
     np.testing.assert_array_equal(out.copy_to_host(), want)
+
+
+def _set_functions(a, b, out, n):
+    rows = (np.union1d(a, b), np.setdiff1d(a, b))
+    for r in range(len(rows)):
+        x = rows[r]
+        n[r] = x.size
+        for i in range(x.size):
+            out[r, i] = x[i]
+
+
+def test_set_functions_through_unique(device):
+    """Numba's set functions call np.unique, which kernels have without Python lists
+    (intersect1d, setxor1d and isin too: checked by hand, left out here for time)."""
+    a, b = np.array([3.0, 1.0, 2.0, 1.0, 7.0]), np.array([2.0, 5.0, 1.0, 9.0])
+    rows = (np.union1d(a, b), np.setdiff1d(a, b))
+    out = gpux.to_device(np.zeros((2, 9)))
+    n = gpux.to_device(np.zeros(2, np.int64))
+    gpux.jit(_set_functions)[1, 1](gpux.to_device(a), gpux.to_device(b), out, n)
+    got, sizes = out.copy_to_host(), n.copy_to_host()
+    for r, want in enumerate(rows):
+        np.testing.assert_array_equal(got[r, :sizes[r]], want)
