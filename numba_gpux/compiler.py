@@ -184,7 +184,7 @@ def compile_neutral(pyfunc, argtypes, options: Options, return_type=None) -> Neu
                     continue
                 if _context.array_math_loads == loads:
                     if isinstance(e, ImportError) and \
-                            getattr(pyfunc, "__module__", "").partition(".")[0] == "numba":
+                            (getattr(pyfunc, "__module__", None) or "").partition(".")[0] == "numba":
                         raise  # (Numba's implementation of a call: the caller names its line)
                     failure = host_library_failure(e, pyfunc) or lowering_failure(e, pyfunc)
                     if failure is None:

@@ -233,16 +233,40 @@ def test_dicts_and_sets_made_in_kernels_name_the_line_and_construct(stmt, what):
     ("a[0] = np.linalg.det(a.reshape(1, 1))", "np.linalg.det() is called here"),
     ("a[0] = np.cov(a).sum()", "np.cov() is called here"),
     ("a[0] = np.corrcoef(a, a)[0, 1]", "np.corrcoef() is called here"),
-    ("a[0] = np.random.random()", "np.random.random() is called here: Numba's NumPy random"),
-    ("a[0] = a @ a", "a @ b on arrays (a matrix product) is computed here: Numba computes it "
-                     "with BLAS"),
-    ("a[0] = a.dot(a)", "a.dot(b) (a matrix product) is computed here")])
+    ("a[0] = np.random.random()", "np.random.random() is called here: Numba's NumPy random")])
 def test_new_strings_and_host_library_calls_name_the_line(stmt, words):
     """``str(x)`` (which typing used to compile Numba's implementation of, failing inside
     Numba's files) and NumPy's BLAS/LAPACK functions (a symbol missing when the module
     was checked, naming no line) are refused before typing, at their line."""
     msg = _refused_message("host_calls", stmt)
     assert f"host_calls: {words}" in msg, msg
+
+
+@pytest.mark.parametrize("stmt, words", [("a[0] = a @ a", "a @ b on arrays (a matrix product)"),
+                                         ("a[0] = a.dot(a)", "a.dot(b) (a matrix product)")])
+def test_matrix_products_name_the_line(stmt, words):
+    """Where SciPy is installed Numba types them (with BLAS) and the check after typing
+    refuses them; without it their typing asks for SciPy's BLAS, and that import's
+    failure is refused: an error at the line either way."""
+    msg = _refused_message("host_calls", stmt)
+    assert (f"host_calls: {words} is computed here: Numba computes it with BLAS" in msg
+            or "host_calls: this statement calls an implementation that needs a host "
+               "library" in msg), msg
+
+
+def test_a_matrix_product_without_scipy_names_the_line(monkeypatch):
+    """Without SciPy, typing ``a @ b`` raises Numba's ImportError; the kernel's function
+    here is made by exec without a module name (``__module__`` None, as kernels built
+    from strings are), which the error path must take too."""
+    from numba.np import linalg
+
+    def no_scipy():
+        raise ImportError("scipy 0.16+ is required for linear algebra")
+
+    monkeypatch.setattr(linalg, "ensure_blas", no_scipy)
+    msg = _refused_message("host_calls", "a[0] = (a @ a) + 1.0")
+    assert "host_calls: this statement calls an implementation that needs a host " \
+           "library (ImportError: scipy 0.16+ is required" in msg, msg
 
 
 def test_a_dict_in_a_device_function_names_its_line():
