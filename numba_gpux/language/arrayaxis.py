@@ -16,6 +16,8 @@ Numba's own implementations are written with what GPU code cannot have.
   here the same checks and exception classes, the message without the sizes.
 - ``np.correlate`` and ``np.convolve``: Numba's sum the products with BLAS's ``dot``
   where SciPy is installed; here with a loop, as Numba's own without SciPy.
+- ``np.clip`` with an array bound: Numba's broadcasts through ``np.broadcast_arrays``,
+  which returns a Python list; here through views.
 - ``np.unique`` (and so ``np.partition``, ``np.argpartition`` and Numba's set
   functions, which call it): Numba's collects the values in Python lists; here the
   sorted copy is compacted in place, NaNs kept once, as NumPy and Numba do.
@@ -54,6 +56,9 @@ def register(target: str) -> None:
     _registered.add(target)
     overload(np.broadcast_shapes, target=target)(_broadcast_shapes)
     overload(np.unique, target=target)(_unique)
+    from numba.np import arrayobj
+
+    overload(arrayobj._np_clip_impl, target=target)(_clip_arrays)
 
 
 def register_array_math(target: str) -> None:
@@ -169,6 +174,29 @@ def _correlate_core(ap1, ap2, mode, direction):
                 acc = acc + ap1[shift + t] * ap2[t]
             out[j if direction == 1 else length - 1 - j] = acc
         return out
+    return impl
+
+
+def _clip_arrays(a, a_min, a_max, out):
+    """Numba's ``_np_clip_impl`` (np.clip with an array bound, after a scalar bound is
+    made an array): the three broadcast as views (np.broadcast_to) instead of through
+    np.broadcast_arrays, which returns a Python list; a result made here has the
+    broadcast shape, as NumPy's (Numba's has a's)."""
+    def impl(a, a_min, a_max, out):
+        shape = np.broadcast_shapes(a.shape, a_min.shape, a_max.shape)
+        vals = np.broadcast_to(a, shape)
+        lo = np.broadcast_to(a_min, shape)
+        hi = np.broadcast_to(a_max, shape)
+        if out is None:
+            ret = np.empty(shape, a.dtype)
+        else:
+            if out.shape != shape:
+                raise ValueError("clip: the shape of the 'out' array does not match the "
+                                 "shape of the result")
+            ret = out
+        for index in np.ndindex(shape):
+            ret[index] = min(max(vals[index], lo[index]), hi[index])
+        return ret
     return impl
 
 

@@ -747,3 +747,24 @@ def test_set_functions_through_unique(device):
     got, sizes = out.copy_to_host(), n.copy_to_host()
     for r, want in enumerate(rows):
         np.testing.assert_array_equal(got[r, :sizes[r]], want)
+
+
+def _clips(a, lo, hi, out):
+    r = np.clip(a, lo, hi)
+    q = np.clip(a, 0.5, hi)
+    w = a.clip(lo, 2.0)
+    for i in range(a.shape[0]):
+        for j in range(a.shape[1]):
+            out[0, i, j] = r[i, j]
+            out[1, i, j] = q[i, j]
+            out[2, i, j] = w[i, j]
+
+
+def test_clip_with_array_bounds_broadcasts_as_numpy(device):
+    """Numba's np.clip broadcasts array bounds through np.broadcast_arrays (a list)."""
+    a = np.array([[0.0, 1.0, 2.5, np.nan], [3.0, -1.0, 1.5, 0.7]])
+    lo, hi = np.array([0.2, 0.5, 1.0, 0.0]), np.array([[1.0], [2.0]])
+    want = np.stack([np.clip(a, lo, hi), np.clip(a, 0.5, hi), a.clip(lo, 2.0)])
+    out = gpux.to_device(np.zeros((3, 2, 4)))
+    gpux.jit(_clips)[1, 1](gpux.to_device(a), gpux.to_device(lo), gpux.to_device(hi), out)
+    np.testing.assert_array_equal(out.copy_to_host(), want)
