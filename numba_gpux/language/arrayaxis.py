@@ -16,6 +16,8 @@ Numba's own implementations are written with what GPU code cannot have.
   here the same checks and exception classes, the message without the sizes.
 - ``np.correlate`` and ``np.convolve``: Numba's sum the products with BLAS's ``dot``
   where SciPy is installed; here with a loop, as Numba's own without SciPy.
+- ``np.allclose`` of two arrays: broadcast as views, each pair compared by Numba's own
+  test, instead of through ``np.broadcast_arrays`` (a Python list).
 - ``np.clip`` with an array bound: Numba's broadcasts through ``np.broadcast_arrays``,
   which returns a Python list; here through views.
 - ``np.unique`` (and so ``np.partition``, ``np.argpartition`` and Numba's set
@@ -111,6 +113,26 @@ def register_array_math(target: str) -> None:
     # the sums of products of np.correlate and np.convolve: Numba's call BLAS's dot
     # where SciPy is installed (float and complex arrays), which GPU code cannot
     overload(arraymath._np_correlate_core, target=target)(_correlate_core)
+    # np.allclose of two arrays: Numba's broadcasts them through np.broadcast_arrays (a
+    # Python list); here through views, each pair compared by Numba's own test
+    close = arraymath._allclose_scalars
+
+    def _allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+        if not (isinstance(a, types.Array) and isinstance(b, types.Array)):
+            return None
+
+        def impl(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+            shape = np.broadcast_shapes(a.shape, b.shape)
+            av = np.broadcast_to(a, shape)
+            bv = np.broadcast_to(b, shape)
+            for index in np.ndindex(shape):
+                if not close(av[index], bv[index], rtol=rtol, atol=atol,
+                             equal_nan=equal_nan):
+                    return False
+            return True
+        return impl
+
+    overload(np.allclose, target=target)(_allclose)
     # np.cross: Numba's words one error with an f-string (typed even where NumPy's
     # version leaves it out), which GPU code cannot build
     three_only = arraymath.numpy_version >= (2, 5)

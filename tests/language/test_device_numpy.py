@@ -768,3 +768,21 @@ def test_clip_with_array_bounds_broadcasts_as_numpy(device):
     out = gpux.to_device(np.zeros((3, 2, 4)))
     gpux.jit(_clips)[1, 1](gpux.to_device(a), gpux.to_device(lo), gpux.to_device(hi), out)
     np.testing.assert_array_equal(out.copy_to_host(), want)
+
+
+def _allcloses(a, b, out):
+    out[0] = np.allclose(a, b)
+    out[1] = np.allclose(a, b, equal_nan=True)
+    out[2] = np.allclose(a, b, 1e-3, 0.0)
+
+
+@pytest.mark.parametrize("a, b", [
+    ([1.0, 2.0, np.nan], [1.0, 2.0 + 1e-9, np.nan]), ([1.0, np.inf, 3.0], [1.0, np.inf, 3.0001]),
+    ([[1.0, 2.0], [3.0, 4.0]], [1.0, 2.0]), ([[1.0, 2.0], [1.0, 2.0]], [1.0, 2.0 + 1e-7])])
+def test_allclose_of_arrays_as_numpy(device, a, b):
+    """Numba's np.allclose broadcasts two arrays through np.broadcast_arrays (a list)."""
+    a, b = np.array(a), np.array(b)
+    want = [np.allclose(a, b), np.allclose(a, b, equal_nan=True), np.allclose(a, b, 1e-3, 0.0)]
+    out = gpux.to_device(np.zeros(3, np.int64))
+    gpux.jit(_allcloses)[1, 1](gpux.to_device(a), gpux.to_device(b), out)
+    np.testing.assert_array_equal(out.copy_to_host(), want)
