@@ -16,21 +16,16 @@ _WRITES = frozenset(("store", "call", "invoke", "atomicrmw", "cmpxchg", "fence",
 _ACCESSES = _WRITES | {"load", "va_arg"}
 
 
-def _code(toks, at: int) -> list[str]:
-    return [toks[k] for k in range(at, len(toks)) if irlex.is_code(toks[k])]
-
-
 def _pointer(c: list, i: int):
     """(address space, pointer name, position after it) of ``ptr [addrspace(N)] %p`` at
     *i* in the code tokens *c*; None where the pointer is not a plain name."""
-    if i >= len(c) or c[i] != "ptr":
+    got = irlex.ptr_type(c, i)
+    if got is None:
         return None
-    space, i = "0", i + 1
-    if c[i:i + 2] == ["addrspace", "("] and i + 3 < len(c) and c[i + 3] == ")":
-        space, i = c[i + 2], i + 4
+    space, i = got
     if i >= len(c) or irlex.kind(c[i]) not in (irlex.LOCAL, irlex.GLOBAL):
         return None
-    return space, c[i], i + 1
+    return str(space or 0), c[i], i + 1
 
 
 def _align(c: list, i: int):
@@ -167,7 +162,7 @@ def paired_accesses(text: str) -> str:
             toks = irlex.line_tokens(ln)
             d = irlex.definition(toks)
             if d is not None:
-                c = _code(toks, d[1])
+                c = irlex.code(toks[d[1]:])
                 g = _byte_offset(c)
                 if g is not None:
                     offsets[toks[d[0]]] = g
@@ -192,7 +187,7 @@ def paired_accesses(text: str) -> str:
             continue
         op, at = irlex.instruction(toks)
         d = irlex.definition(toks)
-        c = _code(toks, at) if op in ("load", "store") else []
+        c = irlex.code(toks[at:]) if op in ("load", "store") else []
         got = _load(c) if op == "load" and d is not None else None
         put = _store(c) if op == "store" else None
         if got is not None:
