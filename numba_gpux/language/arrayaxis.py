@@ -204,6 +204,8 @@ def _clip_arrays(a, a_min, a_max, out):
     made an array): the three broadcast as views (np.broadcast_to) instead of through
     np.broadcast_arrays, which returns a Python list; a result made here has the
     broadcast shape, as NumPy's (Numba's has a's)."""
+    from numba.np.arrayobj import _np_clip_prepare_out as prepare_out
+
     def impl(a, a_min, a_max, out):
         shape = np.broadcast_shapes(a.shape, a_min.shape, a_max.shape)
         vals = np.broadcast_to(a, shape)
@@ -212,10 +214,7 @@ def _clip_arrays(a, a_min, a_max, out):
         if out is None:
             ret = np.empty(shape, a.dtype)
         else:
-            if out.shape != shape:
-                raise ValueError("clip: the shape of the 'out' array does not match the "
-                                 "shape of the result")
-            ret = out
+            ret = prepare_out(a, shape, out)  # (Numba's check of out's shape)
         for index in np.ndindex(shape):
             ret[index] = min(max(vals[index], lo[index]), hi[index])
         return ret
