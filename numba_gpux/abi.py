@@ -140,13 +140,18 @@ class LaunchFacts(NamedTuple):
       in 32 bits (the artifact's info ``global_ids_32bit``);
     * ``lanes``: the launch exchanges the grid's first two dimensions, and the code
       every index it asks for (``lanes.exchange_first_dims``), so that the work-items
-      of dimension 1 are neighbouring lanes (``launch.lanes_follow_memory``).
+      of dimension 1 are neighbouring lanes (``launch.lanes_follow_memory``);
+    * ``warp_rows``: the launch's blocks are rows of whole warps (``blockDim.x`` a
+      multiple of the warp width, or blocks one row high), so a kernel that shares
+      work-group memory runs its warps in lockstep where it reads a y or z index too
+      (``stages._warp_lockstep``).
     """
 
     nonneg: tuple = ()
     strides: tuple = ()
     wide: bool = False
     lanes: bool = False
+    warp_rows: bool = False
 
     def param_ranges(self, argtypes) -> dict:
         """``{parameter position: (lo, hi)}`` of the entry point's parameters that carry

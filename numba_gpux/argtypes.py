@@ -18,8 +18,8 @@ from numba.core.typing.typeof import Purpose, typeof
 from .errors import GpuxUserError, LaunchTypeError
 from .memory import DeviceArray
 
-__all__ = ["argument_types", "caller_location", "int_positions", "int_wrapper", "stride_facts",
-           "layout_stride_facts"]
+__all__ = ["argument_types", "caller_location", "check_conversions", "int_positions",
+           "int_wrapper", "stride_facts", "layout_stride_facts"]
 
 _I64 = types.int64
 _F64 = types.float64
@@ -119,6 +119,21 @@ def int_wrapper(ty):
         half = size >> 1
         return lambda v: ((int(v) + half) % size) - half
     return lambda v: int(v) % size
+
+
+def check_conversions(dispatcher, argtypes, compiled) -> None:
+    """A :class:`LaunchTypeError` (before anything runs) where an argument of a type in
+    *argtypes* is a number the parameter of *compiled* (the signature matched) cannot
+    take as it is: a float or a complex for an integer parameter, a complex for a
+    float one (numba.cuda raises the TypeError of ctypes' conversion there)."""
+    names = list(dispatcher._pysig.parameters)
+    for i, (a, t) in enumerate(zip(argtypes, compiled)):
+        if isinstance(t, types.Integer) and isinstance(a, (types.Float, types.Complex)) \
+                or isinstance(t, types.Float) and isinstance(a, types.Complex):
+            name = names[i] if i < len(names) else "*args"
+            raise LaunchTypeError(
+                f"kernel {dispatcher.__name__}: argument {i} ({name}) is a {a}, but its "
+                f"parameter is {t} (the signature compiled): pass a {t} value")
 
 
 def int_positions(args, argtypes, compiled) -> tuple:

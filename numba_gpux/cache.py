@@ -408,9 +408,11 @@ def _index_key(fn, argtypes: tuple, target: Target, facts: LaunchFacts = NO_FACT
 
 
 def index_lookup(fn, argtypes: tuple, target: Target,
-                 facts: LaunchFacts = NO_FACTS) -> Artifact | None:
+                 facts: LaunchFacts = NO_FACTS, count: bool = True) -> Artifact | None:
     """Finished code of the ``cache=True`` kernel *fn* found by its pre-typing key, or
-    None (then typing runs, and :func:`index_store` records the result)."""
+    None (then typing runs, and :func:`index_store` records the result).  *count*:
+    whether the lookup counts as a hit or a miss (``stats``, the kernel's own counters);
+    a launch that tries several variants counts once (:func:`count_lookup`)."""
     try:
         entry = _index_key(fn, argtypes, target, facts)
     except TypeError:  # an unhashable target option: no index
@@ -435,13 +437,30 @@ def index_lookup(fn, argtypes: tuple, target: Target,
         except Exception:  # noqa: BLE001 - malformed: compile
             art = None
         if art is not None:
-            stats["index_hits"] += 1
             entry[1] = art
-            _count(fn, argtypes, True)
+            if count:
+                count_lookup(fn, argtypes, True)
             return art
-    stats["index_misses"] += 1
-    _count(fn, argtypes, False)
+    if count:
+        count_lookup(fn, argtypes, False)
     return None
+
+
+def index_looked_up(fn, argtypes: tuple, target: Target,
+                    facts: LaunchFacts = NO_FACTS) -> bool | None:
+    """Whether :func:`index_lookup` has looked up this code in this process already
+    (found or missed); None where the kernel has no pre-typing key (not indexed)."""
+    try:
+        entry = _index_key(fn, argtypes, target, facts)
+    except TypeError:
+        return None
+    return None if entry[0] is None else entry[1] is not None or entry[2]
+
+
+def count_lookup(fn, argtypes: tuple, hit: bool) -> None:
+    """Count an index lookup of *fn* for *argtypes* as a hit or a miss."""
+    stats["index_hits" if hit else "index_misses"] += 1
+    _count(fn, argtypes, hit)
 
 
 def _count(fn, argtypes: tuple, hit: bool) -> None:
@@ -482,12 +501,14 @@ def note_launch_info(art: Artifact, kernel_text: str) -> None:
     from .language.cooperative import uses_grid_sync
     from .language.heap import uses_heap
     from .language.printing import uses_print
+    from .stages import warp_rows_matter
 
     art.info["uses_print"] = uses_print(kernel_text)
     art.info["grid_sync"] = uses_grid_sync(kernel_text)
     art.info["heap"] = uses_heap(kernel_text)
     art.info["static_shared_bytes"] = static_shared_bytes(kernel_text)
     art.info["lanes_prefer_second_dim"] = lanes_prefer_second_dim(kernel_text)
+    art.info["warp_rows_matter"] = warp_rows_matter(kernel_text)
     art.info["disk_cache"] = True
 
 

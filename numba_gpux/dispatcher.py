@@ -19,6 +19,7 @@ from . import abi
 from .abi import NO_FACTS, LaunchFacts
 from . import irtext
 from .lanes import exchange_first_dims
+from .stages import WARP_ROWS
 from . import hooks as _hooks
 from . import linking
 from .limits import launch_bounds_tuple
@@ -599,6 +600,8 @@ class GpuxFunction(KernelAttributes, KernelInspection):
             text = irtext.rename_globals(text, {"__gpux_global_idx": "__gpux_wide_global_idx"})
         if facts.lanes:  # dimensions 0 and 1 exchanged (lanes.py)
             text = exchange_first_dims(text)
+        if facts.warp_rows:  # warps in lockstep (stages._warp_lockstep)
+            text = irtext.add_named_metadata(text, WARP_ROWS, "")
         return text
 
     def typeof_args(self, args) -> tuple:
@@ -659,8 +662,8 @@ class GpuxFunction(KernelAttributes, KernelInspection):
         return LaunchConfig(self, blocks, tpb, queue, shared_bytes)
 
     def __call__(self, *args, **kwargs) -> NoReturn:
-        if self.is_device:
-            raise GpuxUserError(
+        if self.is_device:  # (a LaunchError: a ValueError, as numba.cuda's)
+            raise LaunchError(
                 f"{self.__name__} is a device function: call it from a kernel, not from the host")
         raise LaunchError(
             f"kernel {self.__name__}: launch configuration was not specified; launch it as "

@@ -14,7 +14,7 @@ from .irlex import at_depth0 as _depth0, operand_end as _operand, ptr_type as _p
 from .irlex import skip as _skip, spell_ptr as _spell_ptr
 
 __all__ = ["infer_address_spaces", "drop_unused_values", "mask_shift_amounts",
-           "narrow_shared_atomics"]
+           "narrow_shared_atomics", "private_atomics"]
 
 
 def _is_generic(toks, i: int, generic: int):
@@ -122,6 +122,7 @@ def infer_address_spaces(text: str, generic: int) -> str:
         return text
     ls = text.split("\n")
     counter = 0
+    prefix = _fresh_prefix(text, "gpux.as")
     fns = lx.functions(ls)
     for f in fns:
         lines = ls[f.start:f.stop]
@@ -180,7 +181,7 @@ def infer_address_spaces(text: str, generic: int) -> str:
                     continue
                 space, spec = r
                 counter += 1
-                sname = f"%gpux.as{counter}"
+                sname = f"%{prefix}{counter}"
                 name = toks[d[0]]
                 body[k] = [*toks[:d[0]], sname, *toks[d[0] + 1:p], _spell_ptr(space), " ",
                            *spec, *toks[oe:]]
@@ -209,6 +210,17 @@ def infer_address_spaces(text: str, generic: int) -> str:
                     g.start += shift
                     g.stop += shift
     return "\n".join(ls)
+
+
+def _fresh_prefix(text: str, base: str) -> str:
+    """A prefix for the local names a rewrite makes (followed by a number) that no name
+    in *text* starts with: *base*, else *base* with a letter added (``gpux.asb``, ...),
+    so that a rewrite run twice on a module (before and after the optimizer) does not
+    make a name the first run made."""
+    for c in ("", *"bcdefghijklmnopqrstuvwxyz"):
+        if f"%{base}{c}" not in text and f'%"{base}{c}' not in text:
+            return base + c
+    raise ValueError(f"no fresh prefix for {base!r}")
 
 
 #: the words of the lines that address-space inference reads
@@ -378,3 +390,96 @@ def narrow_shared_atomics(text: str, shared: int, scope: str = "workgroup") -> s
                     ls[k] = lx.join(toks)
                 break
     return "\n".join(ls)
+
+
+#: ``atomicrmw`` operations written as plain arithmetic on the old value *o* and the
+#: operand *v* (each a list of instruction templates, the last giving the new value)
+_RMW = {
+    "xchg": [], "add": ["add {T} {o}, {v}"], "sub": ["sub {T} {o}, {v}"],
+    "and": ["and {T} {o}, {v}"], "or": ["or {T} {o}, {v}"], "xor": ["xor {T} {o}, {v}"],
+    "nand": ["and {T} {o}, {v}", "xor {T} {0}, -1"],
+    "max": ["icmp sgt {T} {o}, {v}", "select i1 {0}, {T} {o}, {T} {v}"],
+    "min": ["icmp slt {T} {o}, {v}", "select i1 {0}, {T} {o}, {T} {v}"],
+    "umax": ["icmp ugt {T} {o}, {v}", "select i1 {0}, {T} {o}, {T} {v}"],
+    "umin": ["icmp ult {T} {o}, {v}", "select i1 {0}, {T} {o}, {T} {v}"],
+    "fadd": ["fadd {T} {o}, {v}"], "fsub": ["fsub {T} {o}, {v}"],
+    "uinc_wrap": ["icmp uge {T} {o}, {v}", "add {T} {o}, 1", "select i1 {0}, {T} 0, {T} {1}"],
+    "udec_wrap": ["icmp eq {T} {o}, 0", "icmp ugt {T} {o}, {v}", "or i1 {0}, {1}",
+                  "sub {T} {o}, 1", "select i1 {2}, {T} {v}, {T} {3}"],
+}
+
+
+@checked
+def private_atomics(text: str, private: int) -> str:
+    """Atomics on memory in the *private* address space (a work-item's own: a local
+    array's element) written as a load, the operation and a store: no other work-item
+    can see that memory, so the result is the same, and OpenCL (SPIR-V) allows atomics
+    on global, shared and generic pointers only (a driver refused the program).  An
+    ``atomicrmw`` keeps its name for the old value; a ``cmpxchg`` gives its
+    ``{old, success}`` pair as ``insertvalue``.  Operations not in :data:`_RMW` are left
+    as they are.
+
+    For: address-space inference (above) turning a generic atomic on a cast of a private
+    pointer into a private one; a driver taking atomics on private memory would remove
+    this."""
+    if "atomicrmw" not in text and "cmpxchg" not in text:
+        return text
+    prefix = _fresh_prefix(text, "gpux.pa")
+    out, counter = [], 0
+    for ln in text.split("\n"):
+        if "atomicrmw" not in ln and "cmpxchg" not in ln:
+            out.append(ln)
+            continue
+        toks = lx.line_tokens(ln)
+        op, at = lx.instruction(toks)
+        d = lx.definition(toks)
+        new = None
+        if op in ("atomicrmw", "cmpxchg") and d is not None:
+            counter += 1
+            new = _private_atomic(lx.code(toks), op, private, f"%{prefix}{counter}.")
+        if new is None:
+            out.append(ln)
+            continue
+        indent = lx.join(toks[:d[0]])
+        out.extend(indent + n for n in new)
+    return "\n".join(out)
+
+
+def _private_atomic(c: list, op: str, private: int, name: str):
+    """The instructions replacing the atomic whose code tokens are *c* (``%r = op ...``),
+    or None where it is not on *private* memory or not one written here."""
+    result = c[0]
+    ops = lx.split_depth0(c[c.index(op) + 1:])
+    words = {"volatile", "weak"}
+    first = [t for t in ops[0] if t not in words]
+    rmw = None
+    if op == "atomicrmw":
+        if not first or first[0] not in _RMW:
+            return None
+        rmw, first = first[0], first[1:]
+    pt = _ptr_type(first, 0)
+    if pt is None or (pt[0] or 0) != private or pt[1] >= len(first):
+        return None
+    ptr = f"{lx.spell_ptr(private)} {first[pt[1]]}"
+    align = next((f", {' '.join(g)}" for g in ops[2:] if g and g[0] == "align"), "")
+    if op == "atomicrmw":
+        if len(ops) < 2 or len(ops[1]) < 2:
+            return None
+        ty, v = ops[1][0], ops[1][1]
+        steps, o = [], result
+        lines = [f"{result} = load {ty}, {ptr}{align}"]
+        for k, tmpl in enumerate(_RMW[rmw]):
+            steps.append(f"{name}{k}")
+            lines.append(f"{steps[-1]} = " + tmpl.format(*steps, T=ty, o=o, v=v))
+        lines.append(f"store {ty} {steps[-1] if steps else v}, {ptr}{align}")
+        return lines
+    if len(ops) < 3 or len(ops[1]) < 2 or len(ops[2]) < 2:
+        return None
+    ty, cmp, newv = ops[1][0], ops[1][1], ops[2][1]
+    align = next((f", {' '.join(g)}" for g in ops[3:] if g and g[0] == "align"), "")
+    return [f"{name}old = load {ty}, {ptr}{align}",
+            f"{name}eq = icmp eq {ty} {name}old, {cmp}",
+            f"{name}new = select i1 {name}eq, {ty} {newv}, {ty} {name}old",
+            f"store {ty} {name}new, {ptr}{align}",
+            f"{name}pair = insertvalue {{ {ty}, i1 }} poison, {ty} {name}old, 0",
+            f"{result} = insertvalue {{ {ty}, i1 }} {name}pair, i1 {name}eq, 1"]

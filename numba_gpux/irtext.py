@@ -21,13 +21,13 @@ from typing import Protocol
 from . import irlex as lx
 from .irverify import checked
 from .irinfer import drop_unused_values, infer_address_spaces, mask_shift_amounts, \
-    narrow_shared_atomics
+    narrow_shared_atomics, private_atomics
 from .irlex import at_depth0 as _depth0, ptr_type as _ptr_type, skip as _skip
 
 __all__ = ["remap_address_spaces", "add_function_attributes", "add_function_metadata",
            "mark_kernels", "global_variable_names", "definitions_only", "move_globals",
            "calls_to_kernel_params", "index_ranges", "param_ranges", "rename_globals", "after_params", "add_named_metadata", "remove_named_metadata", "infer_address_spaces", "mask_shift_amounts",
-           "narrow_shared_atomics", "defined_functions", "declared_functions", "call_graph",
+           "narrow_shared_atomics", "private_atomics", "defined_functions", "declared_functions", "call_graph",
            "drop_unused_values", "module_variables", "rewrite_bodies", "definition", "name_end", "close_paren"]
 
 

@@ -1,5 +1,7 @@
 """Launches with the grid's first two dimensions exchanged, for kernels whose memory
-accesses run along dimension 1 (``lanes.py`` says which, and how the code changes).
+accesses run along dimension 1 (``lanes.py`` says which, and how the code changes),
+and launches whose warps run in lockstep where the blocks are rows of whole warps
+(``stages._warp_lockstep``): the code a launch runs, chosen launch by launch.
 
 A shim (``launch.Shim``) of such a kernel launches through :func:`exchange_launches`:
 a launch whose blocks have 4 or more threads along dimension 1 runs the exchanged
@@ -14,9 +16,10 @@ from __future__ import annotations
 
 from . import hooks as _hooks
 from .lanes import lanes_prefer_second_dim
+from .stages import warp_rows_matter, warp_width
 
 __all__ = ["LANES_FOLLOW_MEMORY", "wants_exchange", "hook", "exchangeable",
-           "exchange_launches"]
+           "whole_warp_rows", "rows_width", "indexed_code", "launch_variants"]
 
 LANES_FOLLOW_MEMORY = _hooks.declare(
     "launch.lanes_follow_memory", bool,
@@ -80,23 +83,83 @@ def exchangeable(device, griddim, blockdim, limits=None) -> bool:
             and griddim[1] <= gmax[0] and griddim[0] <= gmax[1])
 
 
-def exchange_launches(shim, build_other) -> None:
-    """*shim* launches the exchanged code where :func:`exchangeable` says so, its own
-    code elsewhere; ``build_other()`` builds the shim of the code it lacks (exchanged
-    where *shim*'s is not, or the other way round) when a launch first needs it."""
+def whole_warp_rows(blockdim, width: int) -> bool:
+    """Whether blocks of *blockdim* (a 3-tuple) are rows of whole warps of *width*
+    threads: ``blockDim.x`` a multiple of it, or blocks one row high."""
+    return blockdim[0] % width == 0 or blockdim[1] * blockdim[2] == 1
+
+
+def rows_width(dispatcher, argtypes: tuple, device, art=None) -> int | None:
+    """The warp width where whether the warps of *dispatcher*'s code for *argtypes* run
+    in lockstep on *device* depends on the launch's blocks (``stages.warp_rows_matter``,
+    ``stages.warp_width``), else None.  *art*: code found on disk, whose info answers
+    without typing (code kept by an older version: None)."""
+    width = warp_width(dispatcher.options, device.target)
+    if not width:
+        return None
+    matter = art.info.get("warp_rows_matter") if art is not None else None
+    if matter is None:
+        if art is not None:
+            return None
+        matter = warp_rows_matter(dispatcher.kernel_ir(argtypes)[1])
+    return width if matter else None
+
+
+def indexed_code(dispatcher, argtypes: tuple, device, cfg, facts, exchange: bool = True,
+                 rows: bool = True):
+    """The code of *dispatcher* for *argtypes* that the disk cache's index holds
+    (``cache=True``) for a launch of *cfg* on *device*, and the facts it was compiled
+    with: the code for *facts*, else the variant the launch's blocks run (warps in
+    lockstep where *rows*, exchanged where *exchange*), else (None, *facts*)."""
+    from .cache import count_lookup, index_looked_up, index_lookup
+
+    target = device.target
+    tries = [facts] if cfg is None else \
+        [facts, *_variants_to_try(dispatcher, device, cfg, facts, exchange, rows)]
+    looked = [index_looked_up(dispatcher, argtypes, target, f) for f in tries]
+    if len(tries) == 1 or looked[0] is None:  # one to try, or none indexed: counted there
+        return index_lookup(dispatcher, argtypes, target, facts), facts
+    art = None
+    for f in tries:  # (counted once below: one launch, one hit or miss)
+        art = index_lookup(dispatcher, argtypes, target, f, count=False)
+        if art is not None:
+            facts = f
+            break
+    if not any(looked):
+        count_lookup(dispatcher, argtypes, art is not None)
+    return art, facts
+
+
+def _variants_to_try(dispatcher, device, cfg, facts, exchange: bool, rows: bool):
+    """The facts of the code a launch of *cfg* runs, other than *facts*, where kept."""
+    width = warp_width(dispatcher.options, device.target) if rows else None
+    if width and not facts.warp_rows and whole_warp_rows(cfg.blockdim, width):
+        yield facts._replace(warp_rows=True, lanes=False)
+    if exchange and not facts.lanes and exchangeable(device, cfg.griddim, cfg.blockdim) \
+            and hook(device):
+        yield facts._replace(lanes=True)
+
+
+def launch_variants(shim, lanes: bool, width: int | None, build) -> None:
+    """*shim* launches, launch by launch, the code its blocks need: with the warps of
+    *width* in lockstep (``LaunchFacts.warp_rows``) where *width* is given and the
+    blocks are rows of whole warps (:func:`whole_warp_rows`: the warps are CUDA's
+    then, so that code stays as written), else exchanged where *lanes* and
+    :func:`exchangeable` say so, else as written.  ``build(lanes, warp_rows)`` builds
+    the shim of a variant *shim* is not when a launch first needs it."""
     device = shim.device
     limits = _limits(device)
-    own = shim.launch
-    launchers = {bool(shim.facts.lanes): own}
+    launchers = {(bool(shim.facts.lanes), bool(shim.facts.warp_rows)): shim.launch}
     kept = []
 
     def launch(griddim, blockdim, args, shared_bytes, queue):
-        ex = exchangeable(device, griddim, blockdim, limits)
-        fn = launchers.get(ex)
+        rows = width is not None and whole_warp_rows(blockdim, width)
+        ex = lanes and not rows and exchangeable(device, griddim, blockdim, limits)
+        fn = launchers.get((ex, rows))
         if fn is None:
-            other = build_other()
+            other = build(ex, rows)
             kept.append(other)  # (its program lives as long as this shim)
-            fn = launchers[ex] = other.launch
+            fn = launchers[(ex, rows)] = other.launch
         if ex:
             gx, gy, gz = griddim
             bx, by, bz = blockdim

@@ -31,7 +31,8 @@ from . import lanelaunch as _lanes
 from . import overlays as _overlays
 # (_typeof is imported from here by the benchmarks)
 from .argtypes import (_FAST_TYPES, _PLAIN_ARGS, _typeof, argument_types, caller_location,
-                       int_positions, int_wrapper, layout_stride_facts, stride_facts)
+                       check_conversions, int_positions, int_wrapper, layout_stride_facts,
+                       stride_facts)
 from .errors import GpuxUserError, LaunchError, LaunchTypeError, format_loc
 from .flatten import _array_flat, _build_flatten
 from .language.memory import static_shared_bytes
@@ -162,6 +163,7 @@ def _shim_for(dispatcher, argtypes, device, cfg=None, args=(), strides=()) -> Sh
     ints = int_positions(args, argtypes, compiled) if device.target.int_argument_facts else ()
     nonneg = () if any(args[i] < 0 for i in ints) else ints
     if compiled != argtypes:  # contiguous arrays a layout-"A" signature takes
+        check_conversions(dispatcher, argtypes, compiled)
         strides = tuple(sorted(set(strides) | set(layout_stride_facts(argtypes, compiled,
                                                                       device.target))))
     shim = _build_shim(dispatcher, compiled, device, cfg, args, LaunchFacts(nonneg, strides))
@@ -250,7 +252,8 @@ def _shared_declarations(dispatcher, argtypes, total: int) -> str:
 
 
 def _build_shim(dispatcher, argtypes, device, cfg=None, args=(),
-                facts: LaunchFacts = NO_FACTS, exchange: bool = True) -> Shim:
+                facts: LaunchFacts = NO_FACTS, exchange: bool = True,
+                rows: bool = True) -> Shim:
     spec = getattr(dispatcher, "_specialized", None)
     if spec is not None and tuple(spec) != tuple(argtypes):
         raise GpuxUserError(f"{dispatcher.__name__} was specialized for {spec}; got {argtypes}")
@@ -266,13 +269,8 @@ def _build_shim(dispatcher, argtypes, device, cfg=None, args=(),
     dev_types = tuple(argtypes)
     host_arrays = []
     # the disk cache's index (cache=True) knows what launching needs without typing
-    art = _cache.index_lookup(dispatcher, dev_types, device.target, facts) \
-        if dispatcher.cache else None
-    if art is None and dispatcher.cache and exchange and not facts.lanes and cfg is not None \
-            and _lanes.exchangeable(device, cfg.griddim, cfg.blockdim) and _lanes.hook(device):
-        art = _cache.index_lookup(dispatcher, dev_types, device.target,
-                                  facts._replace(lanes=True))  # (lanelaunch.py)
-        facts = facts._replace(lanes=art is not None)
+    art, facts = _lanes.indexed_code(dispatcher, dev_types, device, cfg, facts, exchange,
+                                     rows) if dispatcher.cache else (None, facts)
     # (a kernel that captures device arrays is never in the index: the key cannot see
     # into them, see cachekey.py, so a hit needs no typing to know there are none)
     from_index = art is not None
@@ -312,9 +310,14 @@ def _build_shim(dispatcher, argtypes, device, cfg=None, args=(),
     checked = dispatcher.options.debug or grid_sync or prints or heap
     lanes = exchange and (facts.lanes or (not checked and _lanes.wants_exchange(
         dispatcher, dev_types, device, art, facts)))
-    if lanes and art is None and cfg is not None \
-            and _lanes.exchangeable(device, cfg.griddim, cfg.blockdim):
-        facts = facts._replace(lanes=True)
+    # a kernel whose warps run in lockstep only in blocks of whole rows of warps: the
+    # same, with the code in lockstep for those blocks (lanelaunch.py)
+    width = _lanes.rows_width(dispatcher, dev_types, device, art) if rows else None
+    if art is None and cfg is not None:
+        if width and _lanes.whole_warp_rows(cfg.blockdim, width):
+            facts = facts._replace(warp_rows=True, lanes=False)
+        elif lanes and _lanes.exchangeable(device, cfg.griddim, cfg.blockdim):
+            facts = facts._replace(lanes=True)
     if art is None:
         art = dispatcher.code_for(dev_types, device.target, facts)
     program = _load(device, art)
@@ -353,12 +356,16 @@ def _build_shim(dispatcher, argtypes, device, cfg=None, args=(),
     shim.facts = facts
     if shim.narrow_ids and not facts.wide:
         shim.widen = functools.partial(_build_shim, dispatcher, argtypes, device,
-                                       facts=facts._replace(wide=True, lanes=False),
+                                       facts=facts._replace(wide=True, lanes=False,
+                                                            warp_rows=False),
                                        exchange=False)
-    if lanes:
-        _lanes.exchange_launches(shim, functools.partial(
-            _build_shim, dispatcher, argtypes, device,
-            facts=facts._replace(lanes=not facts.lanes), exchange=False))
+    if lanes or width:
+        def build(ex, warp_rows):
+            return _build_shim(dispatcher, argtypes, device,
+                               facts=facts._replace(lanes=ex, warp_rows=warp_rows),
+                               exchange=False, rows=False)
+
+        _lanes.launch_variants(shim, lanes, width, build)
     return shim
 
 
@@ -414,8 +421,9 @@ def bind_arguments(dispatcher, args: tuple, kwargs: dict) -> tuple:
     try:
         bound = pysig.bind(*args, **kwargs)
     except TypeError as e:
-        raise LaunchError(f"kernel {dispatcher.__name__}{pysig} takes {dispatcher._nparams} "
-                          f"argument(s): {e}") from None
+        # (a TypeError, as Python's for a call with the wrong arguments, and numba.cuda's)
+        raise LaunchTypeError(f"kernel {dispatcher.__name__}{pysig} takes "
+                              f"{dispatcher._nparams} argument(s): {e}") from None
     bound.apply_defaults()
     if bound.kwargs:
         raise LaunchError(f"kernel {dispatcher.__name__}{pysig}: keyword-only parameters "
@@ -494,8 +502,8 @@ def _wrong_device(dispatcher, what: str, a, device):
 def _launch_generic(dispatcher, cfg, args, device):
     dispatcher = dispatcher.launch_variant(cfg)  # the kernel object whose code is for cfg
     if len(args) != dispatcher._nparams:
-        raise LaunchError(f"kernel {dispatcher.__name__} takes {dispatcher._nparams} "
-                          f"argument(s) but {len(args)} were given")
+        raise LaunchTypeError(f"kernel {dispatcher.__name__} takes {dispatcher._nparams} "
+                              f"argument(s) but {len(args)} were given")
     callbacks = getattr(cfg, "_callbacks", None)
     if callbacks:  # LaunchConfig.pre_launch_callbacks
         for callback in tuple(callbacks):

@@ -18,12 +18,14 @@ from . import irlex as lx
 from .compiler import Options, _neutrals, compile_neutral, wrap_kernel
 from .errors import GpuxUserError, InternalCompilerError, UnsupportedError
 from .interface import Artifact, Target
+from .lockstep import SG_BARRIER, order_shared_stores
 from .irverify import check_step
 from .machines import llvm_options, target_machine
 from .passes import internalize, run_passes
 from .validation import first_located, validate
 
-__all__ = ["Job", "TARGET_STAGES", "STAGE_NAMES", "run_target_stages"]
+__all__ = ["Job", "TARGET_STAGES", "STAGE_NAMES", "run_target_stages", "WARP_ROWS",
+           "warp_rows_matter", "warp_width", "shares_without_subgroups"]
 
 
 @dataclass
@@ -71,30 +73,75 @@ def _stage_mark_kernels(job: Job):
 
 def _warp_lockstep(job: Job) -> None:
     """Kernels compiled for warps (``Options.subgroup_size``, the numba.cuda facade's
-    32) whose work-items share work-group memory (barriers, shared arrays) and differ
-    in x only: sub-groups of the warp's width where the device can require one
-    (``subgroup_size_metadata``, ``required_subgroup_size``).  numba.cuda code written
-    for warps that run in lockstep (a block of 32 threads that exchange values
-    through shared memory without a barrier) then gives the GPU's answers: a device
-    that runs narrower sub-groups one after the other between barriers did not.
-    Kernels with 2-D or 3-D blocks keep the device's natural width: a warp there
-    spans rows of a block narrower than 32 (16 x 16 tiles), and the wider sub-group
-    made the driver gather what it loads as vectors (numba's documented tiled matrix
-    product: 2.4x slower).  Kernels with sub-group operations get the width in the
-    finish stage (``_require_subgroup_size``), where a device without it is an error;
-    here it is only kept where it can be."""
-    width = _width_to_require(job)
-    if not (width and job.kernels and _can_require_width(job.target)):
+    32) whose work-items share work-group memory (barriers, shared arrays), where the
+    warps are rows of their blocks: sub-groups of the warp's width where the device can
+    require one (``subgroup_size_metadata``, ``required_subgroup_size``).  numba.cuda
+    code written for warps that run in lockstep (a block of 32 threads that exchange
+    values through shared memory without a barrier) then gives the GPU's answers: a
+    device that runs narrower sub-groups one after the other between barriers did not.
+    A kernel that reads only x indices has such warps however it is launched; one that
+    reads a y or z index, only where its launch's blocks are rows of whole warps
+    (``abi.LaunchFacts.warp_rows``, said by the named metadata :data:`WARP_ROWS`,
+    removed here): in 16 x 16 tiles a warp spans two rows, and the wider sub-group made
+    the driver gather what it loads as vectors (numba's documented tiled matrix
+    product: 2.4x slower), where in blocks 32 wide it is faster than the device's own
+    width (benchmarks/warp_rows.py).  A store to work-group memory that a load of it
+    follows with no barrier between gets a sub-group barrier after it
+    (``lockstep.order_shared_stores``), so that no compiler moves a lane's load above
+    another lane's store that comes before it.  Kernels with sub-group
+    operations get the width in the finish stage (``_require_subgroup_size``), where a
+    device without it is an error; here it is only kept where it can be."""
+    rows = f"!{WARP_ROWS} =" in job.text  # (a quick no for most kernels)
+    if rows:
+        marked = irtext.remove_named_metadata(job.text, WARP_ROWS)
+        rows, job.text = marked != job.text, marked
+    if not (job.kernels and warp_width(job.options, job.target)
+            and shares_without_subgroups(job.text)):
         return
-    called = irtext.declared_functions(job.text)
+    if rows or irtext.index_dimensions(job.text) <= {0}:
+        spaces = job.target.addrspaces
+        job.text = order_shared_stores(job.text, spaces.shared, spaces.generic)
+        if SG_BARRIER not in irtext.declared_functions(job.text):
+            job.text = irtext.add_function_metadata(job.text, job.kernels,
+                                                    job.target.subgroup_size_metadata,
+                                                    f"i32 {job.options.subgroup_size}")
+        # (else the finish stage requires the width, as of every kernel with sub-group
+        # operations: _require_subgroup_size)
+
+
+#: the named metadata by which a kernel's text says that its launch's blocks are rows
+#: of whole warps (``abi.LaunchFacts.warp_rows``; read and removed by the target stages)
+WARP_ROWS = "gpux.warp_rows"
+
+
+def shares_without_subgroups(text: str) -> bool:
+    """Whether the kernel of *text* shares work-group memory (a barrier, a static or
+    dynamic shared array) and uses no sub-group operation: one whose warps may
+    exchange values through shared memory in lockstep."""
+    called = irtext.declared_functions(text)
     if any(n.startswith("__gpux_sg_") for n in called):
-        return
-    shares = (any(n.startswith(("__gpux_barrier", "__gpux_dynamic_shared")) for n in called)
-              or any(lx.name(n).startswith("__gpux_shared.")
-                     for n in irtext.global_variable_names(job.text)))
-    if shares and irtext.index_dimensions(job.text) <= {0}:
-        job.text = irtext.add_function_metadata(job.text, job.kernels,
-                                                job.target.subgroup_size_metadata, f"i32 {width}")
+        return False
+    return (any(n.startswith(("__gpux_barrier", "__gpux_dynamic_shared")) for n in called)
+            or any(lx.name(n).startswith("__gpux_shared.")
+                   for n in irtext.global_variable_names(text)))
+
+
+def warp_rows_matter(text: str) -> bool:
+    """Whether the warps of the kernel of *text* run in lockstep only where its launch's
+    blocks are rows of whole warps (:func:`_warp_lockstep`): it shares work-group memory
+    without sub-group operations and reads a y or z index."""
+    return shares_without_subgroups(text) and not irtext.index_dimensions(text) <= {0}
+
+
+def warp_width(options, target) -> int | None:
+    """The warp width (``Options.subgroup_size``) that kernels of *options* require on
+    *target* to run their warps in lockstep, else None: the target's sub-groups are not
+    always that wide (``subgroup_width``) and a kernel can require the width
+    (``subgroup_size_metadata`` and the device feature ``required_subgroup_size``)."""
+    width = options.subgroup_size
+    if not width or target.subgroup_width == width or not _can_require_width(target):
+        return None
+    return width
 
 
 def _width_to_require(job: Job) -> int | None:
@@ -338,7 +385,7 @@ def _infer_address_spaces(job: Job, text: str) -> str:
     scope = job.target.workgroup_syncscope  # the back end's name for it, if any
     if scope:
         new = irtext.narrow_shared_atomics(new, spaces.shared, scope)
-    return new
+    return irtext.private_atomics(new, spaces.private)
 
 
 def _replace_intrinsics(job: Job) -> None:

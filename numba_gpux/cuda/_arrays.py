@@ -197,6 +197,19 @@ class DeviceNDArray(DeviceNDArrayBase):
                 return rec
         return super().__getitem__(index)
 
+    def getitem(self, item, stream=0):
+        """``self[item]``: a view, or an element copied to the host in order on
+        *stream* (numba.cuda's), whose copy it waits for."""
+        stream = self._default_stream(stream)
+        if not stream or self.dtype.names is not None:
+            return self[item]
+        view = _mem._index_view(self, item)
+        if view.ndim:
+            return self[item]
+        host = DeviceNDArrayBase.copy_to_host(view, None, stream)
+        stream.synchronize()
+        return host[()]
+
     def __setitem__(self, key, value) -> None:
         self._do_setitem(key, value)
 

@@ -263,6 +263,11 @@ class CUDADispatcher(GpuxFunction):
         older spelling, still in its dispatcher)."""
         return self[griddim, blockdim, stream, sharedmem]
 
+    def forall(self, ntasks, tpb=0, stream=0, sharedmem=0):
+        """numba.cuda's ``forall``: a 1-D launch of *ntasks* threads, ``stream`` and
+        ``sharedmem`` its names for the queue and the dynamic shared memory bytes."""
+        return super().forall(ntasks, tpb, stream, sharedmem)
+
     # ------------------------------------------------------------ the rest
     def _derive(self, **kwargs) -> CUDADispatcher:
         k = super()._derive(**kwargs)

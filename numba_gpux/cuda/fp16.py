@@ -58,13 +58,33 @@ def hfma(a, b, c):
 
 
 @_device
+def _negative_zero_or_less(a):
+    # (a is -0.0 or below: 1 / -0.0 is -inf)
+    return np.float32(1.0) / np.float32(a) < 0
+
+
+@_device
 def hmax(a, b):
-    return a if a >= b else b
+    # CUDA's __hmax: a NaN operand gives the other one, and +0.0 is above -0.0
+    if a != a:
+        return b
+    if b != b or a > b:
+        return a
+    if b > a:
+        return b
+    return b if _negative_zero_or_less(a) else a
 
 
 @_device
 def hmin(a, b):
-    return a if a <= b else b
+    # CUDA's __hmin: a NaN operand gives the other one, and -0.0 is below +0.0
+    if a != a:
+        return b
+    if b != b or a < b:
+        return a
+    if b < a:
+        return b
+    return a if _negative_zero_or_less(a) else b
 
 
 @_device

@@ -138,6 +138,26 @@ for _fn, _name, _op in ((max, "fmax", operator.gt), (min, "fmin", operator.lt)):
 
 
 # ------------------------------------------------------------ float16 -> integer
+class _HalfToInt(AbstractTemplate):
+    """``int(x)`` of a float16, typed here (ahead of Numba's ``@overload(int)``, whose
+    implementation is compiled on its own, without the kernel's semantics) so that it
+    converts as the kernel's other conversions do (below)."""
+    key = int
+
+    def generic(self, args, kws):
+        if not kws and len(args) == 1 and args[0] == types.float16:
+            return signature(types.intp, types.float16)
+        return None
+
+
+typing_registry.register_global(int, types.Function(_HalfToInt))
+
+
+@lowering_registry.lower(int, types.float16)
+def _half_int(context, builder, sig, args):
+    return context.cast(builder, args[0], sig.args[0], sig.return_type)
+
+
 @lowering_registry.lower_cast(types.float16, types.Integer)
 def _float16_to_int(context, builder, fromty, toty, val):
     llty = context.get_value_type(toty)

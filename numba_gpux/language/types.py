@@ -86,6 +86,9 @@ for _op in (operator.add, operator.sub, operator.mul, operator.truediv,
             operator.iadd, operator.isub, operator.imul, operator.itruediv):
     _half_template(_op, 2)
 _half_template(operator.neg, 1)
+# abs() of a float16 is a float16, as NumPy's and numba.cuda's (Numba's own template has
+# float32 and float64 only: the value would widen, and what follows round as float32)
+_half_template(abs, 1)
 
 
 def _half_via_f32(base):

@@ -44,9 +44,20 @@ def _make_kernels(op):
         if t < ary.size:
             ary[t] = sm[t]
 
+    @gpux.jit
+    def on_private(ary, idx, vals, old):
+        # a work-item's own array (private memory): the atomic is a plain update
+        i = gpux.grid(1)
+        if i < vals.size:
+            mine = gpux.local.array(2, ary.dtype)
+            mine[1] = ary[idx[i]]
+            old[i] = fn(mine, 1, vals[i])
+            ary[idx[i]] = mine[1]
+
     on_global.__name__ = f"atomic_{op}_global"
     on_shared.__name__ = f"atomic_{op}_shared"
-    return on_global, on_shared
+    on_private.__name__ = f"atomic_{op}_private"
+    return on_global, on_shared, on_private
 
 
 KERNELS = {op: _make_kernels(op) for op in ATOMIC_OPS}
@@ -141,6 +152,20 @@ def test_uncontended_returns_old(device, op, dtype, space, rng):
     vals = _values(op, dtype, N, rng)
     idx = np.arange(N, dtype=np.int64)
     got, old = _run(kernel, ary.copy(), idx, vals, N)
+    np.testing.assert_array_equal(old, ary)
+    want = np.array([_apply(op, a, v) for a, v in zip(ary, vals)], dtype=ary.dtype)
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("op,dtype", list(_cases()))
+def test_on_a_work_items_own_array(device, op, dtype, rng):
+    """An atomic on a local array (private memory, which OpenCL's atomics do not take):
+    the old value comes back and the element holds op(old, value), as numba.cuda's (a
+    driver refused the program)."""
+    ary = _initial(op, dtype, N, rng)
+    vals = _values(op, dtype, N, rng)
+    idx = np.arange(N, dtype=np.int64)
+    got, old = _run(KERNELS[op][2], ary.copy(), idx, vals, N)
     np.testing.assert_array_equal(old, ary)
     want = np.array([_apply(op, a, v) for a, v in zip(ary, vals)], dtype=ary.dtype)
     np.testing.assert_array_equal(got, want)

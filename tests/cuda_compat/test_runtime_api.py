@@ -205,6 +205,28 @@ def test_forall_argument_checks(device):
         _add_one.forall(2.5)
 
 
+def test_forall_takes_numba_cudas_keywords(device):
+    """numba.cuda's ``forall(ntasks, tpb=0, stream=0, sharedmem=0)``: its keyword names
+    (the portable API's are ``queue`` and ``shared_bytes``)."""
+    s = cuda.stream()
+    d = cuda.to_device(np.zeros(50))
+    _add_one.forall(50, tpb=16, stream=s, sharedmem=0)(d)
+    s.synchronize()
+    _add_one.forall(50, stream=0)(d)
+    assert d.copy_to_host().tolist() == [2.0] * 50
+
+
+def test_device_array_getitem_on_a_stream(device):
+    """``DeviceNDArray.getitem(item, stream)``: an element copied in order on the
+    stream, a view as ``d[item]``."""
+    s = cuda.stream()
+    d = cuda.to_device(np.arange(6.0).reshape(2, 3))
+    d[1, 2] = 40.0
+    assert d.getitem((1, 2), stream=s) == 40.0
+    assert d.getitem((0, 1)) == 1.0
+    np.testing.assert_array_equal(d.getitem(1, s).copy_to_host(), [3.0, 4.0, 40.0])
+
+
 def test_forall_block_size_is_a_tuning_hook(device):
     from numba_gpux import hooks
 
@@ -372,3 +394,29 @@ def test_numba_disable_cuda_turns_the_facade_off():
     want = "CUDA is disabled due to setting NUMBA_DISABLE_CUDA=1"
     assert out.stdout.splitlines() == [want, want]
     assert cuda.cuda_error() is None or not cuda.is_available()  # this process: unaffected
+
+
+def test_launch_mistakes_raise_numba_cudas_error_types(device):
+    """A float for an integer parameter of a signature given to ``jit`` is a TypeError
+    before anything runs (numba.cuda's, from ctypes; the packing's ``struct.error``
+    escaped before); so are too many arguments (a TypeError, as Python's own); a
+    device function called from the host is a ValueError (numba.cuda's missing launch
+    configuration)."""
+    @cuda.jit("void(float32[::1], int32)")
+    def eager(a, n):
+        a[0] = n
+
+    @cuda.jit(device=True)
+    def dev(x):
+        return x
+
+    a = cuda.to_device(np.zeros(2, np.float32))
+    with pytest.raises(TypeError, match=r"argument 1 \(n\) is a float64, but its parameter "
+                                        r"is int32"):
+        eager[1, 1](a, 2.7)
+    with pytest.raises(TypeError, match="too many positional arguments"):
+        _add_one[1, 1](a, 3)
+    with pytest.raises(ValueError, match="device function"):
+        dev(1)
+    eager[1, 1](a, 7)  # the right types still launch
+    assert a.copy_to_host()[0] == 7

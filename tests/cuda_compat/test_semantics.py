@@ -186,6 +186,61 @@ def test_portable_float16_to_int_truncates(device):
     np.testing.assert_equal(i64, inside.astype(np.int64))
 
 
+def _int_of_half(x, out):
+    i = cuda.grid(1)
+    if i < x.size:
+        out[i] = int(x[i])
+
+
+@pytest.mark.needs("fp16")
+def test_int_of_a_float16_converts_as_the_kernels_other_conversions(device):
+    """``int(x)`` of a float16 rounds to the nearest in the facade (as numba.cuda's, whose
+    int() casts as ``int32(x)`` does) and truncates in the portable API (NumPy's):
+    Numba's ``int`` overload is compiled on its own, without the kernel's rules, and
+    truncated in both."""
+    x = np.array([1.5, 2.5, -1.5, 0.75, -0.25], np.float16)
+    out = cuda.device_array(x.size, np.int64)
+    cuda.jit(_int_of_half)[1, x.size](cuda.to_device(x), out)
+    np.testing.assert_equal(out.copy_to_host(), [2, 2, -2, 1, 0])
+    gpux.jit(_int_of_half)[1, x.size](cuda.to_device(x), out)
+    np.testing.assert_equal(out.copy_to_host(), [1, 2, -1, 0, 0])
+
+
+@pytest.mark.needs("fp16")
+def test_abs_of_a_float16_is_a_float16(device):
+    """``abs(x)`` of a float16 is a float16, so what follows rounds as half precision
+    (NumPy's and numba.cuda's answer), not as float32."""
+    @cuda.jit
+    def k(x, out):
+        out[0] = abs(x[0]) + np.float16(2.0 ** -12)
+
+    out = cuda.device_array(1, np.float64)
+    k[1, 1](cuda.to_device(np.array([-1.0], np.float16)), out)
+    assert out.copy_to_host()[0] == np.float16(1.0) + np.float16(2.0 ** -12) == 1.0
+
+
+@pytest.mark.needs("fp16")
+def test_fp16_max_and_min_follow_cudas_hmax_and_hmin(device):
+    """``cuda.fp16.hmax``/``hmin``: a NaN operand gives the other operand, and +0.0 is
+    above -0.0 (CUDA's ``__hmax``/``__hmin``, which numba.cuda calls)."""
+    @cuda.jit
+    def k(a, b, mx, mn):
+        i = cuda.grid(1)
+        if i < a.size:
+            mx[i] = cuda.fp16.hmax(a[i], b[i])
+            mn[i] = cuda.fp16.hmin(a[i], b[i])
+
+    a = np.array([3.0, np.nan, -0.0, 0.0, 1.0, 2.0, np.nan], np.float16)
+    b = np.array([np.nan, 3.0, 0.0, -0.0, 2.0, 1.0, np.nan], np.float16)
+    mx, mn = (cuda.device_array(a.size, np.float16) for _ in range(2))
+    k[1, a.size](cuda.to_device(a), cuda.to_device(b), mx, mn)
+    mx, mn = mx.copy_to_host(), mn.copy_to_host()
+    np.testing.assert_equal(mx, [3, 3, 0, 0, 2, 2, np.nan])
+    np.testing.assert_equal(np.signbit(mx[2:4]), [False, False])
+    np.testing.assert_equal(mn, [3, 3, 0, 0, 1, 1, np.nan])
+    np.testing.assert_equal(np.signbit(mn[2:4]), [True, True])
+
+
 # ------------------------------------------------------------------------ print
 
 @pytest.mark.feature("print")

@@ -205,6 +205,109 @@ def test_only_1d_kernels_that_share_memory_get_the_warps_width(device):
 
 
 @cuda.jit
+def warp_tail_min(m, out):
+    # a block's minimum with the last 32 steps unrolled and no barrier between them, as
+    # older numba.cuda code writes them; threads numbered x first, as numba.cuda's
+    row, col = cuda.grid(2)
+    sm = cuda.shared.array(1024, np.float32)
+    t = cuda.threadIdx.x + cuda.blockDim.x * cuda.threadIdx.y
+    sm[t] = m[row, col]
+    cuda.syncthreads()
+    s = (cuda.blockDim.x * cuda.blockDim.y) // 2
+    while s > 32:
+        if t < s:
+            sm[t] = min(sm[t], sm[t + s])
+        cuda.syncthreads()
+        s //= 2
+    if t < 32:
+        sm[t] = min(sm[t], sm[t + 32])
+        sm[t] = min(sm[t], sm[t + 16])
+        sm[t] = min(sm[t], sm[t + 8])
+        sm[t] = min(sm[t], sm[t + 4])
+        sm[t] = min(sm[t], sm[t + 2])
+        sm[t] = min(sm[t], sm[t + 1])
+    if t == 0:
+        out[cuda.blockIdx.x, cuda.blockIdx.y] = sm[0]
+
+
+def _block_mins(m, block):
+    a, b = m.shape[0] // block[0], m.shape[1] // block[1]
+    return m.reshape(a, block[0], b, block[1]).min(axis=(1, 3))
+
+
+@pytest.mark.parametrize("block", [(32, 8), (64, 4), (32, 32), (128, 1)])
+def test_warps_in_blocks_of_whole_rows_run_in_lockstep(device, block):
+    """A facade kernel that reads a y index and shares memory runs its warps in
+    lockstep where its launch's blocks are rows of whole warps (blockDim.x a multiple
+    of 32, or one row): a warp-synchronous tail with no barrier between its steps gives
+    CUDA's answer (at the device's own width, or without the sub-group barriers the
+    compiler puts after its stores, it did not)."""
+    if not _can_require_32(device):
+        pytest.skip(f"{device.spec} cannot require sub-groups of 32")
+    m = np.random.default_rng(7).random((block[0] * 3, block[1] * 2)).astype(np.float32)
+    out = cuda.device_array((3, 2), np.float32)
+    warp_tail_min[(3, 2), block](cuda.to_device(m), out)
+    np.testing.assert_array_equal(out.copy_to_host(), _block_mins(m, block))
+
+
+@cuda.jit
+def warp_tail_sum_1d(x, out):
+    sm = cuda.shared.array(256, np.float64)
+    t = cuda.threadIdx.x
+    sm[t] = x[cuda.grid(1)]
+    cuda.syncthreads()
+    s = cuda.blockDim.x // 2
+    while s > 32:
+        if t < s:
+            sm[t] += sm[t + s]
+        cuda.syncthreads()
+        s //= 2
+    if t < 32:
+        sm[t] += sm[t + 32]
+        sm[t] += sm[t + 16]
+        sm[t] += sm[t + 8]
+        sm[t] += sm[t + 4]
+        sm[t] += sm[t + 2]
+        sm[t] += sm[t + 1]
+    if t == 0:
+        out[cuda.blockIdx.x] = sm[0]
+
+
+def test_unrolled_warp_tails_of_1d_kernels_run_in_lockstep(device):
+    """The unrolled tail of a 1-D block reduction gives CUDA's sums: the compiler keeps
+    each lane's loads after the other lanes' stores before them (a sub-group width of
+    32 alone left the driver free to move the loads up)."""
+    if not _can_require_32(device):
+        pytest.skip(f"{device.spec} cannot require sub-groups of 32")
+    x = np.random.default_rng(8).integers(0, 1000, 256 * 12).astype(np.float64)
+    out = cuda.device_array(12, np.float64)
+    warp_tail_sum_1d[12, 256](cuda.to_device(x), out)
+    np.testing.assert_array_equal(out.copy_to_host(), x.reshape(12, 256).sum(axis=1))
+
+
+def test_each_launch_runs_the_code_its_blocks_need(device):
+    """One kernel object, launched with blocks of whole rows of warps and with 16 x 16
+    blocks: the first runs code that requires the warp's width, the second the code at
+    the device's own width (a 16 x 16 tile's warp spans two rows; the wider sub-group
+    made the driver gather its loads), each built when a launch first needs it and
+    both kept."""
+    t = device.target
+    if not (t.subgroup_size_metadata and t.has("required_subgroup_size")):
+        pytest.skip(f"{device.spec} cannot require a sub-group width")
+
+    m = np.random.default_rng(9).random((64, 64)).astype(np.float32)
+    dm, out = cuda.to_device(m), cuda.device_array((2, 2), np.float32)
+    warp_tail_min[(2, 2), (32, 32)](dm, out)
+    warp_tail_min[(4, 4), (16, 16)](dm, cuda.device_array((4, 4), np.float32))
+    warp_tail_min[(2, 8), (32, 8)](dm, cuda.device_array((2, 8), np.float32))
+    np.testing.assert_array_equal(out.copy_to_host(), _block_mins(m, (32, 32)))
+    codes = {facts.warp_rows: art for (_, _, facts), art in warp_tail_min._code.items()}
+    assert set(codes) == {True, False}
+    assert t.subgroup_size_metadata in str(codes[True].llvm_ir)
+    assert t.subgroup_size_metadata not in str(codes[False].llvm_ir)
+
+
+@cuda.jit
 def half_warp_votes(pred, val, ballot, anyv, allv, eqv, many, mall, mall_ok):
     # each half-warp votes with its own mask in one converged call (legal on sm_70+)
     i = cuda.grid(1)

@@ -425,3 +425,62 @@ def test_command_line_cache_info_and_clear(program):
     assert clear.returncode == 0 and "removed 3 file(s)" in clear.stdout, clear.stdout
     assert _entries(cache) == []
     assert _miss(_run(folder, cache))
+
+
+def test_warps_in_lockstep_launch_from_the_index(tmp_path):
+    """A facade kernel whose warps run in lockstep only in blocks of whole rows of warps
+    (stages._warp_lockstep): the code for such a launch is kept under its own key, and
+    the next process launches it from the index, nothing typed, with CUDA's answer and
+    one hit counted; a launch with 16 x 16 blocks builds the other code beside it."""
+    import numba_gpux as gpux
+
+    t = gpux.default_device().target
+    if not (t.subgroup_size_metadata and t.has("required_subgroup_size")):
+        pytest.skip("the default device cannot require a sub-group width")
+    folder = tmp_path / "prog"
+    folder.mkdir()
+    _write(folder, "prog.py", """
+        import json, sys
+        import numpy as np
+        from numba_gpux import cache, context, cuda
+
+        @cuda.jit(cache=True)
+        def k(m, out):
+            row, col = cuda.grid(2)
+            sm = cuda.shared.array(256, np.float32)
+            t = cuda.threadIdx.x + cuda.blockDim.x * cuda.threadIdx.y
+            sm[t] = m[row, col]
+            cuda.syncthreads()
+            if t < 128:
+                sm[t] = min(sm[t], sm[t + 128])
+            cuda.syncthreads()
+            if t < 64:
+                sm[t] = min(sm[t], sm[t + 64])
+            cuda.syncthreads()
+            if t < 32:
+                sm[t] = min(sm[t], sm[t + 32])
+                sm[t] = min(sm[t], sm[t + 16])
+                sm[t] = min(sm[t], sm[t + 8])
+                sm[t] = min(sm[t], sm[t + 4])
+                sm[t] = min(sm[t], sm[t + 2])
+                sm[t] = min(sm[t], sm[t + 1])
+            if t == 0:
+                out[cuda.blockIdx.x, cuda.blockIdx.y] = sm[0]
+
+        bx, by = (int(v) for v in sys.argv[1:3])
+        m = np.random.default_rng(1).random((64, 64)).astype(np.float32)
+        out = cuda.device_array((64 // bx, 64 // by), np.float32)
+        k[(64 // bx, 64 // by), (bx, by)](cuda.to_device(m), out)
+        want = m.reshape(64 // bx, bx, 64 // by, by).min(axis=(1, 3))
+        print(json.dumps({"ok": bool((out.copy_to_host() == want).all()),
+                          "stats": cache.stats, "typed": k.stats["neutral_compiles"],
+                          "context_built": context._ready}))
+        """)
+    cache_dir = tmp_path / "cache"
+    first = _run(folder, cache_dir, "32", "8")
+    assert _miss(first) and first["ok"]
+    again = _run(folder, cache_dir, "32", "8")
+    assert _hit(again) and again["ok"]
+    other = _run(folder, cache_dir, "16", "16")  # 16 x 16: the other code, typed here
+    assert other["typed"] == 1 and other["stats"]["index_misses"] == 1
+    assert _hit(_run(folder, cache_dir, "32", "8"))
