@@ -488,6 +488,19 @@ class _Keyer:
             # numba types and numba-gpux stubs: their behaviour is the versions'
             name = getattr(v, "name", None) or getattr(v, "__name__", None) or getattr(v, "_name", "")
             return f"inst:{tmod}.{type(v).__qualname__}:{name}|{registered}"
+        from numba.core.types import Type as NumbaType
+
+        if isinstance(v, NumbaType):
+            # a library's Numba type (an extension type an intrinsic returns): its name,
+            # and the files of its class and of its data model, whose code the kernel's
+            # depends on
+            cls = type(v)
+            from numba.core.datamodel import default_manager
+
+            model = default_manager._handlers.get(cls)
+            where = _file_stamp(cls.__module__) + (
+                f":{_file_stamp(model.__module__)}" if model is not None else "")
+            return f"ntype:{cls.__module__}.{cls.__qualname__}:{v.name}:{where}|{registered}"
         raise Uncacheable(f"a global of type {tmod}.{type(v).__qualname__}")
 
     def module(self, mod: pytypes.ModuleType, names: set, depth: int) -> str:

@@ -38,6 +38,9 @@ class _Fn(FnExprs):
             return
         if i.op == "store":
             val, ptr = i.args
+            if val.ty.kind == "vector":
+                out.extend(self.store_lanes(i, ind))
+                return
             out.append(f"{ind}{self.deref(ptr, val.ty, val)} = {self.expr(val)};")
             return
         if i.op == "call" and i.callee.startswith(_DROP_INTRINSICS):
@@ -61,6 +64,10 @@ class _Fn(FnExprs):
                 out.append(f"{ind}{self.call(i)};")
                 return
             raise SourceEmitError(f"cannot write `{i.text}`")
+        if i.ty.kind == "vector":  # one variable per lane (vectors.py)
+            for k in range(i.ty.count):
+                out.append(f"{ind}{self.lane_var(i.name, k)} = {self.lane_expr(i, k)};")
+            return
         out.append(f"{ind}{self.cname(i.name)} = {self.inst_expr(i)};")
 
     def mem_intrinsic(self, i: Inst, ind: str) -> list[str]:
@@ -77,32 +84,35 @@ class _Fn(FnExprs):
 
     def moves(self, src: str, dst: str, out: list, ind: str):
         phis = [i for i in self.fn.block(dst).insts if i.op == "phi"]
-        pairs = []
+        pairs = []  # (variable, expression, its type): a phi of a vector, one per lane
         for p in phis:
             k = p.blocks.index(src)
-            pairs.append((self.cname(p.name), self.expr(p.args[k])))
-        targets = {d for d, _ in pairs}
+            if p.ty.kind == "vector":
+                self.vector_check(p.ty, f"`{p.text}`")
+                pairs += [(self.lane_var(p.name, n), self.lane(p.args[k], n), ctype(p.ty.elem))
+                          for n in range(p.ty.count)]
+            else:
+                pairs.append((self.cname(p.name), self.expr(p.args[k]), self.decl_type(p)))
         conflict = False
         assigned = set()
-        for d, e in pairs:
+        for d, e, _ in pairs:
             if any(_mentions(e, t) for t in assigned):
                 conflict = True
                 break
             assigned.add(d)
         if not conflict:
-            for d, e in pairs:
+            for d, e, _ in pairs:
                 if d != e:
                     out.append(f"{ind}{d} = {e};")
             return
         tmps = []
-        for n, (d, e) in enumerate(pairs):
+        for d, e, ty in pairs:
             t = f"{d}_in"
-            self.em.extra_decls.setdefault(self, {})[t] = self.decl_type(phis[n])
+            self.em.extra_decls.setdefault(self, {})[t] = ty
             tmps.append(t)
             out.append(f"{ind}{t} = {e};")
-        for (d, _), t in zip(pairs, tmps):
+        for (d, _, _), t in zip(pairs, tmps):
             out.append(f"{ind}{d} = {t};")
-        del targets
 
     def decl_type(self, i: Inst) -> str:
         if i.ty.kind == "ptr":
@@ -309,6 +319,9 @@ class _Emitter:
             cn = st.cname(name)
             if ty.kind == "ptr":
                 params.append((cn, None, st.ptr_qual(name)))
+            elif ty.kind == "vector":
+                raise SourceEmitError(f"the kernel parameter {name} is a vector ({ty}), which "
+                                      f"{d.name} kernels cannot take")
             else:
                 params.append((cn, ctype(ty), ""))
         pdecls, prologue, preface = d.kernel_params(c_name(fn.name), params, st.implicit)
@@ -325,6 +338,9 @@ class _Emitter:
                     st.arrays.append(d.private_array.format(
                         name=f"{st.cname(name)}_mem", words=words, bytes=8 * words,
                         align=max(8, align, i.align)))
+                continue
+            if i.ty.kind == "vector":
+                decls += st.lane_decls(i)
                 continue
             decls.append(f"{st.decl_type(i)} {st.cname(name)};")
         for t, ty in self.extra_decls.get(st, {}).items():
@@ -369,7 +385,10 @@ def emit_source(module, kernels, dialect: Dialect, lookup, features=frozenset())
         fn = model.functions.get(name)
         if fn is None or fn.declaration:
             raise InternalCompilerError("emit-source", f"kernel {name} is not in the module")
-        funcs.append(em.function(fn))
+        try:
+            funcs.append(em.function(fn))
+        except SourceEmitError as e:  # name the kernel (its IR name holds the Python name)
+            raise SourceEmitError(f"kernel {name}: {e}") from None
     for name, fn in model.functions.items():
         if not fn.declaration and name not in kernels:
             # every device function must have been inlined (finish_module marks them)

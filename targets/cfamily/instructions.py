@@ -15,6 +15,7 @@ from .irmodel import Func, Inst, Ty, Val, c_name, struct_offsets, type_size_alig
 from .values import (SourceEmitError, WIDE_HELPERS, ctype, float_literal, masked, odd_width,
                      signed_value, stype,
                      wide_expr)
+from .vectors import VECTOR_PURE_OPS, VectorLanes
 
 __all__ = ["FnExprs", "GENERIC", "GLOBAL", "SHARED", "CONSTANT", "PRIVATE", "locals_in",
            "is_overflow"]
@@ -24,7 +25,7 @@ _PURE_OPS = {"add", "sub", "mul", "and", "or", "xor", "shl", "lshr", "ashr", "ud
              "urem", "srem", "fadd", "fsub", "fmul", "fdiv", "frem", "fneg", "icmp", "fcmp",
              "select", "trunc", "zext", "sext", "fptosi", "fptoui", "sitofp", "uitofp", "fpext",
              "fptrunc", "bitcast", "addrspacecast", "getelementptr", "freeze", "ptrtoint",
-             "inttoptr"}
+             "inttoptr"} | VECTOR_PURE_OPS
 #: atomicrmw operation -> portable atomic operation (language/atomics.py)
 _RMW = {"add": "add", "sub": "sub", "and": "and", "or": "or", "xor": "xor", "xchg": "exch",
         "max": "max", "min": "min", "umax": "umax", "umin": "umin", "uinc_wrap": "inc",
@@ -35,12 +36,13 @@ _SPACE_WORDS = {GLOBAL: "global memory", SHARED: "shared memory", CONSTANT: "con
                 PRIVATE: "private (local.array) memory"}
 
 
-class FnExprs:
+class FnExprs(VectorLanes):
     """Emission state of one function, and the expressions of its values and instructions."""
 
     def __init__(self, em, fn: Func):
         self.em, self.fn, self.d = em, fn, em.dialect
         self.names: dict[str, str] = {}
+        self.lanes: dict[tuple, str] = {}  # (IR name, lane) -> C name (vectors.py)
         self.used_c: set[str] = set()
         self.asp: dict[str, int | None] = {}
         self.defs: dict[str, Inst] = {}
@@ -186,6 +188,11 @@ class FnExprs:
     # -- expressions -----------------------------------------------------------
     def expr(self, v: Val) -> str:
         k = v.kind
+        if k == "code":  # a lane of a vector, written already (vectors.py)
+            return v.text
+        if v.ty.kind == "vector":
+            raise SourceEmitError(f"a vector value ({v.name or v.kind} of type {v.ty}) is an operand "
+                                  f"that {self.d.name} source cannot take whole")
         if k in ("local", "arg"):
             if k == "local" and v.name in self.inline:
                 return self.inst_expr(self.defs[v.name])
@@ -305,6 +312,8 @@ class FnExprs:
     def inst_expr(self, i: Inst) -> str:
         op, a = i.op, i.args
         E = self.expr
+        if op == "extractelement" or any(x.ty.kind == "vector" for x in a):
+            return self.from_vector(i)
         if (i.ty.kind == "int" and i.ty.bits > 64) or (
                 a and a[0].ty.kind == "int" and a[0].ty.bits > 64 and op not in ("select", "phi")):
             return wide_expr(self, i)
@@ -332,10 +341,7 @@ class FnExprs:
         if op == "fcmp":
             return self.fcmp(i)
         if op == "select":
-            if self.d.select and i.ty.kind in ("int", "float") and 8 <= i.ty.bits <= 64:
-                return self.d.select.format(c=E(a[0]), a=E(a[1]), b=E(a[2]),
-                                            t=ctype(Ty("int", bits=i.ty.bits)))
-            return f"({E(a[0])} ? {E(a[1])} : {E(a[2])})"
+            return self.select(E(a[0]), E(a[1]), E(a[2]), i.ty)
         if op in ("freeze",):
             return E(a[0])
         if op in ("trunc", "zext", "sext", "fptosi", "fptoui", "sitofp", "uitofp", "fpext",
@@ -364,6 +370,12 @@ class FnExprs:
         if op == "extractvalue" and a[0].kind == "agg":
             return self.expr(a[0].value[i.indices[0]])
         raise SourceEmitError(f"the instruction `{i.text}` cannot be written as {self.d.name} source")
+
+    def select(self, c: str, x: str, y: str, ty: Ty) -> str:
+        """*x* if the condition *c* holds, else *y* (values of type *ty*)."""
+        if self.d.select and ty.kind in ("int", "float") and 8 <= ty.bits <= 64:
+            return self.d.select.format(c=c, a=x, b=y, t=ctype(Ty("int", bits=ty.bits)))
+        return f"({c} ? {x} : {y})"
 
     def need_wide(self):
         """Place the two-word integer helpers before the kernels."""

@@ -184,7 +184,7 @@ class Inst:
     blocks: list = field(default_factory=list)  # phi incoming blocks, br/switch targets
     cases: list = field(default_factory=list)   # switch: [(int, block)]
     flags: tuple = ()
-    indices: tuple = ()            # extractvalue / insertvalue
+    indices: tuple = ()            # extractvalue / insertvalue; shufflevector's mask
     align: int = 0                 # alloca: its ``align``, 0 if none is written
 
 
@@ -315,6 +315,8 @@ def _const(ty: Ty, c: list) -> Val:
         return Val("global", ty, name=irlex.name(t))
     if t and irlex.kind(t) is irlex.STRING and t.startswith("c"):
         return Val("agg", ty, value=[Val("int", ty.elem, value=b) for b in irlex.string_bytes(t)])
+    if c[:2] == ["splat", "("] and c[-1] == ")":  # a vector of one value: splat (i32 1)
+        return Val("agg", ty, value=[_typed_const(c[2:-1])] * ty.count)
     if c and c[0] in ("[", "{", "<"):
         packed = c[0] == "<" and c[1:2] == ["{"]
         inner = (2, len(c) - 2) if packed else (1, len(c) - 1)
@@ -453,6 +455,13 @@ def _read_inst(ins) -> Inst:
         nops = 1 if op == "extractvalue" else 2
         parts = _split_commas(c, at + 1, len(c))
         it.indices = tuple(int(p[0]) for p in parts[nops:] if len(p) == 1 and p[0].isdigit())
+    elif op == "shufflevector":  # the mask is no operand: lanes of both inputs, -1 poison
+        mask = _typed_const(_split_commas(c, at + 1, len(c))[2])
+        it.args = it.args[:2]
+        if isinstance(mask.value, list):
+            it.indices = tuple(-1 if m.kind == "undef" else m.value for m in mask.value)
+        else:  # zeroinitializer, or a mask all poison
+            it.indices = (-1 if mask.kind == "undef" else 0,) * ty.count
     elif op == "atomicrmw":
         k = at + 1 + (c[at + 1:at + 2] == ["volatile"])
         it.pred = c[k]

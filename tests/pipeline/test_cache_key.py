@@ -158,3 +158,32 @@ def test_code_key_ignores_numba_function_numbers(target):
     assert a == b
     other = text.replace('c"B2v1', 'c"B2v2')
     assert cache_key(other.format(n=3), target, Options()) != a
+
+
+class _LibraryType(types.Type):
+    """A library's extension type (as an intrinsic returns one)."""
+
+    def __init__(self, n):
+        super().__init__(name=f"LibraryType{n}")
+
+
+def test_a_librarys_numba_type_is_keyed_by_name_and_files():
+    """A Numba type of a library's own class, read by an intrinsic's typer, is keyed (its
+    name, its class's and data model's files) instead of making every kernel of the
+    process unkeyed (the disk cache keys all libraries' templates)."""
+    from numba.core.extending import intrinsic
+
+    a, b = _LibraryType(3), _LibraryType(4)
+    k = cachekey._Keyer(lines=False)
+    ka, kb = k.value(a), k.value(b)
+    assert ka.startswith("ntype:") and "LibraryType3" in ka and ka != kb
+    assert k.value(_LibraryType(3)) == ka
+
+    @intrinsic
+    def make(typingctx, x):
+        def codegen(context, builder, sig, args):
+            return context.get_dummy_value()
+        return a(x), codegen
+
+    make  # (registered: its typer's closure reads the type)
+    assert cachekey._attributes_key()

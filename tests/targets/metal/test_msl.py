@@ -10,6 +10,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 
 import pytest
 
@@ -69,6 +70,10 @@ def test_msl_syntax(kernel, sig, gxx, tmp_path):
     assert text.startswith("#include <metal_stdlib>")
     assert "kernel void " in text
     assert "double" not in text
+    _syntax_check(text, gxx, tmp_path)
+
+
+def _syntax_check(text, gxx, tmp_path):
     src = tmp_path / "k.metal.cpp"
     # g++ ignores Metal's attributes, but would expand the qualifier macros inside
     # them ([[threadgroup(0)]]); they are checked by the golden tests instead
@@ -76,6 +81,22 @@ def test_msl_syntax(kernel, sig, gxx, tmp_path):
     r = subprocess.run([gxx[0], "-fsyntax-only", "-std=c++17", "-Wno-attributes", "-I", gxx[1],
                         "-x", "c++", str(src)], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr + "\n" + text
+
+
+@pytest.mark.parametrize("dtype", ["int32", "float32"])
+def test_msl_vector_values_are_lanes(dtype, gxx, tmp_path):
+    """LLVM vector values (an extension type modelled as ``<4 x float>``, through phis,
+    shuffles and run-time lane indices) as one variable per lane, in Metal's spelling."""
+    spec = importlib.util.spec_from_file_location(
+        "gpux_opencl_c_vectors", os.path.join(HERE, "..", "opencl_c", "test_vectors.py"))
+    vectors = sys.modules.get(spec.name)
+    if vectors is None:  # (kept, so that the cache key finds the file of its types)
+        vectors = sys.modules[spec.name] = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(vectors)
+    for k in vectors.vector_kernels(dtype, 4):
+        text = gpux.compile(k, f"void({dtype}[::1], {dtype}[::1], int64)", target="metal").text
+        assert f"{dtype[:-2]}4" not in text and "[[thread_position_in_threadgroup]]" in text
+        _syntax_check(text, gxx, tmp_path)
 
 
 def test_msl_golden_saxpy():
