@@ -478,7 +478,9 @@ class _Keyer:
                 return f"fn:{mod}.{v.__qualname__}|{registered}"
             if registered:  # a library function with a registered @overload (or template)
                 return f"overloaded:{mod}.{v.__qualname__}|{registered}"
-            raise Uncacheable(f"the plain Python function {mod}.{v.__qualname__}")
+            # a plain Python function (a helper an intrinsic's code generator calls): by
+            # its code, closure and the globals it reads, as a kernel's own function
+            return f"pyfn:{self.function(v)}"
         tmod = type(v).__module__
         if _is_device_memory(v):
             # a captured device array is a hidden argument of the launch, which only
