@@ -233,11 +233,19 @@ def test_dicts_and_sets_made_in_kernels_name_the_line_and_construct(stmt, what):
     ("a[0] = np.linalg.det(a.reshape(1, 1))", "np.linalg.det() is called here"),
     ("a[0] = np.cov(a).sum()", "np.cov() is called here"),
     ("a[0] = np.corrcoef(a, a)[0, 1]", "np.corrcoef() is called here"),
-    ("a[0] = np.random.random()", "np.random.random() is called here: Numba's NumPy random")])
+    ("a[0] = np.random.random()", "np.random.random() is called here: Numba's NumPy random"),
+    ("a[0] = np.split(a, 1)[0][0]", "np.split() is called here: Numba's implementation "
+                                    "returns a list of arrays"),
+    ("a[0] = np.broadcast_arrays(a, a)[0][0]", "np.broadcast_arrays() is called here"),
+    ("a[0] = np.extract(a > 0, a).sum()", "np.extract() is called here: Numba's "
+                                          "implementation gathers its result in a Python list"),
+    ("a[0] = np.moveaxis(a.reshape(1, 1), 0, 1)[0, 0]", "np.moveaxis() is called here"),
+    ("a[0] = np.trim_zeros(a).sum()", "np.trim_zeros() is called here")])
 def test_new_strings_and_host_library_calls_name_the_line(stmt, words):
     """``str(x)`` (which typing used to compile Numba's implementation of, failing inside
-    Numba's files) and NumPy's BLAS/LAPACK functions (a symbol missing when the module
-    was checked, naming no line) are refused before typing, at their line."""
+    Numba's files), NumPy's BLAS/LAPACK functions (a symbol missing when the module
+    was checked, naming no line) and NumPy functions whose Numba implementations make
+    lists (a TypingError deep in Numba's code) are refused before typing, at their line."""
     msg = _refused_message("host_calls", stmt)
     assert f"host_calls: {words}" in msg, msg
 

@@ -142,6 +142,23 @@ def _host_container(value, func_ir) -> str | None:
 
 #: builtins that make a new string
 _STRING_MAKERS = frozenset(("str", "repr", "format", "hex", "oct", "bin", "chr", "ascii"))
+#: NumPy functions whose Numba implementations make Python lists (or strings), which GPU
+#: code cannot: what they do, and what to write instead
+_LIST_MAKERS = {
+    "split": ("returns a list of arrays", "slice the array (x[a:b] is a view)"),
+    "array_split": ("returns a list of arrays", "slice the array (x[a:b] is a view)"),
+    "hsplit": ("returns a list of arrays", "slice the array (x[:, a:b] is a view)"),
+    "vsplit": ("returns a list of arrays", "slice the array (x[a:b] is a view)"),
+    "dsplit": ("returns a list of arrays", "slice the array (x[:, :, a:b] is a view)"),
+    "broadcast_arrays": ("returns a list of arrays",
+                         "index each array as broadcasting would, or np.broadcast_to one"),
+    "extract": ("gathers its result in a Python list",
+                "use boolean indexing (a[cond]), which makes the array"),
+    "moveaxis": ("builds the new order of the axes in a Python list",
+                 "call np.transpose(a, axes) with the axes written out"),
+    "trim_zeros": ("reads its trim argument as a string",
+                   "find the first and last nonzero elements and slice between them"),
+}
 #: NumPy functions whose Numba implementations call BLAS or LAPACK (host libraries)
 _HOST_LINALG = frozenset(("dot", "vdot", "cov", "corrcoef", "matmul"))
 
@@ -162,6 +179,10 @@ def _host_only_call(value, func_ir) -> str | None:
         return (f"{fn}() makes a new string here: strings are not supported in GPU code "
                 f"beyond constants (compared, measured with len(), passed to device "
                 f"functions, printed; print(x) prints a value)")
+    if mod == "numpy" and fn in _LIST_MAKERS:
+        what, instead = _LIST_MAKERS[fn]
+        return (f"np.{fn}() is called here: Numba's implementation {what}, and GPU code "
+                f"cannot make lists or strings; {instead}")
     if (mod == "numpy" and fn in _HOST_LINALG) or mod == "numpy.linalg":
         name = f"np.{fn}" if mod == "numpy" else f"np.linalg.{fn}"
         return (f"{name}() is called here: Numba computes it with BLAS/LAPACK, host "
