@@ -501,14 +501,12 @@ def note_launch_info(art: Artifact, kernel_text: str) -> None:
     from .language.cooperative import uses_grid_sync
     from .language.heap import uses_heap
     from .language.printing import uses_print
-    from .stages import warp_rows_matter
 
     art.info["uses_print"] = uses_print(kernel_text)
     art.info["grid_sync"] = uses_grid_sync(kernel_text)
     art.info["heap"] = uses_heap(kernel_text)
     art.info["static_shared_bytes"] = static_shared_bytes(kernel_text)
     art.info["lanes_prefer_second_dim"] = lanes_prefer_second_dim(kernel_text)
-    art.info["warp_rows_matter"] = warp_rows_matter(kernel_text)
     art.info["disk_cache"] = True
 
 

@@ -16,10 +16,10 @@ from __future__ import annotations
 
 from . import hooks as _hooks
 from .lanes import lanes_prefer_second_dim
-from .stages import warp_rows_matter, warp_width
+from .stages import lockstep_kind, warp_width
 
 __all__ = ["LANES_FOLLOW_MEMORY", "wants_exchange", "hook", "exchangeable",
-           "whole_warp_rows", "rows_width", "indexed_code", "launch_variants"]
+           "whole_warp_rows", "lockstep", "indexed_code", "launch_variants"]
 
 LANES_FOLLOW_MEMORY = _hooks.declare(
     "launch.lanes_follow_memory", bool,
@@ -89,20 +89,14 @@ def whole_warp_rows(blockdim, width: int) -> bool:
     return blockdim[0] % width == 0 or blockdim[1] * blockdim[2] == 1
 
 
-def rows_width(dispatcher, argtypes: tuple, device, art=None) -> int | None:
-    """The warp width where whether the warps of *dispatcher*'s code for *argtypes* run
-    in lockstep on *device* depends on the launch's blocks (``stages.warp_rows_matter``,
-    ``stages.warp_width``), else None.  *art*: code found on disk, whose info answers
-    without typing (code kept by an older version: None)."""
-    width = warp_width(dispatcher.options, device.target)
-    if not width:
-        return None
-    matter = art.info.get("warp_rows_matter") if art is not None else None
-    if matter is None:
-        if art is not None:
-            return None
-        matter = warp_rows_matter(dispatcher.kernel_ir(argtypes)[1])
-    return width if matter else None
+def lockstep(dispatcher, argtypes: tuple, device, art=None) -> str | None:
+    """How the warps of *dispatcher*'s code for *argtypes* run in lockstep on *device*
+    (``stages.lockstep_kind``): None, "always" or "rows" (only where the launch's blocks
+    are rows of whole warps).  *art*: code found on disk, whose info answers without
+    typing (code kept by an older version: None)."""
+    if art is not None:
+        return art.info.get("warp_lockstep")
+    return lockstep_kind(dispatcher.kernel_ir(argtypes)[1], dispatcher.options, device.target)
 
 
 def indexed_code(dispatcher, argtypes: tuple, device, cfg, facts, exchange: bool = True,

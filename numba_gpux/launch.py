@@ -308,11 +308,13 @@ def _build_shim(dispatcher, argtypes, device, cfg=None, args=(),
     # first needed; the code this launch needs is built first.  Kernels launched through
     # the checked path (debug, a grid barrier, print, arrays made) keep their dimensions
     checked = dispatcher.options.debug or grid_sync or prints or heap
-    lanes = exchange and (facts.lanes or (not checked and _lanes.wants_exchange(
-        dispatcher, dev_types, device, art, facts)))
-    # a kernel whose warps run in lockstep only in blocks of whole rows of warps: the
-    # same, with the code in lockstep for those blocks (lanelaunch.py)
-    width = _lanes.rows_width(dispatcher, dev_types, device, art) if rows else None
+    # warps in lockstep (stages._warp_lockstep): in every launch (never exchanged), or
+    # only in blocks of whole rows of warps (the code for those blocks, chosen as the
+    # exchanged code is)
+    step = _lanes.lockstep(dispatcher, dev_types, device, art) if exchange or rows else None
+    lanes = exchange and step != "always" and (facts.lanes or (
+        not checked and _lanes.wants_exchange(dispatcher, dev_types, device, art, facts)))
+    width = dispatcher.options.subgroup_size if rows and step == "rows" else None
     if art is None and cfg is not None:
         if width and _lanes.whole_warp_rows(cfg.blockdim, width):
             facts = facts._replace(warp_rows=True, lanes=False)

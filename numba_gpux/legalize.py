@@ -27,6 +27,7 @@ from . import irlex
 from .irlex import code, instruction, is_label, line_tokens, match_paren, name
 from .legalize_bits import bool_vector_bits
 from .legalize_fma import fuse_contracted
+from .legalize_fneg import fneg_sign_bits
 from .legalize_logic import logical_selects
 from .legalize_pairs import paired_accesses
 from .legalize_sizes import alloca_operands, as_bytes, typed_offsets, zero_length_allocas
@@ -761,6 +762,7 @@ REWRITES = {
     "bool_vector_bits": bool_vector_bits,
     "zero_length_allocas": zero_length_allocas,
     "paired_accesses": paired_accesses,
+    "fneg_sign_bits": fneg_sign_bits,
 }
 
 

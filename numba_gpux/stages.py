@@ -25,7 +25,7 @@ from .passes import internalize, run_passes
 from .validation import first_located, validate
 
 __all__ = ["Job", "TARGET_STAGES", "STAGE_NAMES", "run_target_stages", "WARP_ROWS",
-           "warp_rows_matter", "warp_width", "shares_without_subgroups"]
+           "lockstep_kind", "warp_width", "shares_without_subgroups"]
 
 
 @dataclass
@@ -48,6 +48,8 @@ class Job:
     #: the module's text as the optimize stage left it (printed or parsed), for the
     #: stages after it, which read the module without changing it
     printed: str | None = None
+    #: what the stages found that launching needs to know: added to the artifact's info
+    info: dict = field(default_factory=dict)
 
 
 def _stage_map_ir(job: Job):
@@ -73,40 +75,69 @@ def _stage_mark_kernels(job: Job):
 
 def _warp_lockstep(job: Job) -> None:
     """Kernels compiled for warps (``Options.subgroup_size``, the numba.cuda facade's
-    32) whose work-items share work-group memory (barriers, shared arrays), where the
-    warps are rows of their blocks: sub-groups of the warp's width where the device can
-    require one (``subgroup_size_metadata``, ``required_subgroup_size``).  numba.cuda
-    code written for warps that run in lockstep (a block of 32 threads that exchange
-    values through shared memory without a barrier) then gives the GPU's answers: a
-    device that runs narrower sub-groups one after the other between barriers did not.
-    A kernel that reads only x indices has such warps however it is launched; one that
-    reads a y or z index, only where its launch's blocks are rows of whole warps
+    32) whose work-items share work-group memory (barriers, shared arrays) and use no
+    sub-group operation: sub-groups of the warp's width where the device can require
+    one (``subgroup_size_metadata``, ``required_subgroup_size``), so that numba.cuda
+    code written for warps that run in lockstep (values passed through shared memory
+    without a barrier) gives the GPU's answers.  A store to work-group memory that a
+    load of it can follow with no barrier between gets a sub-group barrier after it
+    (``lockstep.order_shared_stores``), so that no compiler moves a lane's load above
+    another lane's store before it.
+
+    Which launches (:func:`_lockstep`, recorded in the artifact's info as
+    ``warp_lockstep`` for the launch path): every launch of a kernel that reads only x
+    indices ("always"); of one that reads a y or z index ("rows"), only launches whose
+    blocks are rows of whole warps
     (``abi.LaunchFacts.warp_rows``, said by the named metadata :data:`WARP_ROWS`,
     removed here): in 16 x 16 tiles a warp spans two rows, and the wider sub-group made
     the driver gather what it loads as vectors (numba's documented tiled matrix
     product: 2.4x slower), where in blocks 32 wide it is faster than the device's own
-    width (benchmarks/warp_rows.py).  A store to work-group memory that a load of it
-    follows with no barrier between gets a sub-group barrier after it
-    (``lockstep.order_shared_stores``), so that no compiler moves a lane's load above
-    another lane's store that comes before it.  Kernels with sub-group
-    operations get the width in the finish stage (``_require_subgroup_size``), where a
-    device without it is an error; here it is only kept where it can be."""
+    width (benchmarks/warp_rows.py).  Kernels with sub-group operations get the width
+    in the finish stage (``_require_subgroup_size``), where a device without it is an
+    error; here it is only kept where it can be."""
     rows = f"!{WARP_ROWS} =" in job.text  # (a quick no for most kernels)
     if rows:
         marked = irtext.remove_named_metadata(job.text, WARP_ROWS)
         rows, job.text = marked != job.text, marked
-    if not (job.kernels and warp_width(job.options, job.target)
-            and shares_without_subgroups(job.text)):
+    if not job.kernels:
         return
-    if rows or irtext.index_dimensions(job.text) <= {0}:
-        spaces = job.target.addrspaces
-        job.text = order_shared_stores(job.text, spaces.shared, spaces.generic)
-        if SG_BARRIER not in irtext.declared_functions(job.text):
-            job.text = irtext.add_function_metadata(job.text, job.kernels,
-                                                    job.target.subgroup_size_metadata,
-                                                    f"i32 {job.options.subgroup_size}")
-        # (else the finish stage requires the width, as of every kernel with sub-group
-        # operations: _require_subgroup_size)
+    kind, ordered = _lockstep(job.text, job.options, job.target)
+    if kind is None:
+        return
+    job.info["warp_lockstep"] = kind
+    if kind == "rows" and not rows:
+        return
+    job.text = ordered
+    if SG_BARRIER not in irtext.declared_functions(ordered):
+        job.text = irtext.add_function_metadata(job.text, job.kernels,
+                                                job.target.subgroup_size_metadata,
+                                                f"i32 {job.options.subgroup_size}")
+    # (else the finish stage requires the width, as of every kernel with sub-group
+    # operations: _require_subgroup_size)
+
+
+def _lockstep(text: str, options, target):
+    """(kind, text with its shared stores ordered) of the kernel of *text* (in
+    *target*'s address spaces) compiled with *options*: kind None where its warps are
+    not run in lockstep (no width to require, or no work-group memory shared),
+    "always" where they are in every launch (it reads only x indices), "rows" where
+    only in launches whose blocks are rows of whole warps (``LaunchFacts.warp_rows``).
+    (A sub-group of 32 does not span the rows of a block narrower than that on Intel's
+    CPU driver, which forms sub-groups along dimension 0: a warp-synchronous kernel in
+    16 x 16 blocks races there at any width.)"""
+    if not (warp_width(options, target) and shares_without_subgroups(text)):
+        return None, text
+    spaces = target.addrspaces
+    ordered = order_shared_stores(text, spaces.shared, spaces.generic)
+    return ("always" if irtext.index_dimensions(text) <= {0} else "rows"), ordered
+
+
+def lockstep_kind(neutral_text: str, options, target) -> str | None:
+    """:func:`_lockstep`'s kind for a kernel's neutral IR (mapped to *target*'s address
+    spaces first, as the stages do): what the launch path chooses code by."""
+    if not (warp_width(options, target) and shares_without_subgroups(neutral_text)):
+        return None
+    return _lockstep(target.map_ir(neutral_text), options, target)[0]
 
 
 #: the named metadata by which a kernel's text says that its launch's blocks are rows
@@ -124,13 +155,6 @@ def shares_without_subgroups(text: str) -> bool:
     return (any(n.startswith(("__gpux_barrier", "__gpux_dynamic_shared")) for n in called)
             or any(lx.name(n).startswith("__gpux_shared.")
                    for n in irtext.global_variable_names(text)))
-
-
-def warp_rows_matter(text: str) -> bool:
-    """Whether the warps of the kernel of *text* run in lockstep only where its launch's
-    blocks are rows of whole warps (:func:`_warp_lockstep`): it shares work-group memory
-    without sub-group operations and reads a y or z index."""
-    return shares_without_subgroups(text) and not irtext.index_dimensions(text) <= {0}
 
 
 def warp_width(options, target) -> int | None:
@@ -489,6 +513,8 @@ def run_target_stages(job: Job, start: str = "map_ir", stop: str | None = None) 
             raise InternalCompilerError(name, f"{type(e).__name__}: {e}", ir_now) from e
         if job.keep_ir:
             job.history[name] = job.text if job.module is None else str(job.module)
+    if job.artifact is not None and job.info:
+        job.artifact.info.update(job.info)
     # a target whose emit did not record the module it emitted (one that writes source
     # and runs no LLVM code generation, which would have rewritten the module)
     if job.artifact is not None and job.module is not None and job.artifact.llvm_ir is None:

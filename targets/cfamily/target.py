@@ -94,12 +94,13 @@ class SourceTarget(Target):
 
 def make_source_target(cls, device=None, features=None, *, name: str, dialect: str,
                        artifact_kind: str, default_features: frozenset, opt_triple: str,
-                       index_limits=None):
+                       index_limits=None, ir_rewrites=()):
     """The description of a source-emitting target *name*: the neutral address spaces
     and data layout (its source is written from the neutral IR), *opt_triple* for the
     optimizer's target machine only (no code is generated for it), the dialect and
     the source registry named after the target, and the capabilities of *device*
-    (else *features*, else *default_features*); *index_limits* as on ``Target``."""
+    (else *features*, else *default_features*); *index_limits* as on ``Target``;
+    *ir_rewrites*: the target's own, after those every source target takes."""
     from numba_gpux.language.heap import heap_families
 
     if features is None:
@@ -119,7 +120,7 @@ def make_source_target(cls, device=None, features=None, *, name: str, dialect: s
         # work-items itself): no vector IR from LLVM's loop vectorizer
         loop_vectorization=False,
         # constant aggregates have no spelling as an operand of a phi copy
-        ir_rewrites=("split_aggregate_phis",),
+        ir_rewrites=("split_aggregate_phis", *ir_rewrites),
         intrinsics_by_name=True,
         # arrays of a size known only at run time come from the heap of our own
         # (language/heap.py), whose neutral IR the emitter writes: pointers held in

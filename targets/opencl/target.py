@@ -322,7 +322,8 @@ def make_target(device=None, *, features=None) -> OpenCLTarget:
         codegen_flags=NO_LSR_FLAGS,
         ir_rewrites=("split_aggregate_phis", "sitofp_i1", "zero_length_allocas", "byte_allocas",
                      "rematerialize_index_math", "logical_selects", "static_stack",
-                     "fuse_contracted", "bool_vector_bits", "paired_accesses"),
+                     "fuse_contracted", "bool_vector_bits", "paired_accesses",
+                     "fneg_sign_bits"),
         extern_prefixes=("_Z", "__spirv"),
         opencl=OpenCLOptions(dynamic_shared_params=True),
     )

@@ -82,10 +82,12 @@ class OpenCLCTarget(SourceTarget):
 def make_target(device=None, *, features=None) -> OpenCLCTarget:
     from numba_gpux.targets.opencl.target import INDEX_LIMITS  # the SPIR-V route's: the same devices launch both
 
+    # the SPIR-V route's devices (Intel's CPU driver miscompiles a negated float kept
+    # across a barrier: legalize_fneg.py)
     return make_source_target(OpenCLCTarget, device, features, name="opencl-c",
                               dialect="opencl-c", artifact_kind="opencl-c",
                               default_features=DEFAULT_FEATURES, opt_triple=OPT_TRIPLE,
-                              index_limits=INDEX_LIMITS)
+                              index_limits=INDEX_LIMITS, ir_rewrites=("fneg_sign_bits",))
 
 
 class OpenCLSourceRuntime(OpenCLRuntime):

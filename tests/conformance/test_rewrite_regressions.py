@@ -206,3 +206,47 @@ def test_array_expressions_compile_for_cuda_before_sm_52():
 #: through each IR rewrite by tests/pipeline/test_legalize_verify.py
 CONFORMANCE_KERNELS = [(two_atomic_adds, _TWO_ATOMICS_SIG), (_elementwise, _ELEMENTWISE_SIG),
                        (_array_expressions, _ARRAY_EXPRESSIONS_SIG)]
+
+
+# -- a negated float live across a barrier --
+# Intel's OpenCL CPU driver gave every work-item one work-item's value of ``-x`` kept
+# across a barrier (and of the negation LLVM hoists out of a loop with a barrier, or
+# that ``acc -= a * b`` fused into an fma takes); the OpenCL targets write ``fneg`` as
+# an xor of the sign bit (legalize_fneg.py).
+
+def _negations(opt):
+    @cuda.jit(opt=opt)
+    def across(g, out):
+        i = cuda.grid(1)
+        w = -g[i]
+        cuda.syncthreads()
+        out[i] = w
+
+    @cuda.jit(opt=opt)
+    def fused(g, h, out, niter):
+        i = cuda.threadIdx.y * cuda.blockDim.x + cuda.threadIdx.x
+        v = g[i]
+        acc = np.float32(0.0)
+        for it in range(niter):
+            cuda.syncthreads()
+            acc -= v * h[it]
+        out[i] = acc
+    return across, fused
+
+
+@OPTS
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_a_negation_kept_across_a_barrier(route, opt, dtype):
+    across, fused = _negations(opt)
+    g = np.arange(64, dtype=dtype) - 20
+    out = cuda.device_array(64, dtype)
+    across[1, 64](cuda.to_device(g), out)
+    np.testing.assert_array_equal(out.copy_to_host(), -g)
+    across[1, (8, 8)](cuda.to_device(g), out)
+    np.testing.assert_array_equal(out.copy_to_host(), -g)
+    if route is not None and route.target_name == "opencl-c":
+        return  # (the driver contracts c - a * b there itself: docs/opencl-c.md)
+    h = np.array([1, 2], np.float32)
+    out32 = cuda.device_array(16, np.float32)
+    fused[1, (8, 2)](cuda.to_device(g[:16].astype(np.float32)), cuda.to_device(h), out32, 2)
+    np.testing.assert_array_equal(out32.copy_to_host(), -3 * g[:16].astype(np.float32))

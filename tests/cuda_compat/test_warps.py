@@ -285,26 +285,43 @@ def test_unrolled_warp_tails_of_1d_kernels_run_in_lockstep(device):
     np.testing.assert_array_equal(out.copy_to_host(), x.reshape(12, 256).sum(axis=1))
 
 
+@cuda.jit
+def tile_transpose(a, b):
+    # a shared tile, a barrier between its stores and loads: right at any width
+    tile = cuda.shared.array((32, 33), np.float32)
+    x = cuda.blockIdx.x * 32 + cuda.threadIdx.x
+    y = cuda.blockIdx.y * 32 + cuda.threadIdx.y
+    for j in range(0, 32, cuda.blockDim.y):
+        tile[cuda.threadIdx.y + j, cuda.threadIdx.x] = a[y + j, x]
+    cuda.syncthreads()
+    x = cuda.blockIdx.y * 32 + cuda.threadIdx.x
+    y = cuda.blockIdx.x * 32 + cuda.threadIdx.y
+    for j in range(0, 32, cuda.blockDim.y):
+        b[y + j, x] = tile[cuda.threadIdx.x, cuda.threadIdx.y + j]
+
+
 def test_each_launch_runs_the_code_its_blocks_need(device):
-    """One kernel object, launched with blocks of whole rows of warps and with 16 x 16
-    blocks: the first runs code that requires the warp's width, the second the code at
-    the device's own width (a 16 x 16 tile's warp spans two rows; the wider sub-group
-    made the driver gather its loads), each built when a launch first needs it and
-    both kept."""
+    """A kernel that reads a y index, shares memory and orders its accesses with
+    barriers, launched with blocks of whole rows of warps and with 16-wide blocks: the
+    first runs code that requires the warp's width (faster there), the second the code
+    at the device's own width (a 16-wide block's warp spans two rows, and the wider
+    sub-group made the driver gather its loads), each built when a launch first needs
+    it and both kept."""
     t = device.target
     if not (t.subgroup_size_metadata and t.has("required_subgroup_size")):
         pytest.skip(f"{device.spec} cannot require a sub-group width")
-
-    m = np.random.default_rng(9).random((64, 64)).astype(np.float32)
-    dm, out = cuda.to_device(m), cuda.device_array((2, 2), np.float32)
-    warp_tail_min[(2, 2), (32, 32)](dm, out)
-    warp_tail_min[(4, 4), (16, 16)](dm, cuda.device_array((4, 4), np.float32))
-    warp_tail_min[(2, 8), (32, 8)](dm, cuda.device_array((2, 8), np.float32))
-    np.testing.assert_array_equal(out.copy_to_host(), _block_mins(m, (32, 32)))
-    codes = {facts.warp_rows: art for (_, _, facts), art in warp_tail_min._code.items()}
+    a = np.random.default_rng(9).random((64, 64)).astype(np.float32)
+    da = cuda.to_device(a)
+    for block in [(32, 8), (16, 16)]:
+        b = cuda.device_array((64, 64), np.float32)
+        tile_transpose[(2, 2), block](da, b)
+        if block == (32, 8):
+            np.testing.assert_array_equal(b.copy_to_host(), a.T)
+    codes = {facts.warp_rows: art for (_, _, facts), art in tile_transpose._code.items()}
     assert set(codes) == {True, False}
     assert t.subgroup_size_metadata in str(codes[True].llvm_ir)
     assert t.subgroup_size_metadata not in str(codes[False].llvm_ir)
+    assert {a.info.get("warp_lockstep") for a in codes.values()} == {"rows"}
 
 
 @cuda.jit

@@ -666,3 +666,40 @@ def test_contracted_products_fuse_where_nvptx_fuses_them():
     ptx = nvptx.emit_assembly(ll.parse_assembly(SHARED_PRODUCTS))
     assert ptx.count("fma.rn.f32") == out.count(fma) == 5
     assert ptx.count("mul.f32") + ptx.count("mul.rn.f32") == len(kept)
+
+
+def test_fneg_is_an_xor_of_the_sign_bit():
+    """``fneg`` of half, float, double and vectors of them, with fast-math flags and a
+    debug location, as bitcast / xor of the sign bit / bitcast (Intel's CPU driver gave
+    every work-item one work-item's negation kept across a barrier); the result keeps
+    its name and LLVM's verifier accepts the module."""
+    import llvmlite.binding as llb
+
+    from numba_gpux.legalize import REWRITES
+
+    text = """define void @k(float %x, double %y, <2 x half> %v, ptr %p) !dbg !3 {
+entry:
+  %a = fneg float %x, !dbg !5
+  %b = fneg nnan nsz double %y
+  %c = fneg <2 x half> %v
+  store float %a, ptr %p
+  store double %b, ptr %p
+  store <2 x half> %c, ptr %p
+  ret void
+}
+!llvm.dbg.cu = !{!0}
+!llvm.module.flags = !{!6}
+!0 = distinct !DICompileUnit(language: DW_LANG_C, file: !1, emissionKind: FullDebug)
+!1 = !DIFile(filename: "k.py", directory: "/")
+!2 = !DISubroutineType(types: !{})
+!3 = distinct !DISubprogram(name: "k", scope: !1, file: !1, line: 1, type: !2, unit: !0, spFlags: DISPFlagDefinition)
+!5 = !DILocation(line: 2, scope: !3)
+!6 = !{i32 2, !"Debug Info Version", i32 3}
+"""
+    out = REWRITES["fneg_sign_bits"](text)
+    assert " = fneg " not in out
+    assert "xor i32 %gpux.fneg1.b, -2147483648" in out
+    assert "%a = bitcast i32 %gpux.fneg1.x to float, !dbg !5" in out
+    assert "xor i64 %gpux.fneg2.b, -9223372036854775808" in out
+    assert "xor <2 x i16> %gpux.fneg3.b, <i16 -32768, i16 -32768>" in out
+    llb.parse_assembly(out).verify()
