@@ -134,28 +134,39 @@ def bf16_from_bits(typingctx, u):
     return None
 
 
-@intrinsic
-def f32_bits(typingctx, x):
-    """A float32's 32 bits, as a uint32."""
-    if x == types.float32:
-        return (signature(types.uint32, x),
-                lambda context, builder, sig, args: builder.bitcast(args[0], ir.IntType(32)))
-    return None
+def bit_casts(fty, bits: int):
+    """The intrinsics ``(to_bits, from_bits)`` of the float type *fty* of *bits* bits
+    (16: half, 32: float): its bits as an unsigned integer, and the value of the low
+    *bits* bits of any integer.  (The code generators close over numbers and Numba
+    types only, which the cache key can read.)"""
+    uty = getattr(types, f"uint{bits}")
+
+    @intrinsic
+    def to_bits(typingctx, x):
+        if x == fty:
+            return (signature(uty, x),
+                    lambda context, builder, sig, args: builder.bitcast(args[0],
+                                                                        ir.IntType(bits)))
+        return None
+
+    @intrinsic
+    def from_bits(typingctx, u):
+        if isinstance(u, types.Integer):
+            def codegen(context, builder, sig, args):
+                v = args[0]
+                if u.bitwidth > bits:
+                    v = builder.trunc(v, ir.IntType(bits))
+                elif u.bitwidth < bits:
+                    v = builder.zext(v, ir.IntType(bits))
+                return builder.bitcast(v, ir.HalfType() if bits == 16 else ir.FloatType())
+            return signature(fty, u), codegen
+        return None
+
+    return to_bits, from_bits
 
 
-@intrinsic
-def f32_from_bits(typingctx, u):
-    """The float32 whose bits are the low 32 bits of the integer *u*."""
-    if isinstance(u, types.Integer):
-        def codegen(context, builder, sig, args):
-            v = args[0]
-            if u.bitwidth > 32:
-                v = builder.trunc(v, ir.IntType(32))
-            elif u.bitwidth < 32:
-                v = builder.zext(v, ir.IntType(32))
-            return builder.bitcast(v, ir.FloatType())
-        return signature(types.float32, u), codegen
-    return None
+#: a float32's 32 bits as a uint32, and the float32 of an integer's low 32 bits
+f32_bits, f32_from_bits = bit_casts(types.float32, 32)
 
 
 _device = _jit(device=True, inline=True)

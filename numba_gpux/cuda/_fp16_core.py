@@ -22,7 +22,7 @@ from numba.core import types
 from numba.core.extending import intrinsic
 from numba.core.typing.templates import signature
 
-from ._bf16_core import RD, RN, RU, RZ, _f64_to_f32_odd, f32_bits, f32_from_bits
+from ._bf16_core import RD, RN, RU, RZ, _f64_to_f32_odd, bit_casts, f32_bits, f32_from_bits
 from ..dispatcher import jit as _jit
 
 __all__ = ["RN", "RZ", "RD", "RU", "CANONICAL_NAN", "half_bits", "half_from_bits",
@@ -36,28 +36,8 @@ _F0, _F1 = np.float32(0.0), np.float32(1.0)
 _INF = np.float32(np.inf)
 
 
-@intrinsic
-def half_bits(typingctx, x):
-    """A float16's 16 bits, as a uint16."""
-    if x == types.float16:
-        return (signature(types.uint16, x),
-                lambda context, builder, sig, args: builder.bitcast(args[0], ir.IntType(16)))
-    return None
-
-
-@intrinsic
-def half_from_bits(typingctx, u):
-    """The float16 whose bits are the low 16 bits of the integer *u*."""
-    if isinstance(u, types.Integer):
-        def codegen(context, builder, sig, args):
-            v = args[0]
-            if u.bitwidth > 16:
-                v = builder.trunc(v, ir.IntType(16))
-            elif u.bitwidth < 16:
-                v = builder.zext(v, ir.IntType(16))
-            return builder.bitcast(v, ir.HalfType())
-        return signature(types.float16, u), codegen
-    return None
+#: a float16's 16 bits as a uint16, and the float16 of an integer's low 16 bits
+half_bits, half_from_bits = bit_casts(types.float16, 16)
 
 
 @_device
