@@ -273,9 +273,10 @@ def is_nan(a):
 
 @_device
 def round_integral(f, mode):
-    """The float32 *f* (finite) rounded to an integral value in *mode*, as a float32."""
-    if not abs(f) < np.float32(256.0):
-        return f  # bfloat16 values this large are integers already
+    """The float32 *f* (finite) rounded to an integral value in *mode*, as a float32
+    (for bfloat16 and float16 values, which float32 holds exactly)."""
+    if not abs(f) < np.float32(8388608.0):
+        return f  # float32 values from 2**23 on are integers already
     t = np.int64(f)  # toward zero
     tf = np.float32(t)
     if mode == RN:

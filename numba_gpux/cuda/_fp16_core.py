@@ -22,7 +22,8 @@ from numba.core import types
 from numba.core.extending import intrinsic
 from numba.core.typing.templates import signature
 
-from ._bf16_core import RD, RN, RU, RZ, _f64_to_f32_odd, bit_casts, f32_bits, f32_from_bits
+from ._bf16_core import (RD, RN, RU, RZ, _f64_to_f32_odd, bit_casts, f32_bits, f32_from_bits,
+                         round_integral)
 from ..dispatcher import jit as _jit
 
 __all__ = ["RN", "RZ", "RD", "RU", "CANONICAL_NAN", "half_bits", "half_from_bits",
@@ -121,28 +122,6 @@ def sat(h):
 
 
 # ------------------------------------------------------------------ to integers
-@_device
-def round_integral(f, mode):
-    """The float32 value *f* of a finite half rounded to an integral value in *mode*."""
-    if not abs(f) < np.float32(1024.0):
-        return f  # halves this large are integers already
-    t = np.int64(f)  # toward zero
-    tf = np.float32(t)
-    if mode == RN:
-        rest = f - tf
-        if rest > np.float32(0.5) or (rest == np.float32(0.5) and (t & 1) == 1):
-            t += 1
-        elif rest < np.float32(-0.5) or (rest == np.float32(-0.5) and (t & 1) == 1):
-            t -= 1
-    elif mode == RD:
-        if tf > f:
-            t -= 1
-    elif mode == RU:
-        if tf < f:
-            t += 1
-    return np.float32(t)
-
-
 def _to_int_function(nbtype):
     """float16 -> the integer type *nbtype* in a rounding mode: saturated to its range,
     NaN giving 0, or 0x8000000000000000 for 64-bit types (cuda_fp16.h's
