@@ -140,16 +140,19 @@ def xoroshiro128p_normal_float32(states, index):
 
 @jit(device=True)
 def xoroshiro128p_normal_float64(states, index):
-    """A standard normal float64 (Box-Muller in float64; advances generator *index* two
-    steps).
+    """A standard normal float64 (Box-Muller; advances generator *index* two steps).
 
-    Its two uniform draws are float32 ones (24-bit significands), as numba.cuda's are,
-    so that the values are numba.cuda's.  Finer ones: Box-Muller over two
-    ``xoroshiro128p_uniform_float64`` draws."""
+    As numba.cuda's compiled code computes it, so that the values are numba.cuda's: its
+    two uniform draws are float32 ones (24-bit significands), the logarithm is a float32
+    (``math.log`` of a float32 is a float32 in Numba's typing), the rest float64.  (numba.cuda's simulator takes the logarithm in float64: about 2e-8 apart.)
+    Finer draws: Box-Muller over two ``xoroshiro128p_uniform_float64`` draws."""
     index = int64(index)
     u1 = xoroshiro128p_uniform_float32(states, index)  # (u1 itself: see the float32 one)
     u2 = xoroshiro128p_uniform_float32(states, index)
-    return math.sqrt(-2.0 * math.log(float64(u1))) * math.cos(TWO_PI_FLOAT64 * float64(u2))
+    # the float32 logarithm, correctly rounded (through float64: a device's float32 log
+    # may be 3 ulp off, where CUDA's is within 1)
+    log_u1 = float64(float32(math.log(float64(u1))))
+    return math.sqrt(-2.0 * log_u1) * math.cos(TWO_PI_FLOAT64 * float64(u2))
 
 
 @jit(device=True)

@@ -228,8 +228,11 @@ def test_normal_float32_has_no_infinity_where_uniform_rounds_to_one(device):
 
 def test_normal_float64_is_box_muller_over_float32_uniforms_as_numba_cuda():
     """numba.cuda's float64 normal draws its two uniforms as float32 (rounded from the
-    float64 unit value), then computes in float64: the same values here, to float64's
-    rounding of log and cos (float64 uniforms gave values up to 6e-5 apart)."""
+    float64 unit value), takes the logarithm of the first in float32 (Numba types
+    ``math.log`` of a float32 as a float32: its compiled code calls logf) and computes
+    the rest in float64: the same values here, the logarithm correctly rounded, to
+    float64's rounding of sqrt and cos (float64 uniforms gave values up to 6e-5 apart;
+    a float64 logarithm, as the simulator takes, about 2e-8)."""
     states = create_xoroshiro128p_states(64, seed=1)
     pairs = states.copy_to_host()
     pairs = np.stack([pairs["s0"], pairs["s1"]], 1)
@@ -239,5 +242,8 @@ def test_normal_float64_is_box_muller_over_float32_uniforms_as_numba_cuda():
     raw = _reference_next(pairs, 80)
     u = ((raw >> np.uint64(11)).astype(np.float64) * 2.0**-53).astype(np.float32)
     u1, u2 = u[:, 0::2].astype(np.float64), u[:, 1::2].astype(np.float64)
-    want = np.sqrt(-2.0 * np.log(u1)) * np.cos(2 * np.pi * u2)
+    log_u1 = np.log(u1).astype(np.float32).astype(np.float64)
+    want = np.sqrt(-2.0 * log_u1) * np.cos(2 * np.pi * u2)
     np.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-14)
+    f64_log = np.sqrt(-2.0 * np.log(u1)) * np.cos(2 * np.pi * u2)
+    assert np.mean(np.abs(got - f64_log) > 1e-12 * np.abs(f64_log)) > 0.9
