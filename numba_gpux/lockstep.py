@@ -75,20 +75,20 @@ def _stores_to_order(body: list[str], shared: int, generic: int) -> list[int]:
     # what a path entering each block meets first: a load, a barrier, or nothing
     first = {b.label: next((e for _, e in ev if e != _STORE), None)
              for b, ev in zip(bl, events)}
-
-    def reaches_load(labels) -> bool:
-        seen, todo = set(), list(labels)
-        while todo:
-            lab = todo.pop()
-            if lab in seen or lab not in by_label:
+    # whether a load can be reached from a block's end without passing a barrier: the
+    # least fixed point over the blocks (one pass per change, not a search per store)
+    reach = {b.label: False for b in bl}
+    changed = True
+    while changed:
+        changed = False
+        for b in bl:
+            if reach[b.label]:
                 continue
-            seen.add(lab)
-            got = first[lab]
-            if got == _LOAD:
-                return True
-            if got is None:
-                todo.extend(by_label[lab].succ)
-        return False
+            for lab in b.succ:
+                if lab in by_label and (first[lab] == _LOAD
+                                        or (first[lab] is None and reach[lab])):
+                    reach[b.label] = changed = True
+                    break
 
     out = []
     for b, ev in zip(bl, events):
@@ -96,7 +96,7 @@ def _stores_to_order(body: list[str], shared: int, generic: int) -> list[int]:
             if e != _STORE:
                 continue
             after = next((e2 for _, e2 in ev[k + 1:] if e2 != _STORE), None)
-            if after == _LOAD or (after is None and reaches_load(b.succ)):
+            if after == _LOAD or (after is None and reach[b.label]):
                 out.append(i)
     return out
 

@@ -84,7 +84,7 @@ def _warp_lockstep(job: Job) -> None:
     (``lockstep.order_shared_stores``), so that no compiler moves a lane's load above
     another lane's store before it.
 
-    Which launches (:func:`_lockstep`, recorded in the artifact's info as
+    Which launches (:func:`lockstep_kind`, recorded in the artifact's info as
     ``warp_lockstep`` for the launch path): every launch of a kernel that reads only x
     indices ("always"); of one that reads a y or z index ("rows"), only launches whose
     blocks are rows of whole warps
@@ -101,14 +101,15 @@ def _warp_lockstep(job: Job) -> None:
         rows, job.text = marked != job.text, marked
     if not job.kernels:
         return
-    kind, ordered = _lockstep(job.text, job.options, job.target)
+    kind = lockstep_kind(job.text, job.options, job.target)
     if kind is None:
         return
     job.info["warp_lockstep"] = kind
     if kind == "rows" and not rows:
         return
-    job.text = ordered
-    if SG_BARRIER not in irtext.declared_functions(ordered):
+    spaces = job.target.addrspaces
+    job.text = order_shared_stores(job.text, spaces.shared, spaces.generic)
+    if SG_BARRIER not in irtext.declared_functions(job.text):
         job.text = irtext.add_function_metadata(job.text, job.kernels,
                                                 job.target.subgroup_size_metadata,
                                                 f"i32 {job.options.subgroup_size}")
@@ -116,28 +117,21 @@ def _warp_lockstep(job: Job) -> None:
     # operations: _require_subgroup_size)
 
 
-def _lockstep(text: str, options, target):
-    """(kind, text with its shared stores ordered) of the kernel of *text* (in
-    *target*'s address spaces) compiled with *options*: kind None where its warps are
-    not run in lockstep (no width to require, or no work-group memory shared),
-    "always" where they are in every launch (it reads only x indices), "rows" where
-    only in launches whose blocks are rows of whole warps (``LaunchFacts.warp_rows``).
-    (A sub-group of 32 does not span the rows of a block narrower than that on Intel's
-    CPU driver, which forms sub-groups along dimension 0: a warp-synchronous kernel in
-    16 x 16 blocks races there at any width.)"""
+def lockstep_kind(text: str, options, target) -> str | None:
+    """How the warps of the kernel of *text* compiled with *options* for *target* run in
+    lockstep: None where they are not (no width to require, or no work-group memory
+    shared), "always" where they are in every launch (it reads only x indices), "rows"
+    where only in launches whose blocks are rows of whole warps
+    (``LaunchFacts.warp_rows``).  The launch path asks it of the neutral IR (it reads
+    calls and names only, the same in every address-space numbering).  (A sub-group of
+    32 does not span the rows of a block narrower than that on Intel's CPU driver, which
+    forms sub-groups along dimension 0: a warp-synchronous kernel in 16 x 16 blocks
+    races there at any width.)"""
     if not (warp_width(options, target) and shares_without_subgroups(text)):
-        return None, text
-    spaces = target.addrspaces
-    ordered = order_shared_stores(text, spaces.shared, spaces.generic)
-    return ("always" if irtext.index_dimensions(text) <= {0} else "rows"), ordered
-
-
-def lockstep_kind(neutral_text: str, options, target) -> str | None:
-    """:func:`_lockstep`'s kind for a kernel's neutral IR (mapped to *target*'s address
-    spaces first, as the stages do): what the launch path chooses code by."""
-    if not (warp_width(options, target) and shares_without_subgroups(neutral_text)):
         return None
-    return _lockstep(target.map_ir(neutral_text), options, target)[0]
+    return "always" if irtext.index_dimensions(text) <= {0} else "rows"
+
+
 
 
 #: the named metadata by which a kernel's text says that its launch's blocks are rows
