@@ -115,6 +115,8 @@ def _registrations(ctx) -> int:
 class GpuxTypingContext(TypingBaseContext):
     #: _registrations() when last refreshed: Numba refreshes before every compile
     _refreshed_at = -1
+    #: the kernel language's typing context (``GpuxFunctionType`` calls type here only)
+    types_device_code = True
 
     def __init__(self, *args, **kwargs):
         #: ``(function type, *argument types) -> signature`` of the calls typed since

@@ -151,6 +151,17 @@ class Device:
     def _limit(self, key, default):
         return self.gpux_device.limits.get(key, default)
 
+    @property
+    def primary_context(self) -> "Context":
+        """The device's context (numba.cuda's primary context: the one kernels use)."""
+        return _context_of(self)
+
+    def get_primary_context(self) -> "Context":
+        """:attr:`primary_context`, made ready to use (numba.cuda's)."""
+        ctx = _context_of(self)
+        ctx.prepare()
+        return ctx
+
     def __getattr__(self, attr):
         if not attr.isupper():
             raise AttributeError(attr)
@@ -179,11 +190,23 @@ class Device:
             # size their stream pools by it, and divide by it)
             "UNIFIED_ADDRESSING": 0, "CONCURRENT_KERNELS": 1, "ASYNC_ENGINE_COUNT": 1,
             "PCI_BUS_ID": 0, "PCI_DEVICE_ID": 0, "PCI_DOMAIN_ID": 0,
+            # what the facade provides on every device: mapped and managed arrays,
+            # cooperative launches (cg.this_grid().sync()), no exclusive compute modes
+            "CAN_MAP_HOST_MEMORY": 1, "MANAGED_MEMORY": 1, "COOPERATIVE_LAUNCH": 1,
+            "COMPUTE_MODE": 0,
+            # a compute unit runs at least one work-group of the largest size, with the
+            # work-group's local memory
+            "MAX_THREADS_PER_MULTI_PROCESSOR": min(self.gpux_device.max_threads_per_block,
+                                                   _CUDA_THREADS),
+            "MAX_SHARED_MEMORY_PER_MULTIPROCESSOR": lim.get("max_shared_bytes", 49152),
+            "MAX_SHARED_MEMORY_PER_BLOCK_OPTIN": lim.get("max_shared_bytes", 49152),
         }
         try:
             return table[attr]
         except KeyError:
-            raise AttributeError(f"device attribute {attr} is not known to numba_gpux") from None
+            raise AttributeError(f"device attribute {attr} is not known to numba_gpux "
+                                 f"on {self.gpux_device.spec} (its driver does not report "
+                                 f"it)") from None
 
     def get_device_identity(self) -> dict:
         return {"pci_domain_id": 0, "pci_bus_id": 0, "pci_device_id": 0}

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import numbers
 import operator
+import warnings
 
 import numpy as np
 from numba.core import sigutils, types
@@ -301,7 +302,9 @@ class CUDAUFunc:
                             f"{[str(d) for d in dtypes]} (have {[str(s) for s in self._sigs]})")
         return got
 
-    def __call__(self, *args, out=None, stream=0):
+    def __call__(self, *args, out=None, stream=0, **kws):
+        if kws:  # (NumPy's casting=, where=, ...: numba.cuda warns and ignores them)
+            warnings.warn(f"unrecognized keywords: {', '.join(kws)}", stacklevel=2)
         if len(args) == self.nin + 1 and out is None:
             *args, out = args
         if len(args) != self.nin:
@@ -457,7 +460,9 @@ class CUDAGUFunc:
         raise TypeError(f"{self.__name__}: no matching signature for input types "
                         f"{[str(d) for d in dtypes]}")
 
-    def __call__(self, *args, out=None, stream=0):
+    def __call__(self, *args, out=None, stream=0, **kws):
+        # (other keywords, NumPy's axis= and the like, are ignored, as numba.cuda's
+        # gufuncs ignore them)
         if out is not None:
             if len(args) > self.nin:
                 raise ValueError("cannot specify argument 'out' as both positional and keyword")

@@ -24,6 +24,19 @@ __all__ = ["GpuxFunctionType", "register_device_functions", "is_device_function"
 class GpuxFunctionType(types.Dispatcher):
     """The Numba type of a jitted device function referenced from a kernel."""
 
+    def get_call_type(self, context, args, kws):
+        # a call from code another target compiles (an @njit function on the CPU): a
+        # typing error naming the function, as numba.cuda's (its CPU lowering has no
+        # model of this type, and failed inside Numba)
+        if not getattr(context, "types_device_code", False):
+            from numba.core.errors import TypingError
+
+            name = getattr(self.dispatcher, "__name__", "a device function")
+            raise TypingError(f"{name} is a numba_gpux device function: it runs in GPU "
+                              f"kernels and device functions, not in @njit code "
+                              f"(compile the code for the CPU with numba.njit)")
+        return super().get_call_type(context, args, kws)
+
 
 #: the registered kernel-object class(es): ``isinstance`` against it tells them apart
 _classes: tuple = ()

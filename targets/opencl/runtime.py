@@ -504,6 +504,29 @@ class OpenCLRuntime(Runtime):
     def launch(self, kernel, griddim, blockdim, args, shared_bytes, queue) -> None:
         kernel._gpux_launch(griddim, blockdim, args, shared_bytes, queue)
 
+    #: CUDA device attributes (``CU_DEVICE_ATTRIBUTE_<name>``) that an OpenCL device's
+    #: info answers: the pyopencl attribute, and the factor to CUDA's unit
+    _CUDA_ATTRIBUTES = {
+        "CLOCK_RATE": ("max_clock_frequency", 1000),  # MHz -> kHz
+        "L2_CACHE_SIZE": ("global_mem_cache_size", 1),
+        "ECC_ENABLED": ("error_correction_support", 1),
+        "INTEGRATED": ("host_unified_memory", 1),
+    }
+    _UNREPORTED_AS_ZERO = frozenset(("CLOCK_RATE", "L2_CACHE_SIZE"))
+
+    def device_attribute(self, name: str) -> int | None:
+        """The CUDA device attributes an OpenCL device's info answers (the clock rate in
+        kHz, the last-level cache's size, ECC, whether it shares the host's memory)."""
+        got = self._CUDA_ATTRIBUTES.get(name)
+        if got is None:
+            return None
+        try:
+            value = int(getattr(self.cl_device, got[0])) * got[1]
+        except Exception:  # noqa: BLE001 - a driver that does not report it
+            return None
+        # (a clock or cache size of 0 is one the driver does not know)
+        return None if value == 0 and name in self._UNREPORTED_AS_ZERO else value
+
     def synchronize(self, queue=None) -> None:
         """Wait for *queue*'s work; for the default queue, for the work of every queue
         used so far (as the contract and CUDA's context-wide synchronize)."""

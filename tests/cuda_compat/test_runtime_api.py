@@ -420,3 +420,41 @@ def test_launch_mistakes_raise_numba_cudas_error_types(device):
         dev(1)
     eager[1, 1](a, 7)  # the right types still launch
     assert a.copy_to_host()[0] == 7
+
+
+def test_device_primary_context_and_more_attributes(device):
+    """``Device.primary_context`` (numba.cuda's, set by ``get_primary_context``) is the
+    device's context, and the attributes the facade or the driver can answer are
+    there: mapped and managed memory, cooperative launches, the compute mode, the
+    threads and shared memory of a multiprocessor; one nothing reports is an
+    AttributeError naming the device."""
+    dev = cuda.get_current_device()
+    ctx = dev.get_primary_context()
+    assert ctx is dev.primary_context
+    info = ctx.get_memory_info()
+    assert 0 < info.free <= info.total
+    assert dev.CAN_MAP_HOST_MEMORY == 1 and dev.MANAGED_MEMORY == 1
+    assert dev.COOPERATIVE_LAUNCH == 1 and dev.COMPUTE_MODE == 0
+    assert dev.MAX_THREADS_PER_MULTI_PROCESSOR >= dev.MAX_THREADS_PER_BLOCK
+    assert dev.MAX_SHARED_MEMORY_PER_MULTIPROCESSOR >= dev.MAX_SHARED_MEMORY_PER_BLOCK
+    with pytest.raises(AttributeError, match="MAX_REGISTERS_PER_BLOCK"):
+        dev.MAX_REGISTERS_PER_BLOCK  # noqa: B018
+
+
+def test_njit_code_calling_a_device_function_is_a_typing_error(device):
+    """An ``@njit`` function that calls a facade device function: a TypingError that
+    names it (numba.cuda's is one too), not a KeyError from inside Numba's CPU
+    lowering."""
+    from numba import njit
+    from numba.core.errors import TypingError
+
+    @cuda.jit(device=True)
+    def dev(a, i):
+        a[i] = a[i] * 2 + 1
+
+    def host(a):
+        for i in range(a.shape[0]):
+            dev(a, i)
+
+    with pytest.raises(TypingError, match="dev is a numba_gpux device function"):
+        njit("(f8[:],)")(host)

@@ -445,3 +445,19 @@ def test_gufunc_device_array_of_another_dtype_is_numba_cudas_type_error():
         np.testing.assert_array_equal(scale(np.int64(2), b), 2 * b)  # host: cast
         with pytest.raises(TypeError, match=r"does not support \.astype\(\)"):
             scale(cuda.to_device(np.array(np.int64(2))), b)
+
+
+def test_numpy_keywords_are_ignored_as_numba_cuda_does(device, add):
+    """NumPy's other ufunc keywords (``casting=``, ``where=``...) are numba.cuda's
+    "unrecognized keywords": a warning, and the call computes as without them; a
+    gufunc ignores them (``axis=``), as numba.cuda's does."""
+    @cuda.guvectorize(["void(float32[:], float32[:])"], "(n)->(n)")
+    def copy(x, out):
+        for i in range(x.shape[0]):
+            out[i] = x[i]
+
+    a = np.arange(4, dtype=np.float32)
+    with pytest.warns(UserWarning, match="unrecognized keywords: casting"):
+        r = add(a, a, casting="same_kind")
+    np.testing.assert_array_equal(r, 2 * a)
+    np.testing.assert_array_equal(copy(a.reshape(2, 2), axis=-1), a.reshape(2, 2))
