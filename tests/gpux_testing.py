@@ -44,3 +44,26 @@ def selected(device):
         yield device
     finally:
         devmod._selected = prev
+
+
+def round_to_table(positive: list, x, mode: str) -> int:
+    """The bits of the value of a 16-bit float format that ``x >= 0`` (a Fraction)
+    rounds to in *mode* ("rn" to nearest even, "rz"/"rd" down, "ru" up), given the
+    format's finite non-negative values in bit order, *positive*, with one value after
+    them (the infinity's bits' place: half a step past the largest finite value or
+    more rounds there in rn and ru)."""
+    import bisect
+    from fractions import Fraction
+
+    top = len(positive) - 1
+    i = bisect.bisect_right(positive, x) - 1  # the largest value <= x
+    if i == top:
+        return top - 1 if mode in ("rz", "rd") else top
+    if positive[i] == x or mode in ("rz", "rd"):
+        return i
+    if mode == "ru":
+        return i + 1
+    below, above = x - Fraction(positive[i]), Fraction(positive[i + 1]) - x
+    if below != above:
+        return i if below < above else i + 1
+    return i if i % 2 == 0 else i + 1

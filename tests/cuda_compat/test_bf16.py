@@ -6,7 +6,6 @@ that ptxas accepts."""
 
 from __future__ import annotations
 
-import bisect
 import math
 import subprocess
 from fractions import Fraction
@@ -14,6 +13,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
+from gpux_testing import round_to_table
 from numba_gpux import cuda
 from numba_gpux.cuda import bf16
 from numba_gpux.cuda.bf16 import bfloat16
@@ -30,23 +30,6 @@ ALL_BITS = np.arange(0x10000, dtype=np.uint32).astype(np.uint16)
 _POSITIVE = [float(v) for v in ALL_BITS[:0x7F80].view(ml_dtypes.bfloat16)] + [2.0 ** 128]
 
 
-def _round_magnitude(x: Fraction, mode: str) -> int:
-    """The bits of the bfloat16 that x >= 0 rounds to (mode among rn, rz/rd, ru)."""
-    i = bisect.bisect_right(_POSITIVE, x) - 1  # the largest value <= x
-    if i == 0x7F80:  # past the largest finite value by half a step or more
-        return 0x7F7F if mode in ("rz", "rd") else 0x7F80
-    if _POSITIVE[i] == x:
-        return i
-    if mode in ("rz", "rd"):
-        return i
-    if mode == "ru":
-        return i + 1
-    below, above = x - Fraction(_POSITIVE[i]), Fraction(_POSITIVE[i + 1]) - x
-    if below != above:
-        return i if below < above else i + 1
-    return i if i % 2 == 0 else i + 1
-
-
 def round_exact(x, mode: str) -> int:
     """The bfloat16 bits CUDA's conversion gives for the exact number x (an int, a float
     or a Fraction) in mode: correctly rounded, canonical NaN, infinities kept."""
@@ -61,7 +44,7 @@ def round_exact(x, mode: str) -> int:
     mag = abs(Fraction(x))
     if negative:
         mode = {"rd": "ru", "ru": "rd"}.get(mode, mode)  # the magnitude rounds the other way
-    return _round_magnitude(mag, mode) | (0x8000 if negative else 0)
+    return round_to_table(_POSITIVE, mag, mode) | (0x8000 if negative else 0)
 
 
 def as_floats(bits) -> np.ndarray:

@@ -7,7 +7,6 @@ at the integer limits."""
 
 from __future__ import annotations
 
-import bisect
 import math
 from fractions import Fraction
 
@@ -15,6 +14,7 @@ import numpy as np
 import pytest
 from numba.core import types
 
+from gpux_testing import round_to_table
 from numba_gpux import cuda
 from numba_gpux.cuda import fp16
 
@@ -25,22 +25,6 @@ ALL_BITS = np.arange(0x10000, dtype=np.uint32).astype(np.uint16)
 #: would be: the value a round to nearest compares with past the largest
 _POSITIVE = [float(v) for v in ALL_BITS[:0x7C00].view(np.float16)] + [2.0 ** 16]
 CANONICAL_NAN = 0x7FFF
-
-
-def _round_magnitude(x: Fraction, mode: str) -> int:
-    i = bisect.bisect_right(_POSITIVE, x) - 1  # the largest half <= x
-    if i == 0x7C00:  # past the largest finite value by half a step or more
-        return 0x7BFF if mode in ("rz", "rd") else 0x7C00
-    if _POSITIVE[i] == x:
-        return i
-    if mode in ("rz", "rd"):
-        return i
-    if mode == "ru":
-        return i + 1
-    below, above = x - Fraction(_POSITIVE[i]), Fraction(_POSITIVE[i + 1]) - x
-    if below != above:
-        return i if below < above else i + 1
-    return i if i % 2 == 0 else i + 1
 
 
 def round_exact(x, mode: str) -> int:
@@ -55,7 +39,7 @@ def round_exact(x, mode: str) -> int:
         negative = x < 0
     if negative:
         mode = {"rd": "ru", "ru": "rd"}.get(mode, mode)
-    return _round_magnitude(abs(Fraction(x)), mode) | (0x8000 if negative else 0)
+    return round_to_table(_POSITIVE, abs(Fraction(x)), mode) | (0x8000 if negative else 0)
 
 
 def halves(bits) -> np.ndarray:
