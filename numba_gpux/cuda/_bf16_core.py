@@ -294,9 +294,7 @@ def round_integral(f, mode):
     return np.float32(t)
 
 
-def _to_int_function(nbtype):
-    """bfloat16 -> the integer type *nbtype* in a rounding mode: saturated to its range,
-    NaN giving 0 (CUDA's cvt.{rni,rzi,rmi,rpi} to that width)."""
+def _to_int_function(nbtype, to_float32, prefix, nan_is_sign_bit):
     cast = getattr(np, str(nbtype))
     bits = nbtype.bitwidth
     if nbtype.signed:
@@ -306,12 +304,15 @@ def _to_int_function(nbtype):
     else:
         above, lowest = float(2 ** bits), 0.0
         hi, lo = cast(2 ** bits - 1), cast(0)
-    above32, lowest32, zero = np.float32(above), np.float32(lowest), cast(0)
+    above32, lowest32 = np.float32(above), np.float32(lowest)
+    nan = cast(0)
+    if nan_is_sign_bit and bits == 64:
+        nan = cast(-(2 ** 63) if nbtype.signed else 2 ** 63)
 
     def convert(a, mode):
-        f = to_f32(a)
+        f = to_float32(a)
         if f != f:
-            return zero
+            return nan
         r = round_integral(f, mode)
         if r >= above32:
             return hi
@@ -319,12 +320,22 @@ def _to_int_function(nbtype):
             return lo
         return cast(r)
 
-    convert.__name__ = f"bf16_to_{nbtype}"
+    convert.__name__ = f"{prefix}_to_{nbtype}"
     return _device(convert)
 
 
+def to_int_functions(to_float32, prefix, nan_is_sign_bit=False):
+    """Integer type -> a device function ``(a, mode) -> integer`` converting a 16-bit
+    float (*to_float32* widens it exactly) rounded in *mode*, saturated to the integer's
+    range; NaN gives 0, or 0x8000000000000000 for the 64-bit types where
+    *nan_is_sign_bit* (cuda_fp16.h's ``__half2ll_r*``/``__half2ull_r*``; CUDA's
+    ``cvt.{rni,rzi,rmi,rpi}`` otherwise)."""
+    return {t: _to_int_function(t, to_float32, prefix, nan_is_sign_bit)
+            for t in types.integer_domain}
+
+
 #: integer type -> its device function ``(bfloat16, mode) -> integer``
-TO_INT = {t: _to_int_function(t) for t in types.integer_domain}
+TO_INT = to_int_functions(to_f32, "bf16")
 
 
 # --------------------------------------------------------- implicit casts

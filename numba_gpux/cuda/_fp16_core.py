@@ -23,7 +23,7 @@ from numba.core.extending import intrinsic
 from numba.core.typing.templates import signature
 
 from ._bf16_core import (RD, RN, RU, RZ, _f64_to_f32_odd, bit_casts, f32_bits, f32_from_bits,
-                         round_integral)
+                         to_int_functions)
 from ..dispatcher import jit as _jit
 
 __all__ = ["RN", "RZ", "RD", "RU", "CANONICAL_NAN", "half_bits", "half_from_bits",
@@ -122,39 +122,13 @@ def sat(h):
 
 
 # ------------------------------------------------------------------ to integers
-def _to_int_function(nbtype):
-    """float16 -> the integer type *nbtype* in a rounding mode: saturated to its range,
-    NaN giving 0, or 0x8000000000000000 for 64-bit types (cuda_fp16.h's
-    ``__half2ll_r*``/``__half2ull_r*``)."""
-    cast = getattr(np, str(nbtype))
-    bits = nbtype.bitwidth
-    if nbtype.signed:
-        above, lowest = float(2 ** (bits - 1)), float(-(2 ** (bits - 1)))
-        hi, lo = cast(2 ** (bits - 1) - 1), cast(-(2 ** (bits - 1)))
-    else:
-        above, lowest = float(2 ** bits), 0.0
-        hi, lo = cast(2 ** bits - 1), cast(0)
-    above32, lowest32 = np.float32(above), np.float32(lowest)
-    nan = cast(2 ** 63 if bits == 64 and not nbtype.signed else
-               -(2 ** 63) if bits == 64 else 0)
-
-    def convert(a, mode):
-        f = np.float32(a)
-        if f != f:
-            return nan
-        r = round_integral(f, mode)
-        if r >= above32:
-            return hi
-        if r < lowest32:
-            return lo
-        return cast(r)
-
-    convert.__name__ = f"f16_to_{nbtype}"
-    return _device(convert)
+@_device
+def _to_f32(a):
+    return np.float32(a)
 
 
 #: integer type -> its device function ``(float16, mode) -> integer``
-TO_INT = {t: _to_int_function(t) for t in types.integer_domain}
+TO_INT = to_int_functions(_to_f32, "f16", nan_is_sign_bit=True)
 
 
 # ------------------------------------------------------------------ atomics
