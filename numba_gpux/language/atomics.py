@@ -220,8 +220,14 @@ def _nan_minmax_fast(op: str, t: str, it: str, ptr: str) -> list[str]:
                                                             0x7FF0000000000000)
     stuck = (f"  %stuck = icmp ugt {it} %o, {ninf - (1 << bits)}" if op == "nanmin" else
              f"  %stuck = icmp sgt {it} %o, {pinf}")
+    # a zero of the sign the integer order would put past the other zero (+0 for
+    # nanmax, -0 for nanmin) goes to the loop, whose float compare keeps the zero in
+    # memory, as numba.cuda's compare-and-swap loop does
+    zero = 0 if op == "nanmax" else -(1 << (bits - 1))
     return [
-        "fast:", f"  %vi = bitcast {t} %v to {it}", f"  %vneg = icmp slt {it} %vi, 0",
+        "fast:", f"  %vi = bitcast {t} %v to {it}", f"  %vzero = icmp eq {it} %vi, {zero}",
+        "  br i1 %vzero, label %slow, label %bits",
+        "bits:", f"  %vneg = icmp slt {it} %vi, 0",
         "  br i1 %vneg, label %negv, label %posv",
         "posv:", f"  %op = atomicrmw {pos} {ptr} %p, {it} %vi {ORDERING}", "  br label %check",
         "negv:", f"  %on = atomicrmw {neg} {ptr} %p, {it} %vi {ORDERING}", "  br label %check",

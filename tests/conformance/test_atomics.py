@@ -380,6 +380,11 @@ def test_nanmin_nanmax_every_sign(device, dtype):
     np.testing.assert_array_equal(o_max.copy_to_host().view(mem.dtype), mem)
     # the old value is the element's bits, a negative NaN included
     assert (o_min.copy_to_host().view(f"u{mem.itemsize}") == mem.view(f"u{mem.itemsize}")).all()
+    # between zeros of opposite signs the zero in memory stays (a float compare finds
+    # them equal, as numba.cuda's compare-and-swap loop does)
+    zeros = (mem == 0) & (vals == 0)
+    for d in (d_min, d_max):
+        assert (np.signbit(d.copy_to_host()[zeros]) == np.signbit(mem[zeros])).all()
 
 
 # ------------------------------------------------------------ errors
