@@ -21,6 +21,7 @@ from .interface import NEUTRAL_DATA_LAYOUT
 from .neutrallib import NeutralCodegen
 from .language.functions import is_device_function, make_device_function
 from .language.reductions import METHODS as _ARRAY_METHODS, array_method
+from .language.semantics import current_semantics
 
 __all__ = ["typing_context", "target_context", "load_language_modules", "GpuxTypingContext",
            "GpuxTargetContext", "NEUTRAL_DATA_LAYOUT", "TARGET_NAME"]
@@ -155,7 +156,8 @@ class GpuxTypingContext(TypingBaseContext):
         # function type is shared too, so its implementation key is put back on a hit.
         if kws or type(func) is not types.Function:
             return super().resolve_function_type(func, args, kws)
-        key = (func, *args)
+        # the compile's semantics choose some signatures (math.floor's return type)
+        key = (func, current_semantics(), *args)
         try:
             got = self._typed_calls.get(key)
         except TypeError:  # an unhashable argument type
@@ -365,6 +367,43 @@ class GpuxTargetContext(BaseContext):
         from .language.types import data_model_manager  # float16 as LLVM half
 
         self.data_model_manager = data_model_manager()
+        #: the helpers compile_subroutine keeps, per the flags they inherit (below)
+        self._helpers_by_flags: dict = {}
+
+    def _compile_subroutine_no_cache(self, builder, impl, sig, locals=None, flags=None):
+        """Numba's, with a helper (an implementation Numba compiles on its own,
+        ``compile_internal``: ``**`` on integers, complex division...) compiled under the
+        flags of the compile under way (its error model, semantics, fast-math) instead of
+        Numba's defaults, as numba.cuda does: the default "python" error model makes a
+        division by zero in a helper an exception, i.e. a kernel that stops silently,
+        where the same division in the kernel's own code gives inf."""
+        if flags is None:
+            from numba.core.targetconfig import ConfigStack
+
+            top = ConfigStack.top_or_none()
+            if top is not None:
+                flags = top.copy()
+        return super()._compile_subroutine_no_cache(builder, impl, sig, locals=locals,
+                                                    flags=flags)
+
+    def compile_subroutine(self, builder, impl, sig, locals=None, flags=None, caching=True):
+        # Numba keeps a helper per (code, signature, error model): one kept per what it
+        # inherits besides, so that kernels of different semantics never share one
+        from numba.core.targetconfig import ConfigStack
+
+        top = ConfigStack.top_or_none() if flags is None else flags
+        fastmath = getattr(top, "fastmath", None)
+        key = (getattr(top, "gpux_semantics", None),
+               frozenset(getattr(fastmath, "flags", ()) or ()),
+               bool(getattr(top, "boundscheck", False)),
+               bool(getattr(top, "debuginfo", False)))
+        kept = self.cached_internal_func
+        self.cached_internal_func = self._helpers_by_flags.setdefault(key, {})
+        try:
+            return super().compile_subroutine(builder, impl, sig, locals=locals, flags=flags,
+                                              caching=caching)
+        finally:
+            self.cached_internal_func = kept
 
     def post_lowering(self, mod, library):
         """``fastmath=True``: the fast-math flags on every floating-point instruction,
@@ -420,6 +459,9 @@ class GpuxTargetContext(BaseContext):
             from .language import lowering as gpux_lowering  # range() loops that do not wrap
 
             self.install_registry(gpux_lowering.superseding_registry)
+            from .language import semantics  # shifts by the width or more: defined
+
+            self.install_registry(semantics.superseding_registry)
             self._refreshed_at = (_registrations(self), _registrations(self.typing_context))
         finally:
             self._refreshing = False

@@ -22,11 +22,14 @@ WARP_SIZE = 32
 
 #: numba.cuda's rules where they differ from Python's (the portable API's): built-in
 #: min/max of floats are libdevice's fmin/fmax (a NaN operand gives the other one),
-#: float16 converts to integers as PTX's cvt.rni (to nearest, saturating), print()
+#: float16 converts to integers as PTX's cvt.rni (to nearest, saturating), float32 and
+#: float64 as PTX's cvt.rzi (toward zero, saturating, NaN to 0), math.floor/ceil/trunc
+#: return a float as numba.cuda types them, print()
 #: writes floats with %f and prints the raw format string (with a warning) for more
 #: than 32 values, as CUDA's vprintf; a multiply and an add may fuse into an fma, as
 #: NVVM's default (-fma=1) fuses them; 0j ** w as numba.cuda's complex power computes it
 NUMBA_CUDA_SEMANTICS = Semantics(float_minmax="ieee", float16_to_int="nearest",
+                                 float_to_int="saturate", floor_ceil_trunc="float",
                                  print_float="%f", print_too_many="format",
                                  float_contract="on", complex_zero_power="polar")
 

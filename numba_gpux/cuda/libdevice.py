@@ -28,6 +28,7 @@ from numba.core.typing import signature
 
 from ..dispatcher import jit as _gpux_jit
 from ..language.intrinsics import call as _call
+from ..language.semantics import saturating_to_int as _saturating
 
 #: every libdevice function: name:return:arguments, codes f float32, d float64, i int32,
 #: q int64, h int16, v void; "*" marks an output (returned in a tuple, as numba.cuda does)
@@ -140,10 +141,9 @@ _ROUND = {"rz": lambda b, x: x, "rd": lambda b, x: _m("floor")(b, [x]),
 
 
 def _to_int(signed, width, mode):
+    # as PTX's cvt.r*i: saturating at the integer's range, NaN to 0
     def emit(b, a):
-        r = _ROUND[mode](b, a[0])
-        ty = ir.IntType(width)
-        return b.fptosi(r, ty) if signed else b.fptoui(r, ty)
+        return _saturating(b, _ROUND[mode](b, a[0]), ir.IntType(width), signed)
     return emit
 
 
@@ -372,8 +372,8 @@ for _n, _f in {
     "fast_sincosf": _IR["sincos"], "saturatef": _saturate,
     "isinfd": _class("inf"), "isnand": _class("nan"), "isfinited": _class("finite"),
     "finitef": _class("finite"), "signbitd": _class("sign"), "signbitf": _class("sign"),
-    "llrint": lambda b, a: b.fptosi(_m("rint")(b, a), _I64),
-    "llround": lambda b, a: b.fptosi(_round_half_away(b, a[0]), _I64),
+    "llrint": lambda b, a: _saturating(b, _m("rint")(b, a), _I64, True),
+    "llround": lambda b, a: _saturating(b, _round_half_away(b, a[0]), _I64, True),
     "float_as_int": lambda b, a: b.bitcast(a[0], _I32),
     "int_as_float": lambda b, a: b.bitcast(a[0], ir.FloatType()),
     "double_as_longlong": lambda b, a: b.bitcast(a[0], _I64),

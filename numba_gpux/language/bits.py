@@ -41,7 +41,8 @@ clz = Stub("clz", "clz(x) -> type of x: the number of leading zero bits of the i
                   "(its bit width for 0).")
 ffs = Stub("ffs", "ffs(x) -> uint32: the 1-based position of the least significant bit set "
                   "in x, 0 when x is 0.")
-brev = Stub("brev", "brev(x) -> type of x: the bits of the 32- or 64-bit integer x reversed.")
+brev = Stub("brev", "brev(x) -> uint32 or uint64: the bits of the integer x reversed, as a "
+                    "uint32 (x of at most 32 bits, converted) or a uint64.")
 fma = Stub("fma", "fma(a, b, c) -> float: a * b + c rounded once.")
 cbrt = Stub("cbrt", "cbrt(x) -> float: the cube root of x.")
 select = Stub("select", "select(cond, a, b): a if cond else b, without a branch (both are "
@@ -83,7 +84,19 @@ def _int_unary(name, ret=None, widths=(8, 16, 32, 64)):
 _template(popc, _int_unary("popc"))
 _template(clz, _int_unary("clz"))
 _template(ffs, _int_unary("ffs", types.uint32))
-_template(brev, _int_unary("brev", widths=(32, 64)))
+def _brev_typer(ctx, args):
+    # numba.cuda's brev takes uint32 or uint64: any other integer converts to the
+    # unsigned one of its width or wider (int32 -> uint32), and the result is unsigned
+    if len(args) != 1:
+        raise TypingError("brev(x) takes one argument")
+    (x,) = args
+    if isinstance(x, types.Boolean) or not isinstance(x, types.Integer):
+        raise TypingError(f"brev(x) needs an integer, not {x}")
+    u = types.uint32 if x.bitwidth <= 32 else types.uint64
+    return signature(u, u)
+
+
+_template(brev, _brev_typer)
 
 
 def _float_of(args):
