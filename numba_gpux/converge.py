@@ -59,6 +59,7 @@ from . import irtext
 from .divergence import (GRID_SITE, PREDICATE_BARRIERS, SITES, Block, blocks, callee_name,
                          divergent_values, immediate_post_dominators, labels_after, sites_in)
 from .errors import InternalCompilerError
+from .reducible import make_reducible
 
 __all__ = ["CalleeBarrier", "SITES", "GRID_SITE", "PREDICATE_BARRIERS", "rewrite", "needs_rewrite", "analyse",
            "word_count",
@@ -671,7 +672,7 @@ def rewrite(text: str, kernels, data_layout: str, shared: int, pass_builder) -> 
                          f"[{word_count(body)} x i32] undef, align 4")
             loop = f"!{node + 1 + n}"
             extra.append(f"{loop} = distinct !{{{loop}, !{node}}}")
-            done[name] = add_dispatch(body, shared, words, loop, name in mixed)
+            done[name] = make_reducible(add_dispatch(body, shared, words, loop, name in mixed))
         lines = _replace_bodies(lines, done)
         known = irtext.declared_functions(stage) | irtext.defined_functions(stage)
         extra += [d for name, d in _DECLARE.items() if name not in known]

@@ -383,3 +383,65 @@ def test_votes_and_matches_answer_for_their_mask_lanes_only(device):
                        "int32[::1], int32[::1], int32[::1], uint32[::1], uint32[::1], "
                        "int32[::1])", target="cuda", cubin=False).text
     assert "vote.sync.ballot" in ptx and "match.any.sync" in ptx
+
+
+# ------------------------------------------ a barrier in a loop nest, an early return
+# The barrier rewrite resumes work-items inside the loop nest; a loop that can go round
+# without the barrier was then entered at two blocks, and Intel's CPU driver ran such a
+# kernel with sub-groups of one work-item (numba_gpux/reducible.py)
+
+@cuda.jit
+def _shuffle_sum_after_a_barrier_loop(vals, ks, out, n, widths):
+    t = cuda.threadIdx.x
+    if t >= n:
+        return
+    sh = cuda.shared.array(1, np.float64)
+    for a in range(ks.shape[0]):
+        acc = 0.0
+        for j in range(ks[a]):
+            if t == 0:
+                sh[0] = vals[j]
+            cuda.syncthreads()
+            acc += sh[0]
+            cuda.syncthreads()
+        v = acc + t
+        off = 16
+        while off > 0:
+            v += cuda.shfl_down_sync(0xFFFFFFFF, v, off)
+            off //= 2
+        if t == 0:
+            out[a] = v
+    widths[t] = cuda.warpsize
+
+
+def test_warp_shuffles_after_a_loop_nest_of_barriers_and_an_early_return(device):
+    vals = np.array([3.0, 10.0, 20.0, 28.0, 1.0])
+    ks = np.array([3, 5, 0], np.int32)
+    out, widths = np.zeros(3), np.zeros(32, np.int32)
+    _shuffle_sum_after_a_barrier_loop[1, 32](vals, ks, out, 32, widths)
+    lanes = sum(range(32))
+    assert out.tolist() == [33 * 32 + lanes, 62 * 32 + lanes, lanes]
+
+
+@cuda.jit
+def _lockstep_reads_before_the_next_store(vals, ks, out, n):
+    t = cuda.threadIdx.x
+    if t >= n:
+        return
+    sh = cuda.shared.array(1, np.float64)
+    for a in range(ks.shape[0]):
+        acc = 0.0
+        for j in range(ks[a]):
+            if t == 0:
+                sh[0] = vals[j]
+            cuda.syncthreads()
+            acc += sh[0]  # no barrier before lane 0's next store: one warp, in lockstep
+        out[a, t] = acc
+
+
+def test_lanes_in_lockstep_after_a_loop_nest_of_barriers_and_an_early_return(device):
+    vals = np.array([3.0, 10.0, 20.0, 28.0, 1.0])
+    ks = np.array([3, 5], np.int32)
+    out = np.zeros((2, 32))
+    _lockstep_reads_before_the_next_store[1, 32](vals, ks, out, 32)
+    assert (out[0] == 33.0).all() and (out[1] == 62.0).all()

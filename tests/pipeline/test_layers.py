@@ -27,7 +27,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 #: (docs/pipeline.md, "Registration points").  Every module must have a layer.
 LAYERS: tuple[tuple[str, ...], ...] = (
     # 1: data and text, nothing of the pipeline
-    ("_version", "errors", "config", "irlex", "irverify", "irinfer", "irtext", "divergence", "lockstep", "converge", "legalize", "legalize_bits", "legalize_fma", "legalize_fneg", "legalize_logic", "legalize_pairs", "legalize_sizes", "legalize_stack", "overlays", "cai",
+    ("_version", "errors", "config", "irlex", "irverify", "irinfer", "irtext", "divergence", "lockstep", "reducible", "converge", "legalize", "legalize_bits", "legalize_fma", "legalize_fneg", "legalize_logic", "legalize_pairs", "legalize_sizes", "legalize_stack", "overlays", "cai",
      "runtime", "interface", "abi", "lanes", "linking",
      "serialize", "limits", "passes"),
     # 2: the kernel language (typing, lowering) and the one shared context
