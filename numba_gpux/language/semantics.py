@@ -229,11 +229,11 @@ def saturating_to_int(builder, x, llty, signed: bool, narrow16: bool = False):
     below = (builder.fcmp_ordered("<", x, ir.Constant(fty, lo)) if signed else
              builder.fcmp_ordered("<=", x, ir.Constant(fty, lo)))
     nan = builder.fcmp_unordered("uno", x, x)
-    outside = builder.or_(builder.or_(above, below), nan)
-    safe = builder.select(outside, ir.Constant(fty, 0.0), x)
-    conv = builder.fptosi(safe, wide) if signed else builder.fptoui(safe, wide)
+    # the conversion is LLVM's poison where out of range, and then never chosen
+    conv = builder.fptosi(x, wide) if signed else builder.fptoui(x, wide)
     res = builder.select(below, ir.Constant(wide, lo_int), conv)
     res = builder.select(above, ir.Constant(wide, hi_int), res)
+    res = builder.select(nan, ir.Constant(wide, 0), res)
     return builder.trunc(res, llty) if wide is not llty else res
 
 

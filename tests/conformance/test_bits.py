@@ -155,13 +155,26 @@ def test_bit_typing_errors():
     def popc_float(x):
         gpux.popc(x)
 
-    def brev_small(x):
+    def brev_float(x):
         gpux.brev(x)
 
     with pytest.raises(TypingError, match="popc\\(x\\) needs an integer"):
         gpux.compile(popc_float, "void(float32)", target="opencl")
-    with pytest.raises(TypingError, match="brev\\(x\\) needs an integer of 32, 64 bits"):
-        gpux.compile(brev_small, "void(int16)", target="opencl")
+    with pytest.raises(TypingError, match="brev\\(x\\) needs an integer"):
+        gpux.compile(brev_float, "void(float64)", target="opencl")
+
+
+@pytest.mark.feature("brev")
+def test_brev_of_a_small_integer_reverses_it_as_a_uint32(device):
+    # numba.cuda's brev takes uint32 or uint64: an int16 converts to uint32 first
+    @gpux.jit
+    def k(x, out):
+        out[0] = gpux.brev(x[0])
+        out[1] = gpux.brev(x[1])
+
+    out = gpux.device_array(2, np.uint64)
+    k[1, 1](gpux.to_device(np.array([1, -1], np.int16)), out)
+    assert out.copy_to_host().tolist() == [2 ** 31, 2 ** 32 - 1]
 
 
 CONFORMANCE_KERNELS = (

@@ -414,7 +414,10 @@ def _shuffle_sum_after_a_barrier_loop(vals, ks, out, n, widths):
     widths[t] = cuda.warpsize
 
 
+@pytest.mark.needs("subgroups")
 def test_warp_shuffles_after_a_loop_nest_of_barriers_and_an_early_return(device):
+    if not _can_require_32(device):
+        pytest.skip(f"{device.spec} cannot require sub-groups of 32")
     vals = np.array([3.0, 10.0, 20.0, 28.0, 1.0])
     ks = np.array([3, 5, 0], np.int32)
     out, widths = np.zeros(3), np.zeros(32, np.int32)
@@ -440,6 +443,8 @@ def _lockstep_reads_before_the_next_store(vals, ks, out, n):
 
 
 def test_lanes_in_lockstep_after_a_loop_nest_of_barriers_and_an_early_return(device):
+    if not _can_require_32(device):
+        pytest.skip(f"{device.spec} cannot require sub-groups of 32")
     vals = np.array([3.0, 10.0, 20.0, 28.0, 1.0])
     ks = np.array([3, 5], np.int32)
     out = np.zeros((2, 32))

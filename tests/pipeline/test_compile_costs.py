@@ -428,7 +428,8 @@ def test_calls_typed_once_until_a_registry_changes():
     kept = {k: sig for k, sig in ctx._typed_calls.items()
             if getattr(k[0], "typing_key", None) is operator.mul}
     assert kept, ctx._typed_calls
-    for (fnty, *args), sig in kept.items():
+    for (fnty, semantics, *args), sig in kept.items():
+        assert semantics == gpux.compiler.Semantics()  # (gpux.jit's, outside a compile)
         fresh = type(ctx).__mro__[1].resolve_function_type(ctx, fnty, tuple(args), {})
         assert fresh == sig, (args, fresh, sig)
         assert ctx.resolve_function_type(fnty, tuple(args), {}) is sig
