@@ -67,6 +67,9 @@ from . import bf16, fp16, random  # noqa: E402,F401
 from . import args, core, cudadrv, extending, misc, np, typeconv, typing, utils  # noqa: E402,F401
 from . import config  # noqa: E402,F401
 from .cudadrv import devicearray  # noqa: E402,F401 - numba.cuda.devicearray, as code reaches it
+# numba.cuda.devices and numba.cuda.driver: the modules numba.cuda's api imports, which its
+# star import exposes (`cuda.devices.gpus`, `cuda.driver.Device(0)`)
+from .cudadrv import devices, driver  # noqa: E402,F401
 from .cudadrv.linkable_code import (  # noqa: E402,F401
     LinkableCode, PTXSource, CUSource, Cubin, Fatbin, Archive, Object, LTOIR,
 )

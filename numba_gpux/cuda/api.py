@@ -121,7 +121,13 @@ class Device:
     chosen per kernel: read ``cuda.warpsize`` inside a kernel for the real one).
     """
 
-    def __init__(self, gdev, devnum: int):
+    def __init__(self, gdev, devnum: int | None = None):
+        if devnum is None:  # Device(devnum), as numba.cuda's cudadrv.driver.Device
+            devnum = int(gdev)
+            devs = _devices()
+            if not 0 <= devnum < len(devs):
+                raise CudaSupportError(f"no device number {devnum}; found {len(devs)}")
+            gdev = devs[devnum]
         self.gpux_device = gdev
         self.id = devnum
         self._saved = []

@@ -168,3 +168,22 @@ def test_star_import_does_not_shadow_numpy_or_typing():
     exec("import numpy as np\nimport typing\nfrom numba_gpux.cuda import *", ns)
     assert ns["np"] is np and ns["typing"].__name__ == "typing"
     assert ns["vectorize"] is cuda.vectorize and ns["HAS_NUMBA"] is True
+
+
+def test_the_driver_modules_are_attributes_of_the_cuda_module():
+    # numba.cuda's api imports cudadrv's devices and driver, and its star import
+    # exposes them: cuda.devices.gpus, cuda.driver.Device(0)
+    from numba_gpux.cuda.cudadrv import devices, driver
+
+    assert cuda.devices is devices and cuda.driver is driver
+    assert [g.name for g in cuda.devices.gpus] == [g.name for g in cuda.gpus]
+
+
+def test_a_driver_device_made_from_its_number():
+    from numba_gpux.cuda.cudadrv import driver
+
+    d = driver.Device(0)
+    assert d.id == 0 and d.name == cuda.gpus[0].name
+    assert d.compute_capability == cuda.gpus[0].compute_capability
+    with pytest.raises(driver.CudaSupportError, match="no device number"):
+        driver.Device(len(cuda.gpus))
