@@ -113,40 +113,21 @@ lowering_registry = LoweringRegistry("numba_gpux.cuda.bf16")
 
 
 # ------------------------------------------------------------------ bit access
-@intrinsic
-def bf16_bits(typingctx, x):
-    """A bfloat16's 16 bits, as a uint16."""
-    if x == bfloat16:
-        return signature(types.uint16, x), lambda context, builder, sig, args: args[0]
-    return None
-
-
-@intrinsic
-def bf16_from_bits(typingctx, u):
-    """The bfloat16 whose bits are the low 16 bits of the integer *u*."""
-    if isinstance(u, types.Integer):
-        def codegen(context, builder, sig, args):
-            v = args[0]
-            if u.bitwidth > 16:
-                return builder.trunc(v, ir.IntType(16))
-            return builder.zext(v, ir.IntType(16)) if u.bitwidth < 16 else v
-        return signature(bfloat16, u), codegen
-    return None
-
-
 def bit_casts(fty, bits: int):
-    """The intrinsics ``(to_bits, from_bits)`` of the float type *fty* of *bits* bits
-    (16: half, 32: float): its bits as an unsigned integer, and the value of the low
-    *bits* bits of any integer.  (The code generators close over numbers and Numba
-    types only, which the cache key can read.)"""
+    """The intrinsics ``(to_bits, from_bits)`` of the 16- or 32-bit float type *fty*
+    (half, float, or bfloat16, whose values are their bits already): its bits as an
+    unsigned integer, and the value of the low *bits* bits of any integer.  (The code
+    generators close over numbers and Numba types only, which the cache key can read.)"""
     uty = getattr(types, f"uint{bits}")
 
     @intrinsic
     def to_bits(typingctx, x):
         if x == fty:
-            return (signature(uty, x),
-                    lambda context, builder, sig, args: builder.bitcast(args[0],
-                                                                        ir.IntType(bits)))
+            def codegen(context, builder, sig, args):
+                v = args[0]
+                return v if isinstance(v.type, ir.IntType) else builder.bitcast(
+                    v, ir.IntType(bits))
+            return signature(uty, x), codegen
         return None
 
     @intrinsic
@@ -158,7 +139,8 @@ def bit_casts(fty, bits: int):
                     v = builder.trunc(v, ir.IntType(bits))
                 elif u.bitwidth < bits:
                     v = builder.zext(v, ir.IntType(bits))
-                return builder.bitcast(v, ir.HalfType() if bits == 16 else ir.FloatType())
+                llty = context.get_value_type(fty)
+                return v if llty == v.type else builder.bitcast(v, llty)
             return signature(fty, u), codegen
         return None
 
@@ -167,6 +149,8 @@ def bit_casts(fty, bits: int):
 
 #: a float32's 32 bits as a uint32, and the float32 of an integer's low 32 bits
 f32_bits, f32_from_bits = bit_casts(types.float32, 32)
+#: a bfloat16's 16 bits as a uint16, and the bfloat16 of an integer's low 16 bits
+bf16_bits, bf16_from_bits = bit_casts(bfloat16, 16)
 
 
 _device = _jit(device=True, inline=True)
