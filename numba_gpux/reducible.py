@@ -98,59 +98,35 @@ def irreducible_region(succ: dict, order: list):
     return None
 
 
-def _spans(body: list[str]) -> tuple[dict, list]:
-    """{label token: (first line, last line)} of each block of *body* with a label
-    line, and the labels in order."""
-    spans, order, cur, start, last = {}, [], None, 0, 0
-    for i, line in enumerate(body):
-        toks = lx.line_tokens(line)
-        if lx.is_label(toks):
-            if cur is not None:
-                spans[cur] = (start, last)
-            c = lx.code(toks)
-            cur, start, last = "%" + c[0], i, i  # as divergence.blocks spells it
-            order.append(cur)
-        elif cur is not None and lx.code(toks):
-            last = i
-    if cur is not None:
-        spans[cur] = (start, last)
-    return spans, order
-
-
-def _copy(body, spans, region, fresh, k):
+def _copy(body, bl, region, fresh, k):
     """The lines of a copy of the blocks *region* (labels and the values they define
-    renamed), and {old label: new label}; None where a value of the region is used
-    outside it or a phi meets it."""
-    defined, lines = set(), []
-    for lab in region:
-        a, b = spans[lab]
-        for line in body[a:b + 1]:
-            toks = lx.line_tokens(line)
+    renamed; *bl* the body's blocks), and {old label: new label}; None where a value of
+    the region is used outside it or a phi meets it."""
+    members = set(region)
+    inside = [b for b in bl if b.label in members]
+    defined = set()
+    for b in inside:
+        for i in b.lines:
+            toks = lx.line_tokens(body[i])
             v = lx.defined_value(toks)
             if v is not None:
                 if lx.instruction(toks)[0] == "phi":
                     return None
                 defined.add(v)
-    members = set(region)
-    for lab, (a, b) in spans.items():
-        if lab in members:
+    for b in bl:
+        if b.label in members:
             continue
-        for line in body[a:b + 1]:
-            toks = lx.line_tokens(line)
+        for i in b.lines:
+            toks = lx.line_tokens(body[i])
             if lx.instruction(toks)[0] == "phi" and any(t in members for t in toks):
                 return None
-            if defined.intersection(lx.local_names(line)):
+            if defined.intersection(lx.local_names(body[i])):
                 return None
     renamed = {t: fresh.fresh(f"{_PREFIX}{k}.{lx.name(t)}") for t in (*defined, *region)}
-    for lab in region:
-        a, b = spans[lab]
-        for i in range(a, b + 1):
-            toks = lx.line_tokens(body[i])
-            if i == a:  # the label line
-                new = renamed[lab]
-                lines.append(lx.quote(lx.name(new)) + ":")
-                continue
-            lines.append("".join(renamed.get(t, t) for t in toks))
+    lines = []
+    for b in sorted(inside, key=lambda b: region.index(b.label)):
+        lines.append(lx.quote(lx.name(renamed[b.label])) + ":")
+        lines += ["".join(renamed.get(t, t) for t in lx.line_tokens(body[i])) for i in b.lines]
     return lines, renamed
 
 
@@ -164,11 +140,10 @@ def make_reducible(body: list[str]) -> list[str]:
     copies = 0
     while True:
         bl = blocks(body)
-        spans, order = _spans(body)
-        if not bl or bl[0].label is None or set(order) != {b.label for b in bl}:
+        if not bl or bl[0].label is None:
             return body
-        succ = {b.label: [s for s in b.succ if s in spans] for b in bl}
-        found = irreducible_region(succ, order)
+        succ = {b.label: list(b.succ) for b in bl}
+        found = irreducible_region(succ, list(succ))
         if found is None:
             return body
         region, entries = found
@@ -181,7 +156,7 @@ def make_reducible(body: list[str]) -> list[str]:
             copies += 1
             if copies > _MAX_COPIES:
                 return body
-            made = _copy(body, spans, region, fresh, copies)
+            made = _copy(body, bl, region, fresh, copies)
             if made is None:
                 return body
             lines, renamed = made
