@@ -67,7 +67,7 @@ def _template(stub, typer):
     typing_registry.register_global(stub, types.Function(T))
 
 
-def _int_unary(name, ret=None, widths=(8, 16, 32, 64)):
+def _int_unary(name, ret=None, widths=(8, 16, 32, 64), unsigned=False):
     def typer(ctx, args):
         if len(args) != 1:
             raise TypingError(f"{name}(x) takes one argument")
@@ -77,6 +77,8 @@ def _int_unary(name, ret=None, widths=(8, 16, 32, 64)):
         if x.bitwidth not in widths:
             raise TypingError(f"{name}(x) needs an integer of {', '.join(map(str, widths))} "
                               f"bits, not {x}")
+        if unsigned:  # taken as (and giving) a uint32, or a uint64 if it is wider
+            x = types.uint32 if x.bitwidth <= 32 else types.uint64
         return signature(ret or x, x)
     return typer
 
@@ -84,19 +86,9 @@ def _int_unary(name, ret=None, widths=(8, 16, 32, 64)):
 _template(popc, _int_unary("popc"))
 _template(clz, _int_unary("clz"))
 _template(ffs, _int_unary("ffs", types.uint32))
-def _brev_typer(ctx, args):
-    # numba.cuda's brev takes uint32 or uint64: any other integer converts to the
-    # unsigned one of its width or wider (int32 -> uint32), and the result is unsigned
-    if len(args) != 1:
-        raise TypingError("brev(x) takes one argument")
-    (x,) = args
-    if isinstance(x, types.Boolean) or not isinstance(x, types.Integer):
-        raise TypingError(f"brev(x) needs an integer, not {x}")
-    u = types.uint32 if x.bitwidth <= 32 else types.uint64
-    return signature(u, u)
-
-
-_template(brev, _brev_typer)
+# numba.cuda's brev takes uint32 or uint64: any other integer converts to the unsigned
+# one of its width or wider (int32 -> uint32), and the result is unsigned
+_template(brev, _int_unary("brev", unsigned=True))
 
 
 def _float_of(args):
