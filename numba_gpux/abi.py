@@ -144,7 +144,10 @@ class LaunchFacts(NamedTuple):
     * ``warp_rows``: the launch's blocks are rows of whole warps (``blockDim.x`` a
       multiple of the warp width, or blocks one row high), so a kernel that shares
       work-group memory runs its warps in lockstep where it reads a y or z index too
-      (``stages._warp_lockstep``).
+      (``stages._warp_lockstep``);
+    * ``block``: ``(x, y, z)``, the launch's blocks, which it runs as rows of ``x * y *
+      z`` threads (``lanes.flatten_block``), so that a kernel with warp operations gets
+      CUDA's warps in blocks that are not rows of whole warps (``stages.warp_ops_width``).
     """
 
     nonneg: tuple = ()
@@ -152,6 +155,7 @@ class LaunchFacts(NamedTuple):
     wide: bool = False
     lanes: bool = False
     warp_rows: bool = False
+    block: tuple = ()
 
     def param_ranges(self, argtypes) -> dict:
         """``{parameter position: (lo, hi)}`` of the entry point's parameters that carry

@@ -18,7 +18,7 @@ from numba.core.typing.typeof import Purpose, typeof
 from . import abi
 from .abi import NO_FACTS, LaunchFacts
 from . import irtext
-from .lanes import exchange_first_dims
+from .lanes import exchange_first_dims, flatten_block
 from .stages import WARP_ROWS
 from . import hooks as _hooks
 from . import linking
@@ -602,6 +602,8 @@ class GpuxFunction(KernelAttributes, KernelInspection):
             text = exchange_first_dims(text)
         if facts.warp_rows:  # warps in lockstep (stages._warp_lockstep)
             text = irtext.add_named_metadata(text, WARP_ROWS, "")
+        if facts.block:  # blocks run as one row (lanes.py)
+            text = flatten_block(text, facts.block)
         return text
 
     def typeof_args(self, args) -> tuple:

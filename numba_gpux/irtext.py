@@ -33,7 +33,7 @@ __all__ = ["remap_address_spaces", "add_function_attributes", "add_function_meta
 
 # --------------------------------------------------------------------------- reading
 
-def _headers(text: str, keyword: str):
+def function_headers(text: str, keyword: str):
     """(line index, tokens, function name) of each line that starts with *keyword*
     (``define`` or ``declare``): a line of the module, so it cannot start inside a
     string or a comment."""
@@ -48,12 +48,12 @@ def _headers(text: str, keyword: str):
 
 def defined_functions(text: str) -> set[str]:
     """The names of the functions the module text defines."""
-    return {n for _, _, n in _headers(text, "define")}
+    return {n for _, _, n in function_headers(text, "define")}
 
 
 def declared_functions(text: str) -> set[str]:
     """The names of the functions the module text declares without defining."""
-    return {n for _, _, n in _headers(text, "declare")}
+    return {n for _, _, n in function_headers(text, "declare")}
 
 
 def call_graph(text: str) -> dict[str, set[str]]:

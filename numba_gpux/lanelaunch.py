@@ -16,10 +16,11 @@ from __future__ import annotations
 
 from . import hooks as _hooks
 from .lanes import lanes_prefer_second_dim
-from .stages import lockstep_kind, warp_width
+from .stages import lockstep_kind, warp_ops_width, warp_width
 
 __all__ = ["LANES_FOLLOW_MEMORY", "wants_exchange", "hook", "exchangeable",
-           "whole_warp_rows", "lockstep", "indexed_code", "launch_variants"]
+           "whole_warp_rows", "flat_block", "warp_ops", "lockstep", "indexed_code",
+           "launch_variants"]
 
 LANES_FOLLOW_MEMORY = _hooks.declare(
     "launch.lanes_follow_memory", bool,
@@ -89,6 +90,25 @@ def whole_warp_rows(blockdim, width: int) -> bool:
     return blockdim[0] % width == 0 or blockdim[1] * blockdim[2] == 1
 
 
+def flat_block(device, blockdim, width: int | None, limits=None) -> tuple:
+    """*blockdim* (a 3-tuple) where a launch of a kernel with warp operations of *width*
+    lanes (:func:`warp_ops`) runs its blocks as one row (``LaunchFacts.block``): they
+    are not rows of whole warps, and the device takes the row; else ()."""
+    if not width or whole_warp_rows(blockdim, width):
+        return ()
+    bmax = (limits or _limits(device))[0]
+    return tuple(blockdim) if blockdim[0] * blockdim[1] * blockdim[2] <= bmax[0] else ()
+
+
+def warp_ops(dispatcher, argtypes: tuple, device, art=None) -> int | None:
+    """The warp width of *dispatcher*'s code for *argtypes* on *device* where it uses
+    warp operations whose warps a block's shape changes (``stages.warp_ops_width``),
+    else None.  *art*: code found on disk, whose info answers without typing."""
+    if art is not None:
+        return art.info.get("warp_ops")
+    return warp_ops_width(dispatcher.kernel_ir(argtypes)[1], dispatcher.options, device.target)
+
+
 def lockstep(dispatcher, argtypes: tuple, device, art=None) -> str | None:
     """How the warps of *dispatcher*'s code for *argtypes* run in lockstep on *device*
     (``stages.lockstep_kind``): None, "always" or "rows" (only where the launch's blocks
@@ -129,31 +149,42 @@ def _variants_to_try(dispatcher, device, cfg, facts, exchange: bool, rows: bool)
     width = warp_width(dispatcher.options, device.target) if rows else None
     if width and not facts.warp_rows and whole_warp_rows(cfg.blockdim, width):
         yield facts._replace(warp_rows=True, lanes=False)
+    block = flat_block(device, cfg.blockdim, width)  # (where the kernel has warp operations)
+    if block and facts.block != block:
+        yield facts._replace(block=block, lanes=False, warp_rows=False)
     if exchange and not facts.lanes and exchangeable(device, cfg.griddim, cfg.blockdim) \
             and hook(device):
         yield facts._replace(lanes=True)
 
 
-def launch_variants(shim, lanes: bool, width: int | None, build) -> None:
+def launch_variants(shim, lanes: bool, width: int | None, build,
+                    ops: int | None = None) -> None:
     """*shim* launches, launch by launch, the code its blocks need: with the warps of
     *width* in lockstep (``LaunchFacts.warp_rows``) where *width* is given and the
     blocks are rows of whole warps (:func:`whole_warp_rows`: the warps are CUDA's
     then, so that code stays as written), else exchanged where *lanes* and
-    :func:`exchangeable` say so, else as written.  ``build(lanes, warp_rows)`` builds
-    the shim of a variant *shim* is not when a launch first needs it."""
+    :func:`exchangeable` say so, else as written; a kernel with warp operations of
+    *ops* lanes runs blocks that are not rows of whole warps as one row
+    (:func:`flat_block`).  ``build(lanes, warp_rows, block)`` builds the shim of a
+    variant *shim* is not when a launch first needs it."""
     device = shim.device
     limits = _limits(device)
-    launchers = {(bool(shim.facts.lanes), bool(shim.facts.warp_rows)): shim.launch}
+    launchers = {(bool(shim.facts.lanes), bool(shim.facts.warp_rows), shim.facts.block):
+                 shim.launch}
     kept = []
 
     def launch(griddim, blockdim, args, shared_bytes, queue):
         rows = width is not None and whole_warp_rows(blockdim, width)
         ex = lanes and not rows and exchangeable(device, griddim, blockdim, limits)
-        fn = launchers.get((ex, rows))
+        block = flat_block(device, blockdim, ops, limits) if ops else ()
+        fn = launchers.get((ex, rows, block))
         if fn is None:
-            other = build(ex, rows)
+            other = build(ex, rows, block)
             kept.append(other)  # (its program lives as long as this shim)
-            fn = launchers[(ex, rows)] = other.launch
+            fn = launchers[(ex, rows, block)] = other.launch
+        if block:
+            return fn(griddim, (block[0] * block[1] * block[2], 1, 1), args, shared_bytes,
+                      queue)
         if ex:
             gx, gy, gz = griddim
             bx, by, bz = blockdim

@@ -19,14 +19,23 @@ affine evaluation of the index arithmetic over the per-dimension index intrinsic
 an access is a gather along a dimension where that step is neither 0 nor the size
 of what it reads.  :func:`exchange_first_dims` is the rewrite: every call of a
 per-dimension index intrinsic with dimension 0 asks for dimension 1 and the other
-way round.  Layer 1: imports only the lexer.
+way round.
+
+:func:`flatten_block` is the other launch-shape rewrite: the kernel for a launch
+whose blocks run as one row (``abi.LaunchFacts.block``), each work-item's thread
+index and the block's shape computed from its place in that row, so that
+sub-groups formed along dimension 0 hold consecutive linear thread ids, as CUDA's
+warps do, whatever the block's shape.  Layer 1: the lexer and the IR text helpers.
 """
 
 from __future__ import annotations
 
 from . import irlex as lx
+from . import irtext
+from .irverify import checked
 
-__all__ = ["DIM_INTRINSICS", "lanes_prefer_second_dim", "exchange_first_dims"]
+__all__ = ["DIM_INTRINSICS", "lanes_prefer_second_dim", "exchange_first_dims",
+           "flatten_block"]
 
 #: the portable intrinsics that take a dimension (language/intrinsics.py), and how
 #: their value moves from one work-item to the next along that dimension
@@ -300,4 +309,68 @@ def exchange_first_dims(text: str) -> str:
                     toks[args[-1]] = "1" if toks[args[-1]] == "0" else "0"
                     ln = lx.join(toks)
         out.append(ln)
+    return "\n".join(out)
+
+
+#: the intrinsics whose values change when a block runs as one row, and the functions
+#: :func:`flatten_block` calls instead (block and grid indices keep their meaning)
+_FLAT = {"__gpux_thread_idx": "__gpux_flat_thread_idx",
+         "__gpux_block_dim": "__gpux_flat_block_dim",
+         "__gpux_global_idx": "__gpux_flat_global_idx",
+         "__gpux_wide_global_idx": "__gpux_flat_wide_global_idx"}
+
+
+def _by_dim(values) -> list[str]:
+    """Body lines giving ``%r``: the first, second or third of *values* (operands of
+    type i64) as ``%d`` is 0, 1 or 2."""
+    x, y, z = values
+    return ["  %d1 = icmp eq i32 %d, 1", f"  %yz = select i1 %d1, i64 {y}, i64 {z}",
+            "  %d0 = icmp eq i32 %d, 0", f"  %r = select i1 %d0, i64 {x}, i64 %yz"]
+
+
+def _flat_definitions(block: tuple) -> dict[str, str]:
+    """The definitions of :data:`_FLAT`'s functions for blocks of *block* threads."""
+    bx, by, bz = block
+    head = "define internal i64 @{}(i32 %d) alwaysinline nounwind {{"
+    n = bx * by * bz
+    thread = [head.format("__gpux_flat_thread_idx"),
+              f"  %l = call noundef range(i64 0, {n}) i64 @__gpux_thread_idx(i32 0)",
+              f"  %x = urem i64 %l, {bx}", f"  %q = udiv i64 %l, {bx}",
+              f"  %y = urem i64 %q, {by}", f"  %z = udiv i64 %l, {bx * by}",
+              *_by_dim(("%x", "%y", "%z")), "  ret i64 %r", "}"]
+    dims = [head.format("__gpux_flat_block_dim"), *_by_dim(block), "  ret i64 %r", "}"]
+    out = {"__gpux_flat_thread_idx": "\n".join(thread),
+           "__gpux_flat_block_dim": "\n".join(dims)}
+    for name in ("__gpux_flat_global_idx", "__gpux_flat_wide_global_idx"):
+        out[name] = "\n".join([
+            head.format(name),
+            "  %b = call noundef range(i64 0, 2147483647) i64 @__gpux_block_idx(i32 %d)",
+            "  %n = call i64 @__gpux_flat_block_dim(i32 %d)",
+            "  %t = call i64 @__gpux_flat_thread_idx(i32 %d)",
+            "  %p = mul nuw nsw i64 %b, %n", "  %r = add nuw nsw i64 %p, %t",
+            "  ret i64 %r", "}"])
+    return out
+
+
+@checked
+def flatten_block(text: str, block: tuple) -> str:
+    """*text* for a launch of blocks of *block* threads (x, y, z) run as blocks of
+    ``x * y * z`` threads along dimension 0 (the grid as it is): thread indices are the
+    linear thread id split as CUDA numbers threads (x fastest), the block's shape is
+    *block*, global indices are computed from those; block and grid indices are
+    unchanged.  Work-items then form sub-groups of consecutive linear ids, as CUDA's
+    warps, where a driver forms them along dimension 0 only."""
+    if not any(f"@{name}(" in text for name in _FLAT):
+        return text
+    used = irtext.declared_functions(text)
+    text = irtext.rename_globals(text, {k: v for k, v in _FLAT.items() if k in used})
+    defs = _flat_definitions(tuple(block))
+    wanted = {"__gpux_flat_thread_idx", "__gpux_flat_block_dim"} | \
+        {_FLAT[k] for k in used if k in _FLAT}
+    drop = {i for i, _, n in irtext.function_headers(text, "declare") if n in wanted}
+    # the renamed declarations become the definitions
+    out = [ln for i, ln in enumerate(text.split("\n")) if i not in drop]
+    need = {"__gpux_thread_idx", "__gpux_block_idx"} - irtext.declared_functions(text)
+    out.extend(f"declare i64 @{n}(i32)" for n in sorted(need))
+    out.extend(defs[n] for n in sorted(wanted))
     return "\n".join(out)

@@ -315,8 +315,12 @@ def _build_shim(dispatcher, argtypes, device, cfg=None, args=(),
     lanes = exchange and step != "always" and (facts.lanes or (
         not checked and _lanes.wants_exchange(dispatcher, dev_types, device, art, facts)))
     width = dispatcher.options.subgroup_size if rows and step == "rows" else None
+    # warp operations: blocks that are not rows of whole warps run as one row
+    ops = _lanes.warp_ops(dispatcher, dev_types, device, art) if rows else None
     if art is None and cfg is not None:
-        if width and _lanes.whole_warp_rows(cfg.blockdim, width):
+        if ops and _lanes.flat_block(device, cfg.blockdim, ops):
+            facts = facts._replace(block=_lanes.flat_block(device, cfg.blockdim, ops))
+        elif width and _lanes.whole_warp_rows(cfg.blockdim, width):
             facts = facts._replace(warp_rows=True, lanes=False)
         elif lanes and _lanes.exchangeable(device, cfg.griddim, cfg.blockdim):
             facts = facts._replace(lanes=True)
@@ -361,13 +365,13 @@ def _build_shim(dispatcher, argtypes, device, cfg=None, args=(),
                                        facts=facts._replace(wide=True, lanes=False,
                                                             warp_rows=False),
                                        exchange=False)
-    if lanes or width:
-        def build(ex, warp_rows):
+    if lanes or width or ops:
+        def build(ex, warp_rows, block):
             return _build_shim(dispatcher, argtypes, device,
-                               facts=facts._replace(lanes=ex, warp_rows=warp_rows),
+                               facts=facts._replace(lanes=ex, warp_rows=warp_rows, block=block),
                                exchange=False, rows=False)
 
-        _lanes.launch_variants(shim, lanes, width, build)
+        _lanes.launch_variants(shim, lanes, width, build, ops)
     return shim
 
 

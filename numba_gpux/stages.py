@@ -101,6 +101,9 @@ def _warp_lockstep(job: Job) -> None:
         rows, job.text = marked != job.text, marked
     if not job.kernels:
         return
+    ops = warp_ops_width(job.text, job.options, job.target)
+    if ops:  # (for the launch path: lanelaunch.flat_block)
+        job.info["warp_ops"] = ops
     kind = lockstep_kind(job.text, job.options, job.target)
     if kind is None:
         return
@@ -132,6 +135,18 @@ def lockstep_kind(text: str, options, target) -> str | None:
     return "always" if irtext.index_dimensions(text) <= {0} else "rows"
 
 
+
+
+def warp_ops_width(text: str, options, target) -> int | None:
+    """The warp width (:func:`warp_width`) of the kernel of *text* where it uses sub-group
+    (warp) operations, else None.  Its sub-groups are warps of consecutive linear thread
+    ids only where they run along dimension 0 over rows of whole warps; the launch path
+    runs other blocks as one row (``abi.LaunchFacts.block``), as it asks this of the
+    neutral IR."""
+    width = warp_width(options, target)
+    if width and any(n.startswith("__gpux_sg_") for n in irtext.declared_functions(text)):
+        return width
+    return None
 
 
 #: the named metadata by which a kernel's text says that its launch's blocks are rows
