@@ -89,7 +89,8 @@ class Semantics:
     #: ``0j ** w`` for w not 0: "numpy" (0 where ``w.real > 0``, else nan+nanj, as
     #: NumPy 2's ``np.power``) or "polar" (numba.cuda's: 0 where ``w.real == 0``, else
     #: ``|z| ** w.real`` and the phase as for any other base: 0 for a real positive w,
-    #: nan+nanj where w has an imaginary part)
+    #: nan+nanj where w has an imaginary part; its formula takes a square too, where
+    #: "numpy" multiplies: ``1j ** 2`` is -1+1.2246e-16j, not -1+0j)
     complex_zero_power: str = "numpy"
 
     def __post_init__(self):

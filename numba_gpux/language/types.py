@@ -167,13 +167,15 @@ _install_cmath()
 def _complex_pow(context, builder, sig, args):
     # z ** w in polar form, |z| ** w.real and the phase kept apart (as CPython
     # and numba do it), so that 1j ** 1.0 is 1j and 0j ** 0j is 1; a zero z to another
-    # power, where CPython raises, as the compile's semantics say
+    # power, where CPython raises, as the compile's semantics say.  A square is z * z
+    # (as Numba's CPU target), except in numba.cuda's semantics, whose formula takes
+    # every power (1j ** 2 is -1+1.2246e-16j there)
     from .semantics import current_semantics
 
     polar_zero = current_semantics().complex_zero_power == "polar"
 
     def cpow(z, w):
-        if w.imag == 0 and w.real == 2:
+        if not polar_zero and w.imag == 0 and w.real == 2:
             return z * z
         if w.real == 0 and w.imag == 0:
             return complex(1.0, 0.0)

@@ -138,6 +138,35 @@ def test_complex_zero_to_a_power_as_numpy_or_numba_cuda(device, dtype):
 
 
 @gpux.jit
+def square_op(r, x):
+    i = gpux.grid(1)
+    if i < r.size:
+        r[i] = x[i] ** 2
+
+
+@pytest.mark.parametrize("dtype", [np.complex64, pytest.param(np.complex128, marks=pytest.mark.needs("fp64"))],
+                         ids=["complex64", "complex128"])
+def test_a_complex_square_multiplies_or_takes_numba_cuda_s_formula(device, dtype):
+    """``z ** 2``: ``z * z`` in a ``gpux.jit`` kernel (Numba's CPU target), numba.cuda's
+    polar formula in a facade kernel, as for every other power."""
+    from numba_gpux import cuda
+
+    x = np.array([1j, 1 + 1j, -2 + 0.5j, 3 + 0j], dtype)
+    r = gpux.device_array(x.size, dtype)
+    square_op[1, 32](r, gpux.to_device(x))
+    np.testing.assert_array_equal(r.copy_to_host(), x * x)
+    cuda.jit(square_op.py_func)[1, 32](r, gpux.to_device(x))
+    got = r.copy_to_host()
+    # the formula: |z| ** 2 and twice the phase; 1j ** 2 keeps sin(pi)'s 1.22e-16
+    ft = np.float32 if dtype == np.complex64 else np.float64
+    mag = np.hypot(x.real.astype(ft), x.imag.astype(ft)) ** 2
+    ph = np.arctan2(x.imag.astype(ft), x.real.astype(ft)) * ft(2)
+    tol = 1e-6 if dtype == np.complex64 else 1e-14
+    np.testing.assert_allclose(got, mag * (np.cos(ph) + 1j * np.sin(ph)), rtol=tol, atol=tol)
+    assert got[0].imag != 0 and abs(got[0].imag) < 1e-6
+
+
+@gpux.jit
 def remainder_kernel(a, b, out):
     i = gpux.grid(1)
     if i < a.size:
