@@ -18,7 +18,8 @@ launch:
 * ``block_sum``: a 1-D block's sum in shared memory with a barrier at every step (code
   right at any width), blocks of 256 and 1024, 2**22 and 3,000,017 elements;
 * ``block_min``: a 2-D block's minimum, the last 32 steps without a barrier as older
-  numba.cuda code writes them, blocks of 32 x 8 and 32 x 32: its answers are checked
+  numba.cuda code writes them, blocks of 32 x 8, 32 x 32, 16 x 16 and 8 x 32 (the last
+  two run as one row each, their warps in lockstep there): its answers are checked
   for ours; at the natural width they are wrong (counted, not timed against).
 
 For float32 and float64.  Results are checked against NumPy.  Ratios are our time /
@@ -168,7 +169,7 @@ def _cases(kernels, dt, rng, quick):
                           (grid,), (grid,), (block,),
                           lambda c, want=want: np.allclose(c, want, rtol=1e-4)))
     m = rng.random((1000, 1500)).astype(dt)
-    for block in (((32, 8),) if quick else ((32, 8), (32, 32))):
+    for block in (((32, 8), (16, 16)) if quick else ((32, 8), (32, 32), (16, 16), (8, 32))):
         grid = (-(-m.shape[0] // block[0]), -(-m.shape[1] // block[1]))
         want = _block_min_expected(m, grid, block)
         cases.append((f"block_min block={block[0]}x{block[1]}", "block_min",

@@ -653,9 +653,11 @@ def _calls_of(ls, names):
             yield k, toks, at, lx.code(toks[at + 1:])
 
 
-#: the intrinsics whose result differs between the work-items of one group
+#: the intrinsics whose result differs between the work-items of one group (and the
+#: functions that compute them in a block run as one row, lanes.flatten_block)
 _WORK_ITEM_INDEX = frozenset(("__gpux_thread_idx", "__gpux_global_idx",
-                              "__gpux_wide_global_idx"))
+                              "__gpux_wide_global_idx", "__gpux_flat_thread_idx",
+                              "__gpux_flat_global_idx", "__gpux_flat_wide_global_idx"))
 
 
 def index_dimensions(text: str) -> set[int]:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from . import hooks as _hooks
 from .lanes import lanes_prefer_second_dim
-from .stages import lockstep_kind, warp_ops_width, warp_width
+from .stages import lockstep_kind, shares_without_subgroups, warp_ops_width, warp_width
 
 __all__ = ["LANES_FOLLOW_MEMORY", "wants_exchange", "hook", "exchangeable",
            "whole_warp_rows", "flat_block", "warp_ops", "lockstep", "indexed_code",
@@ -111,12 +111,17 @@ def warp_ops(dispatcher, argtypes: tuple, device, art=None) -> int | None:
 
 def lockstep(dispatcher, argtypes: tuple, device, art=None) -> str | None:
     """How the warps of *dispatcher*'s code for *argtypes* run in lockstep on *device*
-    (``stages.lockstep_kind``): None, "always" or "rows" (only where the launch's blocks
-    are rows of whole warps).  *art*: code found on disk, whose info answers without
+    (``stages.lockstep_kind``): None, "always", "blocks" (every launch; other blocks
+    than rows of whole warps as one row) or "rows" (only where the launch's blocks are
+    rows of whole warps).  *art*: code found on disk, whose info answers without
     typing (code kept by an older version: None)."""
     if art is not None:
         return art.info.get("warp_lockstep")
-    return lockstep_kind(dispatcher.kernel_ir(argtypes)[1], dispatcher.options, device.target)
+    target, text = device.target, dispatcher.kernel_ir(argtypes)[1]
+    if not (warp_width(dispatcher.options, target) and shares_without_subgroups(text)):
+        return None
+    # (asked of the IR in the target's address spaces, as the compile asks it)
+    return lockstep_kind(target.map_ir(text), dispatcher.options, target)
 
 
 def indexed_code(dispatcher, argtypes: tuple, device, cfg, facts, exchange: bool = True,
@@ -149,9 +154,10 @@ def _variants_to_try(dispatcher, device, cfg, facts, exchange: bool, rows: bool)
     width = warp_width(dispatcher.options, device.target) if rows else None
     if width and not facts.warp_rows and whole_warp_rows(cfg.blockdim, width):
         yield facts._replace(warp_rows=True, lanes=False)
-    block = flat_block(device, cfg.blockdim, width)  # (where the kernel has warp operations)
+    block = flat_block(device, cfg.blockdim, width)  # (warp operations, or lanes in step)
     if block and facts.block != block:
         yield facts._replace(block=block, lanes=False, warp_rows=False)
+        yield facts._replace(block=block, lanes=False, warp_rows=True)
     if exchange and not facts.lanes and exchangeable(device, cfg.griddim, cfg.blockdim) \
             and hook(device):
         yield facts._replace(lanes=True)
@@ -165,8 +171,10 @@ def launch_variants(shim, lanes: bool, width: int | None, build,
     then, so that code stays as written), else exchanged where *lanes* and
     :func:`exchangeable` say so, else as written; a kernel with warp operations of
     *ops* lanes runs blocks that are not rows of whole warps as one row
-    (:func:`flat_block`).  ``build(lanes, warp_rows, block)`` builds the shim of a
-    variant *shim* is not when a launch first needs it."""
+    (:func:`flat_block`), and so does a kernel whose lanes pass values in step
+    (``stages.lockstep_kind`` "blocks": *ops* is *width*), its warps in lockstep in
+    the row.  ``build(lanes, warp_rows, block)`` builds the shim of a variant *shim*
+    is not when a launch first needs it."""
     device = shim.device
     limits = _limits(device)
     launchers = {(bool(shim.facts.lanes), bool(shim.facts.warp_rows), shim.facts.block):
@@ -175,8 +183,9 @@ def launch_variants(shim, lanes: bool, width: int | None, build,
 
     def launch(griddim, blockdim, args, shared_bytes, queue):
         rows = width is not None and whole_warp_rows(blockdim, width)
-        ex = lanes and not rows and exchangeable(device, griddim, blockdim, limits)
         block = flat_block(device, blockdim, ops, limits) if ops else ()
+        rows = rows or bool(block and width)  # (lanes in step: in the row, too)
+        ex = lanes and not rows and exchangeable(device, griddim, blockdim, limits)
         fn = launchers.get((ex, rows, block))
         if fn is None:
             other = build(ex, rows, block)

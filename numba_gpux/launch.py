@@ -312,14 +312,17 @@ def _build_shim(dispatcher, argtypes, device, cfg=None, args=(),
     # only in blocks of whole rows of warps (the code for those blocks, chosen as the
     # exchanged code is)
     step = _lanes.lockstep(dispatcher, dev_types, device, art) if exchange or rows else None
-    lanes = exchange and step != "always" and (facts.lanes or (
+    lanes = exchange and step not in ("always", "blocks") and (facts.lanes or (
         not checked and _lanes.wants_exchange(dispatcher, dev_types, device, art, facts)))
-    width = dispatcher.options.subgroup_size if rows and step == "rows" else None
-    # warp operations: blocks that are not rows of whole warps run as one row
-    ops = _lanes.warp_ops(dispatcher, dev_types, device, art) if rows else None
+    width = dispatcher.options.subgroup_size if rows and step in ("rows", "blocks") else None
+    # warp operations, or lanes that pass values in step: blocks that are not rows of
+    # whole warps run as one row (with the warps in lockstep for the second)
+    ops = (width if step == "blocks" else _lanes.warp_ops(dispatcher, dev_types, device, art)) \
+        if rows else None
     if art is None and cfg is not None:
-        if ops and _lanes.flat_block(device, cfg.blockdim, ops):
-            facts = facts._replace(block=_lanes.flat_block(device, cfg.blockdim, ops))
+        block = _lanes.flat_block(device, cfg.blockdim, ops)
+        if block:
+            facts = facts._replace(block=block, warp_rows=bool(width), lanes=False)
         elif width and _lanes.whole_warp_rows(cfg.blockdim, width):
             facts = facts._replace(warp_rows=True, lanes=False)
         elif lanes and _lanes.exchangeable(device, cfg.griddim, cfg.blockdim):

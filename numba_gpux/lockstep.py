@@ -28,7 +28,7 @@ from .divergence import PREDICATE_BARRIERS, SITES, blocks, callee_name
 from .irinfer import infer_address_spaces
 from .irverify import checked
 
-__all__ = ["SG_BARRIER", "order_shared_stores"]
+__all__ = ["SG_BARRIER", "order_shared_stores", "passes_values_in_step"]
 
 #: the sub-group barrier (the portable intrinsic ``cuda.syncwarp()`` lowers to)
 SG_BARRIER = "__gpux_sg_barrier"
@@ -99,6 +99,17 @@ def _stores_to_order(body: list[str], shared: int, generic: int) -> list[int]:
             if after == _LOAD or (after is None and reach[b.label]):
                 out.append(i)
     return out
+
+
+def passes_values_in_step(text: str, shared: int, generic: int) -> bool:
+    """Whether a function of *text* has a store to work-group memory (address space
+    *shared*) that a load of it can follow with no barrier between: code whose lanes
+    may pass values in step, which :func:`order_shared_stores` would order."""
+    text = infer_address_spaces(text, generic)
+    if "store" not in text:
+        return False
+    ls = text.split("\n")
+    return any(_stores_to_order(ls[f.start:f.stop], shared, generic) for f in lx.functions(ls))
 
 
 @checked

@@ -18,7 +18,7 @@ from . import irlex as lx
 from .compiler import Options, _neutrals, compile_neutral, wrap_kernel
 from .errors import GpuxUserError, InternalCompilerError, UnsupportedError
 from .interface import Artifact, Target
-from .lockstep import SG_BARRIER, order_shared_stores
+from .lockstep import SG_BARRIER, order_shared_stores, passes_values_in_step
 from .irverify import check_step
 from .machines import llvm_options, target_machine
 from .passes import internalize, run_passes
@@ -108,7 +108,7 @@ def _warp_lockstep(job: Job) -> None:
     if kind is None:
         return
     job.info["warp_lockstep"] = kind
-    if kind == "rows" and not rows:
+    if kind != "always" and not rows:
         return
     spaces = job.target.addrspaces
     job.text = order_shared_stores(job.text, spaces.shared, spaces.generic)
@@ -121,18 +121,23 @@ def _warp_lockstep(job: Job) -> None:
 
 
 def lockstep_kind(text: str, options, target) -> str | None:
-    """How the warps of the kernel of *text* compiled with *options* for *target* run in
-    lockstep: None where they are not (no width to require, or no work-group memory
-    shared), "always" where they are in every launch (it reads only x indices), "rows"
-    where only in launches whose blocks are rows of whole warps
-    (``LaunchFacts.warp_rows``).  The launch path asks it of the neutral IR (it reads
-    calls and names only, the same in every address-space numbering).  (A sub-group of
-    32 does not span the rows of a block narrower than that on Intel's CPU driver, which
-    forms sub-groups along dimension 0: a warp-synchronous kernel in 16 x 16 blocks
-    races there at any width.)"""
+    """How the warps of the kernel of *text* (in *target*'s address spaces:
+    ``Target.map_ir``) compiled with *options* for *target* run in lockstep: None where they are not (no width to
+    require, or no work-group memory shared), "always" where they are in every launch
+    as written (it reads only x indices); of a kernel that reads a y or z index,
+    "blocks" where its lanes may pass values in step (a store to shared memory that a
+    load can follow with no barrier: ``lockstep.passes_values_in_step``), in every
+    launch, blocks that are not rows of whole warps run as one row
+    (``LaunchFacts.block``: a sub-group of 32 does not span the rows of a narrower block
+    on Intel's CPU driver, which forms sub-groups along dimension 0), else "rows":
+    only in launches whose blocks are rows of whole warps (``LaunchFacts.warp_rows``),
+    where the width is as fast as the device's own or faster."""
     if not (warp_width(options, target) and shares_without_subgroups(text)):
         return None
-    return "always" if irtext.index_dimensions(text) <= {0} else "rows"
+    if irtext.index_dimensions(text) <= {0}:
+        return "always"
+    spaces = target.addrspaces
+    return "blocks" if passes_values_in_step(text, spaces.shared, spaces.generic) else "rows"
 
 
 

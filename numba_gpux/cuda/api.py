@@ -121,14 +121,15 @@ class Device:
     chosen per kernel: read ``cuda.warpsize`` inside a kernel for the real one).
     """
 
-    def __init__(self, gdev, devnum: int | None = None):
-        if devnum is None:  # Device(devnum), as numba.cuda's cudadrv.driver.Device
-            devnum = int(gdev)
+    def __init__(self, devnum: int, *, _gdev=None):
+        # Device(devnum) or Device(devnum=n), as numba.cuda's cudadrv.driver.Device
+        if _gdev is None:
+            devnum = int(devnum)
             devs = _devices()
             if not 0 <= devnum < len(devs):
                 raise CudaSupportError(f"no device number {devnum}; found {len(devs)}")
-            gdev = devs[devnum]
-        self.gpux_device = gdev
+            _gdev = devs[devnum]
+        self.gpux_device = _gdev
         self.id = devnum
         self._saved = []
 
@@ -255,7 +256,7 @@ def _wrap(gdev) -> Device:
     num = next((i for i, d in enumerate(devs) if d is gdev), len(devs))
     w = _wrappers.get(id(gdev))
     if w is None or w.gpux_device is not gdev:
-        w = _wrappers[id(gdev)] = Device(gdev, num)
+        w = _wrappers[id(gdev)] = Device(num, _gdev=gdev)
     w.id = num
     return w
 

@@ -185,5 +185,8 @@ def test_a_driver_device_made_from_its_number():
     d = driver.Device(0)
     assert d.id == 0 and d.name == cuda.gpus[0].name
     assert d.compute_capability == cuda.gpus[0].compute_capability
+    last = len(cuda.gpus) - 1  # by keyword too, as numba.cuda's Device(devnum)
+    k = driver.Device(devnum=last)
+    assert k.id == last and k.name == cuda.gpus[last].name
     with pytest.raises(driver.CudaSupportError, match="no device number"):
         driver.Device(len(cuda.gpus))

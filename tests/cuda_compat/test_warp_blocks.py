@@ -4,7 +4,8 @@ then z, and its warps are 32 consecutive numbers, so a warp spans rows where
 dimension 0 only (Intel's CPU driver) would make each row its own warp; a kernel of
 the numba.cuda facade with warp operations runs such blocks as one row instead
 (``abi.LaunchFacts.block``, ``lanes.flatten_block``), its thread indices and
-block shape unchanged.  Every answer here is checked against a model of CUDA's
+block shape unchanged; so does one whose lanes pass values through shared memory in
+step, its warps in lockstep.  Every answer here is checked against a model of CUDA's
 warps, so the tests hold on any device that runs 32-wide warps."""
 
 import os
@@ -133,6 +134,84 @@ def test_a_warp_reduction_in_square_blocks(warps32):
     out = np.zeros(a.size // 32, np.int64)
     square_reduce[4, (16, 16)](a, out)
     np.testing.assert_array_equal(out, a.reshape(-1, 32).sum(axis=1))
+
+
+@cuda.jit
+def block_min(a, out):
+    """A 2-D block's minimum as older numba.cuda code writes it: the last warp's steps
+    without a barrier, its lanes passing values through shared memory in step."""
+    sm = cuda.shared.array(256, np.int32)
+    t = cuda.threadIdx.x + cuda.threadIdx.y * cuda.blockDim.x
+    sm[t] = a[cuda.blockIdx.x * 256 + t]
+    cuda.syncthreads()
+    s = 128
+    while s > 32:
+        if t < s:
+            sm[t] = min(sm[t], sm[t + s])
+        cuda.syncthreads()
+        s //= 2
+    if t < 32:
+        sm[t] = min(sm[t], sm[t + 32])
+        sm[t] = min(sm[t], sm[t + 16])
+        sm[t] = min(sm[t], sm[t + 8])
+        sm[t] = min(sm[t], sm[t + 4])
+        sm[t] = min(sm[t], sm[t + 2])
+        sm[t] = min(sm[t], sm[t + 1])
+    if t == 0:
+        out[cuda.blockIdx.x] = sm[0]
+
+
+@cuda.jit
+def tiled_matmul(A, B, C):
+    """numba's documented tiled product in 16 x 16 tiles: barriers around every use
+    of shared memory, no value passed in step."""
+    sA = cuda.shared.array((16, 16), np.float32)
+    sB = cuda.shared.array((16, 16), np.float32)
+    x, y = cuda.grid(2)
+    tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
+    acc = np.float32(0)
+    for i in range(cuda.gridDim.x):
+        sA[ty, tx] = A[y, tx + i * 16]
+        sB[ty, tx] = B[ty + i * 16, x]
+        cuda.syncthreads()
+        for j in range(16):
+            acc += sA[ty, j] * sB[j, tx]
+        cuda.syncthreads()
+    C[y, x] = acc
+
+
+def _requires_width(device):
+    t = device.target
+    if not (t.subgroup_size_metadata and t.has("required_subgroup_size")):
+        pytest.skip(f"{device.spec} does not require sub-group widths of its kernels")
+
+
+@pytest.mark.parametrize("block", [(16, 16), (8, 32), (32, 8), (4, 64)],
+                         ids=lambda b: "x".join(map(str, b)))
+def test_lanes_that_pass_values_in_step_in_blocks_of_any_shape(device, block):
+    """Each warp of 32 consecutive thread numbers runs in lockstep, in blocks whose
+    warps span rows too: such blocks run as one row, in lockstep."""
+    _requires_width(device)
+    a = np.random.default_rng(3).integers(0, 1 << 30, 64 * 256).astype(np.int32)
+    out = cuda.device_array(64, np.int32)
+    block_min[64, block](cuda.to_device(a), out)
+    np.testing.assert_array_equal(out.copy_to_host(), a.reshape(64, 256).min(axis=1))
+    kinds = {art.info.get("warp_lockstep") for art in block_min._code.values()}
+    assert kinds == {"blocks"}
+
+
+def test_kernels_with_barriers_around_shared_memory_keep_their_blocks(device):
+    """A kernel that passes no value in step keeps a 16 x 16 block's shape and the
+    device's width (faster there: docs/performance.md, "Warps in lockstep")."""
+    _requires_width(device)
+    rng = np.random.default_rng(4)
+    A, B = (rng.random((64, 64)).astype(np.float32) for _ in range(2))
+    C = cuda.device_array((64, 64), np.float32)
+    tiled_matmul[(4, 4), (16, 16)](cuda.to_device(A), cuda.to_device(B), C)
+    np.testing.assert_allclose(C.copy_to_host(), A @ B, rtol=1e-5)
+    facts = [f for (_, _, f) in tiled_matmul._code]
+    assert facts and all(f.block == () and not f.warp_rows for f in facts)
+    assert {a.info.get("warp_lockstep") for a in tiled_matmul._code.values()} == {"rows"}
 
 
 def test_the_rewrite_computes_indices_from_the_row_and_verifies():
