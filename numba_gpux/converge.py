@@ -56,7 +56,7 @@ from __future__ import annotations
 
 from . import irlex as lx
 from . import irtext
-from .divergence import (GRID_SITE, PREDICATE_BARRIERS, SITES, Block, blocks, callee_name,
+from .divergence import (FLAT_BLOCK_DIM, FLAT_INDEX, GRID_SITE, PREDICATE_BARRIERS, SITES, Block, blocks, callee_name,
                          divergent_values, immediate_post_dominators, labels_after, sites_in)
 from .errors import InternalCompilerError
 from .reducible import make_reducible
@@ -204,7 +204,7 @@ _PURE_OPS = frozenset((
 #: intrinsics that only read the launch's geometry or an array's offset
 _PURE_CALLS = frozenset(("__gpux_thread_idx", "__gpux_global_idx", "__gpux_wide_global_idx",
                          "__gpux_block_idx", "__gpux_block_dim", "__gpux_grid_dim",
-                         "__gpux_array_offset"))
+                         "__gpux_array_offset", *FLAT_INDEX, FLAT_BLOCK_DIM))
 
 
 def _without_debug_records(body: list[str]) -> list[str]:

@@ -24,12 +24,17 @@ GRID_SITE = "__gpux_grid_barrier"
 #: barriers that also reduce a predicate over the group: sites of the rewrite too
 PREDICATE_BARRIERS = frozenset(("__gpux_barrier_and", "__gpux_barrier_or",
                                 "__gpux_barrier_count"))
+#: the functions that give a work-item's indices, and its block's shape, in the code
+#: of a launch whose blocks run as one row (``lanes.flatten_block``)
+FLAT_INDEX = ("__gpux_flat_thread_idx", "__gpux_flat_global_idx",
+              "__gpux_flat_wide_global_idx")
+FLAT_BLOCK_DIM = "__gpux_flat_block_dim"
 #: intrinsics whose result differs between the work-items of a group
 _DIVERGENT_PREFIXES = ("__gpux_thread_idx", "__gpux_global_idx", "__gpux_wide_global_idx",
-                       "__gpux_sg_", "__gpux_ld_")
+                       "__gpux_sg_", "__gpux_ld_", *FLAT_INDEX)
 #: intrinsics whose result is the same for the whole group, whatever their arguments
 _UNIFORM = frozenset(("__gpux_block_idx", "__gpux_block_dim", "__gpux_grid_dim",
-                      "__gpux_dynamic_shared", "__gpux_dynamic_shared_bytes",
+                      "__gpux_dynamic_shared", "__gpux_dynamic_shared_bytes", FLAT_BLOCK_DIM,
                       *PREDICATE_BARRIERS))
 #: instructions whose result may differ between work-items whatever their operands
 _SOURCES = frozenset(("atomicrmw", "cmpxchg", "alloca", "va_arg", "landingpad"))

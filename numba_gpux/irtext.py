@@ -19,6 +19,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from . import irlex as lx
+from .divergence import FLAT_INDEX
 from .irverify import checked
 from .irinfer import drop_unused_values, infer_address_spaces, mask_shift_amounts, \
     narrow_shared_atomics, private_atomics
@@ -656,8 +657,7 @@ def _calls_of(ls, names):
 #: the intrinsics whose result differs between the work-items of one group (and the
 #: functions that compute them in a block run as one row, lanes.flatten_block)
 _WORK_ITEM_INDEX = frozenset(("__gpux_thread_idx", "__gpux_global_idx",
-                              "__gpux_wide_global_idx", "__gpux_flat_thread_idx",
-                              "__gpux_flat_global_idx", "__gpux_flat_wide_global_idx"))
+                              "__gpux_wide_global_idx", *FLAT_INDEX))
 
 
 def index_dimensions(text: str) -> set[int]:

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from . import irlex as lx
 from . import irtext
+from .divergence import FLAT_BLOCK_DIM, FLAT_INDEX
 from .irverify import checked
 
 __all__ = ["DIM_INTRINSICS", "lanes_prefer_second_dim", "exchange_first_dims",
@@ -314,10 +315,9 @@ def exchange_first_dims(text: str) -> str:
 
 #: the intrinsics whose values change when a block runs as one row, and the functions
 #: :func:`flatten_block` calls instead (block and grid indices keep their meaning)
-_FLAT = {"__gpux_thread_idx": "__gpux_flat_thread_idx",
-         "__gpux_block_dim": "__gpux_flat_block_dim",
-         "__gpux_global_idx": "__gpux_flat_global_idx",
-         "__gpux_wide_global_idx": "__gpux_flat_wide_global_idx"}
+_FLAT = dict(zip(("__gpux_thread_idx", "__gpux_global_idx", "__gpux_wide_global_idx"),
+                 FLAT_INDEX), __gpux_block_dim=FLAT_BLOCK_DIM)
+_THREAD = FLAT_INDEX[0]
 
 
 def _by_dim(values) -> list[str]:
@@ -333,20 +333,19 @@ def _flat_definitions(block: tuple) -> dict[str, str]:
     bx, by, bz = block
     head = "define internal i64 @{}(i32 %d) alwaysinline nounwind {{"
     n = bx * by * bz
-    thread = [head.format("__gpux_flat_thread_idx"),
+    thread = [head.format(_THREAD),
               f"  %l = call noundef range(i64 0, {n}) i64 @__gpux_thread_idx(i32 0)",
               f"  %x = urem i64 %l, {bx}", f"  %q = udiv i64 %l, {bx}",
               f"  %y = urem i64 %q, {by}", f"  %z = udiv i64 %l, {bx * by}",
               *_by_dim(("%x", "%y", "%z")), "  ret i64 %r", "}"]
-    dims = [head.format("__gpux_flat_block_dim"), *_by_dim(block), "  ret i64 %r", "}"]
-    out = {"__gpux_flat_thread_idx": "\n".join(thread),
-           "__gpux_flat_block_dim": "\n".join(dims)}
-    for name in ("__gpux_flat_global_idx", "__gpux_flat_wide_global_idx"):
+    dims = [head.format(FLAT_BLOCK_DIM), *_by_dim(block), "  ret i64 %r", "}"]
+    out = {_THREAD: "\n".join(thread), FLAT_BLOCK_DIM: "\n".join(dims)}
+    for name in FLAT_INDEX[1:]:
         out[name] = "\n".join([
             head.format(name),
             "  %b = call noundef range(i64 0, 2147483647) i64 @__gpux_block_idx(i32 %d)",
-            "  %n = call i64 @__gpux_flat_block_dim(i32 %d)",
-            "  %t = call i64 @__gpux_flat_thread_idx(i32 %d)",
+            f"  %n = call i64 @{FLAT_BLOCK_DIM}(i32 %d)",
+            f"  %t = call i64 @{_THREAD}(i32 %d)",
             "  %p = mul nuw nsw i64 %b, %n", "  %r = add nuw nsw i64 %p, %t",
             "  ret i64 %r", "}"])
     return out
@@ -365,7 +364,7 @@ def flatten_block(text: str, block: tuple) -> str:
     used = irtext.declared_functions(text)
     text = irtext.rename_globals(text, {k: v for k, v in _FLAT.items() if k in used})
     defs = _flat_definitions(tuple(block))
-    wanted = {"__gpux_flat_thread_idx", "__gpux_flat_block_dim"} | \
+    wanted = {_THREAD, FLAT_BLOCK_DIM} | \
         {_FLAT[k] for k in used if k in _FLAT}
     drop = {i for i, _, n in irtext.function_headers(text, "declare") if n in wanted}
     # the renamed declarations become the definitions

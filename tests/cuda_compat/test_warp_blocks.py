@@ -137,6 +137,31 @@ def test_a_warp_reduction_in_square_blocks(warps32):
 
 
 @cuda.jit
+def returns_then_meets_a_barrier(a, out, n):
+    """Work-items past the end return before a barrier (the barrier rewrite resumes
+    the others), then a warp operation: in a block run as one row."""
+    sm = cuda.shared.array(64, np.int64)
+    t = cuda.threadIdx.x + cuda.threadIdx.y * cuda.blockDim.x
+    i = cuda.blockIdx.x * 64 + t
+    if i >= n:
+        return
+    sm[t] = a[i]
+    cuda.syncthreads()
+    out[i] = sm[t] * 1000 + cuda.laneid * 10 + (cuda.activemask() == 0xFFFFFFFF)
+
+
+@pytest.mark.parametrize("block", [(16, 4), (8, 8), (64, 1)], ids=lambda b: "x".join(map(str, b)))
+def test_work_items_that_return_before_a_barrier_in_a_block_run_as_a_row(warps32, block):
+    n = 150  # the last block: 22 work-items, the rest return
+    a = np.arange(n, dtype=np.int64) * 3
+    out = np.zeros(n, np.int64)
+    returns_then_meets_a_barrier[3, block](a, out, n)
+    t = np.arange(n)
+    full = (t // 32 * 32 + 32 <= n)  # the warp's 32 lanes are all still running
+    np.testing.assert_array_equal(out, a * 1000 + t % 32 * 10 + full)
+
+
+@cuda.jit
 def block_min(a, out):
     """A 2-D block's minimum as older numba.cuda code writes it: the last warp's steps
     without a barrier, its lanes passing values through shared memory in step."""
