@@ -426,6 +426,12 @@ class Target(_Checked):
     #: several, where lanes exchange values faster through work-group memory than
     #: through the device's shuffles); "": none
     split_subgroup_prefix: str = ""
+    #: (kind, operands) of kernel metadata under which the driver runs a kernel's
+    #: work-items one at a time rather than as the lanes of vectors, given to kernels
+    #: that take a lock in a loop and use no sub-group operation
+    #: (``lockstep.waits_for_other_work_items``: a lane that holds a lock cannot
+    #: release it while the vector's other lanes spin); (): none
+    serial_lanes_metadata: tuple[str, str] | tuple[()] = ()
 
     # -- optimize --------------------------------------------------------------
     #: LLVM options set while a target machine is made (also in a fresh-process emission)

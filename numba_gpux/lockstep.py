@@ -18,6 +18,13 @@ vector, costs nothing more (a memory fence instead made Intel's driver give up
 vectorizing the kernel: 10 to 40 times slower).  Stores followed by a work-group
 barrier before any load (tiles filled, then ``syncthreads()``) get none.
 
+:func:`waits_for_other_work_items` finds the opposite need: code in which a work-item
+waits in a loop for another to release a lock (``while cuda.atomic.cas(mutex, i, 0,
+1) != 0: pass``), which the lanes of one vector cannot do (the lane holding the lock
+waits, masked off, for the lanes still spinning): the compile then asks the driver to
+run the kernel's work-items one at a time where the target names how
+(``Target.serial_lanes_metadata``).
+
 Layer 1: reads and writes text through the IR lexer only.
 """
 
@@ -27,8 +34,10 @@ from . import irlex as lx
 from .divergence import PREDICATE_BARRIERS, SITES, blocks, callee_name
 from .irinfer import infer_address_spaces
 from .irverify import checked
+from .reducible import strongly_connected
 
-__all__ = ["SG_BARRIER", "order_shared_stores", "passes_values_in_step"]
+__all__ = ["SG_BARRIER", "order_shared_stores", "passes_values_in_step",
+           "waits_for_other_work_items"]
 
 #: the sub-group barrier (the portable intrinsic ``cuda.syncwarp()`` lowers to)
 SG_BARRIER = "__gpux_sg_barrier"
@@ -149,3 +158,50 @@ def _declared(lines) -> set[str]:
             if i is not None:
                 names.add(lx.name(toks[i]))
     return names
+
+
+#: the atomic operations a lock is taken with: compare-and-swap (its expected value a
+#: constant) and exchange (of a constant, its old value tested)
+_CAS, _EXCH = "__gpux_atomic_cas_", "__gpux_atomic_exch_"
+
+
+def _takes_a_lock(body: list[str], i: int) -> bool:
+    """Whether line *i* of *body* is an atomic compare-and-swap that expects a constant,
+    or an exchange of a constant whose old value is compared."""
+    ln = body[i]
+    if "__gpux_atomic_" not in ln:
+        return False
+    toks = lx.line_tokens(ln)
+    at = lx.callee(toks)
+    if at is None or not lx.name(toks[at]).startswith((_CAS, _EXCH)):
+        return False
+    p = lx.skip(toks, at + 1)
+    args = lx.split_depth0([t for t in toks[p + 1:lx.match_paren(toks, p)] if lx.is_code(t)])
+    # (ptr p, iN expected, iN new) or (ptr p, iN value): the operand's last token
+    const = [bool(a) and lx.kind(a[-1]) is lx.NUMBER for a in args]
+    if lx.name(toks[at]).startswith(_CAS):
+        return len(const) == 3 and const[1]
+    if len(const) != 2 or not const[1]:
+        return False
+    name = ln.lstrip().split(" ", 1)[0]  # (%x = call ...: its value, compared)
+    return name.startswith("%") and any(
+        "icmp" in other and name in lx.line_tokens(other) for other in body)
+
+
+def waits_for_other_work_items(text: str) -> bool:
+    """Whether a function of *text* takes a lock in a loop (:func:`_takes_a_lock` inside
+    a cycle of its blocks): a work-item that may wait there for another."""
+    ls = text.split("\n")
+    for f in lx.functions(ls):
+        body = ls[f.start:f.stop]
+        if not any("__gpux_atomic_" in ln for ln in body):
+            continue
+        bl = blocks(body)
+        succ = {b.label: [s for s in b.succ] for b in bl}
+        for comp in strongly_connected([b.label for b in bl], succ):
+            if len(comp) == 1 and comp[0] not in succ[comp[0]]:
+                continue  # (not a loop)
+            inside = set(comp)
+            if any(_takes_a_lock(body, i) for b in bl if b.label in inside for i in b.lines):
+                return True
+    return False

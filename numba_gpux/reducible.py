@@ -24,14 +24,14 @@ from __future__ import annotations
 from . import irlex as lx
 from .divergence import blocks
 
-__all__ = ["make_reducible", "irreducible_region"]
+__all__ = ["make_reducible", "irreducible_region", "strongly_connected"]
 
 _PREFIX = "gpux.red."
 #: copies made in one body at most (each a region's worth of lines)
 _MAX_COPIES = 16
 
 
-def _sccs(nodes: list, succ: dict) -> list[list]:
+def strongly_connected(nodes: list, succ: dict) -> list[list]:
     """The strongly connected components of the graph *succ* restricted to *nodes*
     (Tarjan's algorithm, without recursion), each in *nodes*' order."""
     inside = set(nodes)
@@ -86,7 +86,7 @@ def irreducible_region(succ: dict, order: list):
     todo = [order]
     while todo:
         nodes = todo.pop()
-        for comp in _sccs(nodes, succ):
+        for comp in strongly_connected(nodes, succ):
             members = set(comp)
             if len(comp) == 1 and comp[0] not in succ[comp[0]]:
                 continue

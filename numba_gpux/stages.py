@@ -18,7 +18,8 @@ from . import irlex as lx
 from .compiler import Options, _neutrals, compile_neutral, wrap_kernel
 from .errors import GpuxUserError, InternalCompilerError, UnsupportedError
 from .interface import Artifact, Target
-from .lockstep import SG_BARRIER, order_shared_stores, passes_values_in_step
+from .lockstep import SG_BARRIER, order_shared_stores, passes_values_in_step, \
+    waits_for_other_work_items
 from .irverify import check_step
 from .machines import llvm_options, target_machine
 from .passes import internalize, run_passes
@@ -71,6 +72,22 @@ def _stage_mark_kernels(job: Job):
     if fast:
         job.text = irtext.add_function_attributes(job.text, None, fast)
     _warp_lockstep(job)
+    _serial_lanes(job)
+
+
+def _serial_lanes(job: Job) -> None:
+    """Kernels that take a lock in a loop (``lockstep.waits_for_other_work_items``) and
+    whose sub-groups nothing requires (no sub-group operation, no warps in lockstep):
+    the target's metadata under which the driver runs their work-items one at a time
+    (``Target.serial_lanes_metadata``), as CUDA's threads progress each on its own."""
+    meta = job.target.serial_lanes_metadata
+    if not (meta and job.kernels) or "warp_lockstep" in job.info or "warp_ops" in job.info:
+        return
+    if any(n.startswith("__gpux_sg_") for n in irtext.declared_functions(job.text)):
+        return
+    if waits_for_other_work_items(job.text):
+        job.text = irtext.add_function_metadata(job.text, job.kernels, *meta)
+        job.info["serial_lanes"] = True
 
 
 def _warp_lockstep(job: Job) -> None:

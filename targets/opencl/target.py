@@ -313,6 +313,10 @@ def make_target(device=None, *, features=None) -> OpenCLTarget:
         subgroup_size_metadata="intel_reqd_sub_group_size",
         # warp shuffles through work-group memory on CPUs (overlays/subgroups.py)
         split_subgroup_prefix="__gpux_sgsplit_",
+        # a kernel that spins on a lock: a vector type as its hint, under which Intel's
+        # CPU driver does not vectorize across work-items (datashader's line
+        # reductions, a per-pixel lock taken in a loop, hung vectorized)
+        serial_lanes_metadata=("vec_type_hint", "<4 x float> undef, i32 1"),
         legal_int_widths=(8, 16, 32, 64),
         # (scalar min/max only: the driver's uniformity analysis, overlays/core.py)
         replace_intrinsics=("llvm.bitreverse.", "llvm.sadd.with.overflow.",
