@@ -20,6 +20,27 @@ POCL_PLATFORM = "Portable Computing Language"
 POCL_HERE_ENV = "GPUX_TESTS_POCL_HERE"
 
 
+def run_twice_cached(source: str, tmp_path, device) -> list[dict]:
+    """The program *source* run twice on *device*, each time in a fresh process, both
+    keeping compiled code in one disk cache under *tmp_path*: the JSON object each run
+    printed last (a run that fails fails the test, with its stderr)."""
+    import json
+    import subprocess
+
+    (tmp_path / "prog.py").write_text(source)
+    env = dict(os.environ, NUMBA_GPUX_CACHE_DIR=str(tmp_path / "cache"),
+               NUMBA_CACHE_DIR=str(tmp_path / "nbcache"), PYTHONDONTWRITEBYTECODE="1",
+               NUMBA_GPUX_CACHE_KEY_FILE=str(tmp_path / "keys" / "cache.key"),
+               NUMBA_GPUX_DEVICE=device.spec)
+    runs = []
+    for _ in range(2):
+        p = subprocess.run([sys.executable, str(tmp_path / "prog.py")], capture_output=True,
+                           text=True, env=env, timeout=300, cwd=str(tmp_path))
+        assert p.returncode == 0, p.stderr[-3000:]
+        runs.append(json.loads(p.stdout.strip().splitlines()[-1]))
+    return runs
+
+
 def pocl_here() -> bool:
     """Whether this process is the one that tests PoCL devices."""
     return os.environ.get(POCL_HERE_ENV) == "1"

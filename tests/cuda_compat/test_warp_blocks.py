@@ -5,12 +5,8 @@ dimension 0 only (Intel's CPU driver) would make each row its own warp; a kernel
 the numba.cuda facade with warp operations runs such blocks as one row instead
 (``abi.LaunchFacts.block``, ``lanes.flatten_block``), its thread indices and
 block shape unchanged; so does one whose lanes pass values through shared memory in
-step, its warps in lockstep.  Every answer here is checked against a model of CUDA's
+step, its warps in lockstep (test_warps.py).  Every answer here is checked against a model of CUDA's
 warps, so the tests hold on any device that runs 32-wide warps."""
-
-import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -18,6 +14,8 @@ from llvmlite import binding as llvm
 
 from numba_gpux import cuda, lanes
 from numba_gpux.errors import UnsupportedError
+
+from gpux_testing import run_twice_cached
 
 pytestmark = pytest.mark.needs("subgroups")
 
@@ -162,31 +160,6 @@ def test_work_items_that_return_before_a_barrier_in_a_block_run_as_a_row(warps32
 
 
 @cuda.jit
-def block_min(a, out):
-    """A 2-D block's minimum as older numba.cuda code writes it: the last warp's steps
-    without a barrier, its lanes passing values through shared memory in step."""
-    sm = cuda.shared.array(256, np.int32)
-    t = cuda.threadIdx.x + cuda.threadIdx.y * cuda.blockDim.x
-    sm[t] = a[cuda.blockIdx.x * 256 + t]
-    cuda.syncthreads()
-    s = 128
-    while s > 32:
-        if t < s:
-            sm[t] = min(sm[t], sm[t + s])
-        cuda.syncthreads()
-        s //= 2
-    if t < 32:
-        sm[t] = min(sm[t], sm[t + 32])
-        sm[t] = min(sm[t], sm[t + 16])
-        sm[t] = min(sm[t], sm[t + 8])
-        sm[t] = min(sm[t], sm[t + 4])
-        sm[t] = min(sm[t], sm[t + 2])
-        sm[t] = min(sm[t], sm[t + 1])
-    if t == 0:
-        out[cuda.blockIdx.x] = sm[0]
-
-
-@cuda.jit
 def tiled_matmul(A, B, C):
     """numba's documented tiled product in 16 x 16 tiles: barriers around every use
     of shared memory, no value passed in step."""
@@ -209,20 +182,6 @@ def _requires_width(device):
     t = device.target
     if not (t.subgroup_size_metadata and t.has("required_subgroup_size")):
         pytest.skip(f"{device.spec} does not require sub-group widths of its kernels")
-
-
-@pytest.mark.parametrize("block", [(16, 16), (8, 32), (32, 8), (4, 64)],
-                         ids=lambda b: "x".join(map(str, b)))
-def test_lanes_that_pass_values_in_step_in_blocks_of_any_shape(device, block):
-    """Each warp of 32 consecutive thread numbers runs in lockstep, in blocks whose
-    warps span rows too: such blocks run as one row, in lockstep."""
-    _requires_width(device)
-    a = np.random.default_rng(3).integers(0, 1 << 30, 64 * 256).astype(np.int32)
-    out = cuda.device_array(64, np.int32)
-    block_min[64, block](cuda.to_device(a), out)
-    np.testing.assert_array_equal(out.copy_to_host(), a.reshape(64, 256).min(axis=1))
-    kinds = {art.info.get("warp_lockstep") for art in block_min._code.values()}
-    assert kinds == {"blocks"}
 
 
 def test_kernels_with_barriers_around_shared_memory_keep_their_blocks(device):
@@ -330,19 +289,7 @@ print(json.dumps({"ok": bool((out == t % 32 + 100 * (t // 32 * 32)).all()),
 
 
 def test_code_from_the_disk_cache_runs_blocks_as_rows(warps32, tmp_path):
-    import json
-
-    (tmp_path / "prog.py").write_text(CACHED)
-    env = dict(os.environ, NUMBA_GPUX_CACHE_DIR=str(tmp_path / "cache"),
-               NUMBA_CACHE_DIR=str(tmp_path / "nbcache"), PYTHONDONTWRITEBYTECODE="1",
-               NUMBA_GPUX_CACHE_KEY_FILE=str(tmp_path / "keys" / "cache.key"),
-               NUMBA_GPUX_DEVICE=warps32.spec)
-    runs = []
-    for _ in range(2):
-        p = subprocess.run([sys.executable, str(tmp_path / "prog.py")], capture_output=True,
-                           text=True, env=env, timeout=300, cwd=str(tmp_path))
-        assert p.returncode == 0, p.stderr[-3000:]
-        runs.append(json.loads(p.stdout.strip().splitlines()[-1]))
+    runs = run_twice_cached(CACHED, tmp_path, warps32)
     assert runs[0]["ok"] and runs[1]["ok"]
     assert runs[1]["typed"] == 0  # the row's code found in the index, without typing
 

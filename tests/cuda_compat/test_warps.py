@@ -250,6 +250,23 @@ def test_warps_in_blocks_of_whole_rows_run_in_lockstep(device, block):
     np.testing.assert_array_equal(out.copy_to_host(), _block_mins(m, block))
 
 
+@pytest.mark.parametrize("block", [(16, 16), (8, 32), (4, 64), (16, 4)],
+                         ids=lambda b: "x".join(map(str, b)))
+def test_warps_that_span_rows_run_in_lockstep_too(device, block):
+    """The same tail in blocks narrower than a warp's row: each warp of 32 consecutive
+    thread numbers spans rows, and such blocks run as one row (``LaunchFacts.block``),
+    in lockstep: the kernel passes values in step (its warp-lockstep kind "blocks")."""
+    t = device.target
+    if not (t.subgroup_size_metadata and t.has("required_subgroup_size")):
+        pytest.skip(f"{device.spec} does not require sub-group widths of its kernels")
+    m = np.random.default_rng(3).random((block[0] * 3, block[1] * 2)).astype(np.float32)
+    out = cuda.device_array((3, 2), np.float32)
+    warp_tail_min[(3, 2), block](cuda.to_device(m), out)
+    np.testing.assert_array_equal(out.copy_to_host(), _block_mins(m, block))
+    assert {art.info.get("warp_lockstep") for art in warp_tail_min._code.values()} == {"blocks"}
+    assert tuple(block) + (1,) in {facts.block for (_, _, facts) in warp_tail_min._code}
+
+
 @cuda.jit
 def warp_tail_sum_1d(x, out):
     sm = cuda.shared.array(256, np.float64)

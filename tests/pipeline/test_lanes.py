@@ -10,6 +10,7 @@ from llvmlite import binding as llvm
 import numba_gpux as gpux
 from numba_gpux import cuda, lanes
 from numba_gpux.hooks import trial
+from gpux_testing import run_twice_cached
 
 N, M = 37, 45  # not multiples of the blocks: the bounds checks matter
 
@@ -229,24 +230,9 @@ print(json.dumps({"ok": bool((out == 3 * a).all()), "stats": dict(cache.stats),
 
 
 def test_code_from_the_disk_cache_is_exchanged_without_typing(device, tmp_path):
-    import json
-    import os
-    import subprocess
-    import sys
-
     if device.kind != "cpu":
         pytest.skip("the exchange is the default on CPU devices only")
-    (tmp_path / "prog.py").write_text(CACHED)
-    env = dict(os.environ, NUMBA_GPUX_CACHE_DIR=str(tmp_path / "cache"),
-               NUMBA_CACHE_DIR=str(tmp_path / "nbcache"), PYTHONDONTWRITEBYTECODE="1",
-               NUMBA_GPUX_CACHE_KEY_FILE=str(tmp_path / "keys" / "cache.key"),
-               NUMBA_GPUX_DEVICE=device.spec)
-    runs = []
-    for _ in range(2):
-        p = subprocess.run([sys.executable, str(tmp_path / "prog.py")], capture_output=True,
-                           text=True, env=env, timeout=300, cwd=str(tmp_path))
-        assert p.returncode == 0, p.stderr[-3000:]
-        runs.append(json.loads(p.stdout.strip().splitlines()[-1]))
+    runs = run_twice_cached(CACHED, tmp_path, device)
     first, second = runs
     assert first["ok"] and second["ok"]
     assert first["exchanged"] and second["exchanged"]
