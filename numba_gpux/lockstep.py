@@ -166,8 +166,9 @@ _CAS, _EXCH = "__gpux_atomic_cas_", "__gpux_atomic_exch_"
 
 
 def _takes_a_lock(body: list[str], i: int) -> bool:
-    """Whether line *i* of *body* is an atomic compare-and-swap that expects a constant,
-    or an exchange of a constant whose old value is compared."""
+    """Whether line *i* of *body* is an atomic compare-and-swap that expects a constant
+    and writes another value, or an exchange of a constant whose old value is
+    compared."""
     ln = body[i]
     if "__gpux_atomic_" not in ln:
         return False
@@ -179,8 +180,8 @@ def _takes_a_lock(body: list[str], i: int) -> bool:
     args = lx.split_depth0([t for t in toks[p + 1:lx.match_paren(toks, p)] if lx.is_code(t)])
     # (ptr p, iN expected, iN new) or (ptr p, iN value): the operand's last token
     const = [bool(a) and lx.kind(a[-1]) is lx.NUMBER for a in args]
-    if lx.name(toks[at]).startswith(_CAS):
-        return len(const) == 3 and const[1]
+    if lx.name(toks[at]).startswith(_CAS):  # (expecting c and writing c: a read, no lock)
+        return len(const) == 3 and const[1] and args[2][-1:] != args[1][-1:]
     if len(const) != 2 or not const[1]:
         return False
     name = ln.lstrip().split(" ", 1)[0]  # (%x = call ...: its value, compared)

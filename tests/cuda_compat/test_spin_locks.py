@@ -132,6 +132,19 @@ def set_a_flag(flag, n):
 
 
 @cuda.jit
+def wait_for_a_flag(flags, out):
+    # a compare-and-swap that writes what it expects reads the flag atomically: a
+    # work-item waiting for another work-group (a look-back scan), no lock
+    i = cuda.grid(1)
+    if i > 0:
+        f = cuda.atomic.cas(flags, i - 1, 0, 0)
+        while f == 0:
+            f = cuda.atomic.cas(flags, i - 1, 0, 0)
+    cuda.atomic.exch(flags, i, 1)
+    out[i] = 1
+
+
+@cuda.jit
 def atomics_without_a_lock(a, out):
     # compare-and-swap and exchange outside loops, an exchange in a loop whose old
     # value is not tested, and a float add (a compare-and-swap loop on some targets)
@@ -152,6 +165,9 @@ def test_which_kernels_take_a_lock_in_a_loop(device):
     assert n[0] == 32
     a = np.zeros(32, np.int32)
     assert not waits_for_other_work_items(_ir(atomics_without_a_lock, a, np.zeros(32, np.int32)))
+    flags = np.zeros(32, np.int32)
+    flags[:] = 1  # (all set: no work-item waits when this runs)
+    assert not waits_for_other_work_items(_ir(wait_for_a_flag, flags, np.zeros(32, np.int32)))
     serial = device.target.serial_lanes_metadata
     for k, want in ((spin_then_count, bool(serial)), (atomics_without_a_lock, False)):
         info = {art.info.get("serial_lanes", False) for art in k._code.values()}
