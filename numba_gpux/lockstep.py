@@ -110,15 +110,23 @@ def _stores_to_order(body: list[str], shared: int, generic: int) -> list[int]:
     return out
 
 
+def _stores_after(text: str, shared: int, generic: int) -> tuple[str, list[str], set[int]]:
+    """*text* through :func:`irinfer.infer_address_spaces`, its lines, and the positions
+    of the stores to work-group memory (address space *shared*) from which a load of it
+    can be reached without passing a barrier."""
+    text = infer_address_spaces(text, generic)
+    if "store" not in text:
+        return text, [], set()
+    ls = text.split("\n")
+    return text, ls, {f.start + i for f in lx.functions(ls)
+                      for i in _stores_to_order(ls[f.start:f.stop], shared, generic)}
+
+
 def passes_values_in_step(text: str, shared: int, generic: int) -> bool:
     """Whether a function of *text* has a store to work-group memory (address space
     *shared*) that a load of it can follow with no barrier between: code whose lanes
     may pass values in step, which :func:`order_shared_stores` would order."""
-    text = infer_address_spaces(text, generic)
-    if "store" not in text:
-        return False
-    ls = text.split("\n")
-    return any(_stores_to_order(ls[f.start:f.stop], shared, generic) for f in lx.functions(ls))
+    return bool(_stores_after(text, shared, generic)[2])
 
 
 @checked
@@ -128,13 +136,7 @@ def order_shared_stores(text: str, shared: int, generic: int,
     space *shared*, in the module's own numbering) from which a load of it can be
     reached without passing a barrier (the module description).  Stores are found
     through :func:`irinfer.infer_address_spaces`, whose rewrite the text keeps."""
-    text = infer_address_spaces(text, generic)
-    if "store" not in text:
-        return text
-    ls = text.split("\n")
-    after: set[int] = set()
-    for f in lx.functions(ls):
-        after.update(f.start + i for i in _stores_to_order(ls[f.start:f.stop], shared, generic))
+    text, ls, after = _stores_after(text, shared, generic)
     if not after:
         return text
     call = f"  call void {lx.spell_global(barrier)}()"
@@ -198,7 +200,7 @@ def waits_for_other_work_items(text: str) -> bool:
         if not any("__gpux_atomic_" in ln for ln in body):
             continue
         bl = blocks(body)
-        succ = {b.label: [s for s in b.succ] for b in bl}
+        succ = {b.label: b.succ for b in bl}
         for comp in strongly_connected([b.label for b in bl], succ):
             if len(comp) == 1 and comp[0] not in succ[comp[0]]:
                 continue  # (not a loop)
