@@ -11,6 +11,7 @@ from numba.core.imputils import Registry
 
 from . import stubs
 from .intrinsics import call, math_name
+from .semantics import defined_shift
 
 __all__ = ["registry", "superseding_registry"]
 
@@ -129,7 +130,10 @@ def _np_cbrt(context, builder, sig, args):
 
 #: NumPy ufunc -> {loop signature: lowering} that the kernel language's targets use
 #: instead of Numba's (context.get_ufunc_info)
-UFUNC_LOOPS = {np.cbrt: {"f->f": _np_cbrt, "d->d": _np_cbrt}}
+UFUNC_LOOPS = {np.cbrt: {"f->f": _np_cbrt, "d->d": _np_cbrt},
+               # shifts by the width or more as the operators (NumPy's values too)
+               np.left_shift: {f"{c}{c}->{c}": defined_shift("shl") for c in "bBhHiIlLqQ"},
+               np.right_shift: {f"{c}{c}->{c}": defined_shift("shr") for c in "bBhHiIlLqQ"}}
 
 
 @lower(math.isnan, types.Float)

@@ -272,7 +272,7 @@ for _f in _FLOATS:
 
 
 # ------------------------------------------------------------------ shifts
-def _shift(kind: str):
+def defined_shift(kind: str):
     """``x << n`` and ``x >> n`` on integers with *n* at least the width (or negative,
     taken as unsigned): 0, or for ``>>`` of a negative signed value -1.  That is
     Python's value wrapped to the type and PTX's (``shl``/``shr`` clamp the amount);
@@ -297,4 +297,4 @@ def _shift(kind: str):
 
 for _op, _kind in ((operator.lshift, "shl"), (operator.ilshift, "shl"),
                    (operator.rshift, "shr"), (operator.irshift, "shr")):
-    superseding_registry.lower(_op, types.Integer, types.Integer)(_shift(_kind))
+    superseding_registry.lower(_op, types.Integer, types.Integer)(defined_shift(_kind))

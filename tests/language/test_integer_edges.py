@@ -68,6 +68,31 @@ def test_shift_by_a_constant_past_the_width_still_stores(device, jit):
 
 
 @pytest.mark.parametrize("jit", JITS)
+@pytest.mark.parametrize("dtype", [np.int8, np.uint16, np.int32, np.uint32, np.int64, np.uint64])
+def test_numpy_shift_ufuncs_past_the_width_give_numpy_s_values(device, jit, dtype):
+    # np.left_shift / np.right_shift in a kernel, on scalars and on arrays, with
+    # amounts past the width: NumPy defines them (0, or -1 for a negative value
+    # shifted right), as the operators above
+    @jit
+    def k(out, x, n):
+        for i in range(n.size):
+            out[0, i] = np.left_shift(x[0], n[i])
+            out[1, i] = np.right_shift(x[1], n[i])
+        np.left_shift(x[2:], n, out[2])
+        np.right_shift(x[2:], n, out[3])
+
+    bits = np.dtype(dtype).itemsize * 8
+    n = np.array([0, 1, bits - 1, bits, bits + 1, 2 * bits + 3], dtype)
+    big = np.iinfo(dtype).min if np.iinfo(dtype).min < 0 else np.iinfo(dtype).max
+    x = np.concatenate([np.array([3, big], dtype), np.full(n.size, big, dtype)])
+    out = cuda.to_device(np.zeros((4, n.size), dtype))
+    k[1, 1](out, cuda.to_device(x), cuda.to_device(n))
+    want = np.stack([np.left_shift(x[0], n), np.right_shift(x[1], n),
+                     np.left_shift(x[2:], n), np.right_shift(x[2:], n)])
+    np.testing.assert_array_equal(out.copy_to_host(), want)
+
+
+@pytest.mark.parametrize("jit", JITS)
 def test_division_by_zero_in_a_power_gives_inf_and_the_kernel_goes_on(device, jit):
     # Numba computes x ** n (an integer n) with a helper compiled on its own; compiled
     # with Numba's default error model, its 1 / 0 raised, and the kernel stopped
