@@ -30,6 +30,8 @@ Layer 1: reads and writes text through the IR lexer only.
 
 from __future__ import annotations
 
+import functools
+
 from . import irlex as lx
 from .divergence import PREDICATE_BARRIERS, SITES, blocks, callee_name
 from .irinfer import infer_address_spaces
@@ -110,16 +112,19 @@ def _stores_to_order(body: list[str], shared: int, generic: int) -> list[int]:
     return out
 
 
-def _stores_after(text: str, shared: int, generic: int) -> tuple[str, list[str], set[int]]:
+@functools.lru_cache(maxsize=2)
+def _stores_after(text: str, shared: int, generic: int
+                  ) -> tuple[str, tuple[str, ...], frozenset[int]]:
     """*text* through :func:`irinfer.infer_address_spaces`, its lines, and the positions
     of the stores to work-group memory (address space *shared*) from which a load of it
-    can be reached without passing a barrier."""
+    can be reached without passing a barrier.  (Kept for the last texts: the compile
+    asks :func:`passes_values_in_step` and then orders the same text's stores.)"""
     text = infer_address_spaces(text, generic)
     if "store" not in text:
-        return text, [], set()
-    ls = text.split("\n")
-    return text, ls, {f.start + i for f in lx.functions(ls)
-                      for i in _stores_to_order(ls[f.start:f.stop], shared, generic)}
+        return text, (), frozenset()
+    ls = tuple(text.split("\n"))
+    return text, ls, frozenset(f.start + i for f in lx.functions(ls)
+                               for i in _stores_to_order(ls[f.start:f.stop], shared, generic))
 
 
 def passes_values_in_step(text: str, shared: int, generic: int) -> bool:
