@@ -19,7 +19,7 @@ from . import abi
 from .machines import default_emit
 from .errors import InternalCompilerError, GpuxUserError
 from .interface import provide_defaults
-from .language.semantics import DEFAULT_SEMANTICS as _DEFAULT_SEMANTICS, Semantics
+from .language.semantics import DEFAULT_SEMANTICS as _DEFAULT_SEMANTICS, FASTMATH_FLAGS, Semantics
 
 __all__ = ["Options", "Semantics", "compile_neutral", "wrap_kernel", "kernel_symbol",
            "NeutralResult"]
@@ -149,7 +149,7 @@ def _flags(options: Options, runtime: bool = False):
     flags.forceinline = options.inline
     flags.error_model = "python" if options.debug else "numpy"
     if options.fastmath:
-        flags.fastmath = FastMathOptions(True)
+        flags.fastmath = FastMathOptions(set(FASTMATH_FLAGS[options.semantics.fastmath]))
     elif options.semantics.float_contract == "on":
         flags.fastmath = FastMathOptions({"contract"})
     return flags

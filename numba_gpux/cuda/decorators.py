@@ -27,11 +27,14 @@ WARP_SIZE = 32
 #: return a float as numba.cuda types them, print()
 #: writes floats with %f and prints the raw format string (with a warning) for more
 #: than 32 values, as CUDA's vprintf; a multiply and an add may fuse into an fma, as
-#: NVVM's default (-fma=1) fuses them; 0j ** w as numba.cuda's complex power computes it
+#: NVVM's default (-fma=1) fuses them; 0j ** w as numba.cuda's complex power computes
+#: it; fastmath=True as numba.cuda's NVVM options (approximate functions and division,
+#: no assumption that values are not NaN or infinite)
 NUMBA_CUDA_SEMANTICS = Semantics(float_minmax="ieee", float16_to_int="nearest",
                                  float_to_int="saturate", floor_ceil_trunc="float",
                                  print_float="%f", print_too_many="format",
-                                 float_contract="on", complex_zero_power="polar")
+                                 float_contract="on", complex_zero_power="polar",
+                                 fastmath="approx")
 
 
 #: numba-cuda-mlir's dump options the facade carries out: what each prints to stderr

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import cmath
 import math
 
 import numpy as np
@@ -136,23 +137,54 @@ UFUNC_LOOPS = {np.cbrt: {"f->f": _np_cbrt, "d->d": _np_cbrt},
                np.right_shift: {f"{c}{c}->{c}": defined_shift("shr") for c in "bBhHiIlLqQ"}}
 
 
-@lower(math.isnan, types.Float)
-def isnan_impl(context, builder, sig, args):
-    return builder.fcmp_unordered("uno", args[0], args[0])
+# IEEE formats by LLVM type: (width, mantissa bits)
+_FORMATS = {"half": (16, 10), "float": (32, 23), "double": (64, 52)}
 
 
-@lower(math.isinf, types.Float)
-def isinf_impl(context, builder, sig, args):
-    (x,) = args
-    fabs = builder.module.declare_intrinsic("llvm.fabs", [x.type])
-    return builder.fcmp_ordered("==", builder.call(fabs, [x]), ir.Constant(x.type, float("inf")))
+def float_class(context, builder, x, test: str):
+    """``isnan``/``isinf``/``isfinite`` (*test*) of the float *x*: float compares, or,
+    where the compile's fast-math flags let LLVM take values to be neither NaN nor
+    infinite (``fastmath=True`` in the portable API: Numba's pass puts the flags on
+    every ``fcmp`` and on calls such as ``fabs``, and LLVM folds ``x != x`` to false),
+    integer compares of ``|x|``'s bits with infinity's, which no flag folds: a value
+    read from memory is still told apart (numba.cuda's tests, libdevice's
+    ``__nv_isnanf``, carry no flags either)."""
+    flags = set(getattr(context.fastmath, "flags", ()) or ())
+    if not flags & {"fast", "nnan", "ninf"}:
+        if test == "isnan":
+            return builder.fcmp_unordered("uno", x, x)
+        fabs = builder.call(builder.module.declare_intrinsic("llvm.fabs", [x.type]), [x])
+        return builder.fcmp_ordered("==" if test == "isinf" else "<", fabs,
+                                    ir.Constant(x.type, float("inf")))
+    width, mbits = _FORMATS[str(x.type)]
+    ity = ir.IntType(width)
+    mag = builder.and_(builder.bitcast(x, ity), ir.Constant(ity, (1 << (width - 1)) - 1))
+    inf = ir.Constant(ity, ((1 << (width - 1 - mbits)) - 1) << mbits)
+    op = {"isnan": ">", "isinf": "==", "isfinite": "<"}[test]
+    return builder.icmp_unsigned(op, mag, inf)
 
 
-@lower(math.isfinite, types.Float)
-def isfinite_impl(context, builder, sig, args):
-    (x,) = args
-    fabs = builder.module.declare_intrinsic("llvm.fabs", [x.type])
-    return builder.fcmp_ordered("<", builder.call(fabs, [x]), ir.Constant(x.type, float("inf")))
+def _classify(test: str):
+    def lower(context, builder, sig, args):
+        return float_class(context, builder, args[0], test)
+    return lower
+
+
+def _classify_complex(test: str):
+    # a complex number is NaN or infinite where a part is; finite where both are
+    def lower(context, builder, sig, args):
+        z = context.make_complex(builder, sig.args[0], value=args[0])
+        re, im = (float_class(context, builder, v, test) for v in (z.real, z.imag))
+        return builder.and_(re, im) if test == "isfinite" else builder.or_(re, im)
+    return lower
+
+
+for _test in ("isnan", "isinf", "isfinite"):
+    lower(getattr(math, _test), types.Float)(_classify(_test))
+    superseding_registry.lower(getattr(cmath, _test), types.Complex)(_classify_complex(_test))
+    UFUNC_LOOPS[getattr(np, _test)] = {"f->?": _classify(_test), "d->?": _classify(_test),
+                                       "F->?": _classify_complex(_test),
+                                       "D->?": _classify_complex(_test)}
 
 
 @lower(math.isnan, types.Integer)

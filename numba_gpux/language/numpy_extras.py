@@ -187,7 +187,7 @@ def _float32_division(context, builder, sig, args):
     that fuses multiply-adds and keeps the checked division.)"""
     flags = getattr(context.fastmath, "flags", ())  # (Numba's FastMathOptions; () without)
     if "fast" in flags or "arcp" in flags:
-        return builder.fdiv(*args, flags=("fast",))
+        return builder.fdiv(*args, flags=sorted(flags))
     from numba.cpython.numbers import real_div_impl
 
     return real_div_impl(context, builder, sig, args)

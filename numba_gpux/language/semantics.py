@@ -28,7 +28,11 @@ configuration stack while it types and lowers, and the lowerings here read it
   API rounds each operation, as Numba's CPU target does;
 - a complex zero to a complex power (``complex_zero_power``), where CPython raises:
   NumPy's value (0 for an exponent of positive real part, else NaN) or numba.cuda's
-  (0 for an exponent of zero real part, else its polar formula's value).
+  (0 for an exponent of zero real part, else its polar formula's value);
+- what ``fastmath=True`` allows (``fastmath``): every LLVM fast-math flag, as Numba's
+  CPU target (the optimizer may also take values to be neither NaN nor infinite, and
+  reassociate), or numba.cuda's NVVM options (approximate functions and division,
+  fused multiply-adds; NaN, infinities and the order of operations kept).
 """
 
 from __future__ import annotations
@@ -45,7 +49,7 @@ from numba.core.typing.templates import AbstractTemplate, Registry, signature
 from ..errors import GpuxUserError
 from .intrinsics import call, math_name
 
-__all__ = ["Semantics", "DEFAULT_SEMANTICS", "current_semantics", "typing_registry",
+__all__ = ["Semantics", "DEFAULT_SEMANTICS", "FASTMATH_FLAGS", "current_semantics", "typing_registry",
            "lowering_registry", "superseding_registry", "saturating_to_int"]
 
 #: the values each choice of :class:`Semantics` takes
@@ -56,7 +60,12 @@ _CHOICES = {"float_minmax": ("python", "ieee"),
             "print_float": ("%g", "%f", "%e"),
             "print_too_many": ("error", "format"),
             "float_contract": ("off", "on"),
-            "complex_zero_power": ("numpy", "polar")}
+            "complex_zero_power": ("numpy", "polar"),
+            "fastmath": ("fast", "approx")}
+
+#: the LLVM fast-math flags ``fastmath=True`` gives the code, by ``Semantics.fastmath``
+FASTMATH_FLAGS = {"fast": frozenset({"fast"}),
+                  "approx": frozenset({"contract", "afn", "arcp"})}
 
 
 @dataclass(frozen=True)
@@ -92,6 +101,12 @@ class Semantics:
     #: nan+nanj where w has an imaginary part; its formula takes a square too, where
     #: "numpy" multiplies: ``1j ** 2`` is -1+1.2246e-16j, not -1+0j)
     complex_zero_power: str = "numpy"
+    #: what ``fastmath=True`` allows (:data:`FASTMATH_FLAGS`): "fast" (every LLVM
+    #: fast-math flag, Numba's meaning: values may be taken as never NaN or infinite,
+    #: sums reassociated) or "approx" (``contract``, ``afn``, ``arcp``: approximate
+    #: math functions, division and square root, fused multiply-adds, as numba.cuda's
+    #: NVVM options -ftz=1 -prec-div=0 -prec-sqrt=0 -fma=1; NaN and infinities kept)
+    fastmath: str = "fast"
 
     def __post_init__(self):
         for name, allowed in _CHOICES.items():

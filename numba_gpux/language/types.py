@@ -137,7 +137,9 @@ _fill_shared_overlays()
 
 @_lower(math.isnan, F16)
 def _isnan_f16(context, builder, sig, args):
-    return builder.fcmp_unordered("uno", args[0], args[0])
+    from .lowering import float_class
+
+    return float_class(context, builder, args[0], "isnan")
 
 
 # float(x) keeps a float's own type (Numba's rule for float32): float16 stays float16
