@@ -632,6 +632,8 @@ class GpuxFunction(KernelAttributes, KernelInspection):
             raise DeviceFunctionLaunchError(
                 f"Cannot compile a device function as a kernel: {self.__name__} is a device "
                 f"function (jit(device=True)); only kernels are launched")
+        if isinstance(config, list):  # k[[grid, block, stream]], as numba.cuda takes it
+            config = tuple(config)
         if not isinstance(config, tuple) or not 2 <= len(config) <= 4:
             raise LaunchError("launch configuration must be [griddim, blockdim] or "
                               "[griddim, blockdim, queue] or [griddim, blockdim, queue, shared_bytes]")

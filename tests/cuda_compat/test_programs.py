@@ -6,6 +6,7 @@ import pytest
 
 from numba_gpux import cuda
 from numba_gpux.cuda.intrinsics import Unavailable
+from numba_gpux.errors import LaunchError
 
 #: the quick subset that .ci/run also runs on the other CPythons
 pytestmark = pytest.mark.quick
@@ -496,6 +497,14 @@ def test_launch_forms(device):
     np.testing.assert_equal(a.copy_to_host(), 3)
     fill.forall(100)(a, 4)
     np.testing.assert_equal(a.copy_to_host(), 4)
+    # one list, as numba.cuda takes it (its __getitem__ calls configure(*args))
+    fill[[4, 32]](a, 6)
+    np.testing.assert_equal(a.copy_to_host(), 6)
+    fill[[(2, 1, 1), [64], s, 0]](a, 7)
+    s.synchronize()
+    np.testing.assert_equal(a.copy_to_host(), 7)
+    with pytest.raises(LaunchError, match="launch configuration must be"):
+        fill[[4]](a, 8)
     spec = fill.specialize(a, 5)
     spec[4, 32](a, 5)
     np.testing.assert_equal(a.copy_to_host(), 5)
