@@ -122,6 +122,26 @@ from .intrinsics import _install as _install_registries
 _install_registries()
 del _install_registries
 
+
+def _gcc_runtime_for_cpu_code():
+    """Numba's CPU JIT leaves some operations to libgcc's helpers (``__powidf2`` for a
+    float to an int32 power in code compiled with ``fastmath`` and ``debug``) and aborts the
+    process ("LLVM ERROR: Symbol not found") where none is loaded.  Importing
+    numba.cuda loads CUDA's libraries, which bring them, so numba.cuda programs' CPU
+    code ran; the facade loads libgcc's runtime for the same code (Linux)."""
+    import sys
+
+    if sys.platform.startswith("linux"):
+        import llvmlite.binding as ll
+
+        try:
+            ll.load_library_permanently("libgcc_s.so.1")
+        except RuntimeError:  # (not there: a musl system, say)
+            pass
+
+
+_gcc_runtime_for_cpu_code()
+
 implementation = "numba_gpux"
 
 __all__ = [
