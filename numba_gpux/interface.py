@@ -438,6 +438,9 @@ class Target(_Checked):
     tm_flags: tuple[LLVMFlag, ...] = ()
     #: False: the optimizer's loop vectorizer is off (targets that write scalar source)
     loop_vectorization: bool = True
+    #: True: with ``opt=0`` too, loops are rotated (LLVM's LoopRotate: the exit test at
+    #: the bottom), for a driver that vectorizes work-items only over rotated loops
+    rotate_unoptimized_loops: bool = False
     #: the integer widths the back end represents (the optimizer then leaves exit values
     #: alone, and validation reports others); (): any width
     legal_int_widths: tuple[int, ...] = ()

@@ -370,6 +370,10 @@ def _stage_optimize(job: Job):
             run_passes(mpm, job.module, pb)
     else:
         run_passes(mpm, job.module, pb)
+    if job.options.opt == 0 and job.target.rotate_unoptimized_loops:
+        rotate = ll.create_new_module_pass_manager()
+        rotate.add_loop_rotate_pass()
+        run_passes(rotate, job.module, pb)
     _replace_intrinsics(job)
     _rewrite_text(job)
 

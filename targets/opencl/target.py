@@ -318,6 +318,11 @@ def make_target(device=None, *, features=None) -> OpenCLTarget:
         # reductions, a per-pixel lock taken in a loop, hung vectorized)
         serial_lanes_metadata=("vec_type_hint", "<4 x float> undef, i32 1"),
         legal_int_widths=(8, 16, 32, 64),
+        # Intel's CPU driver ran an opt=0 kernel whose two loops each had a side exit
+        # (tuple indexing's out-of-range branch) with sub-groups of one work-item, the
+        # width it requires notwithstanding (warp shuffles gave each lane its own
+        # value); rotated, as every optimized kernel's loops are, it vectorizes
+        rotate_unoptimized_loops=True,
         # (scalar min/max only: the driver's uniformity analysis, overlays/core.py)
         replace_intrinsics=("llvm.bitreverse.", "llvm.sadd.with.overflow.",
                             "llvm.smul.with.overflow.", "llvm.umul.with.overflow.", "llvm.smax.i",

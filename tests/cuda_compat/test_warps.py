@@ -467,3 +467,34 @@ def test_lanes_in_lockstep_after_a_loop_nest_of_barriers_and_an_early_return(dev
     out = np.zeros((2, 32))
     _lockstep_reads_before_the_next_store[1, 32](vals, ks, out, 32)
     assert (out[0] == 33.0).all() and (out[1] == 62.0).all()
+
+
+def _two_butterflies(a, o, lanes):
+    # two loops over a tuple, each with a shuffle: unoptimized (opt=0), each loop keeps
+    # the tuple index's out-of-range exit
+    i = cuda.grid(1)
+    v = a[i]
+    for off in (16, 8, 4, 2, 1):
+        v += cuda.shfl_xor_sync(0xFFFFFFFF, v, off)
+    w = 1
+    for off in (16, 8, 4, 2, 1):
+        w += cuda.shfl_xor_sync(0xFFFFFFFF, w, off)
+    o[i] = v - w
+    lanes[i] = cuda.laneid
+
+
+@pytest.mark.needs("subgroups")
+@pytest.mark.parametrize("options", [{}, {"opt": False}, {"debug": True, "opt": False}],
+                         ids=["optimized", "opt0", "debug"])
+def test_warp_shuffles_in_unoptimized_kernels(device, options):
+    # Intel's CPU driver ran the opt=0 code with sub-groups of one work-item (each
+    # shuffle gave the lane its own value) until its loops were rotated
+    if not _can_require_32(device):
+        pytest.skip(f"{device.spec} cannot require sub-groups of 32")
+    k = cuda.jit(**options)(_two_butterflies)
+    a = np.arange(64, dtype=np.int32)
+    o, lanes = np.zeros(64, np.int32), np.zeros(64, np.int32)
+    k[1, 64](a, o, lanes)
+    warp_sums = a.reshape(2, 32).sum(axis=1).repeat(32)
+    np.testing.assert_array_equal(o, warp_sums - 32)
+    np.testing.assert_array_equal(lanes, np.tile(np.arange(32), 2))

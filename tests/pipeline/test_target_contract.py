@@ -180,7 +180,7 @@ _OTHER = {
     "kernel_bound_attributes": (("max_threads", "x"),),
     "fastmath_function_attributes": (("a", "b"),), "subgroup_width": 16,
     "subgroup_size_metadata": "md", "split_subgroup_prefix": "__split_", "serial_lanes_metadata": ("hint", "i32 1"), "tm_flags": (("-a=1", "-a=0"),),
-    "loop_vectorization": False, "legal_int_widths": (32,), "replace_intrinsics": ("llvm.x.",),
+    "loop_vectorization": False, "rotate_unoptimized_loops": True, "legal_int_widths": (32,), "replace_intrinsics": ("llvm.x.",),
     "backend_infers_address_spaces": True, "workgroup_syncscope": "workgroup",
     "ir_rewrites": ("sitofp_i1",), "recursion": True, "barriers_skip_exited": True, "device_malloc": True, "device_heap": False, "extern_prefixes": ("_Z",),
     "intrinsics_by_name": True,
