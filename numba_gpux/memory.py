@@ -245,6 +245,12 @@ class DeviceArray:
     def itemsize(self) -> int:
         return self.dtype.itemsize
 
+    def __sizeof__(self) -> int:
+        # the device memory it holds, as a NumPy array's counts its data: what
+        # sys.getsizeof and so Dask's memory accounting (dask.sizeof, whose hook for
+        # numba.cuda's arrays keys on the module name "numba") see
+        return object.__sizeof__(self) + self.nbytes
+
     def is_c_contiguous(self) -> bool:
         return self.layout == "C"
 

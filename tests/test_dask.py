@@ -126,6 +126,18 @@ def _stats(c):
     return c.run(lambda: dict(cache.stats))
 
 
+def test_dask_counts_the_device_memory_of_device_arrays():
+    # Dask's memory accounting (sizeof) of a device array, in both APIs: its bytes,
+    # not the Python object's few dozen
+    from dask.sizeof import sizeof
+
+    from numba_gpux import cuda
+
+    for x in (gpux.to_device(np.zeros(1000)), cuda.to_device(np.zeros((10, 100), np.float32))):
+        assert x.nbytes <= sizeof(x) < x.nbytes + 1024
+        assert sys.getsizeof(x) >= x.nbytes
+
+
 def test_each_worker_is_pinned_to_its_device(client):
     got = client.run(lambda: (gd.worker_device().spec, gpux.default_device().spec,
                               os.environ.get("NUMBA_GPUX_DEVICE"),
