@@ -129,20 +129,12 @@ def _on_cuda() -> bool:
 
 def _cuda_header(name: str) -> bool:
     """Whether CUDA C that includes *name* can be compiled and linked here: only on
-    the CUDA target, where the toolkit's or the wheels' headers hold it."""
+    the CUDA target, where the folders its CUDA C linker searches hold it."""
     if not _on_cuda():
         return False
-    roots = [os.environ.get(v) for v in ("CUDA_HOME", "CUDA_PATH")]
-    roots += [str(Path(p).parent) for p in (shutil.which("nvcc"),) if p]
-    dirs = [Path(r, "include") for r in roots if r]
-    try:  # the nvidia-*-cu12/13 wheels put their headers under site-packages/nvidia
-        import nvidia
+    from ..targets.cuda.linker import include_dirs
 
-        dirs += [Path(p) / sub / "include" for p in nvidia.__path__
-                 for sub in ("cuda_runtime", "cuda_nvcc", "curand", "cu13", "cu12")]
-    except ImportError:
-        pass
-    return any((d / name).exists() for d in dirs)
+    return any(os.path.exists(os.path.join(d, name)) for d in include_dirs(""))
 
 
 def skip_if_cuda_includes_missing(fn):

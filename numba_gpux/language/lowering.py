@@ -180,11 +180,10 @@ def _classify_complex(test: str):
 
 
 for _test in ("isnan", "isinf", "isfinite"):
-    lower(getattr(math, _test), types.Float)(_classify(_test))
-    superseding_registry.lower(getattr(cmath, _test), types.Complex)(_classify_complex(_test))
-    UFUNC_LOOPS[getattr(np, _test)] = {"f->?": _classify(_test), "d->?": _classify(_test),
-                                       "F->?": _classify_complex(_test),
-                                       "D->?": _classify_complex(_test)}
+    _real, _cplx = _classify(_test), _classify_complex(_test)
+    lower(getattr(math, _test), types.Float)(_real)
+    superseding_registry.lower(getattr(cmath, _test), types.Complex)(_cplx)
+    UFUNC_LOOPS[getattr(np, _test)] = {"f->?": _real, "d->?": _real, "F->?": _cplx, "D->?": _cplx}
 
 
 @lower(math.isnan, types.Integer)

@@ -52,7 +52,7 @@ def have_nvjitlink() -> bool:
     return _nvjitlink() is not None
 
 
-def _include_dirs(name: str) -> list[str]:
+def include_dirs(name: str) -> list[str]:
     """Where a CUDA C file's ``#include``s are looked for: its own folder, then the
     CUDA toolkit's headers (``CUDA_HOME``/``CUDA_PATH``, ``/usr/local/cuda``, NVIDIA's
     pip wheels)."""
@@ -87,7 +87,7 @@ def compile_cu(source: bytes, name: str, cc: tuple[int, int], arch: str = "") ->
     try:
         opts = [f"--gpu-architecture=compute_{cc[0]}{cc[1]}{arch}".encode(),
                 b"--relocatable-device-code=true"]
-        opts += [f"--include-path={d}".encode() for d in _include_dirs(name)]
+        opts += [f"--include-path={d}".encode() for d in include_dirs(name)]
         err, = nvrtc.nvrtcCompileProgram(prog, len(opts), opts)
         if err != nvrtc.nvrtcResult.NVRTC_SUCCESS:
             size = check(nvrtc.nvrtcGetProgramLogSize(prog), "log size")
