@@ -16,6 +16,23 @@ import contextlib
 import os
 import sys
 
+#: the checkout's root (the package's folder is its child), for child processes' PYTHONPATH
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def alias_env(device=None, **extra) -> dict:
+    """The environment for a child Python that runs numba.cuda code through
+    ``python -m numba_gpux.alias``: this one's, without the simulator switch or an
+    alias set up by a parent, with this checkout importable and *device* selected."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("NUMBA_ENABLE_CUDASIM", "NUMBA_GPUX_ALIAS")}
+    env["PYTHONPATH"] = ROOT
+    if device is not None:
+        env["NUMBA_GPUX_DEVICE"] = device.spec
+    env.update(extra)
+    return env
+
+
 POCL_PLATFORM = "Portable Computing Language"
 POCL_HERE_ENV = "GPUX_TESTS_POCL_HERE"
 

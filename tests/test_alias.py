@@ -11,7 +11,7 @@ import textwrap
 
 import pytest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from gpux_testing import ROOT, alias_env
 
 #: written for numba.cuda, unchanged: prints its result and what ran it
 NUMBA_CUDA_PROGRAM = """
@@ -62,16 +62,6 @@ print("ran by", cuda.__name__, __name__, sys.argv[1:], square.options.inline)
 """
 
 
-def _env(device=None, **extra):
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("NUMBA_ENABLE_CUDASIM", "NUMBA_GPUX_ALIAS")}
-    env["PYTHONPATH"] = ROOT
-    if device is not None:
-        env["NUMBA_GPUX_DEVICE"] = device.spec
-    env.update(extra)
-    return env
-
-
 def run_python(args, env, cwd=None):
     proc = subprocess.run([sys.executable, *args], env=env, cwd=cwd, capture_output=True,
                           text=True, timeout=600)
@@ -92,7 +82,7 @@ def _write(tmp_path, name, text):
 @pytest.mark.quick
 def test_numba_cuda_program_runs_unchanged_through_python_m_alias(tmp_path, opencl_device):
     script = _write(tmp_path, "prog.py", NUMBA_CUDA_PROGRAM)
-    out = run_python(["-m", "numba_gpux.alias", script, "100"], _env(opencl_device))
+    out = run_python(["-m", "numba_gpux.alias", script, "100"], alias_env(opencl_device))
     # sum(2 * i + 1 for i < 100)
     assert "result 10000.0" in out
     assert "ran by numba_gpux.cuda __main__ ['100']" in out
@@ -101,7 +91,7 @@ def test_numba_cuda_program_runs_unchanged_through_python_m_alias(tmp_path, open
 def test_numba_cuda_mlir_program_runs_unchanged_through_python_m_alias(tmp_path,
                                                                        opencl_device):
     script = _write(tmp_path, "prog.py", MLIR_PROGRAM)
-    out = run_python(["-m", "numba_gpux.alias", script, "50"], _env(opencl_device))
+    out = run_python(["-m", "numba_gpux.alias", script, "50"], alias_env(opencl_device))
     assert f"result {float(sum(i * i for i in range(50)))}" in out
     # the dialect's defaults: a device function is inlined unless told otherwise
     assert "ran by numba_gpux.cuda.mlir_dialect __main__ ['50'] True" in out
@@ -112,17 +102,17 @@ def test_python_m_alias_runs_modules_and_code_like_python(tmp_path):
         "import sys\nfrom numba import cuda\nprint('module', __name__, cuda.__name__, "
         "sys.argv[1:])\n")
     out = run_python(["-m", "numba_gpux.alias", "-m", "mod_prog", "a", "b"],
-                     _env(), cwd=tmp_path)
+                     alias_env(), cwd=tmp_path)
     assert out.strip() == "module __main__ numba_gpux.cuda ['a', 'b']"
     out = run_python(["-m", "numba_gpux.alias", "-c",
                       "import sys; import numba.cuda as c; print(c.__name__, sys.argv)", "z"],
-                     _env())
+                     alias_env())
     assert out.strip() == "numba_gpux.cuda ['-c', 'z']"
-    proc = subprocess.run([sys.executable, "-m", "numba_gpux.alias"], env=_env(),
+    proc = subprocess.run([sys.executable, "-m", "numba_gpux.alias"], env=alias_env(),
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 2 and "script.py" in proc.stderr
     proc = subprocess.run([sys.executable, "-m", "numba_gpux.alias", "no_such_file.py"],
-                          env=_env(), cwd=tmp_path, capture_output=True, text=True, timeout=300)
+                          env=alias_env(), cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 2 and "can't open file 'no_such_file.py'" in proc.stderr
 
 
@@ -135,14 +125,14 @@ def test_python_m_alias_takes_interpreter_options_first(tmp_path):
         print("ran", cuda.__name__, sys.argv[1:], sys.flags.optimize, sys.flags.dev_mode)
     """)
     alias = [sys.executable, "-m", "numba_gpux.alias"]
-    proc = subprocess.run([*alias, "-W", "error::DeprecationWarning", prog, "x"], env=_env(),
+    proc = subprocess.run([*alias, "-W", "error::DeprecationWarning", prog, "x"], env=alias_env(),
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 1 and "DeprecationWarning: from the program" in proc.stderr
     out = run_python(["-m", "numba_gpux.alias", "-Wignore", "-O", "-X", "dev", prog, "x"],
-                     _env())
+                     alias_env())
     assert out.strip() == "ran numba_gpux.cuda ['x'] 1 True"
     out = run_python(["-m", "numba_gpux.alias", "-W", "ignore", "-c",
-                      "import numba.cuda as c, sys; print(c.__name__, sys.warnoptions)"], _env())
+                      "import numba.cuda as c, sys; print(c.__name__, sys.warnoptions)"], alias_env())
     assert out.strip() == "numba_gpux.cuda ['ignore']"
 
 
@@ -152,7 +142,7 @@ def test_install_runs_both_dialects_in_process(opencl_device):
         numba_gpux.alias.install()
         exec(compile({NUMBA_CUDA_PROGRAM!r}, "numba_cuda_prog", "exec"), {{"__name__": "a"}})
         exec(compile({MLIR_PROGRAM!r}, "mlir_prog", "exec"), {{"__name__": "b"}})
-    """, _env(opencl_device), "20")
+    """, alias_env(opencl_device), "20")
     assert "result 400.0" in out and f"result {float(sum(i * i for i in range(20)))}" in out
     assert "ran by numba_gpux.cuda a ['20']" in out
     assert "ran by numba_gpux.cuda.mlir_dialect b ['20'] True" in out
@@ -193,7 +183,7 @@ def test_every_path_is_the_facades_own_module_never_a_second_copy():
                 __import__(name)
             except ModuleNotFoundError as exc:
                 print(exc.name, "|", exc)
-    """, _env())
+    """, alias_env())
     lines = out.splitlines()
     assert lines[0].startswith("numba.cuda.simulator | ")
     assert "numba_gpux.cuda has no 'numba_gpux.cuda.simulator'" in lines[0]
@@ -226,7 +216,7 @@ if __name__ == "__main__":
 def test_processes_the_program_starts_get_the_alias(tmp_path):
     _write(tmp_path, "worker.py", WORKER_MODULE)
     script = _write(tmp_path, "spawner.py", SPAWNING_PROGRAM)
-    env = _env()
+    env = alias_env()
     env["PYTHONPATH"] = os.pathsep.join([ROOT, str(tmp_path)])
     out = run_python(["-m", "numba_gpux.alias", script], env)
     served = "numba_gpux.cuda numba_gpux.cuda.mlir_dialect"
@@ -269,7 +259,7 @@ def test_install_wins_over_an_imported_numba_cuda_and_uninstall_restores_it():
                                 "from numba import cuda; print(cuda.__name__)"],
                                capture_output=True, text=True, check=True).stdout
         print("child", child.strip())
-    """, _env())
+    """, alias_env())
     assert out.splitlines() == ["no numba_cuda_mlir", "child numba.cuda"]
 
 
@@ -285,7 +275,7 @@ def test_uninstall_without_an_earlier_numba_cuda_leaves_none():
         assert not hasattr(numba, "cuda") and "numba.cuda" not in sys.modules
         import numba.cuda
         print(numba.cuda.implementation)
-    """, _env())
+    """, alias_env())
     assert out.strip() == "Built-in"
 
 
@@ -299,7 +289,7 @@ def test_without_the_alias_nothing_changes():
             import numba_cuda_mlir
         except ModuleNotFoundError as exc:
             print(exc.name)
-    """, _env())
+    """, alias_env())
     assert out.split() == ["numba.cuda", "False", "numba_cuda_mlir"]
 
 
@@ -327,7 +317,7 @@ def test_alias_wins_over_a_finder_that_went_first(tmp_path):
         numba_gpux.alias.uninstall()
         from numba import cuda
         print(cuda.NAME)
-    """, _env(PYTHONPATH=os.pathsep.join([ROOT, str(tmp_path)])))
+    """, alias_env(PYTHONPATH=os.pathsep.join([ROOT, str(tmp_path)])))
     assert out.split() == ["numba_gpux.cuda", "other"]
 
 
@@ -335,7 +325,7 @@ def test_a_child_that_cannot_import_numba_gpux_says_the_alias_is_off(tmp_path):
     """A child interpreter that cannot import numba_gpux says so and runs on."""
     from numba_gpux.alias import SITE_DIR
 
-    env = _env(NUMBA_GPUX_ALIAS="1")
+    env = alias_env(NUMBA_GPUX_ALIAS="1")
     # numba_gpux itself is not importable: a package of that name that fails to import
     # comes first on the path (an installed numba_gpux would be found otherwise)
     broken = tmp_path / "shadow" / "numba_gpux"
@@ -352,7 +342,7 @@ def test_a_shadowed_sitecustomize_still_runs(tmp_path):
     from numba_gpux.alias import SITE_DIR
 
     (tmp_path / "sitecustomize.py").write_text("import builtins\nbuiltins.MARK = 'later one'\n")
-    env = _env()
+    env = alias_env()
     env["PYTHONPATH"] = os.pathsep.join([SITE_DIR, ROOT, str(tmp_path)])
     for on in ("", "0", "1"):
         env["NUMBA_GPUX_ALIAS"] = on
@@ -373,6 +363,6 @@ def test_alias_roots_are_served_only_while_on(name):
         numba_gpux.alias.install(children=False)
         print(sorted(_modules.ACTIVE))
         print(importlib.util.find_spec({name!r} + ".cudadrv").loader.entry)
-    """, _env())
+    """, alias_env())
     assert out.splitlines() == ["['numba.cuda', 'numba_cuda_mlir.cuda']",
                                 "numba_gpux.cuda.cudadrv"]

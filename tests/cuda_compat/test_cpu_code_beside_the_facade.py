@@ -7,8 +7,7 @@ import sys
 import textwrap
 
 import pytest
-
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from gpux_testing import ROOT
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="libgcc's runtime: Linux")
