@@ -12,7 +12,11 @@ addresses and no barrier, and may move the load of ``sm[t + 8]`` above the store
 
 :func:`order_shared_stores` puts a sub-group barrier after each store to work-group
 memory from which a load of work-group memory can be reached without passing a
-barrier, as ``cuda.syncwarp()`` written by hand after it would.  A sub-group barrier
+barrier, as ``cuda.syncwarp()`` written by hand after it would, and one before each
+store that can be reached from such a load: lanes in step all read before any writes
+(``if t > 0: sm[t] = sm[t - 1]``), where a driver that runs a partial sub-group's
+work-items one after another (Intel's, in a block of 8) let lane 2 read what lane 1
+had just written.  A sub-group barrier
 orders memory within the sub-group and, on a device that runs the sub-group as one
 vector, costs nothing more (a memory fence instead made Intel's driver give up
 vectorizing the kernel: 10 to 40 times slower).  Stores followed by a work-group
@@ -74,64 +78,94 @@ def _event(line: str, shared: int, generic: int):
     return _LOAD if space in (shared, generic) else None
 
 
-def _stores_to_order(body: list[str], shared: int, generic: int) -> list[int]:
-    """The positions in the function body *body* of the stores to work-group memory
-    from which a load of it can be reached without passing a barrier."""
-    bl = blocks(body)
-    by_label = {b.label: b for b in bl if b.label is not None}
-    events = [[(i, e) for i in b.lines if (e := _event(body[i], shared, generic))]
-              for b in bl]
-    if not any(e == _STORE for ev in events for _, e in ev):
-        return []
-    # what a path entering each block meets first: a load, a barrier, or nothing
-    first = {b.label: next((e for _, e in ev if e != _STORE), None)
+def _scan(events, loaded: bool) -> tuple[list[int], bool]:
+    """The stores among *events* ((line position, event), in the order a path meets
+    them) that a load reaches without passing a barrier (*loaded*: one reaches the
+    first event), each of which gets a barrier, and whether a load reaches past the
+    last event."""
+    out = []
+    for i, e in events:
+        if e == _STORE:
+            if loaded:
+                out.append(i)
+                loaded = False  # (its barrier orders the stores met after it too)
+        else:
+            loaded = e == _LOAD
+    return out, loaded
+
+
+def _reaching(bl, events, edges: dict) -> dict:
+    """Whether a load reaches each block of *bl* (its *events* in the order met)
+    without passing a barrier, along *edges* (label: the labels it is entered from):
+    the least fixed point, one pass per change."""
+    leave = {b.label: (_scan(ev, False)[1], _scan(ev, True)[1])
              for b, ev in zip(bl, events)}
-    # whether a load can be reached from a block's end without passing a barrier: the
-    # least fixed point over the blocks (one pass per change, not a search per store)
-    reach = {b.label: False for b in bl}
+    reached = {b.label: False for b in bl}
     changed = True
     while changed:
         changed = False
         for b in bl:
-            if reach[b.label]:
-                continue
-            for lab in b.succ:
-                if lab in by_label and (first[lab] == _LOAD
-                                        or (first[lab] is None and reach[lab])):
-                    reach[b.label] = changed = True
-                    break
+            if not reached[b.label] and any(
+                    lab in reached and leave[lab][reached[lab]]
+                    for lab in edges[b.label]):
+                reached[b.label] = changed = True
+    return reached
 
-    out = []
-    for b, ev in zip(bl, events):
-        for k, (i, e) in enumerate(ev):
-            if e != _STORE:
-                continue
-            after = next((e2 for _, e2 in ev[k + 1:] if e2 != _STORE), None)
-            if after == _LOAD or (after is None and reach[b.label]):
-                out.append(i)
-    return out
+
+def _stores_to_order(body, shared: int, generic: int
+                     ) -> tuple[list[int], list[int]]:
+    """The positions in the function body *body* of the stores to work-group memory
+    from which a load of it can be reached without passing a barrier (another lane's
+    load must see what they wrote: a barrier after), and of those that can be reached
+    from such a load (another lane's load must not see what they write: a barrier
+    before); of stores met in a row, one."""
+    bl = blocks(body)
+    events = [[(i, e) for i in b.lines if (e := _event(body[i], shared, generic))]
+              for b in bl]
+    if not any(e == _STORE for ev in events for _, e in ev):
+        return [], []
+    preds: dict = {b.label: [] for b in bl}
+    for b in bl:
+        for lab in b.succ:
+            if lab in preds:
+                preds[lab].append(b.label)
+    backward = [ev[::-1] for ev in events]
+    fwd = _reaching(bl, events, preds)
+    bwd = _reaching(bl, backward, {b.label: b.succ for b in bl})
+    before = [i for b, ev in zip(bl, events) for i in _scan(ev, fwd[b.label])[0]]
+    after = [i for b, ev in zip(bl, backward) for i in _scan(ev, bwd[b.label])[0]]
+    return after, before
 
 
 @functools.lru_cache(maxsize=2)
-def _stores_after(text: str, shared: int, generic: int
-                  ) -> tuple[str, tuple[str, ...], frozenset[int]]:
+def _stores_to_fence(text: str, shared: int, generic: int
+                     ) -> tuple[str, tuple[str, ...], frozenset[int], frozenset[int]]:
     """*text* through :func:`irinfer.infer_address_spaces`, its lines, and the positions
-    of the stores to work-group memory (address space *shared*) from which a load of it
-    can be reached without passing a barrier.  (Kept for the last texts: the compile
-    asks :func:`passes_values_in_step` and then orders the same text's stores.)"""
+    of the stores to work-group memory (address space *shared*) that need a barrier
+    after them and before them (:func:`_stores_to_order`).  (Kept for the last texts:
+    the compile asks :func:`passes_values_in_step` and then orders the same text's
+    stores.)"""
     text = infer_address_spaces(text, generic)
     if "store" not in text:
-        return text, (), frozenset()
+        return text, (), frozenset(), frozenset()
     ls = tuple(text.split("\n"))
-    return text, ls, frozenset(f.start + i for f in lx.functions(ls)
-                               for i in _stores_to_order(ls[f.start:f.stop], shared, generic))
+    after: set[int] = set()
+    before: set[int] = set()
+    for f in lx.functions(ls):
+        a, b = _stores_to_order(ls[f.start:f.stop], shared, generic)
+        after.update(f.start + i for i in a)
+        before.update(f.start + i for i in b)
+    return text, ls, frozenset(after), frozenset(before)
 
 
 def passes_values_in_step(text: str, shared: int, generic: int) -> bool:
     """Whether a function of *text* has a store to work-group memory (address space
     *shared*) that a load of it can follow with no barrier between: code whose lanes
-    may pass values in step, which :func:`order_shared_stores` would order."""
-    return bool(_stores_after(text, shared, generic)[2])
+    may pass values in step, which :func:`order_shared_stores` would order.  (A store
+    that only follows such a load, as every step of a tree reduction with a barrier
+    at each does, does not count: it asks a warp's lanes to run in step only where a
+    lane's load and another lane's store meet in one statement.)"""
+    return bool(_stores_to_fence(text, shared, generic)[2])
 
 
 @checked
@@ -139,14 +173,18 @@ def order_shared_stores(text: str, shared: int, generic: int,
                         barrier: str = SG_BARRIER) -> str:
     """*text* with a call of *barrier* after every store to work-group memory (address
     space *shared*, in the module's own numbering) from which a load of it can be
-    reached without passing a barrier (the module description).  Stores are found
-    through :func:`irinfer.infer_address_spaces`, whose rewrite the text keeps."""
-    text, ls, after = _stores_after(text, shared, generic)
-    if not after:
+    reached without passing a barrier, and before every store that can be reached
+    from such a load (the module description), so that a warp's lanes see each
+    other's stores as lanes that run in step do.  Stores are found through
+    :func:`irinfer.infer_address_spaces`, whose rewrite the text keeps."""
+    text, ls, after, before = _stores_to_fence(text, shared, generic)
+    if not (after or before):
         return text
     call = f"  call void {lx.spell_global(barrier)}()"
     out = []
     for k, ln in enumerate(ls):
+        if k in before:
+            out.append(call)
         out.append(ln)
         if k in after:
             out.append(call)

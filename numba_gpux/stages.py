@@ -97,9 +97,9 @@ def _warp_lockstep(job: Job) -> None:
     one (``subgroup_size_metadata``, ``required_subgroup_size``), so that numba.cuda
     code written for warps that run in lockstep (values passed through shared memory
     without a barrier) gives the GPU's answers.  A store to work-group memory that a
-    load of it can follow with no barrier between gets a sub-group barrier after it
-    (``lockstep.order_shared_stores``), so that no compiler moves a lane's load above
-    another lane's store before it.
+    load of it can follow with no barrier between gets a sub-group barrier after it,
+    one that can follow such a load one before it (``lockstep.order_shared_stores``),
+    so that no compiler or driver moves a lane's load across another lane's store.
 
     Which launches (:func:`lockstep_kind`, recorded in the artifact's info as
     ``warp_lockstep`` for the launch path): every launch of a kernel that reads only x

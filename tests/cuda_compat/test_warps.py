@@ -268,6 +268,39 @@ def test_warps_that_span_rows_run_in_lockstep_too(device, block):
 
 
 @cuda.jit
+def warp_shift(x, out):
+    # each lane but a warp's first takes its left neighbour's value in place, with no
+    # barrier between the read and the write: lanes in step all read first
+    sm = cuda.shared.array(128, np.float32)
+    t = cuda.threadIdx.x
+    sm[t] = x[cuda.grid(1)]
+    cuda.syncthreads()
+    if t % 32 > 0:
+        sm[t] = sm[t - 1]
+    cuda.syncthreads()
+    out[cuda.grid(1)] = sm[t]
+
+
+@pytest.mark.parametrize("block", [8, 24, 32, 40, 100])
+def test_lanes_in_step_read_before_another_lane_writes(device, block):
+    """A warp's lanes read what they read before any lane of the same statement writes,
+    in partial warps too (a block of 8, or the last 8 lanes of 40): Intel's CPU driver
+    ran such a sub-group's work-items one after another, and lane 2 read the value lane
+    1 had just written (every lane got the block's first value)."""
+    if not _can_require_32(device):
+        pytest.skip(f"{device.spec} cannot require sub-groups of 32")
+    x = np.arange(block * 3, dtype=np.float32)
+    out = cuda.device_array(block * 3, np.float32)
+    warp_shift[3, block](cuda.to_device(x), out)
+    rows = x.reshape(3, block)
+    want = rows.copy()
+    for w in range(0, block, 32):
+        end = min(w + 32, block)
+        want[:, w + 1:end] = rows[:, w:end - 1]
+    np.testing.assert_array_equal(out.copy_to_host(), want.ravel())
+
+
+@cuda.jit
 def warp_tail_sum_1d(x, out):
     sm = cuda.shared.array(256, np.float64)
     t = cuda.threadIdx.x

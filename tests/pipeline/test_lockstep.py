@@ -1,6 +1,6 @@
 """Warps in lockstep: a store to work-group memory that a load of it can follow with no
-barrier between gets a sub-group barrier after it (lockstep.order_shared_stores); one
-that a barrier follows first gets none.  Checked on IR text, each result parsed and
+barrier between gets a sub-group barrier after it, one that can follow such a load gets
+one before it (lockstep.order_shared_stores); one that barriers surround gets none.  Checked on IR text, each result parsed and
 verified by LLVM."""
 
 import llvmlite.binding as ll
@@ -32,6 +32,14 @@ def _after_stores(text: str) -> list[bool]:
             and "addrspace(3)" in ln]
 
 
+def _before_stores(text: str) -> list[bool]:
+    """For each store to address space 3 in @k, whether a sub-group barrier precedes it."""
+    ls = text.split("\n")
+    return [ls[k - 1].strip() == "call void @__gpux_sg_barrier()"
+            for k, ln in enumerate(ls) if ln.strip().startswith("store")
+            and "addrspace(3)" in ln]
+
+
 SLOT = """  %p = getelementptr [64 x float], ptr addrspace(3) @sm, i64 0, i64 %t
   %t1 = add i64 %t, 1
   %q = getelementptr [64 x float], ptr addrspace(3) @sm, i64 0, i64 %t1"""
@@ -48,6 +56,61 @@ def test_a_store_that_a_load_follows_gets_a_sub_group_barrier():
     assert "declare void @__gpux_sg_barrier()" in out
 
 
+def test_a_store_that_a_load_reaches_gets_a_sub_group_barrier_before_it():
+    """``if t > 0: s[t] = s[t - 1]``: lanes in step all read before any writes; a
+    device that runs a partial sub-group's work-items one after another would let lane
+    2 read what lane 1 wrote."""
+    body = f"""entry:
+{SLOT}
+  %v = load float, ptr addrspace(3) %q
+  store float %v, ptr addrspace(3) %p
+  call void @__gpux_barrier()
+  ret void"""
+    out = _ordered(body)
+    assert _before_stores(out) == [True]
+    assert _after_stores(out) == [False]
+    # (which alone does not make the kernel's lanes pass values in step: every step
+    # of a tree reduction with a barrier at each reads, then writes)
+    assert not lockstep.passes_values_in_step(_module(body), 3, 4)
+
+
+def test_stores_in_a_row_get_one_barrier_each_side():
+    out = _ordered(f"""entry:
+{SLOT}
+  %v = load float, ptr addrspace(3) %q
+  store float %v, ptr addrspace(3) %p
+  store float 2.0, ptr addrspace(3) %q
+  store float 3.0, ptr addrspace(3) %p
+  %w = load float, ptr addrspace(3) %q
+  ret void""")
+    assert _before_stores(out) == [True, False, False]
+    assert _after_stores(out) == [False, False, True]
+
+
+def test_loads_reach_stores_across_blocks_and_loop_back_edges():
+    out = _ordered(f"""entry:
+{SLOT}
+  call void @__gpux_barrier()
+  br label %loop
+loop:
+  %i = phi i64 [ 0, %entry ], [ %i1, %body ]
+  store float 1.0, ptr addrspace(3) %p
+  call void @__gpux_barrier()
+  %c = icmp slt i64 %i, %n
+  br i1 %c, label %body, label %done
+body:
+  %v = load float, ptr addrspace(3) %q
+  %i1 = add i64 %i, 1
+  br label %loop
+done:
+  store float 0.0, ptr addrspace(3) %p
+  ret void""")
+    # the loop's store is reached from the load of the iteration before; the last
+    # store only through the loop's barrier
+    assert _before_stores(out) == [True, False]
+    assert _after_stores(out) == [False, False]
+
+
 def test_a_store_that_a_barrier_follows_first_gets_none():
     body = f"""entry:
 {SLOT}
@@ -56,6 +119,7 @@ def test_a_store_that_a_barrier_follows_first_gets_none():
   %v = load float, ptr addrspace(3) %q
   ret void"""
     assert lockstep.order_shared_stores(_module(body), 3, 4) == _module(body)
+    assert not lockstep.passes_values_in_step(_module(body), 3, 4)
 
 
 def test_loads_are_followed_across_blocks_and_loop_back_edges():
