@@ -160,8 +160,9 @@ def compile_neutral(pyfunc, argtypes, options: Options, return_type=None) -> Neu
     from . import context as _context
     from .context import TARGET_NAME, target_context, typing_context
 
-    from .language.checks import (GpuxCompiler, compile_searches, host_library_failure,
-                                  lowering_failure, reject_unsupported_constructs)
+    from .language.checks import (GpuxCompiler, attribute_failure, compile_searches,
+                                  host_library_failure, lowering_failure,
+                                  reject_unsupported_constructs)
     from .language.cooperative import uses_grid_sync
     from .language.heap import needs_runtime
     from .language.source import transformed
@@ -186,7 +187,8 @@ def compile_neutral(pyfunc, argtypes, options: Options, return_type=None) -> Neu
                     if isinstance(e, ImportError) and \
                             (getattr(pyfunc, "__module__", None) or "").partition(".")[0] == "numba":
                         raise  # (Numba's implementation of a call: the caller names its line)
-                    failure = host_library_failure(e, pyfunc) or lowering_failure(e, pyfunc)
+                    failure = (host_library_failure(e, pyfunc) or attribute_failure(e, pyfunc)
+                               or lowering_failure(e, pyfunc))
                     if failure is None:
                         raise
                     raise failure from e

@@ -23,6 +23,7 @@ __all__ = [
     "DeviceNotFoundError",
     "ValidationError",
     "InternalCompilerError",
+    "UnknownAttributeError",
     "ToolchainError",
 ]
 
@@ -53,6 +54,11 @@ class UndefinedNameError(UnsupportedError, TypingError):
     def __init__(self, message: str, loc=None) -> None:
         UnsupportedError.__init__(self, message, loc)
         self.loc = loc
+
+
+class UnknownAttributeError(UnsupportedError, AttributeError):
+    """GPU code reads an attribute that a module does not have (``cuda.gridd(1)``): the
+    builtin ``AttributeError``, which numba.cuda raises for it, at the source line."""
 
 
 class UnprintableError(NumbaNotImplementedError, NotImplementedError):

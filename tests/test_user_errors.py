@@ -1,5 +1,6 @@
 """Bad input gets a clear Python exception, raised before anything runs."""
 
+import math
 import os
 import subprocess
 import sys
@@ -111,6 +112,58 @@ def test_typing_error_names_line_and_operation():
     assert 'a[i] = "text" + 1' in msg and "test_user_errors.py" in msg
 
 
+def _misspelt_module_attributes(a):
+    i = gpux.gridd(1)  # <- gpux
+    a[i] = math.sqr(a[i])  # <- math
+
+
+def _misspelt_in_device_function(x):
+    return math.sqr(x)  # <- device
+
+
+def test_a_module_attribute_that_does_not_exist_names_the_line():
+    """``cuda.gridd(1)`` or ``math.sqr(x)`` in GPU code: Numba's typing let out a bare
+    AttributeError naming no line.  Now it is still an AttributeError (numba.cuda's
+    type for it), at the statement, with the module's closest names."""
+    from numba_gpux.errors import UnknownAttributeError
+
+    with pytest.raises(AttributeError) as ei:
+        gpux.compile(gpux.jit(_misspelt_module_attributes), "void(float32[::1])")
+    assert isinstance(ei.value, UnknownAttributeError)
+    msg = str(ei.value)
+    assert "module 'numba_gpux' has no attribute 'gridd'" in msg and "'grid'" in msg
+    assert f"line {_line_of(_misspelt_module_attributes, '<- gpux')}" in msg, msg
+
+    dev = gpux.jit(device=True)(_misspelt_in_device_function)
+
+    def calls_it(a):
+        a[0] = dev(a[0])
+
+    with pytest.raises(UnknownAttributeError) as ei:
+        gpux.compile(gpux.jit(calls_it), "void(float32[::1])")
+    msg = str(ei.value)
+    assert "module 'math' has no attribute 'sqr'" in msg and "'sqrt'" in msg
+    assert f"line {_line_of(_misspelt_in_device_function, '<- device')}" in msg, msg
+
+
+def test_a_missing_module_attribute_in_a_pruned_branch_compiles():
+    """Numba removes a branch on a constant before typing: an attribute that a module
+    lacks there is never looked up (as in numba.cuda)."""
+    def guarded(a):
+        if _HAS_NEWER_API:
+            a[0] = math.not_in_this_python(a[0])
+        else:
+            a[0] = a[0] + 1
+
+    k = gpux.jit(guarded)
+    a = gpux.to_device(np.zeros(1, np.float32))
+    k[1, 1](a)
+    assert a.copy_to_host()[0] == 1
+
+
+_HAS_NEWER_API = False
+
+
 def test_a_call_whose_implementation_needs_a_host_library_names_the_line(monkeypatch):
     # Numba's np.linalg asks for SciPy's LAPACK while typing: without SciPy, a bare
     # ImportError ("scipy 0.16+ is required") named no line and suggested an install
@@ -200,14 +253,14 @@ def test_python_objects_in_kernels_are_rejected_with_the_construct():
     assert "test_user_errors.py" in msg and "d = {}" in msg
 
 
-def _refused_message(name: str, stmt: str) -> str:
-    """The UnsupportedError of compiling a kernel *name* whose line 2 is *stmt*, which
-    must name that line."""
+def _refused_message(name: str, stmt: str, sig: str = "void(float64[::1])") -> str:
+    """The UnsupportedError of compiling a kernel *name* (of signature *sig*) whose line
+    2 is *stmt*, which must name that line."""
     ns = {"np": np, "gpux": gpux}
     exec(compile(f"def {name}(a):\n    {stmt}\n    a[0] = 1\n", "<kernel source>",
                  "exec"), ns)
     with pytest.raises(gpux.UnsupportedError) as ei:
-        gpux.compile(gpux.jit(ns[name]), "void(float64[::1])")
+        gpux.compile(gpux.jit(ns[name]), sig)
     msg = str(ei.value)
     assert 'File "<kernel source>", line 2' in msg
     return msg
@@ -272,7 +325,9 @@ def test_a_matrix_product_without_scipy_names_the_line(monkeypatch):
         raise ImportError("scipy 0.16+ is required for linear algebra")
 
     monkeypatch.setattr(linalg, "ensure_blas", no_scipy)
-    msg = _refused_message("host_calls", "a[0] = (a @ a) + 1.0")
+    # (types no other test gives a @ a: where SciPy is installed, Numba keeps what it
+    # typed, and would not ask for BLAS again)
+    msg = _refused_message("host_calls", "a[0] = (a @ a) + 1.0", "void(complex64[::1])")
     assert "host_calls: this statement calls an implementation that needs a host " \
            "library (ImportError: scipy 0.16+ is required" in msg, msg
 

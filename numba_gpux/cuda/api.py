@@ -159,6 +159,13 @@ class Device:
         return self.gpux_device.limits.get(key, default)
 
     @property
+    def _device(self) -> "Device":
+        """numba.cuda's ``gpus[i]._device``, the driver's device behind the one
+        ``cuda.gpus`` manages, which libraries read the name from to pick their
+        tuning (fbpic): the facade has one object for both, this one."""
+        return self
+
+    @property
     def primary_context(self) -> "Context":
         """The device's context (numba.cuda's primary context: the one kernels use)."""
         return _context_of(self)

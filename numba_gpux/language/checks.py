@@ -37,7 +37,8 @@ from .private_arrays import PrivateArrays
 
 __all__ = ["GpuxCompiler", "RejectHostOnlyValues", "RejectHostContainers", "CaptureDeviceArrays",
            "return_value_loc", "lowering_failure", "shared_array_sites",
-           "reject_unsupported_constructs", "SourceLoc", "host_library_failure"]
+           "reject_unsupported_constructs", "SourceLoc", "host_library_failure",
+           "attribute_failure"]
 
 
 def _what(ty) -> str | None:
@@ -712,5 +713,5 @@ class CaptureDeviceArrays(FunctionPass):
 
 
 # errors at the user's line, outside the pipeline (re-exported: compiler.py imports them here)
-from .sourcechecks import (SourceLoc, host_library_failure, lowering_failure,  # noqa: E402
-                           reject_unsupported_constructs)
+from .sourcechecks import (SourceLoc, attribute_failure, host_library_failure,  # noqa: E402
+                           lowering_failure, reject_unsupported_constructs)

@@ -1,18 +1,21 @@
 """Errors that name the user's source line: constructs GPU code cannot have, found
 in the bytecode before typing (:func:`reject_unsupported_constructs`), and failures
 inside the code that types or lowers one operation, reported at the statement that
-asked for it (:func:`lowering_failure`, :func:`host_library_failure`)."""
+asked for it (:func:`lowering_failure`, :func:`host_library_failure`,
+:func:`attribute_failure`)."""
 
 from __future__ import annotations
+
+import difflib
 
 from numba.core import ir
 from numba.core.errors import NumbaError
 
-from ..errors import (GpuxUserError, InternalCompilerError, UndefinedNameError, UnsupportedError,
-                      format_loc)
+from ..errors import (GpuxUserError, InternalCompilerError, UndefinedNameError,
+                      UnknownAttributeError, UnsupportedError, format_loc)
 
-__all__ = ["lowering_failure", "host_library_failure", "reject_unsupported_constructs",
-           "SourceLoc"]
+__all__ = ["lowering_failure", "host_library_failure", "attribute_failure",
+           "reject_unsupported_constructs", "SourceLoc"]
 
 _OPERATORS = {"add": "+", "sub": "-", "mul": "*", "truediv": "/", "floordiv": "//", "mod": "%",
               "pow": "**", "lshift": "<<", "rshift": ">>", "and_": "&", "or_": "|", "xor": "^",
@@ -77,6 +80,23 @@ _FORMAT_OPS = frozenset({"FORMAT_VALUE", "BUILD_STRING", "FORMAT_SIMPLE", "FORMA
                          "CONVERT_VALUE"})
 
 
+def _statement_loc(exc, pyfunc):
+    """The location of the innermost statement of *pyfunc* being typed or lowered when
+    *exc* was raised (read from its traceback), or None."""
+    code = getattr(pyfunc, "__code__", None)
+    filename = getattr(code, "co_filename", None)
+    loc = None
+    tb = exc.__traceback__
+    while tb is not None:
+        f_locals = tb.tb_frame.f_locals
+        for cand in (getattr(f_locals.get("inst"), "loc", None),
+                     getattr(f_locals.get("self"), "loc", None), f_locals.get("loc")):
+            if isinstance(cand, ir.Loc) and cand.filename == filename:
+                loc = cand
+        tb = tb.tb_next
+    return loc
+
+
 def host_library_failure(exc, pyfunc):
     """An UnsupportedError at *pyfunc*'s line for *exc*, an ImportError raised while
     typing a call whose implementation needs a host library (Numba's ``np.linalg``
@@ -84,23 +104,43 @@ def host_library_failure(exc, pyfunc):
     library would not make the call possible in GPU code.  None for anything else."""
     if not isinstance(exc, ImportError):
         return None
-    code = getattr(pyfunc, "__code__", None)
-    filename = getattr(code, "co_filename", None)
-    loc = None
-    tb = exc.__traceback__
-    while tb is not None:  # the innermost statement of pyfunc being typed or lowered
-        f_locals = tb.tb_frame.f_locals
-        for cand in (getattr(f_locals.get("inst"), "loc", None),
-                     getattr(f_locals.get("self"), "loc", None), f_locals.get("loc")):
-            if isinstance(cand, ir.Loc) and cand.filename == filename:
-                loc = cand
-        tb = tb.tb_next
+    loc = _statement_loc(exc, pyfunc)
     if loc is None:
         return None
     name = getattr(pyfunc, "__qualname__", "kernel")
     return UnsupportedError(
         f"{name}: this statement calls an implementation that needs a host library "
         f"({type(exc).__name__}: {exc}); GPU code cannot call it", loc)
+
+
+def attribute_failure(exc, pyfunc):
+    """An UnknownAttributeError at *pyfunc*'s line for *exc*, the AttributeError that
+    Numba's typing lets out when GPU code reads an attribute a module does not have
+    (``cuda.gridd(1)``, ``math.sqr(x)``): the bare error names no line.  The module's
+    names closest to it are suggested.  None for anything else."""
+    if not isinstance(exc, AttributeError) or isinstance(exc, GpuxUserError):
+        return None
+    module = attr = None
+    tb = exc.__traceback__
+    while tb is not None:  # Numba's look-up of a module's attribute: its module and name
+        frame = tb.tb_frame
+        if frame.f_code.co_name == "resolve_module_constants":
+            module = getattr(frame.f_locals.get("typ"), "pymod", None)
+            attr = frame.f_locals.get("attr")
+        tb = tb.tb_next
+    loc = _statement_loc(exc, pyfunc)
+    if module is None or not isinstance(attr, str) or loc is None:
+        return None
+    try:
+        names = [n for n in dir(module) if not n.startswith("_")]
+    except Exception:  # noqa: BLE001 - the suggestion is best effort
+        names = []
+    close = difflib.get_close_matches(attr, names, n=3)
+    hint = f" (did you mean {' or '.join(repr(c) for c in close)}?)" if close else ""
+    name = getattr(pyfunc, "__qualname__", "kernel")
+    return UnknownAttributeError(
+        f"{name}: AttributeError: module {module.__name__!r} has no attribute "
+        f"{attr!r}{hint}", loc)
 
 
 class SourceLoc:

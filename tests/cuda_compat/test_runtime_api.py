@@ -43,6 +43,8 @@ def test_device_list_entries_and_context_manager(device):
     for i, d in enumerate(cuda.gpus):
         assert d.id == i and isinstance(d.name, str) and d.name
         assert len(d.compute_capability) == 2
+        # (numba.cuda's driver device behind the managed one: libraries read its name)
+        assert d._device.name == d.name and d._device.id == i
     here = cuda.get_current_device()
     with cuda.gpus[here.id] as dev:
         assert cuda.get_current_device() == dev
