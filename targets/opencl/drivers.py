@@ -146,6 +146,55 @@ def _split_fits(dev) -> bool:
             and int(dev.local_mem_size) >= 2 * SPLIT_SLOTS * (4 + 8))
 
 
+#: clGetDeviceInfo's queries of cl_ext_float_atomics (single, double precision) and the
+#: capability bits of float add on global and on local memory
+_FP_ATOMIC_CAPS = (0x4231, 0x4232)
+_FP_ATOMIC_ADD = (1 << 1) | (1 << 17)
+
+
+def _opencl_library():
+    """The OpenCL library pyopencl loaded (its ICD loader), through ctypes, or None
+    where it cannot be found (outside Linux, or not loaded)."""
+    import ctypes
+
+    try:
+        with open("/proc/self/maps") as f:
+            paths = {ln.split()[-1] for ln in f if "libOpenCL" in ln and "/" in ln}
+    except OSError:
+        return None
+    for path in sorted(paths):
+        if os.path.basename(path).startswith("libOpenCL"):
+            try:
+                return ctypes.CDLL(path)
+            except OSError:
+                continue
+    return None
+
+
+def _native_float_add(dev, fp64: bool) -> bool:
+    """Whether *dev* adds floats atomically itself, on global and local memory, in
+    single precision and (where it has doubles) double: the capabilities its driver
+    reports for cl_ext_float_atomics, which pyopencl does not ask (a driver that lists
+    the extension may support no operation of it).  False where they cannot be read."""
+    import ctypes
+
+    if "cl_ext_float_atomics" not in dev.extensions.split():
+        return False
+    lib = _opencl_library()
+    if lib is None:
+        return False
+    for query in _FP_ATOMIC_CAPS[:2 if fp64 else 1]:
+        caps, size = ctypes.c_uint64(0), ctypes.c_size_t(0)
+        try:
+            rc = lib.clGetDeviceInfo(ctypes.c_void_p(dev.int_ptr), ctypes.c_uint32(query),
+                                     ctypes.c_size_t(8), ctypes.byref(caps), ctypes.byref(size))
+        except (AttributeError, ctypes.ArgumentError):
+            return False
+        if rc != 0 or size.value != 8 or caps.value & _FP_ATOMIC_ADD != _FP_ATOMIC_ADD:
+            return False
+    return True
+
+
 def _features(dev, kind: str) -> frozenset:
     ext = set(dev.extensions.split())
     feats = set()
@@ -157,6 +206,11 @@ def _features(dev, kind: str) -> frozenset:
         feats.add("int64_atomics")
     if "cl_ext_float_atomics" in ext:
         feats.add("float_atomics")
+        if _native_float_add(dev, "fp64" in feats):
+            # float atomic adds as the device's own instruction (OpAtomicFAddEXT), not
+            # compare-and-swap loops, which made Intel's CPU driver give up vectorizing
+            # the whole kernel (overlays/atomics.py)
+            feats.add("native_float_add")
     if "cl_khr_subgroups" in ext or "cl_intel_subgroups" in ext or "cl_khr_subgroup_shuffle" in ext:
         feats.add("subgroups")
     if "cl_intel_required_subgroup_size" in ext:

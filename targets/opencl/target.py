@@ -28,6 +28,11 @@ DEFAULT_FEATURES = frozenset({"fp64", "int64_atomics"})
 #: back end's integer-width faults (spirv_widths.py).  A target made without these
 #: flags keeps LSR and emits a module again without it after such a fault.
 NO_LSR_FLAGS = (("-disable-lsr=true", "-disable-lsr=false"),)
+#: the target machine's flags on a device with the feature "native_float_add": LLVM's
+#: SPIR-V back end writes ``atomicrmw fadd`` (the family ``spirv_float_add``,
+#: overlays/atomics.py) only with the extension allowed when the machine is created,
+#: and ends the process without it
+FLOAT_ADD_FLAGS = (("--spirv-ext=+SPV_EXT_shader_atomic_float_add", "--spirv-ext="),)
 #: emissions again in this process before a fresh one, for a module whose SPIR-V
 #: defined a result id twice (LLVM 22's back end, see spirv_ids.py)
 _RETRIES_IN_PROCESS = 3
@@ -284,7 +289,8 @@ def make_target(device=None, *, features=None) -> OpenCLTarget:
         features = device.target_features if device is not None else DEFAULT_FEATURES
     return OpenCLTarget(
         name="opencl",
-        families=("spirv",),
+        families=(("spirv_float_add",) if "native_float_add" in features else ()) + ("spirv",),
+        tm_flags=FLOAT_ADD_FLAGS if "native_float_add" in features else (),
         triple=TRIPLE,
         data_layout=DATA_LAYOUT,
         addrspaces=SPIRV_ADDRSPACES,

@@ -24,6 +24,8 @@ from . import core, types  # noqa: E402,F401
 
 SPIRV.define_module(f"{__name__}.memory", ("__gpux_barrier_", "__gpux_fence_"))
 SPIRV.define_module(f"{__name__}.atomics", ("__gpux_atomic_",))
+# (float add on devices that have it, searched before "spirv": atomics.py)
+registry("spirv_float_add").define_module(f"{__name__}.atomics", ("__gpux_atomic_",))
 SPIRV.define_module(f"{__name__}.bits", ("__gpux_brev_",))
 SPIRV.define_module(f"{__name__}.subgroups", ("__gpux_sg_", "__gpux_sgsplit_"))
 SPIRV.define_module(f"{__name__}.printing", (PRINTF_PREFIX,))
