@@ -461,6 +461,15 @@ def _replace_intrinsics(job: Job) -> None:
     prefixes = job.target.replace_intrinsics
     if not prefixes:
         return
+    widths = job.target.legal_int_widths
+    if widths and any(f.name.startswith("llvm.bitreverse.i") and f.is_declaration
+                      and f.name[len("llvm.bitreverse.i"):] not in {str(w) for w in widths}
+                      for f in job.module.functions):
+        # (a reversal at a width the target cannot represent, done at a wider one first)
+        from .legalize_bits import widen_bitreverse
+
+        job.module = ll.parse_assembly(widen_bitreverse(str(job.module), widths))
+        job.module.verify()
     names = [f.name for f in job.module.functions
              if f.is_declaration and f.name.startswith(prefixes)]
     if not names:

@@ -13,6 +13,7 @@ from llvmlite import binding as ll
 
 import numba_gpux as gpux
 from numba_gpux import irlex, irtext, legalize
+from numba_gpux.legalize_bits import widen_bitreverse
 from numba_gpux.targets.opencl.target import make_target
 
 SITOFP = """
@@ -703,3 +704,100 @@ entry:
     assert "xor i64 %gpux.fneg2.b, -9223372036854775808" in out
     assert "xor <2 x i16> %gpux.fneg3.b, <i16 -32768, i16 -32768>" in out
     llb.parse_assembly(out).verify()
+
+
+BITREVERSE = """
+define i32 @rz(i64 %v) {
+  %t = trunc i64 %v to i10
+  %r = tail call i10 @llvm.bitreverse.i10(i10 %t)
+  %z = zext i10 %r to i32
+  ret i32 %z
+}
+define i64 @rs(i64 %v) {
+  %t = trunc i64 %v to i10
+  %r = call i10 @llvm.bitreverse.i10(i10 %t)
+  %s = sext i10 %r to i16
+  %w = sext i16 %s to i64
+  ret i64 %w
+}
+define i64 @rt(i64 %v) {
+  %t = trunc i64 %v to i12
+  %r = call i12 @llvm.bitreverse.i12(i12 %t)
+  %s = trunc i12 %r to i8
+  %w = zext i8 %s to i64
+  ret i64 %w
+}
+define i64 @r20(i64 %v) {
+  %t = trunc i64 %v to i20
+  %r = call i20 @llvm.bitreverse.i20(i20 %t)
+  %z = zext i20 %r to i64
+  ret i64 %z
+}
+define i10 @kept(i10 %x) {
+  %r = call i10 @llvm.bitreverse.i10(i10 %x)
+  ret i10 %r
+}
+declare i10 @llvm.bitreverse.i10(i10)
+declare i12 @llvm.bitreverse.i12(i12)
+declare i20 @llvm.bitreverse.i20(i20)
+"""
+
+
+def _host_functions(text: str, names):
+    import ctypes
+
+    ll.initialize_native_target()
+    ll.initialize_native_asmprinter()
+    mod = ll.parse_assembly(text)
+    mod.verify()
+    engine = ll.create_mcjit_compiler(mod, ll.Target.from_default_triple().create_target_machine())
+    engine.finalize_object()
+    return engine, {n: ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_int64)(
+        engine.get_function_address(n)) for n in names}
+
+
+def test_bit_reversals_at_odd_widths_are_done_at_a_legal_one():
+    """InstCombine writes a bit-reversal loop of a constant count (an FFT's index) as
+    ``llvm.bitreverse.i10`` between a trunc and a zext; on a target without odd widths
+    the reversal is done at the next legal width and shifted, with the same values
+    (both modules run on the host for every 12-bit input and some wider ones)."""
+    out = widen_bitreverse(BITREVERSE, (8, 16, 32, 64))
+    ll.parse_assembly(out).verify()
+    for dead in ("i10 %t", "i12 %t", "i20 %t", "@llvm.bitreverse.i12", "@llvm.bitreverse.i20"):
+        assert dead not in out, dead
+    assert "call i16 @llvm.bitreverse.i16(i16 %r.in)" in out
+    assert "call i32 @llvm.bitreverse.i32(i32 %r.in)" in out
+    # an operand that is no truncation stays, with its declaration
+    assert "%r = call i10 @llvm.bitreverse.i10(i10 %x)" in out
+    assert "declare i10 @llvm.bitreverse.i10(i10)" in out
+    names = ("rz", "rs", "rt", "r20")
+    keep = [_host_functions(BITREVERSE, names), _host_functions(out, names)]
+    (_, want), (_, got) = keep
+    rng = np.random.default_rng(1)
+    values = list(range(1 << 12)) + rng.integers(-(1 << 62), 1 << 62, 2000).tolist()
+    for n in names:
+        assert [got[n](v) for v in values] == [want[n](v) for v in values], n
+
+
+def test_a_bit_reversal_loop_of_a_constant_count_runs_on_opencl(opencl_device):
+    """The loop of a constant count compiled (it was refused: integer width 10, and no
+    definition of the reversal at that width on OpenCL)."""
+    from numba_gpux import cuda
+
+    for count in (4, 10, 16, 20):
+        @cuda.jit
+        def rev(y):
+            i = cuda.grid(1)
+            if i < y.size:
+                r = 0
+                v = i
+                for _ in range(count):
+                    r = (r << 1) | (v & 1)
+                    v >>= 1
+                y[i] = r
+
+        n = 1 << min(count, 12)
+        y = cuda.device_array(n, np.int64)
+        rev[(n + 127) // 128, 128](y)
+        want = [int(format(i, f"0{count}b")[::-1], 2) for i in range(n)]
+        assert y.copy_to_host().tolist() == want, count
