@@ -447,8 +447,36 @@ class _Gen:
                 code = f"min(max({code}, {lo}), {hi})"
         self.lines.append(f"{ind}{name} = {code}")
 
+    def bit_idiom(self, ind):
+        """A loop that LLVM recognizes as a bit intrinsic (a reversal of a constant
+        number of bits, a population count, a bit length, a parity), on a value masked
+        to that many bits: InstCombine and LoopIdiomRecognize write them as
+        ``llvm.bitreverse``/``ctpop``/``ctlz`` at widths a target may not represent."""
+        r = self.r
+        width = r.choice([3, 5, 7, 10, 12, 16, 20, 24, 31])
+        v, out = f"bv{self.nvar}", f"bi{self.nvar}"
+        self.nvar += 1
+        e = self.expr(I64)
+        self.lines += [f"{ind}{v} = ({e[0]}) & {(1 << width) - 1}", f"{ind}{out} = 0"]
+        kind = r.randrange(4)
+        if kind == 0:
+            body, hi = [f"for _ in range({width}):", f"    {out} = ({out} << 1) | ({v} & 1)",
+                        f"    {v} >>= 1"], (1 << width) - 1
+        elif kind == 1:
+            body, hi = [f"while {v}:", f"    {v} &= {v} - 1", f"    {out} += 1"], width
+        elif kind == 2:
+            body, hi = [f"while {v}:", f"    {v} >>= 1", f"    {out} += 1"], width
+        else:
+            body, hi = [f"for _ in range({width}):", f"    {out} ^= {v} & 1",
+                        f"    {v} >>= 1"], 1
+        self.lines += [ind + ln for ln in body]
+        self.vars[out] = (I64, 0, hi)
+
     def stmt(self, ind, d):
         r = self.r
+        if d > 0 and r.random() < 0.05:
+            self.bit_idiom(ind)
+            return
         k = r.randrange(8)
         if k <= 2 or d <= 0 or not self.vars:
             t = r.choice([I64, I64, F64, F32, U64, BOOL])

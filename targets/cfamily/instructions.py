@@ -471,11 +471,15 @@ class FnExprs(VectorLanes):
             sd = self.em.lookup(f"__gpux_brev_i{i.ty.bits}")  # the portable bit reversal
             if isinstance(sd, SourceDef):
                 return self.apply_def(sd, name, i.args)
-        if name.startswith("llvm.bitreverse.") and i.ty.bits in (8, 16):
-            sd = self.em.lookup("__gpux_brev_i32")  # reversed in 32 bits, then shifted down
-            if isinstance(sd, SourceDef):  # the unsigned operand widens with zeros
+        if name.startswith("llvm.bitreverse.") and 1 < i.ty.bits < 64 and i.ty.bits != 32:
+            # reversed in 32 (or 64) bits, then shifted down: the unsigned operand widens
+            # with zeros, and an odd width's bits above it are clear (a bit-reversal loop
+            # of a constant count: InstCombine's llvm.bitreverse.i10)
+            wide = 32 if i.ty.bits < 32 else 64
+            sd = self.em.lookup(f"__gpux_brev_i{wide}")
+            if isinstance(sd, SourceDef):
                 rev = self.apply_def(sd, name, i.args)
-                return f"(({ctype(i.ty)})({rev} >> {32 - i.ty.bits}u))"
+                return f"(({ctype(i.ty)})({rev} >> {wide - i.ty.bits}u))"
         args = [self.expr(a) for a in i.args]
         if name.startswith("llvm."):
             return self.llvm_intrinsic(i, args)
