@@ -147,7 +147,7 @@ def widen_bitreverse(text: str, widths) -> str:
     """
     if "@llvm.bitreverse.i" not in text:
         return text
-    legal = sorted(widths)
+    legal = sorted({1, *widths})  # (a boolean's reversal stays: validation allows i1)
     lines = irlex.lines(text)
     for f in reversed(irlex.functions(lines)):
         body = lines[f.start:f.stop]

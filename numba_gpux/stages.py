@@ -462,9 +462,10 @@ def _replace_intrinsics(job: Job) -> None:
     if not prefixes:
         return
     widths = job.target.legal_int_widths
+    # (a boolean's reversal, i1, is no width problem: validation allows i1 too)
+    representable = {f"llvm.bitreverse.i{w}" for w in (1, *widths)}
     if widths and any(f.name.startswith("llvm.bitreverse.i") and f.is_declaration
-                      and f.name[len("llvm.bitreverse.i"):] not in {str(w) for w in widths}
-                      for f in job.module.functions):
+                      and f.name not in representable for f in job.module.functions):
         # (a reversal at a width the target cannot represent, done at a wider one first)
         from .legalize_bits import widen_bitreverse
 

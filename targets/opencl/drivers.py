@@ -8,6 +8,7 @@ without the user setting anything, and the system's own drivers
 
 from __future__ import annotations
 
+import functools
 import glob
 import hashlib
 import os
@@ -152,9 +153,11 @@ _FP_ATOMIC_CAPS = (0x4231, 0x4232)
 _FP_ATOMIC_ADD = (1 << 1) | (1 << 17)
 
 
+@functools.lru_cache(maxsize=1)
 def _opencl_library():
     """The OpenCL library pyopencl loaded (its ICD loader), through ctypes, or None
-    where it cannot be found (outside Linux, or not loaded)."""
+    where it cannot be found (outside Linux, or not loaded); looked for once, not for
+    each device discovery asks about."""
     import ctypes
 
     try:
