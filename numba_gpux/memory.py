@@ -185,6 +185,15 @@ def _layout(shape, strides, itemsize) -> str:
     return "A"
 
 
+@functools.lru_cache(maxsize=256)
+def _flags(shape, strides, dtype) -> np.flagsobj:
+    """NumPy's flags of a read-only array of *shape*, *strides* and *dtype* (a copy's
+    checks ask them twice each: made once per layout)."""
+    dummy = np.lib.stride_tricks.as_strided(np.empty(1, dtype), shape, strides,
+                                            writeable=False)
+    return dummy.flags
+
+
 def _c_strides(shape, itemsize):
     strides = []
     acc = itemsize
@@ -261,9 +270,7 @@ class DeviceArray:
     def flags(self) -> np.flagsobj:
         """NumPy's flags for this shape and strides (``flags.c_contiguous``,
         ``flags['C_CONTIGUOUS']``), from a never-read strided dummy."""
-        dummy = np.lib.stride_tricks.as_strided(np.empty(1, self.dtype), self.shape,
-                                                self.strides, writeable=False)
-        return dummy.flags
+        return _flags(self.shape, self.strides, self.dtype)
 
     @property
     def handle(self) -> Any:

@@ -23,7 +23,7 @@ errmsg_contiguous_buffer = ("Array contains non-contiguous buffer and cannot be 
 
 def _core(ary):
     """*ary* without its broadcast (stride 0) dimensions, as numba.cuda's ``array_core``."""
-    if not ary.strides or not ary.size:
+    if not ary.strides or not ary.size or 0 not in ary.strides:
         return ary
     index = tuple(0 if s == 0 else slice(None) for s in ary.strides)
     if isinstance(ary, _mem.DeviceArray):

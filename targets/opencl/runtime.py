@@ -231,7 +231,10 @@ class OpenCLRuntime(Runtime):
         if self._forked:
             return False
         try:
-            return handle.size == nbytes and self._keepable(handle)
+            # (the size first: smaller buffers are never kept, and asking the driver
+            # a buffer's size costs more than the rest of a small allocation)
+            return (nbytes >= self.POOL_MIN_BYTES and handle.size == nbytes
+                    and self._keepable(handle))
         except Exception:
             return False
 
