@@ -428,9 +428,11 @@ class Target(_Checked):
     split_subgroup_prefix: str = ""
     #: (kind, operands) of kernel metadata under which the driver runs a kernel's
     #: work-items one at a time rather than as the lanes of vectors, given to kernels
-    #: that take a lock in a loop and use no sub-group operation
+    #: that use no sub-group operation and take a lock in a loop
     #: (``lockstep.waits_for_other_work_items``: a lane that holds a lock cannot
-    #: release it while the vector's other lanes spin); (): none
+    #: release it while the vector's other lanes spin) or whose accesses step by a
+    #: row's stride from one work-item to the next with little arithmetic between
+    #: (``lanes.lanes_prefer_serial``: a vector gathers them lane by lane); (): none
     serial_lanes_metadata: tuple[str, str] | tuple[()] = ()
 
     # -- optimize --------------------------------------------------------------

@@ -32,10 +32,12 @@ from __future__ import annotations
 
 from . import irlex as lx
 from . import irtext
-from .divergence import FLAT_BLOCK_DIM, FLAT_INDEX
+from .divergence import FLAT_BLOCK_DIM, FLAT_INDEX, blocks
 from .irverify import checked
+from .reducible import strongly_connected
 
-__all__ = ["DIM_INTRINSICS", "lanes_prefer_second_dim", "exchange_first_dims",
+__all__ = ["DIM_INTRINSICS", "lanes_prefer_second_dim", "lanes_prefer_serial",
+           "exchange_first_dims",
            "flatten_block"]
 
 #: the portable intrinsics that take a dimension (language/intrinsics.py), and how
@@ -52,16 +54,45 @@ _SIZES = {"i1": 1, "i8": 1, "i16": 2, "i32": 4, "i64": 8, "half": 2, "bfloat": 2
 _UNIFORM = (0, 0)
 _UNKNOWN = (None, None)
 _TOP = "top"  # not known yet (a value defined further down, reached through a phi)
+#: floating-point instructions, and the types of calls that count as one
+_FLOAT_OPS = frozenset(("fadd", "fsub", "fmul", "fdiv", "frem", "fneg"))
+_FLOATS = frozenset(("half", "bfloat", "float", "double"))
+#: how many times an instruction in a loop counts, against once outside every loop
+#: (per loop that holds it)
+_LOOP_WEIGHT = 8
+#: the most floating-point operations per strided access in loops (a store counts
+#: twice) at which a kernel runs faster with its work-items one after another than as
+#: the lanes of vectors on a CPU device (benchmarks/serial_lanes.py)
+SERIAL_FLOPS_PER_STRIDED = 8
 _CASTS = frozenset(("sext", "zext", "trunc", "bitcast", "addrspacecast", "ptrtoint",
                     "inttoptr", "freeze"))
 
 
+#: a step that is a multiple of a value the same for every work-item but not known
+#: here (an array's row stride): nonzero, and neither data-dependent nor a unit step
+_STRIDED = "strided"
+
+
+def _add1(x, y, sign):
+    if x is None or y is None:
+        return None
+    if _STRIDED in (x, y):
+        return x if y == 0 else y if x == 0 else _STRIDED
+    return x + sign * y
+
+
 def _add(a, b, sign=1):
-    return tuple(None if x is None or y is None else x + sign * y for x, y in zip(a, b))
+    return tuple(_add1(x, y, sign) for x, y in zip(a, b))
 
 
 def _scale(a, c: int):
-    return tuple(None if x is None else x * c for x in a)
+    return tuple(None if x is None else 0 if c == 0 or x == 0
+                 else _STRIDED if x == _STRIDED else x * c for x in a)
+
+
+def _times_uniform(a):
+    """The step of *a* times (or shifted by) an unknown value the same for all."""
+    return tuple(None if x is None else 0 if x == 0 else _STRIDED for x in a)
 
 
 def _meet(a, b):
@@ -87,16 +118,24 @@ def _groups(c: list, start: int) -> list[list]:
 class _Walk:
     """One pass over a module's instructions: the step of each value per dimension."""
 
-    def __init__(self, lines: list[str], consts: dict | None = None):
+    def __init__(self, lines: list[str], consts: dict | None = None, depths=None):
         #: parameters whose value the launch states (a one-value ``range``), as literals
         self.consts = consts or {}
         self.insts = []  # (opcode, code tokens from it, line tokens, defined name)
-        for ln in lines:
+        self.depths = []  # how many loops hold each instruction
+        for k, ln in enumerate(lines):
             toks = lx.line_tokens(ln)
             op, at = lx.instruction(toks)
             if op is not None:
                 c = lx.code(toks[at:])
                 self.insts.append((op, c, _groups(c, 1), toks, lx.defined_value(toks)))
+                self.depths.append(depths[k] if depths else 0)
+            #: weighted counts, in loops: accesses whose address steps by a stride
+        #: (neither 0 nor their size, nor data-dependent) from one work-item to the
+        #: next along dimension 0, and floating-point operations
+        self.strided = self.flops = 0
+        self.dims: set = set()  # the dimensions whose indices the kernel asks for
+        self._depth = 0
         self.steps: dict = {}
         self.private: dict = {}  # private pointer -> its alloca
         self.content: dict = {}  # alloca -> the step of what is stored in it
@@ -118,7 +157,11 @@ class _Walk:
     def run(self, count: bool) -> bool:
         """One pass; True where some value's step changed."""
         changed = self.changed = False
-        for op, c, g, toks, name in self.insts:
+        for (op, c, g, toks, name), depth in zip(self.insts, self.depths):
+            self._depth = depth
+            if count and depth and (op in _FLOAT_OPS
+                                    or op == "call" and c[1:2] and c[1] in _FLOATS):
+                self.flops += _LOOP_WEIGHT ** min(depth, 3)
             got = self.step_of(op, c, g, toks, count)
             if name is not None and op == "alloca":
                 self.private[name] = name  # private memory: not the device's
@@ -148,6 +191,10 @@ class _Walk:
                 return _scale(sb, la) if la is not None else _scale(sa, lb)
             if op == "shl" and lb is not None and 0 <= lb < 63:
                 return _scale(sa, 1 << lb)
+            if op in ("mul", "shl") and sb == _UNIFORM:
+                return _times_uniform(sa)
+            if op == "mul" and sa == _UNIFORM:
+                return _times_uniform(sb)
             return tuple(0 if x == 0 and y == 0 else None for x, y in zip(sa, sb))
         if op in _CASTS:
             return self.value(c[c.index("to") - 1]) if "to" in c else _UNKNOWN
@@ -171,7 +218,7 @@ class _Walk:
             pred, a, b = g[0][0], g[0][-1], g[1][-1]
             if (pred, b) in (("slt", "0"), ("sgt", "-1"), ("sge", "0")):
                 sa = self.value(a)
-                if sa != _TOP and None not in sa:
+                if sa != _TOP and None not in sa and _STRIDED not in sa:
                     # an index: never negative where in bounds, so the same answer for
                     # every work-item (a heuristic: where wrong, only the speed differs)
                     return _UNIFORM
@@ -226,6 +273,12 @@ class _Walk:
             for d in (0, 1):
                 if step[d] not in (0, size, None if size is None else -size):
                     self.gathers[d] += 1
+            if step[0] is not None and step[0] not in (0, size, None if size is None else -size):
+                # (a store twice: CPUs' vector units gather, but scatter lane by lane)
+                # (one loop's weight however deep: an inner loop's row is the same
+                # row each time round the outer loops, read again from cache)
+                if self._depth:
+                    self.strided += _LOOP_WEIGHT * (1 if op == "load" else 2)
         if op == "load":
             return _UNIFORM if step == _UNIFORM else _UNKNOWN
         return None
@@ -246,6 +299,7 @@ class _Walk:
                 return _UNKNOWN
             if dim == 1:
                 self.uses_second = True
+            self.dims.add(dim)
             unit = DIM_INTRINSICS[fn]
             return (unit if dim == 0 else 0, unit if dim == 1 else 0)
         if fn.startswith(_TOPOLOGY_PREFIXES):
@@ -292,6 +346,65 @@ def lanes_prefer_second_dim(text: str) -> bool:
     if not (walk.swappable and walk.uses_second):
         return False
     return walk.gathers[0] > walk.gathers[1]
+
+
+def _loop_depths(lines: list[str]) -> list[int]:
+    """For each of *lines*: how many loops of its function's control flow hold it (the
+    cycles through a block, then those left without each cycle's header, and so on)."""
+    depths = [0] * len(lines)
+    for f in lx.functions(lines):
+        named = [b for b in blocks(lines[f.start:f.stop]) if b.label is not None]
+        succ = {b.label: list(b.succ) for b in named}
+        preds: dict = {b.label: [] for b in named}
+        for b in named:
+            for t in b.succ:
+                if t in preds:
+                    preds[t].append(b.label)
+        depth = dict.fromkeys(succ, 0)
+        work = [list(succ)]
+        while work:
+            for comp in strongly_connected(work.pop(), succ):
+                if len(comp) == 1 and comp[0] not in succ[comp[0]]:
+                    continue
+                inside = set(comp)
+                for lab in comp:
+                    depth[lab] += 1
+                entered = [lab for lab in comp if any(p not in inside for p in preds[lab])]
+                head = entered[0] if entered else comp[0]
+                inner = [lab for lab in comp if lab != head]
+                if inner:
+                    work.append(inner)
+        for b in named:
+            for i in b.lines:
+                depths[f.start + i] = depth[b.label]
+    return depths
+
+
+def lanes_prefer_serial(text: str) -> bool:
+    """Whether the kernel whose IR is *text* runs faster with a work-group's work-items
+    one after another than as the lanes of vectors, on a CPU device that makes vectors
+    of neighbouring work-items: a kernel of one grid dimension whose loops read memory
+    at a row's stride from one work-item to the next (``a[i, k]`` of a C-ordered array
+    in a loop over ``k``: each work-item walks its own row), which a vector gathers
+    lane by lane from as many rows, while a work-item alone reads consecutive
+    addresses, and that do little arithmetic per such access
+    (:data:`SERIAL_FLOPS_PER_STRIDED`).  Kernels that call anything depending on which
+    work-items share a sub-group never qualify."""
+    lines = lx.lines(text)
+    depths = _loop_depths(lines)
+    body = [(ln, d) for ln, d in zip(lines, depths) if ln[:1] in (" ", "\t")]
+    if not any(d for _, d in body):
+        return False
+    walk = _Walk([ln for ln, _ in body],
+                 _stated_params(ln for ln in lines if ln.startswith("define")),
+                 [d for _, d in body])
+    for _ in range(5):
+        walk.gathers, walk.strided, walk.flops = [0, 0], 0, 0
+        if not walk.run(count=True):
+            break
+    if not walk.swappable or not walk.strided or walk.dims - {0}:
+        return False
+    return walk.flops <= SERIAL_FLOPS_PER_STRIDED * walk.strided
 
 
 def exchange_first_dims(text: str) -> str:

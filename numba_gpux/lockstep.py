@@ -43,7 +43,7 @@ from .irverify import checked
 from .reducible import strongly_connected
 
 __all__ = ["SG_BARRIER", "order_shared_stores", "passes_values_in_step",
-           "waits_for_other_work_items"]
+           "meets_only_at_barriers", "waits_for_other_work_items"]
 
 #: the sub-group barrier (the portable intrinsic ``cuda.syncwarp()`` lowers to)
 SG_BARRIER = "__gpux_sg_barrier"
@@ -135,6 +135,14 @@ def _stores_to_order(body, shared: int, generic: int
     before = [i for b, ev in zip(bl, events) for i in _scan(ev, fwd[b.label])[0]]
     after = [i for b, ev in zip(bl, backward) for i in _scan(ev, bwd[b.label])[0]]
     return after, before
+
+
+def meets_only_at_barriers(text: str, shared: int, generic: int) -> bool:
+    """Whether no store to work-group memory in *text* needs ordering against another
+    lane's load (:func:`order_shared_stores` would add nothing): its lanes read what
+    others wrote, and write what others read, only across a barrier or atomically."""
+    _, _, after, before = _stores_to_fence(text, shared, generic)
+    return not (after or before)
 
 
 @functools.lru_cache(maxsize=2)

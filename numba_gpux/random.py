@@ -32,18 +32,22 @@ import numpy as np
 from numba import types
 from numba.core.extending import overload
 from numba.core.types import float32, float64, int64, uint32, uint64
+from numba.np import numpy_support
 
 from .context import TARGET_NAME
 from .dispatcher import jit
 
 __all__ = [
-    "xoroshiro128p_dtype", "create_xoroshiro128p_states", "init_xoroshiro128p_states",
+    "xoroshiro128p_dtype", "xoroshiro128p_type", "create_xoroshiro128p_states", "init_xoroshiro128p_states",
     "xoroshiro128p_next", "xoroshiro128p_jump", "xoroshiro128p_uniform_float32",
     "xoroshiro128p_uniform_float64", "xoroshiro128p_normal_float32",
     "xoroshiro128p_normal_float64",
 ]
 
 xoroshiro128p_dtype = np.dtype([("s0", np.uint64), ("s1", np.uint64)], align=True)
+#: the Numba type of one generator's state, for explicit signatures
+#: (``xoroshiro128p_type[:]``, as numba.cuda spells it)
+xoroshiro128p_type = numpy_support.from_dtype(xoroshiro128p_dtype)
 
 TWO_PI_FLOAT32 = np.float32(2 * math.pi)
 TWO_PI_FLOAT64 = np.float64(2 * math.pi)

@@ -18,8 +18,9 @@ from . import irlex as lx
 from .compiler import Options, _neutrals, compile_neutral, wrap_kernel
 from .errors import GpuxUserError, InternalCompilerError, UnsupportedError
 from .interface import Artifact, Target
-from .lockstep import SG_BARRIER, order_shared_stores, passes_values_in_step, \
-    waits_for_other_work_items
+from .lanes import lanes_prefer_serial
+from .lockstep import SG_BARRIER, meets_only_at_barriers, order_shared_stores, \
+    passes_values_in_step, waits_for_other_work_items
 from .irverify import check_step
 from .machines import llvm_options, target_machine
 from .passes import internalize, run_passes
@@ -76,18 +77,23 @@ def _stage_mark_kernels(job: Job):
 
 
 def _serial_lanes(job: Job) -> None:
-    """Kernels that take a lock in a loop (``lockstep.waits_for_other_work_items``) and
-    whose sub-groups nothing requires (no sub-group operation, no warps in lockstep):
-    the target's metadata under which the driver runs their work-items one at a time
-    (``Target.serial_lanes_metadata``), as CUDA's threads progress each on its own."""
+    """Kernels whose sub-groups nothing requires (no sub-group operation, no warps in
+    lockstep) that take a lock in a loop (``lockstep.waits_for_other_work_items``:
+    CUDA's threads progress each on its own), or whose memory accesses step by a
+    row's stride from one work-item to the next with little arithmetic between
+    (``lanes.lanes_prefer_serial``: gathers and scatters where one work-item reads
+    consecutive addresses): the target's metadata under which the driver runs their
+    work-items one at a time (``Target.serial_lanes_metadata``)."""
     meta = job.target.serial_lanes_metadata
     if not (meta and job.kernels) or "warp_lockstep" in job.info or "warp_ops" in job.info:
         return
     if any(n.startswith("__gpux_sg_") for n in irtext.declared_functions(job.text)):
         return
-    if waits_for_other_work_items(job.text):
+    why = "locks" if waits_for_other_work_items(job.text) \
+        else "strides" if lanes_prefer_serial(job.text) else None
+    if why is not None:
         job.text = irtext.add_function_metadata(job.text, job.kernels, *meta)
-        job.info["serial_lanes"] = True
+        job.info["serial_lanes"] = why
 
 
 def _warp_lockstep(job: Job) -> None:
@@ -140,7 +146,10 @@ def _warp_lockstep(job: Job) -> None:
 def lockstep_kind(text: str, options, target) -> str | None:
     """How the warps of the kernel of *text* (in *target*'s address spaces:
     ``Target.map_ir``) compiled with *options* for *target* run in lockstep: None where they are not (no width to
-    require, or no work-group memory shared), "always" where they are in every launch
+    require, or no work-group memory shared, or lanes that meet in it only across
+    barriers and update it atomically: ``lockstep.meets_only_at_barriers``, where the
+    warp's width makes the atomics slower and nothing else observes it), "always"
+    where they are in every launch
     as written (it reads only x indices); of a kernel that reads a y or z index,
     "blocks" where its lanes may pass values in step (a store to shared memory that a
     load can follow with no barrier: ``lockstep.passes_values_in_step``), in every
@@ -151,9 +160,13 @@ def lockstep_kind(text: str, options, target) -> str | None:
     where the width is as fast as the device's own or faster."""
     if not (warp_width(options, target) and shares_without_subgroups(text)):
         return None
+    spaces = target.addrspaces
+    if "__gpux_atomic_" in text and any(n.startswith("__gpux_atomic_")
+                                        for n in irtext.declared_functions(text)) \
+            and meets_only_at_barriers(text, spaces.shared, spaces.generic):
+        return None  # (atomics at the warp's width: 1.25-2.4x slower than the device's)
     if irtext.index_dimensions(text) <= {0}:
         return "always"
-    spaces = target.addrspaces
     return "blocks" if passes_values_in_step(text, spaces.shared, spaces.generic) else "rows"
 
 
@@ -376,6 +389,7 @@ def _stage_optimize(job: Job):
         run_passes(rotate, job.module, pb)
     _replace_intrinsics(job)
     _rewrite_text(job)
+    _replace_intrinsics(job)  # (those a rewrite calls: fuse_contracted's llvm.fma.f16)
 
 
 def _rewrite_text(job: Job) -> None:
@@ -475,6 +489,7 @@ def _replace_intrinsics(job: Job) -> None:
              if f.is_declaration and f.name.startswith(prefixes)]
     if not names:
         return
+    job.printed = None  # (the module changes)
     # renamed through llvmlite's objects: a renamed declaration is no intrinsic any more
     for f in job.module.functions:
         if f.name in names:

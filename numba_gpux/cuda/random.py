@@ -7,7 +7,7 @@ _NAMES = (
     "create_xoroshiro128p_states", "init_xoroshiro128p_states", "xoroshiro128p_uniform_float32",
     "xoroshiro128p_uniform_float64", "xoroshiro128p_normal_float32",
     "xoroshiro128p_normal_float64", "xoroshiro128p_next", "xoroshiro128p_jump",
-    "xoroshiro128p_dtype",
+    "xoroshiro128p_dtype", "xoroshiro128p_type",
 )
 
 try:
@@ -30,7 +30,7 @@ for _n in _NAMES:
                 from ..errors import UnsupportedError
 
                 raise UnsupportedError(f"cuda.random.{_n}: numba_gpux.random is not available")
-        elif _n == "xoroshiro128p_dtype":
+        elif _n in ("xoroshiro128p_dtype", "xoroshiro128p_type"):
             continue
         else:
             _obj = _unavailable(f"random.{_n}", "numba_gpux.random is not available yet")

@@ -332,7 +332,7 @@ def make_target(device=None, *, features=None) -> OpenCLTarget:
         # (scalar min/max only: the driver's uniformity analysis, overlays/core.py)
         replace_intrinsics=("llvm.bitreverse.", "llvm.sadd.with.overflow.",
                             "llvm.smul.with.overflow.", "llvm.umul.with.overflow.", "llvm.smax.i",
-                            "llvm.smin.i", "llvm.umax.i", "llvm.umin.i"),
+                            "llvm.smin.i", "llvm.umax.i", "llvm.umin.i", "llvm.fma.f16"),
         workgroup_syncscope="workgroup",
         codegen_flags=NO_LSR_FLAGS,
         ir_rewrites=("split_aggregate_phis", "sitofp_i1", "zero_length_allocas", "byte_allocas",

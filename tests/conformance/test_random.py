@@ -247,3 +247,29 @@ def test_normal_float64_is_box_muller_over_float32_uniforms_as_numba_cuda():
     np.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-14)
     f64_log = np.sqrt(-2.0 * np.log(u1)) * np.cos(2 * np.pi * u2)
     assert np.mean(np.abs(got - f64_log) > 1e-12 * np.abs(f64_log)) > 0.9
+
+
+def test_explicit_signatures_name_the_state_type(device):
+    """numba.cuda's ``xoroshiro128p_type`` (the Numba type of one state) in an eager
+    signature; the draws are those of the same kernel compiled lazily.  The facade
+    spells it as numba.cuda does; so does ``cuda.types.grid_group``."""
+    from numba import float32, void
+
+    from numba_gpux import cuda
+    from numba_gpux.cuda import random as cr
+    from numba_gpux.cuda import types as ct
+
+    def draw(states, out):
+        i = cuda.grid(1)
+        if i < out.size:
+            out[i] = cr.xoroshiro128p_uniform_float32(states, i)
+
+    eager = cuda.jit(void(cr.xoroshiro128p_type[:], float32[:]))(draw)
+    lazy = cuda.jit(draw)
+    got, want = np.zeros(40, np.float32), np.zeros(40, np.float32)
+    eager[2, 32](cr.create_xoroshiro128p_states(40, seed=3), got)
+    lazy[2, 32](cr.create_xoroshiro128p_states(40, seed=3), want)
+    np.testing.assert_array_equal(got, want)
+    assert len(set(got.tolist())) == 40
+    assert cr.xoroshiro128p_type.dtype == np.dtype(cr.xoroshiro128p_dtype)
+    assert isinstance(ct.grid_group, ct.GridGroup)

@@ -375,6 +375,33 @@ def test_fma_rounds_once_with_sat_and_relu(device):
     assert out[3].tolist() == relu
 
 
+@pytest.mark.needs("fp16")
+def test_a_contracted_multiply_add_of_halves_rounds_once(device):
+    """``a * b + c`` on halves in a facade kernel is one fused multiply-add, as NVVM
+    contracts it: rounded once (ties a float32 sum would misround included), a NaN
+    CUDA's canonical one, the same bits as ``fp16.hfma`` (on OpenCL through float32
+    arithmetic, where the driver's own half fma is a slow software routine)."""
+    @cuda.jit
+    def muladd(a, b, c, out):
+        i = cuda.grid(1)
+        if i < a.size:
+            out[0, i] = fp16.__half_as_ushort(a[i] * b[i] + c[i])
+            out[1, i] = fp16.__half_as_ushort(fp16.hfma(a[i], b[i], c[i]))
+
+    a, b = _pairs()
+    c = np.random.default_rng(8).integers(0, 0x10000, a.size, dtype=np.uint32).astype(np.uint16)
+    ties = [(1.5, 683 * 2.0 ** -10, 2.0 ** -24), (1.75, 293 * 2.0 ** -9, -(2.0 ** -24)),
+            (-1.75, 293 * 2.0 ** -9, 2.0 ** -24), (256.0, 256.0, -1.0)]
+    ta, tb, tc = (np.array(v, np.float16).view(np.uint16) for v in zip(*ties))
+    a, b, c = (np.concatenate(v) for v in ((a, ta), (b, tb), (c, tc)))
+    out = np.zeros((2, a.size), np.uint16)
+    _launch(muladd, a.size, halves(a), halves(b), halves(c), out)
+    want = halves([_fma_model(x, y, z) for x, y, z in zip(halves(a), halves(b), halves(c))])
+    assert _same(halves(out[0]), want)
+    assert np.array_equal(out[0], out[1])
+    assert (out[0][np.isnan(want)] == CANONICAL_NAN).all()
+
+
 # ----------------------------------------------------------------- comparisons
 @pytest.mark.needs("fp16")
 def test_max_min_nan_unordered_comparisons_and_classification(device):

@@ -140,6 +140,42 @@ for _bits in (8, 16, 32, 64):
     SPIRV.define(f"__gpux_llvm_sadd_with_overflow_i{_bits}", _sadd_overflow(_bits))
     SPIRV.define(f"__gpux_llvm_smul_with_overflow_i{_bits}", Deferred(_mul_overflow, True, _bits))
     SPIRV.define(f"__gpux_llvm_umul_with_overflow_i{_bits}", Deferred(_mul_overflow, False, _bits))
+# a float16 fused multiply-add (a facade kernel's contracted ``a * x + y`` on halves,
+# legalize_fma.fuse_contracted): Intel's OpenCL CPU driver computes ``llvm.fma.f16`` in
+# a software routine, 10x slower than a multiply and an add.  Rounded once all the
+# same: the product of two halves is exact in float32, the sum's rounding error comes
+# back exactly (two-sum), and an inexact sum gets an odd last bit, so that rounding it
+# to half rounds the exact value once; a NaN is CUDA's canonical one (as fma.rn.f16).
+SPIRV.define("__gpux_llvm_fma_f16", f"""define half @__gpux_llvm_fma_f16(half %a, half %b, half %c) {_ATTR} {{
+entry:
+  %x = fpext half %a to float
+  %y = fpext half %b to float
+  %z = fpext half %c to float
+  %p = fmul float %x, %y
+  %s = fadd float %p, %z
+  %back = fsub float %s, %p
+  %ps = fsub float %s, %back
+  %e1 = fsub float %p, %ps
+  %e2 = fsub float %z, %back
+  %err = fadd float %e1, %e2
+  %u = bitcast float %s to i32
+  %low = and i32 %u, 1
+  %even = icmp eq i32 %low, 0
+  %inexact = fcmp one float %err, 0.0
+  %fix = and i1 %even, %inexact
+  %errpos = fcmp ogt float %err, 0.0
+  %spos = fcmp ogt float %s, 0.0
+  %away = icmp eq i1 %errpos, %spos
+  %up = add i32 %u, 1
+  %down = sub i32 %u, 1
+  %odd = select i1 %away, i32 %up, i32 %down
+  %v = select i1 %fix, i32 %odd, i32 %u
+  %sv = bitcast i32 %v to float
+  %h = fptrunc float %sv to half
+  %nan = fcmp uno half %h, %h
+  %r = select i1 %nan, half 0xH7FFF, half %h
+  ret half %r
+}}""")
 # InstCombine reverses the bits of a bool (``(int(a) | int(b)) - g`` on booleans gives
 # llvm.bitreverse.i1): the identity
 SPIRV.define("__gpux_llvm_bitreverse_i1", _bitreverse(1))

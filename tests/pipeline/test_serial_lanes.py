@@ -1,0 +1,163 @@
+"""Kernels of one grid dimension whose loops walk each work-item's own row of an array
+run with their work-items one after another on devices that make vectors of
+neighbouring work-items (``lanes.lanes_prefer_serial``, ``Target.serial_lanes_metadata``):
+which kernels qualify, the loop depths it reads, and that such kernels give the same
+answers."""
+
+import math
+
+import numpy as np
+import pytest
+
+from numba_gpux import cuda, lanes
+from numba_gpux import irlex as lx
+
+
+@cuda.jit
+def row_sums(out, a):
+    i = cuda.grid(1)
+    if i < a.shape[0]:
+        s = 0.0
+        for k in range(a.shape[1]):
+            s += a[i, k]
+        out[i] = s
+
+
+@cuda.jit
+def dist_to_point(out, a, c):
+    i = cuda.grid(1)
+    if i < a.shape[0]:
+        s = 0.0
+        for k in range(a.shape[1]):
+            d = a[i, k] - c[k]
+            s += d * d
+        out[i] = math.sqrt(s)
+
+
+@cuda.jit
+def nearest(label, x, cent):  # each row read again for every centre: from cache
+    i = cuda.grid(1)
+    if i < x.shape[0]:
+        best = 1e300
+        arg = 0
+        for c in range(cent.shape[0]):
+            d = 0.0
+            for k in range(x.shape[1]):
+                t = x[i, k] - cent[c, k]
+                d += t * t
+            if d < best:
+                best = d
+                arg = c
+        label[i] = arg
+
+
+@cuda.jit
+def heavy_row(out, a):  # much arithmetic per element
+    i = cuda.grid(1)
+    if i < a.shape[0]:
+        s = 0.0
+        for k in range(a.shape[1]):
+            v = a[i, k]
+            for _ in range(6):
+                v = v * 1.0001 + 0.5
+            s += v
+        out[i] = s
+
+
+@cuda.jit
+def pairwise(out, x, y):  # two grid dimensions
+    i, j = cuda.grid(2)
+    if i < x.shape[0] and j < y.shape[0]:
+        s = 0.0
+        for k in range(x.shape[1]):
+            d = x[i, k] - y[j, k]
+            s += d * d
+        out[i, j] = s
+
+
+@cuda.jit
+def fields(out, p):  # a row's fields outside any loop
+    i = cuda.grid(1)
+    if i < p.shape[0]:
+        out[i] = p[i, 0] * p[i, 1] + p[i, 2]
+
+
+@cuda.jit
+def along(out, a):  # consecutive work-items, consecutive addresses
+    i = cuda.grid(1)
+    if i < a.shape[1]:
+        s = 0.0
+        for k in range(a.shape[0]):
+            s += a[k, i]
+        out[i] = s
+
+
+def _ir(kernel, *args):
+    kernel[1, 8](*args)
+    (sig,) = kernel.signatures
+    return kernel.kernel_ir(sig)[1]
+
+
+def _rows(n=37, m=11):
+    return np.random.default_rng(3).random((n, m))
+
+
+def test_which_kernels_walk_their_own_rows(device):
+    a = _rows()
+    out = np.zeros(a.shape[0])
+    assert lanes.lanes_prefer_serial(_ir(row_sums, out, a))
+    assert lanes.lanes_prefer_serial(_ir(dist_to_point, out, a, a[0].copy()))
+    # a row read again in an inner loop, much arithmetic per element, a second grid
+    # dimension, no loop, or accesses along the lanes: as vectors
+    assert not lanes.lanes_prefer_serial(_ir(nearest, np.zeros(37, np.int64), a, a[:4].copy()))
+    assert not lanes.lanes_prefer_serial(_ir(heavy_row, out, a))
+    assert not lanes.lanes_prefer_serial(_ir(pairwise, np.zeros((37, 37)), a, a))
+    assert not lanes.lanes_prefer_serial(_ir(fields, out, a[:, :3].copy()))
+    assert not lanes.lanes_prefer_serial(_ir(along, np.zeros(11), a))
+
+
+def test_loop_depths_count_nested_loops():
+    text = "\n".join([
+        "define void @f(i64 %n) {",
+        "entry:",
+        "  br label %outer",
+        "outer:",
+        "  %i = phi i64 [ 0, %entry ], [ %i1, %latch ]",
+        "  br label %inner",
+        "inner:",
+        "  %j = phi i64 [ 0, %outer ], [ %j1, %inner ]",
+        "  %j1 = add i64 %j, 1",
+        "  %c = icmp slt i64 %j1, %n",
+        "  br i1 %c, label %inner, label %latch",
+        "latch:",
+        "  %i1 = add i64 %i, 1",
+        "  %d = icmp slt i64 %i1, %n",
+        "  br i1 %d, label %outer, label %exit",
+        "exit:",
+        "  ret void",
+        "}",
+    ])
+    lines = lx.lines(text)
+    depth = dict(zip(lines, lanes._loop_depths(lines)))
+    assert depth["  br label %outer"] == 0
+    assert depth["  br label %inner"] == 1
+    assert depth["  %j1 = add i64 %j, 1"] == 2
+    assert depth["  %i1 = add i64 %i, 1"] == 1
+    assert depth["  ret void"] == 0
+
+
+@pytest.mark.parametrize("block", [1, 7, 64, 128])
+def test_kernels_run_in_order_give_the_answers(device, block):
+    a = _rows(1000, 13)
+    c = a[5].copy()
+    out = np.zeros(1000)
+    grid = (1000 + block - 1) // block
+    sums, dist = cuda.jit(row_sums.py_func), cuda.jit(dist_to_point.py_func)
+    sums[grid, block](out, a)
+    np.testing.assert_allclose(out, a.sum(axis=1))
+    dist[grid, block](out, a, c)
+    np.testing.assert_allclose(out, np.sqrt(((a - c) ** 2).sum(axis=1)))
+    serial = device.target.serial_lanes_metadata
+    for k in (sums, dist):
+        info = {art.info.get("serial_lanes") for art in k._code.values()}
+        assert info == {"strides" if serial else None}, k.__name__
