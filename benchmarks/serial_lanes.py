@@ -4,8 +4,10 @@ write them, on the OpenCL CPU device: compiled as numba-gpux compiles them (work
 one after another where ``lanes.lanes_prefer_serial`` says so), compiled with that
 choice off (work-items as the lanes of vectors: each ``a[i, k]`` a gather from as many
 rows), and the same computation with numba's ``@njit(parallel=True)``, in one run.
-Controls that must not change: a 2-D pairwise distance, an ODE integrator whose loop
-touches no memory, an elementwise kernel.  Two sizes each: rows that stay in cache,
+Controls that must not change: a k-means assignment (each row read again for every
+centre), the nearest of a set of points (a row's two fields, the same each time round
+the loop), a library function per element, a 2-D pairwise distance, an ODE integrator
+whose loop touches no memory, an elementwise kernel.  Two sizes each: rows that stay in cache,
 and rows streamed from memory.  Prints each time (median of --reps launches on device
 arrays, after a warm-up) and the ratios; writes results/serial_lanes.json.
 
@@ -85,6 +87,26 @@ def norm_rows(a, out):
         for k in range(a.shape[1]):
             out[i, k] = (a[i, k] - m) * r
 
+def nearest_point(p, cent, label):  # control: p[i, 0], p[i, 1] the same round the loop
+    i = cuda.grid(1)
+    if i < p.shape[0]:
+        best = 1e300
+        arg = 0
+        for c in range(cent.shape[0]):
+            dx = p[i, 0] - cent[c, 0]
+            dy = p[i, 1] - cent[c, 1]
+            d = dx * dx + dy * dy
+            if d < best:
+                best = d
+                arg = c
+        label[i] = arg
+
+def row_exp(a, out):  # control: a library function per element
+    i = cuda.grid(1)
+    if i < a.shape[0]:
+        for k in range(a.shape[1]):
+            out[i, k] = math.exp(a[i, k])
+
 def pairwise(x, y, out):  # control: two grid dimensions
     i, j = cuda.grid(2)
     if i < x.shape[0] and j < y.shape[0]:
@@ -126,7 +148,8 @@ def _kernels(flops_set, prefix: str) -> dict:
     src = SRC.replace("def ", f"def {prefix}")
     exec(compile(src, f"<{prefix}kernels>", "exec"), g)
     ks = {n: cuda.jit(g[prefix + n]) for n in ("dist_to_point", "kmeans_assign", "horner_rows",
-                                               "norm_rows", "pairwise", "lorenz", "axpy")}
+                                               "norm_rows", "nearest_point", "row_exp",
+                                               "pairwise", "lorenz", "axpy")}
     for f in flops_set:
         gf = {"cuda": cuda}
         body = SRC.split("def pairwise")[0].split("def rowpoly")[1].split("def dist_to_point")[0]
@@ -214,6 +237,7 @@ def main() -> None:
             dcent, dlab = cuda.to_device(cent), cuda.device_array(n, np.int64)
             dout2 = cuda.device_array((n, 16), dt)
             dx = cuda.to_device(rng.random(n).astype(dt))
+            pts = cuda.to_device(rng.random((n, 2)).astype(dt))
             y3 = cuda.to_device(rng.random((n // 4, 3)).astype(dt))
             o3 = cuda.device_array((n // 4, 3), dt)
             blocks = (n + 127) // 128
@@ -226,13 +250,16 @@ def main() -> None:
                 "kmeans_assign": (lambda k: k[blocks, 128](da, dcent, dlab), None),
                 "horner_rows": (lambda k: k[blocks, 128](da, dx, dout), None),
                 "norm_rows": (lambda k: k[blocks, 128](da, dout2), None),
+                "nearest_point": (lambda k: k[blocks, 128](pts, dcent[:, :2], dlab), None),
+                "row_exp": (lambda k: k[blocks, 128](da, dout2), None),
                 "pairwise": (lambda k: k[(m // 16, m // 16), (16, 16)](px, px, pout), None),
                 "lorenz": (lambda k: k[(n // 4 + 127) // 128, 128](y3, o3, 50), None),
                 "axpy": (lambda k: k[blocks, 128](dout, dout, dout), None),
             })
             if args.quick:
                 cases = {k: v for k, v in cases.items()
-                         if k.startswith("rowpoly") or k in ("kmeans_assign", "pairwise", "lorenz")}
+                         if k.startswith("rowpoly") or k in ("kmeans_assign", "nearest_point",
+                                                               "row_exp", "pairwise", "lorenz")}
             # the same kernels with the choice off: compiled while no kernel qualifies
             vec = _kernels(flops_set, "v_")
             lanes.SERIAL_FLOPS_PER_STRIDED = -1

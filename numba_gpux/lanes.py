@@ -57,6 +57,31 @@ _TOP = "top"  # not known yet (a value defined further down, reached through a p
 #: floating-point instructions, and the types of calls that count as one
 _FLOAT_OPS = frozenset(("fadd", "fsub", "fmul", "fdiv", "frem", "fneg"))
 _FLOATS = frozenset(("half", "bfloat", "float", "double"))
+#: what a call of a float function counts for (a library function: ``exp``, ``log``,
+#: ``sqrt``...), against one for an arithmetic instruction, a vector unit's work it is
+#: that lanes in order lose
+_CALL_WEIGHT = 32
+#: float intrinsics as cheap as an arithmetic instruction
+_CHEAP_CALLS = ("llvm.fabs.", "llvm.copysign.", "llvm.fma.", "llvm.fmuladd.",
+                "llvm.minnum.", "llvm.maxnum.")
+
+
+def _float_call(c: list) -> bool:
+    """Whether the call whose code tokens (from ``call``) are *c* returns a float (its
+    flags and attributes come before the type, the type before the callee)."""
+    for t in c[1:]:
+        if t[:1] == "@":
+            return False
+        if t in _FLOATS:
+            return True
+    return False
+
+
+def _cheap_call(toks) -> bool:
+    at = lx.callee(toks)
+    return at is not None and lx.name(toks[at]).startswith(_CHEAP_CALLS)
+
+
 #: how many times an instruction in a loop counts, against once outside every loop
 #: (per loop that holds it)
 _LOOP_WEIGHT = 8
@@ -135,6 +160,9 @@ class _Walk:
         #: next along dimension 0, and floating-point operations
         self.strided = self.flops = 0
         self.dims: set = set()  # the dimensions whose indices the kernel asks for
+        #: the values that change from one time round their loop to the next (None:
+        #: not asked; every access counts)
+        self.variant: set | None = None
         self._depth = 0
         self.steps: dict = {}
         self.private: dict = {}  # private pointer -> its alloca
@@ -159,9 +187,9 @@ class _Walk:
         changed = self.changed = False
         for (op, c, g, toks, name), depth in zip(self.insts, self.depths):
             self._depth = depth
-            if count and depth and (op in _FLOAT_OPS
-                                    or op == "call" and c[1:2] and c[1] in _FLOATS):
-                self.flops += _LOOP_WEIGHT ** min(depth, 3)
+            if count and depth and (op in _FLOAT_OPS or op == "call" and _float_call(c)):
+                self.flops += _LOOP_WEIGHT ** min(depth, 3) * (
+                    _CALL_WEIGHT if op == "call" and not _cheap_call(toks) else 1)
             got = self.step_of(op, c, g, toks, count)
             if name is not None and op == "alloca":
                 self.private[name] = name  # private memory: not the device's
@@ -277,7 +305,9 @@ class _Walk:
                 # (a store twice: CPUs' vector units gather, but scatter lane by lane)
                 # (one loop's weight however deep: an inner loop's row is the same
                 # row each time round the outer loops, read again from cache)
-                if self._depth:
+                # (only where the address changes round the loop: ``p[i, 0]`` in a
+                # loop over ``c`` is one load the vectors make before it)
+                if self._depth and (self.variant is None or ptr in self.variant):
                     self.strided += _LOOP_WEIGHT * (1 if op == "load" else 2)
         if op == "load":
             return _UNIFORM if step == _UNIFORM else _UNKNOWN
@@ -380,6 +410,25 @@ def _loop_depths(lines: list[str]) -> list[int]:
     return depths
 
 
+def _loop_variant(walk: _Walk) -> set:
+    """The values defined in loops that may change from one time round to the next:
+    phis, loads (a counter kept in private memory), atomics, and what is computed from
+    those; a value computed in a loop from values defined before it is the same each
+    time (the least fixed point)."""
+    variant: set = set()
+    changed = True
+    while changed:
+        changed = False
+        for (op, c, _g, _toks, name), depth in zip(walk.insts, walk.depths):
+            if name is None or not depth or name in variant:
+                continue
+            if op in ("phi", "load", "atomicrmw", "cmpxchg", "alloca") \
+                    or any(t in variant for t in c[1:] if t[:1] == "%"):
+                variant.add(name)
+                changed = True
+    return variant
+
+
 def lanes_prefer_serial(text: str) -> bool:
     """Whether the kernel whose IR is *text* runs faster with a work-group's work-items
     one after another than as the lanes of vectors, on a CPU device that makes vectors
@@ -398,6 +447,7 @@ def lanes_prefer_serial(text: str) -> bool:
     walk = _Walk([ln for ln, _ in body],
                  _stated_params(ln for ln in lines if ln.startswith("define")),
                  [d for _, d in body])
+    walk.variant = _loop_variant(walk)
     for _ in range(5):
         walk.gathers, walk.strided, walk.flops = [0, 0], 0, 0
         if not walk.run(count=True):

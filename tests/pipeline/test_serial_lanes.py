@@ -65,6 +65,30 @@ def heavy_row(out, a):  # much arithmetic per element
 
 
 @cuda.jit
+def nearest_point(label, p, cent):  # p[i, 0] and p[i, 1]: the same each time round
+    i = cuda.grid(1)
+    if i < p.shape[0]:
+        best = 1e300
+        arg = 0
+        for c in range(cent.shape[0]):
+            dx = p[i, 0] - cent[c, 0]
+            dy = p[i, 1] - cent[c, 1]
+            d = dx * dx + dy * dy
+            if d < best:
+                best = d
+                arg = c
+        label[i] = arg
+
+
+@cuda.jit
+def row_exp(out, a):  # a library function per element: the vectors' work
+    i = cuda.grid(1)
+    if i < a.shape[0]:
+        for k in range(a.shape[1]):
+            out[i, k] = math.exp(a[i, k])
+
+
+@cuda.jit
 def pairwise(out, x, y):  # two grid dimensions
     i, j = cuda.grid(2)
     if i < x.shape[0] and j < y.shape[0]:
@@ -107,10 +131,14 @@ def test_which_kernels_walk_their_own_rows(device):
     out = np.zeros(a.shape[0])
     assert lanes.lanes_prefer_serial(_ir(row_sums, out, a))
     assert lanes.lanes_prefer_serial(_ir(dist_to_point, out, a, a[0].copy()))
-    # a row read again in an inner loop, much arithmetic per element, a second grid
-    # dimension, no loop, or accesses along the lanes: as vectors
+    # a row read again in an inner loop, much arithmetic per element, a row's fields
+    # read the same each time round the loop, a library function per element, a
+    # second grid dimension, no loop, or accesses along the lanes: as vectors
     assert not lanes.lanes_prefer_serial(_ir(nearest, np.zeros(37, np.int64), a, a[:4].copy()))
     assert not lanes.lanes_prefer_serial(_ir(heavy_row, out, a))
+    pts = a[:, :2].copy()
+    assert not lanes.lanes_prefer_serial(_ir(nearest_point, np.zeros(37, np.int64), pts, pts[:5]))
+    assert not lanes.lanes_prefer_serial(_ir(row_exp, np.zeros_like(a), a))
     assert not lanes.lanes_prefer_serial(_ir(pairwise, np.zeros((37, 37)), a, a))
     assert not lanes.lanes_prefer_serial(_ir(fields, out, a[:, :3].copy()))
     assert not lanes.lanes_prefer_serial(_ir(along, np.zeros(11), a))
