@@ -374,11 +374,20 @@ def warn_if_low_occupancy(griddim, stacklevel: int = 2) -> None:
     if blocks < LOW_OCCUPANCY_BLOCKS:
         import warnings
 
-        from numba.core.errors import NumbaPerformanceWarning
+        w = _LOW_OCCUPANCY.get(blocks)
+        if w is None:
+            from numba.core.errors import NumbaPerformanceWarning
 
-        warnings.warn(NumbaPerformanceWarning(
-            f"Grid size {blocks} will likely result in GPU under-utilization due to low "
-            f"occupancy."), stacklevel=stacklevel)
+            # (made once per grid size: Numba's warnings format their message when
+            # made, a third of a small launch's time)
+            w = _LOW_OCCUPANCY[blocks] = NumbaPerformanceWarning(
+                f"Grid size {blocks} will likely result in GPU under-utilization due to "
+                f"low occupancy.")
+        warnings.warn(w, stacklevel=stacklevel)
+
+
+#: numba.cuda's low-occupancy warning, by grid size
+_LOW_OCCUPANCY: dict = {}
 
 
 def _foreign(a) -> bool:
