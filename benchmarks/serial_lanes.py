@@ -4,7 +4,9 @@ write them, on the OpenCL CPU device: compiled as numba-gpux compiles them (work
 one after another where ``lanes.lanes_prefer_serial`` says so), compiled with that
 choice off (work-items as the lanes of vectors: each ``a[i, k]`` a gather from as many
 rows), and the same computation with numba's ``@njit(parallel=True)``, in one run.
-Controls that must not change: a k-means assignment (each row read again for every
+Also a 3x3 matrix product per work-item (nested loops over its elements).  Controls
+that must not change: a row written to a column (stores consecutive across lanes), a
+k-means assignment (each row read again for every
 centre), the nearest of a set of points (a row's two fields, the same each time round
 the loop), a library function per element, a 2-D pairwise distance, an ODE integrator
 whose loop touches no memory, an elementwise kernel.  Two sizes each: rows that stay in cache,
@@ -87,6 +89,22 @@ def norm_rows(a, out):
         for k in range(a.shape[1]):
             out[i, k] = (a[i, k] - m) * r
 
+def matmul3(a, b, c):  # a 3x3 product per work-item: nested loops over its elements
+    i = cuda.grid(1)
+    if i < a.shape[0]:
+        for r in range(3):
+            for col in range(3):
+                s = 0.0
+                for k in range(3):
+                    s += a[i, r, k] * b[i, k, col]
+                c[i, r, col] = s
+
+def row_to_column(a, out):  # control: its stores consecutive across lanes
+    i = cuda.grid(1)
+    if i < a.shape[0]:
+        for k in range(a.shape[1]):
+            out[k, i] = a[i, k] * 2.0
+
 def nearest_point(p, cent, label):  # control: p[i, 0], p[i, 1] the same round the loop
     i = cuda.grid(1)
     if i < p.shape[0]:
@@ -148,7 +166,8 @@ def _kernels(flops_set, prefix: str) -> dict:
     src = SRC.replace("def ", f"def {prefix}")
     exec(compile(src, f"<{prefix}kernels>", "exec"), g)
     ks = {n: cuda.jit(g[prefix + n]) for n in ("dist_to_point", "kmeans_assign", "horner_rows",
-                                               "norm_rows", "nearest_point", "row_exp",
+                                               "norm_rows", "matmul3", "row_to_column",
+                                               "nearest_point", "row_exp",
                                                "pairwise", "lorenz", "axpy")}
     for f in flops_set:
         gf = {"cuda": cuda}
@@ -238,6 +257,9 @@ def main() -> None:
             dout2 = cuda.device_array((n, 16), dt)
             dx = cuda.to_device(rng.random(n).astype(dt))
             pts = cuda.to_device(rng.random((n, 2)).astype(dt))
+            m3 = cuda.to_device(rng.random((n, 3, 3)).astype(dt))
+            m3o = cuda.device_array((n, 3, 3), dt)
+            dcol = cuda.device_array((16, n), dt)
             y3 = cuda.to_device(rng.random((n // 4, 3)).astype(dt))
             o3 = cuda.device_array((n // 4, 3), dt)
             blocks = (n + 127) // 128
@@ -250,6 +272,8 @@ def main() -> None:
                 "kmeans_assign": (lambda k: k[blocks, 128](da, dcent, dlab), None),
                 "horner_rows": (lambda k: k[blocks, 128](da, dx, dout), None),
                 "norm_rows": (lambda k: k[blocks, 128](da, dout2), None),
+                "matmul3": (lambda k: k[blocks, 128](m3, m3, m3o), None),
+                "row_to_column": (lambda k: k[blocks, 128](da, dcol), None),
                 "nearest_point": (lambda k: k[blocks, 128](pts, dcent[:, :2], dlab), None),
                 "row_exp": (lambda k: k[blocks, 128](da, dout2), None),
                 "pairwise": (lambda k: k[(m // 16, m // 16), (16, 16)](px, px, pout), None),

@@ -60,7 +60,7 @@ _FLOATS = frozenset(("half", "bfloat", "float", "double"))
 #: what a call of a float function counts for (a library function: ``exp``, ``log``,
 #: ``sqrt``...), against one for an arithmetic instruction, a vector unit's work it is
 #: that lanes in order lose
-_CALL_WEIGHT = 32
+_CALL_WEIGHT = 64
 #: float intrinsics as cheap as an arithmetic instruction
 _CHEAP_CALLS = ("llvm.fabs.", "llvm.copysign.", "llvm.fma.", "llvm.fmuladd.",
                 "llvm.minnum.", "llvm.maxnum.")
@@ -148,6 +148,7 @@ class _Walk:
         self.consts = consts or {}
         self.insts = []  # (opcode, code tokens from it, line tokens, defined name)
         self.depths = []  # how many loops hold each instruction
+        self.where = []  # each instruction's position in *lines*
         for k, ln in enumerate(lines):
             toks = lx.line_tokens(ln)
             op, at = lx.instruction(toks)
@@ -155,17 +156,23 @@ class _Walk:
                 c = lx.code(toks[at:])
                 self.insts.append((op, c, _groups(c, 1), toks, lx.defined_value(toks)))
                 self.depths.append(depths[k] if depths else 0)
-            #: weighted counts, in loops: accesses whose address steps by a stride
-        #: (neither 0 nor their size, nor data-dependent) from one work-item to the
-        #: next along dimension 0, and floating-point operations
-        self.strided = self.flops = 0
+                self.where.append(k)
+        #: weighted counts, in loops (:func:`lanes_prefer_serial`): accesses whose
+        #: address steps by a stride (neither 0 nor their size, nor data-dependent)
+        #: from one work-item to the next along dimension 0, accesses whose address
+        #: steps by their size, and floating-point operations (and private accesses);
+        #: whether a store in a loop goes where loaded data say
+        self.strided = self.contiguous = self.flops = 0
+        self.data_stores = False
         self.dims: set = set()  # the dimensions whose indices the kernel asks for
-        #: the values that change from one time round their loop to the next (None:
-        #: not asked; every access counts)
-        self.variant: set | None = None
+        #: for each instruction, the values that change from one time round each loop
+        #: that holds it to the next (None: not asked)
+        self.varying: list | None = None
         self._depth = 0
+        self._at = 0
         self.steps: dict = {}
         self.private: dict = {}  # private pointer -> its alloca
+        self.private_arrays: set = set()  # the allocas of arrays
         self.content: dict = {}  # alloca -> the step of what is stored in it
         self.changed = False
         self.swappable = True
@@ -185,16 +192,21 @@ class _Walk:
     def run(self, count: bool) -> bool:
         """One pass; True where some value's step changed."""
         changed = self.changed = False
-        for (op, c, g, toks, name), depth in zip(self.insts, self.depths):
-            self._depth = depth
+        for at, ((op, c, g, toks, name), depth) in enumerate(zip(self.insts, self.depths)):
+            self._depth, self._at = depth, at
             if count and depth and (op in _FLOAT_OPS or op == "call" and _float_call(c)):
                 self.flops += _LOOP_WEIGHT ** min(depth, 3) * (
                     _CALL_WEIGHT if op == "call" and not _cheap_call(toks) else 1)
             got = self.step_of(op, c, g, toks, count)
             if name is not None and op == "alloca":
                 self.private[name] = name  # private memory: not the device's
+                if "[" in c:  # (an array, not a variable Numba keeps in memory)
+                    self.private_arrays.add(name)
             elif name is not None and op == "getelementptr" and g[1][-1] in self.private:
                 self.private[name] = self.private[g[1][-1]]
+            elif name is not None and op == "addrspacecast" and "to" in c \
+                    and c[c.index("to") - 1] in self.private:  # (private, as generic)
+                self.private[name] = self.private[c[c.index("to") - 1]]
             if name is not None and got is not None:
                 old = self.steps.get(name, _TOP)
                 new = got if old == _TOP else _meet(old, got) if op == "phi" else got
@@ -285,6 +297,8 @@ class _Walk:
             ty, ptr = g[0][:-1], g[1][-1]
         if ptr in self.private:  # a work-item's own memory: what was stored comes back
             root = self.private[ptr]
+            if count and self._depth and root in self.private_arrays:
+                self.flops += _LOOP_WEIGHT ** min(self._depth, 3)  # (the lanes' work)
             if op == "load":
                 return self.content.get(root, _TOP)
             stored = g[0][-1]
@@ -301,14 +315,20 @@ class _Walk:
             for d in (0, 1):
                 if step[d] not in (0, size, None if size is None else -size):
                     self.gathers[d] += 1
-            if step[0] is not None and step[0] not in (0, size, None if size is None else -size):
-                # (a store twice: CPUs' vector units gather, but scatter lane by lane)
-                # (one loop's weight however deep: an inner loop's row is the same
-                # row each time round the outer loops, read again from cache)
-                # (only where the address changes round the loop: ``p[i, 0]`` in a
-                # loop over ``c`` is one load the vectors make before it)
-                if self._depth and (self.variant is None or ptr in self.variant):
-                    self.strided += _LOOP_WEIGHT * (1 if op == "load" else 2)
+            if self._depth and self.varying is not None:
+                # weighed by the loops round which its address changes (``p[i, 0]`` in
+                # a loop over ``c``: one load, which vectors make before the loop; a
+                # row read in an inner loop: the same row each time round the outer
+                # one, from cache), a store twice (CPUs' vector units gather, but
+                # scatter lane by lane)
+                n = sum(ptr in v for v in self.varying[self._at])
+                w = _LOOP_WEIGHT ** min(n, 3) * (1 if op == "load" else 2) if n else 0
+                if step[0] is None:
+                    self.data_stores |= op != "load"
+                elif step[0] in (size, None if size is None else -size):
+                    self.contiguous += w
+                elif step[0] != 0:
+                    self.strided += w
         if op == "load":
             return _UNIFORM if step == _UNIFORM else _UNKNOWN
         return None
@@ -378,10 +398,12 @@ def lanes_prefer_second_dim(text: str) -> bool:
     return walk.gathers[0] > walk.gathers[1]
 
 
-def _loop_depths(lines: list[str]) -> list[int]:
+def _loops(lines: list[str]) -> tuple[list[int], list[tuple[set, set]]]:
     """For each of *lines*: how many loops of its function's control flow hold it (the
-    cycles through a block, then those left without each cycle's header, and so on)."""
+    cycles through a block, then those left without each cycle's header, and so on);
+    and each loop: the positions of all its lines, and of those in no loop inside it."""
     depths = [0] * len(lines)
+    loops: list = []
     for f in lx.functions(lines):
         named = [b for b in blocks(lines[f.start:f.stop]) if b.label is not None]
         succ = {b.label: list(b.succ) for b in named}
@@ -390,43 +412,56 @@ def _loop_depths(lines: list[str]) -> list[int]:
             for t in b.succ:
                 if t in preds:
                     preds[t].append(b.label)
+        at = {b.label: [f.start + i for i in b.lines] for b in named}
         depth = dict.fromkeys(succ, 0)
-        work = [list(succ)]
+        work: list = [(list(succ), None)]
         while work:
-            for comp in strongly_connected(work.pop(), succ):
+            region, outer = work.pop()
+            for comp in strongly_connected(region, succ):
                 if len(comp) == 1 and comp[0] not in succ[comp[0]]:
                     continue
                 inside = set(comp)
                 for lab in comp:
                     depth[lab] += 1
+                mine = {i for lab in comp for i in at[lab]}
+                loop = (mine, set(mine))
+                loops.append(loop)
+                if outer is not None:
+                    outer[1].difference_update(mine)
                 entered = [lab for lab in comp if any(p not in inside for p in preds[lab])]
                 head = entered[0] if entered else comp[0]
                 inner = [lab for lab in comp if lab != head]
                 if inner:
-                    work.append(inner)
+                    work.append((inner, loop))
         for b in named:
-            for i in b.lines:
-                depths[f.start + i] = depth[b.label]
-    return depths
+            for i in at[b.label]:
+                depths[i] = depth[b.label]
+    return depths, loops
 
 
-def _loop_variant(walk: _Walk) -> set:
-    """The values defined in loops that may change from one time round to the next:
-    phis, loads (a counter kept in private memory), atomics, and what is computed from
-    those; a value computed in a loop from values defined before it is the same each
-    time (the least fixed point)."""
-    variant: set = set()
+def _loop_depths(lines: list[str]) -> list[int]:
+    """For each of *lines*: how many loops hold it (:func:`_loops`)."""
+    return _loops(lines)[0]
+
+
+def _varying(walk: _Walk, lines_of: list[int], loop: tuple[set, set]) -> set:
+    """The values that may change from one time round *loop* to the next: its phis,
+    loads (a counter kept in private memory) and atomics outside the loops inside it,
+    and what is computed in it from those (the least fixed point); *lines_of* gives
+    each instruction's line."""
+    mine, own = loop
+    varying: set = set()
     changed = True
     while changed:
         changed = False
-        for (op, c, _g, _toks, name), depth in zip(walk.insts, walk.depths):
-            if name is None or not depth or name in variant:
+        for (op, c, _g, _toks, name), ln in zip(walk.insts, lines_of):
+            if name is None or ln not in mine or name in varying:
                 continue
-            if op in ("phi", "load", "atomicrmw", "cmpxchg", "alloca") \
-                    or any(t in variant for t in c[1:] if t[:1] == "%"):
-                variant.add(name)
+            if (op in ("phi", "load", "atomicrmw", "cmpxchg", "alloca") and ln in own) \
+                    or any(t in varying for t in c[1:] if t[:1] == "%"):
+                varying.add(name)
                 changed = True
-    return variant
+    return varying
 
 
 def lanes_prefer_serial(text: str) -> bool:
@@ -437,22 +472,29 @@ def lanes_prefer_serial(text: str) -> bool:
     in a loop over ``k``: each work-item walks its own row), which a vector gathers
     lane by lane from as many rows, while a work-item alone reads consecutive
     addresses, and that do little arithmetic per such access
-    (:data:`SERIAL_FLOPS_PER_STRIDED`).  Kernels that call anything depending on which
-    work-items share a sub-group never qualify."""
+    (:data:`SERIAL_FLOPS_PER_STRIDED`).  Not: kernels with as many accesses in loops
+    that step by their size (consecutive across lanes, strided in order), or a store in
+    a loop at an address loaded data give (a histogram's count: a chain through memory
+    in order), or that call anything depending on which work-items share a sub-group."""
     lines = lx.lines(text)
-    depths = _loop_depths(lines)
-    body = [(ln, d) for ln, d in zip(lines, depths) if ln[:1] in (" ", "\t")]
-    if not any(d for _, d in body):
+    depths, loops = _loops(lines)
+    if not loops:
         return False
-    walk = _Walk([ln for ln, _ in body],
+    body = [k for k, ln in enumerate(lines) if ln[:1] in (" ", "\t")]
+    walk = _Walk([lines[k] for k in body],
                  _stated_params(ln for ln in lines if ln.startswith("define")),
-                 [d for _, d in body])
-    walk.variant = _loop_variant(walk)
+                 [depths[k] for k in body])
+    lines_of = [body[k] for k in walk.where]
+    sets = [(loop[0], _varying(walk, lines_of, loop)) for loop in loops]
+    walk.varying = [[v for mine, v in sets if ln in mine] for ln in lines_of]
     for _ in range(5):
-        walk.gathers, walk.strided, walk.flops = [0, 0], 0, 0
+        walk.gathers, walk.strided, walk.contiguous, walk.flops = [0, 0], 0, 0, 0
+        walk.data_stores = False
         if not walk.run(count=True):
             break
-    if not walk.swappable or not walk.strided or walk.dims - {0}:
+    if not walk.swappable or walk.dims - {0} or walk.data_stores:
+        return False
+    if walk.strided <= walk.contiguous:  # (in order, those would be strided)
         return False
     return walk.flops <= SERIAL_FLOPS_PER_STRIDED * walk.strided
 

@@ -89,6 +89,50 @@ def row_exp(out, a):  # a library function per element: the vectors' work
 
 
 @cuda.jit
+def batched_matmul3(c, a, b):  # every (r, k) another element: nested loops, no reuse
+    i = cuda.grid(1)
+    if i < a.shape[0]:
+        for r in range(3):
+            for col in range(3):
+                s = 0.0
+                for k in range(3):
+                    s += a[i, r, k] * b[i, k, col]
+                c[i, r, col] = s
+
+
+@cuda.jit
+def row_to_column(out, a):  # its stores consecutive across lanes: strided in order
+    i = cuda.grid(1)
+    if i < a.shape[0]:
+        for k in range(a.shape[1]):
+            out[k, i] = a[i, k] * 2.0
+
+
+@cuda.jit
+def row_histogram(hist, a):  # a count at a loaded place: a chain through memory in order
+    i = cuda.grid(1)
+    if i < a.shape[0]:
+        for k in range(a.shape[1]):
+            b = int(a[i, k] * hist.shape[1])
+            hist[i, min(b, hist.shape[1] - 1)] += 1
+
+
+@cuda.jit
+def row_median(out, a):  # an insertion sort in private memory: the vectors' work
+    i = cuda.grid(1)
+    if i < a.shape[0]:
+        w = cuda.local.array(16, np.float64)
+        for k in range(a.shape[1]):
+            v = a[i, k]
+            j = k
+            while j > 0 and w[j - 1] > v:
+                w[j] = w[j - 1]
+                j -= 1
+            w[j] = v
+        out[i] = w[a.shape[1] // 2]
+
+
+@cuda.jit
 def pairwise(out, x, y):  # two grid dimensions
     i, j = cuda.grid(2)
     if i < x.shape[0] and j < y.shape[0]:
@@ -133,12 +177,19 @@ def test_which_kernels_walk_their_own_rows(device):
     assert lanes.lanes_prefer_serial(_ir(dist_to_point, out, a, a[0].copy()))
     # a row read again in an inner loop, much arithmetic per element, a row's fields
     # read the same each time round the loop, a library function per element, a
-    # second grid dimension, no loop, or accesses along the lanes: as vectors
+    # second grid dimension, no loop, or accesses along the lanes: as vectors; and
+    # (below) nested loops over a row's elements in order, stores consecutive across
+    # lanes, a store where loaded data say, work in private memory
     assert not lanes.lanes_prefer_serial(_ir(nearest, np.zeros(37, np.int64), a, a[:4].copy()))
     assert not lanes.lanes_prefer_serial(_ir(heavy_row, out, a))
     pts = a[:, :2].copy()
     assert not lanes.lanes_prefer_serial(_ir(nearest_point, np.zeros(37, np.int64), pts, pts[:5]))
     assert not lanes.lanes_prefer_serial(_ir(row_exp, np.zeros_like(a), a))
+    m3 = np.random.default_rng(4).random((37, 3, 3))
+    assert lanes.lanes_prefer_serial(_ir(batched_matmul3, np.zeros_like(m3), m3, m3))
+    assert not lanes.lanes_prefer_serial(_ir(row_to_column, np.zeros((11, 37)), a))
+    assert not lanes.lanes_prefer_serial(_ir(row_histogram, np.zeros((37, 4), np.int32), a))
+    assert not lanes.lanes_prefer_serial(_ir(row_median, out, a[:, :9].copy()))
     assert not lanes.lanes_prefer_serial(_ir(pairwise, np.zeros((37, 37)), a, a))
     assert not lanes.lanes_prefer_serial(_ir(fields, out, a[:, :3].copy()))
     assert not lanes.lanes_prefer_serial(_ir(along, np.zeros(11), a))
@@ -185,7 +236,14 @@ def test_kernels_run_in_order_give_the_answers(device, block):
     np.testing.assert_allclose(out, a.sum(axis=1))
     dist[grid, block](out, a, c)
     np.testing.assert_allclose(out, np.sqrt(((a - c) ** 2).sum(axis=1)))
+    med, col = cuda.jit(row_median.py_func), cuda.jit(row_to_column.py_func)
+    nine = a[:, :9].copy()
+    med[grid, block](out, nine)
+    np.testing.assert_array_equal(out, np.median(nine, axis=1))
+    t = np.zeros((13, 1000))
+    col[grid, block](t, a)
+    np.testing.assert_array_equal(t, a.T * 2.0)
     serial = device.target.serial_lanes_metadata
-    for k in (sums, dist):
+    for k, chosen in ((sums, True), (dist, True), (med, False), (col, False)):
         info = {art.info.get("serial_lanes") for art in k._code.values()}
-        assert info == {"strides" if serial else None}, k.__name__
+        assert info == {"strides" if serial and chosen else None}, k.__name__
