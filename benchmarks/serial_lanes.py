@@ -4,8 +4,10 @@ write them, on the OpenCL CPU device: compiled as numba-gpux compiles them (work
 one after another where ``lanes.lanes_prefer_serial`` says so), compiled with that
 choice off (work-items as the lanes of vectors: each ``a[i, k]`` a gather from as many
 rows), and the same computation with numba's ``@njit(parallel=True)``, in one run.
-Also a 3x3 matrix product per work-item (nested loops over its elements).  Controls
-that must not change: a row written to a column (stores consecutive across lanes), a
+Also a 3x3 matrix product per work-item (nested loops over its elements) and a CSR
+matrix-vector product, a row per work-item (16 values each, random columns).
+Controls that must not change: a binary search (a branch on what its loop loads), a
+row written to a column (stores consecutive across lanes), a
 k-means assignment (each row read again for every
 centre), the nearest of a set of points (a row's two fields, the same each time round
 the loop), a library function per element, a 2-D pairwise distance, an ODE integrator
@@ -99,6 +101,28 @@ def matmul3(a, b, c):  # a 3x3 product per work-item: nested loops over its elem
                     s += a[i, r, k] * b[i, k, col]
                 c[i, r, col] = s
 
+def csr_spmv(rowptr, col, val, x, y):  # a CSR row per work-item: its own run of values
+    i = cuda.grid(1)
+    if i < y.shape[0]:
+        s = 0.0
+        for k in range(rowptr[i], rowptr[i + 1]):
+            s += val[k] * x[col[k]]
+        y[i] = s
+
+def bsearch(table, x, out):  # control: a branch on what the loop loads
+    i = cuda.grid(1)
+    if i < x.shape[0]:
+        lo = 0
+        hi = table.shape[0]
+        v = x[i]
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if table[mid] < v:
+                lo = mid + 1
+            else:
+                hi = mid
+        out[i] = lo
+
 def row_to_column(a, out):  # control: its stores consecutive across lanes
     i = cuda.grid(1)
     if i < a.shape[0]:
@@ -166,7 +190,8 @@ def _kernels(flops_set, prefix: str) -> dict:
     src = SRC.replace("def ", f"def {prefix}")
     exec(compile(src, f"<{prefix}kernels>", "exec"), g)
     ks = {n: cuda.jit(g[prefix + n]) for n in ("dist_to_point", "kmeans_assign", "horner_rows",
-                                               "norm_rows", "matmul3", "row_to_column",
+                                               "norm_rows", "matmul3", "csr_spmv", "bsearch",
+                                               "row_to_column",
                                                "nearest_point", "row_exp",
                                                "pairwise", "lorenz", "axpy")}
     for f in flops_set:
@@ -260,6 +285,10 @@ def main() -> None:
             m3 = cuda.to_device(rng.random((n, 3, 3)).astype(dt))
             m3o = cuda.device_array((n, 3, 3), dt)
             dcol = cuda.device_array((16, n), dt)
+            rowptr = cuda.to_device(np.arange(0, 16 * (n + 1), 16, dtype=np.int64))
+            cols = cuda.to_device(rng.integers(0, n, 16 * n))
+            vals = cuda.to_device(rng.random(16 * n).astype(dt))
+            table = cuda.to_device(np.sort(rng.random(4096)).astype(dt))
             y3 = cuda.to_device(rng.random((n // 4, 3)).astype(dt))
             o3 = cuda.device_array((n // 4, 3), dt)
             blocks = (n + 127) // 128
@@ -273,6 +302,8 @@ def main() -> None:
                 "horner_rows": (lambda k: k[blocks, 128](da, dx, dout), None),
                 "norm_rows": (lambda k: k[blocks, 128](da, dout2), None),
                 "matmul3": (lambda k: k[blocks, 128](m3, m3, m3o), None),
+                "csr_spmv": (lambda k: k[blocks, 128](rowptr, cols, vals, dx, dout), None),
+                "bsearch": (lambda k: k[blocks, 128](table, dx, dlab), None),
                 "row_to_column": (lambda k: k[blocks, 128](da, dcol), None),
                 "nearest_point": (lambda k: k[blocks, 128](pts, dcent[:, :2], dlab), None),
                 "row_exp": (lambda k: k[blocks, 128](da, dout2), None),

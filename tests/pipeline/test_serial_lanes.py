@@ -133,6 +133,31 @@ def row_median(out, a):  # an insertion sort in private memory: the vectors' wor
 
 
 @cuda.jit
+def csr_rows(y, rowptr, col, val, x):  # each work-item its own run of a CSR matrix
+    i = cuda.grid(1)
+    if i < y.shape[0]:
+        s = 0.0
+        for k in range(rowptr[i], rowptr[i + 1]):
+            s += val[k] * x[col[k]]
+        y[i] = s
+
+
+@cuda.jit
+def search(out, table, x):  # a branch on what the loop loads: vectors run it better
+    i = cuda.grid(1)
+    if i < x.shape[0]:
+        lo = 0
+        hi = table.shape[0]
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if table[mid] < x[i]:
+                lo = mid + 1
+            else:
+                hi = mid
+        out[i] = lo
+
+
+@cuda.jit
 def pairwise(out, x, y):  # two grid dimensions
     i, j = cuda.grid(2)
     if i < x.shape[0] and j < y.shape[0]:
@@ -166,6 +191,13 @@ def _ir(kernel, *args):
     return kernel.kernel_ir(sig)[1]
 
 
+def _seq(values) -> float:
+    s = 0.0
+    for v in values:
+        s += v
+    return s
+
+
 def _rows(n=37, m=11):
     return np.random.default_rng(3).random((n, m))
 
@@ -190,6 +222,10 @@ def test_which_kernels_walk_their_own_rows(device):
     assert not lanes.lanes_prefer_serial(_ir(row_to_column, np.zeros((11, 37)), a))
     assert not lanes.lanes_prefer_serial(_ir(row_histogram, np.zeros((37, 4), np.int32), a))
     assert not lanes.lanes_prefer_serial(_ir(row_median, out, a[:, :9].copy()))
+    rowptr = np.arange(0, 4 * 38, 4)
+    cols = np.random.default_rng(5).integers(0, 37, 4 * 37)
+    assert lanes.lanes_prefer_serial(_ir(csr_rows, out, rowptr, cols, a.ravel()[:148], out))
+    assert not lanes.lanes_prefer_serial(_ir(search, np.zeros(37, np.int64), np.sort(a[0]), out))
     assert not lanes.lanes_prefer_serial(_ir(pairwise, np.zeros((37, 37)), a, a))
     assert not lanes.lanes_prefer_serial(_ir(fields, out, a[:, :3].copy()))
     assert not lanes.lanes_prefer_serial(_ir(along, np.zeros(11), a))
@@ -243,7 +279,14 @@ def test_kernels_run_in_order_give_the_answers(device, block):
     t = np.zeros((13, 1000))
     col[grid, block](t, a)
     np.testing.assert_array_equal(t, a.T * 2.0)
+    csr = cuda.jit(csr_rows.py_func)
+    rowptr = np.arange(0, 5 * 1001, 5)
+    cols = np.random.default_rng(6).integers(0, 1000, 5000)
+    vals = np.random.default_rng(7).random(5000)
+    csr[grid, block](out, rowptr, cols, vals, c.repeat(100)[:1000])
+    want = (vals * c.repeat(100)[:1000][cols]).reshape(1000, 5)
+    np.testing.assert_allclose(out, [_seq(r) for r in want], rtol=1e-13)  # (the facade fuses the multiply-add)
     serial = device.target.serial_lanes_metadata
-    for k, chosen in ((sums, True), (dist, True), (med, False), (col, False)):
+    for k, chosen in ((sums, True), (dist, True), (csr, True), (med, False), (col, False)):
         info = {art.info.get("serial_lanes") for art in k._code.values()}
         assert info == {"strides" if serial and chosen else None}, k.__name__
