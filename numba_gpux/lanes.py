@@ -162,8 +162,10 @@ class _Walk:
         #: from one work-item to the next along dimension 0, accesses whose address
         #: steps by their size, and floating-point operations (and private accesses);
         #: whether a store in a loop goes where loaded data say
-        self.strided = self.contiguous = self.flops = self.gathered = 0
+        self.strided = self.contiguous = self.flops = 0
         self.data_stores = False
+        self.gather_sites: list = []  # (instruction, pointer, weight) of loads where
+        # loaded data say
         self.dims: set = set()  # the dimensions whose indices the kernel asks for
         #: for each instruction, the values that change from one time round each loop
         #: that holds it to the next (None: not asked)
@@ -327,7 +329,8 @@ class _Walk:
                 w = _LOOP_WEIGHT ** min(n, 3) * (1 if op == "load" else 2) if n else 0
                 if step[0] is None:
                     self.data_stores |= op != "load"
-                    self.gathered += w if op == "load" else 0
+                    if op == "load" and w:
+                        self.gather_sites.append((self._at, ptr, w))
                 elif step[0] in (size, None if size is None else -size):
                     self.contiguous += w
                 elif step[0] != 0:
@@ -492,24 +495,51 @@ def lanes_prefer_serial(text: str) -> bool:
     walk.varying = [[v for mine, v in sets if ln in mine] for ln in lines_of]
     for _ in range(5):
         walk.gathers, walk.strided, walk.contiguous, walk.flops = [0, 0], 0, 0, 0
-        walk.gathered, walk.data_stores = 0, False
+        walk.gather_sites, walk.data_stores = [], False
         if not walk.run(count=True):
             break
     if not walk.swappable or walk.dims - {0} or walk.data_stores:
         return False
-    # loads where loaded data say (a CSR row's values and x[col[k]], a neighbour's
-    # position) gather in vectors too, and in order each work-item reads its own run;
-    # but not where a branch in the loop turns on what it loads (a binary search:
-    # vectors run it without mispredicted branches, 2.8-4.7x faster)
-    strided = walk.strided + (0 if _branches_on_loads(walk, lines_of, loops) else walk.gathered)
+    strided = walk.strided + _runs(walk, lines_of, loops, sets)
     if strided <= walk.contiguous:  # (in order, those would be strided)
         return False
     return walk.flops <= SERIAL_FLOPS_PER_STRIDED * strided
 
 
-def _branches_on_loads(walk: _Walk, lines_of: list[int], loops) -> bool:
-    """Whether a conditional branch in a loop turns on a value loaded from the device's
-    memory in that loop (private memory aside: a counter Numba keeps there)."""
+def _runs(walk: _Walk, lines_of: list[int], loops, sets) -> int:
+    """The weight of the loads that walk a run each work-item finds in memory: a
+    CSR row's values (``val[k]`` for ``k`` from ``rowptr[i]`` to ``rowptr[i + 1]``),
+    a vertex's edges.  A vector gathers them, while in order each work-item reads its
+    own run.  Only in loops whose trip count loaded data give, and whose branches do
+    not turn on what they load (a binary search: vectors run it without mispredicted
+    branches, 2.8-4.7x faster); not loads at addresses the loop loads (``x[col[k]]``,
+    ``pos[j, 0]`` for ``j = nbr[i, jj]``, ``coef[int(a[i, k] * n)]``: gathers either
+    way, of tables that often stay in cache)."""
+    if not walk.gather_sites:
+        return 0
+    loaded = _loaded_in_loops(walk, lines_of, loops)
+    counted = []
+    for (mine, own), (_, varying) in zip(loops, sets):
+        exits = [c for (op, c, _g, _t, _n), ln in zip(walk.insts, lines_of)
+                 if op in ("br", "switch") and ln in mine]
+        if any(t in loaded for c in exits for t in c[1:] if t[:1] == "%"):
+            counted.append(None)  # (a branch on what it loads)
+            continue
+        trips = any(walk.steps.get(c[2], _UNIFORM) not in (_UNIFORM, _TOP)
+                    for c in exits if len(c) > 2 and c[1] == "i1")
+        counted.append(varying if trips else None)
+    total = 0
+    for at, ptr, w in walk.gather_sites:
+        ln = lines_of[at]
+        if ptr not in loaded and any(v is not None and ptr in v and ln in mine
+                                     for (mine, _), v in zip(loops, counted)):
+            total += w
+    return total
+
+
+def _loaded_in_loops(walk: _Walk, lines_of: list[int], loops) -> set:
+    """The values computed in loops from what they load from the device's memory
+    (private memory aside: a counter Numba keeps there)."""
     inside = set().union(*(mine for mine, _ in loops))
     loaded: set = set()
     changed = True
@@ -522,11 +552,7 @@ def _branches_on_loads(walk: _Walk, lines_of: list[int], loops) -> bool:
                     or any(t in loaded for t in c[1:] if t[:1] == "%"):
                 loaded.add(name)
                 changed = True
-    for (op, c, _g, _toks, _name), ln in zip(walk.insts, lines_of):
-        if op in ("br", "switch") and ln in inside and any(
-                t in loaded for t in c[1:] if t[:1] == "%"):
-            return True
-    return False
+    return loaded
 
 
 def exchange_first_dims(text: str) -> str:

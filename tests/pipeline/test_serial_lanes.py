@@ -158,6 +158,31 @@ def search(out, table, x):  # a branch on what the loop loads: vectors run it be
 
 
 @cuda.jit
+def field_at_particles(out, xp, field):  # a 3-point stencil of a table: a loop of 3
+    i = cuda.grid(1)
+    if i < xp.shape[0]:
+        c = int(xp[i] + 0.5)
+        d = xp[i] - c
+        s = 0.0
+        for k in range(3):
+            s += (0.75 - d * d if k == 1 else 0.25) * field[c - 1 + k]
+        out[i] = s
+
+
+@cuda.jit
+def spline_at(out, xs, coef):  # a table's row at an index computed from loaded data
+    i = cuda.grid(1)
+    if i < xs.shape[0]:
+        s = 0.0
+        for k in range(xs.shape[1]):
+            x = xs[i, k] * (coef.shape[0] - 1)
+            j = int(x)
+            t = x - j
+            s += coef[j, 0] + t * (coef[j, 1] + t * (coef[j, 2] + t * coef[j, 3]))
+        out[i] = s
+
+
+@cuda.jit
 def pairwise(out, x, y):  # two grid dimensions
     i, j = cuda.grid(2)
     if i < x.shape[0] and j < y.shape[0]:
@@ -226,6 +251,10 @@ def test_which_kernels_walk_their_own_rows(device):
     cols = np.random.default_rng(5).integers(0, 37, 4 * 37)
     assert lanes.lanes_prefer_serial(_ir(csr_rows, out, rowptr, cols, a.ravel()[:148], out))
     assert not lanes.lanes_prefer_serial(_ir(search, np.zeros(37, np.int64), np.sort(a[0]), out))
+    # loads at addresses loaded data give, in a loop of a constant count or at indices
+    # the loop itself loads: gathers either way
+    assert not lanes.lanes_prefer_serial(_ir(field_at_particles, out, a[:, 0] * 30 + 1, a[0]))
+    assert not lanes.lanes_prefer_serial(_ir(spline_at, out, a, a[:9, :4].copy()))
     assert not lanes.lanes_prefer_serial(_ir(pairwise, np.zeros((37, 37)), a, a))
     assert not lanes.lanes_prefer_serial(_ir(fields, out, a[:, :3].copy()))
     assert not lanes.lanes_prefer_serial(_ir(along, np.zeros(11), a))
