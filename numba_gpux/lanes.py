@@ -519,14 +519,16 @@ def _runs(walk: _Walk, lines_of: list[int], loops, sets) -> int:
         return 0
     loaded = _loaded_in_loops(walk, lines_of, loops)
     counted = []
-    for (mine, own), (_, varying) in zip(loops, sets):
-        exits = [c for (op, c, _g, _t, _n), ln in zip(walk.insts, lines_of)
-                 if op in ("br", "switch") and ln in mine]
-        if any(t in loaded for c in exits for t in c[1:] if t[:1] == "%"):
+    for (mine, _own), (_, varying) in zip(loops, sets):
+        branches = [c for (op, c, _g, _t, _n), ln in zip(walk.insts, lines_of)
+                    if op in ("br", "switch") and ln in mine]
+        if any(t in loaded for c in branches for t in c[1:] if t[:1] == "%"):
             counted.append(None)  # (a branch on what it loads)
             continue
+        # (a trip count loaded data give: a branch on a value that differs between
+        # work-items, a counter Numba keeps in private memory among them)
         trips = any(walk.steps.get(c[2], _UNIFORM) not in (_UNIFORM, _TOP)
-                    for c in exits if len(c) > 2 and c[1] == "i1")
+                    for c in branches if len(c) > 2 and c[1] == "i1")
         counted.append(varying if trips else None)
     total = 0
     for at, ptr, w in walk.gather_sites:
