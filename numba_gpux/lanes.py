@@ -445,29 +445,30 @@ def _loops(lines: list[str]) -> tuple[list[int], list[tuple[set, set]]]:
     return depths, loops
 
 
-def _loop_depths(lines: list[str]) -> list[int]:
-    """For each of *lines*: how many loops hold it (:func:`_loops`)."""
-    return _loops(lines)[0]
+def _derived(walk: _Walk, lines_of: list[int], within: set, source) -> set:
+    """The values defined on the lines *within* that *source* ``(op, operands, line)``
+    names, and those computed there from them (the least fixed point); *lines_of*
+    gives each instruction's line."""
+    found: set = set()
+    changed = True
+    while changed:
+        changed = False
+        for (op, c, g, _toks, name), ln in zip(walk.insts, lines_of):
+            if name is None or ln not in within or name in found:
+                continue
+            if source(op, g, ln) or any(t in found for t in c[1:] if t[:1] == "%"):
+                found.add(name)
+                changed = True
+    return found
 
 
 def _varying(walk: _Walk, lines_of: list[int], loop: tuple[set, set]) -> set:
     """The values that may change from one time round *loop* to the next: its phis,
     loads (a counter kept in private memory) and atomics outside the loops inside it,
-    and what is computed in it from those (the least fixed point); *lines_of* gives
-    each instruction's line."""
+    and what is computed in it from those."""
     mine, own = loop
-    varying: set = set()
-    changed = True
-    while changed:
-        changed = False
-        for (op, c, _g, _toks, name), ln in zip(walk.insts, lines_of):
-            if name is None or ln not in mine or name in varying:
-                continue
-            if (op in ("phi", "load", "atomicrmw", "cmpxchg", "alloca") and ln in own) \
-                    or any(t in varying for t in c[1:] if t[:1] == "%"):
-                varying.add(name)
-                changed = True
-    return varying
+    return _derived(walk, lines_of, mine, lambda op, g, ln: ln in own and op in (
+        "phi", "load", "atomicrmw", "cmpxchg", "alloca"))
 
 
 def lanes_prefer_serial(text: str) -> bool:
@@ -491,8 +492,9 @@ def lanes_prefer_serial(text: str) -> bool:
                  _stated_params(ln for ln in lines if ln.startswith("define")),
                  [depths[k] for k in body])
     lines_of = [body[k] for k in walk.where]
-    sets = [(loop[0], _varying(walk, lines_of, loop)) for loop in loops]
-    walk.varying = [[v for mine, v in sets if ln in mine] for ln in lines_of]
+    varyings = [_varying(walk, lines_of, loop) for loop in loops]
+    walk.varying = [[v for (mine, _), v in zip(loops, varyings) if ln in mine]
+                    for ln in lines_of]
     for _ in range(5):
         walk.gathers, walk.strided, walk.contiguous, walk.flops = [0, 0], 0, 0, 0
         walk.gather_sites, walk.data_stores = [], False
@@ -500,13 +502,13 @@ def lanes_prefer_serial(text: str) -> bool:
             break
     if not walk.swappable or walk.dims - {0} or walk.data_stores:
         return False
-    strided = walk.strided + _runs(walk, lines_of, loops, sets)
+    strided = walk.strided + _runs(walk, lines_of, loops, varyings)
     if strided <= walk.contiguous:  # (in order, those would be strided)
         return False
     return walk.flops <= SERIAL_FLOPS_PER_STRIDED * strided
 
 
-def _runs(walk: _Walk, lines_of: list[int], loops, sets) -> int:
+def _runs(walk: _Walk, lines_of: list[int], loops, varyings) -> int:
     """The weight of the loads that walk a run each work-item finds in memory: a
     CSR row's values (``val[k]`` for ``k`` from ``rowptr[i]`` to ``rowptr[i + 1]``),
     a vertex's edges.  A vector gathers them, while in order each work-item reads its
@@ -519,7 +521,7 @@ def _runs(walk: _Walk, lines_of: list[int], loops, sets) -> int:
         return 0
     loaded = _loaded_in_loops(walk, lines_of, loops)
     counted = []
-    for (mine, _own), (_, varying) in zip(loops, sets):
+    for (mine, _own), varying in zip(loops, varyings):
         branches = [c for (op, c, _g, _t, _n), ln in zip(walk.insts, lines_of)
                     if op in ("br", "switch") and ln in mine]
         if any(t in loaded for c in branches for t in c[1:] if t[:1] == "%"):
@@ -543,18 +545,8 @@ def _loaded_in_loops(walk: _Walk, lines_of: list[int], loops) -> set:
     """The values computed in loops from what they load from the device's memory
     (private memory aside: a counter Numba keeps there)."""
     inside = set().union(*(mine for mine, _ in loops))
-    loaded: set = set()
-    changed = True
-    while changed:
-        changed = False
-        for (op, c, g, _toks, name), ln in zip(walk.insts, lines_of):
-            if name is None or ln not in inside or name in loaded:
-                continue
-            if (op == "load" and g[1][-1] not in walk.private) \
-                    or any(t in loaded for t in c[1:] if t[:1] == "%"):
-                loaded.add(name)
-                changed = True
-    return loaded
+    return _derived(walk, lines_of, inside,
+                    lambda op, g, ln: op == "load" and g[1][-1] not in walk.private)
 
 
 def exchange_first_dims(text: str) -> str:

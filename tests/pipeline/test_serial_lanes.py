@@ -282,7 +282,7 @@ def test_loop_depths_count_nested_loops():
         "}",
     ])
     lines = lx.lines(text)
-    depth = dict(zip(lines, lanes._loop_depths(lines)))
+    depth = dict(zip(lines, lanes._loops(lines)[0]))
     assert depth["  br label %outer"] == 0
     assert depth["  br label %inner"] == 1
     assert depth["  %j1 = add i64 %j, 1"] == 2
