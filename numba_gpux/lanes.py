@@ -449,12 +449,14 @@ def _derived(walk: _Walk, lines_of: list[int], within: set, source) -> set:
     """The values defined on the lines *within* that *source* ``(op, operands, line)``
     names, and those computed there from them (the least fixed point); *lines_of*
     gives each instruction's line."""
+    mine = [(inst, ln) for inst, ln in zip(walk.insts, lines_of)
+            if ln in within and inst[4] is not None]
     found: set = set()
     changed = True
     while changed:
         changed = False
-        for (op, c, g, _toks, name), ln in zip(walk.insts, lines_of):
-            if name is None or ln not in within or name in found:
+        for (op, c, g, _toks, name), ln in mine:
+            if name in found:
                 continue
             if source(op, g, ln) or any(t in found for t in c[1:] if t[:1] == "%"):
                 found.add(name)
